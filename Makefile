@@ -1,0 +1,133 @@
+# macc: GNU Make build.
+#   make              build build/bin/macc and build/lib/libmaccrt.{a,so}
+#   make check        every test (unit, golden, bad inputs, end-to-end, then the
+#                     unit and end-to-end tests again under ASan/UBSan)
+#   make demo         build, translate samples/nbody.c, build and run it
+#   make golden-update  regenerate the expected outputs of tests/golden
+#   SANITIZE=address,undefined  build with sanitizers (into $(BUILD))
+
+BUILD ?= build
+CC ?= cc
+CFLAGS ?= -O2 -g
+SANITIZE ?=
+
+override CFLAGS += -std=gnu11 -Wall -Wextra -MMD -MP -pthread
+override CPPFLAGS += -Iinclude -Igrammar -Itranslator -Iruntime
+ifneq ($(SANITIZE),)
+override CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+override LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+TSC := $(BUILD)/deps/tree-sitter-c
+DEPS_STAMP := $(TSC)/VERSION
+
+GRAMMAR_SRC := $(wildcard grammar/*.c)
+TRANSLATOR_SRC := $(filter-out translator/main.c,$(wildcard translator/*.c))
+RUNTIME_SRC := $(wildcard runtime/*.c)
+
+GRAMMAR_OBJ := $(GRAMMAR_SRC:%.c=$(BUILD)/obj/%.o)
+TRANSLATOR_OBJ := $(TRANSLATOR_SRC:%.c=$(BUILD)/obj/%.o)
+RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(BUILD)/obj/%.o)
+RUNTIME_PIC := $(RUNTIME_SRC:%.c=$(BUILD)/pic/%.o)
+TSC_OBJ := $(BUILD)/obj/deps/ts_c_parser.o
+
+MACC := $(BUILD)/bin/macc
+RTLIB := $(BUILD)/lib/libmaccrt.a
+RTSO := $(BUILD)/lib/libmaccrt.so
+PUBHDR := $(BUILD)/include/macc_rt.h
+
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+.PHONY: all deps check check-unit check-golden check-bad check-e2e check-asan demo \
+        golden-update clean unit
+
+all: $(MACC) $(RTLIB) $(RTSO) $(PUBHDR)
+
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP):
+	@sh tools/deps.sh $(BUILD)
+
+$(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/pic/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -DMACC_BUILDING_RUNTIME -fPIC -fvisibility=hidden -c $< -o $@
+
+$(BUILD)/obj/runtime/%.o: runtime/%.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -DMACC_BUILDING_RUNTIME -fPIC -fvisibility=hidden -c $< -o $@
+
+# The generated C grammar: warnings are not ours.
+$(TSC_OBJ): $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -w $(filter -fsanitize=%,$(CFLAGS)) -I$(TSC)/src -c $(TSC)/src/parser.c -o $@
+
+$(MACC): $(BUILD)/obj/translator/main.o $(TRANSLATOR_OBJ) $(GRAMMAR_OBJ) $(TSC_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -ltree-sitter
+
+$(RTLIB): $(RUNTIME_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(RTSO): $(RUNTIME_PIC)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $^ -ldl
+
+$(PUBHDR): include/macc_rt.h
+	@mkdir -p $(@D)
+	cp $< $@
+
+# ---- tests ---------------------------------------------------------------
+$(BUILD)/tests/test_directive: tests/unit/test_directive.c $(GRAMMAR_OBJ)
+$(BUILD)/tests/test_runtime: tests/unit/test_runtime.c $(RTLIB)
+$(BUILD)/tests/test_analysis: tests/unit/test_analysis.c $(TRANSLATOR_OBJ) $(GRAMMAR_OBJ) $(TSC_OBJ)
+
+$(BUILD)/tests/test_%: | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o %.a,$^) -lcriterion -ltree-sitter -fopenmp -ldl
+
+unit: $(UNIT_BIN)
+
+check-unit: $(UNIT_BIN)
+	@sh tests/run.sh unit $(BUILD) $(UNIT_BIN)
+
+check-golden: all
+	@sh tests/run.sh golden $(BUILD)
+
+check-bad: all
+	@sh tests/run.sh bad $(BUILD)
+
+check-e2e: all
+	@sh tests/run.sh e2e $(BUILD)
+
+# The unit and end-to-end tests again, built with ASan and UBSan.
+check-asan:
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=address,undefined all unit
+	@sh tests/run.sh unit $(BUILD)/asan $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/tests/%)
+	@sh tests/run.sh e2e $(BUILD)/asan
+
+check: all $(UNIT_BIN)
+	@rm -f $(BUILD)/results.txt
+	@sh tests/run.sh unit $(BUILD) $(UNIT_BIN) || true
+	@sh tests/run.sh golden $(BUILD) || true
+	@sh tests/run.sh bad $(BUILD) || true
+	@sh tests/run.sh e2e $(BUILD) || true
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=address,undefined all unit
+	@RESULTS=$(CURDIR)/$(BUILD)/results.txt sh tests/run.sh unit $(BUILD)/asan $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/tests/%) || true
+	@RESULTS=$(CURDIR)/$(BUILD)/results.txt sh tests/run.sh e2e $(BUILD)/asan || true
+	@sh tests/run.sh summary $(BUILD)
+
+golden-update: all
+	@sh tests/run.sh golden-update $(BUILD)
+
+demo: all
+	@sh samples/demo.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD)/obj $(BUILD)/pic -name '*.d' 2>/dev/null)

@@ -1,0 +1,165 @@
+/* directive.h: the parsed form of one `#pragma omp ...` / `#pragma acc ...` line.
+ *
+ * The grammar is written down in grammar/GRAMMAR.md. The parser keeps every
+ * expression as text (trimmed, whitespace-normalised) so that the translator
+ * can re-emit it; it does not evaluate anything.
+ */
+#ifndef MACC_DIRECTIVE_H
+#define MACC_DIRECTIVE_H
+
+typedef enum DirKind {
+    DIR_OTHER = 0,       /* a pragma that is not ours (passes through untouched) */
+    DIR_TARGET,          /* omp target [construct-set] clauses */
+    DIR_IF_DEVICE,       /* omp if_device(arch[, subtype]) construct-set clauses */
+    DIR_METADIRECTIVE,   /* omp metadirective when(...) default(...) / otherwise(...) */
+    DIR_LOOP,            /* a bare construct-set: omp [teams] [distribute] [parallel for] [simd] */
+    DIR_TASKWAIT,        /* omp taskwait */
+    DIR_TARGET_DATA,     /* omp target data */
+    DIR_TARGET_ENTER_DATA,
+    DIR_TARGET_EXIT_DATA,
+    DIR_TARGET_UPDATE,
+    DIR_DECLARE_TARGET,  /* omp declare target [(list)] / begin declare target */
+    DIR_END_DECLARE_TARGET,
+    DIR_ACC_DATA,        /* acc data */
+    DIR_ACC_ENTER_DATA,
+    DIR_ACC_EXIT_DATA,
+    DIR_ACC_UPDATE,
+    DIR_ACC_WAIT
+} DirKind;
+
+/* Construct-set bits. */
+enum {
+    CS_TEAMS = 1,
+    CS_DISTRIBUTE = 2,
+    CS_PARALLEL_FOR = 4, /* "parallel for" (always together) */
+    CS_SIMD = 8
+};
+
+typedef enum ClauseKind {
+    CL_DEVICE,        /* device(any|host|nvidia|cuda|expr): dev = DEVSEL_*, arg = expr for DEVSEL_NUM */
+    CL_MAP,           /* map([always,][to|from|tofrom|alloc|release|delete:] list) */
+    CL_NOWAIT,
+    CL_DEPEND,        /* depend(in|out|inout: list): modifier = DEP_* */
+    CL_IF,            /* if([target:|target data:|...] expr): arg = expr, name = modifier text or NULL */
+    CL_PRIVATE,
+    CL_FIRSTPRIVATE,
+    CL_LASTPRIVATE,
+    CL_SHARED,
+    CL_NUM_TEAMS,     /* arg */
+    CL_THREAD_LIMIT,  /* arg */
+    CL_NUM_THREADS,   /* arg */
+    CL_COLLAPSE,      /* arg; ival = value when it is an integer literal, else 0 */
+    CL_REDUCTION,     /* modifier = RED_*; items */
+    CL_SCHEDULE,      /* arg = whole inner text, e.g. "static, 4" */
+    CL_DIST_SCHEDULE, /* arg = whole inner text */
+    CL_SIMDLEN,       /* arg */
+    CL_SAFELEN,       /* arg */
+    CL_RESOURCES,     /* arg = N text, ival = N when literal; ival = -2 for auto */
+    CL_TO,            /* target update to(list), declare target to(list) */
+    CL_FROM,          /* target update from(list) */
+    CL_DEFAULTMAP,    /* arg = inner text, kept for re-emission */
+    CL_IS_DEVICE_PTR,
+    /* OpenACC */
+    CL_ACC_COPY,
+    CL_ACC_COPYIN,
+    CL_ACC_COPYOUT,
+    CL_ACC_CREATE,
+    CL_ACC_PRESENT,
+    CL_ACC_NO_CREATE,
+    CL_ACC_DEVICEPTR,
+    CL_ACC_ATTACH,
+    CL_ACC_DETACH,
+    CL_ACC_DELETE,
+    CL_ACC_HOST,      /* update host(list) */
+    CL_ACC_SELF,      /* update self(list) */
+    CL_ACC_DEVICE,    /* update device(list) */
+    CL_ACC_FINALIZE,
+    CL_ACC_ASYNC,     /* arg = optional expr (NULL when bare) */
+    CL_ACC_WAIT,      /* arg = optional list text */
+    CL_ACC_IF_PRESENT,
+    CL_NCLAUSES
+} ClauseKind;
+
+enum { DEVSEL_ANY = 1, DEVSEL_HOST, DEVSEL_NVIDIA, DEVSEL_NUM };
+enum { MAPT_TOFROM = 0, MAPT_TO, MAPT_FROM, MAPT_ALLOC, MAPT_RELEASE, MAPT_DELETE };
+enum { DEP_IN = 1, DEP_OUT = 2, DEP_INOUT = 3 };
+enum {
+    RED_ADD = 1, RED_MUL, RED_SUB, RED_MIN, RED_MAX, RED_BAND, RED_BOR, RED_BXOR, RED_LAND, RED_LOR
+};
+/* if_device architectures */
+enum { ARCH_HOST = 1, ARCH_NVIDIA = 2 };
+
+/* One subscript of a list item: `[e]` (is_section 0, lo = e) or `[lo:len]`,
+ * `[:len]` (lo NULL), `[lo:]` (len NULL), `[:]` (both NULL). */
+typedef struct DirSub {
+    char *lo;
+    char *len;
+    int is_section;
+} DirSub;
+
+/* A list item: `base` followed by subscripts. `base` is the text before the
+ * first `[` (an identifier, or a member expression such as `s.a` / `p->x`);
+ * `is_ident` says whether it is a plain identifier. `off` is the byte offset of
+ * the item in the pragma text given to directive_parse. */
+typedef struct DirItem {
+    char *base;
+    int is_ident;
+    int nsubs;
+    DirSub *subs;
+    int off;
+} DirItem;
+
+typedef struct DirClause {
+    ClauseKind kind;
+    int off;       /* byte offset of the clause name in the pragma text */
+    int modifier;  /* MAPT_*, DEP_*, RED_*, DEVSEL_* depending on kind */
+    int always;    /* map: always modifier */
+    char *name;    /* if: directive-name modifier text, or NULL */
+    char *arg;     /* expression text, or NULL */
+    long ival;     /* literal value where documented */
+    int nitems;
+    DirItem *items;
+} DirClause;
+
+typedef struct Directive {
+    DirKind kind;
+    int is_acc;
+    unsigned cs;   /* construct-set bits (target, if_device, loop) */
+    int arch;      /* if_device: ARCH_* */
+    int min_cc;    /* if_device: minimum compute capability * 10 (cc35 -> 35), 0 if none */
+    int nclauses;
+    DirClause *clauses;
+    /* metadirective: each when(...) variant as a DIR_IF_DEVICE directive; the
+     * default/otherwise variant has arch 0. */
+    int nvariants;
+    struct Directive *variants;
+} Directive;
+
+typedef struct DirError {
+    int off;        /* byte offset in the pragma text */
+    char msg[256];
+} DirError;
+
+/* Parses `text`, the pragma's text after "#pragma" (for example
+ * "omp target device(any) map(to: x[0:n])"). Continuation lines must already be
+ * joined (backslash-newline removed). Returns 0 and fills *out on success
+ * (kind DIR_OTHER for pragmas that are not ours: other namespaces, and omp/acc
+ * directives outside SPEC 1.1/1.2 such as `omp critical`); returns -1 and fills
+ * *err on a malformed directive or an unknown clause of one of ours. On error
+ * *out is left empty (nothing to free). The caller owns *out: release it with
+ * directive_free. */
+int directive_parse(const char *text, Directive *out, DirError *err);
+
+/* Releases what directive_parse allocated; directive_free(NULL) is a no-op. */
+void directive_free(Directive *d);
+
+/* First clause of kind k, or NULL. */
+const DirClause *directive_find(const Directive *d, ClauseKind k);
+
+/* Name of a clause kind as written ("map", "num_teams", ...). Static storage. */
+const char *directive_clause_name(ClauseKind k);
+
+/* Operator text of a reduction identifier ("+", "min", ...). Static storage. */
+const char *directive_reduction_op(int red);
+
+#endif

@@ -1,0 +1,171 @@
+/* macc_rt.h: the runtime interface of macc.
+ *
+ * Two parts:
+ *  - the user API (macc_*), callable from any program linked with libmaccrt;
+ *  - the ABI that generated code calls (MACC_*). Every ABI entry takes a static
+ *    source location so that errors name the user's file and line.
+ *
+ * This header is included by generated C files and by generated CUDA (C++) files.
+ */
+#ifndef MACC_RT_H
+#define MACC_RT_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) && !defined(MACC_BUILDING_RUNTIME)
+#define MACC_API __attribute__((visibility("default")))
+#else
+#define MACC_API
+#endif
+
+/* ---- user API --------------------------------------------------------- */
+
+/* Device kinds. */
+enum {
+    MACC_DEV_HOST = 0,
+    MACC_DEV_NVIDIA = 1,
+    MACC_DEV_NKINDS = 2
+};
+
+/* Number of devices the runtime uses (host included). Starts the runtime. */
+MACC_API int macc_num_devices(void);
+/* Kind of device number d (0 <= d < macc_num_devices()); -1 if out of range. */
+MACC_API int macc_device_kind(int d);
+/* Tasks device d has run so far. */
+MACC_API long macc_device_tasks(int d);
+/* Name of device d, e.g. "host" or "nvidia:0". Static storage. */
+MACC_API const char *macc_device_name(int d);
+/* Prints the per-device statistics to stderr (what MACC_STATS=1 prints at exit). */
+MACC_API void macc_print_stats(void);
+
+/* ---- ABI used by generated code ---------------------------------------- */
+
+/* A source location; generated code passes pointers to static instances. */
+typedef struct MACC_SrcLoc {
+    const char *file;
+    int line;
+    int col;
+    const char *func;
+} MACC_SrcLoc;
+
+/* Map kinds (low bits) and modifiers. */
+enum {
+    MACC_MAP_ALLOC = 0,
+    MACC_MAP_TO = 1,
+    MACC_MAP_FROM = 2,
+    MACC_MAP_TOFROM = 3,
+    MACC_MAP_DIR_MASK = 3,
+    MACC_MAP_ALWAYS = 1 << 2,   /* copy even when already present */
+    MACC_MAP_PRESENT = 1 << 3,  /* must already be present (acc present) */
+    MACC_MAP_DELETE = 1 << 4,   /* exit data: drop regardless of counts */
+    MACC_MAP_ATTACH = 1 << 5,   /* zero-length: translate the pointer if present, else pass it as is */
+    MACC_MAP_NOCREATE = 1 << 6, /* acc no_create: use if present, else pass host pointer */
+    MACC_MAP_DEVICEPTR = 1 << 7 /* acc deviceptr: already a device address */
+};
+
+/* One mapped section. The section is [start, start + bytes). `base` is the
+ * value of the variable the section belongs to (the pointer, or the array's
+ * first element); the task receives, for each map, that variable translated to
+ * the device's address space, so that the user's indices stay valid. */
+typedef struct MACC_Map {
+    const char *name; /* the variable, for diagnostics and statistics */
+    void *base;
+    void *start;
+    size_t bytes;
+    int kind;
+} MACC_Map;
+
+/* Dependence types. */
+enum { MACC_DEP_IN = 1, MACC_DEP_OUT = 2, MACC_DEP_INOUT = 3 };
+
+typedef struct MACC_Dep {
+    const void *addr;
+    size_t bytes;
+    int kind;
+} MACC_Dep;
+
+/* What a running version of a region receives besides its argument block. */
+typedef struct MACC_TaskEnv {
+    int device_kind;  /* MACC_DEV_* */
+    int device_index; /* index among devices of that kind */
+    int nthreads;     /* host: threads this task may use */
+    void *stream;     /* nvidia: the cudaStream_t to launch on */
+    void **ptrs;      /* per map of the task: the variable's address on this device */
+    const MACC_SrcLoc *loc;
+} MACC_TaskEnv;
+
+/* A version of a region. Returns 0 on success, else an error code of the
+ * device (a cudaError_t for nvidia). */
+typedef int (*MACC_VersionFn)(void *args, MACC_TaskEnv *env);
+
+/* Version flags. */
+enum {
+    MACC_VERSION_FALLBACK = 1 /* host version used only when no named device can run the region */
+};
+
+/* resources values with special meaning. */
+enum { MACC_RES_DEFAULT = -1, MACC_RES_AUTO = -2 };
+
+typedef struct MACC_Version {
+    int kind;      /* MACC_DEV_* */
+    int min_cc;    /* nvidia: minimum compute capability * 10 (e.g. 35, 90); 0: any */
+    int resources; /* tokens out of 100, MACC_RES_DEFAULT or MACC_RES_AUTO */
+    int flags;     /* MACC_VERSION_* */
+    MACC_VersionFn fn;
+} MACC_Version;
+
+typedef struct MACC_Region {
+    MACC_SrcLoc loc;
+    const char *name; /* macc_k_<func>_L<line> */
+    int nversions;
+    const MACC_Version *versions;
+} MACC_Region;
+
+/* Device selectors for MACC_target and the data calls. Non-negative values are
+ * device numbers as in OpenMP's device(N): 0 .. omp-visible GPUs, then host. */
+enum {
+    MACC_DEVICE_DEFAULT = -1, /* no device clause: the first GPU, else the host */
+    MACC_DEVICE_ANY = -2,     /* device(any): wherever the scheduler decides */
+    MACC_DEVICE_HOST = -3,    /* device(host) */
+    MACC_DEVICE_NVIDIA = -4   /* device(nvidia): any GPU */
+};
+
+/* MACC_target flags. */
+enum { MACC_NOWAIT = 1 };
+
+/* Creates a task instance of region r. The argument block (args_size bytes),
+ * the maps and the dependences are copied; the call returns at once with
+ * MACC_NOWAIT, else when the task has finished. `ifcond` false runs the region
+ * on the host. */
+MACC_API void MACC_target(const MACC_Region *r, const void *args, size_t args_size, int nmaps,
+                          const MACC_Map *maps, int ndeps, const MACC_Dep *deps, int flags,
+                          int device, int ifcond);
+
+/* Waits for every deferred task created by the calling thread. */
+MACC_API void MACC_taskwait(const MACC_SrcLoc *loc);
+
+/* Data directives. `device` as for MACC_target. */
+/* Structured data region (target data, acc data): begin and end. */
+MACC_API void MACC_data_begin(const MACC_SrcLoc *loc, int nmaps, const MACC_Map *maps, int device);
+MACC_API void MACC_data_end(const MACC_SrcLoc *loc, int nmaps, const MACC_Map *maps, int device);
+/* Unstructured: enter data / exit data (dynamic reference counts). */
+MACC_API void MACC_data_enter(const MACC_SrcLoc *loc, int nmaps, const MACC_Map *maps, int device,
+                              int ndeps, const MACC_Dep *deps, int flags);
+MACC_API void MACC_data_exit(const MACC_SrcLoc *loc, int nmaps, const MACC_Map *maps, int device,
+                             int ndeps, const MACC_Dep *deps, int flags);
+/* update: maps with MACC_MAP_TO update the devices from the host, MACC_MAP_FROM
+ * the host from the device that holds the current copy. */
+MACC_API void MACC_data_update(const MACC_SrcLoc *loc, int nmaps, const MACC_Map *maps, int device,
+                               int ndeps, const MACC_Dep *deps, int flags);
+
+/* Is [p, p+bytes) present on `device`? (omp_target_is_present / acc_is_present) */
+MACC_API int MACC_is_present(const void *p, size_t bytes, int device);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,170 @@
+/* host.c: the host plugin.
+ *
+ * The host device shares memory with the program (alloc and copies are
+ * identities) and runs tasks on a pool of worker threads. Each task opens its
+ * own OpenMP parallel region (the generated version function does that with
+ * num_threads(env->nthreads)); the runtime itself uses no OpenMP.
+ *
+ * Concurrency is bounded by tokens, not by the pool: the pool grows on demand
+ * (a task is submitted and no worker is idle) up to MACCRT_MAX_HOST_WORKERS,
+ * the most tasks that 100 tokens can admit at once. Workers are joined at exit.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct host__pool {
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    maccrt_task *head, *tail; /* placed tasks waiting for a worker */
+    int queued;
+    int nworkers, nidle;
+    int stop;
+    pthread_t threads[MACCRT_MAX_HOST_WORKERS];
+} host__pool;
+
+static void *host__worker(void *arg)
+{
+    host__pool *pool = arg;
+    maccrt_thread *self = maccrt_thread_self();
+    self->is_worker = 1;
+    pthread_mutex_lock(&pool->lock);
+    for (;;) {
+        while (!pool->head && !pool->stop) {
+            pool->nidle++;
+            pthread_cond_wait(&pool->cv, &pool->lock);
+            pool->nidle--;
+        }
+        maccrt_task *t = pool->head;
+        if (!t)
+            break; /* stop, and nothing left */
+        pool->head = t->pnext;
+        if (!pool->head)
+            pool->tail = NULL;
+        pool->queued--;
+        pthread_mutex_unlock(&pool->lock);
+        maccrt_task_execute(t);
+        pthread_mutex_lock(&pool->lock);
+    }
+    pthread_mutex_unlock(&pool->lock);
+    return NULL;
+}
+
+static int host__discover(void)
+{
+    return 1;
+}
+
+static int host__init_device(maccrt_device *d)
+{
+    host__pool *pool = maccrt_xcalloc(1, sizeof *pool);
+    pthread_mutex_init(&pool->lock, NULL);
+    pthread_cond_init(&pool->cv, NULL);
+    d->pdata = pool;
+    return 0;
+}
+
+static void host__fini_device(maccrt_device *d)
+{
+    host__pool *pool = d->pdata;
+    if (!pool)
+        return;
+    pthread_mutex_lock(&pool->lock);
+    pool->stop = 1;
+    pthread_cond_broadcast(&pool->cv);
+    int n = pool->nworkers;
+    pthread_mutex_unlock(&pool->lock);
+    for (int i = 0; i < n; i++)
+        pthread_join(pool->threads[i], NULL);
+    /* The pool itself stays: a late submit (a task created by another atexit
+     * handler) finds stop set and the scheduler runs such tasks inline. */
+}
+
+static int host__version_ok(const maccrt_device *d, const MACC_Version *v)
+{
+    (void)d;
+    (void)v;
+    return 1;
+}
+
+static void *host__alloc(maccrt_device *d, void *hostptr, size_t bytes)
+{
+    (void)d;
+    (void)bytes;
+    return hostptr;
+}
+
+static void host__free(maccrt_device *d, void *devptr)
+{
+    (void)d;
+    (void)devptr;
+}
+
+static int host__copy(maccrt_device *d, void *dst, const void *src, size_t bytes)
+{
+    (void)d;
+    if (dst != src && bytes)
+        memmove(dst, src, bytes);
+    return 0;
+}
+
+static void host__submit(maccrt_device *d, maccrt_task *t)
+{
+    host__pool *pool = d->pdata;
+    pthread_mutex_lock(&pool->lock);
+    t->pnext = NULL;
+    if (pool->tail)
+        pool->tail->pnext = t;
+    else
+        pool->head = t;
+    pool->tail = t;
+    pool->queued++;
+    if (pool->queued > pool->nidle && pool->nworkers < MACCRT_MAX_HOST_WORKERS && !pool->stop) {
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        /* Workers run user code with OpenMP; give them the usual main-thread
+         * sized stack rather than a small helper stack. */
+        pthread_attr_setstacksize(&attr, 8u << 20);
+        if (pthread_create(&pool->threads[pool->nworkers], &attr, host__worker, pool) == 0)
+            pool->nworkers++;
+        else if (pool->nworkers == 0)
+            maccrt_fatal(t->loc, "cannot start a host worker thread");
+        pthread_attr_destroy(&attr);
+    }
+    if (pool->nidle > 0)
+        pthread_cond_signal(&pool->cv);
+    pthread_mutex_unlock(&pool->lock);
+}
+
+static int host__run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
+{
+    (void)d;
+    env->nthreads = maccrt_host_nthreads(t->tokens);
+    env->stream = NULL;
+    return t->ver->fn(t->args, env);
+}
+
+static int host__synchronize(maccrt_device *d)
+{
+    (void)d;
+    return 0;
+}
+
+const maccrt_plugin maccrt_host_plugin = {
+    .name = "host",
+    .kind = MACC_DEV_HOST,
+    .caps = MACCRT_CAP_SHARED_MEM,
+    .discover = host__discover,
+    .init_device = host__init_device,
+    .fini_device = host__fini_device,
+    .version_ok = host__version_ok,
+    .alloc = host__alloc,
+    .free = host__free,
+    .copy_h2d = host__copy,
+    .copy_d2h = host__copy,
+    .submit = host__submit,
+    .run = host__run,
+    .synchronize = host__synchronize,
+    .error_string = NULL,
+};

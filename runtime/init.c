@@ -1,0 +1,419 @@
+/* init.c: one-time initialisation, environment, device table, shutdown.
+ *
+ * The runtime starts lazily: every ABI and user-API entry calls maccrt_init(),
+ * which runs maccrt__start once (pthread_once). Start-up reads the environment,
+ * asks every plugin to discover its devices, numbers them the OpenMP way (GPUs
+ * 0..k-1, then the host) and registers the exit handler.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+maccrt_runtime maccrt_rt = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .idle_cv = PTHREAD_COND_INITIALIZER,
+};
+
+/* GPU kinds first, the host last: the order gives the device numbers. A CUDA
+ * plugin adds `&maccrt_nvidia_plugin,` before the host here. */
+const maccrt_plugin *const maccrt_plugins[] = {
+    &maccrt_host_plugin,
+    NULL,
+};
+
+static pthread_once_t init__once = PTHREAD_ONCE_INIT;
+
+/* ---- basics ---------------------------------------------------------------- */
+
+double maccrt_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static pthread_mutex_t init__fatal_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void init__vmessage(const char *what, const MACC_SrcLoc *loc, const char *fmt, va_list ap)
+{
+    char buf[1024];
+    int n = 0;
+    if (loc && loc->file)
+        n = snprintf(buf, sizeof buf, "macc: %s: %s:%d: ", what, loc->file, loc->line);
+    else
+        n = snprintf(buf, sizeof buf, "macc: %s: ", what);
+    if (n < 0 || (size_t)n >= sizeof buf)
+        n = 0;
+    vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
+    /* One write, so that messages of concurrent threads do not interleave. */
+    fprintf(stderr, "%s\n", buf);
+    fflush(stderr);
+}
+
+void maccrt_fatal(const MACC_SrcLoc *loc, const char *fmt, ...)
+{
+    /* The first fatal error exits; a second thread failing at the same time
+     * waits here until the process is gone. */
+    pthread_mutex_lock(&init__fatal_lock);
+    va_list ap;
+    va_start(ap, fmt);
+    init__vmessage("error", loc, fmt, ap);
+    va_end(ap);
+    atomic_store(&maccrt_rt.fatal, 1);
+    exit(1);
+}
+
+void maccrt_warn(const MACC_SrcLoc *loc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    init__vmessage("warning", loc, fmt, ap);
+    va_end(ap);
+}
+
+void *maccrt_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        maccrt_fatal(NULL, "out of memory (%zu bytes)", n);
+    return p;
+}
+
+void *maccrt_xcalloc(size_t n, size_t m)
+{
+    void *p = calloc(n ? n : 1, m ? m : 1);
+    if (!p)
+        maccrt_fatal(NULL, "out of memory (%zu bytes)", n * m);
+    return p;
+}
+
+void *maccrt_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        maccrt_fatal(NULL, "out of memory (%zu bytes)", n);
+    return q;
+}
+
+/* ---- environment ------------------------------------------------------------ */
+
+static int init__word_eq(const char *s, size_t n, const char *word)
+{
+    return strlen(word) == n && strncasecmp(s, word, n) == 0;
+}
+
+int maccrt_parse_devices(const char *s, maccrt_devsel *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (err && errlen)
+        err[0] = 0;
+    const char *p = s ? s : "";
+    while (isspace((unsigned char)*p))
+        p++;
+    if (!*p) {
+        out->host = 1;
+        out->nvidia_all = 1;
+        return 0;
+    }
+    while (*p) {
+        while (isspace((unsigned char)*p) || *p == ',')
+            p++;
+        if (!*p)
+            break;
+        const char *w = p;
+        while (*p && *p != ',' && *p != ':' && !isspace((unsigned char)*p))
+            p++;
+        size_t n = (size_t)(p - w);
+        while (isspace((unsigned char)*p))
+            p++;
+        if (init__word_eq(w, n, "host") || init__word_eq(w, n, "smp") ||
+            init__word_eq(w, n, "cpu")) {
+            out->host = 1;
+        } else if (init__word_eq(w, n, "all") || init__word_eq(w, n, "any")) {
+            out->host = 1;
+            out->nvidia_all = 1;
+        } else if (init__word_eq(w, n, "nvidia") || init__word_eq(w, n, "cuda") ||
+                   init__word_eq(w, n, "gpu")) {
+            if (*p != ':') {
+                out->nvidia_all = 1;
+                continue;
+            }
+            /* nvidia:I[-J][,I[-J]]... : indices up to the next non-number item. */
+            p++;
+            int any = 0;
+            for (;;) {
+                while (isspace((unsigned char)*p))
+                    p++;
+                if (!isdigit((unsigned char)*p))
+                    break;
+                char *e;
+                long lo = strtol(p, &e, 10), hi = lo;
+                p = e;
+                if (*p == '-') {
+                    p++;
+                    if (!isdigit((unsigned char)*p)) {
+                        snprintf(err, errlen, "MACC_DEVICES: bad GPU range in '%s'", s);
+                        return -1;
+                    }
+                    hi = strtol(p, &e, 10);
+                    p = e;
+                }
+                if (lo < 0 || hi < lo || hi >= MACCRT_MAX_DEVICES - 1) {
+                    snprintf(err, errlen, "MACC_DEVICES: GPU index out of range in '%s'", s);
+                    return -1;
+                }
+                for (long i = lo; i <= hi; i++)
+                    out->nvidia |= MACCRT_BIT(i);
+                any = 1;
+                while (isspace((unsigned char)*p))
+                    p++;
+                if (*p == ',' && isdigit((unsigned char)p[1 + strspn(p + 1, " \t")])) {
+                    p++;
+                    continue;
+                }
+                break;
+            }
+            if (!any) {
+                snprintf(err, errlen, "MACC_DEVICES: expected GPU numbers after 'nvidia:' in '%s'",
+                         s);
+                return -1;
+            }
+        } else {
+            snprintf(err, errlen,
+                     "MACC_DEVICES: unknown device '%.*s' in '%s' (expected host, nvidia, "
+                     "nvidia:N[,N...] or all)",
+                     (int)n, w, s);
+            return -1;
+        }
+        if (*p && *p != ',') {
+            snprintf(err, errlen, "MACC_DEVICES: unexpected '%c' in '%s'", *p, s);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int maccrt_parse_offload(const char *s)
+{
+    if (!s || !*s)
+        return MACCRT_OFFLOAD_DEFAULT;
+    if (!strcasecmp(s, "default"))
+        return MACCRT_OFFLOAD_DEFAULT;
+    if (!strcasecmp(s, "mandatory"))
+        return MACCRT_OFFLOAD_MANDATORY;
+    if (!strcasecmp(s, "disabled"))
+        return MACCRT_OFFLOAD_DISABLED;
+    return -1;
+}
+
+long maccrt_parse_positive(const char *s)
+{
+    if (!s)
+        return -1;
+    while (isspace((unsigned char)*s))
+        s++;
+    if (!isdigit((unsigned char)*s))
+        return -1;
+    errno = 0;
+    char *e;
+    long v = strtol(s, &e, 10);
+    while (isspace((unsigned char)*e))
+        e++;
+    if (errno || *e || v <= 0)
+        return -1;
+    return v;
+}
+
+static int init__online_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0)
+            return n;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* ---- start and shutdown ----------------------------------------------------- */
+
+static void init__shutdown(void);
+
+static maccrt_device *init__new_device(const maccrt_plugin *p, int index)
+{
+    maccrt_device *d = maccrt_xcalloc(1, sizeof *d);
+    d->num = maccrt_rt.ndevices;
+    d->kind = p->kind;
+    d->index = index;
+    d->plugin = p;
+    if (p->kind == MACC_DEV_HOST)
+        snprintf(d->name, sizeof d->name, "%s", p->name);
+    else
+        snprintf(d->name, sizeof d->name, "%s:%d", p->name, index);
+    d->tokens_total = d->tokens_free = MACCRT_TOKENS;
+    atomic_init(&d->bytes_h2d, 0);
+    atomic_init(&d->bytes_d2h, 0);
+    maccrt_ptable_init(d);
+    return d;
+}
+
+static void init__start(void)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    char err[256];
+
+    const char *off = getenv("MACC_TARGET_OFFLOAD");
+    const char *offname = "MACC_TARGET_OFFLOAD";
+    if (!off || !*off) {
+        off = getenv("OMP_TARGET_OFFLOAD");
+        offname = "OMP_TARGET_OFFLOAD";
+    }
+    rt->offload = maccrt_parse_offload(off);
+    if (rt->offload < 0)
+        maccrt_fatal(NULL, "%s: invalid value '%s' (expected mandatory, disabled or default)",
+                     offname, off);
+
+    maccrt_devsel sel;
+    const char *devs = getenv("MACC_DEVICES");
+    if (maccrt_parse_devices(devs, &sel, err, sizeof err) != 0)
+        maccrt_fatal(NULL, "%s", err);
+
+    const char *st = getenv("MACC_STATS");
+    rt->stats = st && *st && strcmp(st, "0") != 0;
+    rt->policy = &maccrt_policy_greedy;
+
+    /* Devices: GPU plugins first, in plugin order, then the host. GPUs not
+     * named in MACC_DEVICES are left out altogether (renumbered like
+     * CUDA_VISIBLE_DEVICES); the host always exists (it is the initial
+     * device) but is selectable only when named. */
+    int ngpu_helpers = 0;
+    for (int pi = 0; maccrt_plugins[pi]; pi++) {
+        const maccrt_plugin *p = maccrt_plugins[pi];
+        if (p->kind == MACC_DEV_HOST)
+            continue;
+        if (rt->offload == MACCRT_OFFLOAD_DISABLED)
+            continue;
+        int n = p->discover ? p->discover() : 0;
+        for (int i = 0; i < n && rt->ndevices < MACCRT_MAX_DEVICES - 1; i++) {
+            if (!sel.nvidia_all && !(sel.nvidia & MACCRT_BIT(i)))
+                continue;
+            maccrt_device *d = init__new_device(p, i);
+            if (p->init_device && p->init_device(d) != 0) {
+                maccrt_warn(NULL, "device %s failed to start; not used", d->name);
+                maccrt_ptable_fini(d);
+                free(d);
+                continue;
+            }
+            d->selectable = 1;
+            rt->devices[rt->ndevices++] = d;
+            ngpu_helpers++;
+        }
+    }
+    rt->ngpus = rt->ndevices;
+
+    /* Host threads: the CPUs left after one helper thread per GPU. */
+    int cpus = init__online_cpus();
+    rt->host_threads = cpus - ngpu_helpers > 1 ? cpus - ngpu_helpers : 1;
+    const char *ht = getenv("MACC_HOST_THREADS");
+    if (ht && *ht) {
+        long v = maccrt_parse_positive(ht);
+        if (v < 0)
+            maccrt_fatal(NULL, "MACC_HOST_THREADS: invalid value '%s' (expected a positive integer)",
+                         ht);
+        rt->host_threads = v > 4096 ? 4096 : (int)v;
+    }
+
+    maccrt_device *h = init__new_device(&maccrt_host_plugin, 0);
+    if (maccrt_host_plugin.init_device(h) != 0)
+        maccrt_fatal(NULL, "the host device failed to start");
+    /* The host is selectable when MACC_DEVICES names it, or when no GPU is
+     * selectable (then it is the only place tasks can go). */
+    h->selectable = sel.host || rt->ngpus == 0 || rt->offload == MACCRT_OFFLOAD_DISABLED;
+    rt->devices[rt->ndevices++] = h;
+    rt->host = h;
+
+    for (int d = 0; d < rt->ndevices; d++) {
+        rt->all |= MACCRT_BIT(d);
+        if (rt->devices[d]->selectable)
+            rt->selectable |= MACCRT_BIT(d);
+    }
+    atexit(init__shutdown);
+}
+
+void maccrt_init(void)
+{
+    pthread_once(&init__once, init__start);
+}
+
+/* At exit: wait for the live tasks (the implicit barrier at the end of the
+ * program), stop the helpers, print the statistics. Never waits when called
+ * from a helper thread or after a fatal error (exit(1) from a worker). */
+static void init__shutdown(void)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    maccrt_thread *self = maccrt_thread_self();
+    int fatal = atomic_load(&rt->fatal);
+    if (!fatal && !self->is_worker && !self->current) {
+        maccrt_task_wait_all();
+        pthread_mutex_lock(&rt->lock);
+        rt->exiting = 1;
+        rt->stopped = 1;
+        pthread_mutex_unlock(&rt->lock);
+        for (int d = 0; d < rt->ndevices; d++) {
+            maccrt_device *dev = rt->devices[d];
+            if (dev->plugin->fini_device)
+                dev->plugin->fini_device(dev);
+        }
+    }
+    if (rt->stats)
+        maccrt_stats_print(stderr);
+}
+
+/* ---- user API ---------------------------------------------------------------- */
+
+int macc_num_devices(void)
+{
+    maccrt_init();
+    return maccrt_rt.ndevices;
+}
+
+int macc_device_kind(int d)
+{
+    maccrt_init();
+    if (d < 0 || d >= maccrt_rt.ndevices)
+        return -1;
+    return maccrt_rt.devices[d]->kind;
+}
+
+const char *macc_device_name(int d)
+{
+    maccrt_init();
+    if (d < 0 || d >= maccrt_rt.ndevices)
+        return NULL;
+    return maccrt_rt.devices[d]->name;
+}
+
+long macc_device_tasks(int d)
+{
+    maccrt_init();
+    if (d < 0 || d >= maccrt_rt.ndevices)
+        return 0;
+    pthread_mutex_lock(&maccrt_rt.lock);
+    long n = maccrt_rt.devices[d]->tasks_run;
+    pthread_mutex_unlock(&maccrt_rt.lock);
+    return n;
+}
+
+void macc_print_stats(void)
+{
+    maccrt_init();
+    maccrt_stats_print(stderr);
+}

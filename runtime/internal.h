@@ -1,0 +1,432 @@
+/* internal.h: the runtime's one internal header (libmaccrt).
+ *
+ * Sections:
+ *   1. basics: export macro, limits, clock, errors
+ *   2. range tree: disjoint address intervals (dependences, present table)
+ *   3. devices and the plugin interface
+ *   4. present table (data.c)
+ *   5. tasks (task.c)
+ *   6. scheduler and policy hooks (sched.c)
+ *   7. the runtime state and initialisation (init.c)
+ *   8. statistics (stats.c)
+ *
+ * Every symbol shared between runtime files is prefixed maccrt_. The shared
+ * library is built with -fvisibility=hidden, so only the functions declared in
+ * macc_rt.h (included below with default visibility) are exported.
+ *
+ * Locking (outer to inner; never take an outer lock while holding an inner one):
+ *   maccrt_rt.lock        dependences, ready queue, tokens, task states,
+ *                         per-thread child counters, live-task count
+ *   plugin locks          e.g. the host pool's queue lock (plugin->submit is
+ *                         called with maccrt_rt.lock held)
+ *   present-table locks   one per device; taken without maccrt_rt.lock
+ */
+#ifndef MACC_RUNTIME_INTERNAL_H
+#define MACC_RUNTIME_INTERNAL_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* The ABI and the user API keep default visibility in the shared library even
+ * though the library is built with -fvisibility=hidden (macc_rt.h leaves
+ * MACC_API empty when MACC_BUILDING_RUNTIME is defined). */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+#include "macc_rt.h"
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
+
+/* ==== 1. basics ============================================================ */
+
+#define MACCRT_MAX_DEVICES 64 /* device masks are uint64_t */
+#define MACCRT_TOKENS 100     /* tokens per device */
+#define MACCRT_MAX_HOST_WORKERS MACCRT_TOKENS
+
+/* Default resources (tokens out of 100) when a version says MACC_RES_DEFAULT. */
+#define MACCRT_RES_HOST_DEFERRED 50
+#define MACCRT_RES_HOST_UNDEFERRED 100
+#define MACCRT_RES_GPU 25
+
+typedef uint64_t maccrt_mask;
+#define MACCRT_BIT(d) ((maccrt_mask)1 << (d))
+
+/* Monotonic clock in seconds. */
+double maccrt_now(void);
+
+/* Prints "macc: error: FILE:LINE: message" (location optional) and exits with
+ * status 1. Thread-safe; only the first caller exits, later ones block. */
+void maccrt_fatal(const MACC_SrcLoc *loc, const char *fmt, ...)
+    __attribute__((noreturn, format(printf, 2, 3)));
+/* Prints "macc: warning: ..." once per call site pattern (no dedup here). */
+void maccrt_warn(const MACC_SrcLoc *loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Allocation that never returns NULL (fatal on exhaustion). */
+void *maccrt_xmalloc(size_t n);
+void *maccrt_xcalloc(size_t n, size_t m);
+void *maccrt_xrealloc(void *p, size_t n);
+
+/* ==== 2. range tree ========================================================= */
+
+/* A treap of disjoint, non-empty half-open intervals [start, end) ordered by
+ * start. Nodes are embedded in the user's struct (first member, or use
+ * container_of); the tree never allocates. Not thread-safe: callers lock. */
+typedef struct maccrt_rnode {
+    uintptr_t start, end;
+    struct maccrt_rnode *left, *right;
+    unsigned prio;
+} maccrt_rnode;
+
+typedef struct maccrt_rtree {
+    maccrt_rnode *root;
+    unsigned seed;
+    size_t count;
+} maccrt_rtree;
+
+/* Inserts n (n->start, n->end set; must not overlap a node in the tree). */
+void maccrt_rtree_insert(maccrt_rtree *t, maccrt_rnode *n);
+/* Removes n, which must be in the tree. */
+void maccrt_rtree_remove(maccrt_rtree *t, maccrt_rnode *n);
+/* The node with the lowest start that overlaps [a, b) (b > a), or NULL. */
+maccrt_rnode *maccrt_rtree_first_overlap(const maccrt_rtree *t, uintptr_t a, uintptr_t b);
+/* The node that contains address a, or NULL. */
+maccrt_rnode *maccrt_rtree_find(const maccrt_rtree *t, uintptr_t a);
+/* The node after n in address order, or NULL. */
+maccrt_rnode *maccrt_rtree_next(const maccrt_rtree *t, const maccrt_rnode *n);
+
+/* ==== 3. devices and plugins ================================================ */
+
+struct maccrt_task;
+struct maccrt_device;
+
+/* Device capabilities. */
+enum {
+    MACCRT_CAP_SHARED_MEM = 1 /* device addresses are host addresses (the host) */
+};
+
+/* What a device kind provides (libgomp's plugin interface, reduced). One static
+ * instance per kind: maccrt_host_plugin (host.c); a CUDA plugin (cuda.c, later)
+ * adds maccrt_nvidia_plugin and is listed in maccrt_plugins (init.c).
+ * Every function gets the device it acts on; per-device state lives in
+ * dev->pdata. Functions return 0 on success or a device error code. */
+typedef struct maccrt_plugin {
+    const char *name; /* "host", "nvidia": device names are NAME or NAME:INDEX */
+    int kind;         /* MACC_DEV_* */
+    int caps;         /* MACCRT_CAP_* */
+
+    /* How many devices of this kind exist (0 when the driver is absent). Called
+     * once at initialisation, before any other function. */
+    int (*discover)(void);
+    /* Brings device d up: d->index, d->num and d->name are set; sets d->pdata
+     * and properties (d->cc, d->mem_bytes) and starts helper threads. */
+    int (*init_device)(struct maccrt_device *d);
+    /* Stops helper threads and frees d->pdata. Called at exit once no task is
+     * live, from a thread that is not one of the device's helpers. */
+    void (*fini_device)(struct maccrt_device *d);
+    /* Can d run version v (kind already matched)? e.g. the min_cc check. */
+    int (*version_ok)(const struct maccrt_device *d, const MACC_Version *v);
+
+    /* Device memory. For shared-memory devices alloc returns the host address
+     * it is given (hostptr) and free does nothing. */
+    void *(*alloc)(struct maccrt_device *d, void *hostptr, size_t bytes);
+    void (*free)(struct maccrt_device *d, void *devptr);
+    int (*copy_h2d)(struct maccrt_device *d, void *dst, const void *src, size_t bytes);
+    int (*copy_d2h)(struct maccrt_device *d, void *dst, const void *src, size_t bytes);
+
+    /* Accepts task t, placed on d (tokens held, version chosen). The device
+     * runs it asynchronously (host: a pool worker; nvidia: the GPU's helper
+     * thread) by calling maccrt_task_execute(t). Called with maccrt_rt.lock
+     * held: must not block and must not call back into the scheduler. */
+    void (*submit)(struct maccrt_device *d, struct maccrt_task *t);
+    /* Runs version t->ver of t in the calling thread with env (env->ptrs
+     * filled) and waits for it (nvidia: launch on env->stream, then sync). */
+    int (*run)(struct maccrt_device *d, struct maccrt_task *t, MACC_TaskEnv *env);
+    /* Waits until everything issued on d has completed. */
+    int (*synchronize)(struct maccrt_device *d);
+    /* Text for an error code returned by run/copy (NULL: print the number). */
+    const char *(*error_string)(int err);
+} maccrt_plugin;
+
+struct maccrt_ptable; /* data.c */
+
+typedef struct maccrt_device {
+    int num;   /* OpenMP device number: GPUs 0..k-1, host k */
+    int kind;  /* MACC_DEV_* */
+    int index; /* among the devices of its kind */
+    char name[32];
+    const maccrt_plugin *plugin;
+    void *pdata;      /* plugin state */
+    int selectable;   /* in MACC_DEVICES: eligible for device(any) and defaults */
+    int cc;           /* nvidia: compute capability * 10 */
+    size_t mem_bytes; /* device memory (0: unknown / host) */
+
+    /* Tokens: guarded by maccrt_rt.lock. */
+    int tokens_total; /* MACCRT_TOKENS */
+    int tokens_free;
+    int tokens_peak_used;
+
+    /* Present table of this device. */
+    struct maccrt_ptable *ptable;
+
+    /* Statistics (stats.c). Counters updated under maccrt_rt.lock, bytes with
+     * atomics (copies run outside the lock). */
+    long tasks_run;
+    int running;       /* tasks placed and not finished */
+    double busy_since; /* when running went 0 -> 1 */
+    double busy_s;     /* time with at least one task running */
+    double task_s;     /* sum of task execution times */
+    atomic_ullong bytes_h2d, bytes_d2h;
+} maccrt_device;
+
+/* Plugins known to this build (NULL-terminated), GPUs kinds first. */
+extern const maccrt_plugin *const maccrt_plugins[];
+extern const maccrt_plugin maccrt_host_plugin;
+
+/* ==== 4. present table (data.c) ============================================= */
+
+/* Reference kinds. */
+enum {
+    MACCRT_REF_STRUCTURED = 0, /* data_begin/end, and a task's own maps */
+    MACCRT_REF_DYNAMIC = 1     /* enter/exit data */
+};
+
+/* One mapped host section on one device. Lookups are by containment. */
+typedef struct maccrt_mapping {
+    maccrt_rnode node;  /* host range [start, start + bytes) */
+    void *dev_start;    /* device address of node.start (== host address on the host) */
+    long sref;          /* structured reference count */
+    long dref;          /* dynamic reference count */
+    const char *name;   /* the variable that created it (diagnostics) */
+    /* Coherence (MSI) goes here with the CUDA plugin: a pointer to the
+     * directory entry of this host section, which holds one state per device
+     * copy (Modified / Shared / Invalid) and is shared by the mappings of
+     * the same section on every device; copies are made when a task is placed
+     * where its copy is Invalid, and exit/update write back the Modified copy.
+     * On the host-only runtime the host copy is always the valid one. */
+    struct maccrt_dir_entry *dir;
+} maccrt_mapping;
+
+typedef struct maccrt_ptable {
+    pthread_mutex_t lock;
+    maccrt_rtree tree;
+} maccrt_ptable;
+
+void maccrt_ptable_init(maccrt_device *d);
+void maccrt_ptable_fini(maccrt_device *d);
+
+/* Maps m on d with a reference of kind ref (entering a data region, enter
+ * data, or a task's map). Returns the variable's device address (m->base
+ * translated). Errors (not present with MACC_MAP_PRESENT, partially present)
+ * are fatal and name loc. For a task map (task != 0) on a shared-memory device
+ * no entry is created: a containing entry is referenced if there is one. *took
+ * tells whether a reference was taken (pass it back to maccrt_map_release). */
+void *maccrt_map_acquire(maccrt_device *d, const MACC_Map *m, int ref, int task, int *took,
+                         const MACC_SrcLoc *loc);
+/* Drops a reference of kind ref on m (data_end, exit data, end of a task);
+ * del: MACC_MAP_DELETE / finalize (dynamic count to 0). Copies back (from) when
+ * the entry goes away or with MACC_MAP_ALWAYS. Absent sections are ignored. */
+void maccrt_map_release(maccrt_device *d, const MACC_Map *m, int ref, int del,
+                        const MACC_SrcLoc *loc);
+/* update to/from for one map. */
+void maccrt_map_update(maccrt_device *d, const MACC_Map *m, const MACC_SrcLoc *loc);
+/* Performs data operation op (MACCRT_OP_*) on d now, in the calling thread. */
+void maccrt_data_op(maccrt_device *d, int op, int nmaps, const MACC_Map *maps,
+                    const MACC_SrcLoc *loc);
+/* Is [p, p + bytes) inside one entry of d? (bytes 0: is p inside one). */
+int maccrt_map_is_present(maccrt_device *d, const void *p, size_t bytes);
+/* Counts of the entry containing p (-1 each if none); for tests. */
+void maccrt_map_counts(maccrt_device *d, const void *p, long *sref, long *dref);
+
+/* ==== 5. tasks (task.c) ===================================================== */
+
+enum maccrt_task_state {
+    MACCRT_TASK_WAITING = 0, /* has unfinished predecessors */
+    MACCRT_TASK_READY,       /* in the ready queue */
+    MACCRT_TASK_PLACED,      /* on a device, tokens held, handed to the plugin */
+    MACCRT_TASK_INLINE,      /* on the host, to be run by its waiting encountering thread */
+    MACCRT_TASK_RUNNING,
+    MACCRT_TASK_DONE
+};
+
+/* Kinds of data operations run as tasks (data directives with depend/nowait). */
+enum { MACCRT_OP_NONE = 0, MACCRT_OP_ENTER, MACCRT_OP_EXIT, MACCRT_OP_UPDATE };
+
+/* Per-thread state (created on a thread's first runtime call). */
+typedef struct maccrt_thread {
+    long children;        /* deferred tasks created by this thread, not finished */
+    pthread_cond_t cv;    /* with maccrt_rt.lock: children == 0, undeferred task progress */
+    int refs;             /* 1 for the live thread + 1 per unfinished deferred child */
+    int is_worker;        /* a runtime helper (host pool worker, GPU helper) */
+    struct maccrt_task *current; /* task this thread is executing */
+} maccrt_thread;
+
+typedef struct maccrt_task {
+    unsigned long id;
+    const MACC_Region *region; /* NULL for data operations */
+    const MACC_SrcLoc *loc;
+    int deferred;   /* MACC_NOWAIT */
+    int op;         /* MACCRT_OP_*: a data operation instead of a region */
+    int op_flags;   /* data operation: MACC_MAP_DELETE etc. */
+
+    /* Copied arguments (one allocation with the task). */
+    void *args;
+    size_t args_size;
+    int nmaps;
+    MACC_Map *maps;
+    void **ptrs; /* filled on the device before the version runs */
+    int *took;   /* per map: a present-table reference was taken */
+    int ndeps;
+    MACC_Dep *deps;
+
+    /* Where it may run: chosen at creation. */
+    maccrt_mask cand; /* candidate devices */
+    int fallback;     /* MACC_VERSION_FALLBACK versions allowed */
+    int nested;       /* undeferred, created inside a running task: no tokens */
+    maccrt_device *opdev; /* data operation: its device */
+
+    /* Where it runs: set at placement. */
+    maccrt_device *dev;
+    const MACC_Version *ver;
+    int tokens;
+
+    /* Dependences (guarded by maccrt_rt.lock). */
+    int npreds;
+    int nsuccs, capsuccs;
+    struct maccrt_task **succs;
+    unsigned long mark; /* id of the last task that got an edge from this one */
+
+    int state;
+    int refs; /* the scheduler's + the waiting thread's */
+    int err;
+    maccrt_thread *creator; /* deferred: whose taskwait counts it */
+    maccrt_thread *waiter;  /* undeferred: the thread waiting for it */
+    struct maccrt_task *qprev, *qnext; /* ready queue */
+    struct maccrt_task *pnext;         /* plugin queue link */
+
+    double t_create, t_start, t_end;
+    void *pdata; /* plugin per-task state */
+} maccrt_task;
+
+/* Runs a placed task on its device in the calling thread: maps, the version
+ * (through plugin->run) or the data operation, unmapping, then completion.
+ * Called by plugin workers and by encountering threads for inline tasks. */
+void maccrt_task_execute(maccrt_task *t);
+/* The calling thread's state (created on first use). */
+maccrt_thread *maccrt_thread_self(void);
+/* Resolves the device selector of a data call (DEFAULT/ANY: the default device). */
+maccrt_device *maccrt_data_device(int device, const MACC_SrcLoc *loc);
+/* Are all live tasks finished? Waits for it (used at exit). */
+void maccrt_task_wait_all(void);
+
+/* Creates a task for a data operation with dependences or nowait (device d,
+ * MACCRT_OP_*); waits for it unless flags has MACC_NOWAIT. */
+void maccrt_task_data_op(maccrt_device *d, int op, int nmaps, const MACC_Map *maps, int ndeps,
+                         const MACC_Dep *deps, int flags, const MACC_SrcLoc *loc);
+/* The version of t's region that device d runs (NULL for data operations). */
+const MACC_Version *maccrt_task_version(const maccrt_task *t, const maccrt_device *d);
+/* Picks the version of r for device d: the first non-fallback version of d's
+ * kind that d can run, else (fallback) the first fallback one; NULL if none. */
+const MACC_Version *maccrt_pick_version(const MACC_Region *r, const maccrt_device *d,
+                                        int fallback);
+
+/* ==== 6. scheduler (sched.c) ================================================ */
+
+/* A scheduling policy: the default one is greedy (earliest expected finish
+ * among the devices that have the tokens). A cost-model policy and
+ * resources(auto) replace these hooks. All are called with maccrt_rt.lock held. */
+typedef struct maccrt_policy {
+    const char *name;
+    /* Picks one device among fit (non-empty mask of candidates of t that have
+     * t's tokens free). */
+    maccrt_device *(*choose)(maccrt_task *t, maccrt_mask fit);
+    /* Tokens version v of t needs on device kind `kind` (resources(N),
+     * defaults, and later auto). */
+    int (*tokens)(maccrt_task *t, int kind, const MACC_Version *v);
+    /* t ran `seconds` on d (learning). */
+    void (*observe)(maccrt_task *t, maccrt_device *d, double seconds);
+} maccrt_policy;
+
+extern const maccrt_policy maccrt_policy_greedy;
+
+/* Adds a ready task to the queue (state READY). */
+void maccrt_sched_ready(maccrt_task *t);
+/* Places as many ready tasks as the tokens allow. */
+void maccrt_sched_dispatch(void);
+/* t is finished: gives its tokens back. */
+void maccrt_sched_release(maccrt_task *t);
+/* Host threads a host task holding `tokens` may use. */
+int maccrt_host_nthreads(int tokens);
+
+/* Per-region history for the cost model (sched.c). */
+typedef struct maccrt_region_info {
+    const MACC_Region *region;
+    long runs[MACC_DEV_NKINDS];
+    double ema_s[MACC_DEV_NKINDS]; /* moving average of one instance's run time */
+} maccrt_region_info;
+maccrt_region_info *maccrt_region_info_get(const MACC_Region *r);
+
+/* ==== 7. runtime state and initialisation (init.c) ========================== */
+
+enum { MACCRT_OFFLOAD_DEFAULT = 0, MACCRT_OFFLOAD_MANDATORY, MACCRT_OFFLOAD_DISABLED };
+
+/* A parsed MACC_DEVICES value. */
+typedef struct maccrt_devsel {
+    int host;             /* "host" / "smp" named */
+    int nvidia_all;       /* "nvidia" / "cuda" without indices */
+    maccrt_mask nvidia;   /* "nvidia:0,1": those indices */
+} maccrt_devsel;
+
+/* Parses a MACC_DEVICES value ("host", "nvidia", "nvidia:0,1", "host,nvidia",
+ * "all"; case-insensitive; NULL or empty: everything). Returns 0, or -1 with a
+ * message in err. */
+int maccrt_parse_devices(const char *s, maccrt_devsel *out, char *err, size_t errlen);
+/* Parses MACC_TARGET_OFFLOAD; -1 when invalid (NULL/empty: default). */
+int maccrt_parse_offload(const char *s);
+/* Parses MACC_HOST_THREADS and other positive integers; -1 when invalid. */
+long maccrt_parse_positive(const char *s);
+
+typedef struct maccrt_runtime {
+    pthread_mutex_t lock; /* see the locking order at the top */
+    pthread_cond_t idle_cv; /* live == 0 */
+
+    int ndevices;
+    maccrt_device *devices[MACCRT_MAX_DEVICES];
+    int ngpus;
+    maccrt_device *host;  /* devices[ngpus] */
+    maccrt_mask selectable; /* devices eligible for device(any) / default */
+    maccrt_mask all;        /* every device */
+
+    /* Settings. */
+    int offload;       /* MACCRT_OFFLOAD_* */
+    int host_threads;  /* threads the host tasks share */
+    int stats;         /* MACC_STATS */
+    const maccrt_policy *policy;
+
+    /* Tasks. */
+    unsigned long next_id;
+    long live;                      /* created, not finished */
+    maccrt_task *ready_head, *ready_tail;
+    int exiting;                    /* shutdown started */
+    int stopped;                    /* helpers stopped: run everything inline */
+    atomic_int fatal;               /* a fatal error is exiting the process */
+} maccrt_runtime;
+
+extern maccrt_runtime maccrt_rt;
+
+/* One-time initialisation (pthread_once); every entry point calls it. */
+void maccrt_init(void);
+
+/* ==== 8. statistics (stats.c) =============================================== */
+
+/* Bookkeeping around a task's life on a device; maccrt_rt.lock held. */
+void maccrt_stats_placed(maccrt_device *d, maccrt_task *t);
+void maccrt_stats_finished(maccrt_device *d, maccrt_task *t);
+/* Writes the statistics table to f. */
+void maccrt_stats_print(FILE *f);
+
+#endif

@@ -1,0 +1,122 @@
+/* rtree.c: a treap of disjoint address intervals, keyed by start.
+ *
+ * Used by the dependence index (task.c) and the present tables (data.c). The
+ * tree holds nodes embedded in the callers' structs and never allocates.
+ * Expected O(log n) per operation.
+ */
+#include "internal.h"
+
+static unsigned rtree__rand(maccrt_rtree *t)
+{
+    /* xorshift32; the seed only shapes the tree, never the results. */
+    unsigned x = t->seed ? t->seed : 0x9e3779b9u;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    t->seed = x;
+    return x;
+}
+
+/* Splits `n` into the nodes with start < key (*l) and start >= key (*r). */
+static void rtree__split(maccrt_rnode *n, uintptr_t key, maccrt_rnode **l, maccrt_rnode **r)
+{
+    if (!n) {
+        *l = *r = NULL;
+        return;
+    }
+    if (n->start < key) {
+        rtree__split(n->right, key, &n->right, r);
+        *l = n;
+    } else {
+        rtree__split(n->left, key, l, &n->left);
+        *r = n;
+    }
+}
+
+/* Joins l and r where every start in l is below every start in r. */
+static maccrt_rnode *rtree__merge(maccrt_rnode *l, maccrt_rnode *r)
+{
+    if (!l)
+        return r;
+    if (!r)
+        return l;
+    if (l->prio > r->prio) {
+        l->right = rtree__merge(l->right, r);
+        return l;
+    }
+    r->left = rtree__merge(l, r->left);
+    return r;
+}
+
+void maccrt_rtree_insert(maccrt_rtree *t, maccrt_rnode *n)
+{
+    maccrt_rnode *l, *r;
+    n->left = n->right = NULL;
+    n->prio = rtree__rand(t);
+    rtree__split(t->root, n->start, &l, &r);
+    t->root = rtree__merge(rtree__merge(l, n), r);
+    t->count++;
+}
+
+void maccrt_rtree_remove(maccrt_rtree *t, maccrt_rnode *n)
+{
+    /* Find the link that points at n, then replace n by its merged children. */
+    maccrt_rnode **link = &t->root;
+    while (*link && *link != n)
+        link = n->start < (*link)->start ? &(*link)->left : &(*link)->right;
+    if (!*link)
+        return;
+    *link = rtree__merge(n->left, n->right);
+    n->left = n->right = NULL;
+    t->count--;
+}
+
+/* Greatest start <= a. */
+static maccrt_rnode *rtree__floor(const maccrt_rtree *t, uintptr_t a)
+{
+    maccrt_rnode *n = t->root, *best = NULL;
+    while (n) {
+        if (n->start <= a) {
+            best = n;
+            n = n->right;
+        } else {
+            n = n->left;
+        }
+    }
+    return best;
+}
+
+/* Smallest start > a. */
+static maccrt_rnode *rtree__above(const maccrt_rtree *t, uintptr_t a)
+{
+    maccrt_rnode *n = t->root, *best = NULL;
+    while (n) {
+        if (n->start > a) {
+            best = n;
+            n = n->left;
+        } else {
+            n = n->right;
+        }
+    }
+    return best;
+}
+
+maccrt_rnode *maccrt_rtree_find(const maccrt_rtree *t, uintptr_t a)
+{
+    maccrt_rnode *n = rtree__floor(t, a);
+    return n && a < n->end ? n : NULL;
+}
+
+maccrt_rnode *maccrt_rtree_first_overlap(const maccrt_rtree *t, uintptr_t a, uintptr_t b)
+{
+    maccrt_rnode *n = rtree__floor(t, a);
+    if (n && n->end > a)
+        return n;
+    n = rtree__above(t, a);
+    return n && n->start < b ? n : NULL;
+}
+
+maccrt_rnode *maccrt_rtree_next(const maccrt_rtree *t, const maccrt_rnode *n)
+{
+    return rtree__above(t, n->start);
+}

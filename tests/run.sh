@@ -1,0 +1,178 @@
+#!/bin/sh
+# Test runner. Usage:
+#   tests/run.sh unit BUILD BIN...     run Criterion unit test binaries
+#   tests/run.sh golden BUILD          translate tests/golden/*.c, compare, compile
+#   tests/run.sh golden-update BUILD   regenerate tests/golden/*.host.c
+#   tests/run.sh bad BUILD             the catalogue of bad inputs
+#   tests/run.sh e2e BUILD             build and run the samples and tests/e2e host-only
+#   tests/run.sh summary BUILD         print "N passed, N failed" over all of the above
+# Each suite appends "passed failed label" lines to $RESULTS (default
+# BUILD/results.txt) and prints its own summary; the exit status is 1 when
+# something failed.
+set -u
+mode=$1
+build=$2
+shift 2
+top=$(pwd)
+case $build in /*) ;; *) build=$top/$build ;; esac
+RESULTS=${RESULTS:-$build/results.txt}
+macc=$build/bin/macc
+CC=${CC:-cc}
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); }
+ko() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+finish() {
+    echo "$pass $fail $1" >> "$RESULTS"
+    echo "[$1] $pass passed, $fail failed"
+    [ "$fail" -eq 0 ]
+    exit $?
+}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/macc-test-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+case $mode in
+unit)
+    for bin in "$@"; do
+        name=$(basename "$bin")
+        out=$("$bin" --jobs 2 2>&1)
+        rc=$?
+        line=$(printf '%s\n' "$out" | grep 'Synthesis:' | tail -n 1)
+        p=$(printf '%s\n' "$line" | sed -n 's/.*Passing: \([0-9]*\).*/\1/p')
+        f=$(printf '%s\n' "$line" | sed -n 's/.*Failing: \([0-9]*\).*/\1/p')
+        c=$(printf '%s\n' "$line" | sed -n 's/.*Crashing: \([0-9]*\).*/\1/p')
+        if [ -z "$p" ]; then
+            printf '%s\n' "$out" | tail -n 20
+            ko "$name: no Criterion summary (exit $rc)"
+            continue
+        fi
+        pass=$((pass + p))
+        fail=$((fail + ${f:-0}))
+        if [ "${f:-0}" -ne 0 ] || [ $rc -ne 0 ]; then
+            printf '%s\n' "$out" | grep -v '^\[----\]' | tail -n 40
+            [ "${f:-0}" -eq 0 ] && ko "$name: exit status $rc"
+        fi
+        echo "$name: $line"
+        : "${c:=0}"
+    done
+    finish unit
+    ;;
+golden|golden-update)
+    cd "$top/tests/golden" || exit 1
+    for src in *.c; do
+        case $src in *.host.c) continue ;; esac
+        stem=${src%.c}
+        rm -rf "$tmp/out" && mkdir -p "$tmp/out"
+        if ! "$macc" --translate "$src" -o "$tmp/out" 2> "$tmp/err"; then
+            cat "$tmp/err"
+            ko "golden $stem: translation failed"
+            continue
+        fi
+        if [ "$mode" = golden-update ]; then
+            cp "$tmp/out/$stem.host.c" "$stem.host.c"
+            ok
+            continue
+        fi
+        if ! diff -u "$stem.host.c" "$tmp/out/$stem.host.c" > "$tmp/diff"; then
+            head -n 40 "$tmp/diff"
+            ko "golden $stem: output differs from $stem.host.c"
+            continue
+        fi
+        if ! $CC -fopenmp -fsyntax-only -Wall -Wextra -Wno-unused-parameter -Wno-unknown-pragmas \
+                -I"$build/include" -iquote . "$tmp/out/$stem.host.c" 2> "$tmp/err" || [ -s "$tmp/err" ]; then
+            head -n 20 "$tmp/err"
+            ko "golden $stem: generated host file does not compile cleanly"
+            continue
+        fi
+        ok
+    done
+    finish golden
+    ;;
+bad)
+    cd "$top/tests/bad" || exit 1
+    for src in *.c; do
+        exp=$(grep -o 'EXPECT: *[0-9]*: *.*' "$src" | head -n 1)
+        if [ -z "$exp" ]; then
+            ko "bad $src: no EXPECT line"
+            continue
+        fi
+        line=$(printf '%s\n' "$exp" | sed 's/EXPECT: *\([0-9]*\):.*/\1/')
+        want=$(printf '%s\n' "$exp" | sed 's/EXPECT: *[0-9]*: *//; s/ *\*\/ *$//; s/ *$//')
+        rm -rf "$tmp/out" && mkdir -p "$tmp/out"
+        "$macc" --translate "$src" -o "$tmp/out" > "$tmp/stdout" 2> "$tmp/err"
+        rc=$?
+        if [ $rc -ne 1 ]; then
+            ko "bad $src: exit status $rc, expected 1"
+        elif ! grep -q "^$src:$line:[0-9]*: error: " "$tmp/err"; then
+            cat "$tmp/err"
+            ko "bad $src: no error at line $line"
+        elif ! grep -F -q -- "$want" "$tmp/err"; then
+            cat "$tmp/err"
+            ko "bad $src: message lacks '$want'"
+        elif ! grep -q '^ *\^' "$tmp/err"; then
+            ko "bad $src: no caret line"
+        elif [ -n "$(ls -A "$tmp/out")" ]; then
+            ko "bad $src: output left behind: $(ls -A "$tmp/out")"
+        else
+            ok
+        fi
+    done
+    # unreadable input
+    rm -rf "$tmp/out" && mkdir -p "$tmp/out"
+    "$macc" --translate "$tmp/does-not-exist.c" -o "$tmp/out" 2> "$tmp/err"
+    rc=$?
+    if [ $rc -eq 1 ] && grep -q 'does-not-exist.c' "$tmp/err" && [ -z "$(ls -A "$tmp/out")" ]; then ok
+    else ko "bad: unreadable input (status $rc)"; fi
+    finish bad
+    ;;
+e2e)
+    mkdir -p "$tmp/bin"
+    run_one() { # name, source, args...
+        name=$1; src=$2; shift 2
+        if ! "$macc" -O2 -Wall "$src" -o "$tmp/bin/$name" -lm > "$tmp/build.log" 2>&1; then
+            head -n 30 "$tmp/build.log"
+            ko "e2e $name: build failed"
+            return
+        fi
+        if [ -s "$tmp/build.log" ]; then
+            head -n 30 "$tmp/build.log"
+            ko "e2e $name: build printed warnings"
+            return
+        fi
+        if ! timeout 300 "$tmp/bin/$name" "$@" > "$tmp/run.log" 2>&1; then
+            tail -n 20 "$tmp/run.log"
+            ko "e2e $name: run failed"
+            return
+        fi
+        ok
+    }
+    run_one nbody "$top/samples/nbody.c" 2048 2
+    run_one stream "$top/samples/stream.c" 2000000 4
+    run_one matmul "$top/samples/matmul.c" 256 64
+    for src in "$top"/tests/e2e/*.c; do
+        run_one "$(basename "$src" .c)" "$src"
+    done
+    # the same with MACC_HOST_THREADS=1 and with MACC_DEVICES=host
+    for src in "$top"/tests/e2e/depend_chain.c "$top"/tests/e2e/tasks_resources.c; do
+        [ -f "$src" ] || continue
+        n=$(basename "$src" .c)
+        if MACC_HOST_THREADS=1 timeout 300 "$tmp/bin/$n" > /dev/null 2>&1; then ok; else ko "e2e $n with MACC_HOST_THREADS=1"; fi
+        if MACC_DEVICES=host timeout 300 "$tmp/bin/$n" > /dev/null 2>&1; then ok; else ko "e2e $n with MACC_DEVICES=host"; fi
+    done
+    finish e2e
+    ;;
+summary)
+    if [ ! -f "$RESULTS" ]; then
+        echo "0 passed, 1 failed"
+        exit 1
+    fi
+    awk '{ p += $1; f += $2 } END { printf "%d passed, %d failed\n", p, f; exit (f > 0) }' "$RESULTS"
+    ;;
+*)
+    echo "usage: tests/run.sh unit|golden|golden-update|bad|e2e|summary BUILD" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,1122 @@
+/* analyze.c: attach directives to statements and analyse every region and
+ * data construct: captured variables and their data-sharing, mapped sections,
+ * dependences, the versions to build, the loop nest and collapse. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macc.h"
+#include "macc_rt.h"
+
+/* ---- tree helpers ------------------------------------------------------- */
+
+static TSNode an__next_stmt(TSNode n)
+{
+    TSNode s = ts_node_next_named_sibling(n);
+    while (!ts_node_is_null(s) && node_is(s, "comment"))
+        s = ts_node_next_named_sibling(s);
+    return s;
+}
+
+static int an__is_statement(TSNode n)
+{
+    const char *t = node_type(n);
+    size_t l = strlen(t);
+    if (strcmp(t, "compound_statement") == 0)
+        return 1;
+    if (l > 10 && strcmp(t + l - 10, "_statement") == 0)
+        return 1;
+    return 0;
+}
+
+static TSNode an__enclosing(TSNode n, const char *type)
+{
+    for (TSNode p = ts_node_parent(n); !ts_node_is_null(p); p = ts_node_parent(p))
+        if (node_is(p, type))
+            return p;
+    TSNode null = {0};
+    return null;
+}
+
+static int an__contains(TSNode outer, TSNode inner)
+{
+    return ts_node_start_byte(inner) >= ts_node_start_byte(outer) &&
+           ts_node_end_byte(inner) <= ts_node_end_byte(outer);
+}
+
+static int an__has_error(TSNode n, TSNode *where)
+{
+    if (ts_node_is_missing(n) || node_is(n, "ERROR")) {
+        *where = n;
+        return 1;
+    }
+    if (!ts_node_has_error(n))
+        return 0;
+    uint32_t nc = ts_node_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        if (an__has_error(ts_node_child(n, i), where))
+            return 1;
+    return 0;
+}
+
+static char *an__func_name(const Unit *u, TSNode func)
+{
+    TSNode d = node_field(func, "declarator");
+    while (!ts_node_is_null(d) && !node_is(d, "identifier")) {
+        TSNode inner = node_field(d, "declarator");
+        if (ts_node_is_null(inner))
+            break;
+        d = inner;
+    }
+    if (node_is(d, "identifier"))
+        return node_text(u, d);
+    return xstrdup("file");
+}
+
+/* ---- declarations -------------------------------------------------------- */
+
+static int an__is_declarator(TSNode n)
+{
+    const char *t = node_type(n);
+    return strcmp(t, "identifier") == 0 || strcmp(t, "pointer_declarator") == 0 ||
+           strcmp(t, "array_declarator") == 0 || strcmp(t, "function_declarator") == 0 ||
+           strcmp(t, "init_declarator") == 0 || strcmp(t, "parenthesized_declarator") == 0 ||
+           strcmp(t, "attributed_declarator") == 0;
+}
+
+static TSNode an__declarator_ident(TSNode d)
+{
+    while (!ts_node_is_null(d) && !node_is(d, "identifier")) {
+        if (node_is(d, "parenthesized_declarator") || node_is(d, "attributed_declarator")) {
+            d = ts_node_named_child(d, 0);
+            continue;
+        }
+        d = node_field(d, "declarator");
+    }
+    return d;
+}
+
+/* Builds the specifier text of a declaration (qualifiers + type, no storage class). */
+static char *an__spec_text(const Unit *u, TSNode decl)
+{
+    Buf b = {0};
+    uint32_t nc = ts_node_named_child_count(decl);
+    for (uint32_t i = 0; i < nc; i++) {
+        TSNode c = ts_node_named_child(decl, i);
+        if (an__is_declarator(c) || node_is(c, "storage_class_specifier") || node_is(c, "comment") ||
+            node_is(c, "attribute_specifier") || node_is(c, "ms_declspec_modifier"))
+            continue;
+        if (ts_node_start_byte(c) >= ts_node_start_byte(decl) && b.len)
+            buf_puts(&b, " ");
+        if ((node_is(c, "struct_specifier") || node_is(c, "union_specifier") || node_is(c, "enum_specifier")) &&
+            !ts_node_is_null(node_field(c, "body"))) {
+            TSNode name = node_field(c, "name");
+            buf_puts(&b, node_is(c, "struct_specifier") ? "struct " : node_is(c, "union_specifier") ? "union " : "enum ");
+            if (!ts_node_is_null(name)) {
+                char *t = node_text(u, name);
+                buf_puts(&b, t);
+                free(t);
+            } else {
+                buf_puts(&b, "/*anonymous*/ int");
+            }
+            continue;
+        }
+        char *t = node_text(u, c);
+        buf_puts(&b, t);
+        free(t);
+    }
+    if (!b.data)
+        buf_puts(&b, "int");
+    return b.data;
+}
+
+static Decl *an__make_decl(const Unit *u, TSNode decl, TSNode d, int is_param, int is_global)
+{
+    TSNode id = an__declarator_ident(d);
+    if (ts_node_is_null(id))
+        return NULL;
+    Decl *x = xcalloc(1, sizeof *x);
+    x->name = node_text(u, id);
+    x->spec = an__spec_text(u, decl);
+    TSNode dd = node_is(d, "init_declarator") ? node_field(d, "declarator") : d;
+    x->declarator = dd;
+    x->decl_text = node_text(u, dd);
+    x->is_param = is_param;
+    x->is_global = is_global;
+    uint32_t base = ts_node_start_byte(dd);
+    x->id_off = (int)(ts_node_start_byte(id) - base);
+    x->id_len = (int)(ts_node_end_byte(id) - ts_node_start_byte(id));
+    /* the declarator that directly wraps the name gives the outermost type */
+    TSNode w = ts_node_parent(id);
+    while (node_is(w, "parenthesized_declarator") || node_is(w, "attributed_declarator"))
+        w = ts_node_parent(w);
+    if (node_is(w, "pointer_declarator")) {
+        int fnptr = 0;
+        for (TSNode a = ts_node_parent(w); !ts_node_is_null(a) && an__is_declarator(a); a = ts_node_parent(a))
+            if (node_is(a, "function_declarator"))
+                fnptr = 1;
+        x->is_pointer = !fnptr;
+    } else if (node_is(w, "array_declarator")) {
+        if (is_param) {
+            x->is_pointer = 1;
+        } else {
+            x->is_array = 1;
+            x->arr_off = (int)(ts_node_start_byte(w) - base);
+            x->arr_len = (int)(ts_node_end_byte(w) - ts_node_start_byte(w));
+        }
+    } else if (node_is(w, "function_declarator")) {
+        x->is_function = 1;
+    }
+    return x;
+}
+
+static void an__free_decl(Decl *d)
+{
+    if (!d)
+        return;
+    free(d->name);
+    free(d->spec);
+    free(d->decl_text);
+    free(d);
+}
+
+/* If `decl` (a declaration or parameter_declaration) declares `name`, returns it. */
+static Decl *an__decl_match(const Unit *u, TSNode decl, const char *name, int is_param, int is_global)
+{
+    uint32_t nc = ts_node_named_child_count(decl);
+    Decl *found = NULL;
+    for (uint32_t i = 0; i < nc; i++) {
+        TSNode c = ts_node_named_child(decl, i);
+        if (!an__is_declarator(c))
+            continue;
+        TSNode id = an__declarator_ident(c);
+        if (ts_node_is_null(id))
+            continue;
+        uint32_t b = ts_node_start_byte(id), e = ts_node_end_byte(id);
+        if (strlen(name) == e - b && memcmp(u->src->text + b, name, e - b) == 0) {
+            an__free_decl(found);
+            found = an__make_decl(u, decl, c, is_param, is_global);
+        }
+    }
+    return found;
+}
+
+/* Searches a list of siblings (declarations, possibly inside preprocessor
+ * conditionals) before byte `limit`. Last declaration wins. */
+static Decl *an__scan_list(const Unit *u, TSNode parent, const char *name, uint32_t limit, int global,
+                           TSNode *where)
+{
+    Decl *found = NULL;
+    uint32_t nc = ts_node_named_child_count(parent);
+    for (uint32_t i = 0; i < nc; i++) {
+        TSNode c = ts_node_named_child(parent, i);
+        if (ts_node_start_byte(c) >= limit)
+            break;
+        Decl *d = NULL;
+        if (node_is(c, "declaration")) {
+            d = an__decl_match(u, c, name, 0, global);
+        } else if (global && node_is(c, "function_definition")) {
+            TSNode fd = node_field(c, "declarator");
+            TSNode id = an__declarator_ident(fd);
+            if (!ts_node_is_null(id)) {
+                char *t = node_text(u, id);
+                if (strcmp(t, name) == 0) {
+                    d = xcalloc(1, sizeof *d);
+                    d->name = t;
+                    d->spec = xstrdup("");
+                    d->decl_text = xstrdup("");
+                    d->is_function = 1;
+                    d->is_global = 1;
+                    t = NULL;
+                }
+                free(t);
+            }
+        } else if (strncmp(node_type(c), "preproc_if", 10) == 0 || node_is(c, "preproc_else") ||
+                   node_is(c, "preproc_elif")) {
+            d = an__scan_list(u, c, name, limit, global, where);
+            if (d) {
+                an__free_decl(found);
+                found = d;
+                continue;
+            }
+        }
+        if (d) {
+            an__free_decl(found);
+            found = d;
+            if (where)
+                *where = c;
+        }
+    }
+    return found;
+}
+
+/* Finds the declaration of `name` visible at node `at`. *where receives the
+ * declaring node (for the "declared inside the region" test). */
+static Decl *an__lookup(const Unit *u, TSNode at, const char *name, TSNode *where)
+{
+    uint32_t pos = ts_node_start_byte(at);
+    for (TSNode p = ts_node_parent(at); !ts_node_is_null(p); p = ts_node_parent(p)) {
+        Decl *d = NULL;
+        if (node_is(p, "compound_statement") || node_is(p, "translation_unit")) {
+            d = an__scan_list(u, p, name, pos, node_is(p, "translation_unit"), where);
+        } else if (node_is(p, "for_statement")) {
+            TSNode init = node_field(p, "initializer");
+            if (node_is(init, "declaration")) {
+                d = an__decl_match(u, init, name, 0, 0);
+                if (d && where)
+                    *where = init;
+            }
+        } else if (node_is(p, "function_definition")) {
+            TSNode fd = node_field(p, "declarator");
+            while (!ts_node_is_null(fd) && !node_is(fd, "function_declarator"))
+                fd = node_field(fd, "declarator");
+            TSNode params = node_field(fd, "parameters");
+            uint32_t nc = ts_node_named_child_count(params);
+            for (uint32_t i = 0; i < nc && !d; i++) {
+                TSNode pd = ts_node_named_child(params, i);
+                if (node_is(pd, "parameter_declaration")) {
+                    d = an__decl_match(u, pd, name, 1, 0);
+                    if (d && where)
+                        *where = pd;
+                }
+            }
+        }
+        if (d)
+            return d;
+    }
+    return NULL;
+}
+
+/* ---- expressions inside regions ------------------------------------------ */
+
+/* Is identifier node `id` written (left of an assignment, operand of ++/--,
+ * through subscripts, members, derefs and parentheses)? Sets *also_read for
+ * compound assignments. */
+static int an__is_write(TSNode id, int *also_read)
+{
+    TSNode n = id;
+    *also_read = 0;
+    for (TSNode p = ts_node_parent(n); !ts_node_is_null(p); n = p, p = ts_node_parent(p)) {
+        if (node_is(p, "subscript_expression")) {
+            TSNode arg = node_field(p, "argument");
+            if (!ts_node_eq(arg, n))
+                return 0;
+            continue;
+        }
+        if (node_is(p, "field_expression") || node_is(p, "parenthesized_expression") ||
+            node_is(p, "pointer_expression"))
+            continue;
+        if (node_is(p, "assignment_expression")) {
+            TSNode left = node_field(p, "left");
+            if (!ts_node_eq(left, n))
+                return 0;
+            TSNode op = node_field(p, "operator");
+            *also_read = !(ts_node_end_byte(op) - ts_node_start_byte(op) == 1);
+            return 1;
+        }
+        if (node_is(p, "update_expression")) {
+            *also_read = 1;
+            return 1;
+        }
+        return 0;
+    }
+    return 0;
+}
+
+typedef struct IdUse {
+    char *name;
+    TSNode node;      /* first occurrence */
+    int read, written;
+} IdUse;
+
+static IdUse *an__find_use(Vec *uses, const char *name)
+{
+    for (int i = 0; i < uses->len; i++) {
+        IdUse *x = uses->items[i];
+        if (strcmp(x->name, name) == 0)
+            return x;
+    }
+    return NULL;
+}
+
+static void an__collect_ids(const Unit *u, TSNode n, Vec *uses)
+{
+    if (node_is(n, "identifier")) {
+        TSNode p = ts_node_parent(n);
+        /* a declarator's own name is not a use */
+        if (an__is_declarator(p) && !node_is(p, "init_declarator")) {
+            TSNode d = node_field(p, "declarator");
+            if (ts_node_eq(d, n))
+                return;
+        }
+        if (node_is(p, "init_declarator") && ts_node_eq(node_field(p, "declarator"), n))
+            return;
+        if (node_is(p, "declaration") || node_is(p, "parameter_declaration"))
+            return;
+        char *name = node_text(u, n);
+        IdUse *x = an__find_use(uses, name);
+        if (!x) {
+            x = xcalloc(1, sizeof *x);
+            x->name = name;
+            x->node = n;
+            vec_push(uses, x);
+        } else {
+            free(name);
+        }
+        int also_read;
+        if (an__is_write(n, &also_read)) {
+            x->written = 1;
+            if (also_read)
+                x->read = 1;
+        } else {
+            x->read = 1;
+        }
+        return;
+    }
+    uint32_t nc = ts_node_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        an__collect_ids(u, ts_node_child(n, i), uses);
+}
+
+/* Identifiers in an expression kept as text (clause arguments). */
+static void an__text_ids(const char *s, Vec *names)
+{
+    while (s && *s) {
+        if (isalpha((unsigned char)*s) || *s == '_') {
+            const char *b = s;
+            while (isalnum((unsigned char)*s) || *s == '_')
+                s++;
+            vec_push(names, xstrndup(b, (size_t)(s - b)));
+        } else if (isdigit((unsigned char)*s)) {
+            while (isalnum((unsigned char)*s) || *s == '.' || *s == '_')
+                s++;
+        } else {
+            s++;
+        }
+    }
+}
+
+/* ---- sections ---------------------------------------------------------- */
+
+static int an__map_kind(int mapt, int always)
+{
+    int k = 0;
+    switch (mapt) {
+    case MAPT_TO: k = MACC_MAP_TO; break;
+    case MAPT_FROM: k = MACC_MAP_FROM; break;
+    case MAPT_TOFROM: k = MACC_MAP_TOFROM; break;
+    case MAPT_ALLOC: k = MACC_MAP_ALLOC; break;
+    case MAPT_RELEASE: k = MACC_MAP_ALLOC; break;
+    case MAPT_DELETE: k = MACC_MAP_ALLOC | MACC_MAP_DELETE; break;
+    }
+    if (always)
+        k |= MACC_MAP_ALWAYS;
+    return k;
+}
+
+/* Computes start/bytes/base expressions of a list item. Returns 0, or -1 after
+ * reporting an error. `decl` may be NULL (unknown: a global from a header, a
+ * member expression). */
+static int an__section(Unit *u, const Pragma *p, const DirItem *it, const Decl *decl, char **start,
+                       char **bytes, char **base, int *attach)
+{
+    const char *B = it->base;
+    *attach = 0;
+    if (it->nsubs == 0) {
+        if (decl && decl->is_array) {
+            *start = xsprintf("(void *)(%s)", B);
+            *bytes = xsprintf("sizeof(%s)", B);
+            *base = xsprintf("(void *)(%s)", B);
+        } else if (decl && decl->is_pointer) {
+            *start = xsprintf("(void *)(%s)", B);
+            *bytes = xstrdup("0");
+            *base = xsprintf("(void *)(%s)", B);
+            *attach = 1;
+        } else {
+            *start = xsprintf("(void *)&(%s)", B);
+            *bytes = xsprintf("sizeof(%s)", B);
+            *base = xsprintf("(void *)&(%s)", B);
+        }
+        return 0;
+    }
+    int j = -1;
+    for (int i = 0; i < it->nsubs; i++)
+        if (it->subs[i].is_section) {
+            j = i;
+            break;
+        }
+    Buf prefix = {0};
+    buf_printf(&prefix, "(%s)", B);
+    int last = j < 0 ? it->nsubs - 1 : j;
+    for (int i = 0; i < last; i++)
+        buf_printf(&prefix, "[%s]", it->subs[i].lo ? it->subs[i].lo : "0");
+    const DirSub *s = &it->subs[last];
+    const char *lo = s->lo ? s->lo : "0";
+    char *elem = xsprintf("%s[%s]", prefix.data, lo);
+    char *len;
+    if (j < 0) {
+        len = xstrdup("1");
+    } else if (s->len) {
+        len = xsprintf("(%s)", s->len);
+    } else {
+        if (last == 0 && decl && decl->is_pointer) {
+            diag_error(u->diag, pragma_src_off(p, it->off),
+                       "open-ended section of pointer '%s' has no length: write %s[%s:length]", B, B, lo);
+            free(elem);
+            buf_free(&prefix);
+            return -1;
+        }
+        len = xsprintf("(sizeof(%s) / sizeof((%s)[0]) - (%s))", prefix.data, prefix.data, lo);
+    }
+    *start = xsprintf("(void *)&%s", elem);
+    *bytes = xsprintf("(size_t)%s * sizeof(%s)", len, elem);
+    *base = xsprintf("(void *)(%s)", B);
+    free(len);
+    free(elem);
+    buf_free(&prefix);
+    return 0;
+}
+
+static RMap *an__add_map(Vec *maps, const char *name, char *base, char *start, char *bytes, int kind,
+                         int implicit, size_t off)
+{
+    RMap *m = xcalloc(1, sizeof *m);
+    m->name = xstrdup(name);
+    m->base = base;
+    m->start = start;
+    m->bytes = bytes;
+    m->kind = kind;
+    m->implicit = implicit;
+    m->off = off;
+    vec_push(maps, m);
+    return m;
+}
+
+/* Adds the maps of list items of a clause. */
+static void an__items_to_maps(Unit *u, Pragma *p, TSNode at, const DirClause *c, int kind, Vec *maps)
+{
+    for (int i = 0; i < c->nitems; i++) {
+        const DirItem *it = &c->items[i];
+        Decl *d = it->is_ident ? an__lookup(u, at, it->base, NULL) : NULL;
+        char *start, *bytes, *base;
+        int attach;
+        if (an__section(u, p, it, d, &start, &bytes, &base, &attach) == 0) {
+            int k = kind;
+            if (attach)
+                k = (k & ~MACC_MAP_DIR_MASK) | MACC_MAP_ATTACH;
+            an__add_map(maps, it->base, base, start, bytes, k, 0, pragma_src_off(p, it->off));
+        }
+        an__free_decl(d);
+    }
+}
+
+static void an__items_to_deps(Unit *u, Pragma *p, TSNode at, const DirClause *c, Vec *deps)
+{
+    for (int i = 0; i < c->nitems; i++) {
+        const DirItem *it = &c->items[i];
+        Decl *d = it->is_ident ? an__lookup(u, at, it->base, NULL) : NULL;
+        char *start, *bytes, *base;
+        int attach;
+        if (an__section(u, p, it, d, &start, &bytes, &base, &attach) == 0) {
+            if (attach) { /* depend on a pointer variable: its storage, as OpenMP says */
+                free(start);
+                free(bytes);
+                start = xsprintf("(void *)&(%s)", it->base);
+                bytes = xsprintf("sizeof(%s)", it->base);
+            }
+            RDep *r = xcalloc(1, sizeof *r);
+            r->addr = start;
+            r->bytes = bytes;
+            r->kind = c->modifier == DEP_IN ? MACC_DEP_IN : c->modifier == DEP_OUT ? MACC_DEP_OUT : MACC_DEP_INOUT;
+            vec_push(deps, r);
+            free(base);
+        }
+        an__free_decl(d);
+    }
+}
+
+static void an__device_clause(const Directive *d, int *device, char **expr)
+{
+    const DirClause *c = directive_find(d, CL_DEVICE);
+    *device = MACC_DEVICE_DEFAULT;
+    *expr = NULL;
+    if (!c)
+        return;
+    switch (c->modifier) {
+    case DEVSEL_ANY: *device = MACC_DEVICE_ANY; break;
+    case DEVSEL_HOST: *device = MACC_DEVICE_HOST; break;
+    case DEVSEL_NVIDIA: *device = MACC_DEVICE_NVIDIA; break;
+    default: *device = 0; *expr = xstrdup(c->arg ? c->arg : "0"); break;
+    }
+}
+
+/* ---- data constructs ------------------------------------------------------ */
+
+static int an__acc_kind(ClauseKind k, int *ok)
+{
+    *ok = 1;
+    switch (k) {
+    case CL_ACC_COPY: return MACC_MAP_TOFROM;
+    case CL_ACC_COPYIN: return MACC_MAP_TO;
+    case CL_ACC_COPYOUT: return MACC_MAP_FROM;
+    case CL_ACC_CREATE: return MACC_MAP_ALLOC;
+    case CL_ACC_PRESENT: return MACC_MAP_ALLOC | MACC_MAP_PRESENT;
+    case CL_ACC_NO_CREATE: return MACC_MAP_ALLOC | MACC_MAP_NOCREATE;
+    case CL_ACC_DEVICEPTR: return MACC_MAP_DEVICEPTR;
+    case CL_ACC_ATTACH: return MACC_MAP_ATTACH;
+    case CL_ACC_DETACH: return MACC_MAP_ATTACH;
+    case CL_ACC_DELETE: return MACC_MAP_ALLOC;
+    case CL_ACC_HOST:
+    case CL_ACC_SELF: return MACC_MAP_FROM;
+    case CL_ACC_DEVICE: return MACC_MAP_TO;
+    case CL_TO: return MACC_MAP_TO;
+    case CL_FROM: return MACC_MAP_FROM;
+    default: *ok = 0; return 0;
+    }
+}
+
+static void an__data(Unit *u, Pragma *p)
+{
+    const Directive *d = &p->dir;
+    DataConstruct *dc = xcalloc(1, sizeof *dc);
+    dc->pragma = p;
+    p->used = 1;
+    dc->func = an__enclosing(p->node, "function_definition");
+    if (ts_node_is_null(dc->func)) {
+        diag_error(u->diag, p->start, "'#pragma %s' outside a function", p->text);
+        free(dc);
+        return;
+    }
+    dc->func_name = an__func_name(u, dc->func);
+    if (d->kind == DIR_TARGET_DATA || d->kind == DIR_ACC_DATA) {
+        dc->stmt = an__next_stmt(p->node);
+        while (node_is(dc->stmt, "preproc_call")) /* a target region as the block */
+            dc->stmt = an__next_stmt(dc->stmt);
+        if (!an__is_statement(dc->stmt)) {
+            diag_error(u->diag, p->start, "data region has no statement after it");
+            free(dc->func_name);
+            free(dc);
+            return;
+        }
+    }
+    an__device_clause(d, &dc->device, &dc->device_expr);
+    int finalize = directive_find(d, CL_ACC_FINALIZE) != NULL;
+    for (int i = 0; i < d->nclauses; i++) {
+        const DirClause *c = &d->clauses[i];
+        int ok, kind;
+        switch (c->kind) {
+        case CL_MAP:
+            an__items_to_maps(u, p, p->node, c, an__map_kind(c->modifier, c->always), &dc->maps);
+            break;
+        case CL_DEPEND:
+            an__items_to_deps(u, p, p->node, c, &dc->deps);
+            break;
+        case CL_IF:
+            free(dc->if_expr);
+            dc->if_expr = xstrdup(c->arg ? c->arg : "1");
+            break;
+        case CL_NOWAIT:
+        case CL_ACC_ASYNC:
+            dc->nowait = 1;
+            break;
+        default:
+            kind = an__acc_kind(c->kind, &ok);
+            if (ok) {
+                if (c->kind == CL_ACC_DELETE || ((d->kind == DIR_ACC_EXIT_DATA) && finalize))
+                    kind |= finalize ? MACC_MAP_DELETE : 0;
+                an__items_to_maps(u, p, p->node, c, kind, &dc->maps);
+            }
+            break;
+        }
+    }
+    vec_push(&u->datas, dc);
+}
+
+/* ---- regions ------------------------------------------------------------ */
+
+static int an__cap_find(const Region *r, const char *name)
+{
+    for (int i = 0; i < r->caps.len; i++)
+        if (strcmp(((Capture *)r->caps.items[i])->name, name) == 0)
+            return i;
+    return -1;
+}
+
+static int an__map_find(const Vec *maps, const char *name)
+{
+    for (int i = 0; i < maps->len; i++)
+        if (strcmp(((RMap *)maps->items[i])->name, name) == 0)
+            return i;
+    return -1;
+}
+
+static int an__name_in_clause(const Directive *d, ClauseKind k, const char *name)
+{
+    for (int i = 0; i < d->nclauses; i++) {
+        const DirClause *c = &d->clauses[i];
+        if (c->kind != k)
+            continue;
+        for (int j = 0; j < c->nitems; j++)
+            if (c->items[j].is_ident && strcmp(c->items[j].base, name) == 0)
+                return 1;
+    }
+    return 0;
+}
+
+/* Is `name` mapped by a data construct that encloses `stmt`, or by any
+ * unstructured enter data in the file? */
+static int an__data_covers(const Unit *u, TSNode stmt, const char *name)
+{
+    for (int i = 0; i < u->datas.len; i++) {
+        DataConstruct *dc = u->datas.items[i];
+        DirKind k = dc->pragma->dir.kind;
+        int structured = k == DIR_TARGET_DATA || k == DIR_ACC_DATA;
+        if (structured && !an__contains(dc->stmt, stmt))
+            continue;
+        if (!structured && k != DIR_TARGET_ENTER_DATA && k != DIR_ACC_ENTER_DATA)
+            continue;
+        if (an__map_find(&dc->maps, name) >= 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Counts the perfectly nested for loops starting at `stmt`. */
+static int an__nest_depth(TSNode stmt)
+{
+    int depth = 0;
+    TSNode n = stmt;
+    while (node_is(n, "for_statement")) {
+        depth++;
+        TSNode body = node_field(n, "body");
+        while (node_is(body, "compound_statement")) {
+            TSNode only = {0};
+            int count = 0;
+            uint32_t nc = ts_node_named_child_count(body);
+            for (uint32_t i = 0; i < nc; i++) {
+                TSNode c = ts_node_named_child(body, i);
+                if (node_is(c, "comment"))
+                    continue;
+                if (node_is(c, "preproc_call")) /* an inner pragma (simd) */
+                    continue;
+                only = c;
+                count++;
+            }
+            if (count != 1)
+                return depth;
+            body = only;
+        }
+        n = body;
+    }
+    return depth;
+}
+
+static TSNode an__nth_loop(TSNode stmt, int k)
+{
+    TSNode n = stmt;
+    for (int i = 0; i < k; i++) {
+        TSNode body = node_field(n, "body");
+        while (node_is(body, "compound_statement")) {
+            TSNode only = {0};
+            uint32_t nc = ts_node_named_child_count(body);
+            for (uint32_t j = 0; j < nc; j++) {
+                TSNode c = ts_node_named_child(body, j);
+                if (!node_is(c, "comment") && !node_is(c, "preproc_call"))
+                    only = c;
+            }
+            body = only;
+        }
+        n = body;
+    }
+    return n;
+}
+
+/* Variables assigned in the initialiser of some for loop inside the region
+ * (`for (j = 0; ...)` with j declared outside): private. */
+static void an__for_init_vars(const Unit *u, TSNode n, Vec *names)
+{
+    if (node_is(n, "for_statement")) {
+        TSNode init = node_field(n, "initializer");
+        if (node_is(init, "assignment_expression")) {
+            TSNode left = node_field(init, "left");
+            if (node_is(left, "identifier"))
+                vec_push(names, node_text(u, left));
+        } else if (node_is(init, "comma_expression")) {
+            TSNode l = node_field(init, "left");
+            if (node_is(l, "assignment_expression") && node_is(node_field(l, "left"), "identifier"))
+                vec_push(names, node_text(u, node_field(l, "left")));
+        }
+    }
+    uint32_t nc = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        an__for_init_vars(u, ts_node_named_child(n, i), names);
+}
+
+static int an__in_names(const Vec *names, const char *s)
+{
+    for (int i = 0; i < names->len; i++)
+        if (strcmp(names->items[i], s) == 0)
+            return 1;
+    return 0;
+}
+
+static void an__free_names(Vec *names)
+{
+    for (int i = 0; i < names->len; i++)
+        free(names->items[i]);
+    vec_free(names);
+}
+
+static const char *an__cs_name(unsigned cs)
+{
+    if (cs & CS_DISTRIBUTE)
+        return "distribute";
+    if (cs & CS_PARALLEL_FOR)
+        return "parallel for";
+    return "simd";
+}
+
+static void an__add_version(Region *r, int kind, int min_cc, int res, int fallback, unsigned cs,
+                            const Directive *dir)
+{
+    if (r->nversions >= 4)
+        return;
+    RVersion *v = &r->versions[r->nversions++];
+    v->kind = kind;
+    v->min_cc = min_cc;
+    v->resources = res;
+    v->fallback = fallback;
+    v->cs = cs;
+    v->dir = dir;
+}
+
+static int an__resources(Unit *u, Pragma *p, const Directive *d)
+{
+    const DirClause *c = directive_find(d, CL_RESOURCES);
+    if (!c)
+        return MACC_RES_DEFAULT;
+    if (c->ival == -2)
+        return MACC_RES_AUTO;
+    if (c->ival >= 1 && c->ival <= 100)
+        return (int)c->ival;
+    diag_error(u->diag, pragma_src_off(p, c->off),
+               "resources needs an integer constant from 1 to 100 or 'auto'");
+    return MACC_RES_DEFAULT;
+}
+
+static void an__versions(Unit *u, Region *r)
+{
+    const Directive *t = &r->target->dir;
+    int have[MACC_DEV_NKINDS] = {0};
+    for (int i = 0; i < r->ifdevs.len; i++) {
+        Pragma *p = r->ifdevs.items[i];
+        const Directive *d = &p->dir;
+        if (d->kind == DIR_METADIRECTIVE) {
+            const Directive *dflt = NULL;
+            for (int j = 0; j < d->nvariants; j++) {
+                const Directive *v = &d->variants[j];
+                if (v->arch == 0) {
+                    dflt = v;
+                    continue;
+                }
+                int kind = v->arch == ARCH_NVIDIA ? MACC_DEV_NVIDIA : MACC_DEV_HOST;
+                if (!have[kind]) {
+                    have[kind] = 1;
+                    an__add_version(r, kind, v->min_cc, an__resources(u, p, v), 0, v->cs, v);
+                }
+            }
+            if (dflt) {
+                for (int kind = 0; kind < MACC_DEV_NKINDS; kind++)
+                    if (!have[kind]) {
+                        have[kind] = 1;
+                        an__add_version(r, kind, 0, an__resources(u, p, dflt), 0, dflt->cs, dflt);
+                    }
+            }
+            continue;
+        }
+        int kind = d->arch == ARCH_NVIDIA ? MACC_DEV_NVIDIA : MACC_DEV_HOST;
+        if (have[kind]) {
+            diag_error(u->diag, p->start, "a second if_device line for the same architecture");
+            continue;
+        }
+        have[kind] = 1;
+        an__add_version(r, kind, d->min_cc, an__resources(u, p, d), 0, d->cs, d);
+    }
+    if (r->ifdevs.len == 0) {
+        int res = an__resources(u, r->target, t);
+        if (r->device != MACC_DEVICE_HOST)
+            an__add_version(r, MACC_DEV_NVIDIA, 0, res, 0, t->cs, t);
+        an__add_version(r, MACC_DEV_HOST, 0, res, r->device == MACC_DEVICE_NVIDIA, t->cs, t);
+    } else if (!have[MACC_DEV_HOST]) {
+        /* host fallback, as OpenMP promises when no device can run the region:
+         * the target line's construct-set, else the first version's. */
+        unsigned cs = t->cs ? t->cs : r->versions[0].cs;
+        const Directive *dir = t->cs ? t : r->versions[0].dir;
+        an__add_version(r, MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 1, cs, dir);
+    }
+}
+
+static void an__region(Unit *u, Pragma *tp)
+{
+    Region *r = xcalloc(1, sizeof *r);
+    r->target = tp;
+    tp->used = 1;
+    TSNode n = an__next_stmt(tp->node);
+    while (node_is(n, "preproc_call")) {
+        Pragma *q = NULL;
+        for (int i = 0; i < u->pragmas.len; i++) {
+            Pragma *x = u->pragmas.items[i];
+            if (x->start == ts_node_start_byte(n))
+                q = x;
+        }
+        if (!q || (q->dir.kind != DIR_IF_DEVICE && q->dir.kind != DIR_METADIRECTIVE))
+            break;
+        q->used = 1;
+        vec_push(&r->ifdevs, q);
+        n = an__next_stmt(n);
+    }
+    r->func = an__enclosing(tp->node, "function_definition");
+    if (ts_node_is_null(r->func)) {
+        diag_error(u->diag, tp->start, "target region outside a function");
+        vec_free(&r->ifdevs);
+        free(r);
+        return;
+    }
+    if (!an__is_statement(n)) {
+        diag_error(u->diag, tp->start, "target directive has no statement after it");
+        vec_free(&r->ifdevs);
+        free(r);
+        return;
+    }
+    r->stmt = n;
+    r->func_name = an__func_name(u, r->func);
+    source_position(u->src, tp->start, &r->line, &r->col);
+    int same = 0;
+    for (int i = 0; i < u->regions.len; i++) {
+        Region *o = u->regions.items[i];
+        if (o->line == r->line && strcmp(o->func_name, r->func_name) == 0)
+            same++;
+    }
+    r->suffix = same ? xsprintf("%s_L%d_%d", r->func_name, r->line, same)
+                     : xsprintf("%s_L%d", r->func_name, r->line);
+    r->name = xsprintf("macc_k_%s", r->suffix);
+
+    const Directive *t = &tp->dir;
+    an__device_clause(t, &r->device, &r->device_expr);
+    r->nowait = directive_find(t, CL_NOWAIT) != NULL;
+    const DirClause *ifc = directive_find(t, CL_IF);
+    if (ifc)
+        r->if_expr = xstrdup(ifc->arg ? ifc->arg : "1");
+
+    TSNode err;
+    if (an__has_error(r->func, &err)) {
+        diag_error(u->diag, ts_node_start_byte(err), "syntax error in a function with a target region");
+    }
+
+    an__versions(u, r);
+
+    /* loop nest and collapse */
+    r->nest_depth = an__nest_depth(r->stmt);
+    r->collapse = 1;
+    unsigned loopcs = 0;
+    for (int i = 0; i < r->nversions; i++) {
+        const RVersion *v = &r->versions[i];
+        if (v->cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_SIMD)) {
+            loopcs |= v->cs;
+            const DirClause *c = directive_find(v->dir, CL_COLLAPSE);
+            if (c && c->ival > r->collapse)
+                r->collapse = (int)c->ival;
+        }
+    }
+    if (loopcs && !node_is(r->stmt, "for_statement")) {
+        diag_error(u->diag, ts_node_start_byte(r->stmt), "'%s' needs a for loop after the directive",
+                   an__cs_name(loopcs));
+    } else if (loopcs && r->collapse > r->nest_depth) {
+        const DirClause *c = NULL;
+        Pragma *cp = tp;
+        for (int i = 0; i < r->nversions && !c; i++) {
+            c = directive_find(r->versions[i].dir, CL_COLLAPSE);
+            if (c && c->ival == r->collapse && r->versions[i].dir != t) {
+                for (int j = 0; j < r->ifdevs.len; j++) {
+                    Pragma *q = r->ifdevs.items[j];
+                    if (&q->dir == r->versions[i].dir)
+                        cp = q;
+                }
+            } else if (!(c && c->ival == r->collapse)) {
+                c = NULL;
+            }
+        }
+        diag_error(u->diag, c ? pragma_src_off(cp, c->off) : cp->start,
+                   "collapse(%d) is deeper than the loop nest (%d perfectly nested for loop%s)", r->collapse,
+                   r->nest_depth, r->nest_depth == 1 ? "" : "s");
+    }
+    if (loopcs && node_is(r->stmt, "for_statement")) {
+        for (int k = 0; k < r->collapse && k < r->nest_depth; k++) {
+            TSNode loop = an__nth_loop(r->stmt, k);
+            TSNode init = node_field(loop, "initializer");
+            if (node_is(init, "assignment_expression") && node_is(node_field(init, "left"), "identifier"))
+                vec_push(&r->loop_vars, node_text(u, node_field(init, "left")));
+        }
+    }
+
+    /* explicit maps and dependences */
+    for (int i = 0; i < t->nclauses; i++) {
+        const DirClause *c = &t->clauses[i];
+        if (c->kind == CL_MAP)
+            an__items_to_maps(u, tp, tp->node, c, an__map_kind(c->modifier, c->always), &r->maps);
+        else if (c->kind == CL_DEPEND)
+            an__items_to_deps(u, tp, tp->node, c, &r->deps);
+    }
+
+    /* variables the region uses */
+    Vec uses = {0}, forvars = {0}, clause_ids = {0};
+    an__collect_ids(u, r->stmt, &uses);
+    an__for_init_vars(u, r->stmt, &forvars);
+    for (int i = 0; i < r->nversions; i++) {
+        const Directive *d = r->versions[i].dir;
+        for (int j = 0; j < d->nclauses; j++) {
+            const DirClause *c = &d->clauses[j];
+            if (c->kind == CL_NUM_THREADS || c->kind == CL_SCHEDULE || c->kind == CL_NUM_TEAMS ||
+                c->kind == CL_THREAD_LIMIT || c->kind == CL_IF)
+                an__text_ids(c->arg, &clause_ids);
+        }
+    }
+    for (int i = 0; i < clause_ids.len; i++) {
+        if (!an__find_use(&uses, clause_ids.items[i])) {
+            IdUse *x = xcalloc(1, sizeof *x);
+            x->name = xstrdup(clause_ids.items[i]);
+            x->node = r->stmt;
+            x->read = 1;
+            vec_push(&uses, x);
+        }
+    }
+    an__free_names(&clause_ids);
+
+    for (int i = 0; i < uses.len; i++) {
+        IdUse *x = uses.items[i];
+        TSNode where = {0};
+        Decl *d = an__lookup(u, x->node, x->name, &where);
+        if (!d)
+            goto next; /* a macro, an enum constant, or declared in a header */
+        if (!ts_node_is_null(where) && an__contains(r->stmt, where))
+            goto next; /* declared inside the region */
+        if (d->is_function)
+            goto next;
+        int reduction = 0, lastpriv = 0, priv = 0;
+        for (int k = 0; k < r->nversions; k++) {
+            reduction |= an__name_in_clause(r->versions[k].dir, CL_REDUCTION, x->name);
+            lastpriv |= an__name_in_clause(r->versions[k].dir, CL_LASTPRIVATE, x->name);
+        }
+        reduction |= an__name_in_clause(t, CL_REDUCTION, x->name);
+        priv = an__name_in_clause(t, CL_PRIVATE, x->name) || an__in_names(&r->loop_vars, x->name) ||
+               an__in_names(&forvars, x->name);
+        int mi = an__map_find(&r->maps, x->name);
+        if (d->is_global) {
+            /* globals are visible to the host version as they are; statically
+             * sized global arrays are mapped (the GPU needs their copy). */
+            if (d->is_array && mi < 0)
+                an__add_map(&r->maps, x->name, xsprintf("(void *)(%s)", x->name), xsprintf("(void *)(%s)", x->name),
+                            xsprintf("sizeof(%s)", x->name), x->written ? MACC_MAP_TOFROM : MACC_MAP_TO, 1,
+                            tp->start);
+            goto next;
+        }
+        Capture *cap = xcalloc(1, sizeof *cap);
+        cap->name = xstrdup(x->name);
+        cap->read = x->read;
+        cap->written = x->written;
+        cap->map = -1;
+        if (priv && !reduction && !lastpriv) {
+            cap->kind = CAP_PRIVATE;
+        } else if (d->is_array) {
+            cap->kind = CAP_ARRAY;
+            if (mi < 0) {
+                mi = r->maps.len;
+                an__add_map(&r->maps, x->name, xsprintf("(void *)(%s)", x->name),
+                            xsprintf("(void *)(%s)", x->name), xsprintf("sizeof(%s)", x->name),
+                            x->written ? MACC_MAP_TOFROM : MACC_MAP_TO, 1, tp->start);
+            }
+            cap->map = mi;
+        } else if (d->is_pointer) {
+            cap->kind = CAP_PTR;
+            if (mi < 0) {
+                if (an__name_in_clause(t, CL_IS_DEVICE_PTR, x->name) || an__data_covers(u, r->stmt, x->name)) {
+                    mi = r->maps.len;
+                    an__add_map(&r->maps, x->name, xsprintf("(void *)(%s)", x->name),
+                                xsprintf("(void *)(%s)", x->name), xstrdup("0"), MACC_MAP_ATTACH, 1, tp->start);
+                } else {
+                    diag_error(u->diag, ts_node_start_byte(x->node),
+                               "pointer '%s' is used in the target region but not mapped: add "
+                               "map(to|from|tofrom: %s[0:n]) or an enclosing data region",
+                               x->name, x->name);
+                }
+            }
+            cap->map = mi;
+        } else if (reduction || lastpriv || (mi >= 0 && !(((RMap *)r->maps.items[mi])->kind & MACC_MAP_ATTACH))) {
+            cap->kind = CAP_WRITEBACK;
+            if (mi < 0) {
+                mi = r->maps.len;
+                an__add_map(&r->maps, x->name, xsprintf("(void *)&(%s)", x->name),
+                            xsprintf("(void *)&(%s)", x->name), xsprintf("sizeof(%s)", x->name),
+                            MACC_MAP_TOFROM, 1, tp->start);
+            }
+            cap->map = mi;
+        } else {
+            cap->kind = CAP_SCALAR;
+        }
+        cap->decl = d;
+        d = NULL;
+        vec_push(&r->caps, cap);
+    next:
+        an__free_decl(d);
+    }
+    for (int i = 0; i < uses.len; i++) {
+        IdUse *x = uses.items[i];
+        free(x->name);
+        free(x);
+    }
+    vec_free(&uses);
+    an__free_names(&forvars);
+    /* private(list) names that the region does not otherwise use */
+    (void)an__cap_find;
+    vec_push(&u->regions, r);
+}
+
+/* ---- entry point ----------------------------------------------------------- */
+
+void analyze_unit(Unit *u)
+{
+    /* data constructs first: regions look for enclosing data regions */
+    for (int i = 0; i < u->pragmas.len; i++) {
+        Pragma *p = u->pragmas.items[i];
+        switch (p->dir.kind) {
+        case DIR_TARGET_DATA:
+        case DIR_TARGET_ENTER_DATA:
+        case DIR_TARGET_EXIT_DATA:
+        case DIR_TARGET_UPDATE:
+        case DIR_ACC_DATA:
+        case DIR_ACC_ENTER_DATA:
+        case DIR_ACC_EXIT_DATA:
+        case DIR_ACC_UPDATE:
+        case DIR_ACC_WAIT:
+        case DIR_TASKWAIT:
+            an__data(u, p);
+            break;
+        default:
+            break;
+        }
+    }
+    for (int i = 0; i < u->pragmas.len; i++) {
+        Pragma *p = u->pragmas.items[i];
+        if (p->dir.kind == DIR_TARGET)
+            an__region(u, p);
+    }
+    for (int i = 0; i < u->pragmas.len; i++) {
+        Pragma *p = u->pragmas.items[i];
+        if (p->used)
+            continue;
+        if (p->dir.kind == DIR_IF_DEVICE)
+            diag_error(u->diag, p->start, "if_device must directly follow a '#pragma omp target' line");
+        else if (p->dir.kind == DIR_METADIRECTIVE)
+            diag_error(u->diag, p->start, "metadirective is supported only directly after a '#pragma omp target' line");
+    }
+}

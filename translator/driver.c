@@ -1,0 +1,380 @@
+/* driver.c: the macc command line. GCC's single-dash options, our own
+ * double-dash ones; translate, compile with the C compiler and OpenMP, link
+ * the runtime. */
+#include <errno.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "macc.h"
+
+extern char **environ;
+
+typedef struct Opts {
+    Vec inputs;   /* char * (not owned) */
+    Vec cflags;   /* compile options (owned strings) */
+    Vec ldflags;  /* link options and libraries, in order (owned) */
+    const char *output;
+    int compile_only, translate_only, verbose, dry, keep, info, managed;
+    const char *targets;
+    const char *cuda_arch;
+} Opts;
+
+static void dr__usage(FILE *f)
+{
+    fputs("usage: macc [options] file...\n"
+          "\n"
+          "Translates #pragma omp target / if_device / OpenACC data directives, compiles the\n"
+          "host part with the C compiler and OpenMP, and links the macc runtime.\n"
+          "\n"
+          "C compiler options (GCC's meaning):\n"
+          "  -o FILE  -c  -I DIR  -D NAME[=V]  -U NAME  -O*  -g  -std=STD  -W*  -l LIB  -L DIR\n"
+          "  -v       print each sub-command and run it\n"
+          "  -###     print each sub-command without running it\n"
+          "  other options are passed to the C compiler\n"
+          "macc options:\n"
+          "  --translate        write the translated files only (to -o DIR, default .)\n"
+          "  --targets=LIST     device kinds to build for: host,nvidia (default: host,nvidia)\n"
+          "  --cuda-arch=sm_NN  GPU architecture for the device file (default sm_90)\n"
+          "  --managed          put heap allocations in managed memory\n"
+          "  --info             report implicit mapping decisions\n"
+          "  --keep-files       keep the temporary files\n"
+          "  --help, --version\n"
+          "Environment: MACC_CC (C compiler, default cc)\n",
+          f);
+}
+
+static int dr__takes_arg(const char *a)
+{
+    static const char *opts[] = {"-o", "-I", "-D", "-U", "-L", "-l", "-x", "-MF", "-MT", "-MQ",
+                                 "-include", "-isystem", "-iquote", "-idirafter", "-Xlinker", NULL};
+    for (int i = 0; opts[i]; i++)
+        if (strcmp(a, opts[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static int dr__is_link_opt(const char *a)
+{
+    return !strncmp(a, "-l", 2) || !strncmp(a, "-L", 2) || !strncmp(a, "-Wl,", 4) || !strcmp(a, "-Xlinker") ||
+           !strcmp(a, "-static") || !strcmp(a, "-shared") || !strcmp(a, "-rdynamic");
+}
+
+static int dr__parse(int argc, char **argv, Opts *o)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (a[0] != '-' || a[1] == 0) {
+            vec_push(&o->inputs, (void *)a);
+            continue;
+        }
+        if (!strcmp(a, "--help")) {
+            dr__usage(stdout);
+            exit(0);
+        }
+        if (!strcmp(a, "--version")) {
+            printf("macc %s\n", MACC_VERSION_STRING);
+            exit(0);
+        }
+        if (!strcmp(a, "--translate")) { o->translate_only = 1; continue; }
+        if (!strcmp(a, "--managed")) { o->managed = 1; continue; }
+        if (!strcmp(a, "--info")) { o->info = 1; continue; }
+        if (!strcmp(a, "--keep-files")) { o->keep = 1; continue; }
+        if (!strncmp(a, "--targets=", 10)) { o->targets = a + 10; continue; }
+        if (!strncmp(a, "--cuda-arch=", 12)) { o->cuda_arch = a + 12; continue; }
+        if (!strncmp(a, "--", 2)) {
+            fprintf(stderr, "macc: error: unknown option '%s' (see macc --help)\n", a);
+            return 1;
+        }
+        if (!strcmp(a, "-v")) { o->verbose = 1; continue; }
+        if (!strcmp(a, "-###")) { o->dry = 1; continue; }
+        if (!strcmp(a, "-c")) { o->compile_only = 1; continue; }
+        if (!strcmp(a, "-o")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "macc: error: missing filename after '-o'\n");
+                return 1;
+            }
+            o->output = argv[++i];
+            continue;
+        }
+        if (!strncmp(a, "-o", 2)) { o->output = a + 2; continue; }
+        Vec *dst = dr__is_link_opt(a) ? &o->ldflags : &o->cflags;
+        if (dr__takes_arg(a)) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "macc: error: missing argument to '%s'\n", a);
+                return 1;
+            }
+            vec_push(dst, xstrdup(a));
+            vec_push(dst, xstrdup(argv[++i]));
+            continue;
+        }
+        vec_push(dst, xstrdup(a));
+    }
+    return 0;
+}
+
+/* ---- sub-commands ---------------------------------------------------------- */
+
+static void dr__print_cmd(char **argv)
+{
+    for (int i = 0; argv[i]; i++) {
+        const char *a = argv[i];
+        int quote = a[strcspn(a, " \t\"'\\$")] != 0 || !*a;
+        fprintf(stderr, i ? (quote ? " \"%s\"" : " %s") : (quote ? "\"%s\"" : "%s"), a);
+    }
+    fputc('\n', stderr);
+}
+
+/* Runs argv (NULL-terminated); returns its exit status. */
+static int dr__run(const Opts *o, Vec *args)
+{
+    vec_push(args, NULL);
+    char **argv = (char **)args->items;
+    args->len--;
+    if (o->verbose || o->dry)
+        dr__print_cmd(argv);
+    if (o->dry)
+        return 0;
+    pid_t pid;
+    int rc = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ);
+    if (rc != 0) {
+        fprintf(stderr, "macc: error: cannot run '%s': %s\n", argv[0], strerror(rc));
+        return 1;
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR)
+            return 1;
+    }
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    fprintf(stderr, "macc: error: '%s' terminated by signal %d\n", argv[0], WTERMSIG(status));
+    return 1;
+}
+
+static char *dr__self_dir(void)
+{
+    char buf[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0)
+        return xstrdup(".");
+    buf[n] = 0;
+    char *slash = strrchr(buf, '/');
+    if (slash)
+        *slash = 0;
+    return xstrdup(buf);
+}
+
+static const char *dr__cc(void)
+{
+    const char *cc = getenv("MACC_CC");
+    return cc && *cc ? cc : "cc";
+}
+
+static char *dr__dirname(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return xstrdup(".");
+    if (slash == path)
+        return xstrdup("/");
+    return xstrndup(path, (size_t)(slash - path));
+}
+
+static char *dr__stem(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strrchr(base, '.');
+    return xstrndup(base, dot && dot != base ? (size_t)(dot - base) : strlen(base));
+}
+
+static int dr__is_c(const char *path)
+{
+    size_t n = strlen(path);
+    return n > 2 && !strcmp(path + n - 2, ".c");
+}
+
+static void dr__push_all(Vec *dst, const Vec *src)
+{
+    for (int i = 0; i < src->len; i++)
+        vec_push(dst, src->items[i]);
+}
+
+static void dr__rm_rf(const char *dir)
+{
+    char *cmd[] = {"rm", "-rf", (char *)dir, NULL};
+    pid_t pid;
+    if (posix_spawnp(&pid, "rm", NULL, NULL, cmd, environ) == 0) {
+        int st;
+        waitpid(pid, &st, 0);
+    }
+}
+
+static int dr__file_needs_translation(const char *path)
+{
+    Source *s = source_read(path);
+    if (!s)
+        return 1; /* let translation report the error */
+    int r = translate_needed(s->text);
+    source_delete(s);
+    return r;
+}
+
+int driver_main(int argc, char **argv)
+{
+    Opts o = {0};
+    int rc = 0;
+    if (dr__parse(argc, argv, &o)) {
+        rc = 1;
+        goto out;
+    }
+    if (!o.inputs.len) {
+        fprintf(stderr, "macc: fatal error: no input files\n");
+        rc = 1;
+        goto out;
+    }
+    if (o.managed) {
+        fprintf(stderr, "macc: error: --managed is not supported yet\n");
+        rc = 1;
+        goto out;
+    }
+    if (o.targets) {
+        char *t = xstrdup(o.targets);
+        for (char *tok = strtok(t, ","); tok; tok = strtok(NULL, ",")) {
+            if (strcmp(tok, "host") && strcmp(tok, "nvidia") && strcmp(tok, "cuda")) {
+                fprintf(stderr, "macc: error: unknown target '%s' in --targets (host, nvidia)\n", tok);
+                rc = 1;
+            }
+        }
+        free(t);
+        if (rc)
+            goto out;
+    }
+
+    if (o.translate_only) {
+        TranslateOptions to = {0};
+        to.outdir = o.output ? o.output : ".";
+        to.info = o.info;
+        struct stat st;
+        if (stat(to.outdir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "macc: error: output directory '%s' does not exist\n", to.outdir);
+            rc = 1;
+            goto out;
+        }
+        for (int i = 0; i < o.inputs.len; i++)
+            if (translate_file(o.inputs.items[i], &to, NULL))
+                rc = 1;
+        goto out;
+    }
+
+    char *self = dr__self_dir();
+    char *incdir = xsprintf("%s/../include", self);
+    char *rtlib = xsprintf("%s/../lib/libmaccrt.a", self);
+    free(self);
+    const char *tmproot = getenv("TMPDIR");
+    char *tmpdir = xsprintf("%s/macc-XXXXXX", tmproot && *tmproot ? tmproot : "/tmp");
+    if (!mkdtemp(tmpdir)) {
+        fprintf(stderr, "macc: error: cannot create a temporary directory: %s\n", strerror(errno));
+        free(tmpdir);
+        free(incdir);
+        free(rtlib);
+        rc = 1;
+        goto out;
+    }
+    if (o.compile_only && o.output && o.inputs.len > 1) {
+        fprintf(stderr, "macc: fatal error: cannot specify '-o' with '-c' and multiple files\n");
+        rc = 1;
+        goto cleanup;
+    }
+
+    Vec objs = {0}, owned = {0};
+    for (int i = 0; i < o.inputs.len && !rc; i++) {
+        const char *in = o.inputs.items[i];
+        if (!dr__is_c(in)) {
+            vec_push(&objs, (void *)in);
+            continue;
+        }
+        char *stem = dr__stem(in);
+        const char *src = in;
+        char *host = NULL, *srcdir = NULL;
+        if (dr__file_needs_translation(in)) {
+            TranslateOptions to = {0};
+            to.outdir = tmpdir;
+            to.info = o.info;
+            if (o.verbose || o.dry)
+                fprintf(stderr, "macc --translate %s -o %s\n", in, tmpdir);
+            if (translate_file(in, &to, &host)) {
+                rc = 1;
+                free(stem);
+                break;
+            }
+            src = host;
+            srcdir = dr__dirname(in);
+        }
+        char *obj = o.compile_only ? (o.output ? xstrdup(o.output) : xsprintf("%s.o", stem))
+                                   : xsprintf("%s/%s.%d.o", tmpdir, stem, i);
+        Vec cmd = {0};
+        vec_push(&cmd, (void *)dr__cc());
+        vec_push(&cmd, "-fopenmp");
+        dr__push_all(&cmd, &o.cflags);
+        vec_push(&cmd, "-I");
+        vec_push(&cmd, incdir);
+        if (srcdir) {
+            vec_push(&cmd, "-iquote");
+            vec_push(&cmd, srcdir);
+        }
+        vec_push(&cmd, "-c");
+        vec_push(&cmd, (void *)src);
+        vec_push(&cmd, "-o");
+        vec_push(&cmd, obj);
+        rc = dr__run(&o, &cmd);
+        vec_free(&cmd);
+        vec_push(&objs, obj);
+        vec_push(&owned, obj);
+        free(host);
+        free(srcdir);
+        free(stem);
+    }
+    if (!rc && !o.compile_only) {
+        Vec cmd = {0};
+        vec_push(&cmd, (void *)dr__cc());
+        vec_push(&cmd, "-fopenmp");
+        dr__push_all(&cmd, &o.cflags);
+        dr__push_all(&cmd, &objs);
+        vec_push(&cmd, rtlib);
+        dr__push_all(&cmd, &o.ldflags);
+        vec_push(&cmd, "-lpthread");
+        vec_push(&cmd, "-ldl");
+        vec_push(&cmd, "-lm");
+        vec_push(&cmd, "-o");
+        vec_push(&cmd, (void *)(o.output ? o.output : "a.out"));
+        rc = dr__run(&o, &cmd);
+        vec_free(&cmd);
+    }
+    for (int i = 0; i < owned.len; i++)
+        free(owned.items[i]);
+    vec_free(&owned);
+    vec_free(&objs);
+cleanup:
+    if (o.keep)
+        fprintf(stderr, "macc: kept temporary files in %s\n", tmpdir);
+    else
+        dr__rm_rf(tmpdir);
+    free(tmpdir);
+    free(incdir);
+    free(rtlib);
+out:
+    for (int i = 0; i < o.cflags.len; i++)
+        free(o.cflags.items[i]);
+    for (int i = 0; i < o.ldflags.len; i++)
+        free(o.ldflags.items[i]);
+    vec_free(&o.cflags);
+    vec_free(&o.ldflags);
+    vec_free(&o.inputs);
+    return rc;
+}

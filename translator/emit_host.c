@@ -1,0 +1,560 @@
+/* emit_host.c: the host file. The user's text is copied byte for byte; only
+ * the directives and regions are spliced:
+ *  - before each function with regions: per region an argument struct, the
+ *    outlined host version (seed 003's host reducer), the version table and the
+ *    region descriptor;
+ *  - at each region: a call to MACC_target with the arguments, maps and deps;
+ *  - data directives and taskwait: calls into the runtime.
+ * #line directives keep compiler messages on the user's lines. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "macc.h"
+#include "macc_rt.h"
+
+typedef struct Edit {
+    size_t start, end;
+    char *text;
+} Edit;
+
+typedef struct Emit {
+    Unit *u;
+    const char *path;  /* display path, escaped for strings */
+    Vec edits;
+} Emit;
+
+static void em__edit(Emit *e, size_t start, size_t end, char *text)
+{
+    Edit *x = xcalloc(1, sizeof *x);
+    x->start = start;
+    x->end = end;
+    x->text = text;
+    vec_push(&e->edits, x);
+}
+
+static int em__line(const Emit *e, size_t off)
+{
+    int line, col;
+    source_position(e->u->src, off, &line, &col);
+    return line;
+}
+
+static void em__line_dir(const Emit *e, Buf *b, size_t off)
+{
+    buf_printf(b, "\n#line %d \"%s\"\n", em__line(e, off), e->path);
+}
+
+static char *em__escape(const char *s)
+{
+    Buf b = {0};
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            buf_put(&b, "\\", 1);
+        buf_put(&b, s, 1);
+    }
+    if (!b.data)
+        buf_puts(&b, "");
+    return b.data;
+}
+
+static const char *em__map_kind(int k, char *buf, size_t n)
+{
+    static const char *dir[] = {"MACC_MAP_ALLOC", "MACC_MAP_TO", "MACC_MAP_FROM", "MACC_MAP_TOFROM"};
+    snprintf(buf, n, "%s", (k & MACC_MAP_ATTACH) ? "MACC_MAP_ATTACH" : dir[k & MACC_MAP_DIR_MASK]);
+    static const struct {
+        int bit;
+        const char *name;
+    } mods[] = {{MACC_MAP_ALWAYS, "MACC_MAP_ALWAYS"},   {MACC_MAP_PRESENT, "MACC_MAP_PRESENT"},
+                {MACC_MAP_DELETE, "MACC_MAP_DELETE"},   {MACC_MAP_NOCREATE, "MACC_MAP_NOCREATE"},
+                {MACC_MAP_DEVICEPTR, "MACC_MAP_DEVICEPTR"}};
+    for (size_t i = 0; i < sizeof mods / sizeof mods[0]; i++)
+        if (k & mods[i].bit) {
+            size_t l = strlen(buf);
+            snprintf(buf + l, n - l, " | %s", mods[i].name);
+        }
+    return buf;
+}
+
+static const char *em__device(int device, const char *expr, char *buf, size_t n)
+{
+    switch (device) {
+    case MACC_DEVICE_DEFAULT: return "MACC_DEVICE_DEFAULT";
+    case MACC_DEVICE_ANY: return "MACC_DEVICE_ANY";
+    case MACC_DEVICE_HOST: return "MACC_DEVICE_HOST";
+    case MACC_DEVICE_NVIDIA: return "MACC_DEVICE_NVIDIA";
+    default: snprintf(buf, n, "(int)(%s)", expr ? expr : "0"); return buf;
+    }
+}
+
+/* `MACC_Map macc_m_[n] = {...};` (nothing when there are no maps). */
+static void em__maps(Buf *b, const Vec *maps, const char *indent)
+{
+    if (!maps->len)
+        return;
+    buf_printf(b, "%sMACC_Map macc_m_[%d] = {\n", indent, maps->len);
+    for (int i = 0; i < maps->len; i++) {
+        RMap *m = maps->items[i];
+        char kb[160];
+        char *name = em__escape(m->name);
+        buf_printf(b, "%s    {\"%s\", %s, %s, %s, %s},\n", indent, name, m->base, m->start, m->bytes,
+                   em__map_kind(m->kind, kb, sizeof kb));
+        free(name);
+    }
+    buf_printf(b, "%s};\n", indent);
+}
+
+static void em__deps(Buf *b, const Vec *deps, const char *indent)
+{
+    if (!deps->len)
+        return;
+    static const char *kinds[] = {"", "MACC_DEP_IN", "MACC_DEP_OUT", "MACC_DEP_INOUT"};
+    buf_printf(b, "%sMACC_Dep macc_d_[%d] = {\n", indent, deps->len);
+    for (int i = 0; i < deps->len; i++) {
+        RDep *d = deps->items[i];
+        buf_printf(b, "%s    {%s, %s, %s},\n", indent, d->addr, d->bytes, kinds[d->kind]);
+    }
+    buf_printf(b, "%s};\n", indent);
+}
+
+/* ---- clause printing (the host reducer) ---------------------------------- */
+
+static void em__items(Buf *b, const DirClause *c)
+{
+    for (int i = 0; i < c->nitems; i++) {
+        const DirItem *it = &c->items[i];
+        buf_printf(b, "%s%s", i ? ", " : "", it->base);
+        for (int j = 0; j < it->nsubs; j++) {
+            const DirSub *s = &it->subs[j];
+            if (s->is_section)
+                buf_printf(b, "[%s:%s]", s->lo ? s->lo : "", s->len ? s->len : "");
+            else
+                buf_printf(b, "[%s]", s->lo ? s->lo : "");
+        }
+    }
+}
+
+/* Prints the loop clauses of `d` that the host construct keeps. */
+static int em__loop_clauses(Buf *b, const Directive *d, int parallel, int simd)
+{
+    int has_num_threads = 0;
+    for (int i = 0; i < d->nclauses; i++) {
+        const DirClause *c = &d->clauses[i];
+        switch (c->kind) {
+        case CL_COLLAPSE:
+            buf_printf(b, " collapse(%s)", c->arg ? c->arg : "1");
+            break;
+        case CL_REDUCTION:
+            buf_printf(b, " reduction(%s: ", directive_reduction_op(c->modifier));
+            em__items(b, c);
+            buf_puts(b, ")");
+            break;
+        case CL_PRIVATE:
+        case CL_FIRSTPRIVATE:
+        case CL_LASTPRIVATE:
+            if (!parallel && c->kind == CL_FIRSTPRIVATE)
+                break;
+            buf_printf(b, " %s(", directive_clause_name(c->kind));
+            em__items(b, c);
+            buf_puts(b, ")");
+            break;
+        case CL_SCHEDULE:
+            if (parallel)
+                buf_printf(b, " schedule(%s)", c->arg ? c->arg : "static");
+            break;
+        case CL_NUM_THREADS:
+            if (parallel) {
+                buf_printf(b, " num_threads(%s)", c->arg ? c->arg : "1");
+                has_num_threads = 1;
+            }
+            break;
+        case CL_SIMDLEN:
+        case CL_SAFELEN:
+            if (simd)
+                buf_printf(b, " %s(%s)", directive_clause_name(c->kind), c->arg ? c->arg : "1");
+            break;
+        default:
+            break;
+        }
+    }
+    return has_num_threads;
+}
+
+/* The host pragma for construct-set `cs` with the clauses of `d`; NULL when
+ * the version has no loop construct. */
+static char *em__host_pragma(unsigned cs, const Directive *d)
+{
+    Buf b = {0};
+    int simd = (cs & CS_SIMD) != 0;
+    if (cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR)) {
+        buf_printf(&b, "#pragma omp parallel for%s", simd ? " simd" : "");
+        if (!em__loop_clauses(&b, d, 1, simd))
+            buf_puts(&b, " num_threads(macc_env_->nthreads)");
+    } else if (simd) {
+        buf_puts(&b, "#pragma omp simd");
+        em__loop_clauses(&b, d, 0, 1);
+    } else {
+        return NULL;
+    }
+    return b.data;
+}
+
+/* An inner loop directive of a region body: only simd survives. */
+static char *em__inner_pragma(const Directive *d)
+{
+    if (!(d->cs & CS_SIMD))
+        return xstrdup("");
+    Buf b = {0};
+    buf_puts(&b, "#pragma omp simd");
+    em__loop_clauses(&b, d, 0, 1);
+    return b.data;
+}
+
+/* ---- regions -------------------------------------------------------------- */
+
+static int em__cmp_edit(const void *a, const void *b)
+{
+    const Edit *x = *(Edit *const *)a, *y = *(Edit *const *)b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/* The region's statement text for the host version of `v`, inner loop
+ * directives reduced. */
+static void em__body(Emit *e, const Region *r, const RVersion *v, Buf *out)
+{
+    const Unit *u = e->u;
+    size_t sb = ts_node_start_byte(r->stmt), se = ts_node_end_byte(r->stmt);
+    Vec inner = {0};
+    for (int i = 0; i < u->pragmas.len; i++) {
+        Pragma *p = u->pragmas.items[i];
+        if (p->start >= sb && p->end <= se + 1 && p->dir.kind == DIR_LOOP)
+            vec_push(&inner, p);
+    }
+    Vec edits = {0};
+    for (int i = 0; i < inner.len; i++) {
+        Pragma *p = inner.items[i];
+        char *text = NULL;
+        int outer = !(v->cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_SIMD));
+        if (outer) {
+            for (int j = 0; j < inner.len && outer; j++) {
+                Pragma *q = inner.items[j];
+                if (q == p || !(q->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR)))
+                    continue;
+                TSNode qs = ts_node_next_named_sibling(q->node);
+                if (!ts_node_is_null(qs) && ts_node_start_byte(qs) <= p->start && p->end <= ts_node_end_byte(qs) + 1)
+                    outer = 0;
+            }
+        }
+        if (outer && (p->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR)))
+            text = em__host_pragma(p->dir.cs, &p->dir);
+        else
+            text = em__inner_pragma(&p->dir);
+        Buf t = {0};
+        buf_puts(&t, text ? text : "");
+        free(text);
+        /* the pragma's end includes its newline; keep lines in step */
+        int l0 = em__line(e, p->start), l1 = em__line(e, p->end);
+        if (l1 - l0 == 1)
+            buf_puts(&t, "\n");
+        else
+            em__line_dir(e, &t, p->end);
+        Edit *x = xcalloc(1, sizeof *x);
+        x->start = p->start;
+        x->end = p->end;
+        x->text = t.data;
+        vec_push(&edits, x);
+    }
+    qsort(edits.items, (size_t)edits.len, sizeof(void *), em__cmp_edit);
+    size_t pos = sb;
+    for (int i = 0; i < edits.len; i++) {
+        Edit *x = edits.items[i];
+        if (x->start < pos)
+            continue;
+        buf_put(out, u->src->text + pos, x->start - pos);
+        buf_puts(out, x->text);
+        pos = x->end;
+    }
+    if (pos < se)
+        buf_put(out, u->src->text + pos, se - pos);
+    for (int i = 0; i < edits.len; i++) {
+        Edit *x = edits.items[i];
+        free(x->text);
+        free(x);
+    }
+    vec_free(&edits);
+    vec_free(&inner);
+}
+
+/* The declarator of `c` with its name replaced by `repl`. */
+static char *em__declarator(const Capture *c, const char *repl)
+{
+    const Decl *d = c->decl;
+    return xsprintf("%.*s%s%s", d->id_off, d->decl_text, repl, d->decl_text + d->id_off + d->id_len);
+}
+
+/* An array's declarator rebound as a pointer to its rows: a[N][M] -> (*a)[M]. */
+static char *em__row_pointer(const Capture *c)
+{
+    const Decl *d = c->decl;
+    return xsprintf("%.*s(*%s)%s", d->arr_off, d->decl_text, d->name, d->decl_text + d->arr_off + d->arr_len);
+}
+
+/* Specifier text without top-level const/volatile (argument struct fields are assigned). */
+static char *em__unqualified(const char *spec)
+{
+    Buf b = {0};
+    const char *s = spec;
+    while (*s) {
+        while (*s == ' ')
+            s++;
+        const char *w = s;
+        while (*s && *s != ' ')
+            s++;
+        size_t n = (size_t)(s - w);
+        if (!n)
+            break;
+        if ((n == 5 && !strncmp(w, "const", 5)) || (n == 8 && !strncmp(w, "volatile", 8)))
+            continue;
+        if (b.len)
+            buf_puts(&b, " ");
+        buf_put(&b, w, n);
+    }
+    if (!b.data)
+        buf_puts(&b, "int");
+    return b.data;
+}
+
+static void em__outlined(Emit *e, const Region *r, Buf *b)
+{
+    const char *sfx = r->suffix;
+    buf_printf(b, "\n/* target region %s:%d: argument block, host version, version table */\n", e->path, r->line);
+    buf_printf(b, "struct macc_a_%s {\n    int macc_unused_;\n", sfx);
+    for (int i = 0; i < r->caps.len; i++) {
+        Capture *c = r->caps.items[i];
+        if (c->kind != CAP_SCALAR)
+            continue;
+        char *spec = em__unqualified(c->decl->spec);
+        buf_printf(b, "    %s %s;\n", spec, c->decl->decl_text);
+        free(spec);
+    }
+    buf_puts(b, "};\n");
+
+    /* the host version */
+    const RVersion *hv = NULL;
+    for (int i = 0; i < r->nversions; i++)
+        if (r->versions[i].kind == MACC_DEV_HOST)
+            hv = &r->versions[i];
+    buf_printf(b, "static int macc_h_%s(void *macc_args_, MACC_TaskEnv *macc_env_)\n{\n", sfx);
+    buf_printf(b, "    struct macc_a_%s *macc_a_ = (struct macc_a_%s *)macc_args_;\n", sfx, sfx);
+    Buf unused = {0};
+    buf_puts(&unused, "    (void)macc_a_;\n");
+    Buf after = {0};
+    for (int i = 0; i < r->caps.len; i++) {
+        Capture *c = r->caps.items[i];
+        char *decl = NULL;
+        switch (c->kind) {
+        case CAP_SCALAR:
+            buf_printf(b, "    %s %s = macc_a_->%s;\n", c->decl->spec, c->decl->decl_text, c->name);
+            break;
+        case CAP_PRIVATE:
+            buf_printf(b, "    %s %s;\n", c->decl->spec, c->decl->decl_text);
+            break;
+        case CAP_PTR:
+            if (c->map < 0)
+                break;
+            buf_printf(b, "    %s %s = macc_env_->ptrs[%d];\n", c->decl->spec, c->decl->decl_text, c->map);
+            break;
+        case CAP_ARRAY:
+            decl = em__row_pointer(c);
+            buf_printf(b, "    %s %s = macc_env_->ptrs[%d];\n", c->decl->spec, decl, c->map);
+            break;
+        case CAP_WRITEBACK: {
+            char *pn = xsprintf("(*macc_p_%s)", c->name);
+            decl = em__declarator(c, pn);
+            free(pn);
+            buf_printf(b, "    %s %s = macc_env_->ptrs[%d];\n", c->decl->spec, decl, c->map);
+            char *spec = em__unqualified(c->decl->spec);
+            buf_printf(b, "    %s %s = *macc_p_%s;\n", spec, c->decl->decl_text, c->name);
+            free(spec);
+            buf_printf(&after, "    *macc_p_%s = %s;\n", c->name, c->name);
+            break;
+        }
+        }
+        free(decl);
+        if (c->kind != CAP_PTR || c->map >= 0)
+            buf_printf(&unused, "    (void)%s;\n", c->name);
+    }
+    buf_puts(b, unused.data);
+    buf_free(&unused);
+    char *pragma = hv ? em__host_pragma(hv->cs, hv->dir) : NULL;
+    size_t sb = ts_node_start_byte(r->stmt);
+    int line, col;
+    source_position(e->u->src, sb, &line, &col);
+    if (pragma) {
+        buf_printf(b, "#line %d \"%s\"\n%s\n", line, e->path, pragma);
+        free(pragma);
+    }
+    buf_printf(b, "#line %d \"%s\"\n", line, e->path);
+    buf_printf(b, "%*s", col - 1, "");
+    if (hv)
+        em__body(e, r, hv, b);
+    buf_puts(b, "\n");
+    if (after.data)
+        buf_puts(b, after.data);
+    buf_free(&after);
+    buf_puts(b, "    return 0;\n}\n");
+
+    /* version table and region descriptor */
+    int has_gpu = 0;
+    for (int i = 0; i < r->nversions; i++)
+        has_gpu |= r->versions[i].kind == MACC_DEV_NVIDIA;
+    if (has_gpu)
+        buf_printf(b, "#if defined(MACC_WITH_CUDA)\nextern int macc_k_%s_nvidia(void *, MACC_TaskEnv *);\n#endif\n", sfx);
+    buf_printf(b, "static const MACC_Version macc_v_%s[] = {\n", sfx);
+    for (int i = 0; i < r->nversions; i++) {
+        const RVersion *v = &r->versions[i];
+        char res[32];
+        if (v->resources == MACC_RES_DEFAULT)
+            snprintf(res, sizeof res, "MACC_RES_DEFAULT");
+        else if (v->resources == MACC_RES_AUTO)
+            snprintf(res, sizeof res, "MACC_RES_AUTO");
+        else
+            snprintf(res, sizeof res, "%d", v->resources);
+        if (v->kind == MACC_DEV_NVIDIA)
+            buf_printf(b, "#if defined(MACC_WITH_CUDA)\n    {MACC_DEV_NVIDIA, %d, %s, 0, macc_k_%s_nvidia},\n#endif\n",
+                       v->min_cc, res, sfx);
+        else
+            buf_printf(b, "    {MACC_DEV_HOST, 0, %s, %s, macc_h_%s},\n", res,
+                       v->fallback ? "MACC_VERSION_FALLBACK" : "0", sfx);
+    }
+    buf_puts(b, "};\n");
+    buf_printf(b,
+               "static const MACC_Region macc_r_%s = {\n    {\"%s\", %d, %d, \"%s\"}, \"%s\",\n"
+               "    (int)(sizeof macc_v_%s / sizeof macc_v_%s[0]), macc_v_%s\n};\n",
+               sfx, e->path, r->line, r->col, r->func_name, r->name, sfx, sfx, sfx);
+}
+
+static void em__call(Emit *e, const Region *r)
+{
+    Buf b = {0};
+    buf_printf(&b, "{ /* target region %s */\n", r->name);
+    buf_printf(&b, "    struct macc_a_%s macc_a_ = {0};\n", r->suffix);
+    for (int i = 0; i < r->caps.len; i++) {
+        Capture *c = r->caps.items[i];
+        if (c->kind == CAP_SCALAR)
+            buf_printf(&b, "    macc_a_.%s = %s;\n", c->name, c->name);
+    }
+    em__maps(&b, &r->maps, "    ");
+    em__deps(&b, &r->deps, "    ");
+    char dbuf[256];
+    const char *dev = em__device(r->device, r->device_expr, dbuf, sizeof dbuf);
+    buf_printf(&b, "    MACC_target(&macc_r_%s, &macc_a_, sizeof macc_a_, %d, %s, %d, %s, %s, %s, %s);\n}",
+               r->suffix, r->maps.len, r->maps.len ? "macc_m_" : "0", r->deps.len, r->deps.len ? "macc_d_" : "0",
+               r->nowait ? "MACC_NOWAIT" : "0", dev, r->if_expr ? r->if_expr : "1");
+    size_t end = ts_node_end_byte(r->stmt);
+    em__line_dir(e, &b, end);
+    em__edit(e, r->target->start, end, b.data);
+}
+
+static void em__loc(Emit *e, Buf *b, const DataConstruct *d)
+{
+    int line, col;
+    source_position(e->u->src, d->pragma->start, &line, &col);
+    buf_printf(b, "    static const MACC_SrcLoc macc_l_ = {\"%s\", %d, %d, \"%s\"};\n", e->path, line, col,
+               d->func_name);
+}
+
+static void em__data(Emit *e, const DataConstruct *d)
+{
+    Buf b = {0};
+    char dbuf[256];
+    const char *dev = em__device(d->device, d->device_expr, dbuf, sizeof dbuf);
+    const char *maps = d->maps.len ? "macc_m_" : "0";
+    const char *deps = d->deps.len ? "macc_d_" : "0";
+    DirKind k = d->pragma->dir.kind;
+    buf_printf(&b, "{ /* #pragma %s */\n", d->pragma->text);
+    em__loc(e, &b, d);
+    if (k == DIR_TASKWAIT || k == DIR_ACC_WAIT) {
+        buf_puts(&b, "    MACC_taskwait(&macc_l_);\n}");
+        em__line_dir(e, &b, d->pragma->end);
+        em__edit(e, d->pragma->start, d->pragma->end, b.data);
+        return;
+    }
+    em__maps(&b, &d->maps, "    ");
+    if (k == DIR_TARGET_DATA || k == DIR_ACC_DATA) {
+        buf_printf(&b, "    const int macc_if_ = (%s);\n", d->if_expr ? d->if_expr : "1");
+        buf_printf(&b, "    if (macc_if_)\n        MACC_data_begin(&macc_l_, %d, %s, %s);", d->maps.len, maps, dev);
+        em__line_dir(e, &b, d->pragma->end);
+        em__edit(e, d->pragma->start, d->pragma->end, b.data);
+        size_t end = ts_node_end_byte(d->stmt);
+        Buf c = {0};
+        buf_printf(&c, "\n    if (macc_if_)\n        MACC_data_end(&macc_l_, %d, %s, %s);\n}", d->maps.len, maps, dev);
+        em__line_dir(e, &c, end);
+        em__edit(e, end, end, c.data);
+        return;
+    }
+    em__deps(&b, &d->deps, "    ");
+    const char *fn = (k == DIR_TARGET_ENTER_DATA || k == DIR_ACC_ENTER_DATA) ? "MACC_data_enter"
+                     : (k == DIR_TARGET_EXIT_DATA || k == DIR_ACC_EXIT_DATA) ? "MACC_data_exit"
+                                                                             : "MACC_data_update";
+    buf_printf(&b, "    if (%s)\n        %s(&macc_l_, %d, %s, %s, %d, %s, %s);\n}", d->if_expr ? d->if_expr : "1", fn,
+               d->maps.len, maps, dev, d->deps.len, deps, d->nowait ? "MACC_NOWAIT" : "0");
+    em__line_dir(e, &b, d->pragma->end);
+    em__edit(e, d->pragma->start, d->pragma->end, b.data);
+}
+
+void emit_host(Unit *u, Buf *out, const char *display_path)
+{
+    Emit e = {0};
+    e.u = u;
+    char *path = em__escape(display_path);
+    e.path = path;
+
+    /* outlined code, grouped per function, before the function */
+    for (int i = 0; i < u->regions.len; i++) {
+        Region *r = u->regions.items[i];
+        int first = 1;
+        for (int j = 0; j < i; j++)
+            if (ts_node_eq(((Region *)u->regions.items[j])->func, r->func))
+                first = 0;
+        if (!first)
+            continue;
+        Buf b = {0};
+        for (int j = i; j < u->regions.len; j++) {
+            Region *q = u->regions.items[j];
+            if (ts_node_eq(q->func, r->func))
+                em__outlined(&e, q, &b);
+        }
+        size_t fs = ts_node_start_byte(r->func);
+        em__line_dir(&e, &b, fs);
+        em__edit(&e, fs, fs, b.data);
+    }
+    for (int i = 0; i < u->regions.len; i++)
+        em__call(&e, u->regions.items[i]);
+    for (int i = 0; i < u->datas.len; i++)
+        em__data(&e, u->datas.items[i]);
+
+    qsort(e.edits.items, (size_t)e.edits.len, sizeof(void *), em__cmp_edit);
+
+    buf_printf(out, "/* @generated by macc %s from %s: do not edit. */\n", MACC_VERSION_STRING, path);
+    buf_puts(out, "#ifndef __MACC__\n#define __MACC__ 1\n#endif\n#include \"macc_rt.h\"\n");
+    buf_printf(out, "#line 1 \"%s\"\n", path);
+    size_t pos = 0;
+    for (int i = 0; i < e.edits.len; i++) {
+        Edit *x = e.edits.items[i];
+        if (x->start < pos)
+            continue; /* overlapping edits cannot happen for valid nesting */
+        buf_put(out, u->src->text + pos, x->start - pos);
+        buf_puts(out, x->text);
+        pos = x->end;
+    }
+    buf_put(out, u->src->text + pos, u->src->len - pos);
+    for (int i = 0; i < e.edits.len; i++) {
+        Edit *x = e.edits.items[i];
+        free(x->text);
+        free(x);
+    }
+    vec_free(&e.edits);
+    free(path);
+}

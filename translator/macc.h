@@ -1,0 +1,245 @@
+/* macc.h: the translator's one internal header, in sections (one per phase).
+ *
+ *   util       strings, buffers, allocation that never returns NULL
+ *   source     the input text and its line table
+ *   diag       diagnostics: file:line:col: error: message, source line, caret
+ *   parse      tree-sitter parse, pragmas collected and attached to statements
+ *   analyze    regions: captured variables, maps, dependences, versions, loop nest
+ *   emit       the host file (name.host.c)
+ *   translate  one input file to its outputs (written to a temporary, renamed)
+ *   driver     command line, sub-commands
+ */
+#ifndef MACC_H
+#define MACC_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <tree_sitter/api.h>
+
+#include "directive.h"
+
+#define MACC_VERSION_STRING "0.1.0"
+
+/* ---- util ---------------------------------------------------------------- */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xsprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A growable byte buffer; `data` is always NUL-terminated. */
+typedef struct Buf {
+    char *data;
+    size_t len, cap;
+} Buf;
+void buf_put(Buf *b, const char *s, size_t n);
+void buf_puts(Buf *b, const char *s);
+void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void buf_free(Buf *b);
+
+/* Growable array of pointers. */
+typedef struct Vec {
+    void **items;
+    int len, cap;
+} Vec;
+void vec_push(Vec *v, void *p);
+void vec_free(Vec *v);
+
+/* ---- source -------------------------------------------------------------- */
+typedef struct Source {
+    char *path;      /* as given by the user (used in messages and #line) */
+    char *text;      /* whole file, NUL-terminated */
+    size_t len;
+    size_t *lines;   /* byte offset of the start of each line */
+    int nlines;
+} Source;
+
+/* Reads `path`. Returns NULL and sets errno when it cannot be read. The caller
+ * owns the result: source_delete. */
+Source *source_read(const char *path);
+/* Makes a Source from memory (copied). */
+Source *source_from_string(const char *path, const char *text, size_t len);
+void source_delete(Source *s);
+/* 1-based line and column of byte offset `off`. */
+void source_position(const Source *s, size_t off, int *line, int *col);
+
+/* ---- diag ---------------------------------------------------------------- */
+typedef struct Diag {
+    const Source *src;
+    FILE *out;        /* stderr unless a test redirects it */
+    int errors;
+    int warnings;
+    int max_errors;   /* stop reporting past this many (0: no limit) */
+} Diag;
+
+void diag_init(Diag *d, const Source *src);
+void diag_error(Diag *d, size_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void diag_warning(Diag *d, size_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void diag_note(Diag *d, size_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ---- parse --------------------------------------------------------------- */
+const TSLanguage *tree_sitter_c(void);
+
+/* One `#pragma` line of ours (kind != DIR_OTHER) or of interest. */
+typedef struct Pragma {
+    TSNode node;        /* the preproc_call node */
+    size_t start, end;  /* bytes of the whole pragma line(s) in the source */
+    char *text;         /* text after "#pragma", continuation lines joined */
+    size_t *offmap;     /* offmap[i]: source offset of text[i] */
+    Directive dir;
+    int used;           /* attached to a construct */
+} Pragma;
+
+typedef struct Unit {
+    Source *src;
+    Diag *diag;
+    TSParser *parser;
+    TSTree *tree;
+    Vec pragmas;        /* Pragma *, in source order */
+    Vec regions;        /* Region * (analyze) */
+    Vec datas;          /* DataConstruct * (analyze) */
+} Unit;
+
+/* Parses the source and collects its pragmas (malformed ones are reported).
+ * Returns NULL only if the parser itself cannot be created. */
+Unit *parse_unit(Source *src, Diag *diag);
+void unit_delete(Unit *u);
+
+/* Tree helpers. */
+const char *node_type(TSNode n);
+int node_is(TSNode n, const char *type);
+char *node_text(const Unit *u, TSNode n);   /* caller frees */
+TSNode node_field(TSNode n, const char *field);
+/* Source offset of byte `i` of a pragma's text. */
+size_t pragma_src_off(const Pragma *p, int i);
+
+/* ---- analyze -------------------------------------------------------------- */
+enum CapKind {
+    CAP_SCALAR = 1,   /* firstprivate copy in the argument block */
+    CAP_PTR,          /* pointer: through a map (env->ptrs) */
+    CAP_ARRAY,        /* local array: through a map, rebound as pointer to its rows */
+    CAP_PRIVATE,      /* declared, uninitialised */
+    CAP_WRITEBACK     /* reduction/lastprivate/map of a scalar: through a map, written back */
+};
+
+typedef struct Decl {
+    char *name;
+    char *spec;        /* specifiers and qualifiers, without storage class ("const float") */
+    TSNode declarator; /* the declarator node (identifier/pointer/array/...) */
+    char *decl_text;   /* declarator text without initialiser ("*restrict x", "a[N][M]") */
+    int id_off, id_len;   /* the name inside decl_text */
+    int arr_off, arr_len; /* arrays: the innermost array declarator ("a[N]") inside decl_text */
+    int is_pointer;    /* declarator is a pointer (or a parameter array) */
+    int is_array;      /* declarator is an array (not a parameter) */
+    int is_function;
+    int is_global;
+    int is_param;
+} Decl;
+
+typedef struct Capture {
+    char *name;
+    int kind;          /* CapKind */
+    Decl *decl;
+    int map;           /* index into the region's maps, or -1 */
+    int read, written;
+} Capture;
+
+typedef struct RMap {
+    char *name;        /* the variable */
+    char *base;        /* expression of the variable's value (pointer or array) */
+    char *start;       /* address expression of the section start */
+    char *bytes;       /* size expression */
+    int kind;          /* MACC_MAP_* value */
+    int implicit;
+    size_t off;        /* where it was written, for diagnostics */
+} RMap;
+
+typedef struct RDep {
+    char *addr, *bytes;
+    int kind;          /* MACC_DEP_* */
+} RDep;
+
+typedef struct RVersion {
+    int kind;          /* MACC_DEV_HOST / MACC_DEV_NVIDIA */
+    int min_cc;
+    int resources;     /* N, MACC_RES_DEFAULT, MACC_RES_AUTO */
+    int fallback;
+    unsigned cs;       /* construct-set for this version */
+    const Directive *dir;  /* directive whose loop clauses apply (target or if_device) */
+} RVersion;
+
+typedef struct Region {
+    Pragma *target;
+    Vec ifdevs;        /* Pragma * */
+    TSNode stmt;       /* the structured block */
+    TSNode func;       /* enclosing function_definition */
+    char *func_name;
+    int line, col;
+    char *name;        /* macc_k_<func>_L<line>[_n] */
+    char *suffix;      /* <func>_L<line>[_n], for the other generated names */
+    Vec caps;          /* Capture * */
+    Vec maps;          /* RMap * */
+    Vec deps;          /* RDep * */
+    RVersion versions[4];
+    int nversions;
+    int device;        /* MACC_DEVICE_* or DEVSEL_NUM with device_expr */
+    char *device_expr;
+    char *if_expr;
+    int nowait;
+    int collapse;
+    int nest_depth;    /* perfectly nested for loops at stmt */
+    Vec loop_vars;     /* char *: iteration variables of the collapsed nest */
+} Region;
+
+/* Data constructs other than target regions: target data, enter/exit data,
+ * update, taskwait, the OpenACC data family. */
+typedef struct DataConstruct {
+    Pragma *pragma;
+    TSNode stmt;       /* structured block for target data / acc data, else null */
+    TSNode func;
+    char *func_name;
+    Vec maps;          /* RMap * */
+    Vec deps;          /* RDep * */
+    int device;
+    char *device_expr;
+    char *if_expr;
+    int nowait;
+} DataConstruct;
+
+/* Attaches directives to statements and analyses every region and data
+ * construct. Reports errors through u->diag. */
+void analyze_unit(Unit *u);
+
+/* ---- emit ---------------------------------------------------------------- */
+/* Emits the host file of `u` into *out. `display_path` is the file name used in
+ * #line directives and source locations. */
+void emit_host(Unit *u, Buf *out, const char *display_path);
+
+/* ---- translate ------------------------------------------------------------ */
+typedef struct TranslateOptions {
+    const char *outdir;   /* where the outputs go */
+    const char *display;  /* name for #line; default: the input path */
+    int info;             /* --info: report implicit decisions */
+    int managed;          /* --managed */
+    FILE *diag_out;       /* default stderr */
+} TranslateOptions;
+
+/* Translates `path` into outdir/<stem>.host.c. Returns 0 on success, 1 on
+ * error (diagnostics printed, no output file left). `*host_out`, when not
+ * NULL, receives the output path (caller frees). */
+int translate_file(const char *path, const TranslateOptions *opt, char **host_out);
+
+/* Translates in memory (tests). Returns the number of errors; *out receives the
+ * host file. */
+int translate_string(const char *name, const char *text, Buf *out, FILE *diag_out);
+
+/* Does the file contain anything macc translates (a `#pragma omp`/`#pragma acc`
+ * or `_Pragma`)? */
+int translate_needed(const char *text);
+
+/* ---- driver ---------------------------------------------------------------- */
+int driver_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,225 @@
+/* parse.c: the C syntax tree (tree-sitter-c) and the pragmas in it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "macc.h"
+
+const char *node_type(TSNode n)
+{
+    return ts_node_is_null(n) ? "" : ts_node_type(n);
+}
+
+int node_is(TSNode n, const char *type)
+{
+    return !ts_node_is_null(n) && strcmp(ts_node_type(n), type) == 0;
+}
+
+char *node_text(const Unit *u, TSNode n)
+{
+    uint32_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
+    return xstrndup(u->src->text + b, e - b);
+}
+
+TSNode node_field(TSNode n, const char *field)
+{
+    return ts_node_child_by_field_name(n, field, (uint32_t)strlen(field));
+}
+
+size_t pragma_src_off(const Pragma *p, int i)
+{
+    size_t n = strlen(p->text);
+    if (i < 0)
+        i = 0;
+    if ((size_t)i >= n)
+        return n ? p->offmap[n - 1] + 1 : p->start;
+    return p->offmap[i];
+}
+
+/* The pragma's text after "#pragma": backslash-newlines joined, comments
+ * blanked, with the source offset of every byte kept. */
+static void parse__pragma_text(const Source *src, size_t b, size_t e, Pragma *p)
+{
+    Buf t = {0};
+    size_t cap = e - b + 1, n = 0;
+    p->offmap = xmalloc(sizeof(size_t) * cap);
+    const char *s = src->text;
+    size_t i = b;
+    char quote = 0;
+    while (i < e) {
+        if (s[i] == '\\' && i + 1 < e && (s[i + 1] == '\n' || (s[i + 1] == '\r' && i + 2 < e && s[i + 2] == '\n'))) {
+            i += s[i + 1] == '\n' ? 2 : 3;
+            continue;
+        }
+        if (!quote && s[i] == '/' && i + 1 < e && s[i + 1] == '/')
+            break;
+        if (!quote && s[i] == '/' && i + 1 < e && s[i + 1] == '*') {
+            size_t j = i + 2;
+            while (j + 1 < e && !(s[j] == '*' && s[j + 1] == '/'))
+                j++;
+            buf_put(&t, " ", 1);
+            p->offmap[n++] = i;
+            i = j + 2;
+            continue;
+        }
+        if (quote) {
+            if (s[i] == '\\' && i + 1 < e) {
+                buf_put(&t, s + i, 2);
+                p->offmap[n++] = i;
+                p->offmap[n++] = i + 1;
+                i += 2;
+                continue;
+            }
+            if (s[i] == quote)
+                quote = 0;
+        } else if (s[i] == '"' || s[i] == '\'') {
+            quote = s[i];
+        }
+        if (s[i] == '\n' || s[i] == '\r') {
+            i++;
+            continue;
+        }
+        buf_put(&t, s + i, 1);
+        p->offmap[n++] = i;
+        i++;
+    }
+    if (!t.data)
+        buf_put(&t, "", 0);
+    p->text = t.data;
+}
+
+static void parse__collect(Unit *u, TSNode n)
+{
+    if (node_is(n, "preproc_call")) {
+        TSNode dirn = node_field(n, "directive");
+        if (!ts_node_is_null(dirn)) {
+            uint32_t db = ts_node_start_byte(dirn), de = ts_node_end_byte(dirn);
+            if (de - db == 7 && memcmp(u->src->text + db, "#pragma", 7) == 0) {
+                TSNode arg = node_field(n, "argument");
+                Pragma *p = xcalloc(1, sizeof *p);
+                p->node = n;
+                p->start = ts_node_start_byte(n);
+                p->end = ts_node_end_byte(n);
+                size_t ab = ts_node_is_null(arg) ? de : ts_node_start_byte(arg);
+                size_t ae = ts_node_is_null(arg) ? de : ts_node_end_byte(arg);
+                parse__pragma_text(u->src, ab, ae, p);
+                DirError err;
+                if (directive_parse(p->text, &p->dir, &err) != 0) {
+                    diag_error(u->diag, pragma_src_off(p, err.off), "%s", err.msg);
+                    free(p->text);
+                    free(p->offmap);
+                    free(p);
+                } else if (p->dir.kind == DIR_OTHER) {
+                    directive_free(&p->dir);
+                    free(p->text);
+                    free(p->offmap);
+                    free(p);
+                } else {
+                    vec_push(&u->pragmas, p);
+                }
+            }
+        }
+        return;
+    }
+    uint32_t nc = ts_node_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        parse__collect(u, ts_node_child(n, i));
+}
+
+Unit *parse_unit(Source *src, Diag *diag)
+{
+    Unit *u = xcalloc(1, sizeof *u);
+    u->src = src;
+    u->diag = diag;
+    u->parser = ts_parser_new();
+    if (!u->parser || !ts_parser_set_language(u->parser, tree_sitter_c())) {
+        unit_delete(u);
+        return NULL;
+    }
+    u->tree = ts_parser_parse_string(u->parser, NULL, src->text, (uint32_t)src->len);
+    if (!u->tree) {
+        unit_delete(u);
+        return NULL;
+    }
+    parse__collect(u, ts_tree_root_node(u->tree));
+    return u;
+}
+
+static void parse__free_maps(Vec *maps, Vec *deps)
+{
+    for (int i = 0; i < maps->len; i++) {
+        RMap *m = maps->items[i];
+        free(m->name);
+        free(m->base);
+        free(m->start);
+        free(m->bytes);
+        free(m);
+    }
+    vec_free(maps);
+    for (int i = 0; i < deps->len; i++) {
+        RDep *d = deps->items[i];
+        free(d->addr);
+        free(d->bytes);
+        free(d);
+    }
+    vec_free(deps);
+}
+
+static void parse__free_decl(Decl *d)
+{
+    if (!d)
+        return;
+    free(d->name);
+    free(d->spec);
+    free(d->decl_text);
+    free(d);
+}
+
+void unit_delete(Unit *u)
+{
+    if (!u)
+        return;
+    for (int i = 0; i < u->regions.len; i++) {
+        Region *r = u->regions.items[i];
+        vec_free(&r->ifdevs);
+        free(r->func_name);
+        free(r->name);
+        free(r->suffix);
+        for (int j = 0; j < r->caps.len; j++) {
+            Capture *c = r->caps.items[j];
+            free(c->name);
+            parse__free_decl(c->decl);
+            free(c);
+        }
+        vec_free(&r->caps);
+        parse__free_maps(&r->maps, &r->deps);
+        free(r->device_expr);
+        free(r->if_expr);
+        for (int j = 0; j < r->loop_vars.len; j++)
+            free(r->loop_vars.items[j]);
+        vec_free(&r->loop_vars);
+        free(r);
+    }
+    vec_free(&u->regions);
+    for (int i = 0; i < u->datas.len; i++) {
+        DataConstruct *d = u->datas.items[i];
+        free(d->func_name);
+        parse__free_maps(&d->maps, &d->deps);
+        free(d->device_expr);
+        free(d->if_expr);
+        free(d);
+    }
+    vec_free(&u->datas);
+    for (int i = 0; i < u->pragmas.len; i++) {
+        Pragma *p = u->pragmas.items[i];
+        directive_free(&p->dir);
+        free(p->text);
+        free(p->offmap);
+        free(p);
+    }
+    vec_free(&u->pragmas);
+    if (u->tree)
+        ts_tree_delete(u->tree);
+    if (u->parser)
+        ts_parser_delete(u->parser);
+    free(u);
+}

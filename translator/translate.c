@@ -1,0 +1,120 @@
+/* translate.c: one input file to its outputs. Outputs are written to a
+ * temporary in the output directory and renamed, so a failed translation
+ * leaves nothing behind, and the input is never written. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "macc.h"
+
+int translate_needed(const char *text)
+{
+    for (const char *p = text; (p = strstr(p, "pragma")) != NULL; p += 6) {
+        if (p > text && p[-1] == '_')
+            return 1; /* _Pragma */
+        const char *q = p + 6;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if (!strncmp(q, "omp", 3) || !strncmp(q, "acc", 3))
+            return 1;
+    }
+    return 0;
+}
+
+static int tr__run(Source *src, FILE *diag_out, Buf *out, const char *display)
+{
+    Diag diag;
+    diag_init(&diag, src);
+    if (diag_out)
+        diag.out = diag_out;
+    Unit *u = parse_unit(src, &diag);
+    if (!u) {
+        fprintf(diag.out, "macc: fatal error: cannot create the C parser\n");
+        return 1;
+    }
+    analyze_unit(u);
+    if (!diag.errors)
+        emit_host(u, out, display ? display : src->path);
+    unit_delete(u);
+    return diag.errors;
+}
+
+int translate_string(const char *name, const char *text, Buf *out, FILE *diag_out)
+{
+    Source *src = source_from_string(name, text, strlen(text));
+    int n = tr__run(src, diag_out, out, NULL);
+    source_delete(src);
+    return n;
+}
+
+static char *tr__stem(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strrchr(base, '.');
+    size_t n = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+    return xstrndup(base, n);
+}
+
+static int tr__write(const char *path, const Buf *b, FILE *diag_out)
+{
+    char *tmp = xsprintf("%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        fprintf(diag_out, "macc: error: cannot write '%s': %s\n", path, strerror(errno));
+        free(tmp);
+        return 1;
+    }
+    size_t n = fwrite(b->data, 1, b->len, f);
+    int bad = n != b->len || ferror(f);
+    if (fclose(f) != 0)
+        bad = 1;
+    if (bad || rename(tmp, path) != 0) {
+        fprintf(diag_out, "macc: error: cannot write '%s': %s\n", path, strerror(errno));
+        unlink(tmp);
+        free(tmp);
+        return 1;
+    }
+    free(tmp);
+    return 0;
+}
+
+int translate_file(const char *path, const TranslateOptions *opt, char **host_out)
+{
+    FILE *dout = opt->diag_out ? opt->diag_out : stderr;
+    Source *src = source_read(path);
+    if (!src) {
+        fprintf(dout, "macc: fatal error: %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    Buf out = {0};
+    int errors = tr__run(src, dout, &out, opt->display);
+    if (errors) {
+        source_delete(src);
+        buf_free(&out);
+        return 1;
+    }
+    const char *dir = opt->outdir && *opt->outdir ? opt->outdir : ".";
+    char *stem = tr__stem(path);
+    char *outpath = xsprintf("%s/%s.host.c", dir, stem);
+    free(stem);
+    /* never write over the input */
+    char in_real[PATH_MAX], out_real[PATH_MAX];
+    int rc = 0;
+    if (realpath(path, in_real) && realpath(outpath, out_real) && strcmp(in_real, out_real) == 0) {
+        fprintf(dout, "macc: error: output '%s' would overwrite the input\n", outpath);
+        rc = 1;
+    } else {
+        rc = tr__write(outpath, &out, dout);
+    }
+    if (rc == 0 && host_out)
+        *host_out = outpath;
+    else
+        free(outpath);
+    buf_free(&out);
+    source_delete(src);
+    return rc;
+}

@@ -1,0 +1,117 @@
+/* util.c: allocation, strings, buffers, vectors. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "macc.h"
+
+static void util__oom(void)
+{
+    fputs("macc: fatal error: out of memory\n", stderr);
+    exit(1);
+}
+
+void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        util__oom();
+    return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        util__oom();
+    return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p)
+        util__oom();
+    return p;
+}
+
+char *xstrdup(const char *s)
+{
+    return xstrndup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+    char *p = xmalloc(n + 1);
+    memcpy(p, s, n);
+    p[n] = 0;
+    return p;
+}
+
+char *xsprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *p = xmalloc((size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return p;
+}
+
+void buf_put(Buf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        b->data = xrealloc(b->data, cap);
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = 0;
+}
+
+void buf_puts(Buf *b, const char *s)
+{
+    buf_put(b, s, strlen(s));
+}
+
+void buf_printf(Buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *p = xmalloc((size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    buf_put(b, p, (size_t)n);
+    free(p);
+}
+
+void buf_free(Buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+void vec_push(Vec *v, void *p)
+{
+    if (v->len == v->cap) {
+        v->cap = v->cap ? v->cap * 2 : 8;
+        v->items = xrealloc(v->items, sizeof(void *) * (size_t)v->cap);
+    }
+    v->items[v->len++] = p;
+}
+
+void vec_free(Vec *v)
+{
+    free(v->items);
+    v->items = NULL;
+    v->len = v->cap = 0;
+}
