@@ -18,7 +18,8 @@ override CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-
 override LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-TSC := $(BUILD)/deps/tree-sitter-c
+DEPS ?= build/deps
+TSC := $(DEPS)/tree-sitter-c
 DEPS_STAMP := $(TSC)/VERSION
 
 GRAMMAR_SRC := $(wildcard grammar/*.c)
@@ -46,7 +47,7 @@ all: $(MACC) $(RTLIB) $(RTSO) $(PUBHDR)
 
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP):
-	@sh tools/deps.sh $(BUILD)
+	@sh tools/deps.sh $(DEPS)
 
 $(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)

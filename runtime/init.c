@@ -355,22 +355,31 @@ void maccrt_init(void)
 
 /* At exit: wait for the live tasks (the implicit barrier at the end of the
  * program), stop the helpers, print the statistics. Never waits when called
- * from a helper thread or after a fatal error (exit(1) from a worker). */
+ * from a helper thread, from a running task or after a fatal error (exit(1)
+ * from a worker). Tasks that make no progress for MACCRT_EXIT_STALL_S seconds
+ * (e.g. a task whose OpenMP team lost the thread that called exit) are
+ * abandoned with a warning rather than hang the exit. */
+#define MACCRT_EXIT_STALL_S 30.0
+
 static void init__shutdown(void)
 {
     maccrt_runtime *rt = &maccrt_rt;
     maccrt_thread *self = maccrt_thread_self();
     int fatal = atomic_load(&rt->fatal);
     if (!fatal && !self->is_worker && !self->current) {
-        maccrt_task_wait_all();
-        pthread_mutex_lock(&rt->lock);
-        rt->exiting = 1;
-        rt->stopped = 1;
-        pthread_mutex_unlock(&rt->lock);
-        for (int d = 0; d < rt->ndevices; d++) {
-            maccrt_device *dev = rt->devices[d];
-            if (dev->plugin->fini_device)
-                dev->plugin->fini_device(dev);
+        long left = maccrt_task_drain(MACCRT_EXIT_STALL_S);
+        if (left > 0) {
+            maccrt_warn(NULL, "%ld task(s) still running at exit after %.0f s without progress; "
+                        "not waiting for them", left, MACCRT_EXIT_STALL_S);
+        } else {
+            pthread_mutex_lock(&rt->lock);
+            rt->stopped = 1;
+            pthread_mutex_unlock(&rt->lock);
+            for (int d = 0; d < rt->ndevices; d++) {
+                maccrt_device *dev = rt->devices[d];
+                if (dev->plugin->fini_device)
+                    dev->plugin->fini_device(dev);
+            }
         }
     }
     if (rt->stats)

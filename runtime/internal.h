@@ -63,7 +63,7 @@ double maccrt_now(void);
  * status 1. Thread-safe; only the first caller exits, later ones block. */
 void maccrt_fatal(const MACC_SrcLoc *loc, const char *fmt, ...)
     __attribute__((noreturn, format(printf, 2, 3)));
-/* Prints "macc: warning: ..." once per call site pattern (no dedup here). */
+/* Prints "macc: warning: FILE:LINE: message" (location optional). */
 void maccrt_warn(const MACC_SrcLoc *loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Allocation that never returns NULL (fatal on exhaustion). */
@@ -271,7 +271,6 @@ typedef struct maccrt_task {
     const MACC_SrcLoc *loc;
     int deferred;   /* MACC_NOWAIT */
     int op;         /* MACCRT_OP_*: a data operation instead of a region */
-    int op_flags;   /* data operation: MACC_MAP_DELETE etc. */
 
     /* Copied arguments (one allocation with the task). */
     void *args;
@@ -302,7 +301,6 @@ typedef struct maccrt_task {
 
     int state;
     int refs; /* the scheduler's + the waiting thread's */
-    int err;
     maccrt_thread *creator; /* deferred: whose taskwait counts it */
     maccrt_thread *waiter;  /* undeferred: the thread waiting for it */
     struct maccrt_task *qprev, *qnext; /* ready queue */
@@ -320,8 +318,11 @@ void maccrt_task_execute(maccrt_task *t);
 maccrt_thread *maccrt_thread_self(void);
 /* Resolves the device selector of a data call (DEFAULT/ANY: the default device). */
 maccrt_device *maccrt_data_device(int device, const MACC_SrcLoc *loc);
-/* Are all live tasks finished? Waits for it (used at exit). */
+/* Waits until every live task has finished. */
 void maccrt_task_wait_all(void);
+/* The same, but gives up when no task has finished for stall_s seconds;
+ * returns how many tasks are still live (used at exit). */
+long maccrt_task_drain(double stall_s);
 
 /* Creates a task for a data operation with dependences or nowait (device d,
  * MACCRT_OP_*); waits for it unless flags has MACC_NOWAIT. */
@@ -410,8 +411,8 @@ typedef struct maccrt_runtime {
     /* Tasks. */
     unsigned long next_id;
     long live;                      /* created, not finished */
+    unsigned long finished;         /* tasks finished so far */
     maccrt_task *ready_head, *ready_tail;
-    int exiting;                    /* shutdown started */
     int stopped;                    /* helpers stopped: run everything inline */
     atomic_int fatal;               /* a fatal error is exiting the process */
 } maccrt_runtime;

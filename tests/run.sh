@@ -31,6 +31,8 @@ finish() {
     exit $?
 }
 
+export LSAN_OPTIONS="suppressions=$top/tests/lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/macc-test-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
@@ -112,7 +114,7 @@ bad)
         elif ! grep -F -q -- "$want" "$tmp/err"; then
             cat "$tmp/err"
             ko "bad $src: message lacks '$want'"
-        elif ! grep -q '^ *\^' "$tmp/err"; then
+        elif ! grep -q '^ *| *\^' "$tmp/err"; then
             ko "bad $src: no caret line"
         elif [ -n "$(ls -A "$tmp/out")" ]; then
             ko "bad $src: output left behind: $(ls -A "$tmp/out")"
@@ -151,7 +153,7 @@ e2e)
     }
     run_one nbody "$top/samples/nbody.c" 2048 2
     run_one stream "$top/samples/stream.c" 2000000 4
-    run_one matmul "$top/samples/matmul.c" 256 64
+    run_one matmul "$top/samples/matmul.c" 4 64
     for src in "$top"/tests/e2e/*.c; do
         run_one "$(basename "$src" .c)" "$src"
     done

@@ -1,12 +1,12 @@
 #!/bin/sh
 # Makes sure the build dependencies are present.
-#   tools/deps.sh BUILD_DIR
+#   tools/deps.sh DEPS_DIR
 # System packages (Debian): libtree-sitter-dev, libcriterion-dev. Installed with
 # apt-get when missing and we are root; otherwise prints what to install.
 # The C grammar: npm package tree-sitter-c at a pinned version, unpacked into
-# BUILD_DIR/deps/tree-sitter-c (never committed).
+# DEPS_DIR/tree-sitter-c (never committed).
 set -eu
-build=${1:-build}
+deps=${1:-build/deps}
 TS_C_VERSION=0.23.6
 need=""
 [ -f /usr/include/tree_sitter/api.h ] || need="$need libtree-sitter-dev"
@@ -21,20 +21,20 @@ if [ -n "$need" ]; then
         exit 1
     fi
 fi
-dst="$build/deps/tree-sitter-c"
+dst="$deps/tree-sitter-c"
 if [ ! -f "$dst/src/parser.c" ] || [ "$(cat "$dst/VERSION" 2>/dev/null)" != "$TS_C_VERSION" ]; then
     command -v npm >/dev/null 2>&1 || {
         echo "deps: npm is needed to fetch the C grammar (tree-sitter-c $TS_C_VERSION): sudo apt-get install npm" >&2
         exit 1
     }
     echo "deps: fetching tree-sitter-c $TS_C_VERSION from npm"
-    rm -rf "$dst" "$build/deps/tmp"
-    mkdir -p "$build/deps/tmp"
-    (cd "$build/deps/tmp" && npm pack --silent "tree-sitter-c@$TS_C_VERSION" >/dev/null)
-    tar -xzf "$build/deps/tmp/tree-sitter-c-$TS_C_VERSION.tgz" -C "$build/deps/tmp"
+    rm -rf "$dst" "$deps/tmp"
+    mkdir -p "$deps/tmp"
+    (cd "$deps/tmp" && npm pack --silent "tree-sitter-c@$TS_C_VERSION" >/dev/null)
+    tar -xzf "$deps/tmp/tree-sitter-c-$TS_C_VERSION.tgz" -C "$deps/tmp"
     mkdir -p "$dst"
-    cp -r "$build/deps/tmp/package/src" "$dst/src"
-    cp "$build/deps/tmp/package/LICENSE" "$dst/" 2>/dev/null || true
+    cp -r "$deps/tmp/package/src" "$dst/src"
+    cp "$deps/tmp/package/LICENSE" "$dst/" 2>/dev/null || true
     echo "$TS_C_VERSION" > "$dst/VERSION"
-    rm -rf "$build/deps/tmp"
+    rm -rf "$deps/tmp"
 fi

@@ -929,8 +929,14 @@ static void an__region(Unit *u, Pragma *tp)
         }
     }
     if (loopcs && !node_is(r->stmt, "for_statement")) {
-        diag_error(u->diag, ts_node_start_byte(r->stmt), "'%s' needs a for loop after the directive",
-                   an__cs_name(loopcs));
+        Pragma *lp = tp;
+        for (int i = 0; i < r->ifdevs.len; i++) {
+            Pragma *q = r->ifdevs.items[i];
+            if (!(t->cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_SIMD)) &&
+                (q->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_SIMD)) && lp == tp)
+                lp = q;
+        }
+        diag_error(u->diag, lp->start, "'%s' needs a for loop as the next statement", an__cs_name(loopcs));
     } else if (loopcs && r->collapse > r->nest_depth) {
         const DirClause *c = NULL;
         Pragma *cp = tp;
@@ -1044,10 +1050,11 @@ static void an__region(Unit *u, Pragma *tp)
                     an__add_map(&r->maps, x->name, xsprintf("(void *)(%s)", x->name),
                                 xsprintf("(void *)(%s)", x->name), xstrdup("0"), MACC_MAP_ATTACH, 1, tp->start);
                 } else {
-                    diag_error(u->diag, ts_node_start_byte(x->node),
+                    diag_error(u->diag, tp->start,
                                "pointer '%s' is used in the target region but not mapped: add "
                                "map(to|from|tofrom: %s[0:n]) or an enclosing data region",
                                x->name, x->name);
+                    diag_note(u->diag, ts_node_start_byte(x->node), "'%s' is used here", x->name);
                 }
             }
             cap->map = mi;
@@ -1076,6 +1083,22 @@ static void an__region(Unit *u, Pragma *tp)
     }
     vec_free(&uses);
     an__free_names(&forvars);
+    /* loop directives inside the region must annotate for loops */
+    for (int i = 0; i < u->pragmas.len; i++) {
+        Pragma *q = u->pragmas.items[i];
+        if (q->start < ts_node_start_byte(r->stmt) || q->start >= ts_node_end_byte(r->stmt))
+            continue;
+        if (q->deferred) {
+            diag_error(u->diag, pragma_src_off(q, q->err.off), "%s", q->err.msg);
+            continue;
+        }
+        if (q->dir.kind != DIR_LOOP)
+            continue;
+        q->used = 1;
+        TSNode s = an__next_stmt(q->node);
+        if ((q->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_SIMD)) && !node_is(s, "for_statement"))
+            diag_error(u->diag, q->start, "'%s' needs a for loop as the next statement", an__cs_name(q->dir.cs));
+    }
     /* private(list) names that the region does not otherwise use */
     (void)an__cap_find;
     vec_push(&u->regions, r);

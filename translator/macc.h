@@ -90,6 +90,8 @@ typedef struct Pragma {
     size_t *offmap;     /* offmap[i]: source offset of text[i] */
     Directive dir;
     int used;           /* attached to a construct */
+    int deferred;       /* a host loop directive we could not parse: an error only inside a region */
+    DirError err;
 } Pragma;
 
 typedef struct Unit {

@@ -87,6 +87,25 @@ static void parse__pragma_text(const Source *src, size_t b, size_t e, Pragma *p)
     p->text = t.data;
 }
 
+/* Does the pragma start with a loop directive (omp parallel/for/simd/teams/distribute)? */
+static int parse__host_loop(const char *t)
+{
+    while (*t == ' ' || *t == '\t')
+        t++;
+    if (strncmp(t, "omp", 3) || (t[3] != ' ' && t[3] != '\t'))
+        return 0;
+    t += 3;
+    while (*t == ' ' || *t == '\t')
+        t++;
+    static const char *words[] = {"parallel", "for", "simd", "teams", "distribute", NULL};
+    for (int i = 0; words[i]; i++) {
+        size_t n = strlen(words[i]);
+        if (!strncmp(t, words[i], n) && !(t[n] == '_' || (t[n] >= 'a' && t[n] <= 'z')))
+            return 1;
+    }
+    return 0;
+}
+
 static void parse__collect(Unit *u, TSNode n)
 {
     if (node_is(n, "preproc_call")) {
@@ -103,7 +122,15 @@ static void parse__collect(Unit *u, TSNode n)
                 size_t ae = ts_node_is_null(arg) ? de : ts_node_end_byte(arg);
                 parse__pragma_text(u->src, ab, ae, p);
                 DirError err;
-                if (directive_parse(p->text, &p->dir, &err) != 0) {
+                int bad = directive_parse(p->text, &p->dir, &err) != 0;
+                if (bad && parse__host_loop(p->text)) {
+                    /* host OpenMP outside regions passes through to the C compiler,
+                     * whatever clauses it has; inside a region it must be ours */
+                    memset(&p->dir, 0, sizeof p->dir);
+                    p->deferred = 1;
+                    p->err = err;
+                    vec_push(&u->pragmas, p);
+                } else if (bad) {
                     diag_error(u->diag, pragma_src_off(p, err.off), "%s", err.msg);
                     free(p->text);
                     free(p->offmap);

@@ -12,9 +12,9 @@
 
 int translate_needed(const char *text)
 {
+    if (strstr(text, "_Pragma"))
+        return 1;
     for (const char *p = text; (p = strstr(p, "pragma")) != NULL; p += 6) {
-        if (p > text && p[-1] == '_')
-            return 1; /* _Pragma */
         const char *q = p + 6;
         while (*q == ' ' || *q == '\t')
             q++;

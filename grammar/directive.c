@@ -1,0 +1,1705 @@
+/* directive.c: a small lexer and recursive-descent parser for the text of a
+ * `#pragma omp ...` / `#pragma acc ...` line (the text after "#pragma").
+ *
+ * The grammar, the clause table and the decisions taken are written down in
+ * grammar/GRAMMAR.md. Expressions are never evaluated: they are kept as text
+ * (trimmed, runs of whitespace and comments turned into one space, string and
+ * character literals copied verbatim).
+ */
+#include "directive.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Parser state. All offsets are byte offsets into `s`. */
+typedef struct DirP {
+    const char *s;   /* the whole pragma text */
+    int len;         /* strlen(s) */
+    int pos;         /* cursor */
+    int lim;         /* end of the range being parsed (len, or a variant's ')') */
+    int is_acc;      /* parsing an acc directive */
+    DirError *err;
+    int failed;
+} DirP;
+
+#define DIR__BIT(k) ((uint64_t)1 << (k))
+#define DIR__W(n) ((n) > 48 ? 48 : (n)) /* at most 48 bytes of a word in a message */
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                             */
+/* ------------------------------------------------------------------ */
+
+static int dir__fail(DirP *p, int off, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Records the first error (later ones are consequences) and returns -1. */
+static int dir__fail(DirP *p, int off, const char *fmt, ...)
+{
+    if (!p->failed) {
+        va_list ap;
+        p->failed = 1;
+        p->err->off = off;
+        va_start(ap, fmt);
+        vsnprintf(p->err->msg, sizeof p->err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Lexical helpers                                                    */
+/* ------------------------------------------------------------------ */
+
+static int dir__idstart(int c) { return isalpha((unsigned char)c) || c == '_'; }
+static int dir__idchar(int c) { return isalnum((unsigned char)c) || c == '_'; }
+
+static int dir__is_comment(const DirP *p, int i, int lim)
+{
+    return p->s[i] == '/' && i + 1 < lim && (p->s[i + 1] == '*' || p->s[i + 1] == '/');
+}
+
+/* s[i] starts a comment: returns the index after it (lim when unterminated). */
+static int dir__skip_comment(const DirP *p, int i, int lim)
+{
+    if (p->s[i + 1] == '/') {
+        while (i < lim && p->s[i] != '\n')
+            i++;
+        return i;
+    }
+    for (i += 2; i + 1 < lim; i++)
+        if (p->s[i] == '*' && p->s[i + 1] == '/')
+            return i + 2;
+    return lim;
+}
+
+/* Length of a line continuation at i: a backslash, optional blanks, then a
+ * newline or the end of the text (0 when none). */
+static int dir__bsnl(const DirP *p, int i, int lim)
+{
+    int j = i + 1;
+    if (p->s[i] != '\\')
+        return 0;
+    while (j < lim && (p->s[j] == ' ' || p->s[j] == '\t'))
+        j++;
+    if (j >= lim)
+        return j - i;
+    if (p->s[j] == '\n')
+        return j + 1 - i;
+    if (p->s[j] == '\r')
+        return (j + 1 < lim && p->s[j + 1] == '\n') ? j + 2 - i : j + 1 - i;
+    return 0;
+}
+
+/* Skips whitespace, comments and backslash-newlines. */
+static int dir__skip_ws(const DirP *p, int i, int lim)
+{
+    while (i < lim) {
+        int n;
+        if (isspace((unsigned char)p->s[i]))
+            i++;
+        else if ((n = dir__bsnl(p, i, lim)) > 0)
+            i += n;
+        else if (dir__is_comment(p, i, lim))
+            i = dir__skip_comment(p, i, lim);
+        else
+            break;
+    }
+    return i;
+}
+
+static void dir__ws(DirP *p) { p->pos = dir__skip_ws(p, p->pos, p->lim); }
+
+/* Length of the identifier at i (0 when none). */
+static int dir__word_at(const DirP *p, int i, int lim)
+{
+    int j = i;
+    if (i >= lim || !dir__idstart(p->s[i]))
+        return 0;
+    while (j < lim && dir__idchar(p->s[j]))
+        j++;
+    return j - i;
+}
+
+static int dir__is(const DirP *p, int i, int n, const char *w)
+{
+    return (int)strlen(w) == n && memcmp(p->s + i, w, (size_t)n) == 0;
+}
+
+static int dir__ieq(const char *a, const char *b) { return strcasecmp(a, b) == 0; }
+
+/* Whether the next word (after whitespace) is w; does not consume it. */
+static int dir__peek(DirP *p, const char *w)
+{
+    dir__ws(p);
+    return dir__is(p, p->pos, dir__word_at(p, p->pos, p->lim), w);
+}
+
+static int dir__accept(DirP *p, const char *w)
+{
+    if (!dir__peek(p, w))
+        return 0;
+    p->pos += (int)strlen(w);
+    return 1;
+}
+
+/* Skips a string or character literal starting at i; -1 when unterminated. */
+static int dir__skip_lit(DirP *p, int i, int lim)
+{
+    char q = p->s[i];
+    int j = i + 1;
+    while (j < lim && p->s[j] != q) {
+        if (p->s[j] == '\\' && j + 1 < lim)
+            j++;
+        j++;
+    }
+    if (j >= lim)
+        return q == '"' ? dir__fail(p, i, "unterminated string literal")
+                        : dir__fail(p, i, "unterminated character literal");
+    return j + 1;
+}
+
+/* Scans [i, lim) for the first character of `stops` at nesting depth 0,
+ * outside literals and comments; (), [] and {} must balance. With qcolon, a
+ * ':' that closes a pending '?' of a conditional expression is not a stop.
+ * Returns the index of the stop, lim when none, -1 after an error. */
+static int dir__scan(DirP *p, int i, int lim, const char *stops, int qcolon)
+{
+    const char *s = p->s;
+    char stack[64];
+    int sp = 0, q = 0;
+
+    while (i < lim) {
+        char c = s[i];
+        if (c == '"' || c == '\'') {
+            i = dir__skip_lit(p, i, lim);
+            if (i < 0)
+                return -1;
+            continue;
+        }
+        if (dir__is_comment(p, i, lim)) {
+            i = dir__skip_comment(p, i, lim);
+            continue;
+        }
+        if (sp == 0) {
+            if (c == ':' && qcolon && q > 0) {
+                q--;
+                i++;
+                continue;
+            }
+            if (strchr(stops, c))
+                return i;
+            if (c == '?')
+                q++;
+        }
+        if (c == '(' || c == '[' || c == '{') {
+            if (sp == (int)sizeof stack)
+                return dir__fail(p, i, "expressions nested too deeply");
+            stack[sp++] = c == '(' ? ')' : c == '[' ? ']' : '}';
+        } else if (c == ')' || c == ']' || c == '}') {
+            if (sp == 0) {
+                if (strchr(stops, ')'))
+                    return dir__fail(p, i, "expected ')' before '%c'", c);
+                if (strchr(stops, ']'))
+                    return dir__fail(p, i, "expected ']' before '%c'", c);
+                return dir__fail(p, i, "unexpected '%c'", c);
+            }
+            if (stack[sp - 1] != c)
+                return dir__fail(p, i, "expected '%c' before '%c'", stack[sp - 1], c);
+            sp--;
+        }
+        i++;
+    }
+    if (sp)
+        return dir__fail(p, lim, "expected '%c'", stack[sp - 1]);
+    return lim;
+}
+
+/* The text of [a, b), trimmed, whitespace runs and comments turned into one
+ * space, literals kept verbatim. Never NULL unless out of memory. */
+static char *dir__text(DirP *p, int a, int b)
+{
+    const char *s = p->s;
+    char *t = malloc((size_t)(b > a ? b - a : 0) + 1);
+    int n = 0, sp = 0, i = a;
+
+    if (!t) {
+        dir__fail(p, a, "out of memory");
+        return NULL;
+    }
+    while (i < b) {
+        char c = s[i];
+        int k;
+        if (isspace((unsigned char)c)) {
+            sp = 1;
+            i++;
+            continue;
+        }
+        if ((k = dir__bsnl(p, i, b)) > 0) {
+            sp = 1;
+            i += k;
+            continue;
+        }
+        if (dir__is_comment(p, i, b)) {
+            sp = 1;
+            i = dir__skip_comment(p, i, b);
+            continue;
+        }
+        if (sp && n)
+            t[n++] = ' ';
+        sp = 0;
+        if (c == '"' || c == '\'') {
+            int j = i + 1;
+            while (j < b && s[j] != c) {
+                if (s[j] == '\\' && j + 1 < b)
+                    j++;
+                j++;
+            }
+            if (j < b)
+                j++;
+            memcpy(t + n, s + i, (size_t)(j - i));
+            n += j - i;
+            i = j;
+            continue;
+        }
+        t[n++] = c;
+        i++;
+    }
+    t[n] = 0;
+    return t;
+}
+
+/* Whether t is a whole C integer literal (decimal, octal or hex, with an
+ * optional u/l suffix); stores its value. */
+static int dir__intlit(const char *t, long *v)
+{
+    char *e;
+    unsigned long long x;
+    if (!isdigit((unsigned char)t[0]))
+        return 0;
+    errno = 0;
+    x = strtoull(t, &e, 0);
+    if (errno || e == t)
+        return 0;
+    while (*e == 'u' || *e == 'U' || *e == 'l' || *e == 'L')
+        e++;
+    if (*e || x > (unsigned long long)LONG_MAX)
+        return 0;
+    *v = (long)x;
+    return 1;
+}
+
+static int dir__is_ident(const char *t)
+{
+    if (!dir__idstart(*t))
+        return 0;
+    while (*t && dir__idchar(*t))
+        t++;
+    return *t == 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Clause names                                                       */
+/* ------------------------------------------------------------------ */
+
+static const char *const dir__clause_names[CL_NCLAUSES] = {
+    [CL_DEVICE] = "device", [CL_MAP] = "map", [CL_NOWAIT] = "nowait",
+    [CL_DEPEND] = "depend", [CL_IF] = "if", [CL_PRIVATE] = "private",
+    [CL_FIRSTPRIVATE] = "firstprivate", [CL_LASTPRIVATE] = "lastprivate",
+    [CL_SHARED] = "shared", [CL_NUM_TEAMS] = "num_teams",
+    [CL_THREAD_LIMIT] = "thread_limit", [CL_NUM_THREADS] = "num_threads",
+    [CL_COLLAPSE] = "collapse", [CL_REDUCTION] = "reduction",
+    [CL_SCHEDULE] = "schedule", [CL_DIST_SCHEDULE] = "dist_schedule",
+    [CL_SIMDLEN] = "simdlen", [CL_SAFELEN] = "safelen",
+    [CL_RESOURCES] = "resources", [CL_TO] = "to", [CL_FROM] = "from",
+    [CL_DEFAULTMAP] = "defaultmap", [CL_IS_DEVICE_PTR] = "is_device_ptr",
+    [CL_ACC_COPY] = "copy", [CL_ACC_COPYIN] = "copyin",
+    [CL_ACC_COPYOUT] = "copyout", [CL_ACC_CREATE] = "create",
+    [CL_ACC_PRESENT] = "present", [CL_ACC_NO_CREATE] = "no_create",
+    [CL_ACC_DEVICEPTR] = "deviceptr", [CL_ACC_ATTACH] = "attach",
+    [CL_ACC_DETACH] = "detach", [CL_ACC_DELETE] = "delete",
+    [CL_ACC_HOST] = "host", [CL_ACC_SELF] = "self", [CL_ACC_DEVICE] = "device",
+    [CL_ACC_FINALIZE] = "finalize", [CL_ACC_ASYNC] = "async",
+    [CL_ACC_WAIT] = "wait", [CL_ACC_IF_PRESENT] = "if_present",
+};
+
+typedef struct DirName {
+    const char *name;
+    int kind;
+} DirName;
+
+static const DirName dir__omp_names[] = {
+    {"device", CL_DEVICE}, {"map", CL_MAP}, {"nowait", CL_NOWAIT},
+    {"depend", CL_DEPEND}, {"if", CL_IF}, {"private", CL_PRIVATE},
+    {"firstprivate", CL_FIRSTPRIVATE}, {"lastprivate", CL_LASTPRIVATE},
+    {"shared", CL_SHARED}, {"num_teams", CL_NUM_TEAMS},
+    {"thread_limit", CL_THREAD_LIMIT}, {"num_threads", CL_NUM_THREADS},
+    {"collapse", CL_COLLAPSE}, {"reduction", CL_REDUCTION},
+    {"schedule", CL_SCHEDULE}, {"dist_schedule", CL_DIST_SCHEDULE},
+    {"simdlen", CL_SIMDLEN}, {"safelen", CL_SAFELEN},
+    {"resources", CL_RESOURCES}, {"to", CL_TO}, {"enter", CL_TO},
+    {"from", CL_FROM}, {"defaultmap", CL_DEFAULTMAP},
+    {"is_device_ptr", CL_IS_DEVICE_PTR},
+};
+
+static const DirName dir__acc_names[] = {
+    {"copy", CL_ACC_COPY}, {"pcopy", CL_ACC_COPY}, {"present_or_copy", CL_ACC_COPY},
+    {"copyin", CL_ACC_COPYIN}, {"pcopyin", CL_ACC_COPYIN},
+    {"present_or_copyin", CL_ACC_COPYIN},
+    {"copyout", CL_ACC_COPYOUT}, {"pcopyout", CL_ACC_COPYOUT},
+    {"present_or_copyout", CL_ACC_COPYOUT},
+    {"create", CL_ACC_CREATE}, {"pcreate", CL_ACC_CREATE},
+    {"present_or_create", CL_ACC_CREATE},
+    {"present", CL_ACC_PRESENT}, {"no_create", CL_ACC_NO_CREATE},
+    {"deviceptr", CL_ACC_DEVICEPTR}, {"attach", CL_ACC_ATTACH},
+    {"detach", CL_ACC_DETACH}, {"delete", CL_ACC_DELETE}, {"host", CL_ACC_HOST},
+    {"self", CL_ACC_SELF}, {"device", CL_ACC_DEVICE}, {"finalize", CL_ACC_FINALIZE},
+    {"async", CL_ACC_ASYNC}, {"wait", CL_ACC_WAIT}, {"if_present", CL_ACC_IF_PRESENT},
+    {"if", CL_IF},
+};
+
+static int dir__lookup(const DirP *p, int off, int n)
+{
+    const DirName *t = p->is_acc ? dir__acc_names : dir__omp_names;
+    size_t nt = p->is_acc ? sizeof dir__acc_names / sizeof *dir__acc_names
+                          : sizeof dir__omp_names / sizeof *dir__omp_names;
+    for (size_t i = 0; i < nt; i++)
+        if (dir__is(p, off, n, t[i].name))
+            return t[i].kind;
+    return -1;
+}
+
+const char *directive_clause_name(ClauseKind k)
+{
+    if ((int)k < 0 || k >= CL_NCLAUSES || !dir__clause_names[k])
+        return "";
+    return dir__clause_names[k];
+}
+
+const char *directive_reduction_op(int red)
+{
+    static const char *const ops[] = {"", "+", "*", "-", "min", "max", "&", "|", "^", "&&", "||"};
+    if (red < RED_ADD || red > RED_LOR)
+        return "";
+    return ops[red];
+}
+
+/* ------------------------------------------------------------------ */
+/* Building and freeing                                               */
+/* ------------------------------------------------------------------ */
+
+static void dir__free_items(DirItem *it, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(it[i].base);
+        for (int j = 0; j < it[i].nsubs; j++) {
+            free(it[i].subs[j].lo);
+            free(it[i].subs[j].len);
+        }
+        free(it[i].subs);
+    }
+    free(it);
+}
+
+void directive_free(Directive *d)
+{
+    if (!d)
+        return;
+    for (int i = 0; i < d->nclauses; i++) {
+        DirClause *c = &d->clauses[i];
+        free(c->name);
+        free(c->arg);
+        dir__free_items(c->items, c->nitems);
+    }
+    free(d->clauses);
+    for (int i = 0; i < d->nvariants; i++)
+        directive_free(&d->variants[i]);
+    free(d->variants);
+    memset(d, 0, sizeof *d);
+}
+
+const DirClause *directive_find(const Directive *d, ClauseKind k)
+{
+    if (!d)
+        return NULL;
+    for (int i = 0; i < d->nclauses; i++)
+        if (d->clauses[i].kind == k)
+            return &d->clauses[i];
+    return NULL;
+}
+
+/* Grows *arr (of *n elements of size sz) by one zeroed element. */
+static void *dir__grow(DirP *p, void **arr, int *n, size_t sz, int off)
+{
+    char *a = realloc(*arr, (size_t)(*n + 1) * sz);
+    if (!a) {
+        dir__fail(p, off, "out of memory");
+        return NULL;
+    }
+    *arr = a;
+    memset(a + (size_t)*n * sz, 0, sz);
+    return a + (size_t)(*n)++ * sz;
+}
+
+static DirClause *dir__add_clause(DirP *p, Directive *d, ClauseKind k, int off)
+{
+    DirClause *c = dir__grow(p, (void **)&d->clauses, &d->nclauses, sizeof *c, off);
+    if (c) {
+        c->kind = k;
+        c->off = off;
+    }
+    return c;
+}
+
+/* Construct-set text ("teams distribute parallel for simd"). */
+static const char *dir__cs_text(unsigned cs, char *buf, size_t n)
+{
+    buf[0] = 0;
+    if (cs & CS_TEAMS)
+        snprintf(buf + strlen(buf), n - strlen(buf), "%steams", buf[0] ? " " : "");
+    if (cs & CS_DISTRIBUTE)
+        snprintf(buf + strlen(buf), n - strlen(buf), "%sdistribute", buf[0] ? " " : "");
+    if (cs & CS_PARALLEL_FOR)
+        snprintf(buf + strlen(buf), n - strlen(buf), "%sparallel for", buf[0] ? " " : "");
+    if (cs & CS_SIMD)
+        snprintf(buf + strlen(buf), n - strlen(buf), "%ssimd", buf[0] ? " " : "");
+    return buf;
+}
+
+/* ------------------------------------------------------------------ */
+/* List items and array sections                                      */
+/* ------------------------------------------------------------------ */
+
+/* Checks the base of a list item, [a, b): identifiers joined by '.', '->',
+ * '*' and parentheses; two identifiers separated only by whitespace mean a
+ * missing comma. */
+static int dir__check_base(DirP *p, int a, int b)
+{
+    int prev_word = 0, gap = 0, any = 0, i = a;
+    while (i < b) {
+        char c = p->s[i];
+        int k;
+        if (isspace((unsigned char)c)) {
+            gap = 1;
+            i++;
+        } else if ((k = dir__bsnl(p, i, b)) > 0) {
+            gap = 1;
+            i += k;
+        } else if (dir__is_comment(p, i, b)) {
+            gap = 1;
+            i = dir__skip_comment(p, i, b);
+        } else if (dir__idchar(c)) {
+            if (prev_word && gap)
+                return dir__fail(p, i, "expected ',' before '%.*s'",
+                                 DIR__W(dir__word_at(p, i, b) ? dir__word_at(p, i, b) : 1), p->s + i);
+            while (i < b && dir__idchar(p->s[i]))
+                i++;
+            prev_word = any = 1;
+            gap = 0;
+        } else if (c == '-' && i + 1 < b && p->s[i + 1] == '>') {
+            prev_word = gap = 0;
+            i += 2;
+        } else if (c == '.' || c == '*' || c == '(' || c == ')') {
+            prev_word = c == ')';
+            gap = 0;
+            i++;
+        } else {
+            return dir__fail(p, i, "expected ',' or ')' before '%c' in a list item", c);
+        }
+    }
+    if (!any)
+        return dir__fail(p, a, "expected a list item");
+    return 0;
+}
+
+/* One subscript: p->s[ob] == '['. Returns the index after the ']'. */
+static int dir__sub(DirP *p, DirItem *it, int ob, int b)
+{
+    int cb, colon, a;
+    DirSub *sub;
+
+    cb = dir__scan(p, ob + 1, b, "]", 0);
+    if (cb < 0)
+        return -1;
+    if (cb >= b)
+        return dir__fail(p, b, "expected ']'");
+    sub = dir__grow(p, (void **)&it->subs, &it->nsubs, sizeof *sub, ob);
+    if (!sub)
+        return -1;
+    a = ob + 1;
+    colon = dir__scan(p, a, cb, ":", 1);
+    if (colon < 0)
+        return -1;
+    if (colon >= cb) {
+        if (!(sub->lo = dir__text(p, a, cb)))
+            return -1;
+        if (!sub->lo[0])
+            return dir__fail(p, ob, "expected an expression in '[]'");
+        return cb + 1;
+    }
+    sub->is_section = 1;
+    {
+        int c2 = dir__scan(p, colon + 1, cb, ":", 1);
+        if (c2 < 0)
+            return -1;
+        if (c2 < cb)
+            return dir__fail(p, c2, "expected ']' (array section strides are not supported)");
+    }
+    if (!(sub->lo = dir__text(p, a, colon)) || !(sub->len = dir__text(p, colon + 1, cb)))
+        return -1;
+    if (!sub->lo[0]) {
+        free(sub->lo);
+        sub->lo = NULL;
+    }
+    if (!sub->len[0]) {
+        free(sub->len);
+        sub->len = NULL;
+    }
+    return cb + 1;
+}
+
+/* A comma-separated list of items in [a, b) (the inside of a clause). */
+static int dir__list(DirP *p, DirClause *c, int a, int b)
+{
+    int i = a;
+    for (;;) {
+        DirItem *it;
+        int e;
+
+        i = dir__skip_ws(p, i, b);
+        if (i >= b || p->s[i] == ',')
+            return dir__fail(p, i, "expected a list item");
+        e = dir__scan(p, i, b, ",[", 0);
+        if (e < 0 || dir__check_base(p, i, e) < 0)
+            return -1;
+        it = dir__grow(p, (void **)&c->items, &c->nitems, sizeof *it, i);
+        if (!it)
+            return -1;
+        it->off = i;
+        if (!(it->base = dir__text(p, i, e)))
+            return -1;
+        it->is_ident = dir__is_ident(it->base);
+        while (e < b && p->s[e] == '[') {
+            e = dir__sub(p, it, e, b);
+            if (e < 0)
+                return -1;
+            e = dir__skip_ws(p, e, b);
+        }
+        if (e < b && p->s[e] != ',')
+            return dir__fail(p, e, "expected ',' or ')' after a list item");
+        if (e >= b)
+            return 0;
+        i = e + 1;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Clauses                                                            */
+/* ------------------------------------------------------------------ */
+
+/* Expects '(' after a clause name, finds its ')': the inside is [*a, *b). */
+static int dir__parens(DirP *p, const char *what, int *a, int *b)
+{
+    int e;
+    dir__ws(p);
+    if (p->pos >= p->lim || p->s[p->pos] != '(')
+        return dir__fail(p, p->pos, "expected '(' after '%s'", what);
+    e = dir__scan(p, p->pos + 1, p->lim, ")", 0);
+    if (e < 0)
+        return -1;
+    if (e >= p->lim)
+        return dir__fail(p, p->lim, "expected ')'");
+    *a = p->pos + 1;
+    *b = e;
+    p->pos = e + 1;
+    return 0;
+}
+
+/* c->arg = the text of [a, b), which must not be empty. */
+static int dir__arg(DirP *p, DirClause *c, int a, int b)
+{
+    if (!(c->arg = dir__text(p, a, b)))
+        return -1;
+    if (!c->arg[0])
+        return dir__fail(p, dir__skip_ws(p, a, b), "expected an expression in '%s'",
+                         directive_clause_name(c->kind));
+    return 0;
+}
+
+/* A word of a modifier prefix (before a ':'). */
+typedef struct DirWord {
+    int off, n;
+} DirWord;
+
+/* Splits [a, b) into words separated by whitespace or commas; anything else
+ * fails with `what`. Returns the number of words (at most max), -1 on error. */
+static int dir__words(DirP *p, int a, int b, DirWord *w, int max, const char *what)
+{
+    int n = 0, i = a;
+    for (;;) {
+        int k;
+        i = dir__skip_ws(p, i, b);
+        if (i < b && p->s[i] == ',') {
+            i++;
+            continue;
+        }
+        if (i >= b)
+            return n;
+        k = dir__word_at(p, i, b);
+        if (!k || n == max)
+            return dir__fail(p, i, "%s", what);
+        w[n].off = i;
+        w[n].n = k;
+        n++;
+        i += k;
+    }
+}
+
+static int dir__cl_map(DirP *p, Directive *d, DirClause *c, int a, int b)
+{
+    static const char *const types[] = {"tofrom", "to", "from", "alloc", "release", "delete"};
+    int colon = dir__scan(p, a, b, ":", 1), explicit_type = 0, toff = a;
+    DirWord w[8] = {{0, 0}};
+
+    if (colon < 0)
+        return -1;
+    c->modifier = MAPT_TOFROM;
+    if (colon < b) {
+        int n = dir__words(p, a, colon, w, 8, "expected a map type before ':'");
+        if (n < 0)
+            return -1;
+        for (int i = 0; i < n; i++) {
+            int t = -1;
+            if (explicit_type)
+                return dir__fail(p, w[i].off, "unexpected '%.*s' after the map type",
+                                 DIR__W(w[i].n), p->s + w[i].off);
+            if (dir__is(p, w[i].off, w[i].n, "always")) {
+                if (c->always)
+                    return dir__fail(p, w[i].off, "duplicate map modifier 'always'");
+                c->always = 1;
+                continue;
+            }
+            if (dir__is(p, w[i].off, w[i].n, "close"))
+                continue;
+            for (int j = 0; j < 6; j++)
+                if (dir__is(p, w[i].off, w[i].n, types[j]))
+                    t = j;
+            if (t < 0)
+                return dir__fail(p, w[i].off, "unknown map type '%.*s'", DIR__W(w[i].n),
+                                 p->s + w[i].off);
+            c->modifier = t;
+            explicit_type = 1;
+            toff = w[i].off;
+        }
+        if (!explicit_type)
+            return dir__fail(p, colon, "expected a map type before ':'");
+        a = colon + 1;
+    }
+    switch (d->kind) {
+    case DIR_TARGET_ENTER_DATA:
+        if (!explicit_type)
+            c->modifier = MAPT_TO;
+        if (c->modifier != MAPT_TO && c->modifier != MAPT_ALLOC)
+            return dir__fail(p, toff, "map type '%s' not allowed on 'target enter data' (use to or alloc)",
+                             types[c->modifier]);
+        break;
+    case DIR_TARGET_EXIT_DATA:
+        if (!explicit_type)
+            c->modifier = MAPT_FROM;
+        if (c->modifier != MAPT_FROM && c->modifier != MAPT_RELEASE && c->modifier != MAPT_DELETE)
+            return dir__fail(p, toff,
+                             "map type '%s' not allowed on 'target exit data' (use from, release or delete)",
+                             types[c->modifier]);
+        break;
+    default:
+        if (c->modifier == MAPT_RELEASE || c->modifier == MAPT_DELETE)
+            return dir__fail(p, toff, "map type '%s' is only allowed on 'target exit data'",
+                             types[c->modifier]);
+        break;
+    }
+    return dir__list(p, c, a, b);
+}
+
+static int dir__cl_depend(DirP *p, DirClause *c, int a, int b)
+{
+    int colon = dir__scan(p, a, b, ":", 1), n;
+    DirWord w[2] = {{0, 0}, {0, 0}};
+
+    if (colon < 0)
+        return -1;
+    if (colon >= b)
+        return dir__fail(p, dir__skip_ws(p, a, b), "expected a depend type (in, out or inout) and ':'");
+    n = dir__words(p, a, colon, w, 1, "expected a depend type (in, out or inout)");
+    if (n < 0)
+        return -1;
+    if (n == 0)
+        return dir__fail(p, colon, "expected a depend type (in, out or inout) before ':'");
+    if (dir__is(p, w[0].off, w[0].n, "in"))
+        c->modifier = DEP_IN;
+    else if (dir__is(p, w[0].off, w[0].n, "out"))
+        c->modifier = DEP_OUT;
+    else if (dir__is(p, w[0].off, w[0].n, "inout"))
+        c->modifier = DEP_INOUT;
+    else
+        return dir__fail(p, w[0].off, "unknown depend type '%.*s' (expected in, out or inout)",
+                         DIR__W(w[0].n), p->s + w[0].off);
+    return dir__list(p, c, colon + 1, b);
+}
+
+static int dir__cl_if(DirP *p, DirClause *c, int a, int b)
+{
+    static const char *const mods[] = {"target", "data", "enter", "exit", "update", "parallel",
+                                       "simd", "teams", "task", "taskloop", "cancel"};
+    int colon = p->is_acc ? b : dir__scan(p, a, b, ":", 1);
+    if (colon < 0)
+        return -1;
+    if (colon < b) {
+        DirWord w[4] = {{0, 0}};
+        int i = dir__skip_ws(p, a, colon), allwords = 1, n;
+        /* only a prefix made of words is a directive-name modifier */
+        for (int j = i; j < colon; j++)
+            if (!dir__idchar(p->s[j]) && !isspace((unsigned char)p->s[j]))
+                allwords = 0;
+        if (allwords && i < colon) {
+            n = dir__words(p, a, colon, w, 4, "unknown directive-name modifier in 'if'");
+            if (n < 0)
+                return -1;
+            for (int k = 0; k < n; k++) {
+                int ok = 0;
+                for (size_t m = 0; m < sizeof mods / sizeof *mods; m++)
+                    ok |= dir__is(p, w[k].off, w[k].n, mods[m]);
+                if (!ok)
+                    return dir__fail(p, w[k].off, "unknown directive-name modifier '%.*s' in 'if'",
+                                     DIR__W(w[k].n), p->s + w[k].off);
+            }
+            if (!(c->name = dir__text(p, a, colon)))
+                return -1;
+            a = colon + 1;
+        }
+    }
+    return dir__arg(p, c, a, b);
+}
+
+static int dir__cl_device(DirP *p, DirClause *c, int a, int b)
+{
+    static const char *const bad[] = {"gpu", "cpu", "nohost", "amd", "amdgcn", "amdgpu", "fpga",
+                                      "nvptx", "nvptx64", "accelerator"};
+    int colon = dir__scan(p, a, b, ":", 1);
+    long v;
+
+    if (colon < 0)
+        return -1;
+    if (colon < b) {
+        int i = dir__skip_ws(p, a, colon), n = dir__word_at(p, i, colon);
+        if (dir__is(p, i, n, "device_num") && dir__skip_ws(p, i + n, colon) == colon)
+            a = colon + 1;
+        else if (dir__is(p, i, n, "ancestor"))
+            return dir__fail(p, i, "device modifier 'ancestor' is not supported");
+    }
+    if (!(c->arg = dir__text(p, a, b)))
+        return -1;
+    if (!c->arg[0])
+        return dir__fail(p, dir__skip_ws(p, a, b), "expected a device kind (any, host, nvidia) or number in 'device'");
+    if (dir__ieq(c->arg, "any"))
+        c->modifier = DEVSEL_ANY;
+    else if (dir__ieq(c->arg, "host") || dir__ieq(c->arg, "smp"))
+        c->modifier = DEVSEL_HOST;
+    else if (dir__ieq(c->arg, "nvidia") || dir__ieq(c->arg, "cuda"))
+        c->modifier = DEVSEL_NVIDIA;
+    else {
+        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+            if (dir__ieq(c->arg, bad[i]))
+                return dir__fail(p, dir__skip_ws(p, a, b),
+                                 "unknown device kind '%s' (expected any, host, nvidia or a device number)",
+                                 c->arg);
+        c->modifier = DEVSEL_NUM;
+        if (dir__intlit(c->arg, &v))
+            c->ival = v;
+        return 0;
+    }
+    /* a keyword: no expression text */
+    free(c->arg);
+    c->arg = NULL;
+    return 0;
+}
+
+static int dir__cl_reduction(DirP *p, DirClause *c, int a, int b)
+{
+    static const char *const ops[] = {"", "+", "*", "-", "min", "max", "&", "|", "^", "&&", "||"};
+    int colon = dir__scan(p, a, b, ":", 1), i;
+    char *op;
+
+    if (colon < 0)
+        return -1;
+    i = dir__skip_ws(p, a, b);
+    if (colon >= b)
+        return dir__fail(p, i, "expected a reduction operator and ':' in 'reduction'");
+    if (!(op = dir__text(p, a, colon)))
+        return -1;
+    for (int k = RED_ADD; k <= RED_LOR; k++)
+        if (strcmp(op, ops[k]) == 0)
+            c->modifier = k;
+    if (!c->modifier) {
+        int r = op[0] ? dir__fail(p, i, "unknown reduction operator '%.48s'", op)
+                      : dir__fail(p, i, "expected a reduction operator before ':'");
+        free(op);
+        return r;
+    }
+    free(op);
+    return dir__list(p, c, colon + 1, b);
+}
+
+static int dir__cl_collapse(DirP *p, DirClause *c, int a, int b)
+{
+    long v = 0;
+    if (dir__arg(p, c, a, b) < 0)
+        return -1;
+    if (!dir__intlit(c->arg, &v) || v <= 0)
+        return dir__fail(p, dir__skip_ws(p, a, b),
+                         "collapse expects a positive integer constant, not '%.48s'", c->arg);
+    c->ival = v;
+    return 0;
+}
+
+static int dir__cl_resources(DirP *p, DirClause *c, int a, int b)
+{
+    long v;
+    int i = dir__skip_ws(p, a, b), neg = 0;
+    const char *t;
+    if (!(c->arg = dir__text(p, a, b)))
+        return -1;
+    if (!c->arg[0])
+        return dir__fail(p, i, "expected a number of tokens (1 to 100) or 'auto' in 'resources'");
+    if (dir__ieq(c->arg, "auto")) {
+        c->ival = -2;
+        return 0;
+    }
+    t = c->arg;
+    if (*t == '-') { /* a negative literal is out of range too */
+        neg = 1;
+        t += t[1] == ' ' ? 2 : 1;
+    }
+    if (dir__intlit(t, &v)) {
+        if (neg)
+            v = -v;
+        if (v < 1 || v > 100)
+            return dir__fail(p, i, "resources(%s) is outside 1..100 (a device has 100 tokens)",
+                             c->arg);
+        c->ival = v;
+        return 0;
+    }
+    c->ival = -1; /* an expression, evaluated at run time */
+    return 0;
+}
+
+/* Clause kinds that are list clauses. */
+static int dir__is_list_kind(ClauseKind k)
+{
+    switch (k) {
+    case CL_PRIVATE: case CL_FIRSTPRIVATE: case CL_LASTPRIVATE: case CL_SHARED:
+    case CL_TO: case CL_FROM: case CL_IS_DEVICE_PTR:
+    case CL_ACC_COPY: case CL_ACC_COPYIN: case CL_ACC_COPYOUT: case CL_ACC_CREATE:
+    case CL_ACC_PRESENT: case CL_ACC_NO_CREATE: case CL_ACC_DEVICEPTR: case CL_ACC_ATTACH:
+    case CL_ACC_DETACH: case CL_ACC_DELETE: case CL_ACC_HOST: case CL_ACC_SELF:
+    case CL_ACC_DEVICE:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* A list clause; acc copyin(readonly: ...) and copyout/create(zero: ...)
+ * set modifier = 1. */
+static int dir__cl_list(DirP *p, DirClause *c, int a, int b, const char *name)
+{
+    int colon = dir__scan(p, a, b, ":", 1);
+    if (colon < 0)
+        return -1;
+    if (colon < b) {
+        int i = dir__skip_ws(p, a, colon), n = dir__word_at(p, i, colon);
+        const char *want = c->kind == CL_ACC_COPYIN ? "readonly"
+                         : (c->kind == CL_ACC_COPYOUT || c->kind == CL_ACC_CREATE) ? "zero" : NULL;
+        if (!want || !n || dir__skip_ws(p, i + n, colon) != colon)
+            return dir__fail(p, colon, "expected ',' or ')' before ':' in '%s'", name);
+        if (!dir__is(p, i, n, want))
+            return dir__fail(p, i, "unknown modifier '%.*s' in '%s'", DIR__W(n), p->s + i, name);
+        c->modifier = 1;
+        a = colon + 1;
+    }
+    return dir__list(p, c, a, b);
+}
+
+/* Parses one clause whose name [off, off+n) is already read (kind k). */
+static int dir__clause(DirP *p, Directive *d, ClauseKind k, int off, int n)
+{
+    char name[64];
+    DirClause *c;
+    int a, b;
+    long v;
+
+    snprintf(name, sizeof name, "%.*s", n, p->s + off);
+    c = dir__add_clause(p, d, k, off);
+    if (!c)
+        return -1;
+    switch (k) {
+    case CL_NOWAIT:
+    case CL_ACC_FINALIZE:
+    case CL_ACC_IF_PRESENT:
+        dir__ws(p);
+        if (p->pos < p->lim && p->s[p->pos] == '(')
+            return dir__fail(p, p->pos, "clause '%s' takes no argument", name);
+        return 0;
+    case CL_ACC_ASYNC:
+    case CL_ACC_WAIT:
+        dir__ws(p);
+        if (p->pos >= p->lim || p->s[p->pos] != '(')
+            return 0;
+        if (dir__parens(p, name, &a, &b) < 0)
+            return -1;
+        return dir__arg(p, c, a, b);
+    default:
+        break;
+    }
+    if (dir__parens(p, name, &a, &b) < 0)
+        return -1;
+    switch (k) {
+    case CL_DEVICE:
+        return dir__cl_device(p, c, a, b);
+    case CL_MAP:
+        return dir__cl_map(p, d, c, a, b);
+    case CL_DEPEND:
+        return dir__cl_depend(p, c, a, b);
+    case CL_IF:
+        return dir__cl_if(p, c, a, b);
+    case CL_REDUCTION:
+        return dir__cl_reduction(p, c, a, b);
+    case CL_COLLAPSE:
+        return dir__cl_collapse(p, c, a, b);
+    case CL_RESOURCES:
+        return dir__cl_resources(p, c, a, b);
+    case CL_NUM_TEAMS: case CL_THREAD_LIMIT: case CL_NUM_THREADS:
+    case CL_SIMDLEN: case CL_SAFELEN:
+        if (dir__arg(p, c, a, b) < 0)
+            return -1;
+        if (dir__intlit(c->arg, &v))
+            c->ival = v;
+        return 0;
+    case CL_SCHEDULE: case CL_DIST_SCHEDULE: case CL_DEFAULTMAP:
+        return dir__arg(p, c, a, b);
+    default:
+        if (dir__is_list_kind(k))
+            return dir__cl_list(p, c, a, b, name);
+        return dir__fail(p, off, "internal error: clause '%s' has no parser", name);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Construct-sets and clause lists                                    */
+/* ------------------------------------------------------------------ */
+
+static int dir__is_cs_word(const DirP *p, int i, int n)
+{
+    return dir__is(p, i, n, "teams") || dir__is(p, i, n, "distribute") ||
+           dir__is(p, i, n, "parallel") || dir__is(p, i, n, "simd");
+}
+
+/* construct-set := teams [distribute [parallel for] [simd]]
+ *                | distribute [parallel for] [simd] | parallel for [simd] | simd */
+static int dir__cs(DirP *p, unsigned *cs)
+{
+    *cs = 0;
+    if (dir__accept(p, "teams")) {
+        *cs |= CS_TEAMS;
+        if (dir__peek(p, "parallel") || dir__peek(p, "simd"))
+            return dir__fail(p, p->pos, "expected 'distribute' after 'teams'");
+    }
+    if (dir__accept(p, "distribute"))
+        *cs |= CS_DISTRIBUTE;
+    if (dir__accept(p, "parallel")) {
+        if (!dir__accept(p, "for"))
+            return dir__fail(p, p->pos, "expected 'for' after 'parallel'");
+        *cs |= CS_PARALLEL_FOR;
+    }
+    if (dir__accept(p, "simd"))
+        *cs |= CS_SIMD;
+    return 0;
+}
+
+enum { DIR__CS_NO = 0, DIR__CS_MISPLACED, DIR__CS_LATE };
+
+/* clause-list := { [','] clause }. cs_mode: whether construct-set words may
+ * still come (the paper writes `target device(any) distribute parallel for`). */
+static int dir__clauses(DirP *p, Directive *d, uint64_t allowed, const char *dname, int cs_mode)
+{
+    for (;;) {
+        int off, n, k;
+        dir__ws(p);
+        if (p->pos >= p->lim)
+            return 0;
+        if (p->s[p->pos] == ',' && d->nclauses > 0) {
+            p->pos++;
+            dir__ws(p);
+            if (p->pos >= p->lim)
+                return dir__fail(p, p->pos, "expected a clause after ','");
+        }
+        off = p->pos;
+        n = dir__word_at(p, off, p->lim);
+        if (!n)
+            return dir__fail(p, off, "expected a clause on '%s'", dname);
+        if (cs_mode != DIR__CS_NO && dir__is_cs_word(p, off, n)) {
+            if (cs_mode == DIR__CS_LATE && d->cs == 0) {
+                if (dir__cs(p, &d->cs) < 0)
+                    return -1;
+                continue;
+            }
+            return dir__fail(p, off, "unexpected '%.*s': the construct-set of '%s' must be written in one piece",
+                             n, p->s + off, dname);
+        }
+        k = dir__lookup(p, off, n);
+        if (k == CL_TO && d->kind != DIR_DECLARE_TARGET && dir__is(p, off, n, "enter"))
+            k = -1;
+        if (k < 0)
+            return dir__fail(p, off, "unknown clause '%.*s' on '%s'", DIR__W(n), p->s + off, dname);
+        if (!(allowed & DIR__BIT(k)))
+            return dir__fail(p, off, "clause '%.*s' not allowed on '%s'", n, p->s + off, dname);
+        p->pos = off + n;
+        if (dir__clause(p, d, (ClauseKind)k, off, n) < 0)
+            return -1;
+    }
+}
+
+/* Construct-set bits a clause needs (0: none). */
+static unsigned dir__needs(ClauseKind k, DirKind dk)
+{
+    switch (k) {
+    case CL_NUM_TEAMS:
+        return CS_TEAMS;
+    case CL_THREAD_LIMIT:
+        return dk == DIR_TARGET ? 0 : CS_TEAMS;
+    case CL_NUM_THREADS:
+    case CL_SCHEDULE:
+        return CS_PARALLEL_FOR;
+    case CL_COLLAPSE:
+    case CL_LASTPRIVATE:
+        return CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_SIMD;
+    case CL_REDUCTION:
+        return CS_TEAMS | CS_PARALLEL_FOR | CS_SIMD;
+    case CL_DIST_SCHEDULE:
+        return CS_DISTRIBUTE;
+    case CL_SIMDLEN:
+    case CL_SAFELEN:
+        return CS_SIMD;
+    case CL_SHARED:
+        return dk == DIR_TARGET ? 0 : CS_TEAMS | CS_PARALLEL_FOR;
+    case CL_FIRSTPRIVATE:
+        return dk == DIR_TARGET ? 0 : CS_TEAMS | CS_DISTRIBUTE | CS_PARALLEL_FOR;
+    case CL_IF:
+        return dk == DIR_LOOP ? CS_PARALLEL_FOR | CS_SIMD : 0;
+    default:
+        return 0;
+    }
+}
+
+static int dir__unique(ClauseKind k)
+{
+    switch (k) {
+    case CL_DEVICE: case CL_NOWAIT: case CL_IF: case CL_NUM_TEAMS: case CL_THREAD_LIMIT:
+    case CL_NUM_THREADS: case CL_COLLAPSE: case CL_SCHEDULE: case CL_DIST_SCHEDULE:
+    case CL_SIMDLEN: case CL_SAFELEN: case CL_RESOURCES: case CL_ACC_FINALIZE:
+    case CL_ACC_ASYNC: case CL_ACC_WAIT: case CL_ACC_IF_PRESENT:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Checks after the clause list: duplicates, and clauses that need a part of
+ * the construct-set (skipped for an if_device/variant without construct-set,
+ * whose clauses refine the target line's). */
+static int dir__check(DirP *p, const Directive *d, const char *dname)
+{
+    char csbuf[64];
+    for (int i = 0; i < d->nclauses; i++) {
+        const DirClause *c = &d->clauses[i];
+        unsigned nb;
+        if (dir__unique(c->kind))
+            for (int j = 0; j < i; j++) {
+                const DirClause *o = &d->clauses[j];
+                if (o->kind != c->kind)
+                    continue;
+                if (c->kind == CL_IF && (c->name || o->name) &&
+                    !(c->name && o->name && strcmp(c->name, o->name) == 0))
+                    continue;
+                return dir__fail(p, c->off, "duplicate clause '%s' on '%s'",
+                                 directive_clause_name(c->kind), dname);
+            }
+        if (d->kind != DIR_TARGET && d->kind != DIR_IF_DEVICE && d->kind != DIR_LOOP)
+            continue;
+        if (d->kind == DIR_IF_DEVICE && d->cs == 0)
+            continue;
+        nb = dir__needs(c->kind, d->kind);
+        if (nb && !(d->cs & nb)) {
+            const char *parts[4];
+            char buf[96] = "";
+            int np = 0;
+            if (nb & CS_TEAMS)
+                parts[np++] = "teams";
+            if (nb & CS_DISTRIBUTE)
+                parts[np++] = "distribute";
+            if (nb & CS_PARALLEL_FOR)
+                parts[np++] = "parallel for";
+            if (nb & CS_SIMD)
+                parts[np++] = "simd";
+            for (int q = 0; q < np; q++)
+                snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s'%s'",
+                         q == 0 ? "" : q == np - 1 ? " or " : ", ", parts[q]);
+            return dir__fail(p, c->off, "clause '%s' not allowed on '%s%s%s' (needs %s)",
+                             directive_clause_name(c->kind), d->kind == DIR_LOOP ? "" : dname,
+                             d->kind != DIR_LOOP && d->cs ? " " : "",
+                             dir__cs_text(d->cs, csbuf, sizeof csbuf), buf);
+        }
+    }
+    return 0;
+}
+
+/* Requires the end of the range. */
+static int dir__end(DirP *p, const char *dname)
+{
+    dir__ws(p);
+    if (p->pos < p->lim)
+        return dir__fail(p, p->pos, "unexpected text after '%s'", dname);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Directives                                                         */
+/* ------------------------------------------------------------------ */
+
+#define B_ DIR__BIT
+#define DIR__CS_CLAUSES                                                                     \
+    (B_(CL_NUM_TEAMS) | B_(CL_THREAD_LIMIT) | B_(CL_NUM_THREADS) | B_(CL_COLLAPSE) |        \
+     B_(CL_REDUCTION) | B_(CL_PRIVATE) | B_(CL_FIRSTPRIVATE) | B_(CL_LASTPRIVATE) |         \
+     B_(CL_SCHEDULE) | B_(CL_DIST_SCHEDULE) | B_(CL_SIMDLEN) | B_(CL_SAFELEN) | B_(CL_SHARED))
+#define DIR__TARGET_OK                                                                      \
+    (DIR__CS_CLAUSES | B_(CL_DEVICE) | B_(CL_MAP) | B_(CL_NOWAIT) | B_(CL_DEPEND) |         \
+     B_(CL_IF) | B_(CL_IS_DEVICE_PTR) | B_(CL_DEFAULTMAP) | B_(CL_RESOURCES))
+#define DIR__IFDEV_OK (DIR__CS_CLAUSES | B_(CL_RESOURCES))
+#define DIR__LOOP_OK (DIR__CS_CLAUSES | B_(CL_IF))
+#define DIR__TDATA_OK (B_(CL_DEVICE) | B_(CL_MAP) | B_(CL_IF))
+#define DIR__TENTER_OK (DIR__TDATA_OK | B_(CL_NOWAIT) | B_(CL_DEPEND))
+#define DIR__TUPDATE_OK ((B_(CL_TO) | B_(CL_FROM) | DIR__TENTER_OK) & ~B_(CL_MAP))
+#define DIR__ACC_DATA_OK                                                                    \
+    (B_(CL_ACC_COPY) | B_(CL_ACC_COPYIN) | B_(CL_ACC_COPYOUT) | B_(CL_ACC_CREATE) |         \
+     B_(CL_ACC_PRESENT) | B_(CL_ACC_NO_CREATE) | B_(CL_ACC_DEVICEPTR) | B_(CL_ACC_ATTACH) | \
+     B_(CL_IF))
+#define DIR__ACC_ASYNC (B_(CL_IF) | B_(CL_ACC_ASYNC) | B_(CL_ACC_WAIT))
+#define DIR__ACC_ENTER_DATA (B_(CL_ACC_COPYIN) | B_(CL_ACC_CREATE) | B_(CL_ACC_ATTACH))
+#define DIR__ACC_EXIT_DATA (B_(CL_ACC_COPYOUT) | B_(CL_ACC_DELETE) | B_(CL_ACC_DETACH))
+#define DIR__ACC_UPDATE_DATA (B_(CL_ACC_HOST) | B_(CL_ACC_SELF) | B_(CL_ACC_DEVICE))
+
+/* Whether d has a clause whose kind is in mask. */
+static int dir__has(const Directive *d, uint64_t mask)
+{
+    for (int i = 0; i < d->nclauses; i++)
+        if (mask & B_(d->clauses[i].kind))
+            return 1;
+    return 0;
+}
+
+/* Clauses, then the checks, then an optional "needs one of" rule. */
+static int dir__body(DirP *p, Directive *d, uint64_t ok, const char *dname, int cs_mode,
+                     uint64_t need, int need_off, const char *need_msg)
+{
+    if (dir__clauses(p, d, ok, dname, cs_mode) < 0 || dir__check(p, d, dname) < 0)
+        return -1;
+    if (need && !dir__has(d, need))
+        return dir__fail(p, need_off, "'%s' needs %s", dname, need_msg);
+    return 0;
+}
+
+/* A compute-capability subtype: cc35, sm_90, sm90, compute_90 -> 35/90; -1 if not one. */
+static int dir__cc(const char *t)
+{
+    static const char *const pre[] = {"compute_", "sm_", "cc", "sm"};
+    for (size_t i = 0; i < sizeof pre / sizeof *pre; i++) {
+        size_t n = strlen(pre[i]);
+        long v = 0;
+        const char *q;
+        if (strncasecmp(t, pre[i], n) != 0)
+            continue;
+        q = t + n;
+        if (strlen(q) < 2 || strlen(q) > 3)
+            return -1;
+        for (const char *r = q; *r; r++) {
+            if (!isdigit((unsigned char)*r))
+                return -1;
+            v = v * 10 + (*r - '0');
+        }
+        return (int)v;
+    }
+    return -1;
+}
+
+/* An architecture name of if_device (nvidia|cuda|host|smp) or of a
+ * metadirective arch(...) trait (also nvptx, sm_NN, x86_64, ...). */
+static int dir__arch(const char *t, int wide, int *arch, int *cc)
+{
+    static const char *const hosts[] = {"x86_64", "x86", "amd64", "i386", "i686", "aarch64",
+                                        "arm64", "arm", "ppc64le", "ppc64", "riscv64"};
+    *cc = 0;
+    if (dir__ieq(t, "nvidia") || dir__ieq(t, "cuda")) {
+        *arch = ARCH_NVIDIA;
+        return 0;
+    }
+    if (dir__ieq(t, "host") || dir__ieq(t, "smp")) {
+        *arch = ARCH_HOST;
+        return 0;
+    }
+    if (!wide)
+        return -1;
+    if (dir__ieq(t, "nvptx") || dir__ieq(t, "nvptx64")) {
+        *arch = ARCH_NVIDIA;
+        return 0;
+    }
+    if ((*cc = dir__cc(t)) > 0) {
+        *arch = ARCH_NVIDIA;
+        return 0;
+    }
+    *cc = 0;
+    for (size_t i = 0; i < sizeof hosts / sizeof *hosts; i++)
+        if (dir__ieq(t, hosts[i])) {
+            *arch = ARCH_HOST;
+            return 0;
+        }
+    return -1;
+}
+
+/* if_device '(' ARCH [',' SUBTYPE] ')' [construct-set] clauses */
+static int dir__if_device(DirP *p, Directive *d)
+{
+    char w[64];
+    int a, b, i, n, cc;
+
+    d->kind = DIR_IF_DEVICE;
+    if (dir__parens(p, "if_device", &a, &b) < 0)
+        return -1;
+    i = dir__skip_ws(p, a, b);
+    n = dir__word_at(p, i, b);
+    if (!n)
+        return dir__fail(p, i, "expected an architecture (nvidia or host) in 'if_device'");
+    snprintf(w, sizeof w, "%.*s", DIR__W(n), p->s + i);
+    if (dir__arch(w, 0, &d->arch, &cc) < 0)
+        return dir__fail(p, i, "unknown architecture '%s' in 'if_device' (expected nvidia, cuda, host or smp)", w);
+    i = dir__skip_ws(p, i + n, b);
+    if (i < b && p->s[i] == ',') {
+        int j;
+        i = dir__skip_ws(p, i + 1, b);
+        for (j = i; j < b && dir__idchar(p->s[j]);)
+            j++;
+        if (j == i)
+            return dir__fail(p, i, "expected a subtype (such as cc35 or sm_90) in 'if_device'");
+        snprintf(w, sizeof w, "%.*s", DIR__W(j - i), p->s + i);
+        if ((cc = dir__cc(w)) < 0)
+            return dir__fail(p, i, "unknown subtype '%s' in 'if_device' (expected e.g. cc35 or sm_90)", w);
+        if (d->arch != ARCH_NVIDIA)
+            return dir__fail(p, i, "subtype '%s' needs architecture nvidia", w);
+        d->min_cc = cc;
+        i = dir__skip_ws(p, j, b);
+    }
+    if (i < b)
+        return dir__fail(p, i, "expected ')' after the architecture of 'if_device'");
+    dir__ws(p);
+    if (dir__is_cs_word(p, p->pos, dir__word_at(p, p->pos, p->lim)) && dir__cs(p, &d->cs) < 0)
+        return -1;
+    return dir__body(p, d, DIR__IFDEV_OK, "if_device", DIR__CS_LATE, 0, 0, NULL);
+}
+
+/* One trait value: an identifier, a number or a string literal. */
+static int dir__trait_value(DirP *p, int *i, int b, char *w, size_t wn)
+{
+    int j = *i, k;
+    if (j < b && p->s[j] == '"') {
+        k = dir__skip_lit(p, j, b);
+        if (k < 0)
+            return -1;
+        snprintf(w, wn, "%.*s", DIR__W(k - j - 2), p->s + j + 1);
+    } else {
+        for (k = j; k < b && dir__idchar(p->s[k]);)
+            k++;
+        if (k == j)
+            return dir__fail(p, j, "expected a trait value in metadirective");
+        snprintf(w, wn, "%.*s", DIR__W(k - j), p->s + j);
+    }
+    *i = k;
+    return 0;
+}
+
+/* device '=' '{' trait {',' trait} '}' with trait := kind(...) | arch(...) */
+static int dir__selector(DirP *p, int a, int b, int *arch, int *min_cc)
+{
+    int i = a, nsets = 0;
+    *arch = 0;
+    *min_cc = 0;
+    for (;;) {
+        int n, ob, cb, ntraits = 0;
+        i = dir__skip_ws(p, i, b);
+        if (nsets && i >= b)
+            return 0;
+        if (nsets) {
+            if (p->s[i] != ',')
+                return dir__fail(p, i, "expected ':' after the context selector in metadirective");
+            i = dir__skip_ws(p, i + 1, b);
+        }
+        n = dir__word_at(p, i, b);
+        if (!n)
+            return dir__fail(p, i, "expected a context selector (device={...}) in metadirective");
+        if (!dir__is(p, i, n, "device")) {
+            static const char *const known[] = {"implementation", "user", "construct", "target_device"};
+            for (size_t k = 0; k < sizeof known / sizeof *known; k++)
+                if (dir__is(p, i, n, known[k]))
+                    return dir__fail(p, i, "context selector set '%.*s' is not supported in metadirective (only device)",
+                                     n, p->s + i);
+            return dir__fail(p, i, "unknown context selector set '%.*s' in metadirective", DIR__W(n), p->s + i);
+        }
+        if (nsets)
+            return dir__fail(p, i, "duplicate context selector set 'device' in metadirective");
+        nsets++;
+        i = dir__skip_ws(p, i + n, b);
+        if (i >= b || p->s[i] != '=')
+            return dir__fail(p, i, "expected '=' after 'device' in metadirective");
+        i = dir__skip_ws(p, i + 1, b);
+        if (i >= b || p->s[i] != '{')
+            return dir__fail(p, i, "expected '{' after 'device=' in metadirective");
+        ob = i;
+        cb = dir__scan(p, ob + 1, b, "}", 0);
+        if (cb < 0)
+            return -1;
+        if (cb >= b)
+            return dir__fail(p, b, "expected '}' in metadirective");
+        for (i = ob + 1;;) {
+            int to, tc, isarch;
+            i = dir__skip_ws(p, i, cb);
+            if (i >= cb) {
+                if (!ntraits)
+                    return dir__fail(p, i, "expected a device trait (kind or arch) in metadirective");
+                break;
+            }
+            if (ntraits) {
+                if (p->s[i] != ',')
+                    return dir__fail(p, i, "expected ',' or '}' in metadirective");
+                i = dir__skip_ws(p, i + 1, cb);
+            }
+            n = dir__word_at(p, i, cb);
+            if (!n)
+                return dir__fail(p, i, "expected a device trait (kind or arch) in metadirective");
+            isarch = dir__is(p, i, n, "arch");
+            if (!isarch && !dir__is(p, i, n, "kind"))
+                return dir__fail(p, i, "device trait '%.*s' is not supported in metadirective (only kind and arch)",
+                                 DIR__W(n), p->s + i);
+            ntraits++;
+            to = dir__skip_ws(p, i + n, cb);
+            if (to >= cb || p->s[to] != '(')
+                return dir__fail(p, to, "expected '(' after '%.*s' in metadirective", n, p->s + i);
+            tc = dir__scan(p, to + 1, cb, ")", 0);
+            if (tc < 0)
+                return -1;
+            if (tc >= cb)
+                return dir__fail(p, cb, "expected ')' in metadirective");
+            for (int j = to + 1, nv = 0;; nv++) {
+                char w[64];
+                int ar = 0, cc = 0, vo;
+                j = dir__skip_ws(p, j, tc);
+                if (j >= tc && nv)
+                    break;
+                if (nv) {
+                    if (p->s[j] != ',')
+                        return dir__fail(p, j, "expected ',' or ')' in metadirective");
+                    j = dir__skip_ws(p, j + 1, tc);
+                }
+                vo = j;
+                if (dir__trait_value(p, &j, tc, w, sizeof w) < 0)
+                    return -1;
+                if (isarch) {
+                    if (dir__arch(w, 1, &ar, &cc) < 0)
+                        return dir__fail(p, vo, "unknown architecture '%s' in metadirective", w);
+                } else if (dir__ieq(w, "gpu") || dir__ieq(w, "nohost")) {
+                    ar = ARCH_NVIDIA;
+                } else if (dir__ieq(w, "host") || dir__ieq(w, "cpu")) {
+                    ar = ARCH_HOST;
+                } else if (!dir__ieq(w, "any")) {
+                    return dir__fail(p, vo, "unknown device kind '%s' in metadirective (expected gpu, nohost, host, cpu or any)", w);
+                }
+                if (ar && *arch && ar != *arch)
+                    return dir__fail(p, vo, "conflicting device selectors in metadirective");
+                if (ar)
+                    *arch = ar;
+                if (cc > *min_cc)
+                    *min_cc = cc;
+            }
+            i = tc + 1;
+        }
+        i = cb + 1;
+    }
+}
+
+/* A metadirective variant [a, b): [nothing | construct-set] clauses. */
+static int dir__variant(DirP *p, Directive *md, int a, int b, int arch, int min_cc, int off)
+{
+    Directive *v = dir__grow(p, (void **)&md->variants, &md->nvariants, sizeof *v, off);
+    int save = p->lim, r;
+
+    if (!v)
+        return -1;
+    v->kind = DIR_IF_DEVICE;
+    v->arch = arch;
+    v->min_cc = min_cc;
+    p->lim = b;
+    p->pos = a;
+    if (dir__accept(p, "nothing")) {
+        r = dir__end(p, "nothing");
+    } else {
+        dir__ws(p);
+        r = 0;
+        if (dir__is_cs_word(p, p->pos, dir__word_at(p, p->pos, p->lim)))
+            r = dir__cs(p, &v->cs);
+        if (r == 0)
+            r = dir__body(p, v, DIR__IFDEV_OK, "metadirective", DIR__CS_LATE, 0, 0, NULL);
+    }
+    p->lim = save;
+    p->pos = b + 1;
+    return r;
+}
+
+/* metadirective { when '(' selector ':' variant ')' } [default|otherwise '(' variant ')'] */
+static int dir__metadirective(DirP *p, Directive *d)
+{
+    int have_default = 0;
+    d->kind = DIR_METADIRECTIVE;
+    for (;;) {
+        int off, n, a, b, arch, cc;
+        dir__ws(p);
+        if (p->pos < p->lim && p->s[p->pos] == ',' && d->nvariants) {
+            p->pos++;
+            dir__ws(p);
+        }
+        if (p->pos >= p->lim)
+            break;
+        off = p->pos;
+        n = dir__word_at(p, off, p->lim);
+        if (!n)
+            return dir__fail(p, off, "expected 'when' or 'default' in metadirective");
+        p->pos += n;
+        if (dir__is(p, off, n, "when")) {
+            int colon;
+            if (dir__parens(p, "when", &a, &b) < 0)
+                return -1;
+            if (have_default)
+                return dir__fail(p, off, "'when' after 'default' in metadirective");
+            colon = dir__scan(p, a, b, ":", 0);
+            if (colon < 0)
+                return -1;
+            if (colon >= b)
+                return dir__fail(p, b, "expected ':' after the context selector in metadirective");
+            if (dir__selector(p, a, colon, &arch, &cc) < 0 ||
+                dir__variant(p, d, colon + 1, b, arch, cc, off) < 0)
+                return -1;
+        } else if (dir__is(p, off, n, "default") || dir__is(p, off, n, "otherwise")) {
+            if (dir__parens(p, "default", &a, &b) < 0)
+                return -1;
+            if (have_default++)
+                return dir__fail(p, off, "metadirective has more than one default/otherwise clause");
+            if (dir__variant(p, d, a, b, 0, 0, off) < 0)
+                return -1;
+        } else {
+            return dir__fail(p, off, "unknown clause '%.*s' on 'metadirective'", DIR__W(n), p->s + off);
+        }
+    }
+    if (!d->nvariants)
+        return dir__fail(p, p->pos, "expected 'when' or 'default' in metadirective");
+    return 0;
+}
+
+/* omp target [data | enter data | exit data | update | construct-set] ... */
+static int dir__omp_target(DirP *p, Directive *d)
+{
+    int off;
+    dir__ws(p);
+    off = p->pos;
+    if (dir__accept(p, "data")) {
+        d->kind = DIR_TARGET_DATA;
+        return dir__body(p, d, DIR__TDATA_OK, "target data", DIR__CS_NO, B_(CL_MAP), off,
+                         "a 'map' clause");
+    }
+    if (dir__accept(p, "enter") || dir__accept(p, "exit")) {
+        int enter = p->s[off + 1] == 'n';
+        if (!dir__accept(p, "data"))
+            return dir__fail(p, p->pos, "expected 'data' after 'target %s'", enter ? "enter" : "exit");
+        d->kind = enter ? DIR_TARGET_ENTER_DATA : DIR_TARGET_EXIT_DATA;
+        return dir__body(p, d, DIR__TENTER_OK, enter ? "target enter data" : "target exit data",
+                         DIR__CS_NO, B_(CL_MAP), off, "a 'map' clause");
+    }
+    if (dir__accept(p, "update")) {
+        d->kind = DIR_TARGET_UPDATE;
+        return dir__body(p, d, DIR__TUPDATE_OK, "target update", DIR__CS_NO, B_(CL_TO) | B_(CL_FROM),
+                         off, "a 'to' or 'from' clause");
+    }
+    d->kind = DIR_TARGET;
+    if (dir__is_cs_word(p, p->pos, dir__word_at(p, p->pos, p->lim)) && dir__cs(p, &d->cs) < 0)
+        return -1;
+    return dir__body(p, d, DIR__TARGET_OK, "target", DIR__CS_LATE, 0, 0, NULL);
+}
+
+static int dir__omp(DirP *p, Directive *d)
+{
+    int off, n;
+    dir__ws(p);
+    off = p->pos;
+    n = dir__word_at(p, off, p->lim);
+    if (!n)
+        return 0;
+    p->pos += n;
+    if (dir__is(p, off, n, "target"))
+        return dir__omp_target(p, d);
+    if (dir__is(p, off, n, "if_device"))
+        return dir__if_device(p, d);
+    if (dir__is(p, off, n, "metadirective"))
+        return dir__metadirective(p, d);
+    if (dir__is(p, off, n, "taskwait")) {
+        d->kind = DIR_TASKWAIT;
+        dir__ws(p);
+        if (p->pos < p->lim)
+            return dir__fail(p, p->pos, "'taskwait' takes no clauses");
+        return 0;
+    }
+    if (dir__is(p, off, n, "declare") || dir__is(p, off, n, "begin")) {
+        int begin = p->s[off] == 'b';
+        if (begin && !dir__accept(p, "declare"))
+            return 0;
+        if (!dir__accept(p, "target"))
+            return 0; /* declare simd / reduction / mapper / variant, begin ...: not ours */
+        d->kind = DIR_DECLARE_TARGET;
+        if (begin)
+            return dir__body(p, d, 0, "begin declare target", DIR__CS_NO, 0, 0, NULL);
+        dir__ws(p);
+        if (p->pos < p->lim && p->s[p->pos] == '(') {
+            int a, b, coff = p->pos;
+            DirClause *c = dir__add_clause(p, d, CL_TO, coff);
+            if (!c || dir__parens(p, "declare target", &a, &b) < 0 || dir__list(p, c, a, b) < 0)
+                return -1;
+            return dir__end(p, "declare target(...)");
+        }
+        return dir__body(p, d, B_(CL_TO), "declare target", DIR__CS_NO, 0, 0, NULL);
+    }
+    if (dir__is(p, off, n, "end")) {
+        if (!dir__accept(p, "declare") || !dir__accept(p, "target"))
+            return 0;
+        d->kind = DIR_END_DECLARE_TARGET;
+        return dir__end(p, "end declare target");
+    }
+    if (dir__is(p, off, n, "parallel") && !dir__peek(p, "for"))
+        return 0; /* omp parallel (sections, ...) */
+    if (dir__is_cs_word(p, off, n)) {
+        char name[64];
+        d->kind = DIR_LOOP;
+        p->pos = off;
+        if (dir__cs(p, &d->cs) < 0)
+            return -1;
+        dir__cs_text(d->cs, name, sizeof name);
+        return dir__body(p, d, DIR__LOOP_OK, name, DIR__CS_MISPLACED, 0, 0, NULL);
+    }
+    return 0; /* critical, atomic, barrier, for, task, ...: not ours */
+}
+
+static int dir__acc(DirP *p, Directive *d)
+{
+    int off, n;
+    dir__ws(p);
+    off = p->pos;
+    n = dir__word_at(p, off, p->lim);
+    p->pos += n;
+    d->is_acc = 1;
+    if (dir__is(p, off, n, "data")) {
+        d->kind = DIR_ACC_DATA;
+        return dir__body(p, d, DIR__ACC_DATA_OK, "acc data", DIR__CS_NO, 0, 0, NULL);
+    }
+    if (dir__is(p, off, n, "enter") || dir__is(p, off, n, "exit")) {
+        int enter = p->s[off + 1] == 'n';
+        if (!dir__accept(p, "data"))
+            return dir__fail(p, p->pos, "expected 'data' after 'acc %s'", enter ? "enter" : "exit");
+        d->kind = enter ? DIR_ACC_ENTER_DATA : DIR_ACC_EXIT_DATA;
+        if (enter)
+            return dir__body(p, d, DIR__ACC_ENTER_DATA | DIR__ACC_ASYNC, "acc enter data",
+                             DIR__CS_NO, DIR__ACC_ENTER_DATA, off, "a copyin, create or attach clause");
+        return dir__body(p, d, DIR__ACC_EXIT_DATA | DIR__ACC_ASYNC | B_(CL_ACC_FINALIZE),
+                         "acc exit data", DIR__CS_NO, DIR__ACC_EXIT_DATA, off,
+                         "a copyout, delete or detach clause");
+    }
+    if (dir__is(p, off, n, "update")) {
+        d->kind = DIR_ACC_UPDATE;
+        return dir__body(p, d, DIR__ACC_UPDATE_DATA | DIR__ACC_ASYNC | B_(CL_ACC_IF_PRESENT),
+                         "acc update", DIR__CS_NO, DIR__ACC_UPDATE_DATA, off,
+                         "a host, self or device clause");
+    }
+    if (dir__is(p, off, n, "wait")) {
+        d->kind = DIR_ACC_WAIT;
+        dir__ws(p);
+        if (p->pos < p->lim && p->s[p->pos] == '(') {
+            int a, b;
+            DirClause *c = dir__add_clause(p, d, CL_ACC_WAIT, off);
+            if (!c || dir__parens(p, "wait", &a, &b) < 0 || dir__arg(p, c, a, b) < 0)
+                return -1;
+        }
+        return dir__body(p, d, B_(CL_ACC_ASYNC) | B_(CL_IF), "acc wait", DIR__CS_NO, 0, 0, NULL);
+    }
+    d->is_acc = 0;
+    return 0; /* parallel, kernels, loop, routine, ...: not ours */
+}
+
+int directive_parse(const char *text, Directive *out, DirError *err)
+{
+    DirError dummy;
+    Directive d;
+    DirP p;
+    int off, n, r = 0;
+
+    if (!err)
+        err = &dummy;
+    memset(err, 0, sizeof *err);
+    if (!out)
+        return -1;
+    memset(out, 0, sizeof *out);
+    if (!text)
+        return 0;
+    memset(&d, 0, sizeof d);
+    memset(&p, 0, sizeof p);
+    p.s = text;
+    p.len = (int)strnlen(text, INT_MAX - 1);
+    p.lim = p.len;
+    p.err = err;
+    dir__ws(&p);
+    off = p.pos;
+    n = dir__word_at(&p, off, p.lim);
+    p.pos += n;
+    if (dir__is(&p, off, n, "omp")) {
+        r = dir__omp(&p, &d);
+    } else if (dir__is(&p, off, n, "acc")) {
+        p.is_acc = 1;
+        r = dir__acc(&p, &d);
+    }
+    if (r < 0 || p.failed) {
+        if (!p.failed)
+            dir__fail(&p, p.pos, "malformed directive");
+        directive_free(&d);
+        return -1;
+    }
+    if (d.kind == DIR_OTHER)
+        directive_free(&d);
+    *out = d;
+    return 0;
+}

@@ -1,0 +1,391 @@
+/* data.c: the present tables and the data directives.
+ *
+ * Each device has a table of mapped host sections (maccrt_mapping), keyed by
+ * host address range in a range tree, with OpenACC 2.7 / OpenMP 5 reference
+ * counts: structured (data regions, and a task's own maps for the task's
+ * duration) and dynamic (enter/exit data). A map that lies inside an entry
+ * uses it; the variable's device address is the entry's device start plus the
+ * variable's offset from the entry's host start (so a base pointer outside
+ * the section translates too). A map that overlaps an entry without lying
+ * inside it is "partially present", an error as in libgomp and NVHPC.
+ *
+ * On the host (a shared-memory device) the device copy is the host memory:
+ * alloc and copies are identities, so the table is bookkeeping, but a real
+ * one: MACC_is_present answers from it and map(present:) checks it. A task's
+ * own maps on a shared-memory device reference an enclosing entry when there
+ * is one and otherwise create nothing (tasks on the host may map overlapping
+ * sections concurrently, which is harmless there).
+ *
+ * Copies are made with the table's lock held; with the CUDA plugin this
+ * becomes per-entry state (copy in flight) and the coherence directory
+ * (maccrt_mapping.dir) decides which copy is valid.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void maccrt_ptable_init(maccrt_device *d)
+{
+    maccrt_ptable *pt = maccrt_xcalloc(1, sizeof *pt);
+    pthread_mutex_init(&pt->lock, NULL);
+    pt->tree.seed = 0x2545f491u;
+    d->ptable = pt;
+}
+
+void maccrt_ptable_fini(maccrt_device *d)
+{
+    maccrt_ptable *pt = d->ptable;
+    if (!pt)
+        return;
+    while (pt->tree.root) {
+        maccrt_mapping *e = (maccrt_mapping *)pt->tree.root;
+        maccrt_rtree_remove(&pt->tree, &e->node);
+        free(e);
+    }
+    pthread_mutex_destroy(&pt->lock);
+    free(pt);
+    d->ptable = NULL;
+}
+
+static const char *data__name(const MACC_Map *m)
+{
+    return m->name ? m->name : "(unnamed)";
+}
+
+static void data__section(const MACC_Map *m, uintptr_t *a, uintptr_t *b)
+{
+    *a = (uintptr_t)m->start;
+    *b = *a + m->bytes < *a ? UINTPTR_MAX : *a + m->bytes;
+}
+
+/* The entry that contains [a, b), or NULL; *partial set when an entry
+ * overlaps without containing. */
+static maccrt_mapping *data__lookup(maccrt_ptable *pt, uintptr_t a, uintptr_t b, int *partial)
+{
+    *partial = 0;
+    maccrt_rnode *n = maccrt_rtree_first_overlap(&pt->tree, a, b);
+    if (!n)
+        return NULL;
+    if (n->start <= a && b <= n->end)
+        return (maccrt_mapping *)n;
+    *partial = 1;
+    return (maccrt_mapping *)n;
+}
+
+static void *data__translate(const maccrt_mapping *e, const void *hostptr)
+{
+    return (char *)e->dev_start + ((uintptr_t)hostptr - e->node.start);
+}
+
+static void data__h2d(maccrt_device *d, maccrt_mapping *e, uintptr_t a, size_t bytes,
+                      const MACC_Map *m, const MACC_SrcLoc *loc)
+{
+    if (!bytes)
+        return;
+    void *dst = data__translate(e, (void *)a);
+    if (dst == (void *)a)
+        return; /* shared memory: nothing to move */
+    int err = d->plugin->copy_h2d(d, dst, (void *)a, bytes);
+    if (err)
+        maccrt_fatal(loc, "copying '%s' (%zu bytes) to device %s failed (error %d)", data__name(m),
+                     bytes, d->name, err);
+    atomic_fetch_add(&d->bytes_h2d, bytes);
+}
+
+static void data__d2h(maccrt_device *d, maccrt_mapping *e, uintptr_t a, size_t bytes,
+                      const MACC_Map *m, const MACC_SrcLoc *loc)
+{
+    if (!bytes)
+        return;
+    void *src = data__translate(e, (void *)a);
+    if (src == (void *)a)
+        return;
+    int err = d->plugin->copy_d2h(d, (void *)a, src, bytes);
+    if (err)
+        maccrt_fatal(loc, "copying '%s' (%zu bytes) from device %s failed (error %d)",
+                     data__name(m), bytes, d->name, err);
+    atomic_fetch_add(&d->bytes_d2h, bytes);
+}
+
+static void data__not_present(maccrt_device *d, const MACC_Map *m, const MACC_SrcLoc *loc)
+{
+    maccrt_fatal(loc, "'%s' is not present on device %s", data__name(m), d->name);
+}
+
+static void data__partial(maccrt_device *d, const MACC_Map *m, const maccrt_mapping *e,
+                          const MACC_SrcLoc *loc)
+{
+    maccrt_fatal(loc,
+                 "'%s' is partially present on device %s (mapped: %zu bytes at %p, "
+                 "requested: %zu bytes at %p)",
+                 data__name(m), d->name, (size_t)(e->node.end - e->node.start),
+                 (void *)e->node.start, m->bytes, m->start);
+}
+
+void *maccrt_map_acquire(maccrt_device *d, const MACC_Map *m, int ref, int task, int *took,
+                         const MACC_SrcLoc *loc)
+{
+    maccrt_ptable *pt = d->ptable;
+    int kind = m->kind;
+    *took = 0;
+    if (kind & MACC_MAP_DEVICEPTR)
+        return m->base;
+
+    if (m->bytes == 0 || (kind & MACC_MAP_ATTACH)) {
+        /* Zero-length section or attach: translate the pointer when it points
+         * into a mapped section, else pass it as it is. */
+        const void *p = m->bytes ? m->start : m->base;
+        pthread_mutex_lock(&pt->lock);
+        maccrt_rnode *n = maccrt_rtree_find(&pt->tree, (uintptr_t)p);
+        void *r = n ? data__translate((maccrt_mapping *)n, m->base) : m->base;
+        pthread_mutex_unlock(&pt->lock);
+        if (!n && (kind & MACC_MAP_PRESENT))
+            data__not_present(d, m, loc);
+        return r;
+    }
+
+    uintptr_t a, b;
+    data__section(m, &a, &b);
+    int partial;
+    pthread_mutex_lock(&pt->lock);
+    maccrt_mapping *e = data__lookup(pt, a, b, &partial);
+    if (partial) {
+        if (task && (d->plugin->caps & MACCRT_CAP_SHARED_MEM) && !(kind & MACC_MAP_PRESENT)) {
+            pthread_mutex_unlock(&pt->lock);
+            return m->base;
+        }
+        maccrt_mapping copy = *e;
+        pthread_mutex_unlock(&pt->lock);
+        if (kind & MACC_MAP_PRESENT)
+            data__not_present(d, m, loc);
+        data__partial(d, m, &copy, loc);
+    }
+    if (e) {
+        if (ref == MACCRT_REF_STRUCTURED)
+            e->sref++;
+        else
+            e->dref++;
+        if ((kind & MACC_MAP_ALWAYS) && (kind & MACC_MAP_TO))
+            data__h2d(d, e, a, m->bytes, m, loc);
+        *took = 1;
+        void *r = data__translate(e, m->base);
+        pthread_mutex_unlock(&pt->lock);
+        return r;
+    }
+    if (kind & MACC_MAP_PRESENT) {
+        pthread_mutex_unlock(&pt->lock);
+        data__not_present(d, m, loc);
+    }
+    if ((kind & MACC_MAP_NOCREATE) || (task && (d->plugin->caps & MACCRT_CAP_SHARED_MEM))) {
+        pthread_mutex_unlock(&pt->lock);
+        return m->base;
+    }
+    void *dev = d->plugin->alloc(d, m->start, m->bytes);
+    if (!dev) {
+        pthread_mutex_unlock(&pt->lock);
+        maccrt_fatal(loc, "cannot allocate %zu bytes for '%s' on device %s", m->bytes,
+                     data__name(m), d->name);
+    }
+    e = maccrt_xcalloc(1, sizeof *e);
+    e->node.start = a;
+    e->node.end = b;
+    e->dev_start = dev;
+    e->name = m->name;
+    if (ref == MACCRT_REF_STRUCTURED)
+        e->sref = 1;
+    else
+        e->dref = 1;
+    maccrt_rtree_insert(&pt->tree, &e->node);
+    if (kind & MACC_MAP_TO)
+        data__h2d(d, e, a, m->bytes, m, loc);
+    *took = 1;
+    void *r = data__translate(e, m->base);
+    pthread_mutex_unlock(&pt->lock);
+    return r;
+}
+
+void maccrt_map_release(maccrt_device *d, const MACC_Map *m, int ref, int del,
+                        const MACC_SrcLoc *loc)
+{
+    maccrt_ptable *pt = d->ptable;
+    int kind = m->kind;
+    if ((kind & (MACC_MAP_DEVICEPTR | MACC_MAP_ATTACH)) || m->bytes == 0)
+        return;
+    uintptr_t a, b;
+    data__section(m, &a, &b);
+    int partial;
+    pthread_mutex_lock(&pt->lock);
+    maccrt_mapping *e = data__lookup(pt, a, b, &partial);
+    if (!e || partial) {
+        /* Not mapped (exit data of absent data is allowed): nothing to do. */
+        pthread_mutex_unlock(&pt->lock);
+        return;
+    }
+    if (ref == MACCRT_REF_STRUCTURED) {
+        if (e->sref > 0)
+            e->sref--;
+    } else if (del) {
+        e->dref = 0;
+    } else if (e->dref > 0) {
+        e->dref--;
+    }
+    if (e->sref == 0 && e->dref == 0) {
+        if (kind & MACC_MAP_FROM)
+            data__d2h(d, e, a, m->bytes, m, loc);
+        maccrt_rtree_remove(&pt->tree, &e->node);
+        d->plugin->free(d, e->dev_start);
+        free(e);
+    } else if ((kind & MACC_MAP_FROM) && (kind & MACC_MAP_ALWAYS)) {
+        data__d2h(d, e, a, m->bytes, m, loc);
+    }
+    pthread_mutex_unlock(&pt->lock);
+}
+
+void maccrt_map_update(maccrt_device *d, const MACC_Map *m, const MACC_SrcLoc *loc)
+{
+    maccrt_ptable *pt = d->ptable;
+    if (m->bytes == 0 || (m->kind & MACC_MAP_DEVICEPTR))
+        return;
+    uintptr_t a, b;
+    data__section(m, &a, &b);
+    int partial;
+    pthread_mutex_lock(&pt->lock);
+    maccrt_mapping *e = data__lookup(pt, a, b, &partial);
+    if (!e || partial) {
+        /* OpenMP: an update of absent data does nothing; acc update without
+         * if_present passes MACC_MAP_PRESENT to make it an error. */
+        pthread_mutex_unlock(&pt->lock);
+        if (m->kind & MACC_MAP_PRESENT)
+            data__not_present(d, m, loc);
+        return;
+    }
+    if (m->kind & MACC_MAP_TO)
+        data__h2d(d, e, a, m->bytes, m, loc);
+    if (m->kind & MACC_MAP_FROM)
+        data__d2h(d, e, a, m->bytes, m, loc);
+    pthread_mutex_unlock(&pt->lock);
+}
+
+int maccrt_map_is_present(maccrt_device *d, const void *p, size_t bytes)
+{
+    maccrt_ptable *pt = d->ptable;
+    pthread_mutex_lock(&pt->lock);
+    int r;
+    if (bytes == 0) {
+        r = maccrt_rtree_find(&pt->tree, (uintptr_t)p) != NULL;
+    } else {
+        MACC_Map m = {.start = (void *)p, .bytes = bytes};
+        uintptr_t a, b;
+        data__section(&m, &a, &b);
+        int partial;
+        r = data__lookup(pt, a, b, &partial) != NULL && !partial;
+    }
+    pthread_mutex_unlock(&pt->lock);
+    return r;
+}
+
+void maccrt_map_counts(maccrt_device *d, const void *p, long *sref, long *dref)
+{
+    maccrt_ptable *pt = d->ptable;
+    pthread_mutex_lock(&pt->lock);
+    maccrt_mapping *e = (maccrt_mapping *)maccrt_rtree_find(&pt->tree, (uintptr_t)p);
+    *sref = e ? e->sref : -1;
+    *dref = e ? e->dref : -1;
+    pthread_mutex_unlock(&pt->lock);
+}
+
+void maccrt_data_op(maccrt_device *d, int op, int nmaps, const MACC_Map *maps,
+                    const MACC_SrcLoc *loc)
+{
+    for (int i = 0; i < nmaps; i++) {
+        const MACC_Map *m = &maps[i];
+        int took;
+        switch (op) {
+        case MACCRT_OP_ENTER:
+            maccrt_map_acquire(d, m, MACCRT_REF_DYNAMIC, 0, &took, loc);
+            break;
+        case MACCRT_OP_EXIT:
+            maccrt_map_release(d, m, MACCRT_REF_DYNAMIC, (m->kind & MACC_MAP_DELETE) != 0, loc);
+            break;
+        case MACCRT_OP_UPDATE:
+            maccrt_map_update(d, m, loc);
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+/* ---- ABI ------------------------------------------------------------------------------------ */
+
+static void data__check(const MACC_SrcLoc *loc, int nmaps, const MACC_Map *maps, int ndeps,
+                        const MACC_Dep *deps)
+{
+    if (nmaps < 0 || ndeps < 0 || (nmaps && !maps) || (ndeps && !deps))
+        maccrt_fatal(loc, "bad arguments for a data directive");
+}
+
+void MACC_data_begin(const MACC_SrcLoc *loc, int nmaps, const MACC_Map *maps, int device)
+{
+    maccrt_init();
+    data__check(loc, nmaps, maps, 0, NULL);
+    maccrt_device *d = maccrt_data_device(device, loc);
+    for (int i = 0; i < nmaps; i++) {
+        int took;
+        maccrt_map_acquire(d, &maps[i], MACCRT_REF_STRUCTURED, 0, &took, loc);
+    }
+}
+
+void MACC_data_end(const MACC_SrcLoc *loc, int nmaps, const MACC_Map *maps, int device)
+{
+    maccrt_init();
+    data__check(loc, nmaps, maps, 0, NULL);
+    maccrt_device *d = maccrt_data_device(device, loc);
+    for (int i = nmaps - 1; i >= 0; i--)
+        maccrt_map_release(d, &maps[i], MACCRT_REF_STRUCTURED, 0, loc);
+}
+
+static void data__op(const MACC_SrcLoc *loc, int op, int nmaps, const MACC_Map *maps, int device,
+                     int ndeps, const MACC_Dep *deps, int flags)
+{
+    maccrt_init();
+    data__check(loc, nmaps, maps, ndeps, deps);
+    maccrt_device *d = maccrt_data_device(device, loc);
+    if (ndeps > 0 || (flags & MACC_NOWAIT))
+        maccrt_task_data_op(d, op, nmaps, maps, ndeps, deps, flags, loc);
+    else
+        maccrt_data_op(d, op, nmaps, maps, loc);
+}
+
+void MACC_data_enter(const MACC_SrcLoc *loc, int nmaps, const MACC_Map *maps, int device,
+                     int ndeps, const MACC_Dep *deps, int flags)
+{
+    data__op(loc, MACCRT_OP_ENTER, nmaps, maps, device, ndeps, deps, flags);
+}
+
+void MACC_data_exit(const MACC_SrcLoc *loc, int nmaps, const MACC_Map *maps, int device,
+                    int ndeps, const MACC_Dep *deps, int flags)
+{
+    data__op(loc, MACCRT_OP_EXIT, nmaps, maps, device, ndeps, deps, flags);
+}
+
+void MACC_data_update(const MACC_SrcLoc *loc, int nmaps, const MACC_Map *maps, int device,
+                      int ndeps, const MACC_Dep *deps, int flags)
+{
+    data__op(loc, MACCRT_OP_UPDATE, nmaps, maps, device, ndeps, deps, flags);
+}
+
+int MACC_is_present(const void *p, size_t bytes, int device)
+{
+    maccrt_init();
+    maccrt_runtime *rt = &maccrt_rt;
+    if (device >= rt->ndevices)
+        return 0;
+    if (device < 0 && device != MACC_DEVICE_DEFAULT && device != MACC_DEVICE_ANY &&
+        device != MACC_DEVICE_HOST && device != MACC_DEVICE_NVIDIA)
+        return 0;
+    if (device == MACC_DEVICE_NVIDIA && rt->ngpus == 0)
+        return 0;
+    return maccrt_map_is_present(maccrt_data_device(device, NULL), p, bytes);
+}

@@ -1,0 +1,244 @@
+/* sched.c: the ready queue, tokens, and the choice of a device.
+ *
+ * Every function here runs with maccrt_rt.lock held.
+ *
+ * Ready tasks wait in one FIFO queue. maccrt_sched_dispatch walks it from the
+ * front and places each task on one of its candidate devices that has the
+ * task's tokens free, chosen by the policy. A task that fits nowhere reserves
+ * its candidates for the rest of the walk: later, smaller tasks do not
+ * overtake it on those devices (no starvation of large-resource tasks, FIFO
+ * order per device), and the walk stops as soon as every device is reserved,
+ * so a long queue costs O(1) per dispatch when the machine is full.
+ *
+ * Tokens: each device has MACCRT_TOKENS (100). A task placed on a device holds
+ * its tokens until it finishes (maccrt_sched_release). The policy's tokens()
+ * hook decides how many: resources(N) from the version, or the defaults
+ * (host: 50 deferred / 100 undeferred; GPU: 25), or 0 for data operations and
+ * undeferred tasks nested in a running task (their parent holds tokens).
+ *
+ * The default policy ("greedy") prefers the device with the earliest expected
+ * finish, estimated from the region's past run times per device kind; a
+ * device kind never measured counts as fastest for a GPU (explore it) and
+ * next for the host. A cost-model policy (data transfer estimates, the
+ * coherence directory's knowledge of where the data is, resources(auto))
+ * replaces maccrt_policy_greedy in maccrt_rt.policy.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+
+/* ---- the ready queue -------------------------------------------------------------------- */
+
+void maccrt_sched_ready(maccrt_task *t)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    t->state = MACCRT_TASK_READY;
+    t->qnext = NULL;
+    t->qprev = rt->ready_tail;
+    if (rt->ready_tail)
+        rt->ready_tail->qnext = t;
+    else
+        rt->ready_head = t;
+    rt->ready_tail = t;
+}
+
+static void sched__unqueue(maccrt_task *t)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    if (t->qprev)
+        t->qprev->qnext = t->qnext;
+    else
+        rt->ready_head = t->qnext;
+    if (t->qnext)
+        t->qnext->qprev = t->qprev;
+    else
+        rt->ready_tail = t->qprev;
+    t->qprev = t->qnext = NULL;
+}
+
+/* ---- tokens ------------------------------------------------------------------------------ */
+
+int maccrt_host_nthreads(int tokens)
+{
+    long n = (long)maccrt_rt.host_threads * tokens / MACCRT_TOKENS;
+    return n < 1 ? 1 : (int)n;
+}
+
+static int sched__need(maccrt_task *t, maccrt_device *d, const MACC_Version **vout)
+{
+    *vout = NULL;
+    if (t->op)
+        return 0;
+    const MACC_Version *v = maccrt_task_version(t, d);
+    *vout = v;
+    if (!v)
+        return MACCRT_TOKENS + 1; /* cannot run there (should not be a candidate) */
+    if (t->nested)
+        return 0;
+    return maccrt_rt.policy->tokens(t, d->kind, v);
+}
+
+static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_Version *v)
+{
+    sched__unqueue(t);
+    t->dev = d;
+    t->ver = v;
+    t->tokens = need;
+    d->tokens_free -= need;
+    if (d->tokens_total - d->tokens_free > d->tokens_peak_used)
+        d->tokens_peak_used = d->tokens_total - d->tokens_free;
+    maccrt_stats_placed(d, t);
+    if (t->waiter && d->kind == MACC_DEV_HOST) {
+        /* Undeferred host task: its encountering thread runs it (no switch). */
+        t->state = MACCRT_TASK_INLINE;
+        pthread_cond_signal(&t->waiter->cv);
+    } else {
+        t->state = MACCRT_TASK_PLACED;
+        d->plugin->submit(d, t);
+    }
+}
+
+void maccrt_sched_dispatch(void)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    maccrt_mask reserved = 0;
+    maccrt_task *next;
+    for (maccrt_task *t = rt->ready_head; t; t = next) {
+        next = t->qnext;
+        maccrt_mask cand = t->cand & ~reserved;
+        if (!cand)
+            continue;
+        maccrt_mask fit = 0;
+        for (int d = 0; d < rt->ndevices; d++) {
+            if (!(cand & MACCRT_BIT(d)))
+                continue;
+            const MACC_Version *v;
+            if (sched__need(t, rt->devices[d], &v) <= rt->devices[d]->tokens_free)
+                fit |= MACCRT_BIT(d);
+        }
+        if (!fit) {
+            reserved |= t->cand;
+            if ((reserved & rt->all) == rt->all)
+                break;
+            continue;
+        }
+        maccrt_device *d = rt->policy->choose(t, fit);
+        const MACC_Version *v;
+        int need = sched__need(t, d, &v);
+        sched__place(t, d, need, v);
+    }
+}
+
+void maccrt_sched_release(maccrt_task *t)
+{
+    maccrt_device *d = t->dev;
+    if (!d)
+        return;
+    d->tokens_free += t->tokens;
+    t->tokens = 0;
+    maccrt_stats_finished(d, t);
+    if (t->region)
+        maccrt_rt.policy->observe(t, d, t->t_end - t->t_start);
+}
+
+/* ---- per-region history ------------------------------------------------------------------- */
+
+static maccrt_region_info *sched__regions; /* open addressing, keyed by region pointer */
+static size_t sched__nregions, sched__capregions;
+
+static size_t sched__hash(const MACC_Region *r)
+{
+    uintptr_t x = (uintptr_t)r;
+    x ^= x >> 17;
+    x *= (uintptr_t)0x9e3779b97f4a7c15ull;
+    x ^= x >> 29;
+    return (size_t)x;
+}
+
+maccrt_region_info *maccrt_region_info_get(const MACC_Region *r)
+{
+    if (sched__nregions * 2 >= sched__capregions) {
+        size_t cap = sched__capregions ? 2 * sched__capregions : 64;
+        maccrt_region_info *tab = maccrt_xcalloc(cap, sizeof *tab);
+        for (size_t i = 0; i < sched__capregions; i++) {
+            if (!sched__regions[i].region)
+                continue;
+            size_t j = sched__hash(sched__regions[i].region) & (cap - 1);
+            while (tab[j].region)
+                j = (j + 1) & (cap - 1);
+            tab[j] = sched__regions[i];
+        }
+        free(sched__regions);
+        sched__regions = tab;
+        sched__capregions = cap;
+    }
+    size_t j = sched__hash(r) & (sched__capregions - 1);
+    while (sched__regions[j].region && sched__regions[j].region != r)
+        j = (j + 1) & (sched__capregions - 1);
+    if (!sched__regions[j].region) {
+        sched__regions[j].region = r;
+        sched__nregions++;
+    }
+    return &sched__regions[j];
+}
+
+/* ---- the default policy --------------------------------------------------------------------- */
+
+static int greedy__tokens(maccrt_task *t, int kind, const MACC_Version *v)
+{
+    int res = v->resources;
+    if (res == MACC_RES_DEFAULT || res == MACC_RES_AUTO) {
+        /* resources(auto) uses the defaults until the learning policy exists. */
+        if (kind == MACC_DEV_HOST)
+            res = t->deferred ? MACCRT_RES_HOST_DEFERRED : MACCRT_RES_HOST_UNDEFERRED;
+        else
+            res = MACCRT_RES_GPU;
+    }
+    if (res < 1)
+        res = 1;
+    if (res > MACCRT_TOKENS)
+        res = MACCRT_TOKENS;
+    return res;
+}
+
+static double greedy__estimate(maccrt_task *t, maccrt_device *d)
+{
+    if (!t->region)
+        return 0;
+    maccrt_region_info *ri = maccrt_region_info_get(t->region);
+    if (ri->runs[d->kind] == 0)
+        return d->kind == MACC_DEV_HOST ? 1e-9 : 0; /* unmeasured: try GPUs first */
+    return ri->ema_s[d->kind];
+}
+
+static maccrt_device *greedy__choose(maccrt_task *t, maccrt_mask fit)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    maccrt_device *best = NULL;
+    double best_est = 0;
+    for (int i = 0; i < rt->ndevices; i++) {
+        if (!(fit & MACCRT_BIT(i)))
+            continue;
+        maccrt_device *d = rt->devices[i];
+        double est = greedy__estimate(t, d);
+        if (!best || est < best_est || (est == best_est && d->tokens_free > best->tokens_free)) {
+            best = d;
+            best_est = est;
+        }
+    }
+    return best;
+}
+
+static void greedy__observe(maccrt_task *t, maccrt_device *d, double seconds)
+{
+    maccrt_region_info *ri = maccrt_region_info_get(t->region);
+    long n = ri->runs[d->kind]++;
+    ri->ema_s[d->kind] = n == 0 ? seconds : 0.8 * ri->ema_s[d->kind] + 0.2 * seconds;
+}
+
+const maccrt_policy maccrt_policy_greedy = {
+    .name = "greedy",
+    .choose = greedy__choose,
+    .tokens = greedy__tokens,
+    .observe = greedy__observe,
+};

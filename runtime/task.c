@@ -1,0 +1,605 @@
+/* task.c: task instances, dependences, taskwait, completion.
+ *
+ * Life of a task (all transitions under maccrt_rt.lock):
+ *   MACC_target copies the arguments into one heap block, picks the candidate
+ *   devices, adds dependence edges from the live tasks it must follow
+ *   (WAITING), and becomes READY when it has no unfinished predecessor. The
+ *   scheduler places it on a device (tokens taken) and hands it to the
+ *   device's plugin (PLACED), or, for an undeferred host task, to its
+ *   encountering thread (INLINE), which runs it itself. maccrt_task_execute
+ *   maps, runs and unmaps it, then maccrt__finish gives the tokens back,
+ *   releases its successors and wakes whoever waits.
+ *
+ * Dependence index: a range tree of disjoint address segments. Each segment
+ * remembers the last writer (out/inout) and the readers (in) since that
+ * writer. A new reader depends on the segment's writer; a new writer depends
+ * on the readers since the last writer, or on the writer if there are none.
+ * Older tasks are ordered before those already, so each new dependence costs
+ * O(log segments + edges) however many tasks are live. A dependence whose
+ * range covers part of a segment splits it. Finished tasks leave the index;
+ * empty segments are freed.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- per-thread state --------------------------------------------------------- */
+
+static pthread_key_t task__key;
+static pthread_once_t task__key_once = PTHREAD_ONCE_INIT;
+static __thread maccrt_thread *task__self;
+
+static void task__thread_free(maccrt_thread *th)
+{
+    pthread_cond_destroy(&th->cv);
+    free(th);
+}
+
+/* Thread exit: the struct lives on while deferred children still point at it. */
+static void task__thread_exit(void *p)
+{
+    maccrt_thread *th = p;
+    task__self = NULL; /* a later destructor calling in gets a fresh struct */
+    pthread_mutex_lock(&maccrt_rt.lock);
+    int last = --th->refs == 0;
+    pthread_mutex_unlock(&maccrt_rt.lock);
+    if (last)
+        task__thread_free(th);
+}
+
+static void task__make_key(void)
+{
+    pthread_key_create(&task__key, task__thread_exit);
+}
+
+maccrt_thread *maccrt_thread_self(void)
+{
+    maccrt_thread *th = task__self;
+    if (th)
+        return th;
+    pthread_once(&task__key_once, task__make_key);
+    th = maccrt_xcalloc(1, sizeof *th);
+    pthread_cond_init(&th->cv, NULL);
+    th->refs = 1;
+    pthread_setspecific(task__key, th);
+    task__self = th;
+    return th;
+}
+
+/* ---- dependence index ------------------------------------------------------------ */
+
+typedef struct task__seg {
+    maccrt_rnode node; /* first member: the tree gives back task__seg pointers */
+    maccrt_task *writer;
+    maccrt_task **readers;
+    int nreaders, capreaders;
+} task__seg;
+
+static maccrt_rtree task__deps;
+
+static task__seg *task__seg_new(uintptr_t a, uintptr_t b)
+{
+    task__seg *s = maccrt_xcalloc(1, sizeof *s);
+    s->node.start = a;
+    s->node.end = b;
+    maccrt_rtree_insert(&task__deps, &s->node);
+    return s;
+}
+
+static void task__seg_free(task__seg *s)
+{
+    maccrt_rtree_remove(&task__deps, &s->node);
+    free(s->readers);
+    free(s);
+}
+
+static void task__seg_add_reader(task__seg *s, maccrt_task *t)
+{
+    if (s->nreaders == s->capreaders) {
+        s->capreaders = s->capreaders ? 2 * s->capreaders : 4;
+        s->readers = maccrt_xrealloc(s->readers, (size_t)s->capreaders * sizeof *s->readers);
+    }
+    s->readers[s->nreaders++] = t;
+}
+
+/* Splits s at `at` (s->start < at < s->end); returns the upper part. */
+static task__seg *task__seg_split(task__seg *s, uintptr_t at)
+{
+    uintptr_t end = s->node.end;
+    s->node.end = at;
+    task__seg *u = task__seg_new(at, end);
+    u->writer = s->writer;
+    for (int i = 0; i < s->nreaders; i++)
+        task__seg_add_reader(u, s->readers[i]);
+    return u;
+}
+
+/* Edge pred -> t (t waits for pred); duplicates and self-edges are skipped. */
+static void task__edge(maccrt_task *pred, maccrt_task *t)
+{
+    if (pred == t || pred->mark == t->id)
+        return;
+    pred->mark = t->id;
+    if (pred->nsuccs == pred->capsuccs) {
+        pred->capsuccs = pred->capsuccs ? 2 * pred->capsuccs : 4;
+        pred->succs = maccrt_xrealloc(pred->succs, (size_t)pred->capsuccs * sizeof *pred->succs);
+    }
+    pred->succs[pred->nsuccs++] = t;
+    t->npreds++;
+}
+
+static void task__seg_visit(task__seg *s, maccrt_task *t, int kind)
+{
+    if (kind == MACC_DEP_IN) {
+        if (s->writer)
+            task__edge(s->writer, t);
+        if (!(s->nreaders && s->readers[s->nreaders - 1] == t))
+            task__seg_add_reader(s, t);
+    } else {
+        if (s->nreaders) {
+            for (int i = 0; i < s->nreaders; i++)
+                task__edge(s->readers[i], t);
+        } else if (s->writer) {
+            task__edge(s->writer, t);
+        }
+        s->writer = t;
+        s->nreaders = 0;
+    }
+}
+
+static void task__dep_range(const MACC_Dep *d, uintptr_t *a, uintptr_t *b)
+{
+    *a = (uintptr_t)d->addr;
+    size_t n = d->bytes ? d->bytes : 1;
+    *b = *a + n < *a ? UINTPTR_MAX : *a + n;
+}
+
+/* Adds t's dependences to the index and the edges from its predecessors. */
+static void task__deps_add(maccrt_task *t)
+{
+    for (int i = 0; i < t->ndeps; i++) {
+        uintptr_t a, b;
+        task__dep_range(&t->deps[i], &a, &b);
+        int kind = t->deps[i].kind == MACC_DEP_IN ? MACC_DEP_IN : MACC_DEP_INOUT;
+        uintptr_t cur = a;
+        while (cur < b) {
+            maccrt_rnode *n = maccrt_rtree_first_overlap(&task__deps, cur, b);
+            task__seg *s;
+            if (!n) {
+                s = task__seg_new(cur, b);
+            } else if (n->start > cur) {
+                s = task__seg_new(cur, n->start);
+            } else {
+                s = (task__seg *)n;
+                if (s->node.start < cur)
+                    s = task__seg_split(s, cur);
+                if (s->node.end > b)
+                    task__seg_split(s, b);
+            }
+            task__seg_visit(s, t, kind);
+            cur = s->node.end;
+        }
+    }
+}
+
+/* t finished: removes it from every segment of its ranges. */
+static void task__deps_remove(maccrt_task *t)
+{
+    for (int i = 0; i < t->ndeps; i++) {
+        uintptr_t a, b;
+        task__dep_range(&t->deps[i], &a, &b);
+        maccrt_rnode *n = maccrt_rtree_first_overlap(&task__deps, a, b);
+        while (n && n->start < b) {
+            maccrt_rnode *next = maccrt_rtree_next(&task__deps, n);
+            task__seg *s = (task__seg *)n;
+            if (s->writer == t)
+                s->writer = NULL;
+            /* Tasks tend to finish in creation order: search from the front,
+             * keep the order (a reader is found early). */
+            for (int j = 0; j < s->nreaders; j++) {
+                if (s->readers[j] == t) {
+                    memmove(&s->readers[j], &s->readers[j + 1],
+                            (size_t)(s->nreaders - j - 1) * sizeof *s->readers);
+                    s->nreaders--;
+                    break;
+                }
+            }
+            if (!s->writer && !s->nreaders)
+                task__seg_free(s);
+            n = next;
+        }
+    }
+}
+
+/* ---- versions and candidate devices ---------------------------------------------------- */
+
+const MACC_Version *maccrt_pick_version(const MACC_Region *r, const maccrt_device *d, int fallback)
+{
+    const MACC_Version *fb = NULL;
+    for (int i = 0; i < r->nversions; i++) {
+        const MACC_Version *v = &r->versions[i];
+        if (v->kind != d->kind || !v->fn)
+            continue;
+        if (d->plugin->version_ok && !d->plugin->version_ok(d, v))
+            continue;
+        if (!(v->flags & MACC_VERSION_FALLBACK))
+            return v;
+        if (!fb)
+            fb = v;
+    }
+    return fallback ? fb : NULL;
+}
+
+const MACC_Version *maccrt_task_version(const maccrt_task *t, const maccrt_device *d)
+{
+    if (!t->region)
+        return NULL;
+    return maccrt_pick_version(t->region, d, t->fallback);
+}
+
+static const char *task__region_name(const MACC_Region *r)
+{
+    return r->name ? r->name : "(unnamed)";
+}
+
+/* Sets t->cand and t->fallback from the device selector and the if clause. */
+static void task__choose_devices(maccrt_task *t, int device, int ifcond)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    const MACC_Region *r = t->region;
+    maccrt_device *host = rt->host;
+    int has_nvidia = 0;
+    for (int i = 0; i < r->nversions; i++)
+        if (r->versions[i].kind == MACC_DEV_NVIDIA)
+            has_nvidia = 1;
+
+    maccrt_mask sel = 0; /* the devices the selector names */
+    int host_asked = 0;  /* the program asked for the host explicitly */
+    if (!ifcond) {
+        sel = MACCRT_BIT(host->num);
+        host_asked = 1;
+    } else if (device == MACC_DEVICE_ANY) {
+        sel = rt->selectable;
+    } else if (device == MACC_DEVICE_DEFAULT) {
+        for (int d = 0; d < rt->ngpus && !sel; d++)
+            if ((rt->selectable & MACCRT_BIT(d)) && maccrt_pick_version(r, rt->devices[d], 0))
+                sel = MACCRT_BIT(d);
+        if (!sel)
+            sel = MACCRT_BIT(host->num);
+    } else if (device == MACC_DEVICE_HOST) {
+        sel = MACCRT_BIT(host->num);
+        host_asked = 1;
+    } else if (device == MACC_DEVICE_NVIDIA) {
+        for (int d = 0; d < rt->ngpus; d++)
+            sel |= MACCRT_BIT(d);
+    } else if (device >= 0) {
+        if (device < rt->ngpus) {
+            sel = MACCRT_BIT(device);
+        } else if (device == rt->ngpus) {
+            sel = MACCRT_BIT(host->num);
+            host_asked = 1;
+        } else {
+            if (rt->offload == MACCRT_OFFLOAD_MANDATORY)
+                maccrt_fatal(&r->loc, "device number %d does not exist (region '%s'; %d devices)",
+                             device, task__region_name(r), rt->ndevices);
+            sel = MACCRT_BIT(host->num); /* OpenMP's host fallback */
+        }
+    } else {
+        maccrt_fatal(&r->loc, "invalid device selector %d for region '%s'", device,
+                     task__region_name(r));
+    }
+
+    maccrt_mask cand = 0, gpus = 0;
+    for (int d = 0; d < rt->ndevices; d++) {
+        if (!(sel & MACCRT_BIT(d)))
+            continue;
+        if (maccrt_pick_version(r, rt->devices[d], 0)) {
+            cand |= MACCRT_BIT(d);
+            if (rt->devices[d]->kind != MACC_DEV_HOST)
+                gpus |= MACCRT_BIT(d);
+        }
+    }
+    if (rt->offload == MACCRT_OFFLOAD_MANDATORY && has_nvidia && !host_asked && !gpus)
+        maccrt_fatal(&r->loc,
+                     "MACC_TARGET_OFFLOAD=mandatory but no GPU is available to run region '%s'",
+                     task__region_name(r));
+    if (!cand) {
+        /* No named device can run it: the host, with fallback versions too. */
+        if (!maccrt_pick_version(r, host, 1)) {
+            if (!ifcond)
+                maccrt_fatal(&r->loc, "if(false) but region '%s' has no host version",
+                             task__region_name(r));
+            maccrt_fatal(&r->loc, "no available device can run region '%s'%s",
+                         task__region_name(r),
+                         has_nvidia && !rt->ngpus ? " (it has no host version and no GPU was found)"
+                                                  : "");
+        }
+        cand = MACCRT_BIT(host->num);
+        t->fallback = 1;
+    }
+    t->cand = cand;
+}
+
+/* ---- creation ---------------------------------------------------------------------- */
+
+static size_t task__align(size_t n)
+{
+    size_t a = _Alignof(max_align_t);
+    return (n + a - 1) & ~(a - 1);
+}
+
+/* One allocation: the task, the argument block, the maps, the device
+ * pointers, the reference flags and the dependences. */
+static maccrt_task *task__alloc(size_t args_size, int nmaps, int ndeps)
+{
+    size_t off_args = task__align(sizeof(maccrt_task));
+    size_t off_maps = off_args + task__align(args_size);
+    size_t off_ptrs = off_maps + task__align((size_t)nmaps * sizeof(MACC_Map));
+    size_t off_took = off_ptrs + task__align((size_t)nmaps * sizeof(void *));
+    size_t off_deps = off_took + task__align((size_t)nmaps * sizeof(int));
+    size_t total = off_deps + (size_t)ndeps * sizeof(MACC_Dep);
+    char *p = maccrt_xmalloc(total);
+    maccrt_task *t = (maccrt_task *)p;
+    memset(t, 0, sizeof *t);
+    t->args = p + off_args;
+    t->args_size = args_size;
+    t->nmaps = nmaps;
+    t->maps = (MACC_Map *)(p + off_maps);
+    t->ptrs = (void **)(p + off_ptrs);
+    t->took = (int *)(p + off_took);
+    t->ndeps = ndeps;
+    t->deps = (MACC_Dep *)(p + off_deps);
+    t->refs = 1;
+    return t;
+}
+
+static void task__fill(maccrt_task *t, const void *args, const MACC_Map *maps, const MACC_Dep *deps)
+{
+    if (t->args_size)
+        memcpy(t->args, args, t->args_size);
+    if (t->nmaps)
+        memcpy(t->maps, maps, (size_t)t->nmaps * sizeof *maps);
+    memset(t->ptrs, 0, (size_t)t->nmaps * sizeof *t->ptrs);
+    memset(t->took, 0, (size_t)t->nmaps * sizeof *t->took);
+    if (t->ndeps)
+        memcpy(t->deps, deps, (size_t)t->ndeps * sizeof *deps);
+}
+
+static void task__free(maccrt_task *t)
+{
+    free(t->succs);
+    free(t);
+}
+
+/* Submits t (its candidates set) and, when undeferred, waits for it, running
+ * it in this thread if it lands on the host. */
+static void task__submit(maccrt_task *t)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    maccrt_thread *self = maccrt_thread_self();
+    t->t_create = maccrt_now();
+
+    pthread_mutex_lock(&rt->lock);
+    if (rt->stopped)
+        t->deferred = 0; /* after shutdown (a late atexit handler): run it here */
+    t->id = ++rt->next_id;
+    rt->live++;
+    if (t->deferred) {
+        t->creator = self;
+        self->children++;
+        self->refs++;
+    } else {
+        t->waiter = self;
+        t->refs++;
+    }
+    task__deps_add(t);
+    if (t->npreds == 0) {
+        maccrt_sched_ready(t);
+        maccrt_sched_dispatch();
+    } else {
+        t->state = MACCRT_TASK_WAITING;
+    }
+    if (t->deferred) {
+        pthread_mutex_unlock(&rt->lock);
+        return;
+    }
+    while (t->state != MACCRT_TASK_DONE && t->state != MACCRT_TASK_INLINE)
+        pthread_cond_wait(&self->cv, &rt->lock);
+    if (t->state == MACCRT_TASK_INLINE) {
+        t->state = MACCRT_TASK_RUNNING;
+        pthread_mutex_unlock(&rt->lock);
+        maccrt_task_execute(t); /* finishes it */
+        pthread_mutex_lock(&rt->lock);
+    }
+    int last = --t->refs == 0;
+    pthread_mutex_unlock(&rt->lock);
+    if (last)
+        task__free(t);
+}
+
+void MACC_target(const MACC_Region *r, const void *args, size_t args_size, int nmaps,
+                 const MACC_Map *maps, int ndeps, const MACC_Dep *deps, int flags, int device,
+                 int ifcond)
+{
+    maccrt_init();
+    if (!r)
+        maccrt_fatal(NULL, "MACC_target called without a region");
+    if (nmaps < 0 || ndeps < 0 || (nmaps && !maps) || (ndeps && !deps) || (args_size && !args))
+        maccrt_fatal(&r->loc, "bad arguments for region '%s'", task__region_name(r));
+    maccrt_thread *self = maccrt_thread_self();
+    maccrt_task *t = task__alloc(args_size, nmaps, ndeps);
+    t->region = r;
+    t->loc = &r->loc;
+    t->deferred = (flags & MACC_NOWAIT) != 0;
+    t->nested = !t->deferred && self->current != NULL;
+    task__fill(t, args, maps, deps);
+    task__choose_devices(t, device, ifcond);
+    task__submit(t);
+}
+
+void maccrt_task_data_op(maccrt_device *d, int op, int nmaps, const MACC_Map *maps, int ndeps,
+                         const MACC_Dep *deps, int flags, const MACC_SrcLoc *loc)
+{
+    maccrt_task *t = task__alloc(0, nmaps, ndeps);
+    t->loc = loc;
+    t->op = op;
+    t->opdev = d;
+    t->cand = MACCRT_BIT(d->num);
+    t->deferred = (flags & MACC_NOWAIT) != 0;
+    t->nested = !t->deferred && maccrt_thread_self()->current != NULL;
+    task__fill(t, NULL, maps, deps);
+    task__submit(t);
+}
+
+/* ---- execution and completion ----------------------------------------------------------- */
+
+static void task__finish(maccrt_task *t)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    maccrt_thread *creator_to_free = NULL;
+    pthread_mutex_lock(&rt->lock);
+    maccrt_sched_release(t);
+    task__deps_remove(t);
+    for (int i = 0; i < t->nsuccs; i++) {
+        maccrt_task *s = t->succs[i];
+        if (--s->npreds == 0)
+            maccrt_sched_ready(s);
+    }
+    free(t->succs);
+    t->succs = NULL;
+    t->nsuccs = t->capsuccs = 0;
+    t->state = MACCRT_TASK_DONE;
+    if (t->creator) {
+        maccrt_thread *c = t->creator;
+        if (--c->children == 0)
+            pthread_cond_signal(&c->cv);
+        if (--c->refs == 0)
+            creator_to_free = c;
+        t->creator = NULL;
+    }
+    if (t->waiter)
+        pthread_cond_signal(&t->waiter->cv);
+    rt->finished++;
+    if (--rt->live == 0)
+        pthread_cond_broadcast(&rt->idle_cv);
+    maccrt_sched_dispatch();
+    int last = --t->refs == 0;
+    pthread_mutex_unlock(&rt->lock);
+    if (last)
+        task__free(t);
+    if (creator_to_free)
+        task__thread_free(creator_to_free);
+}
+
+void maccrt_task_execute(maccrt_task *t)
+{
+    maccrt_thread *self = maccrt_thread_self();
+    maccrt_task *outer = self->current;
+    maccrt_device *d = t->dev;
+    self->current = t;
+    t->t_start = maccrt_now();
+    if (t->op) {
+        maccrt_data_op(d, t->op, t->nmaps, t->maps, t->loc);
+    } else {
+        for (int i = 0; i < t->nmaps; i++)
+            t->ptrs[i] = maccrt_map_acquire(d, &t->maps[i], MACCRT_REF_STRUCTURED, 1, &t->took[i],
+                                            t->loc);
+        MACC_TaskEnv env = {
+            .device_kind = d->kind,
+            .device_index = d->index,
+            .nthreads = 1,
+            .stream = NULL,
+            .ptrs = t->ptrs,
+            .loc = t->loc,
+        };
+        int err = d->plugin->run(d, t, &env);
+        if (err) {
+            const char *es = d->plugin->error_string ? d->plugin->error_string(err) : NULL;
+            if (es)
+                maccrt_fatal(t->loc, "region '%s' failed on device %s: %s",
+                             task__region_name(t->region), d->name, es);
+            maccrt_fatal(t->loc, "region '%s' failed on device %s (error %d)",
+                         task__region_name(t->region), d->name, err);
+        }
+        for (int i = t->nmaps - 1; i >= 0; i--)
+            if (t->took[i])
+                maccrt_map_release(d, &t->maps[i], MACCRT_REF_STRUCTURED, 0, t->loc);
+    }
+    t->t_end = maccrt_now();
+    self->current = outer;
+    task__finish(t);
+}
+
+/* ---- waiting ---------------------------------------------------------------------------- */
+
+void MACC_taskwait(const MACC_SrcLoc *loc)
+{
+    (void)loc;
+    maccrt_init();
+    maccrt_thread *self = maccrt_thread_self();
+    pthread_mutex_lock(&maccrt_rt.lock);
+    while (self->children > 0)
+        pthread_cond_wait(&self->cv, &maccrt_rt.lock);
+    pthread_mutex_unlock(&maccrt_rt.lock);
+}
+
+void maccrt_task_wait_all(void)
+{
+    pthread_mutex_lock(&maccrt_rt.lock);
+    while (maccrt_rt.live > 0)
+        pthread_cond_wait(&maccrt_rt.idle_cv, &maccrt_rt.lock);
+    pthread_mutex_unlock(&maccrt_rt.lock);
+}
+
+long maccrt_task_drain(double stall_s)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    pthread_mutex_lock(&rt->lock);
+    unsigned long seen = rt->finished;
+    double since = maccrt_now();
+    while (rt->live > 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        pthread_cond_timedwait(&rt->idle_cv, &rt->lock, &ts);
+        double now = maccrt_now();
+        if (rt->finished != seen) {
+            seen = rt->finished;
+            since = now;
+        } else if (now - since > stall_s) {
+            break;
+        }
+    }
+    long left = rt->live;
+    pthread_mutex_unlock(&rt->lock);
+    return left;
+}
+
+/* ---- data device selection -------------------------------------------------------------- */
+
+maccrt_device *maccrt_data_device(int device, const MACC_SrcLoc *loc)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    if (device == MACC_DEVICE_DEFAULT || device == MACC_DEVICE_ANY) {
+        for (int d = 0; d < rt->ngpus; d++)
+            if (rt->selectable & MACCRT_BIT(d))
+                return rt->devices[d];
+        return rt->host;
+    }
+    if (device == MACC_DEVICE_HOST)
+        return rt->host;
+    if (device == MACC_DEVICE_NVIDIA) {
+        if (rt->ngpus > 0)
+            return rt->devices[0];
+        if (rt->offload == MACCRT_OFFLOAD_MANDATORY)
+            maccrt_fatal(loc, "MACC_TARGET_OFFLOAD=mandatory but no GPU is available");
+        return rt->host;
+    }
+    if (device >= 0 && device < rt->ndevices)
+        return rt->devices[device];
+    if (device >= 0 && rt->offload != MACCRT_OFFLOAD_MANDATORY)
+        return rt->host;
+    maccrt_fatal(loc, "device number %d does not exist (%d devices)", device, rt->ndevices);
+}

@@ -1,0 +1,354 @@
+/* Unit tests of the translator's region analysis and host emitter: small
+ * inputs translated in memory, the analysis results and the output checked. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macc.h"
+#include "macc_rt.h"
+
+/* Parses and analyses `text`; returns the unit (errors in *nerr). */
+static Unit *analyse(const char *text, int *nerr, Source **src, Diag *diag, FILE **errf)
+{
+    *src = source_from_string("t.c", text, strlen(text));
+    diag_init(diag, *src);
+    *errf = tmpfile();
+    diag->out = *errf;
+    Unit *u = parse_unit(*src, diag);
+    cr_assert_not_null(u);
+    analyze_unit(u);
+    *nerr = diag->errors;
+    return u;
+}
+
+static char *diag_text(FILE *f)
+{
+    fflush(f);
+    long n = ftell(f);
+    rewind(f);
+    char *s = calloc(1, (size_t)n + 1);
+    if (n > 0 && fread(s, 1, (size_t)n, f) != (size_t)n)
+        s[0] = 0;
+    return s;
+}
+
+#define ANALYSE(text)                                                                                                  \
+    Source *src;                                                                                                       \
+    Diag diag;                                                                                                         \
+    FILE *errf;                                                                                                        \
+    int nerr;                                                                                                          \
+    Unit *u = analyse(text, &nerr, &src, &diag, &errf)
+
+#define DONE()                                                                                                         \
+    do {                                                                                                               \
+        unit_delete(u);                                                                                                \
+        source_delete(src);                                                                                            \
+        fclose(errf);                                                                                                  \
+    } while (0)
+
+static Capture *cap(Region *r, const char *name)
+{
+    for (int i = 0; i < r->caps.len; i++) {
+        Capture *c = r->caps.items[i];
+        if (!strcmp(c->name, name))
+            return c;
+    }
+    return NULL;
+}
+
+static const char *nbody =
+    "#include <math.h>\n"
+    "void step(int n, int BS, float dt, float *x, float *y, float *z, float *vx, float *vy, float *vz) {\n"
+    "  for (int k = 0; k < n; k += BS) {\n"
+    "    #pragma omp target device(any) map(tofrom: vx[k:BS], vy[k:BS], vz[k:BS]) map(to: x[0:n], y[0:n], z[0:n]) nowait\n"
+    "    #pragma omp if_device(nvidia, cc35) teams distribute parallel for resources(2)\n"
+    "    #pragma omp if_device(host) parallel for resources(40)\n"
+    "    for (int i = k; i < k + BS; ++i) {\n"
+    "      float Fx = 0.0f, Fy = 0.0f, Fz = 0.0f;\n"
+    "      #pragma omp simd reduction(+:Fx,Fy,Fz)\n"
+    "      for (int j = 0; j < n; j++) {\n"
+    "        float dx = x[j] - x[i], dy = y[j] - y[i], dz = z[j] - z[i];\n"
+    "        float d = 1.0f / sqrtf(dx*dx + dy*dy + dz*dz + 1e-9f);\n"
+    "        Fx += dx * d; Fy += dy * d; Fz += dz * d;\n"
+    "      }\n"
+    "      vx[i] += dt * Fx; vy[i] += dt * Fy; vz[i] += dt * Fz;\n"
+    "    }\n"
+    "  }\n"
+    "  #pragma omp taskwait\n"
+    "}\n";
+
+Test(analysis, nbody_region)
+{
+    ANALYSE(nbody);
+    cr_assert_eq(nerr, 0);
+    cr_assert_eq(u->regions.len, 1);
+    Region *r = u->regions.items[0];
+    cr_assert_str_eq(r->name, "macc_k_step_L4");
+    cr_assert_eq(r->line, 4);
+    cr_assert(r->nowait);
+    cr_assert_eq(r->device, MACC_DEVICE_ANY);
+    cr_assert_eq(r->nversions, 2);
+    cr_assert_eq(r->versions[0].kind, MACC_DEV_NVIDIA);
+    cr_assert_eq(r->versions[0].min_cc, 35);
+    cr_assert_eq(r->versions[0].resources, 2);
+    cr_assert_eq(r->versions[1].kind, MACC_DEV_HOST);
+    cr_assert_eq(r->versions[1].resources, 40);
+    cr_assert_eq(r->versions[1].cs, CS_PARALLEL_FOR);
+    cr_assert_eq(r->maps.len, 6);
+    RMap *m0 = r->maps.items[0];
+    cr_assert_str_eq(m0->name, "vx");
+    cr_assert_eq(m0->kind, MACC_MAP_TOFROM);
+    cr_assert_str_eq(m0->start, "(void *)&(vx)[k]");
+    cr_assert_str_eq(m0->bytes, "(size_t)(BS) * sizeof((vx)[k])");
+    cr_assert_eq(((RMap *)r->maps.items[3])->kind, MACC_MAP_TO);
+    /* captures: n, BS? (not used inside), dt scalars; x..vz pointers; k scalar */
+    cr_assert_eq(cap(r, "n")->kind, CAP_SCALAR);
+    cr_assert_eq(cap(r, "dt")->kind, CAP_SCALAR);
+    cr_assert_eq(cap(r, "k")->kind, CAP_SCALAR);
+    cr_assert_eq(cap(r, "vx")->kind, CAP_PTR);
+    cr_assert_eq(cap(r, "vx")->map, 0);
+    cr_assert_eq(cap(r, "x")->map, 3);
+    cr_assert(cap(r, "vx")->written);
+    cr_assert_null(cap(r, "Fx"));  /* declared inside */
+    cr_assert_null(cap(r, "sqrtf"));
+    cr_assert_eq(u->datas.len, 1); /* the taskwait */
+    DONE();
+}
+
+Test(analysis, nbody_host_output)
+{
+    Buf out = {0};
+    FILE *errf = tmpfile();
+    cr_assert_eq(translate_string("nbody.c", nbody, &out, errf), 0);
+    cr_assert_not_null(strstr(out.data, "#pragma omp parallel for num_threads(macc_env_->nthreads)"));
+    cr_assert_not_null(strstr(out.data, "#pragma omp simd reduction(+: Fx, Fy, Fz)"));
+    cr_assert_not_null(strstr(out.data, "float *vx = macc_env_->ptrs[0];"));
+    cr_assert_not_null(strstr(out.data, "{MACC_DEV_HOST, 0, 40, 0, macc_h_step_L4}"));
+    cr_assert_not_null(strstr(out.data, "{MACC_DEV_NVIDIA, 35, 2, 0, macc_k_step_L4_nvidia}"));
+    cr_assert_not_null(strstr(out.data, "MACC_NOWAIT, MACC_DEVICE_ANY, 1);"));
+    cr_assert_not_null(strstr(out.data, "MACC_taskwait(&macc_l_);"));
+    cr_assert_not_null(strstr(out.data, "#line 1 \"nbody.c\""));
+    /* the user's text after the region keeps its line */
+    cr_assert_not_null(strstr(out.data, "#line 16 \"nbody.c\""));
+    buf_free(&out);
+    fclose(errf);
+}
+
+Test(analysis, reduction_writeback_and_private_loop_var)
+{
+    ANALYSE("double dot(int n, double *a, double *b) {\n"
+            "  double s = 0; int i;\n"
+            "  #pragma omp target teams distribute parallel for reduction(+: s) map(to: a[0:n], b[0:n])\n"
+            "  for (i = 0; i < n; i++) s += a[i] * b[i];\n"
+            "  return s;\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    Region *r = u->regions.items[0];
+    cr_assert_eq(cap(r, "s")->kind, CAP_WRITEBACK);
+    cr_assert_eq(cap(r, "i")->kind, CAP_PRIVATE);
+    RMap *m = r->maps.items[cap(r, "s")->map];
+    cr_assert_eq(m->kind, MACC_MAP_TOFROM);
+    cr_assert_str_eq(m->start, "(void *)&(s)");
+    /* no if_device lines: both kinds, host not a fallback */
+    cr_assert_eq(r->nversions, 2);
+    cr_assert_eq(r->versions[1].kind, MACC_DEV_HOST);
+    cr_assert_eq(r->versions[1].fallback, 0);
+    cr_assert_eq(r->versions[1].cs, CS_TEAMS | CS_DISTRIBUTE | CS_PARALLEL_FOR);
+    DONE();
+}
+
+Test(analysis, static_arrays_mapped_whole)
+{
+    ANALYSE("#define N 64\n"
+            "double g[N];\n"
+            "void f(void) {\n"
+            "  double a[N][N];\n"
+            "  #pragma omp target teams distribute parallel for collapse(2)\n"
+            "  for (int i = 0; i < N; i++)\n"
+            "    for (int j = 0; j < N; j++)\n"
+            "      a[i][j] = g[j];\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    Region *r = u->regions.items[0];
+    cr_assert_eq(r->collapse, 2);
+    cr_assert_eq(r->nest_depth, 2);
+    Capture *a = cap(r, "a");
+    cr_assert_eq(a->kind, CAP_ARRAY);
+    RMap *ma = r->maps.items[a->map];
+    cr_assert(ma->implicit);
+    cr_assert_eq(ma->kind, MACC_MAP_TOFROM);
+    cr_assert_str_eq(ma->bytes, "sizeof(a)");
+    cr_assert_null(cap(r, "g")); /* global: not captured, but mapped */
+    int found = 0;
+    for (int i = 0; i < r->maps.len; i++)
+        if (!strcmp(((RMap *)r->maps.items[i])->name, "g")) {
+            found = 1;
+            cr_assert_eq(((RMap *)r->maps.items[i])->kind, MACC_MAP_TO);
+        }
+    cr_assert(found);
+    DONE();
+}
+
+Test(analysis, unmapped_pointer_is_an_error)
+{
+    ANALYSE("void f(int n, float *p) {\n"
+            "  #pragma omp target parallel for\n"
+            "  for (int i = 0; i < n; i++) p[i] = 0;\n"
+            "}\n");
+    cr_assert_eq(nerr, 1);
+    char *msg = diag_text(errf);
+    cr_assert_not_null(strstr(msg, "t.c:2:3: error"));
+    cr_assert_not_null(strstr(msg, "'p'"));
+    free(msg);
+    DONE();
+}
+
+Test(analysis, data_region_covers_pointer)
+{
+    ANALYSE("void f(int n, float *p) {\n"
+            "  #pragma acc data copy(p[0:n])\n"
+            "  {\n"
+            "    #pragma omp target parallel for\n"
+            "    for (int i = 0; i < n; i++) p[i] = 0;\n"
+            "  }\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    Region *r = u->regions.items[0];
+    RMap *m = r->maps.items[cap(r, "p")->map];
+    cr_assert_eq(m->kind, MACC_MAP_ATTACH);
+    DataConstruct *d = u->datas.items[0];
+    cr_assert_eq(((RMap *)d->maps.items[0])->kind, MACC_MAP_TOFROM);
+    DONE();
+}
+
+Test(analysis, collapse_deeper_than_nest)
+{
+    ANALYSE("void f(int n, float *p) {\n"
+            "  #pragma omp target teams distribute parallel for collapse(3) map(p[0:n*n])\n"
+            "  for (int i = 0; i < n; i++)\n"
+            "    for (int j = 0; j < n; j++) p[i*n+j] = 0;\n"
+            "}\n");
+    cr_assert_eq(nerr, 1);
+    char *msg = diag_text(errf);
+    cr_assert_not_null(strstr(msg, "t.c:2:"));
+    cr_assert_not_null(strstr(msg, "collapse(3)"));
+    free(msg);
+    DONE();
+}
+
+Test(analysis, if_device_without_target)
+{
+    ANALYSE("void f(int n) {\n"
+            "  #pragma omp if_device(host) parallel for\n"
+            "  for (int i = 0; i < n; i++) ;\n"
+            "}\n");
+    cr_assert_eq(nerr, 1);
+    char *msg = diag_text(errf);
+    cr_assert_not_null(strstr(msg, "t.c:2:"));
+    cr_assert_not_null(strstr(msg, "if_device"));
+    free(msg);
+    DONE();
+}
+
+Test(analysis, target_without_statement)
+{
+    ANALYSE("void f(void) {\n"
+            "  int x = 0; (void)x;\n"
+            "  #pragma omp target\n"
+            "}\n");
+    cr_assert_eq(nerr, 1);
+    char *msg = diag_text(errf);
+    cr_assert_not_null(strstr(msg, "t.c:3:"));
+    cr_assert_not_null(strstr(msg, "no statement"));
+    free(msg);
+    DONE();
+}
+
+Test(analysis, only_nvidia_named_gets_host_fallback)
+{
+    ANALYSE("void f(int n, float *p) {\n"
+            "  #pragma omp target device(any) map(tofrom: p[0:n])\n"
+            "  #pragma omp if_device(nvidia) teams distribute parallel for\n"
+            "  for (int i = 0; i < n; i++) p[i] += 1;\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    Region *r = u->regions.items[0];
+    cr_assert_eq(r->nversions, 2);
+    cr_assert_eq(r->versions[1].kind, MACC_DEV_HOST);
+    cr_assert(r->versions[1].fallback);
+    DONE();
+}
+
+Test(analysis, depend_sections)
+{
+    ANALYSE("void f(int nb, int bs, double *c) {\n"
+            "  for (int b = 0; b < nb; b++) {\n"
+            "    #pragma omp target nowait map(tofrom: c[b*bs:bs]) depend(inout: c[b*bs:bs]) depend(in: nb)\n"
+            "    for (int i = 0; i < bs; i++) c[b*bs+i] *= 2;\n"
+            "  }\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    Region *r = u->regions.items[0];
+    cr_assert_eq(r->deps.len, 2);
+    RDep *d = r->deps.items[0];
+    cr_assert_eq(d->kind, MACC_DEP_INOUT);
+    cr_assert_str_eq(d->addr, "(void *)&(c)[b*bs]");
+    cr_assert_str_eq(((RDep *)r->deps.items[1])->addr, "(void *)&(nb)");
+    DONE();
+}
+
+Test(analysis, multidim_section_and_struct_scalar)
+{
+    ANALYSE("typedef struct { int n; double w; } P;\n"
+            "void f(P prm, double (*a)[8], int i) {\n"
+            "  #pragma omp target map(tofrom: a[i][0:8])\n"
+            "  { for (int j = 0; j < prm.n; j++) a[i][j] *= prm.w; }\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    Region *r = u->regions.items[0];
+    RMap *m = r->maps.items[0];
+    cr_assert_str_eq(m->start, "(void *)&(a)[i][0]");
+    cr_assert_str_eq(m->bytes, "(size_t)(8) * sizeof((a)[i][0])");
+    cr_assert_eq(cap(r, "prm")->kind, CAP_SCALAR);
+    cr_assert_str_eq(cap(r, "prm")->decl->spec, "P");
+    cr_assert_eq(cap(r, "a")->kind, CAP_PTR);
+    DONE();
+}
+
+Test(analysis, syntax_error_in_function_with_region)
+{
+    ANALYSE("void f(int n, float *p) {\n"
+            "  #pragma omp target parallel for map(p[0:n])\n"
+            "  for (int i = 0; i < n; i++) p[i] = ;\n"
+            "}\n");
+    cr_assert_geq(nerr, 1);
+    char *msg = diag_text(errf);
+    cr_assert_not_null(strstr(msg, "syntax error"));
+    free(msg);
+    DONE();
+}
+
+Test(analysis, generated_names_distinct_for_same_line)
+{
+    ANALYSE("void f(int n, float *p) {\n"
+            "  #pragma omp target map(p[0:n])\n"
+            "  p[0] = 1;\n"
+            "}\n"
+            "void g(int n, float *p) {\n"
+            "  #pragma omp target map(p[0:n])\n"
+            "  p[0] = 2;\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    cr_assert_str_eq(((Region *)u->regions.items[0])->name, "macc_k_f_L2");
+    cr_assert_str_eq(((Region *)u->regions.items[1])->name, "macc_k_g_L6");
+    DONE();
+}
+
+Test(analysis, translate_needed)
+{
+    cr_assert(translate_needed("#pragma omp target\n"));
+    cr_assert(translate_needed("# pragma acc data\n"));
+    cr_assert(translate_needed("_Pragma(\"omp target\")"));
+    cr_assert_not(translate_needed("#pragma once\nint x;\n"));
+    cr_assert_not(translate_needed("int main(void) { return 0; }\n"));
+}

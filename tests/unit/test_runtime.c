@@ -1,0 +1,1318 @@
+/* test_runtime.c: unit tests of the dispatch runtime (host device).
+ *
+ * Criterion runs every test in its own process, so each test starts the
+ * runtime afresh with the environment its suite's init sets. Regions are
+ * defined here by hand the way the translator emits them: a host version
+ * function, a MACC_Version array and a MACC_Region.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+
+#include <omp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "macc_rt.h"
+
+/* ---- helpers --------------------------------------------------------------------- */
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Waits until *v >= n or the timeout passes; returns whether it got there. */
+static int wait_at_least(atomic_int *v, int n, double timeout_s)
+{
+    double end = now_s() + timeout_s;
+    while (atomic_load(v) < n) {
+        if (now_s() > end)
+            return 0;
+        sleep_ms(1);
+    }
+    return 1;
+}
+
+static void clean_env(void)
+{
+    unsetenv("MACC_DEVICES");
+    unsetenv("MACC_TARGET_OFFLOAD");
+    unsetenv("OMP_TARGET_OFFLOAD");
+    unsetenv("MACC_STATS");
+    setenv("MACC_HOST_THREADS", "4", 1);
+}
+
+TestSuite(rt, .init = clean_env, .timeout = 60);
+
+#define LOC(name) static const MACC_SrcLoc name = {__FILE__, __LINE__, 1, "test"}
+
+/* A region with one host version of fn and the given resources. */
+#define HOST_REGION(rname, fn, res)                                                         \
+    static const MACC_Version rname##_v[] = {{MACC_DEV_HOST, 0, (res), 0, (fn)}};           \
+    static const MACC_Region rname = {{__FILE__, __LINE__, 1, "test"}, #rname, 1, rname##_v}
+
+/* Sequence recorder. */
+static atomic_int seq_n;
+static int seq[64];
+static void record(int v)
+{
+    int i = atomic_fetch_add(&seq_n, 1);
+    if (i < 64)
+        seq[i] = v;
+}
+
+/* Concurrency meter. */
+static atomic_int running, max_running;
+static void enter_meter(void)
+{
+    int r = atomic_fetch_add(&running, 1) + 1;
+    int m = atomic_load(&max_running);
+    while (r > m && !atomic_compare_exchange_weak(&max_running, &m, r))
+        ;
+}
+static void leave_meter(void)
+{
+    atomic_fetch_sub(&running, 1);
+}
+
+typedef struct {
+    int id;
+    int ms;
+} args_t;
+
+static void target(const MACC_Region *r, int id, int ms, int flags, int ndeps, const MACC_Dep *deps)
+{
+    args_t a = {id, ms};
+    MACC_target(r, &a, sizeof a, 0, NULL, ndeps, deps, flags, MACC_DEVICE_ANY, 1);
+}
+
+/* Records its id after sleeping. */
+static int fn_record(void *args, MACC_TaskEnv *env)
+{
+    args_t *a = args;
+    (void)env;
+    if (a->ms)
+        sleep_ms(a->ms);
+    record(a->id);
+    return 0;
+}
+HOST_REGION(r_record, fn_record, MACC_RES_DEFAULT);
+
+/* ---- basic execution ---------------------------------------------------------------- */
+
+static atomic_int done_flag;
+static int fn_sleep_then_flag(void *args, MACC_TaskEnv *env)
+{
+    args_t *a = args;
+    cr_assert_eq(env->device_kind, MACC_DEV_HOST);
+    cr_assert_eq(env->device_index, 0);
+    cr_assert_geq(env->nthreads, 1);
+    sleep_ms(a->ms);
+    atomic_store(&done_flag, a->id);
+    return 0;
+}
+HOST_REGION(r_sleep_flag, fn_sleep_then_flag, MACC_RES_DEFAULT);
+
+Test(rt, sync_target_returns_after_completion)
+{
+    target(&r_sleep_flag, 7, 50, 0, 0, NULL);
+    cr_assert_eq(atomic_load(&done_flag), 7, "the synchronous region returned before it finished");
+    cr_assert_eq(macc_device_tasks(macc_num_devices() - 1), 1);
+}
+
+static pthread_t runner_thread;
+static int fn_note_thread(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+    (void)env;
+    runner_thread = pthread_self();
+    return 0;
+}
+HOST_REGION(r_note_thread, fn_note_thread, MACC_RES_DEFAULT);
+
+Test(rt, undeferred_host_task_inline)
+{
+    target(&r_note_thread, 0, 0, 0, 0, NULL);
+    cr_assert(pthread_equal(runner_thread, pthread_self()));
+    target(&r_note_thread, 0, 0, MACC_NOWAIT, 0, NULL);
+    MACC_taskwait(NULL);
+    cr_assert(!pthread_equal(runner_thread, pthread_self()), "a deferred task runs on a worker");
+}
+
+typedef struct {
+    int a, b;
+    double c;
+} big_args_t;
+static atomic_int args_ok;
+static int fn_check_args(void *args, MACC_TaskEnv *env)
+{
+    big_args_t *a = args;
+    (void)env;
+    sleep_ms(20);
+    if (a->a == 1 && a->b == 2 && a->c == 3.5)
+        atomic_fetch_add(&args_ok, 1);
+    return 0;
+}
+HOST_REGION(r_check_args, fn_check_args, MACC_RES_DEFAULT);
+
+Test(rt, nowait_copies_arguments)
+{
+    big_args_t a = {1, 2, 3.5};
+    MACC_target(&r_check_args, &a, sizeof a, 0, NULL, 0, NULL, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+    a.a = 100; /* the task has its own copy */
+    a.c = -1;
+    MACC_target(&r_check_args, &a, sizeof a, 0, NULL, 0, NULL, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&args_ok), 1);
+}
+
+/* Host pointers: env->ptrs[i] is maps[i].base. */
+static void *seen_ptrs[3];
+static int fn_ptrs(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+    for (int i = 0; i < 3; i++)
+        seen_ptrs[i] = env->ptrs[i];
+    double *x = env->ptrs[0];
+    x[5] += 1; /* writes through the mapped pointer */
+    return 0;
+}
+HOST_REGION(r_ptrs, fn_ptrs, MACC_RES_DEFAULT);
+
+Test(rt, maps_give_host_addresses)
+{
+    double x[10] = {0};
+    int y[4];
+    double *p = x + 2;
+    MACC_Map maps[3] = {
+        {"x", x, x, sizeof x, MACC_MAP_TOFROM},
+        {"y", y, y + 1, 2 * sizeof(int), MACC_MAP_TO},
+        {"p", p, p + 3, 4 * sizeof(double), MACC_MAP_FROM}, /* base outside the section */
+    };
+    MACC_target(&r_ptrs, NULL, 0, 3, maps, 0, NULL, 0, MACC_DEVICE_ANY, 1);
+    cr_assert_eq(seen_ptrs[0], (void *)x);
+    cr_assert_eq(seen_ptrs[1], (void *)y);
+    cr_assert_eq(seen_ptrs[2], (void *)p);
+    cr_assert_eq(x[5], 1.0);
+}
+
+/* ---- nowait and taskwait ------------------------------------------------------------ */
+
+static atomic_int counter;
+static int fn_count(void *args, MACC_TaskEnv *env)
+{
+    args_t *a = args;
+    (void)env;
+    if (a->ms)
+        sleep_ms(a->ms);
+    atomic_fetch_add(&counter, 1);
+    return 0;
+}
+HOST_REGION(r_count, fn_count, MACC_RES_DEFAULT);
+HOST_REGION(r_count5, fn_count, 5);
+
+Test(rt, nowait_then_taskwait)
+{
+    for (int i = 0; i < 8; i++)
+        target(&r_count, i, 10, MACC_NOWAIT, 0, NULL);
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&counter), 8);
+    MACC_taskwait(NULL); /* nothing left: returns at once */
+    cr_assert_eq(macc_device_tasks(macc_num_devices() - 1), 8);
+}
+
+Test(rt, nowait_returns_before_the_task_ends)
+{
+    target(&r_sleep_flag, 3, 200, MACC_NOWAIT, 0, NULL);
+    cr_assert_eq(atomic_load(&done_flag), 0);
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&done_flag), 3);
+}
+
+/* ---- dependences ---------------------------------------------------------------------- */
+
+Test(rt, depend_out_in_inout_chain)
+{
+    int x;
+    MACC_Dep out = {&x, sizeof x, MACC_DEP_OUT};
+    MACC_Dep in = {&x, sizeof x, MACC_DEP_IN};
+    MACC_Dep inout = {&x, sizeof x, MACC_DEP_INOUT};
+    target(&r_record, 1, 60, MACC_NOWAIT, 1, &out);
+    target(&r_record, 2, 30, MACC_NOWAIT, 1, &in);
+    target(&r_record, 3, 0, MACC_NOWAIT, 1, &inout);
+    target(&r_record, 4, 0, MACC_NOWAIT, 1, &in);
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&seq_n), 4);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(seq[i], i + 1, "position %d ran task %d", i, seq[i]);
+}
+
+Test(rt, depend_write_after_write_and_read)
+{
+    int x;
+    MACC_Dep out = {&x, sizeof x, MACC_DEP_OUT};
+    MACC_Dep in = {&x, sizeof x, MACC_DEP_IN};
+    target(&r_record, 1, 50, MACC_NOWAIT, 1, &out);
+    target(&r_record, 2, 0, MACC_NOWAIT, 1, &out); /* WAW */
+    target(&r_record, 3, 50, MACC_NOWAIT, 1, &in);
+    target(&r_record, 4, 0, MACC_NOWAIT, 1, &out); /* WAR */
+    MACC_taskwait(NULL);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(seq[i], i + 1);
+}
+
+/* Two tasks that each wait for the other to start: they prove they ran at once. */
+static atomic_int arrived, both_seen;
+static int fn_rendezvous(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+    (void)env;
+    atomic_fetch_add(&arrived, 1);
+    if (wait_at_least(&arrived, 2, 5.0))
+        atomic_fetch_add(&both_seen, 1);
+    return 0;
+}
+HOST_REGION(r_rendezvous, fn_rendezvous, MACC_RES_DEFAULT);
+
+Test(rt, in_in_run_concurrently)
+{
+    int x;
+    MACC_Dep in = {&x, sizeof x, MACC_DEP_IN};
+    target(&r_rendezvous, 0, 0, MACC_NOWAIT, 1, &in);
+    target(&r_rendezvous, 0, 0, MACC_NOWAIT, 1, &in);
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&both_seen), 2, "two readers of x did not run concurrently");
+}
+
+Test(rt, disjoint_adjacent_ranges_run_concurrently)
+{
+    int a[100];
+    MACC_Dep lo = {a, 50 * sizeof(int), MACC_DEP_OUT};
+    MACC_Dep hi = {a + 50, 50 * sizeof(int), MACC_DEP_INOUT};
+    target(&r_rendezvous, 0, 0, MACC_NOWAIT, 1, &lo);
+    target(&r_rendezvous, 0, 0, MACC_NOWAIT, 1, &hi);
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&both_seen), 2);
+}
+
+Test(rt, overlapping_ranges_are_ordered)
+{
+    int a[200];
+    MACC_Dep w0 = {a, 100 * sizeof(int), MACC_DEP_OUT};        /* a[0:100]  */
+    MACC_Dep r1 = {a + 50, 100 * sizeof(int), MACC_DEP_IN};    /* a[50:100] */
+    MACC_Dep w2 = {a + 120, 10 * sizeof(int), MACC_DEP_INOUT}; /* a[120:10] inside r1 */
+    MACC_Dep r3 = {a, 200 * sizeof(int), MACC_DEP_IN};         /* everything */
+    target(&r_record, 1, 60, MACC_NOWAIT, 1, &w0);
+    target(&r_record, 2, 40, MACC_NOWAIT, 1, &r1);
+    target(&r_record, 3, 20, MACC_NOWAIT, 1, &w2);
+    target(&r_record, 4, 0, MACC_NOWAIT, 1, &r3);
+    MACC_taskwait(NULL);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(seq[i], i + 1, "position %d ran task %d", i, seq[i]);
+}
+
+Test(rt, several_deps_and_self_overlap)
+{
+    int x, y;
+    MACC_Dep wx = {&x, sizeof x, MACC_DEP_OUT};
+    MACC_Dep wy = {&y, sizeof y, MACC_DEP_OUT};
+    /* One task that reads and writes the same x, and reads y twice: no self-wait. */
+    MACC_Dep both[4] = {{&x, sizeof x, MACC_DEP_IN},
+                        {&x, sizeof x, MACC_DEP_INOUT},
+                        {&y, sizeof y, MACC_DEP_IN},
+                        {&y, sizeof y, MACC_DEP_IN}};
+    target(&r_record, 1, 40, MACC_NOWAIT, 1, &wx);
+    target(&r_record, 2, 60, MACC_NOWAIT, 1, &wy);
+    target(&r_record, 3, 0, MACC_NOWAIT, 4, both);
+    target(&r_record, 4, 0, MACC_NOWAIT, 1, &wx);
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&seq_n), 4);
+    cr_assert_eq(seq[2], 3);
+    cr_assert_eq(seq[3], 4);
+}
+
+Test(rt, undeferred_task_waits_for_deferred_predecessor)
+{
+    int x;
+    MACC_Dep out = {&x, sizeof x, MACC_DEP_OUT};
+    MACC_Dep in = {&x, sizeof x, MACC_DEP_IN};
+    target(&r_record, 1, 80, MACC_NOWAIT, 1, &out);
+    target(&r_record, 2, 0, 0, 1, &in); /* synchronous, depends on task 1 */
+    cr_assert_eq(atomic_load(&seq_n), 2);
+    cr_assert_eq(seq[0], 1);
+    cr_assert_eq(seq[1], 2);
+}
+
+Test(rt, dependence_on_finished_task)
+{
+    int x;
+    MACC_Dep out = {&x, sizeof x, MACC_DEP_OUT};
+    target(&r_record, 1, 0, MACC_NOWAIT, 1, &out);
+    MACC_taskwait(NULL);
+    target(&r_record, 2, 0, 0, 1, &out);
+    cr_assert_eq(atomic_load(&seq_n), 2);
+}
+
+/* 20000 dependent tasks: 50 chains of inout updates with a fan-in reader of all
+ * chains every 40 steps; the result must equal the sequential one. */
+#define ST_K 50
+#define ST_STEPS 400
+#define ST_EVERY 40
+static long st_x[ST_K];
+static long st_sums[ST_STEPS / ST_EVERY];
+typedef struct {
+    int k, s;
+} st_args;
+static int fn_st_update(void *args, MACC_TaskEnv *env)
+{
+    st_args *a = args;
+    long *x = env->ptrs[0];
+    x[a->k] = (x[a->k] * 31 + a->s + a->k) % 1000003;
+    return 0;
+}
+static int fn_st_sum(void *args, MACC_TaskEnv *env)
+{
+    st_args *a = args;
+    long *x = env->ptrs[0];
+    long s = 0;
+    for (int k = 0; k < ST_K; k++)
+        s += x[k];
+    st_sums[a->s] = s;
+    return 0;
+}
+HOST_REGION(r_st_update, fn_st_update, 10);
+HOST_REGION(r_st_sum, fn_st_sum, MACC_RES_DEFAULT);
+
+Test(rt, stress_20000_dependent_tasks, .timeout = 120)
+{
+    long ref[ST_K] = {0}, refsums[ST_STEPS / ST_EVERY];
+    for (int s = 0; s < ST_STEPS; s++) {
+        for (int k = 0; k < ST_K; k++)
+            ref[k] = (ref[k] * 31 + s + k) % 1000003;
+        if ((s + 1) % ST_EVERY == 0) {
+            long sum = 0;
+            for (int k = 0; k < ST_K; k++)
+                sum += ref[k];
+            refsums[s / ST_EVERY] = sum;
+        }
+    }
+    double t0 = now_s();
+    int ntasks = 0;
+    for (int s = 0; s < ST_STEPS; s++) {
+        for (int k = 0; k < ST_K; k++) {
+            st_args a = {k, s};
+            MACC_Map m = {"x", st_x, st_x, sizeof st_x, MACC_MAP_TOFROM};
+            MACC_Dep d = {&st_x[k], sizeof st_x[k], MACC_DEP_INOUT};
+            MACC_target(&r_st_update, &a, sizeof a, 1, &m, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+            ntasks++;
+        }
+        if ((s + 1) % ST_EVERY == 0) {
+            st_args a = {0, s / ST_EVERY};
+            MACC_Map m = {"x", st_x, st_x, sizeof st_x, MACC_MAP_TO};
+            MACC_Dep d[2] = {{st_x, sizeof st_x, MACC_DEP_IN},
+                             {&st_sums[s / ST_EVERY], sizeof(long), MACC_DEP_OUT}};
+            MACC_target(&r_st_sum, &a, sizeof a, 1, &m, 2, d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+            ntasks++;
+        }
+    }
+    MACC_taskwait(NULL);
+    double dt = now_s() - t0;
+    cr_log_info("stress: %d tasks in %.3f s (%.1f us/task)", ntasks, dt, dt / ntasks * 1e6);
+    for (int k = 0; k < ST_K; k++)
+        cr_assert_eq(st_x[k], ref[k], "chain %d", k);
+    for (int j = 0; j < ST_STEPS / ST_EVERY; j++)
+        cr_assert_eq(st_sums[j], refsums[j], "fan-in %d", j);
+    cr_assert_eq(macc_device_tasks(macc_num_devices() - 1), ntasks);
+}
+
+/* Many readers, then one writer that must see them all finished. */
+static atomic_int readers_done;
+static atomic_int writer_saw;
+static int fn_reader(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+    (void)env;
+    atomic_fetch_add(&readers_done, 1);
+    return 0;
+}
+static int fn_writer(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+    (void)env;
+    atomic_store(&writer_saw, atomic_load(&readers_done));
+    return 0;
+}
+HOST_REGION(r_reader, fn_reader, 2);
+HOST_REGION(r_writer, fn_writer, MACC_RES_DEFAULT);
+
+Test(rt, fan_in_of_many_readers, .timeout = 120)
+{
+    int x;
+    MACC_Dep in = {&x, sizeof x, MACC_DEP_IN};
+    MACC_Dep out = {&x, sizeof x, MACC_DEP_OUT};
+    for (int i = 0; i < 5000; i++)
+        target(&r_reader, i, 0, MACC_NOWAIT, 1, &in);
+    target(&r_writer, 0, 0, MACC_NOWAIT, 1, &out);
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&writer_saw), 5000);
+}
+
+/* ---- tokens --------------------------------------------------------------------------- */
+
+static int fn_metered(void *args, MACC_TaskEnv *env)
+{
+    args_t *a = args;
+    (void)env;
+    enter_meter();
+    if (a->id > 0) /* wait (bounded) for id tasks to run at once */
+        wait_at_least(&running, a->id, 5.0);
+    sleep_ms(a->ms);
+    leave_meter();
+    return 0;
+}
+HOST_REGION(r_res60, fn_metered, 60);
+HOST_REGION(r_res10, fn_metered, 10);
+HOST_REGION(r_resdef, fn_metered, MACC_RES_DEFAULT);
+
+Test(rt, resources_60_never_two_at_once)
+{
+    for (int i = 0; i < 6; i++)
+        target(&r_res60, 0, 15, MACC_NOWAIT, 0, NULL);
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&max_running), 1);
+}
+
+Test(rt, resources_10_allows_several)
+{
+    for (int i = 0; i < 8; i++)
+        target(&r_res10, 8, 5, MACC_NOWAIT, 0, NULL);
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&max_running), 8, "max concurrency %d", atomic_load(&max_running));
+}
+
+Test(rt, default_resources_deferred_two_at_a_time)
+{
+    /* Deferred default: 50 tokens, so two at a time, never three. */
+    for (int i = 0; i < 6; i++)
+        target(&r_resdef, 2, 20, MACC_NOWAIT, 0, NULL);
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&max_running), 2);
+}
+
+Test(rt, default_resources_undeferred_takes_the_host)
+{
+    /* An undeferred task with default resources needs all 100 host tokens: it
+     * starts only when the deferred one (50) has finished. */
+    target(&r_sleep_flag, 5, 100, MACC_NOWAIT, 0, NULL);
+    target(&r_record, 1, 0, 0, 0, NULL);
+    cr_assert_eq(atomic_load(&done_flag), 5);
+    MACC_taskwait(NULL);
+}
+
+Test(rt, tokens_are_given_back)
+{
+    for (int i = 0; i < 30; i++)
+        target(&r_res60, 0, 0, i % 2 ? MACC_NOWAIT : 0, 0, NULL);
+    MACC_taskwait(NULL);
+    maccrt_device *h = maccrt_rt.host;
+    pthread_mutex_lock(&maccrt_rt.lock);
+    int free_tokens = h->tokens_free, peak = h->tokens_peak_used;
+    pthread_mutex_unlock(&maccrt_rt.lock);
+    cr_assert_eq(free_tokens, 100);
+    cr_assert_eq(peak, 60);
+}
+
+static int seen_nthreads[8];
+static int fn_nthreads(void *args, MACC_TaskEnv *env)
+{
+    args_t *a = args;
+    seen_nthreads[a->id] = env->nthreads;
+    return 0;
+}
+static const MACC_Version v_nt50[] = {{MACC_DEV_HOST, 0, 50, 0, fn_nthreads}};
+static const MACC_Version v_nt100[] = {{MACC_DEV_HOST, 0, 100, 0, fn_nthreads}};
+static const MACC_Version v_nt10[] = {{MACC_DEV_HOST, 0, 10, 0, fn_nthreads}};
+static const MACC_Version v_nt25[] = {{MACC_DEV_HOST, 0, 25, 0, fn_nthreads}};
+static const MACC_Version v_ntdef[] = {{MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, fn_nthreads}};
+static const MACC_Version v_ntauto[] = {{MACC_DEV_HOST, 0, MACC_RES_AUTO, 0, fn_nthreads}};
+static const MACC_Region r_nt[] = {
+    {{__FILE__, __LINE__, 1, "t"}, "nt50", 1, v_nt50},
+    {{__FILE__, __LINE__, 1, "t"}, "nt100", 1, v_nt100},
+    {{__FILE__, __LINE__, 1, "t"}, "nt10", 1, v_nt10},
+    {{__FILE__, __LINE__, 1, "t"}, "nt25", 1, v_nt25},
+    {{__FILE__, __LINE__, 1, "t"}, "ntdef", 1, v_ntdef},
+    {{__FILE__, __LINE__, 1, "t"}, "ntdef", 1, v_ntdef},
+    {{__FILE__, __LINE__, 1, "t"}, "ntauto", 1, v_ntauto},
+};
+
+Test(rt, nthreads_from_tokens)
+{
+    setenv("MACC_HOST_THREADS", "8", 1);
+    for (int i = 0; i < 7; i++)
+        target(&r_nt[i], i, 0, i == 4 ? 0 : MACC_NOWAIT, 0, NULL);
+    MACC_taskwait(NULL);
+    cr_assert_eq(seen_nthreads[0], 4);  /* 8 * 50 / 100 */
+    cr_assert_eq(seen_nthreads[1], 8);  /* 100 */
+    cr_assert_eq(seen_nthreads[2], 1);  /* 8 * 10 / 100 = 0 -> at least 1 */
+    cr_assert_eq(seen_nthreads[3], 2);  /* 25 */
+    cr_assert_eq(seen_nthreads[4], 8);  /* default, undeferred: 100 */
+    cr_assert_eq(seen_nthreads[5], 4);  /* default, deferred: 50 */
+    cr_assert_eq(seen_nthreads[6], 4);  /* auto: as default for now */
+    cr_assert_eq(maccrt_host_nthreads(0), 1);
+}
+
+static atomic_int omp_team;
+static int fn_omp(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+#pragma omp parallel num_threads(env->nthreads)
+    {
+#pragma omp single
+        atomic_store(&omp_team, omp_get_num_threads());
+    }
+    return 0;
+}
+HOST_REGION(r_omp, fn_omp, 75);
+
+Test(rt, version_opens_openmp_team_of_nthreads)
+{
+    setenv("MACC_HOST_THREADS", "4", 1);
+    target(&r_omp, 0, 0, MACC_NOWAIT, 0, NULL);
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&omp_team), 3); /* 4 * 75 / 100 */
+    target(&r_omp, 0, 0, 0, 0, NULL);
+    cr_assert_eq(atomic_load(&omp_team), 3);
+}
+
+/* ---- versions, if, device selection -------------------------------------------------- */
+
+static atomic_int which;
+static int fn_gpu_never(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+    (void)env;
+    atomic_store(&which, -1);
+    return 0;
+}
+static int fn_host1(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+    (void)env;
+    atomic_store(&which, 1);
+    return 0;
+}
+static int fn_host2(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+    (void)env;
+    atomic_store(&which, 2);
+    return 0;
+}
+static const MACC_Version v_gpu_host[] = {{MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, fn_gpu_never},
+                                          {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, fn_host1}};
+static const MACC_Region r_gpu_host = {{"app.c", 12, 1, "main"}, "macc_k_main_L12", 2, v_gpu_host};
+static const MACC_Version v_gpu_fb[] = {
+    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, fn_gpu_never},
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, MACC_VERSION_FALLBACK, fn_host2}};
+static const MACC_Region r_gpu_fb = {{"app.c", 20, 1, "main"}, "macc_k_main_L20", 2, v_gpu_fb};
+static const MACC_Version v_host_fb[] = {
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, MACC_VERSION_FALLBACK, fn_host2},
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, fn_host1}};
+static const MACC_Region r_host_fb = {{"app.c", 30, 1, "main"}, "macc_k_main_L30", 2, v_host_fb};
+static const MACC_Version v_gpu_only[] = {{MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, fn_gpu_never}};
+static const MACC_Region r_gpu_only = {{"app.c", 40, 1, "main"}, "macc_k_main_L40", 1, v_gpu_only};
+
+Test(rt, ifcond_false_runs_host_version)
+{
+    MACC_target(&r_gpu_host, NULL, 0, 0, NULL, 0, NULL, 0, MACC_DEVICE_NVIDIA, 0);
+    cr_assert_eq(atomic_load(&which), 1);
+    atomic_store(&which, 0);
+    MACC_target(&r_gpu_fb, NULL, 0, 0, NULL, 0, NULL, MACC_NOWAIT, MACC_DEVICE_ANY, 0);
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&which), 2, "if(false) may use a fallback host version");
+}
+
+Test(rt, no_gpu_runs_host_version)
+{
+    int sels[] = {MACC_DEVICE_ANY, MACC_DEVICE_DEFAULT, MACC_DEVICE_NVIDIA, MACC_DEVICE_HOST, 0, 7};
+    for (size_t i = 0; i < sizeof sels / sizeof sels[0]; i++) {
+        atomic_store(&which, 0);
+        MACC_target(&r_gpu_host, NULL, 0, 0, NULL, 0, NULL, 0, sels[i], 1);
+        cr_assert_eq(atomic_load(&which), 1, "selector %d", sels[i]);
+    }
+}
+
+Test(rt, fallback_version_only_without_other_device)
+{
+    /* nvidia + host fallback, no GPU: the fallback runs. */
+    MACC_target(&r_gpu_fb, NULL, 0, 0, NULL, 0, NULL, 0, MACC_DEVICE_ANY, 1);
+    cr_assert_eq(atomic_load(&which), 2);
+    /* host fallback listed first + a normal host version: the normal one runs. */
+    MACC_target(&r_host_fb, NULL, 0, 0, NULL, 0, NULL, 0, MACC_DEVICE_ANY, 1);
+    cr_assert_eq(atomic_load(&which), 1);
+}
+
+Test(rt, gpu_only_region_without_gpu_fails, .exit_code = 1)
+{
+    MACC_target(&r_gpu_only, NULL, 0, 0, NULL, 0, NULL, 0, MACC_DEVICE_ANY, 1);
+}
+
+Test(rt, mandatory_without_gpu_fails, .exit_code = 1)
+{
+    setenv("MACC_TARGET_OFFLOAD", "mandatory", 1);
+    MACC_target(&r_gpu_host, NULL, 0, 0, NULL, 0, NULL, 0, MACC_DEVICE_ANY, 1);
+}
+
+Test(rt, mandatory_allows_host_regions_and_explicit_host)
+{
+    setenv("MACC_TARGET_OFFLOAD", "mandatory", 1);
+    target(&r_record, 1, 0, 0, 0, NULL); /* host-only region */
+    MACC_target(&r_gpu_host, NULL, 0, 0, NULL, 0, NULL, 0, MACC_DEVICE_HOST, 1);
+    cr_assert_eq(atomic_load(&which), 1);
+    atomic_store(&which, 0);
+    MACC_target(&r_gpu_host, NULL, 0, 0, NULL, 0, NULL, 0, MACC_DEVICE_ANY, 0); /* if(false) */
+    cr_assert_eq(atomic_load(&which), 1);
+}
+
+Test(rt, mandatory_bad_device_number_fails, .exit_code = 1)
+{
+    setenv("MACC_TARGET_OFFLOAD", "mandatory", 1);
+    target(&r_record, 1, 0, 0, 0, NULL);
+    MACC_target(&r_record, NULL, 0, 0, NULL, 0, NULL, 0, 3, 1);
+}
+
+Test(rt, offload_disabled_is_host_only)
+{
+    setenv("MACC_TARGET_OFFLOAD", "disabled", 1);
+    cr_assert_eq(macc_num_devices(), 1);
+    cr_assert_eq(macc_device_kind(0), MACC_DEV_HOST);
+    MACC_target(&r_gpu_host, NULL, 0, 0, NULL, 0, NULL, 0, MACC_DEVICE_ANY, 1);
+    cr_assert_eq(atomic_load(&which), 1);
+}
+
+Test(rt, macc_devices_host)
+{
+    setenv("MACC_DEVICES", "host", 1);
+    cr_assert_eq(macc_num_devices(), 1);
+    cr_assert_str_eq(macc_device_name(0), "host");
+    target(&r_record, 1, 0, 0, 0, NULL);
+    cr_assert_eq(macc_device_tasks(0), 1);
+}
+
+Test(rt, bad_macc_devices_fails, .exit_code = 1)
+{
+    setenv("MACC_DEVICES", "tpu", 1);
+    macc_num_devices();
+}
+
+static int fn_fail(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+    (void)env;
+    return 3;
+}
+HOST_REGION(r_fail, fn_fail, MACC_RES_DEFAULT);
+
+Test(rt, failing_version_exits, .exit_code = 1)
+{
+    target(&r_fail, 0, 0, MACC_NOWAIT, 0, NULL);
+    MACC_taskwait(NULL);
+}
+
+/* Runs fn in a child process with stderr captured; returns the exit status. */
+static int run_child(void (*fn)(void), char *out, size_t outlen)
+{
+    int fd[2];
+    cr_assert_eq(pipe(fd), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        close(fd[0]);
+        dup2(fd[1], 2);
+        fn();
+        _exit(0);
+    }
+    close(fd[1]);
+    size_t n = 0;
+    ssize_t k;
+    while (n + 1 < outlen && (k = read(fd[0], out + n, outlen - 1 - n)) > 0)
+        n += (size_t)k;
+    out[n] = 0;
+    close(fd[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void child_fail(void)
+{
+    target(&r_fail, 0, 0, MACC_NOWAIT, 0, NULL);
+    MACC_taskwait(NULL);
+}
+
+static void child_not_present(void)
+{
+    static const MACC_SrcLoc loc = {"prog.c", 33, 9, "main"};
+    double x[4];
+    MACC_Map m = {"x", x, x, sizeof x, MACC_MAP_TO | MACC_MAP_PRESENT};
+    MACC_data_begin(&loc, 1, &m, MACC_DEVICE_HOST);
+}
+
+static void child_mandatory(void)
+{
+    setenv("MACC_TARGET_OFFLOAD", "mandatory", 1);
+    MACC_target(&r_gpu_host, NULL, 0, 0, NULL, 0, NULL, 0, MACC_DEVICE_ANY, 1);
+}
+
+static void child_stats(void)
+{
+    setenv("MACC_STATS", "1", 1);
+    target(&r_record, 1, 0, 0, 0, NULL);
+    target(&r_record, 2, 0, MACC_NOWAIT, 0, NULL);
+    exit(0); /* the exit handler waits for the task, then prints */
+}
+
+Test(rt, error_messages_name_the_location)
+{
+    char buf[4096];
+    cr_assert_eq(run_child(child_fail, buf, sizeof buf), 1);
+    cr_assert(strstr(buf, "macc: error: " __FILE__) == buf, "got: %s", buf);
+    cr_assert(strstr(buf, "'r_fail' failed on device host (error 3)"), "got: %s", buf);
+
+    cr_assert_eq(run_child(child_not_present, buf, sizeof buf), 1);
+    const char *want = "macc: error: prog.c:33: 'x' is not present on device host\n";
+    cr_assert(strncmp(buf, want, strlen(want)) == 0, "got: %s", buf);
+
+    cr_assert_eq(run_child(child_mandatory, buf, sizeof buf), 1);
+    cr_assert(strstr(buf, "macc: error: app.c:12: MACC_TARGET_OFFLOAD=mandatory") == buf,
+              "got: %s", buf);
+}
+
+Test(rt, stats_printed_at_exit)
+{
+    char buf[4096];
+    cr_assert_eq(run_child(child_stats, buf, sizeof buf), 0);
+    cr_assert(strstr(buf, "macc: statistics"), "got: %s", buf);
+    cr_assert(strstr(buf, "host "), "got: %s", buf);
+}
+
+/* ---- taskwait per thread, threads, nesting ----------------------------------------------- */
+
+static atomic_int release_a, a_done, a_started;
+static int fn_wait_release(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+    (void)env;
+    atomic_store(&a_started, 1);
+    wait_at_least(&release_a, 1, 10.0);
+    atomic_store(&a_done, 1);
+    return 0;
+}
+HOST_REGION(r_wait_release, fn_wait_release, 30);
+HOST_REGION(r_quick, fn_count, 30);
+
+static atomic_int b_ok;
+static void *thread_b(void *arg)
+{
+    (void)arg;
+    wait_at_least(&a_started, 1, 10.0);
+    for (int i = 0; i < 3; i++)
+        target(&r_quick, 0, 5, MACC_NOWAIT, 0, NULL);
+    MACC_taskwait(NULL); /* own tasks only: must not wait for thread A's task */
+    if (atomic_load(&counter) == 3 && atomic_load(&a_done) == 0)
+        atomic_store(&b_ok, 1);
+    atomic_store(&release_a, 1);
+    return NULL;
+}
+
+Test(rt, taskwait_waits_only_for_own_tasks)
+{
+    target(&r_wait_release, 0, 0, MACC_NOWAIT, 0, NULL);
+    pthread_t b;
+    pthread_create(&b, NULL, thread_b, NULL);
+    pthread_join(b, NULL);
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&b_ok), 1);
+    cr_assert_eq(atomic_load(&a_done), 1);
+}
+
+static void *thread_spawn_and_exit(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 20; i++)
+        target(&r_count, i, 2, MACC_NOWAIT, 0, NULL);
+    return NULL; /* exits without taskwait */
+}
+
+Test(rt, thread_exits_before_its_tasks)
+{
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&th[i], NULL, thread_spawn_and_exit, NULL);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    maccrt_task_wait_all();
+    cr_assert_eq(atomic_load(&counter), 80);
+}
+
+Test(rt, concurrent_encountering_threads_with_openmp)
+{
+    /* Several OpenMP threads launch synchronous and deferred regions at once. */
+#pragma omp parallel num_threads(4)
+    {
+        for (int i = 0; i < 50; i++)
+            target(i % 2 ? &r_count : &r_count5, i, 0, i % 3 ? MACC_NOWAIT : 0, 0, NULL);
+        MACC_taskwait(NULL);
+    }
+    cr_assert_eq(atomic_load(&counter), 200);
+}
+
+static int fn_outer(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+    (void)env;
+    /* A synchronous region inside a running task: runs inline, no tokens. */
+    target(&r_record, 2, 0, 0, 0, NULL);
+    record(3);
+    return 0;
+}
+HOST_REGION(r_outer, fn_outer, 100);
+
+Test(rt, nested_synchronous_region_does_not_deadlock)
+{
+    target(&r_outer, 0, 0, 0, 0, NULL);
+    target(&r_outer, 0, 0, MACC_NOWAIT, 0, NULL);
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&seq_n), 4);
+}
+
+/* ---- present table -------------------------------------------------------------------- */
+
+static const MACC_SrcLoc dloc = {"data.c", 5, 1, "main"};
+
+static void counts(const void *p, long *s, long *d)
+{
+    maccrt_map_counts(maccrt_rt.host, p, s, d);
+}
+
+Test(rt, enter_exit_dynamic_counts)
+{
+    double x[100] = {0};
+    MACC_Map m = {"x", x, x, sizeof x, MACC_MAP_TO};
+    MACC_Map mo = {"x", x, x, sizeof x, MACC_MAP_FROM};
+    long s, d;
+    cr_assert(!MACC_is_present(x, sizeof x, MACC_DEVICE_HOST));
+    MACC_data_enter(&dloc, 1, &m, MACC_DEVICE_DEFAULT, 0, NULL, 0);
+    cr_assert(MACC_is_present(x, sizeof x, MACC_DEVICE_HOST));
+    MACC_data_enter(&dloc, 1, &m, MACC_DEVICE_DEFAULT, 0, NULL, 0);
+    counts(x, &s, &d);
+    cr_assert_eq(s, 0);
+    cr_assert_eq(d, 2);
+    MACC_data_exit(&dloc, 1, &mo, MACC_DEVICE_DEFAULT, 0, NULL, 0);
+    cr_assert(MACC_is_present(x, sizeof x, MACC_DEVICE_DEFAULT));
+    MACC_data_exit(&dloc, 1, &mo, MACC_DEVICE_DEFAULT, 0, NULL, 0);
+    cr_assert(!MACC_is_present(x, sizeof x, MACC_DEVICE_DEFAULT));
+    MACC_data_exit(&dloc, 1, &mo, MACC_DEVICE_DEFAULT, 0, NULL, 0); /* absent: no-op */
+    cr_assert(!MACC_is_present(x, 0, MACC_DEVICE_DEFAULT));
+}
+
+Test(rt, structured_and_dynamic_counts)
+{
+    int a[64];
+    MACC_Map m = {"a", a, a, sizeof a, MACC_MAP_TOFROM};
+    long s, d;
+    MACC_data_begin(&dloc, 1, &m, MACC_DEVICE_DEFAULT);
+    MACC_data_enter(&dloc, 1, &m, MACC_DEVICE_DEFAULT, 0, NULL, 0);
+    counts(a, &s, &d);
+    cr_assert_eq(s, 1);
+    cr_assert_eq(d, 1);
+    MACC_data_end(&dloc, 1, &m, MACC_DEVICE_DEFAULT);
+    cr_assert(MACC_is_present(a, sizeof a, MACC_DEVICE_HOST), "dynamic count keeps it");
+    MACC_data_exit(&dloc, 1, &m, MACC_DEVICE_DEFAULT, 0, NULL, 0);
+    cr_assert(!MACC_is_present(a, sizeof a, MACC_DEVICE_HOST));
+    /* The other order. */
+    MACC_data_enter(&dloc, 1, &m, MACC_DEVICE_DEFAULT, 0, NULL, 0);
+    MACC_data_begin(&dloc, 1, &m, MACC_DEVICE_DEFAULT);
+    MACC_data_exit(&dloc, 1, &m, MACC_DEVICE_DEFAULT, 0, NULL, 0);
+    cr_assert(MACC_is_present(a, sizeof a, MACC_DEVICE_HOST), "structured count keeps it");
+    MACC_data_end(&dloc, 1, &m, MACC_DEVICE_DEFAULT);
+    cr_assert(!MACC_is_present(a, sizeof a, MACC_DEVICE_HOST));
+}
+
+Test(rt, delete_and_finalize_drop_the_dynamic_count)
+{
+    int a[64];
+    MACC_Map m = {"a", a, a, sizeof a, MACC_MAP_TO};
+    MACC_Map del = {"a", a, a, sizeof a, MACC_MAP_ALLOC | MACC_MAP_DELETE};
+    for (int i = 0; i < 3; i++)
+        MACC_data_enter(&dloc, 1, &m, MACC_DEVICE_HOST, 0, NULL, 0);
+    MACC_data_exit(&dloc, 1, &del, MACC_DEVICE_HOST, 0, NULL, 0);
+    cr_assert(!MACC_is_present(a, sizeof a, MACC_DEVICE_HOST));
+    /* With a structured reference, delete leaves the entry to the region. */
+    MACC_data_begin(&dloc, 1, &m, MACC_DEVICE_HOST);
+    MACC_data_enter(&dloc, 1, &m, MACC_DEVICE_HOST, 0, NULL, 0);
+    MACC_data_enter(&dloc, 1, &m, MACC_DEVICE_HOST, 0, NULL, 0);
+    MACC_data_exit(&dloc, 1, &del, MACC_DEVICE_HOST, 0, NULL, 0);
+    long s, d;
+    counts(a, &s, &d);
+    cr_assert_eq(s, 1);
+    cr_assert_eq(d, 0);
+    MACC_data_end(&dloc, 1, &m, MACC_DEVICE_HOST);
+    cr_assert(!MACC_is_present(a, 1, MACC_DEVICE_HOST));
+}
+
+Test(rt, containment_and_present_clause)
+{
+    double a[100];
+    MACC_Map whole = {"a", a, a, sizeof a, MACC_MAP_TO};
+    MACC_data_enter(&dloc, 1, &whole, MACC_DEVICE_HOST, 0, NULL, 0);
+    cr_assert(MACC_is_present(a + 10, 20 * sizeof(double), MACC_DEVICE_HOST));
+    cr_assert(!MACC_is_present(a + 90, 20 * sizeof(double), MACC_DEVICE_HOST));
+    cr_assert(MACC_is_present(a + 99, 0, MACC_DEVICE_HOST));
+    cr_assert(!MACC_is_present(a + 100, 0, MACC_DEVICE_HOST));
+    /* A section inside uses the entry (present: is fine), counting on it. */
+    MACC_Map part = {"a", a, a + 10, 20 * sizeof(double), MACC_MAP_TO | MACC_MAP_PRESENT};
+    MACC_data_begin(&dloc, 1, &part, MACC_DEVICE_HOST);
+    long s, d;
+    counts(a, &s, &d);
+    cr_assert_eq(s, 1);
+    cr_assert_eq(d, 1);
+    MACC_data_end(&dloc, 1, &part, MACC_DEVICE_HOST);
+    MACC_data_exit(&dloc, 1, &whole, MACC_DEVICE_HOST, 0, NULL, 0);
+    cr_assert(!MACC_is_present(a, sizeof a, MACC_DEVICE_HOST));
+    cr_assert(!MACC_is_present(a, sizeof a, 5), "no device 5");
+}
+
+Test(rt, present_clause_on_absent_data_fails, .exit_code = 1)
+{
+    double x[4];
+    MACC_Map m = {"x", x, x, sizeof x, MACC_MAP_TO | MACC_MAP_PRESENT};
+    MACC_target(&r_ptrs, NULL, 0, 1, &m, 0, NULL, 0, MACC_DEVICE_ANY, 1);
+}
+
+Test(rt, partially_present_data_region_fails, .exit_code = 1)
+{
+    double x[100];
+    MACC_Map lo = {"x", x, x, 50 * sizeof(double), MACC_MAP_TO};
+    MACC_Map mid = {"x", x, x + 25, 50 * sizeof(double), MACC_MAP_TO};
+    MACC_data_begin(&dloc, 1, &lo, MACC_DEVICE_HOST);
+    MACC_data_begin(&dloc, 1, &mid, MACC_DEVICE_HOST);
+}
+
+static atomic_int hold_release, holding;
+static int fn_hold(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+    (void)env;
+    atomic_store(&holding, 1);
+    wait_at_least(&hold_release, 1, 10.0);
+    return 0;
+}
+HOST_REGION(r_hold, fn_hold, MACC_RES_DEFAULT);
+
+Test(rt, task_maps_hold_a_reference)
+{
+    int a[32];
+    MACC_Map m = {"a", a, a, sizeof a, MACC_MAP_TOFROM};
+    MACC_Map part = {"a", a, a + 4, 8 * sizeof(int), MACC_MAP_TOFROM};
+    MACC_data_enter(&dloc, 1, &m, MACC_DEVICE_HOST, 0, NULL, 0);
+    MACC_target(&r_hold, NULL, 0, 1, &part, 0, NULL, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+    wait_at_least(&holding, 1, 10.0);
+    long s, d;
+    counts(a, &s, &d);
+    cr_assert_eq(s, 1, "the running task holds a structured reference");
+    MACC_data_exit(&dloc, 1, &m, MACC_DEVICE_HOST, 0, NULL, 0);
+    cr_assert(MACC_is_present(a, sizeof a, MACC_DEVICE_HOST), "still held by the task");
+    atomic_store(&hold_release, 1);
+    MACC_taskwait(NULL);
+    cr_assert(!MACC_is_present(a, sizeof a, MACC_DEVICE_HOST));
+}
+
+Test(rt, host_tasks_with_overlapping_unmapped_sections)
+{
+    /* On the host, task maps of overlapping sections create no entries and
+     * never clash (halo exchanges). */
+    double a[300];
+    for (int i = 0; i < 3; i++) {
+        MACC_Map m = {"a", a, a + 100 * i - (i ? 1 : 0), 101 * sizeof(double), MACC_MAP_TOFROM};
+        MACC_target(&r_hold, NULL, 0, 1, &m, 0, NULL, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+    }
+    atomic_store(&hold_release, 1);
+    MACC_taskwait(NULL);
+    cr_assert(!MACC_is_present(a, 0, MACC_DEVICE_HOST));
+}
+
+static atomic_int present_during;
+static int fn_check_absent(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+    (void)env;
+    sleep_ms(50);
+    atomic_store(&present_during, MACC_is_present(st_x, sizeof st_x, MACC_DEVICE_HOST) ? 1 : 2);
+    return 0;
+}
+HOST_REGION(r_check_absent, fn_check_absent, MACC_RES_DEFAULT);
+
+Test(rt, data_directives_with_depend_and_nowait)
+{
+    MACC_Dep out = {st_x, sizeof st_x, MACC_DEP_OUT};
+    MACC_Map m = {"x", st_x, st_x, sizeof st_x, MACC_MAP_TO};
+    MACC_Map mu = {"x", st_x, st_x, sizeof st_x, MACC_MAP_FROM};
+    MACC_target(&r_check_absent, NULL, 0, 0, NULL, 1, &out, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+    MACC_data_enter(&dloc, 1, &m, MACC_DEVICE_HOST, 1, &out, MACC_NOWAIT);
+    MACC_data_update(&dloc, 1, &mu, MACC_DEVICE_HOST, 1, &out, MACC_NOWAIT);
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&present_during), 2, "enter data ran before the task it depends on");
+    cr_assert(MACC_is_present(st_x, sizeof st_x, MACC_DEVICE_HOST));
+    MACC_data_exit(&dloc, 1, &m, MACC_DEVICE_HOST, 1, &out, 0); /* undeferred with depend */
+    cr_assert(!MACC_is_present(st_x, sizeof st_x, MACC_DEVICE_HOST));
+    MACC_data_update(&dloc, 1, &mu, MACC_DEVICE_HOST, 0, NULL, 0); /* absent: no-op */
+}
+
+/* A device with its own memory, to test translation and copies the way a GPU
+ * plugin will use them. */
+static void *fake_alloc(maccrt_device *d, void *hostptr, size_t bytes)
+{
+    (void)d;
+    (void)hostptr;
+    return calloc(1, bytes);
+}
+static void fake_free(maccrt_device *d, void *p)
+{
+    (void)d;
+    free(p);
+}
+static int fake_copy(maccrt_device *d, void *dst, const void *src, size_t bytes)
+{
+    (void)d;
+    memcpy(dst, src, bytes);
+    return 0;
+}
+static const maccrt_plugin fake_plugin = {
+    .name = "fake",
+    .kind = MACC_DEV_NVIDIA,
+    .alloc = fake_alloc,
+    .free = fake_free,
+    .copy_h2d = fake_copy,
+    .copy_d2h = fake_copy,
+};
+
+Test(rt, separate_memory_translation_and_copies)
+{
+    maccrt_device dev;
+    memset(&dev, 0, sizeof dev);
+    dev.plugin = &fake_plugin;
+    snprintf(dev.name, sizeof dev.name, "fake:0");
+    maccrt_ptable_init(&dev);
+    int a[100];
+    for (int i = 0; i < 100; i++)
+        a[i] = i;
+    int *base = a;
+    /* map(tofrom: base[10:50]): the variable `base` lies outside the section. */
+    MACC_Map m = {"a", base, a + 10, 50 * sizeof(int), MACC_MAP_TOFROM};
+    int took;
+    int *dp = maccrt_map_acquire(&dev, &m, MACCRT_REF_DYNAMIC, 0, &took, &dloc);
+    cr_assert(took);
+    cr_assert_neq(dp, a);
+    cr_assert_eq(dp[10], 10, "devptr(base) = dev_start + (base - host_start)");
+    cr_assert_eq(dp[59], 59);
+    cr_assert_eq(atomic_load(&dev.bytes_h2d), 50 * sizeof(int));
+    /* A contained section with a pointer into the middle. */
+    MACC_Map inner = {"p", a + 20, a + 20, 5 * sizeof(int), MACC_MAP_TO};
+    int *dq = maccrt_map_acquire(&dev, &inner, MACCRT_REF_STRUCTURED, 1, &took, &dloc);
+    cr_assert_eq(dq, dp + 20);
+    cr_assert_eq(atomic_load(&dev.bytes_h2d), 50 * sizeof(int), "present: no copy");
+    dq[0] = -20;
+    maccrt_map_release(&dev, &inner, MACCRT_REF_STRUCTURED, 0, &dloc);
+    cr_assert_eq(a[20], 20, "no copy back while still mapped");
+    /* attach-style zero-length map translates a pointer into the section. */
+    MACC_Map att = {"q", a + 30, a + 30, 0, MACC_MAP_ATTACH};
+    cr_assert_eq(maccrt_map_acquire(&dev, &att, MACCRT_REF_STRUCTURED, 1, &took, &dloc), dp + 30);
+    MACC_Map att2 = {"r", a + 90, a + 90, 0, MACC_MAP_ATTACH};
+    cr_assert_eq(maccrt_map_acquire(&dev, &att2, MACCRT_REF_STRUCTURED, 1, &took, &dloc), a + 90);
+    /* update from */
+    dp[11] = -11;
+    MACC_Map upd = {"a", a, a + 11, sizeof(int), MACC_MAP_FROM};
+    maccrt_map_update(&dev, &upd, &dloc);
+    cr_assert_eq(a[11], -11);
+    /* exit copies back the whole section */
+    maccrt_map_release(&dev, &m, MACCRT_REF_DYNAMIC, 0, &dloc);
+    cr_assert_eq(a[20], -20);
+    cr_assert(!maccrt_map_is_present(&dev, a + 10, 4));
+    cr_assert_eq(atomic_load(&dev.bytes_d2h), sizeof(int) + 50 * sizeof(int));
+    /* A task map on a separate-memory device creates a temporary entry. */
+    MACC_Map tm = {"a", a, a, 4 * sizeof(int), MACC_MAP_TO};
+    dp = maccrt_map_acquire(&dev, &tm, MACCRT_REF_STRUCTURED, 1, &took, &dloc);
+    cr_assert(took);
+    cr_assert(maccrt_map_is_present(&dev, a, 4 * sizeof(int)));
+    maccrt_map_release(&dev, &tm, MACCRT_REF_STRUCTURED, 0, &dloc);
+    cr_assert(!maccrt_map_is_present(&dev, a, 1));
+    maccrt_ptable_fini(&dev);
+}
+
+/* ---- environment parsing ---------------------------------------------------------------- */
+
+Test(rt, parse_devices)
+{
+    maccrt_devsel s;
+    char err[256];
+    cr_assert_eq(maccrt_parse_devices("host", &s, err, sizeof err), 0);
+    cr_assert(s.host && !s.nvidia_all && !s.nvidia);
+    cr_assert_eq(maccrt_parse_devices("nvidia", &s, err, sizeof err), 0);
+    cr_assert(!s.host && s.nvidia_all);
+    cr_assert_eq(maccrt_parse_devices("nvidia:0,1", &s, err, sizeof err), 0);
+    cr_assert(!s.host && !s.nvidia_all && s.nvidia == 3);
+    cr_assert_eq(maccrt_parse_devices("host,nvidia", &s, err, sizeof err), 0);
+    cr_assert(s.host && s.nvidia_all);
+    cr_assert_eq(maccrt_parse_devices(" CUDA:2 , 4-5 ,smp ", &s, err, sizeof err), 0, "%s", err);
+    cr_assert(s.host && !s.nvidia_all && s.nvidia == 0x34);
+    cr_assert_eq(maccrt_parse_devices("nvidia:1,host", &s, err, sizeof err), 0);
+    cr_assert(s.host && s.nvidia == 2);
+    cr_assert_eq(maccrt_parse_devices("", &s, err, sizeof err), 0);
+    cr_assert(s.host && s.nvidia_all);
+    cr_assert_eq(maccrt_parse_devices(NULL, &s, err, sizeof err), 0);
+    cr_assert(s.host && s.nvidia_all);
+    cr_assert_eq(maccrt_parse_devices("all", &s, err, sizeof err), 0);
+    cr_assert(s.host && s.nvidia_all);
+    cr_assert_eq(maccrt_parse_devices("tpu", &s, err, sizeof err), -1);
+    cr_assert(strstr(err, "unknown device 'tpu'"), "%s", err);
+    cr_assert_eq(maccrt_parse_devices("nvidia:", &s, err, sizeof err), -1);
+    cr_assert_eq(maccrt_parse_devices("nvidia:x", &s, err, sizeof err), -1);
+    cr_assert_eq(maccrt_parse_devices("nvidia:3-1", &s, err, sizeof err), -1);
+    cr_assert_eq(maccrt_parse_devices("host;nvidia", &s, err, sizeof err), -1);
+}
+
+Test(rt, parse_offload_and_numbers)
+{
+    cr_assert_eq(maccrt_parse_offload(NULL), MACCRT_OFFLOAD_DEFAULT);
+    cr_assert_eq(maccrt_parse_offload("DEFAULT"), MACCRT_OFFLOAD_DEFAULT);
+    cr_assert_eq(maccrt_parse_offload("mandatory"), MACCRT_OFFLOAD_MANDATORY);
+    cr_assert_eq(maccrt_parse_offload("Disabled"), MACCRT_OFFLOAD_DISABLED);
+    cr_assert_eq(maccrt_parse_offload("sometimes"), -1);
+    cr_assert_eq(maccrt_parse_positive("12"), 12);
+    cr_assert_eq(maccrt_parse_positive(" 3 "), 3);
+    cr_assert_eq(maccrt_parse_positive("0"), -1);
+    cr_assert_eq(maccrt_parse_positive("-2"), -1);
+    cr_assert_eq(maccrt_parse_positive("4x"), -1);
+    cr_assert_eq(maccrt_parse_positive(""), -1);
+}
+
+Test(rt, host_threads_from_environment)
+{
+    setenv("MACC_HOST_THREADS", "6", 1);
+    macc_num_devices();
+    cr_assert_eq(maccrt_rt.host_threads, 6);
+}
+
+Test(rt, bad_host_threads_fails, .exit_code = 1)
+{
+    setenv("MACC_HOST_THREADS", "lots", 1);
+    macc_num_devices();
+}
+
+Test(rt, default_host_threads_is_the_cpu_count)
+{
+    unsetenv("MACC_HOST_THREADS");
+    macc_num_devices();
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    cr_assert_geq(maccrt_rt.host_threads, 1);
+    cr_assert_leq(maccrt_rt.host_threads, cpus);
+}
+
+/* ---- user API and statistics ----------------------------------------------------------- */
+
+Test(rt, device_queries)
+{
+    int n = macc_num_devices();
+    cr_assert_eq(n, 1, "no GPU plugin in this build");
+    cr_assert_eq(macc_device_kind(n - 1), MACC_DEV_HOST);
+    cr_assert_eq(macc_device_kind(n), -1);
+    cr_assert_eq(macc_device_kind(-1), -1);
+    cr_assert_str_eq(macc_device_name(n - 1), "host");
+    cr_assert_null(macc_device_name(n));
+    cr_assert_eq(macc_device_tasks(n - 1), 0);
+    cr_assert_eq(macc_device_tasks(n + 3), 0);
+}
+
+Test(rt, statistics_table)
+{
+    for (int i = 0; i < 3; i++)
+        target(&r_count, i, 10, MACC_NOWAIT, 0, NULL);
+    target(&r_count, 9, 0, 0, 0, NULL);
+    MACC_taskwait(NULL);
+    cr_assert_eq(macc_device_tasks(0), 4);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    maccrt_stats_print(f);
+    fclose(f);
+    cr_assert(strstr(buf, "macc: statistics"), "%s", buf);
+    cr_assert(strstr(buf, "bytes h2d"), "%s", buf);
+    char *row = strstr(buf, "macc: host");
+    cr_assert(row, "%s", buf);
+    char name[32];
+    long tasks;
+    double busy, tsum;
+    int tokens, peak;
+    cr_assert_eq(sscanf(row, "macc: %31s %ld %lf %lf %d %d", name, &tasks, &busy, &tsum, &tokens,
+                        &peak),
+                 6, "%s", row);
+    cr_assert_eq(tasks, 4);
+    cr_assert_eq(tokens, 100);
+    cr_assert_eq(peak, 100);
+    cr_assert_geq(busy, 0.015);
+    cr_assert_geq(tsum, 0.025);
+    free(buf);
+    macc_print_stats(); /* to stderr; must not crash */
+}
+
+/* ---- the range tree ------------------------------------------------------------------------- */
+
+Test(rt, range_tree)
+{
+    enum { N = 2000 };
+    static maccrt_rnode nodes[N];
+    maccrt_rtree t = {0};
+    /* Disjoint intervals [10i, 10i+5) inserted in a scrambled order. */
+    for (int k = 0; k < N; k++) {
+        int i = (int)(((long)k * 7919) % N);
+        nodes[i].start = 10 * (uintptr_t)i + 100;
+        nodes[i].end = nodes[i].start + 5;
+        maccrt_rtree_insert(&t, &nodes[i]);
+    }
+    cr_assert_eq(t.count, N);
+    cr_assert_eq(maccrt_rtree_find(&t, 100 + 10 * 7 + 3), &nodes[7]);
+    cr_assert_null(maccrt_rtree_find(&t, 100 + 10 * 7 + 5));
+    cr_assert_null(maccrt_rtree_find(&t, 99));
+    cr_assert_eq(maccrt_rtree_first_overlap(&t, 100 + 10 * 7 + 6, 100 + 10 * 9), &nodes[8]);
+    cr_assert_null(maccrt_rtree_first_overlap(&t, 100 + 10 * 7 + 6, 100 + 10 * 8));
+    cr_assert_eq(maccrt_rtree_first_overlap(&t, 0, 1000000), &nodes[0]);
+    int n = 0;
+    for (maccrt_rnode *x = maccrt_rtree_first_overlap(&t, 0, UINTPTR_MAX); x;
+         x = maccrt_rtree_next(&t, x))
+        cr_assert_eq(x, &nodes[n++]);
+    cr_assert_eq(n, N);
+    for (int i = 0; i < N; i += 2)
+        maccrt_rtree_remove(&t, &nodes[i]);
+    cr_assert_eq(t.count, N / 2);
+    cr_assert_null(maccrt_rtree_find(&t, 100 + 10 * 4));
+    cr_assert_eq(maccrt_rtree_find(&t, 100 + 10 * 5), &nodes[5]);
+    cr_assert_eq(maccrt_rtree_first_overlap(&t, 100 + 10 * 4, 100 + 10 * 6), &nodes[5]);
+}
