@@ -105,11 +105,12 @@ check-bad: all
 check-e2e: all
 	@sh tests/run.sh e2e $(BUILD)
 
-# The unit and end-to-end tests again, built with ASan and UBSan.
+# The unit and end-to-end tests again, built with ASan and UBSan (the samples too).
+ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 check-asan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=address,undefined all unit
 	@sh tests/run.sh unit $(BUILD)/asan $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/tests/%)
-	@sh tests/run.sh e2e $(BUILD)/asan
+	@E2E_CFLAGS="$(ASAN_FLAGS)" sh tests/run.sh e2e $(BUILD)/asan
 
 check: all $(UNIT_BIN)
 	@rm -f $(BUILD)/results.txt
@@ -119,7 +120,7 @@ check: all $(UNIT_BIN)
 	@sh tests/run.sh e2e $(BUILD) || true
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=address,undefined all unit
 	@RESULTS=$(CURDIR)/$(BUILD)/results.txt sh tests/run.sh unit $(BUILD)/asan $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/tests/%) || true
-	@RESULTS=$(CURDIR)/$(BUILD)/results.txt sh tests/run.sh e2e $(BUILD)/asan || true
+	@RESULTS=$(CURDIR)/$(BUILD)/results.txt E2E_CFLAGS="$(ASAN_FLAGS)" sh tests/run.sh e2e $(BUILD)/asan || true
 	@sh tests/run.sh summary $(BUILD)
 
 golden-update: all

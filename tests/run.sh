@@ -134,7 +134,8 @@ e2e)
     mkdir -p "$tmp/bin"
     run_one() { # name, source, args...
         name=$1; src=$2; shift 2
-        if ! "$macc" -O2 -Wall "$src" -o "$tmp/bin/$name" -lm > "$tmp/build.log" 2>&1; then
+        # shellcheck disable=SC2086
+        if ! "$macc" -O2 -Wall ${E2E_CFLAGS:-} "$src" -o "$tmp/bin/$name" -lm > "$tmp/build.log" 2>&1; then
             head -n 30 "$tmp/build.log"
             ko "e2e $name: build failed"
             return
