@@ -24,7 +24,11 @@ DEPS_STAMP := $(TSC)/VERSION
 
 GRAMMAR_SRC := $(wildcard grammar/*.c)
 TRANSLATOR_SRC := $(filter-out translator/main.c,$(wildcard translator/*.c))
-RUNTIME_SRC := $(wildcard runtime/*.c)
+RUNTIME_SRC := $(filter-out runtime/cuda.c,$(wildcard runtime/*.c))
+# The CUDA plugin: built when the CUDA toolkit's headers are installed.
+CUDA_HOME ?= /usr/local/cuda
+HAVE_CUDA := $(wildcard $(CUDA_HOME)/include/cuda_runtime_api.h)
+RTCUDA := $(if $(HAVE_CUDA),$(if $(wildcard runtime/cuda.c),$(BUILD)/lib/libmaccrt_cuda.a))
 
 GRAMMAR_OBJ := $(GRAMMAR_SRC:%.c=$(BUILD)/obj/%.o)
 TRANSLATOR_OBJ := $(TRANSLATOR_SRC:%.c=$(BUILD)/obj/%.o)
@@ -35,15 +39,18 @@ TSC_OBJ := $(BUILD)/obj/deps/ts_c_parser.o
 MACC := $(BUILD)/bin/macc
 RTLIB := $(BUILD)/lib/libmaccrt.a
 RTSO := $(BUILD)/lib/libmaccrt.so
-PUBHDR := $(BUILD)/include/macc_rt.h
+PUBHDR := $(BUILD)/include/macc_rt.h $(BUILD)/include/macc_device.h
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps check check-unit check-golden check-bad check-e2e check-asan demo \
+.PHONY: all runtime gpu-check deps check check-unit check-golden check-bad check-e2e check-asan demo \
         golden-update clean unit
 
-all: $(MACC) $(RTLIB) $(RTSO) $(PUBHDR)
+all: $(MACC) runtime
+
+# The runtime alone (no tree-sitter needed): what the GPU machine builds.
+runtime: $(RTLIB) $(RTSO) $(PUBHDR) $(RTCUDA)
 
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP):
@@ -53,11 +60,11 @@ $(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/pic/%.o: %.c | $(DEPS_STAMP)
+$(BUILD)/pic/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -DMACC_BUILDING_RUNTIME -fPIC -fvisibility=hidden -c $< -o $@
 
-$(BUILD)/obj/runtime/%.o: runtime/%.c | $(DEPS_STAMP)
+$(BUILD)/obj/runtime/%.o: runtime/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -DMACC_BUILDING_RUNTIME -fPIC -fvisibility=hidden -c $< -o $@
 
@@ -68,7 +75,7 @@ $(TSC_OBJ): $(DEPS_STAMP)
 
 $(MACC): $(BUILD)/obj/translator/main.o $(TRANSLATOR_OBJ) $(GRAMMAR_OBJ) $(TSC_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -ltree-sitter
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -l:libtree-sitter.a
 
 $(RTLIB): $(RUNTIME_OBJ)
 	@mkdir -p $(@D)
@@ -78,7 +85,13 @@ $(RTSO): $(RUNTIME_PIC)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $^ -ldl
 
-$(PUBHDR): include/macc_rt.h
+$(BUILD)/lib/libmaccrt_cuda.a: runtime/cuda.c runtime/internal.h include/macc_rt.h
+	@mkdir -p $(BUILD)/obj/runtime-cuda $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -DMACC_BUILDING_RUNTIME -fPIC -fvisibility=hidden -I$(CUDA_HOME)/include \
+		-c runtime/cuda.c -o $(BUILD)/obj/runtime-cuda/cuda.o
+	rm -f $@ && ar rcs $@ $(BUILD)/obj/runtime-cuda/cuda.o
+
+$(BUILD)/include/%.h: include/%.h
 	@mkdir -p $(@D)
 	cp $< $@
 
@@ -128,6 +141,12 @@ golden-update: all
 
 demo: all
 	@sh samples/demo.sh $(BUILD)
+
+# On a machine with a GPU: build the runtime there, use a macc binary built
+# elsewhere (MACC=path, default $(BUILD)/bin/macc), run every sample and
+# end-to-end test on the GPU alone and shared, print "N passed, N failed".
+gpu-check:
+	@sh tests/gpu-check.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

@@ -36,6 +36,10 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/macc-test-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
+# nvcc for the device files: $MACC_NVCC, PATH, /usr/local/cuda
+NVCC=${MACC_NVCC-$(command -v nvcc 2>/dev/null || true)}
+[ -z "$NVCC" ] && [ -z "${MACC_NVCC+set}" ] && [ -x /usr/local/cuda/bin/nvcc ] && NVCC=/usr/local/cuda/bin/nvcc
+
 case $mode in
 unit)
     for bin in "$@"; do
@@ -64,8 +68,9 @@ unit)
     ;;
 golden|golden-update)
     cd "$top/tests/golden" || exit 1
+    [ -z "$NVCC" ] && [ "$mode" = golden ] && echo "golden: nvcc not found: device files are compared but not compiled"
     for src in *.c; do
-        case $src in *.host.c) continue ;; esac
+        case $src in *.host.c|*.cuda.c) continue ;; esac
         stem=${src%.c}
         rm -rf "$tmp/out" && mkdir -p "$tmp/out"
         if ! "$macc" --translate "$src" -o "$tmp/out" 2> "$tmp/err"; then
@@ -75,8 +80,24 @@ golden|golden-update)
         fi
         if [ "$mode" = golden-update ]; then
             cp "$tmp/out/$stem.host.c" "$stem.host.c"
+            if [ -f "$tmp/out/$stem.cuda.cu" ]; then cp "$tmp/out/$stem.cuda.cu" "$stem.cuda.cu"; else rm -f "$stem.cuda.cu"; fi
             ok
             continue
+        fi
+        if [ -f "$stem.cuda.cu" ] || [ -f "$tmp/out/$stem.cuda.cu" ]; then
+            if ! diff -u "$stem.cuda.cu" "$tmp/out/$stem.cuda.cu" > "$tmp/diff" 2>&1; then
+                head -n 40 "$tmp/diff"
+                ko "golden $stem: device file differs from $stem.cuda.cu"
+                continue
+            fi
+            if [ -n "$NVCC" ]; then
+                if ! "$NVCC" -arch=sm_90 -std=c++17 -I"$build/include" -I. -c "$tmp/out/$stem.cuda.cu" \
+                        -o "$tmp/out/$stem.cu.o" > "$tmp/err" 2>&1 || [ -s "$tmp/err" ]; then
+                    head -n 20 "$tmp/err"
+                    ko "golden $stem: device file does not compile cleanly with nvcc"
+                    continue
+                fi
+            fi
         fi
         if ! diff -u "$stem.host.c" "$tmp/out/$stem.host.c" > "$tmp/diff"; then
             head -n 40 "$tmp/diff"

@@ -139,6 +139,7 @@ static Decl *an__make_decl(const Unit *u, TSNode decl, TSNode d, int is_param, i
     x->name = node_text(u, id);
     x->spec = an__spec_text(u, decl);
     TSNode dd = node_is(d, "init_declarator") ? node_field(d, "declarator") : d;
+    x->has_init = node_is(d, "init_declarator");
     x->declarator = dd;
     x->decl_text = node_text(u, dd);
     x->is_param = is_param;
@@ -1017,15 +1018,8 @@ static void an__region(Unit *u, Pragma *tp)
         priv = an__name_in_clause(t, CL_PRIVATE, x->name) || an__in_names(&r->loop_vars, x->name) ||
                an__in_names(&forvars, x->name);
         int mi = an__map_find(&r->maps, x->name);
-        if (d->is_global) {
-            /* globals are visible to the host version as they are; statically
-             * sized global arrays are mapped (the GPU needs their copy). */
-            if (d->is_array && mi < 0)
-                an__add_map(&r->maps, x->name, xsprintf("(void *)(%s)", x->name), xsprintf("(void *)(%s)", x->name),
-                            xsprintf("sizeof(%s)", x->name), x->written ? MACC_MAP_TOFROM : MACC_MAP_TO, 1,
-                            tp->start);
-            goto next;
-        }
+        if (d->is_global && !d->is_array && !d->is_pointer && d->has_init && strstr(d->spec, "const"))
+            goto next; /* a constant: visible to both the host and the device file */
         Capture *cap = xcalloc(1, sizeof *cap);
         cap->name = xstrdup(x->name);
         cap->read = x->read;

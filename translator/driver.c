@@ -175,6 +175,30 @@ static const char *dr__cc(void)
     return cc && *cc ? cc : "cc";
 }
 
+/* nvcc: $MACC_NVCC, else nvcc on PATH, else /usr/local/cuda/bin/nvcc; NULL if none. */
+static char *dr__nvcc(void)
+{
+    const char *env = getenv("MACC_NVCC");
+    if (env)
+        return *env && access(env, X_OK) == 0 ? xstrdup(env) : NULL;
+    const char *path = getenv("PATH");
+    if (path) {
+        char *p = xstrdup(path);
+        for (char *dir = strtok(p, ":"); dir; dir = strtok(NULL, ":")) {
+            char *cand = xsprintf("%s/nvcc", *dir ? dir : ".");
+            if (access(cand, X_OK) == 0) {
+                free(p);
+                return cand;
+            }
+            free(cand);
+        }
+        free(p);
+    }
+    if (access("/usr/local/cuda/bin/nvcc", X_OK) == 0)
+        return xstrdup("/usr/local/cuda/bin/nvcc");
+    return NULL;
+}
+
 static char *dr__dirname(const char *path)
 {
     const char *slash = strrchr(path, '/');
@@ -267,14 +291,33 @@ int driver_main(int argc, char **argv)
             goto out;
         }
         for (int i = 0; i < o.inputs.len; i++)
-            if (translate_file(o.inputs.items[i], &to, NULL))
+            if (translate_file(o.inputs.items[i], &to, NULL, NULL))
                 rc = 1;
         goto out;
     }
 
+    int want_nvidia = 1;
+    if (o.targets)
+        want_nvidia = strstr(o.targets, "nvidia") || strstr(o.targets, "cuda");
+    char *nvcc = want_nvidia ? dr__nvcc() : NULL;
+    char *cudalib = NULL, *arch = NULL;
+    if (nvcc) {
+        char *bin = dr__dirname(nvcc);
+        cudalib = xsprintf("%s/../lib64", bin);
+        free(bin);
+    }
+    {
+        const char *a = o.cuda_arch ? o.cuda_arch : "sm_90";
+        if (!strncmp(a, "sm_", 3) || !strncmp(a, "compute_", 8))
+            arch = xsprintf("-arch=%s", a);
+        else
+            arch = xsprintf("-arch=sm_%s", a);
+    }
+    int linked_cuda = 0, noted = 0;
     char *self = dr__self_dir();
     char *incdir = xsprintf("%s/../include", self);
     char *rtlib = xsprintf("%s/../lib/libmaccrt.a", self);
+    char *rtcuda = xsprintf("%s/../lib/libmaccrt_cuda.a", self);
     free(self);
     const char *tmproot = getenv("TMPDIR");
     char *tmpdir = xsprintf("%s/macc-XXXXXX", tmproot && *tmproot ? tmproot : "/tmp");
@@ -283,6 +326,10 @@ int driver_main(int argc, char **argv)
         free(tmpdir);
         free(incdir);
         free(rtlib);
+        free(rtcuda);
+        free(nvcc);
+        free(cudalib);
+        free(arch);
         rc = 1;
         goto out;
     }
@@ -295,26 +342,81 @@ int driver_main(int argc, char **argv)
     Vec objs = {0}, owned = {0};
     for (int i = 0; i < o.inputs.len && !rc; i++) {
         const char *in = o.inputs.items[i];
-        if (!dr__is_c(in)) {
+        size_t inlen = strlen(in);
+        int is_cu = inlen > 3 && !strcmp(in + inlen - 3, ".cu");
+        if (!dr__is_c(in) && !is_cu) {
             vec_push(&objs, (void *)in);
             continue;
         }
         char *stem = dr__stem(in);
         const char *src = in;
-        char *host = NULL, *srcdir = NULL;
-        if (dr__file_needs_translation(in)) {
+        char *host = NULL, *cuda = NULL, *srcdir = NULL;
+        if (is_cu) {
+            if (!nvcc) {
+                fprintf(stderr, "macc: error: '%s' needs nvcc, which was not found (set MACC_NVCC)\n", in);
+                rc = 1;
+                free(stem);
+                break;
+            }
+            cuda = xstrdup(in);
+            srcdir = dr__dirname(in);
+        } else if (dr__file_needs_translation(in)) {
             TranslateOptions to = {0};
             to.outdir = tmpdir;
             to.info = o.info;
             if (o.verbose || o.dry)
                 fprintf(stderr, "macc --translate %s -o %s\n", in, tmpdir);
-            if (translate_file(in, &to, &host)) {
+            if (translate_file(in, &to, &host, &cuda)) {
                 rc = 1;
                 free(stem);
                 break;
             }
             src = host;
             srcdir = dr__dirname(in);
+            if (cuda && !nvcc) {
+                if (want_nvidia && !noted++)
+                    fprintf(stderr, "macc: note: nvcc not found: building host-only (set MACC_NVCC to use one)\n");
+                free(cuda);
+                cuda = NULL;
+            }
+        }
+        if (cuda) {
+            char *cobj = o.compile_only && is_cu ? (o.output ? xstrdup(o.output) : xsprintf("%s.o", stem))
+                                                 : xsprintf("%s/%s.%d.cu.o", tmpdir, stem, i);
+            Vec cmd = {0};
+            vec_push(&cmd, nvcc);
+            vec_push(&cmd, arch);
+            vec_push(&cmd, "-std=c++17");
+            for (int k = 0; k < o.cflags.len; k++) {
+                const char *f = o.cflags.items[k];
+                if (!strncmp(f, "-O", 2) || !strncmp(f, "-D", 2) || !strncmp(f, "-U", 2) || !strncmp(f, "-I", 2) ||
+                    !strcmp(f, "-g")) {
+                    vec_push(&cmd, (void *)f);
+                    if ((!strcmp(f, "-D") || !strcmp(f, "-U") || !strcmp(f, "-I")) && k + 1 < o.cflags.len)
+                        vec_push(&cmd, o.cflags.items[++k]);
+                }
+            }
+            vec_push(&cmd, "-I");
+            vec_push(&cmd, incdir);
+            vec_push(&cmd, "-I");
+            vec_push(&cmd, srcdir);
+            vec_push(&cmd, "-c");
+            vec_push(&cmd, cuda);
+            vec_push(&cmd, "-o");
+            vec_push(&cmd, cobj);
+            rc = dr__run(&o, &cmd);
+            vec_free(&cmd);
+            vec_push(&objs, cobj);
+            vec_push(&owned, cobj);
+            linked_cuda = 1;
+            if (is_cu || rc) {
+                free(cuda);
+                free(srcdir);
+                free(stem);
+                if (rc)
+                    break;
+                continue;
+            }
         }
         char *obj = o.compile_only ? (o.output ? xstrdup(o.output) : xsprintf("%s.o", stem))
                                    : xsprintf("%s/%s.%d.o", tmpdir, stem, i);
@@ -322,6 +424,8 @@ int driver_main(int argc, char **argv)
         vec_push(&cmd, (void *)dr__cc());
         vec_push(&cmd, "-fopenmp");
         dr__push_all(&cmd, &o.cflags);
+        if (cuda)
+            vec_push(&cmd, "-DMACC_WITH_CUDA=1");
         vec_push(&cmd, "-I");
         vec_push(&cmd, incdir);
         if (srcdir) {
@@ -337,6 +441,7 @@ int driver_main(int argc, char **argv)
         vec_push(&objs, obj);
         vec_push(&owned, obj);
         free(host);
+        free(cuda);
         free(srcdir);
         free(stem);
     }
@@ -347,6 +452,17 @@ int driver_main(int argc, char **argv)
         dr__push_all(&cmd, &o.cflags);
         dr__push_all(&cmd, &objs);
         vec_push(&cmd, rtlib);
+        char *cudaL = NULL;
+        if (linked_cuda) {
+            vec_push(&cmd, "-Wl,--whole-archive");
+            vec_push(&cmd, rtcuda);
+            vec_push(&cmd, "-Wl,--no-whole-archive");
+            cudaL = xsprintf("-L%s", cudalib);
+            vec_push(&cmd, cudaL);
+            vec_push(&cmd, "-lcudart_static");
+            vec_push(&cmd, "-lrt");
+            vec_push(&cmd, "-lstdc++");
+        }
         dr__push_all(&cmd, &o.ldflags);
         vec_push(&cmd, "-lpthread");
         vec_push(&cmd, "-ldl");
@@ -355,6 +471,7 @@ int driver_main(int argc, char **argv)
         vec_push(&cmd, (void *)(o.output ? o.output : "a.out"));
         rc = dr__run(&o, &cmd);
         vec_free(&cmd);
+        free(cudaL);
     }
     for (int i = 0; i < owned.len; i++)
         free(owned.items[i]);
@@ -368,6 +485,10 @@ cleanup:
     free(tmpdir);
     free(incdir);
     free(rtlib);
+    free(rtcuda);
+    free(nvcc);
+    free(cudalib);
+    free(arch);
 out:
     for (int i = 0; i < o.cflags.len; i++)
         free(o.cflags.items[i]);

@@ -137,6 +137,7 @@ typedef struct Decl {
     int is_array;      /* declarator is an array (not a parameter) */
     int is_function;
     int is_global;
+    int has_init;      /* declared with an initialiser */
     int is_param;
 } Decl;
 
@@ -219,6 +220,11 @@ void analyze_unit(Unit *u);
  * #line directives and source locations. */
 void emit_host(Unit *u, Buf *out, const char *display_path);
 
+/* Emits the device file (name.cuda.cu) of `u` into *out; returns the number
+ * of errors reported (loops a GPU version cannot run). Nothing is emitted when
+ * no region has an nvidia version (*out stays empty). */
+int emit_cuda(Unit *u, Buf *out, const char *display_path);
+
 /* ---- translate ------------------------------------------------------------ */
 typedef struct TranslateOptions {
     const char *outdir;   /* where the outputs go */
@@ -228,10 +234,12 @@ typedef struct TranslateOptions {
     FILE *diag_out;       /* default stderr */
 } TranslateOptions;
 
-/* Translates `path` into outdir/<stem>.host.c. Returns 0 on success, 1 on
- * error (diagnostics printed, no output file left). `*host_out`, when not
- * NULL, receives the output path (caller frees). */
-int translate_file(const char *path, const TranslateOptions *opt, char **host_out);
+/* Translates `path` into outdir/<stem>.host.c and, when a region has an
+ * nvidia version, outdir/<stem>.cuda.cu. Returns 0 on success, 1 on error
+ * (diagnostics printed, no output file left). `*host_out` / `*cuda_out`, when
+ * not NULL, receive the output paths (caller frees; *cuda_out NULL when there
+ * is no device file). */
+int translate_file(const char *path, const TranslateOptions *opt, char **host_out, char **cuda_out);
 
 /* Translates in memory (tests). Returns the number of errors; *out receives the
  * host file. */

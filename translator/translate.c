@@ -24,7 +24,7 @@ int translate_needed(const char *text)
     return 0;
 }
 
-static int tr__run(Source *src, FILE *diag_out, Buf *out, const char *display)
+static int tr__run(Source *src, FILE *diag_out, Buf *out, Buf *cuda, const char *display)
 {
     Diag diag;
     diag_init(&diag, src);
@@ -38,6 +38,8 @@ static int tr__run(Source *src, FILE *diag_out, Buf *out, const char *display)
     analyze_unit(u);
     if (!diag.errors)
         emit_host(u, out, display ? display : src->path);
+    if (!diag.errors && cuda)
+        emit_cuda(u, cuda, display ? display : src->path);
     unit_delete(u);
     return diag.errors;
 }
@@ -45,7 +47,7 @@ static int tr__run(Source *src, FILE *diag_out, Buf *out, const char *display)
 int translate_string(const char *name, const char *text, Buf *out, FILE *diag_out)
 {
     Source *src = source_from_string(name, text, strlen(text));
-    int n = tr__run(src, diag_out, out, NULL);
+    int n = tr__run(src, diag_out, out, NULL, NULL);
     source_delete(src);
     return n;
 }
@@ -82,7 +84,7 @@ static int tr__write(const char *path, const Buf *b, FILE *diag_out)
     return 0;
 }
 
-int translate_file(const char *path, const TranslateOptions *opt, char **host_out)
+int translate_file(const char *path, const TranslateOptions *opt, char **host_out, char **cuda_out)
 {
     FILE *dout = opt->diag_out ? opt->diag_out : stderr;
     Source *src = source_read(path);
@@ -90,16 +92,18 @@ int translate_file(const char *path, const TranslateOptions *opt, char **host_ou
         fprintf(dout, "macc: fatal error: %s: %s\n", path, strerror(errno));
         return 1;
     }
-    Buf out = {0};
-    int errors = tr__run(src, dout, &out, opt->display);
+    Buf out = {0}, cuda = {0};
+    int errors = tr__run(src, dout, &out, &cuda, opt->display);
     if (errors) {
         source_delete(src);
         buf_free(&out);
+        buf_free(&cuda);
         return 1;
     }
     const char *dir = opt->outdir && *opt->outdir ? opt->outdir : ".";
     char *stem = tr__stem(path);
     char *outpath = xsprintf("%s/%s.host.c", dir, stem);
+    char *cudapath = cuda.len ? xsprintf("%s/%s.cuda.cu", dir, stem) : NULL;
     free(stem);
     /* never write over the input */
     char in_real[PATH_MAX], out_real[PATH_MAX];
@@ -109,12 +113,21 @@ int translate_file(const char *path, const TranslateOptions *opt, char **host_ou
         rc = 1;
     } else {
         rc = tr__write(outpath, &out, dout);
+        if (rc == 0 && cudapath && tr__write(cudapath, &cuda, dout) != 0) {
+            unlink(outpath);
+            rc = 1;
+        }
     }
     if (rc == 0 && host_out)
         *host_out = outpath;
     else
         free(outpath);
+    if (rc == 0 && cuda_out)
+        *cuda_out = cudapath;
+    else
+        free(cudapath);
     buf_free(&out);
+    buf_free(&cuda);
     source_delete(src);
     return rc;
 }

@@ -20,8 +20,12 @@ static int macc_h_lookup_L11(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
     struct macc_a_lookup_L11 *macc_a_ = (struct macc_a_lookup_L11 *)macc_args_;
     double (*local) = macc_env_->ptrs[0];
+    const double (*table) = macc_env_->ptrs[1];
+    int (*hist) = macc_env_->ptrs[2];
     (void)macc_a_;
     (void)local;
+    (void)table;
+    (void)hist;
 #line 12 "static_arrays_implicit.c"
 #pragma omp parallel for num_threads(macc_env_->nthreads)
 #line 12 "static_arrays_implicit.c"

@@ -1,0 +1,71 @@
+#!/bin/sh
+# GPU check, run on a machine with an NVIDIA GPU and nvcc (the device machine):
+#   make gpu-check [MACC=path/to/prebuilt/macc]      (or: sh tests/gpu-check.sh BUILD)
+# Builds the runtime and its CUDA plugin from this tree into BUILD-gpu, uses a
+# macc binary built elsewhere (the translator needs tree-sitter, which that
+# machine lacks), then builds every sample and end-to-end test and runs each
+# three ways: on the GPU alone (MACC_DEVICES=nvidia, MACC_TARGET_OFFLOAD=
+# mandatory), shared among all devices, and host-only. Prints
+# "N passed, N failed".
+set -u
+build=${1:-build}
+top=$(pwd)
+gbuild=$top/$build-gpu
+macc_src=${MACC:-$top/$build/bin/macc}
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+ko() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+[ -x /usr/local/cuda/bin/nvcc ] && export PATH="$PATH:/usr/local/cuda/bin"
+nvcc --version | tail -n 2
+if ! make --no-print-directory BUILD="$gbuild" runtime > "$top/gpu-build.log" 2>&1; then
+    tail -n 30 "$top/gpu-build.log"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+if [ ! -f "$gbuild/lib/libmaccrt_cuda.a" ]; then
+    echo "gpu-check: the CUDA plugin was not built (no CUDA headers?)"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+mkdir -p "$gbuild/bin" "$gbuild/progs"
+cp "$macc_src" "$gbuild/bin/macc"
+macc=$gbuild/bin/macc
+
+check_one() { # name, source, args...
+    name=$1; src=$2; shift 2
+    bin=$gbuild/progs/$name
+    if ! "$macc" -O2 "$src" -o "$bin" -lm > "$gbuild/progs/$name.build.log" 2>&1; then
+        head -n 30 "$gbuild/progs/$name.build.log"
+        ko "$name: build failed"
+        return
+    fi
+    for mode in gpu all host; do
+        case $mode in
+        gpu) env="MACC_DEVICES=nvidia MACC_TARGET_OFFLOAD=mandatory" ;;
+        all) env="" ;;
+        host) env="MACC_DEVICES=host" ;;
+        esac
+        log=$gbuild/progs/$name.$mode.log
+        # shellcheck disable=SC2086
+        if env $env MACC_STATS=1 timeout 300 "$bin" "$@" > "$log" 2>&1; then
+            ok
+            echo "ok   $name ($mode): $(grep -E 'check:|PASS|GB/s|GFLOP' "$log" | head -n 2 | tr '\n' ' ')"
+        else
+            tail -n 15 "$log"
+            ko "$name ($mode)"
+        fi
+    done
+    grep -E '^macc: (device|nvidia|host)' "$gbuild/progs/$name.all.log" | head -n 4
+}
+
+check_one nbody "$top/samples/nbody.c" 32768 4 2048
+check_one stream "$top/samples/stream.c" 33554432 10 4194304
+check_one matmul "$top/samples/matmul.c" 8 512
+for src in "$top"/tests/e2e/*.c; do
+    check_one "$(basename "$src" .c)" "$src"
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

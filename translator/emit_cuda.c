@@ -1,0 +1,1104 @@
+/* emit_cuda.c: the device file, name.cuda.cu.
+ *
+ * Layout:
+ *  1. banner, <cuda_runtime.h>, macc_rt.h, macc_device.h, `restrict`;
+ *  2. the prelude: the user's whole file, line for line, with what the device
+ *     does not need blanked (function bodies, variables, our pragmas), so the
+ *     kernels see the user's includes, macros, typedefs and structs in place;
+ *     functions that regions call (transitively) become __device__ copies named
+ *     macc_d_<name>;
+ *  3. per region with an nvidia version: the argument struct (same layout as
+ *     the host file's), a pointer struct, the kernel, and the extern "C"
+ *     launch function macc_k_<func>_L<line>_nvidia(args, env) that the runtime
+ *     calls with the task's stream.
+ *
+ * Kernel shapes:
+ *  - loop: a construct-set with `parallel for` (or `distribute` / `simd` alone):
+ *    a grid-stride loop over the collapsed iteration space, one iteration per
+ *    thread, reductions through a block tree and a combine kernel;
+ *  - team: `teams distribute` whose body has loop directives: blocks take the
+ *    outer iterations, the body runs as a team (below);
+ *  - generic: no loop construct-set: one team runs the block; loop directives
+ *    at its top level are shared among the team's threads, other statements
+ *    that write memory run on thread 0 between barriers.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "macc.h"
+#include "macc_rt.h"
+
+typedef struct Cu {
+    Unit *u;
+    const char *path;
+    Vec devfuncs;  /* char * names of functions called from regions */
+    Vec devnodes;  /* TSNode * of their definitions (same order) */
+    int errors;
+} Cu;
+
+/* ---- small helpers -------------------------------------------------------- */
+
+static int cu__in(const Vec *v, const char *s)
+{
+    for (int i = 0; i < v->len; i++)
+        if (!strcmp(v->items[i], s))
+            return 1;
+    return 0;
+}
+
+static void cu__blank(Cu *c, Buf *out, size_t b, size_t e)
+{
+    for (size_t i = b; i < e; i++)
+        if (c->u->src->text[i] == '\n')
+            buf_puts(out, "\n");
+}
+
+static const char *const cu__cxx_keywords[] = {
+    "class", "new", "delete", "this", "template", "typename", "namespace", "private", "public", "protected",
+    "virtual", "operator", "friend", "using", "try", "catch", "throw", "explicit", "mutable", "export",
+    "nullptr", "constexpr", "decltype", "noexcept", "thread_local", "and", "or", "not", "xor", "bitand",
+    "bitor", "compl", "and_eq", "or_eq", "xor_eq", "not_eq", "typeid", "dynamic_cast", "static_cast",
+    "reinterpret_cast", "const_cast", "char16_t", "char32_t", "concept", "requires", NULL};
+
+static int cu__is_cxx_keyword(const char *s, size_t n)
+{
+    for (int i = 0; cu__cxx_keywords[i]; i++)
+        if (strlen(cu__cxx_keywords[i]) == n && !strncmp(cu__cxx_keywords[i], s, n))
+            return 1;
+    return 0;
+}
+
+static const char *const cu__omp_api[] = {"omp_is_initial_device", "omp_get_team_num", "omp_get_num_teams",
+                                         "omp_get_thread_num", "omp_get_num_threads", "omp_get_max_threads",
+                                         "omp_in_parallel", "omp_get_level", NULL};
+
+/* ---- copying text with token edits ---------------------------------------- */
+
+typedef struct CopyCtx {
+    const Vec *writeback; /* names replaced by (*macc_p_<name>) */
+} CopyCtx;
+
+typedef struct TokEdit {
+    size_t start, end;
+    char *text;
+} TokEdit;
+
+static int cu__is_our_pragma(const Cu *c, TSNode n)
+{
+    if (!node_is(n, "preproc_call"))
+        return 0;
+    TSNode arg = node_field(n, "argument");
+    TSNode dir = node_field(n, "directive");
+    const char *t = c->u->src->text;
+    if (ts_node_is_null(dir) || ts_node_end_byte(dir) - ts_node_start_byte(dir) != 7 ||
+        strncmp(t + ts_node_start_byte(dir), "#pragma", 7))
+        return 0;
+    if (ts_node_is_null(arg))
+        return 0;
+    const char *a = t + ts_node_start_byte(arg);
+    while (*a == ' ' || *a == '\t')
+        a++;
+    return !strncmp(a, "omp", 3) || !strncmp(a, "acc", 3);
+}
+
+static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
+{
+    const char *t = c->u->src->text;
+    if (cu__is_our_pragma(c, n)) {
+        TokEdit *e = xcalloc(1, sizeof *e);
+        e->start = ts_node_start_byte(n);
+        e->end = ts_node_end_byte(n);
+        Buf b = {0};
+        cu__blank(c, &b, e->start, e->end);
+        e->text = b.data ? b.data : xstrdup("");
+        vec_push(edits, e);
+        return;
+    }
+    if (node_is(n, "identifier") || node_is(n, "field_identifier") || node_is(n, "type_identifier")) {
+        size_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
+        char *name = xstrndup(t + b, e - b);
+        char *repl = NULL;
+        TSNode p = ts_node_parent(n);
+        if (node_is(n, "identifier") && cu__in(&c->devfuncs, name) &&
+            ((node_is(p, "call_expression") && ts_node_eq(node_field(p, "function"), n)) ||
+             node_is(p, "function_declarator")))
+            repl = xsprintf("macc_d_%s", name);
+        else if (node_is(n, "identifier") && node_is(p, "call_expression")) {
+            for (int i = 0; cu__omp_api[i]; i++)
+                if (!strcmp(cu__omp_api[i], name))
+                    repl = xsprintf("macc_dev_%s", name);
+        }
+        if (!repl && node_is(n, "identifier") && ctx && ctx->writeback && cu__in(ctx->writeback, name) &&
+            !node_is(p, "field_expression"))
+            repl = xsprintf("(*macc_p_%s)", name);
+        if (!repl && node_is(n, "identifier") && ctx && ctx->writeback && cu__in(ctx->writeback, name) &&
+            node_is(p, "field_expression") && ts_node_eq(node_field(p, "argument"), n))
+            repl = xsprintf("(*macc_p_%s)", name);
+        if (!repl && cu__is_cxx_keyword(name, e - b))
+            repl = xsprintf("macc_kw_%s", name);
+        free(name);
+        if (repl) {
+            TokEdit *x = xcalloc(1, sizeof *x);
+            x->start = b;
+            x->end = e;
+            x->text = repl;
+            vec_push(edits, x);
+        }
+        return;
+    }
+    uint32_t nc = ts_node_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        cu__collect_edits(c, ts_node_child(n, i), ctx, edits);
+}
+
+/* Copies the text of node n with the edits above. */
+static void cu__copy(Cu *c, TSNode n, Buf *out, const CopyCtx *ctx)
+{
+    Vec edits = {0};
+    cu__collect_edits(c, n, ctx, &edits);
+    size_t pos = ts_node_start_byte(n), end = ts_node_end_byte(n);
+    for (int i = 0; i < edits.len; i++) {
+        TokEdit *e = edits.items[i];
+        if (e->start >= pos) {
+            buf_put(out, c->u->src->text + pos, e->start - pos);
+            buf_puts(out, e->text);
+            pos = e->end;
+        }
+        free(e->text);
+        free(e);
+    }
+    if (pos < end)
+        buf_put(out, c->u->src->text + pos, end - pos);
+    vec_free(&edits);
+}
+
+static void cu__line_dir(Cu *c, Buf *out, TSNode n)
+{
+    int line, col;
+    source_position(c->u->src, ts_node_start_byte(n), &line, &col);
+    buf_printf(out, "#line %d \"%s\"\n%*s", line, c->path, col - 1, "");
+}
+
+/* ---- device functions ------------------------------------------------------- */
+
+static TSNode cu__find_function(const Cu *c, TSNode n, const char *name)
+{
+    TSNode null = {0};
+    uint32_t nc = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < nc; i++) {
+        TSNode k = ts_node_named_child(n, i);
+        if (node_is(k, "function_definition")) {
+            TSNode d = node_field(k, "declarator");
+            while (!ts_node_is_null(d) && !node_is(d, "function_declarator"))
+                d = node_field(d, "declarator");
+            TSNode id = node_field(d, "declarator");
+            if (node_is(id, "identifier")) {
+                size_t b = ts_node_start_byte(id), e = ts_node_end_byte(id);
+                if (strlen(name) == e - b && !strncmp(c->u->src->text + b, name, e - b))
+                    return k;
+            }
+        } else if (strncmp(node_type(k), "preproc_", 8) == 0) {
+            TSNode f = cu__find_function(c, k, name);
+            if (!ts_node_is_null(f))
+                return f;
+        }
+    }
+    return null;
+}
+
+static void cu__calls(Cu *c, TSNode n)
+{
+    if (node_is(n, "call_expression")) {
+        TSNode f = node_field(n, "function");
+        if (node_is(f, "identifier")) {
+            char *name = node_text(c->u, f);
+            if (!cu__in(&c->devfuncs, name)) {
+                TSNode def = cu__find_function(c, ts_tree_root_node(c->u->tree), name);
+                if (!ts_node_is_null(def)) {
+                    TSNode *keep = xmalloc(sizeof *keep);
+                    *keep = def;
+                    vec_push(&c->devfuncs, name);
+                    vec_push(&c->devnodes, keep);
+                    name = NULL;
+                    cu__calls(c, node_field(def, "body"));
+                }
+            }
+            free(name);
+        }
+    }
+    uint32_t nc = ts_node_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        cu__calls(c, ts_node_child(n, i));
+}
+
+static int cu__is_devfunc_node(const Cu *c, TSNode n)
+{
+    for (int i = 0; i < c->devnodes.len; i++)
+        if (ts_node_eq(*(TSNode *)c->devnodes.items[i], n))
+            return 1;
+    return 0;
+}
+
+/* ---- the prelude ---------------------------------------------------------- */
+
+static int cu__decl_kind(const Cu *c, TSNode decl, int *is_devproto)
+{
+    /* 0 keep, 1 blank, 2 keep only the struct/union/enum specifier */
+    *is_devproto = 0;
+    int vars = 0, protos = 0, dev = 0, constants = 1;
+    TSNode spec = node_field(decl, "type");
+    uint32_t nc = ts_node_named_child_count(decl);
+    int is_const = 0, is_extern = 0;
+    for (uint32_t i = 0; i < nc; i++) {
+        TSNode k = ts_node_named_child(decl, i);
+        if (node_is(k, "type_qualifier")) {
+            char *q = node_text(c->u, k);
+            is_const |= !strcmp(q, "const");
+            free(q);
+        }
+        if (node_is(k, "storage_class_specifier")) {
+            char *q = node_text(c->u, k);
+            is_extern |= !strcmp(q, "extern");
+            free(q);
+        }
+    }
+    for (uint32_t i = 0; i < nc; i++) {
+        TSNode k = ts_node_named_child(decl, i);
+        TSNode d = node_is(k, "init_declarator") ? node_field(k, "declarator") : k;
+        if (node_is(d, "function_declarator")) {
+            protos++;
+            TSNode id = node_field(d, "declarator");
+            if (node_is(id, "identifier")) {
+                char *name = node_text(c->u, id);
+                dev |= cu__in(&c->devfuncs, name);
+                free(name);
+            }
+        } else if (node_is(k, "init_declarator")) {
+            vars++;
+            if (!node_is(d, "identifier"))
+                constants = 0;
+        } else if (node_is(k, "identifier") || node_is(k, "pointer_declarator") || node_is(k, "array_declarator") ||
+                   node_is(k, "parenthesized_declarator")) {
+            vars++;
+            constants = 0;
+        }
+    }
+    if (protos && !vars) {
+        *is_devproto = dev;
+        return dev ? 0 : 1;
+    }
+    if (!vars)
+        return 0;
+    if (is_const && constants && !is_extern)
+        return 0;
+    if ((node_is(spec, "struct_specifier") || node_is(spec, "union_specifier") || node_is(spec, "enum_specifier")) &&
+        !ts_node_is_null(node_field(spec, "body")))
+        return 2;
+    return 1;
+}
+
+static void cu__prelude(Cu *c, TSNode parent, Buf *out);
+
+static void cu__prelude_node(Cu *c, TSNode n, Buf *out)
+{
+    size_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
+    const char *t = node_type(n);
+    if (!strcmp(t, "function_definition")) {
+        if (cu__is_devfunc_node(c, n)) {
+            buf_puts(out, "__device__ ");
+            cu__copy(c, n, out, NULL);
+        } else {
+            cu__blank(c, out, b, e);
+        }
+        return;
+    }
+    if (!strcmp(t, "declaration")) {
+        int devproto;
+        int k = cu__decl_kind(c, n, &devproto);
+        if (k == 0) {
+            if (devproto)
+                buf_puts(out, "__device__ ");
+            cu__copy(c, n, out, NULL);
+        } else if (k == 2) {
+            TSNode spec = node_field(n, "type");
+            cu__copy(c, spec, out, NULL);
+            buf_puts(out, ";");
+            cu__blank(c, out, ts_node_end_byte(spec), e);
+        } else {
+            cu__blank(c, out, b, e);
+        }
+        return;
+    }
+    if (!strcmp(t, "preproc_call")) {
+        if (cu__is_our_pragma(c, n))
+            cu__blank(c, out, b, e);
+        else
+            buf_put(out, c->u->src->text + b, e - b);
+        return;
+    }
+    if (!strncmp(t, "preproc_if", 10) || !strcmp(t, "preproc_else") || !strncmp(t, "preproc_elif", 12)) {
+        cu__prelude(c, n, out);
+        return;
+    }
+    if (!strcmp(t, "ERROR") || !strcmp(t, "expression_statement") || strstr(t, "_statement")) {
+        cu__blank(c, out, b, e);
+        return;
+    }
+    cu__copy(c, n, out, NULL);
+}
+
+/* Copies the children of `parent` (the translation unit or a conditional
+ * group), with the gaps between them. */
+static void cu__prelude(Cu *c, TSNode parent, Buf *out)
+{
+    size_t pos = ts_node_start_byte(parent);
+    uint32_t nc = ts_node_child_count(parent);
+    for (uint32_t i = 0; i < nc; i++) {
+        TSNode k = ts_node_child(parent, i);
+        size_t b = ts_node_start_byte(k);
+        if (b > pos)
+            buf_put(out, c->u->src->text + pos, b - pos);
+        if (ts_node_is_named(k))
+            cu__prelude_node(c, k, out);
+        else
+            buf_put(out, c->u->src->text + b, ts_node_end_byte(k) - b);
+        pos = ts_node_end_byte(k);
+    }
+    size_t e = ts_node_end_byte(parent);
+    if (e > pos)
+        buf_put(out, c->u->src->text + pos, e - pos);
+}
+
+/* ---- loops ---------------------------------------------------------------- */
+
+typedef struct CLoop {
+    char *var, *type, *lb, *ub, *step;
+    int cmp; /* '<', 'l' (<=), '>', 'g' (>=), '!' */
+    TSNode node, body;
+} CLoop;
+
+static void cu__free_loop(CLoop *l)
+{
+    free(l->var);
+    free(l->type);
+    free(l->lb);
+    free(l->ub);
+    free(l->step);
+}
+
+static const Capture *cu__cap(const Region *r, const char *name)
+{
+    for (int i = 0; i < r->caps.len; i++) {
+        const Capture *k = r->caps.items[i];
+        if (!strcmp(k->name, name))
+            return k;
+    }
+    return NULL;
+}
+
+/* Parses a canonical for loop (OpenMP's loop form). Returns 0, or -1 after an
+ * error. */
+static int cu__loop(Cu *c, const Region *r, TSNode loop, CLoop *l)
+{
+    Unit *u = c->u;
+    memset(l, 0, sizeof *l);
+    l->node = loop;
+    l->body = node_field(loop, "body");
+    TSNode init = node_field(loop, "initializer");
+    TSNode cond = node_field(loop, "condition");
+    TSNode upd = node_field(loop, "update");
+    if (node_is(init, "declaration")) {
+        TSNode d = ts_node_named_child(init, ts_node_named_child_count(init) - 1);
+        if (node_is(d, "init_declarator") && node_is(node_field(d, "declarator"), "identifier")) {
+            l->var = node_text(u, node_field(d, "declarator"));
+            l->lb = node_text(u, node_field(d, "value"));
+            l->type = node_text(u, node_field(init, "type"));
+        }
+    } else if (node_is(init, "assignment_expression") && node_is(node_field(init, "left"), "identifier")) {
+        l->var = node_text(u, node_field(init, "left"));
+        l->lb = node_text(u, node_field(init, "right"));
+        const Capture *k = cu__cap(r, l->var);
+        l->type = xstrdup(k && k->decl ? k->decl->spec : "long long");
+    }
+    if (!l->var)
+        goto bad;
+    if (node_is(cond, "binary_expression")) {
+        TSNode a = node_field(cond, "left"), b = node_field(cond, "right");
+        TSNode op = node_field(cond, "operator");
+        char *ops = node_text(u, op);
+        char *an = node_text(u, a);
+        int swap = strcmp(an, l->var) != 0;
+        free(an);
+        if (swap) {
+            char *bn = node_text(u, b);
+            int ok = !strcmp(bn, l->var);
+            free(bn);
+            if (!ok) {
+                free(ops);
+                goto bad;
+            }
+        }
+        int cmp = 0;
+        if (!strcmp(ops, "<")) cmp = swap ? '>' : '<';
+        else if (!strcmp(ops, "<=")) cmp = swap ? 'g' : 'l';
+        else if (!strcmp(ops, ">")) cmp = swap ? '<' : '>';
+        else if (!strcmp(ops, ">=")) cmp = swap ? 'l' : 'g';
+        else if (!strcmp(ops, "!=")) cmp = '!';
+        free(ops);
+        if (!cmp)
+            goto bad;
+        l->cmp = cmp;
+        l->ub = node_text(u, swap ? a : b);
+    } else {
+        goto bad;
+    }
+    if (node_is(upd, "update_expression")) {
+        char *txt = node_text(u, upd);
+        l->step = xstrdup(strstr(txt, "++") ? "1" : "-1");
+        free(txt);
+    } else if (node_is(upd, "assignment_expression")) {
+        TSNode op = node_field(upd, "operator");
+        char *ops = node_text(u, op);
+        char *rhs = node_text(u, node_field(upd, "right"));
+        if (!strcmp(ops, "+="))
+            l->step = xsprintf("(%s)", rhs);
+        else if (!strcmp(ops, "-="))
+            l->step = xsprintf("(-(%s))", rhs);
+        else if (!strcmp(ops, "=")) {
+            TSNode rn = node_field(upd, "right");
+            if (node_is(rn, "binary_expression")) {
+                char *left = node_text(u, node_field(rn, "left"));
+                char *o = node_text(u, node_field(rn, "operator"));
+                char *right = node_text(u, node_field(rn, "right"));
+                if (!strcmp(left, l->var) && !strcmp(o, "+"))
+                    l->step = xsprintf("(%s)", right);
+                else if (!strcmp(left, l->var) && !strcmp(o, "-"))
+                    l->step = xsprintf("(-(%s))", right);
+                free(left);
+                free(o);
+                free(right);
+            }
+        }
+        free(ops);
+        free(rhs);
+    }
+    if (!l->step)
+        goto bad;
+    return 0;
+bad:
+    diag_error(u->diag, ts_node_start_byte(loop),
+               "the GPU version needs a loop in OpenMP's canonical form (var = lb; var <|<=|>|>=|!= ub; var += step)");
+    c->errors++;
+    cu__free_loop(l);
+    return -1;
+}
+
+/* Trip count expression of a canonical loop. */
+static char *cu__trip(const CLoop *l)
+{
+    const char *lb = l->lb, *ub = l->ub, *st = l->step;
+    switch (l->cmp) {
+    case '<': return xsprintf("((long long)(%s) > (long long)(%s) ? ((long long)(%s) - (long long)(%s) + (long long)%s - 1) / (long long)%s : 0LL)", ub, lb, ub, lb, st, st);
+    case 'l': return xsprintf("((long long)(%s) >= (long long)(%s) ? ((long long)(%s) - (long long)(%s) + (long long)%s) / (long long)%s : 0LL)", ub, lb, ub, lb, st, st);
+    case '>': return xsprintf("((long long)(%s) < (long long)(%s) ? ((long long)(%s) - (long long)(%s) - (long long)%s - 1) / -(long long)%s : 0LL)", ub, lb, lb, ub, st, st);
+    case 'g': return xsprintf("((long long)(%s) <= (long long)(%s) ? ((long long)(%s) - (long long)(%s) - (long long)%s) / -(long long)%s : 0LL)", ub, lb, lb, ub, st, st);
+    default: return xsprintf("(((long long)(%s) - (long long)(%s)) / (long long)%s)", ub, lb, st);
+    }
+}
+
+static TSNode cu__nth_loop(TSNode stmt, int k)
+{
+    TSNode n = stmt;
+    for (int i = 0; i < k; i++) {
+        TSNode body = node_field(n, "body");
+        while (node_is(body, "compound_statement")) {
+            TSNode only = {0};
+            uint32_t nc = ts_node_named_child_count(body);
+            for (uint32_t j = 0; j < nc; j++) {
+                TSNode x = ts_node_named_child(body, j);
+                if (!node_is(x, "comment") && !node_is(x, "preproc_call"))
+                    only = x;
+            }
+            body = only;
+        }
+        n = body;
+    }
+    return n;
+}
+
+/* ---- regions ------------------------------------------------------------- */
+
+static const char *cu__red_op(int red)
+{
+    switch (red) {
+    case RED_ADD: case RED_SUB: return "MACC_R_ADD";
+    case RED_MUL: return "MACC_R_MUL";
+    case RED_MIN: return "MACC_R_MIN";
+    case RED_MAX: return "MACC_R_MAX";
+    case RED_BAND: return "MACC_R_BAND";
+    case RED_BOR: return "MACC_R_BOR";
+    case RED_BXOR: return "MACC_R_BXOR";
+    case RED_LAND: return "MACC_R_LAND";
+    default: return "MACC_R_LOR";
+    }
+}
+
+typedef struct Red {
+    const Capture *cap;
+    int op;
+    char *type;
+} Red;
+
+static char *cu__unqualified(const char *spec)
+{
+    Buf b = {0};
+    const char *s = spec;
+    while (*s) {
+        while (*s == ' ')
+            s++;
+        const char *w = s;
+        while (*s && *s != ' ')
+            s++;
+        size_t n = (size_t)(s - w);
+        if (!n)
+            break;
+        if ((n == 5 && !strncmp(w, "const", 5)) || (n == 8 && !strncmp(w, "volatile", 8)))
+            continue;
+        if (b.len)
+            buf_puts(&b, " ");
+        buf_put(&b, w, n);
+    }
+    if (!b.data)
+        buf_puts(&b, "int");
+    return b.data;
+}
+
+/* Reductions of directive d on captured (written-back) variables. */
+static void cu__reductions(const Region *r, const Directive *d, Vec *reds)
+{
+    for (int i = 0; i < d->nclauses; i++) {
+        const DirClause *cl = &d->clauses[i];
+        if (cl->kind != CL_REDUCTION)
+            continue;
+        for (int j = 0; j < cl->nitems; j++) {
+            const Capture *k = cu__cap(r, cl->items[j].base);
+            if (!k || k->kind != CAP_WRITEBACK)
+                continue;
+            Red *x = xcalloc(1, sizeof *x);
+            x->cap = k;
+            x->op = cl->modifier;
+            x->type = cu__unqualified(k->decl->spec);
+            vec_push(reds, x);
+        }
+    }
+}
+
+static int cu__has_inner_loops(const Unit *u, TSNode stmt)
+{
+    for (int i = 0; i < u->pragmas.len; i++) {
+        Pragma *p = u->pragmas.items[i];
+        if (p->dir.kind == DIR_LOOP && (p->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR)) &&
+            p->start >= ts_node_start_byte(stmt) && p->start < ts_node_end_byte(stmt))
+            return 1;
+    }
+    return 0;
+}
+
+static Pragma *cu__pragma_of(const Unit *u, TSNode n)
+{
+    for (int i = 0; i < u->pragmas.len; i++) {
+        Pragma *p = u->pragmas.items[i];
+        if (p->start == ts_node_start_byte(n))
+            return p;
+    }
+    return NULL;
+}
+
+/* Does statement s only assign plain local identifiers and call nothing? */
+static int cu__local_only(const Unit *u, TSNode s, int *calls)
+{
+    if (node_is(s, "call_expression")) {
+        *calls = 1;
+        return 0;
+    }
+    if (node_is(s, "assignment_expression") || node_is(s, "update_expression")) {
+        TSNode t = node_is(s, "assignment_expression") ? node_field(s, "left") : node_field(s, "argument");
+        if (!node_is(t, "identifier"))
+            return 0;
+    }
+    uint32_t nc = ts_node_named_child_count(s);
+    for (uint32_t i = 0; i < nc; i++)
+        if (!cu__local_only(u, ts_node_named_child(s, i), calls))
+            return 0;
+    return 1;
+}
+
+/* Emits a loop nest of `depth` canonical loops starting at `loop`, shared
+ * among `idx`..`stride` (grid-wide or block-wide), with reductions `reds`
+ * (block results combined through `part` when grid-wide, else broadcast). */
+static int cu__emit_loop(Cu *c, const Region *r, TSNode loop, int depth, const char *idx, const char *stride,
+                         const CopyCtx *ctx, Buf *b, const char *ind)
+{
+    CLoop loops[8];
+    if (depth > 8)
+        depth = 8;
+    int n = 0;
+    for (int k = 0; k < depth; k++) {
+        if (cu__loop(c, r, cu__nth_loop(loop, k), &loops[n]) != 0) {
+            for (int j = 0; j < n; j++)
+                cu__free_loop(&loops[j]);
+            return -1;
+        }
+        n++;
+    }
+    buf_printf(b, "%s{\n", ind);
+    for (int k = 0; k < n; k++) {
+        char *trip = cu__trip(&loops[k]);
+        buf_printf(b, "%s    const long long macc_t%d_ = %s;\n", ind, k, trip);
+        free(trip);
+    }
+    buf_printf(b, "%s    const long long macc_total_ = 1LL", ind);
+    for (int k = 0; k < n; k++)
+        buf_printf(b, " * macc_t%d_", k);
+    buf_puts(b, ";\n");
+    buf_printf(b, "%s    for (long long macc_it_ = %s; macc_it_ < macc_total_; macc_it_ += %s) {\n", ind, idx, stride);
+    buf_printf(b, "%s        long long macc_rest_ = macc_it_;\n", ind);
+    for (int k = n - 1; k >= 0; k--) {
+        if (k > 0)
+            buf_printf(b, "%s        %s %s = (%s)((%s) + (macc_rest_ %% macc_t%d_) * %s); macc_rest_ /= macc_t%d_;\n", ind,
+                       loops[k].type, loops[k].var, loops[k].type, loops[k].lb, k, loops[k].step, k);
+        else
+            buf_printf(b, "%s        %s %s = (%s)((%s) + macc_rest_ * %s);\n", ind, loops[k].type, loops[k].var,
+                       loops[k].type, loops[k].lb, loops[k].step);
+        buf_printf(b, "%s        (void)%s;\n", ind, loops[k].var);
+    }
+    buf_printf(b, "%s        do\n", ind);
+    TSNode body = loops[n - 1].body;
+    cu__line_dir(c, b, body);
+    cu__copy(c, body, b, ctx);
+    buf_printf(b, "\n%s        while (0);\n", ind);
+    /* lastprivate: the thread of the sequentially last iteration */
+    const RVersion *gv = NULL;
+    for (int i = 0; i < r->nversions; i++)
+        if (r->versions[i].kind == MACC_DEV_NVIDIA)
+            gv = &r->versions[i];
+    if (gv) {
+        for (int i = 0; i < gv->dir->nclauses; i++) {
+            const DirClause *cl = &gv->dir->clauses[i];
+            if (cl->kind != CL_LASTPRIVATE)
+                continue;
+            for (int j = 0; j < cl->nitems; j++) {
+                const char *v = cl->items[j].base;
+                const Capture *k = cu__cap(r, v);
+                if (!k || k->kind != CAP_WRITEBACK)
+                    continue;
+                int isvar = -1;
+                for (int q = 0; q < n; q++)
+                    if (!strcmp(loops[q].var, v))
+                        isvar = q;
+                if (isvar >= 0)
+                    buf_printf(b, "%s        if (macc_it_ == macc_total_ - 1) *macc_p_%s = (%s) + macc_t%d_ * %s;\n", ind,
+                               v, loops[isvar].lb, isvar, loops[isvar].step);
+                else
+                    buf_printf(b, "%s        if (macc_it_ == macc_total_ - 1) *macc_p_%s = %s;\n", ind, v, v);
+            }
+        }
+    }
+    buf_printf(b, "%s    }\n%s}\n", ind, ind);
+    for (int k = 0; k < n; k++)
+        cu__free_loop(&loops[k]);
+    return 0;
+}
+
+/* A team runs a compound statement (or any statement): declarations and
+ * local-only statements on every thread, loop directives shared among the
+ * threads, other statements on thread 0 between barriers. */
+static void cu__emit_team_body(Cu *c, const Region *r, TSNode stmt, const CopyCtx *ctx, Buf *b)
+{
+    Unit *u = c->u;
+    if (!node_is(stmt, "compound_statement")) {
+        buf_puts(b, "        if (threadIdx.x == 0) {\n");
+        cu__line_dir(c, b, stmt);
+        cu__copy(c, stmt, b, ctx);
+        buf_puts(b, "\n        }\n        __syncthreads();\n");
+        return;
+    }
+    uint32_t nc = ts_node_named_child_count(stmt);
+    for (uint32_t i = 0; i < nc; i++) {
+        TSNode k = ts_node_named_child(stmt, i);
+        if (node_is(k, "comment"))
+            continue;
+        Pragma *p = node_is(k, "preproc_call") ? cu__pragma_of(u, k) : NULL;
+        if (node_is(k, "preproc_call")) {
+            if (p && p->dir.kind == DIR_LOOP && (p->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR))) {
+                TSNode loop = ts_node_next_named_sibling(k);
+                while (node_is(loop, "comment"))
+                    loop = ts_node_next_named_sibling(loop);
+                const DirClause *col = directive_find(&p->dir, CL_COLLAPSE);
+                int depth = col && col->ival > 0 ? (int)col->ival : 1;
+                /* reductions of this loop: private per thread, combined and broadcast */
+                Vec reds = {0};
+                for (int q = 0; q < p->dir.nclauses; q++) {
+                    const DirClause *cl = &p->dir.clauses[q];
+                    if (cl->kind != CL_REDUCTION)
+                        continue;
+                    for (int j = 0; j < cl->nitems; j++)
+                        vec_push(&reds, (void *)&cl->items[j]);
+                }
+                buf_puts(b, "        __syncthreads();\n        {\n");
+                for (int q = 0; q < reds.len; q++) {
+                    const DirItem *it = reds.items[q];
+                    buf_printf(b, "        decltype(%s) macc_orig_%s = %s;\n", it->base, it->base, it->base);
+                }
+                const DirClause *redc = NULL;
+                for (int q = 0; q < p->dir.nclauses; q++)
+                    if (p->dir.clauses[q].kind == CL_REDUCTION)
+                        redc = &p->dir.clauses[q];
+                for (int q = 0; q < p->dir.nclauses; q++) {
+                    const DirClause *cl = &p->dir.clauses[q];
+                    if (cl->kind != CL_REDUCTION)
+                        continue;
+                    for (int j = 0; j < cl->nitems; j++)
+                        buf_printf(b, "        %s = macc_red<%s, decltype(%s)>::id();\n", cl->items[j].base,
+                                   cu__red_op(cl->modifier), cl->items[j].base);
+                }
+                (void)redc;
+                cu__emit_loop(c, r, loop, depth, "threadIdx.x", "blockDim.x", ctx, b, "        ");
+                for (int q = 0; q < p->dir.nclauses; q++) {
+                    const DirClause *cl = &p->dir.clauses[q];
+                    if (cl->kind != CL_REDUCTION)
+                        continue;
+                    for (int j = 0; j < cl->nitems; j++) {
+                        const char *v = cl->items[j].base;
+                        buf_printf(b, "        %s = macc_red<%s, decltype(%s)>::op(macc_orig_%s, macc_block_reduce<%s, decltype(%s)>(%s));\n",
+                                   v, cu__red_op(cl->modifier), v, v, cu__red_op(cl->modifier), v, v);
+                    }
+                }
+                buf_puts(b, "        }\n        __syncthreads();\n");
+                vec_free(&reds);
+                i++; /* the loop itself */
+                while (i + 1 < nc && node_is(ts_node_named_child(stmt, i), "comment"))
+                    i++;
+                continue;
+            }
+            continue; /* other pragmas: blanked */
+        }
+        int calls = 0;
+        if (node_is(k, "declaration") || cu__local_only(u, k, &calls)) {
+            cu__line_dir(c, b, k);
+            cu__copy(c, k, b, ctx);
+            buf_puts(b, "\n");
+        } else {
+            buf_puts(b, "        if (threadIdx.x == 0) {\n");
+            cu__line_dir(c, b, k);
+            cu__copy(c, k, b, ctx);
+            buf_puts(b, "\n        }\n        __syncthreads();\n");
+        }
+    }
+}
+
+static void cu__region(Cu *c, const Region *r, Buf *b)
+{
+    const RVersion *gv = NULL;
+    for (int i = 0; i < r->nversions; i++)
+        if (r->versions[i].kind == MACC_DEV_NVIDIA)
+            gv = &r->versions[i];
+    if (!gv)
+        return;
+    const char *sfx = r->suffix;
+    const Directive *d = gv->dir;
+    unsigned cs = gv->cs;
+    int inner = cu__has_inner_loops(c->u, r->stmt);
+    enum { LOOP, TEAM_DIST, GENERIC } mode;
+    if (cs & CS_PARALLEL_FOR)
+        mode = LOOP;
+    else if (cs & CS_DISTRIBUTE)
+        mode = inner ? TEAM_DIST : LOOP;
+    else if (cs & CS_SIMD)
+        mode = LOOP;
+    else
+        mode = GENERIC;
+
+    buf_printf(b, "\n/* target region %s:%d: nvidia version */\n", c->path, r->line);
+    buf_printf(b, "struct macc_a_%s {\n    int macc_unused_;\n", sfx);
+    Vec wb = {0};
+    for (int i = 0; i < r->caps.len; i++) {
+        Capture *k = r->caps.items[i];
+        if (k->kind == CAP_SCALAR) {
+            char *spec = cu__unqualified(k->decl->spec);
+            buf_printf(b, "    %s %s;\n", spec, k->decl->decl_text);
+            free(spec);
+        }
+    }
+    buf_puts(b, "};\n");
+    buf_printf(b, "struct macc_p_%s {\n    void *macc_unused_;\n", sfx);
+    for (int i = 0; i < r->caps.len; i++) {
+        Capture *k = r->caps.items[i];
+        const Decl *dd = k->decl;
+        if (k->map < 0)
+            continue;
+        if (k->kind == CAP_PTR)
+            buf_printf(b, "    %s %s;\n", dd->spec, dd->decl_text);
+        else if (k->kind == CAP_ARRAY)
+            buf_printf(b, "    %s %.*s(*%s)%s;\n", dd->spec, dd->arr_off, dd->decl_text, dd->name,
+                       dd->decl_text + dd->arr_off + dd->arr_len);
+        else if (k->kind == CAP_WRITEBACK) {
+            char *spec = cu__unqualified(dd->spec);
+            buf_printf(b, "    %s %.*s(*macc_p_%s)%s;\n", spec, dd->id_off, dd->decl_text, dd->name,
+                       dd->decl_text + dd->id_off + dd->id_len);
+            free(spec);
+        }
+    }
+    buf_puts(b, "};\n");
+
+    /* reductions of the loop construct (grid-wide) */
+    Vec reds = {0};
+    if (mode == LOOP)
+        cu__reductions(r, d, &reds);
+    /* writeback scalars that are neither reductions nor lastprivate: shared through the pointer */
+    for (int i = 0; i < r->caps.len; i++) {
+        Capture *k = r->caps.items[i];
+        if (k->kind != CAP_WRITEBACK)
+            continue;
+        int special = 0;
+        for (int j = 0; j < reds.len; j++)
+            special |= ((Red *)reds.items[j])->cap == k;
+        for (int v = 0; v < r->nversions; v++)
+            for (int q = 0; q < r->versions[v].dir->nclauses; q++) {
+                const DirClause *cl = &r->versions[v].dir->clauses[q];
+                if (cl->kind == CL_LASTPRIVATE || (cl->kind == CL_REDUCTION && mode == LOOP))
+                    for (int j = 0; j < cl->nitems; j++)
+                        special |= !strcmp(cl->items[j].base, k->name);
+            }
+        if (!special)
+            vec_push(&wb, k->name);
+    }
+    CopyCtx ctx = {&wb};
+
+    /* kernel */
+    buf_printf(b, "__global__ void macc_g_%s(const struct macc_a_%s macc_a_, const struct macc_p_%s macc_p_", sfx, sfx,
+               sfx);
+    for (int i = 0; i < reds.len; i++) {
+        Red *x = reds.items[i];
+        buf_printf(b, ", %s *macc_part_%s", x->type, x->cap->name);
+    }
+    buf_puts(b, ")\n{\n    (void)macc_a_; (void)macc_p_;\n");
+    for (int i = 0; i < r->caps.len; i++) {
+        Capture *k = r->caps.items[i];
+        const Decl *dd = k->decl;
+        switch (k->kind) {
+        case CAP_SCALAR:
+            buf_printf(b, "    %s %s = macc_a_.%s;\n", dd->spec, dd->decl_text, k->name);
+            break;
+        case CAP_PRIVATE:
+            buf_printf(b, "    %s %s;\n", dd->spec, dd->decl_text);
+            break;
+        case CAP_PTR:
+            if (k->map >= 0)
+                buf_printf(b, "    %s %s = macc_p_.%s;\n", dd->spec, dd->decl_text, k->name);
+            break;
+        case CAP_ARRAY:
+            buf_printf(b, "    %s %.*s(*%s)%s = macc_p_.%s;\n", dd->spec, dd->arr_off, dd->decl_text, dd->name,
+                       dd->decl_text + dd->arr_off + dd->arr_len, k->name);
+            break;
+        case CAP_WRITEBACK: {
+            char *spec = cu__unqualified(dd->spec);
+            buf_printf(b, "    %s %.*s(*macc_p_%s)%s = macc_p_.macc_p_%s;\n", spec, dd->id_off, dd->decl_text, dd->name,
+                       dd->decl_text + dd->id_off + dd->id_len, k->name);
+            if (!cu__in(&wb, k->name))
+                buf_printf(b, "    %s %s = *macc_p_%s;\n", spec, dd->decl_text, k->name);
+            free(spec);
+            break;
+        }
+        }
+        if (k->kind != CAP_WRITEBACK || !cu__in(&wb, k->name))
+            buf_printf(b, "    (void)%s;\n", k->name);
+    }
+    for (int i = 0; i < reds.len; i++) {
+        Red *x = reds.items[i];
+        buf_printf(b, "    %s = macc_red<%s, %s>::id();\n", x->cap->name, cu__red_op(x->op), x->type);
+    }
+    int collapse = r->collapse > 0 ? r->collapse : 1;
+    if (mode == LOOP) {
+        cu__emit_loop(c, r, r->stmt, collapse, "(long long)blockIdx.x * blockDim.x + threadIdx.x",
+                      "(long long)gridDim.x * blockDim.x", &ctx, b, "    ");
+        for (int i = 0; i < reds.len; i++) {
+            Red *x = reds.items[i];
+            buf_printf(b, "    { %s macc_v_ = macc_block_reduce<%s, %s>(%s); if (threadIdx.x == 0) macc_part_%s[blockIdx.x] = macc_v_; }\n",
+                       x->type, cu__red_op(x->op), x->type, x->cap->name, x->cap->name);
+        }
+    } else if (mode == TEAM_DIST) {
+        CLoop l;
+        if (cu__loop(c, r, r->stmt, &l) == 0) {
+            char *trip = cu__trip(&l);
+            buf_printf(b, "    const long long macc_total_ = %s;\n", trip);
+            buf_puts(b, "    for (long long macc_it_ = blockIdx.x; macc_it_ < macc_total_; macc_it_ += gridDim.x) {\n");
+            buf_printf(b, "        %s %s = (%s)((%s) + macc_it_ * %s);\n        (void)%s;\n", l.type, l.var, l.type, l.lb,
+                       l.step, l.var);
+            cu__emit_team_body(c, r, l.body, &ctx, b);
+            buf_puts(b, "    }\n");
+            free(trip);
+            cu__free_loop(&l);
+        }
+    } else {
+        cu__emit_team_body(c, r, r->stmt, &ctx, b);
+    }
+    /* write back lastprivate/reduction copies in generic shapes */
+    if (mode != LOOP) {
+        for (int i = 0; i < r->caps.len; i++) {
+            Capture *k = r->caps.items[i];
+            if (k->kind == CAP_WRITEBACK && !cu__in(&wb, k->name))
+                buf_printf(b, "    if (threadIdx.x == 0 && blockIdx.x == 0) *macc_p_%s = %s;\n", k->name, k->name);
+        }
+    }
+    buf_puts(b, "}\n");
+
+    /* launch function */
+    buf_printf(b, "extern \"C\" int macc_k_%s_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)\n{\n", sfx);
+    buf_printf(b, "    const struct macc_a_%s *macc_a_ = (const struct macc_a_%s *)macc_args_;\n", sfx, sfx);
+    buf_printf(b, "    struct macc_p_%s macc_p_;\n    memset(&macc_p_, 0, sizeof macc_p_);\n", sfx);
+    for (int i = 0; i < r->caps.len; i++) {
+        Capture *k = r->caps.items[i];
+        if (k->map < 0 || (k->kind != CAP_PTR && k->kind != CAP_ARRAY && k->kind != CAP_WRITEBACK))
+            continue;
+        if (k->kind == CAP_WRITEBACK)
+            buf_printf(b, "    memcpy((void *)&macc_p_.macc_p_%s, &macc_env_->ptrs[%d], sizeof(void *));\n", k->name, k->map);
+        else
+            buf_printf(b, "    memcpy((void *)&macc_p_.%s, &macc_env_->ptrs[%d], sizeof(void *));\n", k->name, k->map);
+    }
+    buf_puts(b, "    cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;\n");
+    const DirClause *tl = directive_find(d, CL_THREAD_LIMIT);
+    const DirClause *nth = directive_find(d, CL_NUM_THREADS);
+    const DirClause *nt = directive_find(d, CL_NUM_TEAMS);
+    /* scalars for the clause expressions and the loop bounds */
+    for (int i = 0; i < r->caps.len; i++) {
+        Capture *k = r->caps.items[i];
+        if (k->kind == CAP_SCALAR)
+            buf_printf(b, "    %s %s = macc_a_->%s; (void)%s;\n", k->decl->spec, k->decl->decl_text, k->name, k->name);
+    }
+    int inner_threads = mode != LOOP && inner;
+    buf_printf(b, "    int macc_block_ = %s%s%s;\n", nth ? "(int)(" : tl ? "(int)(" : "",
+               nth ? nth->arg : tl ? tl->arg : (mode == LOOP || inner_threads) ? "256" : "1", nth || tl ? ")" : "");
+    buf_puts(b, "    if (macc_block_ < 1) macc_block_ = 1;\n    if (macc_block_ > 1024) macc_block_ = 1024;\n");
+    if (reds.len || mode != LOOP)
+        buf_puts(b, "    { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }\n");
+    int host_total = 0;
+    if (mode == LOOP) {
+        /* the host knows the trip count when the bounds use only scalars */
+        Buf tb = {0};
+        int ok = 1;
+        buf_puts(&tb, "1LL");
+        for (int k = 0; k < collapse && ok; k++) {
+            CLoop l;
+            TSNode loop = cu__nth_loop(r->stmt, k);
+            if (cu__loop(c, r, loop, &l) != 0) {
+                ok = 0;
+                break;
+            }
+            Vec ids = {0};
+            /* bounds that use pointers, arrays or outer loop variables: not on the host */
+            const char *texts[3] = {l.lb, l.ub, l.step};
+            for (int t = 0; t < 3; t++) {
+                const char *s = texts[t];
+                while (*s) {
+                    if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_') {
+                        const char *w = s;
+                        while ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_')
+                            s++;
+                        char *name = xstrndup(w, (size_t)(s - w));
+                        const Capture *kc = cu__cap(r, name);
+                        if (kc && kc->kind != CAP_SCALAR)
+                            ok = 0;
+                        free(name);
+                    } else {
+                        s++;
+                    }
+                }
+            }
+            vec_free(&ids);
+            char *trip = cu__trip(&l);
+            buf_printf(&tb, " * %s", trip);
+            free(trip);
+            cu__free_loop(&l);
+        }
+        host_total = ok;
+        if (ok)
+            buf_printf(b, "    const long long macc_total_ = %s;\n    if (macc_total_ <= 0) return 0;\n", tb.data);
+        else
+            buf_puts(b, "    const long long macc_total_ = 1LL << 40; /* bounds known only on the device */\n");
+        buf_free(&tb);
+        buf_printf(b, "    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, %s%s%s, %d);\n", nt ? "(int)(" : "",
+                   nt ? nt->arg : (cs == CS_SIMD ? "1" : "0"), nt ? ")" : "", reds.len > 0 || !host_total);
+    } else if (mode == TEAM_DIST) {
+        buf_printf(b, "    int macc_grid_ = %s%s%s;\n", nt ? "(int)(" : "", nt ? nt->arg : "1024", nt ? ")" : "");
+        buf_puts(b, "    if (macc_grid_ < 1) macc_grid_ = 1;\n");
+    } else {
+        buf_puts(b, "    int macc_grid_ = 1;\n");
+    }
+    for (int i = 0; i < reds.len; i++) {
+        Red *x = reds.items[i];
+        buf_printf(b, "    %s *macc_part_%s = NULL;\n", x->type, x->cap->name);
+        buf_printf(b, "    { cudaError_t e_ = cudaMallocAsync((void **)&macc_part_%s, sizeof(%s) * (size_t)macc_grid_, macc_s_); if (e_ != cudaSuccess) return (int)e_; }\n",
+                   x->cap->name, x->type);
+    }
+    buf_printf(b, "    macc_g_%s<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_", sfx);
+    for (int i = 0; i < reds.len; i++)
+        buf_printf(b, ", macc_part_%s", ((Red *)reds.items[i])->cap->name);
+    buf_puts(b, ");\n");
+    for (int i = 0; i < reds.len; i++) {
+        Red *x = reds.items[i];
+        buf_printf(b, "    macc_finish_reduce<%s, %s><<<1, 256, 0, macc_s_>>>(macc_part_%s, macc_grid_, macc_p_.macc_p_%s);\n",
+                   cu__red_op(x->op), x->type, x->cap->name, x->cap->name);
+        buf_printf(b, "    cudaFreeAsync(macc_part_%s, macc_s_);\n", x->cap->name);
+    }
+    buf_puts(b, "    return (int)cudaGetLastError();\n}\n");
+    for (int i = 0; i < reds.len; i++) {
+        Red *x = reds.items[i];
+        free(x->type);
+        free(x);
+    }
+    vec_free(&reds);
+    vec_free(&wb);
+}
+
+int emit_cuda(Unit *u, Buf *out, const char *display_path)
+{
+    int any = 0;
+    for (int i = 0; i < u->regions.len; i++) {
+        Region *r = u->regions.items[i];
+        for (int j = 0; j < r->nversions; j++)
+            any |= r->versions[j].kind == MACC_DEV_NVIDIA;
+    }
+    if (!any)
+        return 0;
+    Cu c = {0};
+    c.u = u;
+    Buf pathb = {0};
+    for (const char *s = display_path; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            buf_puts(&pathb, "\\");
+        buf_put(&pathb, s, 1);
+    }
+    c.path = pathb.data;
+    for (int i = 0; i < u->regions.len; i++)
+        cu__calls(&c, ((Region *)u->regions.items[i])->stmt);
+
+    buf_printf(out, "/* @generated by macc %s from %s: do not edit. */\n", MACC_VERSION_STRING, c.path);
+    buf_puts(out, "#ifndef __MACC__\n#define __MACC__ 1\n#endif\n#define MACC_DEVICE_FILE 1\n"
+                  "#include <cuda_runtime.h>\n#include <string.h>\n#include \"macc_rt.h\"\n#include \"macc_device.h\"\n"
+                  "#define restrict __restrict__\n"
+                  "#pragma nv_diag_suppress 177\n#pragma nv_diag_suppress 550\n#pragma nv_diag_suppress 1675\n");
+    buf_printf(out, "#line 1 \"%s\"\n", c.path);
+    cu__prelude(&c, ts_tree_root_node(u->tree), out);
+    buf_puts(out, "\n");
+    for (int i = 0; i < u->regions.len; i++)
+        cu__region(&c, u->regions.items[i], out);
+    for (int i = 0; i < c.devfuncs.len; i++) {
+        free(c.devfuncs.items[i]);
+        free(c.devnodes.items[i]);
+    }
+    vec_free(&c.devfuncs);
+    vec_free(&c.devnodes);
+    free(pathb.data);
+    return c.errors;
+}
