@@ -318,6 +318,12 @@ int driver_main(int argc, char **argv)
     char *incdir = xsprintf("%s/../include", self);
     char *rtlib = xsprintf("%s/../lib/libmaccrt.a", self);
     char *rtcuda = xsprintf("%s/../lib/libmaccrt_cuda.a", self);
+    if (nvcc && access(rtcuda, R_OK) != 0) {
+        if (o.verbose)
+            fprintf(stderr, "macc: note: %s not found: the runtime was built without CUDA\n", rtcuda);
+        free(nvcc);
+        nvcc = NULL;
+    }
     free(self);
     const char *tmproot = getenv("TMPDIR");
     char *tmpdir = xsprintf("%s/macc-XXXXXX", tmproot && *tmproot ? tmproot : "/tmp");
@@ -375,7 +381,7 @@ int driver_main(int argc, char **argv)
             srcdir = dr__dirname(in);
             if (cuda && !nvcc) {
                 if (want_nvidia && !noted++)
-                    fprintf(stderr, "macc: note: nvcc not found: building host-only (set MACC_NVCC to use one)\n");
+                    fprintf(stderr, "macc: note: no nvcc or no CUDA runtime plugin: building host-only (set MACC_NVCC to use one)\n");
                 free(cuda);
                 cuda = NULL;
             }
