@@ -380,7 +380,7 @@ static void an__collect_ids(const Unit *u, TSNode n, Vec *uses)
 }
 
 /* Identifiers in an expression kept as text (clause arguments). */
-static void an__text_ids(const char *s, Vec *names)
+void an_text_ids(const char *s, Vec *names)
 {
     while (s && *s) {
         if (isalpha((unsigned char)*s) || *s == '_') {
@@ -985,7 +985,7 @@ static void an__region(Unit *u, Pragma *tp)
             const DirClause *c = &d->clauses[j];
             if (c->kind == CL_NUM_THREADS || c->kind == CL_SCHEDULE || c->kind == CL_NUM_TEAMS ||
                 c->kind == CL_THREAD_LIMIT || c->kind == CL_IF)
-                an__text_ids(c->arg, &clause_ids);
+                an_text_ids(c->arg, &clause_ids);
         }
     }
     for (int i = 0; i < clause_ids.len; i++) {

@@ -76,6 +76,8 @@ static const char *const cu__omp_api[] = {"omp_is_initial_device", "omp_get_team
 
 typedef struct CopyCtx {
     const Vec *writeback; /* names replaced by (*macc_p_<name>) */
+    const Vec *staged;    /* arrays read as A[var] from shared memory */
+    const char *var;      /* the staged loop's variable */
 } CopyCtx;
 
 typedef struct TokEdit {
@@ -113,6 +115,24 @@ static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
         e->text = b.data ? b.data : xstrdup("");
         vec_push(edits, e);
         return;
+    }
+    if (ctx && ctx->staged && node_is(n, "subscript_expression")) {
+        TSNode a = node_field(n, "argument"), ix = node_field(n, "index");
+        if (node_is(a, "identifier") && node_is(ix, "identifier")) {
+            char *an = node_text(c->u, a), *in = node_text(c->u, ix);
+            int hit = cu__in(ctx->staged, an) && !strcmp(in, ctx->var);
+            if (hit) {
+                TokEdit *x = xcalloc(1, sizeof *x);
+                x->start = ts_node_start_byte(n);
+                x->end = ts_node_end_byte(n);
+                x->text = xsprintf("macc_sh_%s[macc_jj_]", an);
+                vec_push(edits, x);
+            }
+            free(an);
+            free(in);
+            if (hit)
+                return;
+        }
     }
     if (node_is(n, "identifier") || node_is(n, "field_identifier") || node_is(n, "type_identifier")) {
         size_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
@@ -797,6 +817,267 @@ static void cu__emit_team_body(Cu *c, const Region *r, TSNode stmt, const CopyCt
     }
 }
 
+/* ---- shared-memory staging of an inner loop (the N-body pattern) ------------
+ *
+ * In a loop-shaped kernel whose body is { pre; for (j = lo; j < hi; j++) L; post }
+ * where pre and L write only local variables, the bounds of the j loop are the
+ * same for every thread, and read-only arrays are read in L only as A[j], every
+ * block loads tiles of those arrays into shared memory once and all its threads
+ * read them from there, as a hand-written tiled kernel does. The outer loop
+ * then advances a block at a time so that every thread reaches the barriers;
+ * threads past the end run pre and L on the first iteration and skip post.
+ * MACC_NO_STAGING=1 at translation time turns it off. */
+
+#define CU_TILE 256
+
+typedef struct Stage {
+    TSNode loop;       /* the j loop */
+    CLoop l;
+    Vec arrays;        /* char * names */
+    Vec types;         /* char * element types */
+} Stage;
+
+static int cu__jumps(TSNode n)
+{
+    if (node_is(n, "break_statement") || node_is(n, "return_statement") || node_is(n, "goto_statement") ||
+        node_is(n, "continue_statement"))
+        return 1;
+    uint32_t nc = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        if (cu__jumps(ts_node_named_child(n, i)))
+            return 1;
+    return 0;
+}
+
+/* Writes only plain identifiers; calls only library functions. */
+static int cu__writes_locals_only(const Cu *c, TSNode s)
+{
+    if (node_is(s, "call_expression")) {
+        TSNode f = node_field(s, "function");
+        if (!node_is(f, "identifier"))
+            return 0;
+        char *name = node_text(c->u, f);
+        int dev = cu__in(&c->devfuncs, name);
+        free(name);
+        if (dev)
+            return 0;
+    }
+    if (node_is(s, "assignment_expression") || node_is(s, "update_expression")) {
+        TSNode t = node_is(s, "assignment_expression") ? node_field(s, "left") : node_field(s, "argument");
+        if (!node_is(t, "identifier"))
+            return 0;
+    }
+    uint32_t nc = ts_node_named_child_count(s);
+    for (uint32_t i = 0; i < nc; i++)
+        if (!cu__writes_locals_only(c, ts_node_named_child(s, i)))
+            return 0;
+    return 1;
+}
+
+/* Is every use of `name` in n a subscript, name[var] (counted) or name[e]
+ * with e free of var? */
+static int cu__only_indexed(const Cu *c, TSNode n, const char *name, const char *var, int *uses)
+{
+    if (node_is(n, "identifier")) {
+        char *t = node_text(c->u, n);
+        int hit = !strcmp(t, name);
+        free(t);
+        if (!hit)
+            return 1;
+        TSNode p = ts_node_parent(n);
+        if (!node_is(p, "subscript_expression") || !ts_node_eq(node_field(p, "argument"), n))
+            return 0;
+        /* A[var] is staged; A[e] with e free of var stays a global read */
+        TSNode ix = node_field(p, "index");
+        char *it = node_text(c->u, ix);
+        int ok;
+        if (!strcmp(it, var)) {
+            (*uses)++;
+            ok = 1;
+        } else {
+            Vec ids = {0};
+            an_text_ids(it, &ids);
+            ok = !cu__in(&ids, var);
+            for (int i = 0; i < ids.len; i++)
+                free(ids.items[i]);
+            vec_free(&ids);
+        }
+        free(it);
+        return ok;
+    }
+    uint32_t nc = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        if (!cu__only_indexed(c, ts_node_named_child(n, i), name, var, uses))
+            return 0;
+    return 1;
+}
+
+/* Does the expression text use only scalar captures (and macros, constants)? */
+static int cu__names_only_scalars(const Region *r, const char *s)
+{
+    while (*s) {
+        if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_') {
+            const char *w = s;
+            while ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_')
+                s++;
+            char *name = xstrndup(w, (size_t)(s - w));
+            const Capture *k = cu__cap(r, name);
+            free(name);
+            if (k && k->kind != CAP_SCALAR)
+                return 0;
+        } else {
+            s++;
+        }
+    }
+    return 1;
+}
+
+static void cu__free_stage(Stage *st)
+{
+    cu__free_loop(&st->l);
+    for (int i = 0; i < st->arrays.len; i++) {
+        free(st->arrays.items[i]);
+        free(st->types.items[i]);
+    }
+    vec_free(&st->arrays);
+    vec_free(&st->types);
+}
+
+/* A canonical loop, or nothing (no diagnostic: staging is an optimisation). */
+static int cu__loop_quiet(Cu *c, const Region *r, TSNode loop, CLoop *l)
+{
+    Diag *dg = c->u->diag;
+    FILE *out = dg->out;
+    int errs = dg->errors, cerrs = c->errors;
+    dg->out = fopen("/dev/null", "w");
+    int rc = dg->out ? cu__loop(c, r, loop, l) : -1;
+    if (dg->out)
+        fclose(dg->out);
+    dg->out = out;
+    dg->errors = errs;
+    c->errors = cerrs;
+    return rc;
+}
+
+static int cu__stage_plan(Cu *c, const Region *r, Stage *st)
+{
+    memset(st, 0, sizeof *st);
+    if (r->collapse != 1 || !node_is(r->stmt, "for_statement"))
+        return 0;
+    TSNode body = node_field(r->stmt, "body");
+    if (!node_is(body, "compound_statement"))
+        return 0;
+    uint32_t nc = ts_node_named_child_count(body);
+    TSNode loop = {0};
+    for (uint32_t i = 0; i < nc; i++) {
+        TSNode k = ts_node_named_child(body, i);
+        if (node_is(k, "comment") || node_is(k, "preproc_call"))
+            continue;
+        if (node_is(k, "for_statement")) {
+            loop = k;
+            break;
+        }
+        if (!node_is(k, "declaration") && !node_is(k, "expression_statement"))
+            return 0;
+        if (cu__jumps(k) || !cu__writes_locals_only(c, k))
+            return 0;
+    }
+    if (ts_node_is_null(loop) || cu__loop_quiet(c, r, loop, &st->l) != 0)
+        return 0;
+    if (strcmp(st->l.step, "1") || (st->l.cmp != '<' && st->l.cmp != 'l') || !cu__names_only_scalars(r, st->l.lb) ||
+        !cu__names_only_scalars(r, st->l.ub) || cu__jumps(st->l.body) || !cu__writes_locals_only(c, st->l.body)) {
+        cu__free_loop(&st->l);
+        return 0;
+    }
+    st->loop = loop;
+    for (int i = 0; i < r->caps.len; i++) {
+        const Capture *k = r->caps.items[i];
+        if (k->kind != CAP_PTR || k->written || k->map < 0)
+            continue;
+        const Decl *d = k->decl;
+        /* a plain pointer to scalars: "*x", "*restrict x", "*const x" */
+        const char *t = d->decl_text;
+        if (t[0] != '*' || strchr(t + 1, '*') || strchr(t, '[') || strchr(t, '('))
+            continue;
+        int uses = 0;
+        if (!cu__only_indexed(c, st->l.body, k->name, st->l.var, &uses) || !uses)
+            continue;
+        vec_push(&st->arrays, xstrdup(k->name));
+        vec_push(&st->types, cu__unqualified(d->spec));
+    }
+    if (!st->arrays.len) {
+        cu__free_stage(st);
+        return 0;
+    }
+    return 1;
+}
+
+static void cu__emit_staged_inner(Cu *c, Stage *st, const CopyCtx *sctx, Buf *b, int full)
+{
+    if (full)
+        buf_printf(b, "                #pragma unroll 32\n                for (int macc_jj_ = 0; macc_jj_ < %d; macc_jj_++) {\n",
+                   CU_TILE);
+    else
+        buf_puts(b, "                const int macc_jn_ = (int)(macc_jhi_ - macc_jt_);\n"
+                    "                for (int macc_jj_ = 0; macc_jj_ < macc_jn_; macc_jj_++) {\n");
+    buf_printf(b, "                    %s %s = (%s)(macc_jt_ + macc_jj_);\n                    (void)%s;\n", st->l.type,
+               st->l.var, st->l.type, st->l.var);
+    cu__line_dir(c, b, st->l.body);
+    cu__copy(c, st->l.body, b, sctx);
+    buf_puts(b, "\n                }\n");
+}
+
+static void cu__emit_staged(Cu *c, const Region *r, Stage *st, const CopyCtx *wctx, Buf *b)
+{
+    CLoop outer;
+    if (cu__loop(c, r, r->stmt, &outer) != 0)
+        return;
+    char *trip = cu__trip(&outer);
+    buf_printf(b, "    const long long macc_total_ = %s;\n", trip);
+    free(trip);
+    for (int i = 0; i < st->arrays.len; i++)
+        buf_printf(b, "    __shared__ %s macc_sh_%s[%d];\n", (char *)st->types.items[i], (char *)st->arrays.items[i],
+                   CU_TILE);
+    buf_puts(b, "    for (long long macc_base_ = (long long)blockIdx.x * blockDim.x; macc_base_ < macc_total_;"
+                " macc_base_ += (long long)gridDim.x * blockDim.x) {\n");
+    buf_puts(b, "        const long long macc_it_ = macc_base_ + threadIdx.x;\n");
+    buf_puts(b, "        const bool macc_act_ = macc_it_ < macc_total_;\n");
+    buf_printf(b, "        %s %s = (%s)((%s) + (macc_act_ ? macc_it_ : 0LL) * %s);\n        (void)%s;\n", outer.type,
+               outer.var, outer.type, outer.lb, outer.step, outer.var);
+    buf_puts(b, "        {\n");
+    TSNode body = node_field(r->stmt, "body");
+    uint32_t nc = ts_node_named_child_count(body);
+    CopyCtx sctx = *wctx;
+    sctx.staged = &st->arrays;
+    sctx.var = st->l.var;
+    for (uint32_t i = 0; i < nc; i++) {
+        TSNode k = ts_node_named_child(body, i);
+        if (node_is(k, "comment") || node_is(k, "preproc_call"))
+            continue;
+        if (ts_node_eq(k, st->loop)) {
+            buf_printf(b, "        const long long macc_jlo_ = (long long)(%s), macc_jhi_ = (long long)(%s)%s;\n",
+                       st->l.lb, st->l.ub, st->l.cmp == 'l' ? " + 1" : "");
+            buf_puts(b, "        for (long long macc_jt_ = macc_jlo_; macc_jt_ < macc_jhi_; macc_jt_ += blockDim.x) {\n");
+            buf_puts(b, "            __syncthreads();\n            if (macc_jt_ + threadIdx.x < macc_jhi_) {\n");
+            for (int a = 0; a < st->arrays.len; a++)
+                buf_printf(b, "                macc_sh_%s[threadIdx.x] = %s[macc_jt_ + threadIdx.x];\n",
+                           (char *)st->arrays.items[a], (char *)st->arrays.items[a]);
+            buf_puts(b, "            }\n            __syncthreads();\n");
+            buf_printf(b, "            if (macc_jhi_ - macc_jt_ >= %d) {\n", CU_TILE);
+            cu__emit_staged_inner(c, st, &sctx, b, 1);
+            buf_puts(b, "            } else {\n");
+            cu__emit_staged_inner(c, st, &sctx, b, 0);
+            buf_puts(b, "            }\n        }\n        if (macc_act_) {\n");
+            continue;
+        }
+        cu__line_dir(c, b, k);
+        cu__copy(c, k, b, wctx);
+        buf_puts(b, "\n");
+    }
+    buf_puts(b, "        }\n        }\n    }\n");
+    cu__free_loop(&outer);
+}
+
 static void cu__region(Cu *c, const Region *r, Buf *b)
 {
     const RVersion *gv = NULL;
@@ -873,7 +1154,7 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         if (!special)
             vec_push(&wb, k->name);
     }
-    CopyCtx ctx = {&wb};
+    CopyCtx ctx = {&wb, NULL, NULL};
 
     /* kernel */
     buf_printf(b, "__global__ void macc_g_%s(const struct macc_a_%s macc_a_, const struct macc_p_%s macc_p_", sfx, sfx,
@@ -919,7 +1200,15 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         buf_printf(b, "    %s = macc_red<%s, %s>::id();\n", x->cap->name, cu__red_op(x->op), x->type);
     }
     int collapse = r->collapse > 0 ? r->collapse : 1;
-    if (mode == LOOP) {
+    Stage st;
+    int staged = 0;
+    if (mode == LOOP && !reds.len && !directive_find(d, CL_LASTPRIVATE) && !directive_find(d, CL_THREAD_LIMIT) &&
+        !directive_find(d, CL_NUM_THREADS) && !getenv("MACC_NO_STAGING"))
+        staged = cu__stage_plan(c, r, &st);
+    if (staged) {
+        cu__emit_staged(c, r, &st, &ctx, b);
+        cu__free_stage(&st);
+    } else if (mode == LOOP) {
         cu__emit_loop(c, r, r->stmt, collapse, "(long long)blockIdx.x * blockDim.x + threadIdx.x",
                       "(long long)gridDim.x * blockDim.x", &ctx, b, "    ");
         for (int i = 0; i < reds.len; i++) {
@@ -977,6 +1266,8 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
             buf_printf(b, "    %s %s = macc_a_->%s; (void)%s;\n", k->decl->spec, k->decl->decl_text, k->name, k->name);
     }
     int inner_threads = mode != LOOP && inner;
+    if (staged)
+        buf_printf(b, "    /* inner loop staged through shared memory in tiles of %d */\n", CU_TILE);
     buf_printf(b, "    int macc_block_ = %s%s%s;\n", nth ? "(int)(" : tl ? "(int)(" : "",
                nth ? nth->arg : tl ? tl->arg : (mode == LOOP || inner_threads) ? "256" : "1", nth || tl ? ")" : "");
     buf_puts(b, "    if (macc_block_ < 1) macc_block_ = 1;\n    if (macc_block_ > 1024) macc_block_ = 1024;\n");

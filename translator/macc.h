@@ -215,6 +215,9 @@ typedef struct DataConstruct {
  * construct. Reports errors through u->diag. */
 void analyze_unit(Unit *u);
 
+/* Appends (as owned strings) the identifiers of an expression kept as text. */
+void an_text_ids(const char *s, Vec *names);
+
 /* ---- emit ---------------------------------------------------------------- */
 /* Emits the host file of `u` into *out. `display_path` is the file name used in
  * #line directives and source locations. */

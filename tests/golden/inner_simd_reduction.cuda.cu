@@ -61,28 +61,59 @@ __global__ void macc_g_forces_L7(const struct macc_a_forces_L7 macc_a_, const st
     (void)fx;
     float *fy = macc_p_.fy;
     (void)fy;
-    {
-        const long long macc_t0_ = ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
-        const long long macc_total_ = 1LL * macc_t0_;
-        for (long long macc_it_ = (long long)blockIdx.x * blockDim.x + threadIdx.x; macc_it_ < macc_total_; macc_it_ += (long long)gridDim.x * blockDim.x) {
-            long long macc_rest_ = macc_it_;
-            int i = (int)((0) + macc_rest_ * 1);
-            (void)i;
-            do
-#line 10 "inner_simd_reduction.c"
-                                {
+    const long long macc_total_ = ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
+    __shared__ float macc_sh_x[256];
+    __shared__ float macc_sh_y[256];
+    for (long long macc_base_ = (long long)blockIdx.x * blockDim.x; macc_base_ < macc_total_; macc_base_ += (long long)gridDim.x * blockDim.x) {
+        const long long macc_it_ = macc_base_ + threadIdx.x;
+        const bool macc_act_ = macc_it_ < macc_total_;
+        int i = (int)((0) + (macc_act_ ? macc_it_ : 0LL) * 1);
+        (void)i;
+        {
+#line 11 "inner_simd_reduction.c"
         float ax = 0.0f, ay = 0.0f;
-        
-        for (int j = 0; j < n; j++) {
-            float dx = x[j] - x[i], dy = y[j] - y[i];
+        const long long macc_jlo_ = (long long)(0), macc_jhi_ = (long long)(n);
+        for (long long macc_jt_ = macc_jlo_; macc_jt_ < macc_jhi_; macc_jt_ += blockDim.x) {
+            __syncthreads();
+            if (macc_jt_ + threadIdx.x < macc_jhi_) {
+                macc_sh_x[threadIdx.x] = x[macc_jt_ + threadIdx.x];
+                macc_sh_y[threadIdx.x] = y[macc_jt_ + threadIdx.x];
+            }
+            __syncthreads();
+            if (macc_jhi_ - macc_jt_ >= 256) {
+                #pragma unroll 32
+                for (int macc_jj_ = 0; macc_jj_ < 256; macc_jj_++) {
+                    int j = (int)(macc_jt_ + macc_jj_);
+                    (void)j;
+#line 13 "inner_simd_reduction.c"
+                                    {
+            float dx = macc_sh_x[macc_jj_] - x[i], dy = macc_sh_y[macc_jj_] - y[i];
             float inv = 1.0f / sqrtf(dx * dx + dy * dy + 1e-3f);
             ax += dx * inv;
             ay += dy * inv;
         }
+                }
+            } else {
+                const int macc_jn_ = (int)(macc_jhi_ - macc_jt_);
+                for (int macc_jj_ = 0; macc_jj_ < macc_jn_; macc_jj_++) {
+                    int j = (int)(macc_jt_ + macc_jj_);
+                    (void)j;
+#line 13 "inner_simd_reduction.c"
+                                    {
+            float dx = macc_sh_x[macc_jj_] - x[i], dy = macc_sh_y[macc_jj_] - y[i];
+            float inv = 1.0f / sqrtf(dx * dx + dy * dy + 1e-3f);
+            ax += dx * inv;
+            ay += dy * inv;
+        }
+                }
+            }
+        }
+        if (macc_act_) {
+#line 19 "inner_simd_reduction.c"
         fx[i] = ax;
+#line 20 "inner_simd_reduction.c"
         fy[i] = ay;
-    }
-            while (0);
+        }
         }
     }
 }
@@ -97,12 +128,13 @@ extern "C" int macc_k_forces_L7_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_
     memcpy((void *)&macc_p_.fy, &macc_env_->ptrs[3], sizeof(void *));
     cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;
     int n = macc_a_->n; (void)n;
+    /* inner loop staged through shared memory in tiles of 256 */
     int macc_block_ = 256;
     if (macc_block_ < 1) macc_block_ = 1;
     if (macc_block_ > 1024) macc_block_ = 1024;
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
-    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0);
+    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
     macc_g_forces_L7<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
