@@ -828,7 +828,7 @@ static void cu__emit_team_body(Cu *c, const Region *r, TSNode stmt, const CopyCt
  * threads past the end run pre and L on the first iteration and skip post.
  * MACC_NO_STAGING=1 at translation time turns it off. */
 
-#define CU_TILE 256
+#define CU_TILE 256 /* default block and tile */
 
 typedef struct Stage {
     TSNode loop;       /* the j loop */
@@ -1012,11 +1012,11 @@ static int cu__stage_plan(Cu *c, const Region *r, Stage *st)
     return 1;
 }
 
-static void cu__emit_staged_inner(Cu *c, Stage *st, const CopyCtx *sctx, Buf *b, int full)
+static void cu__emit_staged_inner(Cu *c, Stage *st, const CopyCtx *sctx, Buf *b, int full, int tile)
 {
     if (full)
         buf_printf(b, "                #pragma unroll 32\n                for (int macc_jj_ = 0; macc_jj_ < %d; macc_jj_++) {\n",
-                   CU_TILE);
+                   tile);
     else
         buf_puts(b, "                const int macc_jn_ = (int)(macc_jhi_ - macc_jt_);\n"
                     "                for (int macc_jj_ = 0; macc_jj_ < macc_jn_; macc_jj_++) {\n");
@@ -1027,7 +1027,7 @@ static void cu__emit_staged_inner(Cu *c, Stage *st, const CopyCtx *sctx, Buf *b,
     buf_puts(b, "\n                }\n");
 }
 
-static void cu__emit_staged(Cu *c, const Region *r, Stage *st, const CopyCtx *wctx, Buf *b)
+static void cu__emit_staged(Cu *c, const Region *r, Stage *st, const CopyCtx *wctx, Buf *b, int tile)
 {
     CLoop outer;
     if (cu__loop(c, r, r->stmt, &outer) != 0)
@@ -1037,7 +1037,7 @@ static void cu__emit_staged(Cu *c, const Region *r, Stage *st, const CopyCtx *wc
     free(trip);
     for (int i = 0; i < st->arrays.len; i++)
         buf_printf(b, "    __shared__ %s macc_sh_%s[%d];\n", (char *)st->types.items[i], (char *)st->arrays.items[i],
-                   CU_TILE);
+                   tile);
     buf_puts(b, "    for (long long macc_base_ = (long long)blockIdx.x * blockDim.x; macc_base_ < macc_total_;"
                 " macc_base_ += (long long)gridDim.x * blockDim.x) {\n");
     buf_puts(b, "        const long long macc_it_ = macc_base_ + threadIdx.x;\n");
@@ -1063,10 +1063,10 @@ static void cu__emit_staged(Cu *c, const Region *r, Stage *st, const CopyCtx *wc
                 buf_printf(b, "                macc_sh_%s[threadIdx.x] = %s[macc_jt_ + threadIdx.x];\n",
                            (char *)st->arrays.items[a], (char *)st->arrays.items[a]);
             buf_puts(b, "            }\n            __syncthreads();\n");
-            buf_printf(b, "            if (macc_jhi_ - macc_jt_ >= %d) {\n", CU_TILE);
-            cu__emit_staged_inner(c, st, &sctx, b, 1);
+            buf_printf(b, "            if (macc_jhi_ - macc_jt_ >= %d) {\n", tile);
+            cu__emit_staged_inner(c, st, &sctx, b, 1, tile);
             buf_puts(b, "            } else {\n");
-            cu__emit_staged_inner(c, st, &sctx, b, 0);
+            cu__emit_staged_inner(c, st, &sctx, b, 0, tile);
             buf_puts(b, "            }\n        }\n        if (macc_act_) {\n");
             continue;
         }
@@ -1201,12 +1201,23 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     }
     int collapse = r->collapse > 0 ? r->collapse : 1;
     Stage st;
-    int staged = 0;
-    if (mode == LOOP && !reds.len && !directive_find(d, CL_LASTPRIVATE) && !directive_find(d, CL_THREAD_LIMIT) &&
-        !directive_find(d, CL_NUM_THREADS) && !getenv("MACC_NO_STAGING"))
+    int staged = 0, tile = CU_TILE;
+    {
+        /* the tile is the block: a literal thread_limit/num_threads, else 256 */
+        const DirClause *bl = directive_find(d, CL_NUM_THREADS);
+        if (!bl)
+            bl = directive_find(d, CL_THREAD_LIMIT);
+        if (bl) {
+            const char *a = bl->arg ? bl->arg : "";
+            tile = a[strspn(a, "0123456789")] == 0 && *a ? atoi(a) : 0;
+            if (tile < 32 || tile > 1024 || (tile & (tile - 1)))
+                tile = 0;
+        }
+    }
+    if (mode == LOOP && tile && !reds.len && !directive_find(d, CL_LASTPRIVATE) && !getenv("MACC_NO_STAGING"))
         staged = cu__stage_plan(c, r, &st);
     if (staged) {
-        cu__emit_staged(c, r, &st, &ctx, b);
+        cu__emit_staged(c, r, &st, &ctx, b, tile);
         cu__free_stage(&st);
     } else if (mode == LOOP) {
         cu__emit_loop(c, r, r->stmt, collapse, "(long long)blockIdx.x * blockDim.x + threadIdx.x",
@@ -1267,7 +1278,7 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     }
     int inner_threads = mode != LOOP && inner;
     if (staged)
-        buf_printf(b, "    /* inner loop staged through shared memory in tiles of %d */\n", CU_TILE);
+        buf_printf(b, "    /* inner loop staged through shared memory in tiles of %d */\n", tile);
     buf_printf(b, "    int macc_block_ = %s%s%s;\n", nth ? "(int)(" : tl ? "(int)(" : "",
                nth ? nth->arg : tl ? tl->arg : (mode == LOOP || inner_threads) ? "256" : "1", nth || tl ? ")" : "");
     buf_puts(b, "    if (macc_block_ < 1) macc_block_ = 1;\n    if (macc_block_ > 1024) macc_block_ = 1024;\n");
