@@ -16,6 +16,20 @@
  * is one and otherwise create nothing (tasks on the host may map overlapping
  * sections concurrently, which is harmless there).
  *
+ * On a device with its own memory (a GPU), a task's map that is not inside an
+ * entry creates a temporary entry for the task's duration (copy in, copy out,
+ * free). Concurrent tasks whose sections overlap without one containing the
+ * other (halo reads) would find each other's temporary entries "partially
+ * present": such a task gets a private copy instead, in no table.
+ *
+ * Affinity (the interim rule until the coherence directory exists): entries
+ * made by data constructs (data_begin, enter data) on a device with its own
+ * memory are "pinned" (also kept in the table's pin tree, under its own
+ * innermost lock). A task whose maps overlap a pinned entry of GPU g may run
+ * only on g when g can run it (maccrt_data_affinity, used by the scheduler),
+ * so that it uses the copy the data construct made rather than a stale host
+ * copy.
+ *
  * Copies are made with the table's lock held; with the CUDA plugin this
  * becomes per-entry state (copy in flight) and the coherence directory
  * (maccrt_mapping.dir) decides which copy is valid.
@@ -29,7 +43,9 @@ void maccrt_ptable_init(maccrt_device *d)
 {
     maccrt_ptable *pt = maccrt_xcalloc(1, sizeof *pt);
     pthread_mutex_init(&pt->lock, NULL);
+    pthread_mutex_init(&pt->pin_lock, NULL);
     pt->tree.seed = 0x2545f491u;
+    pt->pins.seed = 0x9e3779b9u;
     d->ptable = pt;
 }
 
@@ -43,6 +59,9 @@ void maccrt_ptable_fini(maccrt_device *d)
         maccrt_rtree_remove(&pt->tree, &e->node);
         free(e);
     }
+    pt->pins.root = NULL; /* its nodes were in the entries */
+    pt->pins.count = 0;
+    pthread_mutex_destroy(&pt->pin_lock);
     pthread_mutex_destroy(&pt->lock);
     free(pt);
     d->ptable = NULL;
@@ -73,9 +92,25 @@ static maccrt_mapping *data__lookup(maccrt_ptable *pt, uintptr_t a, uintptr_t b,
     return (maccrt_mapping *)n;
 }
 
+/* The device address of hostptr in e: dev_start + (hostptr - host start).
+ * Computed on integers: hostptr may lie before the section (a base pointer
+ * outside it), which as pointer arithmetic would overflow. */
 static void *data__translate(const maccrt_mapping *e, const void *hostptr)
 {
-    return (char *)e->dev_start + ((uintptr_t)hostptr - e->node.start);
+    return (void *)((uintptr_t)e->dev_start + ((uintptr_t)hostptr - e->node.start));
+}
+
+/* Fatal error for a failed copy ("copying 'x' (N bytes) to nvidia:0 failed:
+ * an illegal memory access was encountered"); prep is "to" or "from". */
+static void data__copy_failed(maccrt_device *d, const MACC_Map *m, const char *prep, size_t bytes,
+                              int err, const MACC_SrcLoc *loc)
+{
+    const char *es = d->plugin->error_string ? d->plugin->error_string(err) : NULL;
+    if (es)
+        maccrt_fatal(loc, "copying '%s' (%zu bytes) %s %s failed: %s", data__name(m), bytes, prep,
+                     d->name, es);
+    maccrt_fatal(loc, "copying '%s' (%zu bytes) %s %s failed (error %d)", data__name(m), bytes,
+                 prep, d->name, err);
 }
 
 static void data__h2d(maccrt_device *d, maccrt_mapping *e, uintptr_t a, size_t bytes,
@@ -88,8 +123,7 @@ static void data__h2d(maccrt_device *d, maccrt_mapping *e, uintptr_t a, size_t b
         return; /* shared memory: nothing to move */
     int err = d->plugin->copy_h2d(d, dst, (void *)a, bytes);
     if (err)
-        maccrt_fatal(loc, "copying '%s' (%zu bytes) to device %s failed (error %d)", data__name(m),
-                     bytes, d->name, err);
+        data__copy_failed(d, m, "to", bytes, err, loc);
     atomic_fetch_add(&d->bytes_h2d, bytes);
 }
 
@@ -103,8 +137,7 @@ static void data__d2h(maccrt_device *d, maccrt_mapping *e, uintptr_t a, size_t b
         return;
     int err = d->plugin->copy_d2h(d, (void *)a, src, bytes);
     if (err)
-        maccrt_fatal(loc, "copying '%s' (%zu bytes) from device %s failed (error %d)",
-                     data__name(m), bytes, d->name, err);
+        data__copy_failed(d, m, "from", bytes, err, loc);
     atomic_fetch_add(&d->bytes_d2h, bytes);
 }
 
@@ -123,12 +156,99 @@ static void data__partial(maccrt_device *d, const MACC_Map *m, const maccrt_mapp
                  (void *)e->node.start, m->bytes, m->start);
 }
 
+/* Device memory for m's section on d. Out of memory (or another failure) is
+ * fatal and names the variable: "out of GPU memory mapping 'x' (N bytes) on
+ * nvidia:0". locked: the table lock the caller holds (released first). */
+static void *data__alloc(maccrt_device *d, const MACC_Map *m, maccrt_ptable *locked,
+                         const MACC_SrcLoc *loc)
+{
+    void *dev = d->plugin->alloc(d, m->start, m->bytes);
+    if (dev)
+        return dev;
+    int err = d->plugin->alloc_error ? d->plugin->alloc_error(d) : MACCRT_ERR_NOMEM;
+    if (locked)
+        pthread_mutex_unlock(&locked->lock);
+    if (err == MACCRT_ERR_NOMEM || err == 0)
+        maccrt_fatal(loc, "out of %s memory mapping '%s' (%zu bytes) on %s",
+                     d->kind == MACC_DEV_NVIDIA ? "GPU" : "device", data__name(m), m->bytes,
+                     d->name);
+    const char *es = d->plugin->error_string ? d->plugin->error_string(err) : NULL;
+    if (es)
+        maccrt_fatal(loc, "allocating '%s' (%zu bytes) on %s failed: %s", data__name(m), m->bytes,
+                     d->name, es);
+    maccrt_fatal(loc, "allocating '%s' (%zu bytes) on %s failed (error %d)", data__name(m),
+                 m->bytes, d->name, err);
+}
+
+/* Pins e (a data construct made or uses it on a device with its own memory):
+ * the scheduler's affinity rule reads the pin tree. pt->lock held. */
+static void data__pin(maccrt_ptable *pt, maccrt_mapping *e)
+{
+    if (e->pinned)
+        return;
+    e->pinned = 1;
+    e->pin.start = e->node.start;
+    e->pin.end = e->node.end;
+    pthread_mutex_lock(&pt->pin_lock);
+    maccrt_rtree_insert(&pt->pins, &e->pin);
+    pthread_mutex_unlock(&pt->pin_lock);
+}
+
+/* e goes away. pt->lock held. */
+static void data__unpin(maccrt_ptable *pt, maccrt_mapping *e)
+{
+    if (!e->pinned)
+        return;
+    pthread_mutex_lock(&pt->pin_lock);
+    maccrt_rtree_remove(&pt->pins, &e->pin);
+    pthread_mutex_unlock(&pt->pin_lock);
+    e->pinned = 0;
+}
+
+/* Does an entry overlapping [a, b) belong to a data construct? pt->lock held. */
+static int data__any_pinned(maccrt_ptable *pt, uintptr_t a, uintptr_t b)
+{
+    for (maccrt_rnode *n = maccrt_rtree_first_overlap(&pt->tree, a, b); n && n->start < b;
+         n = maccrt_rtree_next(&pt->tree, n))
+        if (((maccrt_mapping *)n)->pinned)
+            return 1;
+    return 0;
+}
+
+/* A task's private copy of m's section (in no table): allocated, copied in
+ * (to), given back by maccrt_map_drop_private. No table lock is held. */
+static void *data__private(maccrt_device *d, const MACC_Map *m, int *took, const MACC_SrcLoc *loc)
+{
+    maccrt_mapping tmp;
+    memset(&tmp, 0, sizeof tmp);
+    data__section(m, &tmp.node.start, &tmp.node.end);
+    tmp.dev_start = data__alloc(d, m, NULL, loc);
+    if (m->kind & MACC_MAP_TO)
+        data__h2d(d, &tmp, tmp.node.start, m->bytes, m, loc);
+    *took = MACCRT_TOOK_PRIVATE;
+    return data__translate(&tmp, m->base);
+}
+
+void maccrt_map_drop_private(maccrt_device *d, const MACC_Map *m, void *devbase,
+                             const MACC_SrcLoc *loc)
+{
+    maccrt_mapping tmp;
+    memset(&tmp, 0, sizeof tmp);
+    data__section(m, &tmp.node.start, &tmp.node.end);
+    /* devbase = dev_start + (base - start), so dev_start = devbase + (start - base). */
+    tmp.dev_start = (void *)((uintptr_t)devbase + (tmp.node.start - (uintptr_t)m->base));
+    if (m->kind & MACC_MAP_FROM)
+        data__d2h(d, &tmp, tmp.node.start, m->bytes, m, loc);
+    d->plugin->free(d, tmp.dev_start);
+}
+
 void *maccrt_map_acquire(maccrt_device *d, const MACC_Map *m, int ref, int task, int *took,
                          const MACC_SrcLoc *loc)
 {
     maccrt_ptable *pt = d->ptable;
     int kind = m->kind;
-    *took = 0;
+    int shared = (d->plugin->caps & MACCRT_CAP_SHARED_MEM) != 0;
+    *took = MACCRT_TOOK_NONE;
     if (kind & MACC_MAP_DEVICEPTR)
         return m->base;
 
@@ -151,9 +271,16 @@ void *maccrt_map_acquire(maccrt_device *d, const MACC_Map *m, int ref, int task,
     pthread_mutex_lock(&pt->lock);
     maccrt_mapping *e = data__lookup(pt, a, b, &partial);
     if (partial) {
-        if (task && (d->plugin->caps & MACCRT_CAP_SHARED_MEM) && !(kind & MACC_MAP_PRESENT)) {
-            pthread_mutex_unlock(&pt->lock);
-            return m->base;
+        if (task && !(kind & MACC_MAP_PRESENT)) {
+            if (shared) {
+                pthread_mutex_unlock(&pt->lock);
+                return m->base;
+            }
+            /* Only other tasks' temporary entries overlap: a private copy. */
+            if (!data__any_pinned(pt, a, b)) {
+                pthread_mutex_unlock(&pt->lock);
+                return data__private(d, m, took, loc);
+            }
         }
         maccrt_mapping copy = *e;
         pthread_mutex_unlock(&pt->lock);
@@ -166,9 +293,11 @@ void *maccrt_map_acquire(maccrt_device *d, const MACC_Map *m, int ref, int task,
             e->sref++;
         else
             e->dref++;
+        if (!task && !shared)
+            data__pin(pt, e);
         if ((kind & MACC_MAP_ALWAYS) && (kind & MACC_MAP_TO))
             data__h2d(d, e, a, m->bytes, m, loc);
-        *took = 1;
+        *took = MACCRT_TOOK_REF;
         void *r = data__translate(e, m->base);
         pthread_mutex_unlock(&pt->lock);
         return r;
@@ -177,16 +306,11 @@ void *maccrt_map_acquire(maccrt_device *d, const MACC_Map *m, int ref, int task,
         pthread_mutex_unlock(&pt->lock);
         data__not_present(d, m, loc);
     }
-    if ((kind & MACC_MAP_NOCREATE) || (task && (d->plugin->caps & MACCRT_CAP_SHARED_MEM))) {
+    if ((kind & MACC_MAP_NOCREATE) || (task && shared)) {
         pthread_mutex_unlock(&pt->lock);
         return m->base;
     }
-    void *dev = d->plugin->alloc(d, m->start, m->bytes);
-    if (!dev) {
-        pthread_mutex_unlock(&pt->lock);
-        maccrt_fatal(loc, "cannot allocate %zu bytes for '%s' on device %s", m->bytes,
-                     data__name(m), d->name);
-    }
+    void *dev = data__alloc(d, m, pt, loc);
     e = maccrt_xcalloc(1, sizeof *e);
     e->node.start = a;
     e->node.end = b;
@@ -197,9 +321,11 @@ void *maccrt_map_acquire(maccrt_device *d, const MACC_Map *m, int ref, int task,
     else
         e->dref = 1;
     maccrt_rtree_insert(&pt->tree, &e->node);
+    if (!task && !shared)
+        data__pin(pt, e);
     if (kind & MACC_MAP_TO)
         data__h2d(d, e, a, m->bytes, m, loc);
-    *took = 1;
+    *took = MACCRT_TOOK_REF;
     void *r = data__translate(e, m->base);
     pthread_mutex_unlock(&pt->lock);
     return r;
@@ -234,6 +360,7 @@ void maccrt_map_release(maccrt_device *d, const MACC_Map *m, int ref, int del,
         if (kind & MACC_MAP_FROM)
             data__d2h(d, e, a, m->bytes, m, loc);
         maccrt_rtree_remove(&pt->tree, &e->node);
+        data__unpin(pt, e);
         d->plugin->free(d, e->dev_start);
         free(e);
     } else if ((kind & MACC_MAP_FROM) && (kind & MACC_MAP_ALWAYS)) {
@@ -293,6 +420,39 @@ void maccrt_map_counts(maccrt_device *d, const void *p, long *sref, long *dref)
     *sref = e ? e->sref : -1;
     *dref = e ? e->dref : -1;
     pthread_mutex_unlock(&pt->lock);
+}
+
+maccrt_mask maccrt_data_affinity(const maccrt_task *t)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    maccrt_mask aff = 0;
+    if (t->nmaps == 0)
+        return 0;
+    for (int di = 0; di < rt->ndevices; di++) {
+        maccrt_device *d = rt->devices[di];
+        if ((d->plugin->caps & MACCRT_CAP_SHARED_MEM) || !d->ptable)
+            continue;
+        maccrt_ptable *pt = d->ptable;
+        pthread_mutex_lock(&pt->pin_lock);
+        for (int i = 0; i < t->nmaps && pt->pins.count; i++) {
+            const MACC_Map *m = &t->maps[i];
+            if (m->kind & MACC_MAP_DEVICEPTR)
+                continue;
+            uintptr_t a, b;
+            if (m->bytes == 0 || (m->kind & MACC_MAP_ATTACH)) {
+                a = (uintptr_t)(m->bytes ? m->start : m->base);
+                b = a + 1;
+            } else {
+                data__section(m, &a, &b);
+            }
+            if (a < b && maccrt_rtree_first_overlap(&pt->pins, a, b)) {
+                aff |= MACCRT_BIT(di);
+                break;
+            }
+        }
+        pthread_mutex_unlock(&pt->pin_lock);
+    }
+    return aff;
 }
 
 void maccrt_data_op(maccrt_device *d, int op, int nmaps, const MACC_Map *maps,

@@ -21,12 +21,23 @@ maccrt_runtime maccrt_rt = {
     .idle_cv = PTHREAD_COND_INITIALIZER,
 };
 
-/* GPU kinds first, the host last: the order gives the device numbers. A CUDA
- * plugin adds `&maccrt_nvidia_plugin,` before the host here. */
-const maccrt_plugin *const maccrt_plugins[] = {
-    &maccrt_host_plugin,
-    NULL,
-};
+/* The CUDA plugin lives in libmaccrt_cuda.a, which the driver links (whole
+ * archive, with -lcudart) only into programs that have GPU kernels. Programs
+ * without it resolve this weak reference to NULL and run host-only. */
+extern const maccrt_plugin maccrt_cuda_plugin __attribute__((weak));
+
+/* GPU kinds first, the host last: the order gives the device numbers. Filled
+ * by init__plugins at start. */
+const maccrt_plugin *maccrt_plugins[4];
+
+static void init__plugins(void)
+{
+    int n = 0;
+    if (&maccrt_cuda_plugin != NULL)
+        maccrt_plugins[n++] = &maccrt_cuda_plugin;
+    maccrt_plugins[n++] = &maccrt_host_plugin;
+    maccrt_plugins[n] = NULL;
+}
 
 static pthread_once_t init__once = PTHREAD_ONCE_INIT;
 
@@ -294,6 +305,7 @@ static void init__start(void)
      * named in MACC_DEVICES are left out altogether (renumbered like
      * CUDA_VISIBLE_DEVICES); the host always exists (it is the initial
      * device) but is selectable only when named. */
+    init__plugins();
     int ngpu_helpers = 0;
     for (int pi = 0; maccrt_plugins[pi]; pi++) {
         const maccrt_plugin *p = maccrt_plugins[pi];
@@ -301,7 +313,15 @@ static void init__start(void)
             continue;
         if (rt->offload == MACCRT_OFFLOAD_DISABLED)
             continue;
+        /* Not named at all (MACC_DEVICES=host): the driver is not even asked. */
+        if (!sel.nvidia_all && !sel.nvidia)
+            continue;
         int n = p->discover ? p->discover() : 0;
+        if (n < 0)
+            n = 0;
+        if (!sel.nvidia_all && n < MACCRT_MAX_DEVICES - 1 && (sel.nvidia >> n) != 0)
+            maccrt_warn(NULL, "MACC_DEVICES names %s GPU(s) that do not exist (%d found); "
+                        "they are ignored", p->name, n);
         for (int i = 0; i < n && rt->ndevices < MACCRT_MAX_DEVICES - 1; i++) {
             if (!sel.nvidia_all && !(sel.nvidia & MACCRT_BIT(i)))
                 continue;

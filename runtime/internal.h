@@ -17,9 +17,16 @@
  * Locking (outer to inner; never take an outer lock while holding an inner one):
  *   maccrt_rt.lock        dependences, ready queue, tokens, task states,
  *                         per-thread child counters, live-task count
- *   plugin locks          e.g. the host pool's queue lock (plugin->submit is
- *                         called with maccrt_rt.lock held)
- *   present-table locks   one per device; taken without maccrt_rt.lock
+ *   plugin locks          e.g. the host pool's queue lock, a GPU's queue lock
+ *                         (plugin->submit is called with maccrt_rt.lock held)
+ *   present-table locks   one per device (maccrt_ptable.lock); taken without
+ *                         maccrt_rt.lock; held during copies, so a plugin's
+ *                         alloc/free/copy may take plugin locks of their own
+ *                         (the CUDA plugin's data-stream lock) but nothing above
+ *   pin locks             maccrt_ptable.pin_lock: innermost, held only for a
+ *                         range-tree operation; taken under maccrt_rt.lock (the
+ *                         affinity check in maccrt_sched_ready) and under a
+ *                         present-table lock (pinning, unpinning)
  */
 #ifndef MACC_RUNTIME_INTERNAL_H
 #define MACC_RUNTIME_INTERNAL_H
@@ -109,9 +116,14 @@ enum {
     MACCRT_CAP_SHARED_MEM = 1 /* device addresses are host addresses (the host) */
 };
 
+/* Error code a plugin's alloc reports for "out of device memory" (device
+ * error codes are >= 0; a CUDA error is a cudaError_t). */
+#define MACCRT_ERR_NOMEM (-12)
+
 /* What a device kind provides (libgomp's plugin interface, reduced). One static
- * instance per kind: maccrt_host_plugin (host.c); a CUDA plugin (cuda.c, later)
- * adds maccrt_nvidia_plugin and is listed in maccrt_plugins (init.c).
+ * instance per kind: maccrt_host_plugin (host.c) and maccrt_cuda_plugin
+ * (cuda.c, in the separate archive libmaccrt_cuda.a). init.c finds the CUDA
+ * plugin through a weak reference and lists it first in maccrt_plugins.
  * Every function gets the device it acts on; per-device state lives in
  * dev->pdata. Functions return 0 on success or a device error code. */
 typedef struct maccrt_plugin {
@@ -132,7 +144,13 @@ typedef struct maccrt_plugin {
     int (*version_ok)(const struct maccrt_device *d, const MACC_Version *v);
 
     /* Device memory. For shared-memory devices alloc returns the host address
-     * it is given (hostptr) and free does nothing. */
+     * it is given (hostptr) and free does nothing. On failure alloc returns
+     * NULL; alloc_error (optional) then tells why: MACCRT_ERR_NOMEM when the
+     * device is out of memory, else a device error code (data.c reports
+     * either with the map's name; without alloc_error NULL means out of
+     * memory). alloc, free and the copies may be called from any thread
+     * (helpers for task maps, the program's threads for data directives);
+     * they complete before returning (a copy's data is in place on return). */
     void *(*alloc)(struct maccrt_device *d, void *hostptr, size_t bytes);
     void (*free)(struct maccrt_device *d, void *devptr);
     int (*copy_h2d)(struct maccrt_device *d, void *dst, const void *src, size_t bytes);
@@ -150,6 +168,8 @@ typedef struct maccrt_plugin {
     int (*synchronize)(struct maccrt_device *d);
     /* Text for an error code returned by run/copy (NULL: print the number). */
     const char *(*error_string)(int err);
+    /* Why the calling thread's last alloc on d returned NULL (see alloc). */
+    int (*alloc_error)(struct maccrt_device *d);
 } maccrt_plugin;
 
 struct maccrt_ptable; /* data.c */
@@ -183,8 +203,10 @@ typedef struct maccrt_device {
     atomic_ullong bytes_h2d, bytes_d2h;
 } maccrt_device;
 
-/* Plugins known to this build (NULL-terminated), GPUs kinds first. */
-extern const maccrt_plugin *const maccrt_plugins[];
+/* Plugins of this program (NULL-terminated), GPU kinds first, the host last:
+ * filled by maccrt_init (the CUDA plugin only when the program links
+ * libmaccrt_cuda.a). */
+extern const maccrt_plugin *maccrt_plugins[];
 extern const maccrt_plugin maccrt_host_plugin;
 
 /* ==== 4. present table (data.c) ============================================= */
@@ -202,6 +224,12 @@ typedef struct maccrt_mapping {
     long sref;          /* structured reference count */
     long dref;          /* dynamic reference count */
     const char *name;   /* the variable that created it (diagnostics) */
+    /* Made present by a data construct (data_begin / enter data) on a device
+     * with its own memory: the entry is also in the table's pin tree, which
+     * the scheduler reads for the affinity rule (maccrt_data_affinity). Set
+     * once, cleared when the entry goes away. */
+    int pinned;
+    maccrt_rnode pin;
     /* Coherence (MSI) goes here with the CUDA plugin: a pointer to the
      * directory entry of this host section, which holds one state per device
      * copy (Modified / Shared / Invalid) and is shared by the mappings of
@@ -214,19 +242,42 @@ typedef struct maccrt_mapping {
 typedef struct maccrt_ptable {
     pthread_mutex_t lock;
     maccrt_rtree tree;
+    pthread_mutex_t pin_lock; /* innermost: guards pins only */
+    maccrt_rtree pins;        /* the pinned entries' ranges (maccrt_mapping.pin) */
 } maccrt_ptable;
 
 void maccrt_ptable_init(maccrt_device *d);
 void maccrt_ptable_fini(maccrt_device *d);
 
+/* What maccrt_map_acquire took (*took). */
+enum {
+    MACCRT_TOOK_NONE = 0,   /* nothing to give back */
+    MACCRT_TOOK_REF = 1,    /* a reference on an entry: maccrt_map_release */
+    MACCRT_TOOK_PRIVATE = 2 /* a task's private copy: maccrt_map_drop_private */
+};
+
 /* Maps m on d with a reference of kind ref (entering a data region, enter
  * data, or a task's map). Returns the variable's device address (m->base
- * translated). Errors (not present with MACC_MAP_PRESENT, partially present)
- * are fatal and name loc. For a task map (task != 0) on a shared-memory device
- * no entry is created: a containing entry is referenced if there is one. *took
- * tells whether a reference was taken (pass it back to maccrt_map_release). */
+ * translated). Errors (not present with MACC_MAP_PRESENT, partially present,
+ * out of device memory) are fatal and name loc. For a task map (task != 0) on
+ * a shared-memory device no entry is created: a containing entry is
+ * referenced if there is one. For a task map on a device with its own memory
+ * that overlaps, without lying inside, entries made only by other tasks'
+ * maps (concurrent tasks with overlapping sections, e.g. halos), the task
+ * gets a private copy that is in no table (*took = MACCRT_TOOK_PRIVATE).
+ * A map by a data construct (task == 0) on a device with its own memory pins
+ * its entry (see maccrt_data_affinity). *took: MACCRT_TOOK_*. */
 void *maccrt_map_acquire(maccrt_device *d, const MACC_Map *m, int ref, int task, int *took,
                          const MACC_SrcLoc *loc);
+/* Ends a private copy made by maccrt_map_acquire (took == MACCRT_TOOK_PRIVATE;
+ * devbase is what acquire returned): copies `from` back, frees it. */
+void maccrt_map_drop_private(maccrt_device *d, const MACC_Map *m, void *devbase,
+                             const MACC_SrcLoc *loc);
+/* The affinity rule (until the coherence directory exists): the devices with
+ * their own memory on which a data construct made present a section that one
+ * of t's maps overlaps (an attach or zero-length map: the pointer lies in
+ * it). Takes the pin locks; may be called with maccrt_rt.lock held. */
+maccrt_mask maccrt_data_affinity(const struct maccrt_task *t);
 /* Drops a reference of kind ref on m (data_end, exit data, end of a task);
  * del: MACC_MAP_DELETE / finalize (dynamic count to 0). Copies back (from) when
  * the entry goes away or with MACC_MAP_ALWAYS. Absent sections are ignored. */

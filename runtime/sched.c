@@ -29,9 +29,25 @@
 
 /* ---- the ready queue -------------------------------------------------------------------- */
 
+/* The affinity rule (until the coherence directory exists): a region task
+ * whose maps overlap data that a data construct made present on GPU g runs
+ * only on g, when g is one of its candidates; otherwise its candidates stay.
+ * Decided when the task becomes ready: its predecessors (e.g. an `enter data`
+ * it depends on) have run by then. */
+static void sched__affinity(maccrt_task *t)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    if (!t->region || rt->ngpus == 0 || !(t->cand & ~MACCRT_BIT(rt->host->num)))
+        return;
+    maccrt_mask aff = maccrt_data_affinity(t);
+    if (t->cand & aff)
+        t->cand &= aff;
+}
+
 void maccrt_sched_ready(maccrt_task *t)
 {
     maccrt_runtime *rt = &maccrt_rt;
+    sched__affinity(t);
     t->state = MACCRT_TASK_READY;
     t->qnext = NULL;
     t->qprev = rt->ready_tail;
@@ -88,8 +104,11 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
     if (d->tokens_total - d->tokens_free > d->tokens_peak_used)
         d->tokens_peak_used = d->tokens_total - d->tokens_free;
     maccrt_stats_placed(d, t);
-    if (t->waiter && d->kind == MACC_DEV_HOST) {
-        /* Undeferred host task: its encountering thread runs it (no switch). */
+    if (t->waiter && (d->kind == MACC_DEV_HOST || maccrt_rt.stopped)) {
+        /* Undeferred host task: its encountering thread runs it (no switch).
+         * After shutdown (a task created by a later atexit handler) the
+         * helpers are gone, so a GPU task is run by its encountering thread
+         * too (the plugin's run then uses its data stream). */
         t->state = MACCRT_TASK_INLINE;
         pthread_cond_signal(&t->waiter->cv);
     } else {

@@ -516,16 +516,22 @@ void maccrt_task_execute(maccrt_task *t)
         };
         int err = d->plugin->run(d, t, &env);
         if (err) {
+            /* "region 'NAME' failed on nvidia:0: an illegal memory access was
+             * encountered". Fatal at once: after a GPU error the device may
+             * be unusable, so nothing more is tried on it (no copy back). */
             const char *es = d->plugin->error_string ? d->plugin->error_string(err) : NULL;
             if (es)
-                maccrt_fatal(t->loc, "region '%s' failed on device %s: %s",
-                             task__region_name(t->region), d->name, es);
-            maccrt_fatal(t->loc, "region '%s' failed on device %s (error %d)",
+                maccrt_fatal(t->loc, "region '%s' failed on %s: %s", task__region_name(t->region),
+                             d->name, es);
+            maccrt_fatal(t->loc, "region '%s' failed on %s (error %d)",
                          task__region_name(t->region), d->name, err);
         }
-        for (int i = t->nmaps - 1; i >= 0; i--)
-            if (t->took[i])
+        for (int i = t->nmaps - 1; i >= 0; i--) {
+            if (t->took[i] == MACCRT_TOOK_REF)
                 maccrt_map_release(d, &t->maps[i], MACCRT_REF_STRUCTURED, 0, t->loc);
+            else if (t->took[i] == MACCRT_TOOK_PRIVATE)
+                maccrt_map_drop_private(d, &t->maps[i], t->ptrs[i], t->loc);
+        }
     }
     t->t_end = maccrt_now();
     self->current = outer;

@@ -10,6 +10,7 @@
 
 #include <omp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -794,7 +795,7 @@ Test(rt, error_messages_name_the_location)
     char buf[4096];
     cr_assert_eq(run_child(child_fail, buf, sizeof buf), 1);
     cr_assert(strstr(buf, "macc: error: " __FILE__) == buf, "got: %s", buf);
-    cr_assert(strstr(buf, "'r_fail' failed on device host (error 3)"), "got: %s", buf);
+    cr_assert(strstr(buf, "'r_fail' failed on host (error 3)"), "got: %s", buf);
 
     cr_assert_eq(run_child(child_not_present, buf, sizeof buf), 1);
     const char *want = "macc: error: prog.c:33: 'x' is not present on device host\n";
@@ -1165,6 +1166,623 @@ Test(rt, separate_memory_translation_and_copies)
     maccrt_map_release(&dev, &tm, MACCRT_REF_STRUCTURED, 0, &dloc);
     cr_assert(!maccrt_map_is_present(&dev, a, 1));
     maccrt_ptable_fini(&dev);
+}
+
+/* A task map that overlaps another task's temporary entry without lying inside
+ * it (concurrent halo reads) gets a private copy; a data construct's entry
+ * (pinned) still makes it a "partially present" error. */
+Test(rt, separate_memory_private_copies_and_pins)
+{
+    maccrt_device dev;
+    memset(&dev, 0, sizeof dev);
+    dev.plugin = &fake_plugin;
+    snprintf(dev.name, sizeof dev.name, "fake:0");
+    maccrt_ptable_init(&dev);
+    int a[100];
+    for (int i = 0; i < 100; i++)
+        a[i] = i;
+    /* Task 1 maps a[0:60], task 2 a[40:60] (both temporary entries). */
+    MACC_Map m1 = {"a", a, a, 60 * sizeof(int), MACC_MAP_TOFROM};
+    MACC_Map m2 = {"a", a, a + 40, 60 * sizeof(int), MACC_MAP_TOFROM};
+    int took1, took2;
+    int *d1 = maccrt_map_acquire(&dev, &m1, MACCRT_REF_STRUCTURED, 1, &took1, &dloc);
+    int *d2 = maccrt_map_acquire(&dev, &m2, MACCRT_REF_STRUCTURED, 1, &took2, &dloc);
+    cr_assert_eq(took1, MACCRT_TOOK_REF);
+    cr_assert_eq(took2, MACCRT_TOOK_PRIVATE);
+    cr_assert_eq(d2[40], 40, "private copy indexed with the user's indices");
+    cr_assert_eq(d2[99], 99);
+    cr_assert_neq(&d2[50], &d1[50], "a copy of its own");
+    cr_assert_eq(atomic_load(&dev.bytes_h2d), 120 * sizeof(int));
+    d2[70] = -70;
+    d1[10] = -10;
+    maccrt_map_drop_private(&dev, &m2, d2, &dloc);
+    cr_assert_eq(a[70], -70, "private copy written back (from)");
+    cr_assert_eq(a[10], 10);
+    maccrt_map_release(&dev, &m1, MACCRT_REF_STRUCTURED, 0, &dloc);
+    cr_assert_eq(a[10], -10);
+    cr_assert_null(dev.ptable->tree.root);
+    cr_assert_eq(dev.ptable->pins.count, 0);
+    /* A data construct pins its entry; a task section overlapping it
+     * partially is then an error (tested in a child below); one inside it
+     * reuses it and leaves the pin alone. */
+    MACC_Map dm = {"a", a, a, 50 * sizeof(int), MACC_MAP_TOFROM};
+    maccrt_map_acquire(&dev, &dm, MACCRT_REF_STRUCTURED, 0, &took1, &dloc);
+    cr_assert_eq(dev.ptable->pins.count, 1);
+    MACC_Map tin = {"a", a, a + 5, 5 * sizeof(int), MACC_MAP_TO};
+    maccrt_map_acquire(&dev, &tin, MACCRT_REF_STRUCTURED, 1, &took2, &dloc);
+    cr_assert_eq(took2, MACCRT_TOOK_REF);
+    maccrt_map_release(&dev, &tin, MACCRT_REF_STRUCTURED, 0, &dloc);
+    cr_assert_eq(dev.ptable->pins.count, 1);
+    maccrt_map_release(&dev, &dm, MACCRT_REF_STRUCTURED, 0, &dloc);
+    cr_assert_eq(dev.ptable->pins.count, 0, "the pin goes with the entry");
+    /* A task's temporary entry taken over by a data construct becomes pinned. */
+    maccrt_map_acquire(&dev, &m1, MACCRT_REF_STRUCTURED, 1, &took1, &dloc);
+    cr_assert_eq(dev.ptable->pins.count, 0);
+    MACC_Map enter = {"a", a, a + 1, sizeof(int), MACC_MAP_TO};
+    maccrt_map_acquire(&dev, &enter, MACCRT_REF_DYNAMIC, 0, &took2, &dloc);
+    cr_assert_eq(dev.ptable->pins.count, 1);
+    maccrt_map_release(&dev, &m1, MACCRT_REF_STRUCTURED, 0, &dloc);
+    cr_assert(maccrt_map_is_present(&dev, a, 60 * sizeof(int)), "the dynamic reference keeps it");
+    maccrt_map_release(&dev, &enter, MACCRT_REF_DYNAMIC, 0, &dloc);
+    cr_assert_null(dev.ptable->tree.root);
+    cr_assert_eq(dev.ptable->pins.count, 0);
+    maccrt_ptable_fini(&dev);
+}
+
+/* ---- a fake GPU in the CUDA plugin's slot ------------------------------------------------------
+ *
+ * The runtime finds the CUDA plugin through a weak reference to
+ * maccrt_cuda_plugin. This program defines it as a fake GPU whose "device
+ * memory" is separate heap memory (filled with garbage, so a missing copy
+ * shows) and whose helpers run the GPU version functions as host code, so the
+ * whole GPU path of the shared runtime runs: placement, submission to the
+ * helpers, maps with copies in and out, the affinity rule, data directives on
+ * the default device, errors. MACC_TEST_FAKE_GPUS says how many GPUs it finds
+ * (unset: none, so the other suites see a host-only machine);
+ * MACC_TEST_FAKE_GPU_MEM bounds one allocation. */
+
+typedef struct fgpu {
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    maccrt_task *head, *tail;
+    int stop, n;
+    pthread_t th[4];
+} fgpu;
+
+static atomic_long fgpu_live_allocs;
+static long fgpu_mem_limit;
+static int fgpu_stream_marker;
+
+static int fgpu_discover(void)
+{
+    const char *s = getenv("MACC_TEST_FAKE_GPUS");
+    const char *m = getenv("MACC_TEST_FAKE_GPU_MEM");
+    fgpu_mem_limit = m ? atol(m) : 0;
+    return s ? atoi(s) : 0;
+}
+
+static void *fgpu_worker(void *arg)
+{
+    fgpu *g = arg;
+    maccrt_thread_self()->is_worker = 1;
+    pthread_mutex_lock(&g->lock);
+    for (;;) {
+        while (!g->head && !g->stop)
+            pthread_cond_wait(&g->cv, &g->lock);
+        maccrt_task *t = g->head;
+        if (!t)
+            break;
+        g->head = t->pnext;
+        if (!g->head)
+            g->tail = NULL;
+        pthread_mutex_unlock(&g->lock);
+        maccrt_task_execute(t);
+        pthread_mutex_lock(&g->lock);
+    }
+    pthread_mutex_unlock(&g->lock);
+    return NULL;
+}
+
+static int fgpu_init(maccrt_device *d)
+{
+    fgpu *g = calloc(1, sizeof *g);
+    pthread_mutex_init(&g->lock, NULL);
+    pthread_cond_init(&g->cv, NULL);
+    for (g->n = 0; g->n < 4; g->n++)
+        pthread_create(&g->th[g->n], NULL, fgpu_worker, g);
+    d->pdata = g;
+    d->cc = d->index == 0 ? 80 : 60;
+    d->mem_bytes = (size_t)1 << 30;
+    return 0;
+}
+
+static void fgpu_fini(maccrt_device *d)
+{
+    fgpu *g = d->pdata;
+    pthread_mutex_lock(&g->lock);
+    g->stop = 1;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->lock);
+    for (int i = 0; i < g->n; i++)
+        pthread_join(g->th[i], NULL);
+    g->n = 0;
+}
+
+static int fgpu_version_ok(const maccrt_device *d, const MACC_Version *v)
+{
+    return v->min_cc <= d->cc;
+}
+
+static void *fgpu_alloc(maccrt_device *d, void *hostptr, size_t bytes)
+{
+    (void)d;
+    (void)hostptr;
+    if (fgpu_mem_limit && bytes > (size_t)fgpu_mem_limit)
+        return NULL;
+    void *p = malloc(bytes);
+    memset(p, 0xa5, bytes); /* garbage: a missing copy in shows */
+    atomic_fetch_add(&fgpu_live_allocs, 1);
+    return p;
+}
+
+static void fgpu_free(maccrt_device *d, void *p)
+{
+    (void)d;
+    if (p) {
+        atomic_fetch_sub(&fgpu_live_allocs, 1);
+        free(p);
+    }
+}
+
+static void fgpu_submit(maccrt_device *d, maccrt_task *t)
+{
+    fgpu *g = d->pdata;
+    pthread_mutex_lock(&g->lock);
+    t->pnext = NULL;
+    if (g->tail)
+        g->tail->pnext = t;
+    else
+        g->head = t;
+    g->tail = t;
+    pthread_cond_signal(&g->cv);
+    pthread_mutex_unlock(&g->lock);
+}
+
+static int fgpu_run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
+{
+    (void)d;
+    env->stream = &fgpu_stream_marker;
+    return t->ver->fn(t->args, env);
+}
+
+static const char *fgpu_error_string(int err)
+{
+    if (err == MACCRT_ERR_NOMEM)
+        return "out of memory";
+    return err == 700 ? "an illegal memory access was encountered" : NULL;
+}
+
+static int fgpu_alloc_error(maccrt_device *d)
+{
+    (void)d;
+    return MACCRT_ERR_NOMEM;
+}
+
+const maccrt_plugin maccrt_cuda_plugin = {
+    .name = "nvidia",
+    .kind = MACC_DEV_NVIDIA,
+    .discover = fgpu_discover,
+    .init_device = fgpu_init,
+    .fini_device = fgpu_fini,
+    .version_ok = fgpu_version_ok,
+    .alloc = fgpu_alloc,
+    .free = fgpu_free,
+    .copy_h2d = fake_copy,
+    .copy_d2h = fake_copy,
+    .submit = fgpu_submit,
+    .run = fgpu_run,
+    .error_string = fgpu_error_string,
+    .alloc_error = fgpu_alloc_error,
+};
+
+static void gpu_env(void)
+{
+    clean_env();
+    setenv("MACC_TEST_FAKE_GPUS", "2", 1);
+    unsetenv("MACC_TEST_FAKE_GPU_MEM");
+}
+
+TestSuite(gpu, .init = gpu_env, .timeout = 60);
+
+/* x[lo:n] *= f, on the GPU or the host; counts where it ran and checks what
+ * a GPU version receives (errors counted, asserted by the test's thread). */
+typedef struct {
+    int lo, n;
+    double f;
+    int ms;
+    const double *host; /* the host array, to check that GPU pointers differ */
+} scale_args;
+
+static atomic_int ran_gpu[4], ran_host, env_errors;
+
+static int scale_body(scale_args *a, MACC_TaskEnv *env)
+{
+    double *x = env->ptrs[0];
+    if (a->ms)
+        sleep_ms(a->ms);
+    for (int i = a->lo; i < a->lo + a->n; i++)
+        x[i] *= a->f;
+    return 0;
+}
+
+static int fn_scale_gpu(void *args, MACC_TaskEnv *env)
+{
+    scale_args *a = args;
+    if (env->device_kind != MACC_DEV_NVIDIA || env->stream != &fgpu_stream_marker ||
+        env->device_index < 0 || env->device_index > 3 ||
+        (a->host && (double *)env->ptrs[0] == a->host))
+        atomic_fetch_add(&env_errors, 1);
+    else
+        atomic_fetch_add(&ran_gpu[env->device_index], 1);
+    return scale_body(a, env);
+}
+
+static int fn_scale_host(void *args, MACC_TaskEnv *env)
+{
+    scale_args *a = args;
+    if (env->device_kind != MACC_DEV_HOST || (a->host && (double *)env->ptrs[0] != a->host))
+        atomic_fetch_add(&env_errors, 1);
+    atomic_fetch_add(&ran_host, 1);
+    return scale_body(a, env);
+}
+
+static const MACC_Version r_scale_v[] = {
+    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, fn_scale_gpu},
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, fn_scale_host},
+};
+static const MACC_Region r_scale = {{"gpu.c", 40, 1, "test"}, "r_scale", 2, r_scale_v};
+
+static const MACC_Version r_scale_gpu_only_v[] = {
+    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, fn_scale_gpu},
+};
+static const MACC_Region r_scale_gpu_only = {
+    {"gpu.c", 50, 1, "test"}, "r_scale_gpu_only", 1, r_scale_gpu_only_v};
+
+static const MACC_Version r_scale_cc70_v[] = {
+    {MACC_DEV_NVIDIA, 70, MACC_RES_DEFAULT, 0, fn_scale_gpu},
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, fn_scale_host},
+};
+static const MACC_Region r_scale_cc70 = {{"gpu.c", 60, 1, "test"}, "r_scale_cc70", 2,
+                                         r_scale_cc70_v};
+
+/* Launches x[lo:n] *= f with map(kind: x[lo:n]) (base x). */
+static void scale(const MACC_Region *r, double *x, int lo, int n, double f, int ms, int kind,
+                  int flags, int device)
+{
+    scale_args a = {lo, n, f, ms, x};
+    MACC_Map m = {"x", x, x + lo, (size_t)n * sizeof(double), kind};
+    MACC_target(r, &a, sizeof a, 1, &m, 0, NULL, flags, device, 1);
+}
+
+static int gpu_tasks(void)
+{
+    return atomic_load(&ran_gpu[0]) + atomic_load(&ran_gpu[1]);
+}
+
+Test(gpu, device_table_and_host_threads)
+{
+    unsetenv("MACC_HOST_THREADS");
+    cr_assert_eq(macc_num_devices(), 3);
+    cr_assert_str_eq(macc_device_name(0), "nvidia:0");
+    cr_assert_str_eq(macc_device_name(1), "nvidia:1");
+    cr_assert_str_eq(macc_device_name(2), "host");
+    cr_assert_eq(macc_device_kind(1), MACC_DEV_NVIDIA);
+    cr_assert_eq(macc_device_kind(2), MACC_DEV_HOST);
+    long cpus = 0;
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        cpus = CPU_COUNT(&set);
+    cr_assert_eq(maccrt_rt.host_threads, cpus - 2 > 1 ? cpus - 2 : 1,
+                 "one core per GPU is left to its helpers");
+}
+
+Test(gpu, sections_are_copied_alone_and_indexed_as_the_user_does)
+{
+    enum { N = 4000, BS = 100 };
+    static double x[N];
+    for (int i = 0; i < N; i++)
+        x[i] = i;
+    for (int k = 0; k < N / BS; k++)
+        scale(&r_scale, x, k * BS, BS, 2.0, 2, MACC_MAP_TOFROM, MACC_NOWAIT, MACC_DEVICE_ANY);
+    MACC_taskwait(NULL);
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(x[i], 2.0 * i, "x[%d] = %g", i, x[i]);
+    cr_assert_eq(atomic_load(&env_errors), 0);
+    cr_assert_gt(gpu_tasks(), 0, "the GPUs got tasks");
+    cr_assert_eq(gpu_tasks() + atomic_load(&ran_host), N / BS);
+    unsigned long long h2d = 0, d2h = 0;
+    for (int d = 0; d < 2; d++) {
+        h2d += atomic_load(&maccrt_rt.devices[d]->bytes_h2d);
+        d2h += atomic_load(&maccrt_rt.devices[d]->bytes_d2h);
+        cr_assert_eq(macc_device_tasks(d), atomic_load(&ran_gpu[d]));
+    }
+    cr_assert_eq(h2d, (unsigned long long)gpu_tasks() * BS * sizeof(double), "only the sections");
+    cr_assert_eq(d2h, h2d);
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 0, "temporary entries freed");
+    cr_assert_null(maccrt_rt.devices[0]->ptable->tree.root);
+    /* Undeferred, on a GPU: the caller waits for the helper. */
+    scale(&r_scale_gpu_only, x, 0, N, 0.5, 0, MACC_MAP_TOFROM, 0, MACC_DEVICE_NVIDIA);
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(x[i], i);
+    /* map(to:) is not copied back, map(from:) is not copied in. */
+    scale(&r_scale_gpu_only, x, 0, 10, 3.0, 0, MACC_MAP_TO, 0, 1);
+    cr_assert_eq(x[5], 5.0);
+    cr_assert_eq(macc_device_tasks(1), atomic_load(&ran_gpu[1]));
+}
+
+/* Data made present on the default device (nvidia:0) by a data region: the
+ * tasks inside run on nvidia:0 and use its copy (the host copy stays as it
+ * was until the end of the region). */
+Test(gpu, affinity_to_the_gpu_that_holds_a_data_region)
+{
+    enum { N = 2000, BS = 100 };
+    static double x[N];
+    for (int i = 0; i < N; i++)
+        x[i] = i;
+    MACC_Map m = {"x", x, x, sizeof x, MACC_MAP_TOFROM};
+    MACC_data_begin(&dloc, 1, &m, MACC_DEVICE_DEFAULT);
+    cr_assert(MACC_is_present(x, sizeof x, 0));
+    cr_assert(MACC_is_present(x, sizeof x, MACC_DEVICE_DEFAULT));
+    cr_assert(!MACC_is_present(x, sizeof x, 1));
+    unsigned long long h2d0 = atomic_load(&maccrt_rt.devices[0]->bytes_h2d);
+    cr_assert_eq(h2d0, sizeof x);
+    for (int round = 0; round < 3; round++)
+        for (int k = 0; k < N / BS; k++)
+            scale(&r_scale, x, k * BS, BS, 2.0, 1, MACC_MAP_TOFROM, MACC_NOWAIT, MACC_DEVICE_ANY);
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&ran_gpu[0]), 3 * N / BS, "every task on nvidia:0");
+    cr_assert_eq(atomic_load(&ran_gpu[1]) + atomic_load(&ran_host), 0);
+    cr_assert_eq(x[7], 7.0, "the host copy is not touched inside the region");
+    cr_assert_eq(atomic_load(&maccrt_rt.devices[0]->bytes_h2d), h2d0, "present: no copies");
+    /* A zero-length (attach) map of a pointer into the region: translated,
+     * and the task goes to nvidia:0 too. */
+    scale_args a = {0, 1, 0.5, 0, x + 10};
+    MACC_Map att = {"p", x + 10, x + 10, 0, MACC_MAP_ATTACH};
+    MACC_target(&r_scale, &a, sizeof a, 1, &att, 0, NULL, 0, MACC_DEVICE_ANY, 1);
+    cr_assert_eq(atomic_load(&ran_gpu[0]), 3 * N / BS + 1);
+    cr_assert_eq(atomic_load(&env_errors), 0);
+    MACC_data_end(&dloc, 1, &m, MACC_DEVICE_DEFAULT);
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(x[i], i == 10 ? 40.0 : 8.0 * i, "x[%d] = %g", i, x[i]);
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 0);
+    /* After the region, tasks may go anywhere again. */
+    for (int k = 0; k < 40; k++)
+        scale(&r_scale, x, k * 50, 50, 1.0, 2, MACC_MAP_TOFROM, MACC_NOWAIT, MACC_DEVICE_ANY);
+    MACC_taskwait(NULL);
+    cr_assert_gt(atomic_load(&ran_gpu[1]) + atomic_load(&ran_host), 0);
+}
+
+/* Data present only on the host (a device(host) data region) pins nothing:
+ * the tasks run anywhere, their own maps copying in and out. */
+Test(gpu, host_data_region_does_not_restrict)
+{
+    enum { N = 2000, BS = 50 };
+    static double x[N];
+    for (int i = 0; i < N; i++)
+        x[i] = i;
+    MACC_Map m = {"x", x, x, sizeof x, MACC_MAP_TOFROM};
+    MACC_data_begin(&dloc, 1, &m, MACC_DEVICE_HOST);
+    for (int k = 0; k < N / BS; k++)
+        scale(&r_scale, x, k * BS, BS, 2.0, 2, MACC_MAP_TOFROM, MACC_NOWAIT, MACC_DEVICE_ANY);
+    MACC_taskwait(NULL);
+    cr_assert_gt(atomic_load(&ran_gpu[0]), 0);
+    cr_assert_gt(atomic_load(&ran_gpu[1]), 0);
+    MACC_data_end(&dloc, 1, &m, MACC_DEVICE_HOST);
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(x[i], 2.0 * i);
+}
+
+/* enter data (deferred, with depend) on the default device; a task that
+ * depends on it is placed after it has run, so the affinity sees the data;
+ * update from and exit data copy back from that GPU. */
+Test(gpu, enter_update_exit_on_the_default_device)
+{
+    enum { N = 1000 };
+    static double x[N];
+    for (int i = 0; i < N; i++)
+        x[i] = i;
+    MACC_Map m = {"x", x, x, sizeof x, MACC_MAP_TO};
+    MACC_Dep dep = {x, sizeof x, MACC_DEP_INOUT};
+    MACC_data_enter(&dloc, 1, &m, MACC_DEVICE_DEFAULT, 1, &dep, MACC_NOWAIT);
+    for (int k = 0; k < 10; k++) {
+        scale_args a = {k * 100, 100, 3.0, 0, x};
+        MACC_Map tm = {"x", x, x + k * 100, 100 * sizeof(double), MACC_MAP_TOFROM};
+        MACC_Dep td = {x + k * 100, 100 * sizeof(double), MACC_DEP_INOUT};
+        MACC_target(&r_scale, &a, sizeof a, 1, &tm, 1, &td, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+    }
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&ran_gpu[0]), 10, "all on the GPU that holds x");
+    cr_assert_eq(x[500], 500.0, "the host copy is stale until update");
+    MACC_Map mu = {"x", x, x + 500, 10 * sizeof(double), MACC_MAP_FROM};
+    MACC_data_update(&dloc, 1, &mu, MACC_DEVICE_DEFAULT, 0, NULL, 0);
+    cr_assert_eq(x[500], 1500.0);
+    cr_assert_eq(x[510], 510.0, "only the section");
+    MACC_Map mx = {"x", x, x, sizeof x, MACC_MAP_FROM};
+    MACC_data_exit(&dloc, 1, &mx, MACC_DEVICE_ANY, 0, NULL, 0);
+    cr_assert_eq(x[510], 1530.0);
+    cr_assert(!MACC_is_present(x, 8, 0));
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 0);
+}
+
+/* Concurrent tasks on one GPU whose sections overlap (halos) without one
+ * containing the other: no "partially present" error, right results. */
+typedef struct {
+    int lo, n;
+} halo_args;
+
+static int fn_halo(void *args, MACC_TaskEnv *env)
+{
+    halo_args *h = args;
+    const double *a = env->ptrs[0];
+    double *b = env->ptrs[1];
+    sleep_ms(5);
+    for (int i = h->lo; i < h->lo + h->n; i++)
+        b[i] = a[i - 1] + a[i] + a[i + 1];
+    return 0;
+}
+static const MACC_Version r_halo_v[] = {{MACC_DEV_NVIDIA, 0, 10, 0, fn_halo}};
+static const MACC_Region r_halo = {{"gpu.c", 70, 1, "test"}, "r_halo", 1, r_halo_v};
+
+Test(gpu, overlapping_sections_of_concurrent_tasks)
+{
+    setenv("MACC_DEVICES", "nvidia:0", 1);
+    enum { N = 1602, BS = 100 };
+    static double a[N], b[N];
+    for (int i = 0; i < N; i++)
+        a[i] = i;
+    for (int lo = 1; lo + BS <= N - 1; lo += BS) {
+        halo_args h = {lo, BS};
+        MACC_Map m[2] = {{"a", a, a + lo - 1, (BS + 2) * sizeof(double), MACC_MAP_TO},
+                         {"b", b, b + lo, BS * sizeof(double), MACC_MAP_FROM}};
+        MACC_target(&r_halo, &h, sizeof h, 2, m, 0, NULL, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+    }
+    MACC_taskwait(NULL);
+    for (int i = 1; i < N - 1; i++)
+        cr_assert_eq(b[i], 3.0 * i, "b[%d] = %g", i, b[i]);
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 0);
+    cr_assert_gt(maccrt_rt.devices[0]->tokens_peak_used, 10, "tasks ran concurrently");
+}
+
+Test(gpu, macc_devices_nvidia_leaves_the_host_out)
+{
+    setenv("MACC_DEVICES", "nvidia", 1);
+    static double x[1000];
+    for (int k = 0; k < 20; k++)
+        scale(&r_scale, x, k * 50, 50, 1.0, 1, MACC_MAP_TOFROM, MACC_NOWAIT, MACC_DEVICE_ANY);
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&ran_host), 0);
+    cr_assert_eq(gpu_tasks(), 20);
+    /* device(host) still runs on the host. */
+    scale(&r_scale, x, 0, 10, 1.0, 0, MACC_MAP_TOFROM, 0, MACC_DEVICE_HOST);
+    cr_assert_eq(atomic_load(&ran_host), 1);
+}
+
+Test(gpu, macc_devices_one_gpu_is_renumbered)
+{
+    setenv("MACC_DEVICES", "nvidia:1,host", 1);
+    cr_assert_eq(macc_num_devices(), 2);
+    cr_assert_str_eq(macc_device_name(0), "nvidia:1");
+    cr_assert_str_eq(macc_device_name(1), "host");
+    static double x[100];
+    scale(&r_scale_gpu_only, x, 0, 100, 1.0, 0, MACC_MAP_TOFROM, 0, 0);
+    cr_assert_eq(atomic_load(&ran_gpu[1]), 1, "device 0 is the CUDA device 1");
+}
+
+Test(gpu, min_cc_keeps_tasks_off_older_gpus)
+{
+    static double x[2000];
+    for (int k = 0; k < 40; k++)
+        scale(&r_scale_cc70, x, k * 50, 50, 1.0, 1, MACC_MAP_TOFROM, MACC_NOWAIT, MACC_DEVICE_ANY);
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&ran_gpu[1]), 0, "nvidia:1 is cc 6.0");
+    cr_assert_gt(atomic_load(&ran_gpu[0]), 0);
+}
+
+Test(gpu, mandatory_with_a_gpu)
+{
+    setenv("MACC_TARGET_OFFLOAD", "mandatory", 1);
+    static double x[100];
+    scale(&r_scale, x, 0, 100, 1.0, 0, MACC_MAP_TOFROM, 0, MACC_DEVICE_DEFAULT);
+    cr_assert_eq(atomic_load(&ran_gpu[0]), 1);
+}
+
+Test(gpu, mandatory_with_gpus_left_out_fails, .exit_code = 1)
+{
+    setenv("MACC_TARGET_OFFLOAD", "mandatory", 1);
+    setenv("MACC_DEVICES", "host", 1);
+    static double x[100];
+    scale(&r_scale, x, 0, 100, 1.0, 0, MACC_MAP_TOFROM, 0, MACC_DEVICE_ANY);
+}
+
+static int fn_gpu_fault(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+    (void)env;
+    return 700;
+}
+static const MACC_Version r_gpu_fault_v[] = {{MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, fn_gpu_fault}};
+static const MACC_Region r_gpu_fault = {{"kern.c", 21, 5, "main"}, "r_gpu_fault", 1, r_gpu_fault_v};
+
+static void child_gpu_fault(void)
+{
+    static double x[100];
+    MACC_Map m = {"x", x, x, sizeof x, MACC_MAP_TOFROM};
+    for (int i = 0; i < 8; i++)
+        MACC_target(&r_gpu_fault, NULL, 0, 1, &m, 0, NULL, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+    MACC_taskwait(NULL);
+}
+
+static void child_gpu_oom(void)
+{
+    static const MACC_SrcLoc loc = {"big.c", 8, 1, "main"};
+    setenv("MACC_TEST_FAKE_GPU_MEM", "1000", 1);
+    static double big[1000];
+    MACC_Map m = {"big", big, big, sizeof big, MACC_MAP_TO};
+    MACC_data_enter(&loc, 1, &m, MACC_DEVICE_DEFAULT, 0, NULL, 0);
+}
+
+static void child_gpu_oom_task(void)
+{
+    setenv("MACC_TEST_FAKE_GPU_MEM", "1000", 1);
+    static double big[1000];
+    scale(&r_scale_gpu_only, big, 0, 1000, 1.0, 0, MACC_MAP_TO, MACC_NOWAIT, MACC_DEVICE_ANY);
+    MACC_taskwait(NULL);
+}
+
+static void child_late_gpu_task(void)
+{
+    static double x[100];
+    x[3] = 3;
+    scale(&r_scale_gpu_only, x, 0, 100, 2.0, 0, MACC_MAP_TOFROM, MACC_NOWAIT, MACC_DEVICE_ANY);
+    /* exit: the runtime's handler waits, stops the helpers; ours, registered
+     * before the runtime started, runs after it. */
+}
+
+static double late_x[100];
+static void late_handler(void)
+{
+    late_x[3] = 3;
+    scale(&r_scale_gpu_only, late_x, 0, 100, 2.0, 0, MACC_MAP_TOFROM, MACC_NOWAIT,
+          MACC_DEVICE_ANY);
+    fprintf(stderr, "late: %g\n", late_x[3]);
+}
+
+static void child_late(void)
+{
+    atexit(late_handler);
+    child_late_gpu_task();
+    exit(0);
+}
+
+Test(gpu, errors_name_the_location_and_never_hang)
+{
+    char buf[4096];
+    cr_assert_eq(run_child(child_gpu_fault, buf, sizeof buf), 1);
+    const char *want = "macc: error: kern.c:21: region 'r_gpu_fault' failed on nvidia:";
+    cr_assert(strncmp(buf, want, strlen(want)) == 0, "got: %s", buf);
+    cr_assert(strstr(buf, ": an illegal memory access was encountered\n"), "got: %s", buf);
+    cr_assert(!strstr(buf + 1, "macc: error"), "one message: %s", buf);
+
+    cr_assert_eq(run_child(child_gpu_oom, buf, sizeof buf), 1);
+    want = "macc: error: big.c:8: out of GPU memory mapping 'big' (8000 bytes) on nvidia:0\n";
+    cr_assert(strncmp(buf, want, strlen(want)) == 0, "got: %s", buf);
+
+    cr_assert_eq(run_child(child_gpu_oom_task, buf, sizeof buf), 1);
+    want = "macc: error: gpu.c:50: out of GPU memory mapping 'x' (8000 bytes) on nvidia:";
+    cr_assert(strncmp(buf, want, strlen(want)) == 0, "got: %s", buf);
+
+    cr_assert_eq(run_child(child_late, buf, sizeof buf), 0);
+    cr_assert(strncmp(buf, "late: 6\n", 8) == 0, "a GPU task after shutdown runs inline: %s", buf);
 }
 
 /* ---- environment parsing ---------------------------------------------------------------- */

@@ -1,0 +1,525 @@
+/* cuda.c: the CUDA plugin (NVIDIA GPUs), through the CUDA runtime API.
+ *
+ * Not part of libmaccrt.a: it is built alone into libmaccrt_cuda.a, which the
+ * driver links (--whole-archive, then -lcudart) only into programs that have
+ * GPU kernels. init.c finds maccrt_cuda_plugin through a weak reference;
+ * programs without this archive run host-only.
+ *
+ * Threads and streams. Each GPU gets MACC_CUDA_STREAMS (default 4) helper
+ * threads, each with its own non-blocking stream. A helper takes the next
+ * task placed on its GPU and runs it synchronously on its stream through the
+ * shared path (maccrt_task_execute): the maps (allocations and copies in, on
+ * the helper's stream, each waited for), the version function (the
+ * generated launch function: it launches the kernel on env->stream and
+ * returns cudaGetLastError()), a wait for the stream, the unmaps (copies
+ * out, frees), completion. Several tasks are thus in flight per GPU (one per
+ * helper), their copies and kernels overlapping across streams. GPU tasks
+ * hold 25 tokens by default, so four run at once, one per helper.
+ *
+ * The contexts use cudaDeviceScheduleBlockingSync: a helper waiting for its
+ * stream sleeps instead of spinning, so the helpers of one GPU cost about one
+ * core, which init.c keeps out of the host workers' share.
+ *
+ * Calls from other threads (data directives from the program's threads, and
+ * tasks run inline after shutdown) use the GPU's data stream, one caller at a
+ * time (data_lock), and leave the caller's current CUDA device as it was.
+ *
+ * Memory comes from the device's stream-ordered pool (cudaMallocAsync /
+ * cudaFreeAsync on the caller's stream; cudaMalloc / cudaFree where pools are
+ * not supported): cudaFree would wait for every stream of the device and
+ * serialise the helpers. The pool keeps what it has (release threshold at
+ * the maximum); when an allocation fails, the device is synchronised (frees
+ * in flight complete), the pool trimmed, and the allocation tried once more
+ * before "out of GPU memory" is reported. Copies use cudaMemcpyDefault, so
+ * managed or pinned host memory works as well as pageable memory.
+ *
+ * Errors: every CUDA error is returned to the shared code, which reports it
+ * with the region's or directive's location and exits (maccrt_fatal). After
+ * a fatal error the helpers take no new task and the exit handler neither
+ * waits for tasks nor stops the helpers, so a failed kernel never hangs the
+ * program.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+/* Built without the CUDA headers (a build that compiles every runtime source
+ * into libmaccrt.a without -I.../cuda/include), this file is empty: the weak
+ * reference in init.c stays NULL and programs run host-only. The real build
+ * of libmaccrt_cuda.a passes the include path. */
+#if defined(__has_include)
+#if __has_include(<cuda_runtime_api.h>)
+#define CUDA__HAVE_HEADERS 1
+#endif
+#else
+#define CUDA__HAVE_HEADERS 1
+#endif
+
+#ifndef CUDA__HAVE_HEADERS
+typedef int cuda__no_cuda_headers; /* not an empty translation unit */
+#else
+
+#include <cuda_runtime_api.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CUDA__DEFAULT_STREAMS 4
+#define CUDA__MAX_STREAMS 32
+
+typedef struct cuda__gpu cuda__gpu;
+
+/* One helper thread and its stream. */
+typedef struct cuda__helper {
+    cuda__gpu *gpu;
+    int slot;
+    cudaStream_t stream;
+    pthread_t thread;
+    int started;
+    cudaError_t set_err; /* cudaSetDevice in the helper failed: every call reports it */
+} cuda__helper;
+
+struct cuda__gpu {
+    maccrt_device *dev;
+    int ordinal; /* CUDA device ordinal (d->index) */
+    int pools;   /* stream-ordered allocator available */
+    cudaMemPool_t pool;
+
+    /* Placed tasks waiting for a helper. */
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    maccrt_task *head, *tail;
+    int stop;
+
+    int nhelpers;
+    cuda__helper helpers[CUDA__MAX_STREAMS];
+
+    /* Calls from threads that are not this GPU's helpers. */
+    pthread_mutex_t data_lock;
+    cudaStream_t data_stream;
+};
+
+static int cuda__nstreams = CUDA__DEFAULT_STREAMS;
+static __thread cuda__helper *cuda__self;   /* the helper this thread is, if any */
+static __thread int cuda__last_alloc_error; /* see cuda__alloc_error */
+
+/* Forgets the calling thread's last CUDA error, so that a handled error is
+ * not reported again by the next cudaGetLastError() (the launch functions
+ * return cudaGetLastError()). Sticky errors stay in the context anyway. */
+static void cuda__clear(void)
+{
+    (void)cudaGetLastError();
+}
+
+/* ---- calls on a GPU from any thread ------------------------------------------------------- */
+
+typedef struct cuda__call {
+    cuda__gpu *g;
+    cudaStream_t stream;
+    int locked;  /* holds g->data_lock */
+    int restore; /* the caller's current device to restore, or -1 */
+} cuda__call;
+
+/* Makes g current in the calling thread and picks the stream: the helper's
+ * own, or the data stream (locked) for any other thread. */
+static cudaError_t cuda__enter(cuda__gpu *g, cuda__call *c)
+{
+    c->g = g;
+    c->locked = 0;
+    c->restore = -1;
+    cuda__helper *h = cuda__self;
+    if (h && h->gpu == g) {
+        c->stream = h->stream;
+        return h->set_err;
+    }
+    pthread_mutex_lock(&g->data_lock);
+    c->locked = 1;
+    c->stream = g->data_stream;
+    int cur = -1;
+    if (cudaGetDevice(&cur) != cudaSuccess) {
+        cuda__clear();
+        cur = -1;
+    }
+    if (cur == g->ordinal)
+        return cudaSuccess;
+    c->restore = cur;
+    return cudaSetDevice(g->ordinal);
+}
+
+static void cuda__leave(cuda__call *c)
+{
+    if (c->restore >= 0 && !atomic_load(&maccrt_rt.fatal)) {
+        if (cudaSetDevice(c->restore) != cudaSuccess)
+            cuda__clear();
+    }
+    if (c->locked)
+        pthread_mutex_unlock(&c->g->data_lock);
+}
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+static void *cuda__helper_main(void *arg)
+{
+    cuda__helper *h = arg;
+    cuda__gpu *g = h->gpu;
+    maccrt_thread *self = maccrt_thread_self();
+    self->is_worker = 1;
+    cuda__self = h;
+    h->set_err = cudaSetDevice(g->ordinal);
+    cuda__clear();
+
+    pthread_mutex_lock(&g->lock);
+    for (;;) {
+        /* After a fatal error the process is exiting: take no new task (its
+         * CUDA calls could block on a broken context). */
+        while ((!g->head || atomic_load(&maccrt_rt.fatal)) && !g->stop)
+            pthread_cond_wait(&g->cv, &g->lock);
+        maccrt_task *t = g->head;
+        if (!t || atomic_load(&maccrt_rt.fatal))
+            break; /* stop, and nothing left */
+        g->head = t->pnext;
+        if (!g->head)
+            g->tail = NULL;
+        pthread_mutex_unlock(&g->lock);
+        maccrt_task_execute(t);
+        pthread_mutex_lock(&g->lock);
+    }
+    pthread_mutex_unlock(&g->lock);
+    return NULL;
+}
+
+/* ---- the plugin --------------------------------------------------------------------------- */
+
+static int cuda__discover(void)
+{
+    const char *s = getenv("MACC_CUDA_STREAMS");
+    if (s && *s) {
+        long v = maccrt_parse_positive(s);
+        if (v < 1 || v > CUDA__MAX_STREAMS)
+            maccrt_fatal(NULL, "MACC_CUDA_STREAMS: invalid value '%s' (expected 1 to %d)", s,
+                         CUDA__MAX_STREAMS);
+        cuda__nstreams = (int)v;
+    }
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        /* No driver, no device, a driver older than the runtime...: no GPU,
+         * and a host-only run. Said only when GPUs are mandatory. */
+        cuda__clear();
+        if (maccrt_rt.offload == MACCRT_OFFLOAD_MANDATORY && e != cudaErrorNoDevice)
+            maccrt_warn(NULL, "CUDA: %s", cudaGetErrorString(e));
+        return 0;
+    }
+    return n > 0 ? n : 0;
+}
+
+/* Undoes a partial cuda__init_device (before any helper started). */
+static void cuda__discard(cuda__gpu *g)
+{
+    for (int i = 0; i < g->nhelpers; i++)
+        if (g->helpers[i].stream)
+            (void)cudaStreamDestroy(g->helpers[i].stream);
+    if (g->data_stream)
+        (void)cudaStreamDestroy(g->data_stream);
+    cuda__clear();
+    pthread_mutex_destroy(&g->lock);
+    pthread_cond_destroy(&g->cv);
+    pthread_mutex_destroy(&g->data_lock);
+    free(g);
+}
+
+/* Gives the initialising thread its current device back. */
+static void cuda__restore(int prev, int ord)
+{
+    if (prev >= 0 && prev != ord && cudaSetDevice(prev) != cudaSuccess)
+        cuda__clear();
+}
+
+static int cuda__init_device(maccrt_device *d)
+{
+    int ord = d->index;
+    int prev = -1;
+    if (cudaGetDevice(&prev) != cudaSuccess)
+        prev = -1;
+    cuda__clear();
+
+    /* Blocking synchronisation, so that waiting helpers sleep. cudaInitDevice
+     * sets the flags when it creates the primary context; if the context was
+     * already active (the program used CUDA before), cudaSetDeviceFlags
+     * replaces them (older drivers refuse with cudaErrorSetOnActiveProcess,
+     * which is harmless: the device then keeps its flags). */
+    if (cudaInitDevice(ord, cudaDeviceScheduleBlockingSync, cudaInitDeviceFlagsAreValid) !=
+        cudaSuccess)
+        cuda__clear();
+    cudaError_t e = cudaSetDevice(ord);
+    if (e != cudaSuccess) {
+        cuda__clear();
+        maccrt_warn(NULL, "%s: %s", d->name, cudaGetErrorString(e));
+        return (int)e;
+    }
+    unsigned flags = 0;
+    if (cudaGetDeviceFlags(&flags) != cudaSuccess ||
+        (flags & cudaDeviceScheduleMask) != cudaDeviceScheduleBlockingSync) {
+        cuda__clear();
+        if (cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess)
+            cuda__clear();
+    }
+
+    struct cudaDeviceProp prop;
+    memset(&prop, 0, sizeof prop);
+    e = cudaGetDeviceProperties(&prop, ord);
+    if (e != cudaSuccess) {
+        cuda__clear();
+        maccrt_warn(NULL, "%s: %s", d->name, cudaGetErrorString(e));
+        cuda__restore(prev, ord);
+        return (int)e;
+    }
+    d->cc = prop.major * 10 + prop.minor;
+    d->mem_bytes = prop.totalGlobalMem;
+
+    cuda__gpu *g = maccrt_xcalloc(1, sizeof *g);
+    g->dev = d;
+    g->ordinal = ord;
+    pthread_mutex_init(&g->lock, NULL);
+    pthread_cond_init(&g->cv, NULL);
+    pthread_mutex_init(&g->data_lock, NULL);
+
+    int pools = 0;
+    if (cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, ord) != cudaSuccess)
+        pools = 0;
+    if (pools && cudaDeviceGetDefaultMemPool(&g->pool, ord) != cudaSuccess)
+        pools = 0;
+    if (pools) {
+        /* Keep freed memory in the pool rather than give it back at every
+         * synchronisation; trimmed when an allocation fails. */
+        uint64_t threshold = UINT64_MAX;
+        if (cudaMemPoolSetAttribute(g->pool, cudaMemPoolAttrReleaseThreshold, &threshold) !=
+            cudaSuccess)
+            cuda__clear();
+    }
+    g->pools = pools != 0;
+    cuda__clear();
+
+    e = cudaStreamCreateWithFlags(&g->data_stream, cudaStreamNonBlocking);
+    int n = cuda__nstreams;
+    for (int i = 0; i < n && e == cudaSuccess; i++) {
+        cuda__helper *h = &g->helpers[i];
+        h->gpu = g;
+        h->slot = i;
+        e = cudaStreamCreateWithFlags(&h->stream, cudaStreamNonBlocking);
+        g->nhelpers = i + 1;
+    }
+    if (e != cudaSuccess) {
+        cuda__clear();
+        maccrt_warn(NULL, "%s: cannot create streams: %s", d->name, cudaGetErrorString(e));
+        cuda__discard(g);
+        cuda__restore(prev, ord);
+        return (int)e;
+    }
+
+    d->pdata = g;
+    int started = 0;
+    for (int i = 0; i < g->nhelpers; i++) {
+        cuda__helper *h = &g->helpers[i];
+        if (pthread_create(&h->thread, NULL, cuda__helper_main, h) != 0)
+            continue; /* fewer helpers: fewer tasks in flight, still correct */
+        h->started = 1;
+        started++;
+        char name[32]; /* the kernel keeps 15 characters */
+        snprintf(name, sizeof name, "macc-nv%d.%d", ord % 100, i % 100);
+        name[15] = 0;
+        (void)pthread_setname_np(h->thread, name);
+    }
+    if (!started) {
+        d->pdata = NULL;
+        maccrt_warn(NULL, "%s: cannot start a helper thread", d->name);
+        cuda__discard(g);
+        cuda__restore(prev, ord);
+        return -1;
+    }
+    cuda__restore(prev, ord);
+    return 0;
+}
+
+static void cuda__fini_device(maccrt_device *d)
+{
+    cuda__gpu *g = d->pdata;
+    if (!g)
+        return;
+    pthread_mutex_lock(&g->lock);
+    g->stop = 1;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->lock);
+    for (int i = 0; i < g->nhelpers; i++) {
+        if (g->helpers[i].started) {
+            pthread_join(g->helpers[i].thread, NULL);
+            g->helpers[i].started = 0;
+        }
+    }
+    /* g, its streams and its memory stay: a task created by a later atexit
+     * handler runs inline on the data stream, and the CUDA runtime releases
+     * everything with the contexts at exit. */
+}
+
+static int cuda__version_ok(const maccrt_device *d, const MACC_Version *v)
+{
+    return v->min_cc <= 0 || d->cc >= v->min_cc;
+}
+
+static cudaError_t cuda__malloc(cuda__gpu *g, void **p, size_t bytes, cudaStream_t s)
+{
+    if (g->pools)
+        return cudaMallocAsync(p, bytes, s);
+    return cudaMalloc(p, bytes);
+}
+
+static void *cuda__alloc(maccrt_device *d, void *hostptr, size_t bytes)
+{
+    (void)hostptr;
+    cuda__gpu *g = d->pdata;
+    cuda__call c;
+    void *p = NULL;
+    if (bytes == 0)
+        bytes = 1;
+    cudaError_t e = cuda__enter(g, &c);
+    if (e == cudaSuccess) {
+        e = cuda__malloc(g, &p, bytes, c.stream);
+        if (e == cudaErrorMemoryAllocation) {
+            /* Memory freed on other streams may not be back yet, and the pool
+             * keeps what it has: let the device finish its work (no hang
+             * unless a kernel never ends), trim the pool, try once more. */
+            cuda__clear();
+            p = NULL;
+            e = cudaDeviceSynchronize();
+            if (e == cudaSuccess) {
+                if (g->pools && cudaMemPoolTrimTo(g->pool, 0) != cudaSuccess)
+                    cuda__clear();
+                e = cuda__malloc(g, &p, bytes, c.stream);
+            }
+        }
+        /* A stream-ordered allocation is usable from other streams once its
+         * stream has reached it. */
+        if (e == cudaSuccess && g->pools)
+            e = cudaStreamSynchronize(c.stream);
+    }
+    cuda__leave(&c);
+    if (e != cudaSuccess) {
+        cuda__clear();
+        cuda__last_alloc_error = e == cudaErrorMemoryAllocation ? MACCRT_ERR_NOMEM : (int)e;
+        return NULL;
+    }
+    return p;
+}
+
+static int cuda__alloc_error(maccrt_device *d)
+{
+    (void)d;
+    return cuda__last_alloc_error;
+}
+
+static void cuda__free(maccrt_device *d, void *p)
+{
+    if (!p || atomic_load(&maccrt_rt.fatal))
+        return;
+    cuda__gpu *g = d->pdata;
+    cuda__call c;
+    cudaError_t e = cuda__enter(g, &c);
+    if (e == cudaSuccess)
+        e = g->pools ? cudaFreeAsync(p, c.stream) : cudaFree(p);
+    cuda__leave(&c);
+    if (e != cudaSuccess)
+        cuda__clear(); /* a broken context shows at the next copy or kernel */
+}
+
+/* A copy in either direction, waited for. */
+static int cuda__copy(maccrt_device *d, void *dst, const void *src, size_t bytes)
+{
+    if (!bytes)
+        return 0;
+    cuda__gpu *g = d->pdata;
+    cuda__call c;
+    cudaError_t e = cuda__enter(g, &c);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, c.stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(c.stream);
+    cuda__leave(&c);
+    if (e != cudaSuccess)
+        cuda__clear();
+    return (int)e;
+}
+
+static void cuda__submit(maccrt_device *d, maccrt_task *t)
+{
+    cuda__gpu *g = d->pdata;
+    pthread_mutex_lock(&g->lock);
+    t->pnext = NULL;
+    if (g->tail)
+        g->tail->pnext = t;
+    else
+        g->head = t;
+    g->tail = t;
+    pthread_cond_signal(&g->cv);
+    pthread_mutex_unlock(&g->lock);
+}
+
+static int cuda__run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
+{
+    cuda__gpu *g = d->pdata;
+    cuda__call c;
+    cudaError_t e = cuda__enter(g, &c);
+    if (e != cudaSuccess) {
+        cuda__leave(&c);
+        return (int)e;
+    }
+    env->stream = (void *)c.stream;
+    env->nthreads = 1;
+    cuda__clear(); /* the launch function returns cudaGetLastError() */
+    int err = t->ver->fn(t->args, env);
+    /* A launch error is returned as it is, without waiting: the stream may
+     * belong to a broken context. Otherwise wait for the kernel; an error
+     * while it ran (an illegal address...) is returned by the wait. */
+    if (err == 0)
+        err = (int)cudaStreamSynchronize(c.stream);
+    cuda__leave(&c);
+    return err;
+}
+
+static int cuda__synchronize(maccrt_device *d)
+{
+    cuda__gpu *g = d->pdata;
+    cuda__call c;
+    cudaError_t e = cuda__enter(g, &c);
+    if (e == cudaSuccess)
+        e = cudaDeviceSynchronize();
+    cuda__leave(&c);
+    return (int)e;
+}
+
+static const char *cuda__error_string(int err)
+{
+    if (err == MACCRT_ERR_NOMEM)
+        return "out of memory";
+    return cudaGetErrorString((cudaError_t)err);
+}
+
+extern const maccrt_plugin maccrt_cuda_plugin;
+const maccrt_plugin maccrt_cuda_plugin = {
+    .name = "nvidia",
+    .kind = MACC_DEV_NVIDIA,
+    .caps = 0,
+    .discover = cuda__discover,
+    .init_device = cuda__init_device,
+    .fini_device = cuda__fini_device,
+    .version_ok = cuda__version_ok,
+    .alloc = cuda__alloc,
+    .free = cuda__free,
+    .copy_h2d = cuda__copy,
+    .copy_d2h = cuda__copy,
+    .submit = cuda__submit,
+    .run = cuda__run,
+    .synchronize = cuda__synchronize,
+    .error_string = cuda__error_string,
+    .alloc_error = cuda__alloc_error,
+};
+
+#endif /* CUDA__HAVE_HEADERS */
