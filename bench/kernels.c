@@ -110,6 +110,7 @@ static void device_tasks(long *gpu, long *host)
 typedef struct Result {
     double gen_s, ref_s; /* seconds per launch */
     double sync_s;       /* hand-written, synchronous launches (triad only; 0: none) */
+    double gen_nowait_s; /* generated, `nowait` regions then one taskwait (triad only) */
     char ref_config[256];
     int ok;
 } Result;
@@ -272,6 +273,17 @@ static void bench_triad(long n, int reps, Result *res)
             a[j] = b[j] + s * c[j];
     }
     double t1 = now();
+    /* the same regions deferred: the runtime's dispatch overlaps the kernels,
+     * which the GPU's streams run back to back, as the hand-written launches */
+    double t2 = now();
+    for (int r = 0; r < reps; r++) {
+        #pragma omp target teams distribute parallel for device(nvidia) nowait
+        for (long j = 0; j < n; j++)
+            a[j] = b[j] + s * c[j];
+    }
+    #pragma omp taskwait
+    double t3 = now();
+    res->gen_nowait_s = (t3 - t2) / reps;
     #pragma omp target exit data map(from: a[0:n]) map(release: b[0:n], c[0:n])
     device_tasks(&gpu1, &host1);
     res->gen_s = (t1 - t0) / reps;
@@ -283,7 +295,7 @@ static void bench_triad(long n, int reps, Result *res)
     snprintf(res->ref_config, sizeof res->ref_config, "%s", ref_last_config());
     long bad_ref = count_triad_errors(n, s, a);
 
-    long want = WARMUP + reps;
+    long want = WARMUP + 2L * reps;
     int on_gpu = gpu1 - gpu0 == want && host1 == host0;
     res->ok = bad_gen == 0 && bad_ref == 0 && on_gpu;
     printf("triad: check over %ld elements: %ld wrong generated, %ld wrong hand-written\n", n,
@@ -355,15 +367,19 @@ int main(int argc, char **argv)
     printf("%-13s %-18s %-18s %s\n", "kernel", "generated", "hand-written", "ratio");
     printf("%-13s %10.1f %-7s %10.1f %-7s %5.2f\n", "nbody", rn_gen, "GFLOP/s", rn_ref, "GFLOP/s",
            rn_gen / rn_ref);
+    double rt_now = triad_bytes / rt.gen_nowait_s * 1e-9;
     printf("%-13s %10.1f %-7s %10.1f %-7s %5.2f\n", "triad", rt_gen, "GB/s", rt_ref, "GB/s",
            rt_gen / rt_ref);
+    printf("%-13s %10.1f %-7s %10.1f %-7s %5.2f\n", "triad nowait", rt_now, "GB/s", rt_ref, "GB/s",
+           rt_now / rt_ref);
     printf("(d2d copy     %10.1f GB/s: cudaMemcpy, read + write)\n", copy_bytes / copy_s * 1e-9);
     if (rt.sync_s > 0)
         printf("(triad sync   %10.1f GB/s: hand-written, host synchronisation after each launch)\n",
                triad_bytes / rt.sync_s * 1e-9);
     printf("\n");
-    printf("target: ratio >= %.2f: nbody %s, triad %s\n", TARGET,
-           rn_gen / rn_ref >= TARGET ? "met" : "NOT met", rt_gen / rt_ref >= TARGET ? "met" : "NOT met");
+    printf("target: ratio >= %.2f: nbody %s, triad (synchronous regions) %s, triad (nowait regions) %s\n", TARGET,
+           rn_gen / rn_ref >= TARGET ? "met" : "NOT met", rt_gen / rt_ref >= TARGET ? "met" : "NOT met",
+           rt_now / rt_ref >= TARGET ? "met" : "NOT met");
 
     int ok = rn.ok && rt.ok;
     printf("check: %s\n", ok ? "PASS" : "FAIL");

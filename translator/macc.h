@@ -62,6 +62,10 @@ Source *source_read(const char *path);
 /* Makes a Source from memory (copied). */
 Source *source_from_string(const char *path, const char *text, size_t len);
 void source_delete(Source *s);
+/* Rewrites, in memory, lines that consist of a macro use expanding to one
+ * _Pragma of our directives as the equivalent #pragma line (macros.c).
+ * Returns the number of lines rewritten; line numbers do not change. */
+int source_expand_pragma_macros(Source *s);
 /* 1-based line and column of byte offset `off`. */
 void source_position(const Source *s, size_t off, int *line, int *col);
 

@@ -26,6 +26,7 @@ int translate_needed(const char *text)
 
 static int tr__run(Source *src, FILE *diag_out, Buf *out, Buf *cuda, const char *display)
 {
+    source_expand_pragma_macros(src);
     Diag diag;
     diag_init(&diag, src);
     if (diag_out)

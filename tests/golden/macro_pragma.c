@@ -1,5 +1,5 @@
-/* _Pragma in macro bodies, outside any region: this file must pass through
- * unchanged (macro-made pragmas are a later milestone). */
+/* _Pragma in macro bodies, outside any region: the GCC pragma passes through
+ * as a macro; the OpenMP loop directive, one of ours, becomes a #pragma line. */
 #define PRAGMA(x) _Pragma(#x)
 #define UNROLL(n) PRAGMA(GCC unroll n)
 #define HOST_PARALLEL_FOR _Pragma("omp parallel for")

@@ -178,7 +178,7 @@ Test(analysis, static_arrays_mapped_whole)
     cr_assert(ma->implicit);
     cr_assert_eq(ma->kind, MACC_MAP_TOFROM);
     cr_assert_str_eq(ma->bytes, "sizeof(a)");
-    cr_assert_null(cap(r, "g")); /* global: not captured, but mapped */
+    cr_assert_eq(cap(r, "g")->kind, CAP_ARRAY); /* a global array: mapped and rebound too */
     int found = 0;
     for (int i = 0; i < r->maps.len; i++)
         if (!strcmp(((RMap *)r->maps.items[i])->name, "g")) {
@@ -351,4 +351,36 @@ Test(analysis, translate_needed)
     cr_assert(translate_needed("_Pragma(\"omp target\")"));
     cr_assert_not(translate_needed("#pragma once\nint x;\n"));
     cr_assert_not(translate_needed("int main(void) { return 0; }\n"));
+}
+
+Test(macros, pragma_from_macros_becomes_pragma_line)
+{
+    const char *text = "#define PRAGMA(x) _Pragma(#x)\n"
+                       "#define OFF(c) PRAGMA(omp target parallel for c)\n"
+                       "#define W _Pragma(\"omp taskwait\")\n"
+                       "#define G PRAGMA(GCC unroll 4)\n"
+                       "void f(int n, float *p) {\n"
+                       "  OFF(map(tofrom: p[0:n]))\n"
+                       "  for (int i = 0; i < n; i++) p[i] += 1;\n"
+                       "  W\n"
+                       "  G\n"
+                       "}\n";
+    Source *s = source_from_string("m.c", text, strlen(text));
+    int nlines = s->nlines;
+    cr_assert_eq(source_expand_pragma_macros(s), 2);
+    cr_assert_eq(s->nlines, nlines);
+    cr_assert_not_null(strstr(s->text, "  #pragma omp target parallel for map(tofrom: p[0:n])\n"));
+    cr_assert_not_null(strstr(s->text, "  #pragma omp taskwait\n"));
+    cr_assert_not_null(strstr(s->text, "  G\n")); /* not ours: left alone */
+    cr_assert_not_null(strstr(s->text, "#define W _Pragma")); /* definitions untouched */
+    source_delete(s);
+}
+
+Test(macros, no_pragma_no_change)
+{
+    const char *text = "#define SQ(x) ((x)*(x))\nint f(int a) {\n  return SQ(a);\n}\n";
+    Source *s = source_from_string("m.c", text, strlen(text));
+    cr_assert_eq(source_expand_pragma_macros(s), 0);
+    cr_assert_str_eq(s->text, text);
+    source_delete(s);
 }
