@@ -60,6 +60,9 @@ typedef int cuda__no_cuda_headers; /* not an empty translation unit */
 
 #include <cuda_runtime_api.h>
 #include <stdint.h>
+#include <time.h>
+
+static cudaError_t cuda__wait(cudaStream_t s);
 #include <stdlib.h>
 #include <string.h>
 
@@ -399,7 +402,7 @@ static void *cuda__alloc(maccrt_device *d, void *hostptr, size_t bytes)
         /* A stream-ordered allocation is usable from other streams once its
          * stream has reached it. */
         if (e == cudaSuccess && g->pools)
-            e = cudaStreamSynchronize(c.stream);
+            e = cuda__wait(c.stream);
     }
     cuda__leave(&c);
     if (e != cudaSuccess) {
@@ -441,7 +444,7 @@ static int cuda__copy(maccrt_device *d, void *dst, const void *src, size_t bytes
     if (e == cudaSuccess)
         e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, c.stream);
     if (e == cudaSuccess)
-        e = cudaStreamSynchronize(c.stream);
+        e = cuda__wait(c.stream);
     cuda__leave(&c);
     if (e != cudaSuccess)
         cuda__clear();
@@ -462,6 +465,33 @@ static void cuda__submit(maccrt_device *d, maccrt_task *t)
     pthread_mutex_unlock(&g->lock);
 }
 
+/* Waits for a stream. A short kernel is waited for by polling (the helper's
+ * core is reserved for the GPU): the blocking wait's interrupt wake-up costs
+ * tens of microseconds per task. Past MACC_CUDA_SPIN_US (default 1000) of
+ * polling, the wait blocks. */
+static cudaError_t cuda__wait(cudaStream_t s)
+{
+    static long spin_ns = -1;
+    if (spin_ns < 0) {
+        const char *v = getenv("MACC_CUDA_SPIN_US");
+        long us = v && *v ? strtol(v, NULL, 10) : 1000;
+        spin_ns = (us < 0 ? 0 : us) * 1000L;
+    }
+    if (spin_ns > 0) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (;;) {
+            cudaError_t e = cudaStreamQuery(s);
+            if (e != cudaErrorNotReady)
+                return e;
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            if ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) > spin_ns)
+                break;
+        }
+    }
+    return cudaStreamSynchronize(s);
+}
+
 static int cuda__run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
 {
     cuda__gpu *g = d->pdata;
@@ -479,7 +509,7 @@ static int cuda__run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
      * belong to a broken context. Otherwise wait for the kernel; an error
      * while it ran (an illegal address...) is returned by the wait. */
     if (err == 0)
-        err = (int)cudaStreamSynchronize(c.stream);
+        err = (int)cuda__wait(c.stream);
     cuda__leave(&c);
     return err;
 }
