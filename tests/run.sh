@@ -5,6 +5,7 @@
 #   tests/run.sh golden-update BUILD   regenerate tests/golden/*.host.c
 #   tests/run.sh bad BUILD             the catalogue of bad inputs
 #   tests/run.sh e2e BUILD             build and run the samples and tests/e2e host-only
+#   tests/run.sh driver BUILD          the driver: outputs, fallbacks, -v, -c, status
 #   tests/run.sh summary BUILD         print "N passed, N failed" over all of the above
 # Each suite appends "passed failed label" lines to $RESULTS (default
 # BUILD/results.txt) and prints its own summary; the exit status is 1 when
@@ -188,6 +189,44 @@ e2e)
         if MACC_DEVICES=host timeout 300 "$tmp/bin/$n" > /dev/null 2>&1; then ok; else ko "e2e $n with MACC_DEVICES=host"; fi
     done
     finish e2e
+    ;;
+driver)
+    cd "$tmp" || exit 1
+    cp "$top/tests/e2e/reduction_int.c" red.c
+    # --translate writes the host file and the device file, nothing else
+    mkdir -p out
+    if "$macc" --translate red.c -o out && [ -f out/red.host.c ] && [ -f out/red.cuda.cu ] &&
+        [ "$(ls out | wc -l)" -eq 2 ]; then ok; else ko "driver: --translate outputs: $(ls out)"; fi
+    # the user's file is never written
+    sum0=$(cksum < red.c)
+    "$macc" --translate red.c -o . > /dev/null 2>&1
+    if [ "$(cksum < red.c)" = "$sum0" ]; then ok; else ko "driver: input modified"; fi
+    rm -f red.host.c red.cuda.cu
+    # no nvcc: a host-only program, and the note said once
+    if MACC_NVCC= "$macc" -O2 red.c -o red 2> err.txt && ./red > /dev/null &&
+        [ "$(grep -c 'macc: note: no nvcc' err.txt)" -eq 1 ]; then ok; else cat err.txt; ko "driver: host-only fallback without nvcc"; fi
+    # -v prints the sub-commands (the C compiler with -fopenmp, the link with the runtime)
+    if MACC_NVCC= "$macc" -v -O2 red.c -o red 2> err.txt && grep -q -- '-fopenmp' err.txt &&
+        grep -q 'libmaccrt.a' err.txt && grep -q -- '--translate red.c' err.txt; then ok; else cat err.txt; ko "driver: -v"; fi
+    # -c makes an object; files without directives go straight to the C compiler
+    printf 'int plain(int x) { return x + 1; }\n' > plain.c
+    if "$macc" -v -c plain.c 2> err.txt && [ -f plain.o ] && ! grep -q -- '--translate' err.txt; then ok
+    else cat err.txt; ko "driver: -c on a file without directives"; fi
+    # the first failing sub-command's status comes back; no output left behind
+    printf 'int main(void) { return undefined_symbol(); }\n' > bad.c
+    if "$macc" bad.c -o badprog > /dev/null 2>&1; then ko "driver: a failing link succeeded"; elif [ -e badprog ]; then ko "driver: output left"; else ok; fi
+    # --version, --help, unknown double-dash option
+    if "$macc" --version | grep -q '^macc ' && "$macc" --help | grep -q -- '--translate'; then ok; else ko "driver: --version/--help"; fi
+    if "$macc" --no-such-option red.c 2> err.txt; then ko "driver: unknown option accepted"
+    elif grep -q "unknown option '--no-such-option'" err.txt; then ok; else ko "driver: unknown option message"; fi
+    # with nvcc (where installed): the device file is compiled and linked
+    if [ -n "$NVCC" ] && [ -f "$build/lib/libmaccrt_cuda.a" ]; then
+        if MACC_NVCC="$NVCC" "$macc" -v -O2 red.c -o redgpu 2> err.txt && grep -q 'nvcc.*-arch=sm_90' err.txt &&
+            grep -q 'libmaccrt_cuda.a' err.txt && ./redgpu > /dev/null; then ok; else tail -n 5 err.txt; ko "driver: nvcc build"; fi
+    else
+        echo "driver: nvcc or the CUDA plugin not available: nvcc build not tested"
+    fi
+    finish driver
     ;;
 summary)
     if [ ! -f "$RESULTS" ]; then
