@@ -215,6 +215,22 @@ driver)
     # the first failing sub-command's status comes back; no output left behind
     printf 'int main(void) { return undefined_symbol(); }\n' > bad.c
     if "$macc" bad.c -o badprog > /dev/null 2>&1; then ko "driver: a failing link succeeded"; elif [ -e badprog ]; then ko "driver: output left"; else ok; fi
+    # GCC's dependency options: the user's file is named, not the translated temporary
+    rm -f red.o red.d
+    if MACC_NVCC= "$macc" -c -MMD -MP red.c 2> err.txt && [ -f red.o ] && [ -f red.d ] &&
+        grep -q '^red.o: red.c' red.d && grep -q 'macc_rt.h:$' red.d && ! grep -q 'macc-' red.d; then ok
+    else cat red.d err.txt; ko "driver: -c -MMD -MP"; fi
+    if MACC_NVCC= "$macc" -c -MD -MF deps.txt -MT custom red.c -o other.o 2> err.txt && grep -q '^custom: red.c' deps.txt &&
+        grep -q 'stdio.h' deps.txt; then ok; else cat deps.txt err.txt; ko "driver: -MD -MF -MT"; fi
+    if "$macc" -MM red.c > mm.txt 2> err.txt && grep -q '^red.o: red.c' mm.txt && ! grep -q 'stdio.h' mm.txt; then ok
+    else cat mm.txt err.txt; ko "driver: -MM"; fi
+    # -E preprocesses the translated file; -S writes assembly; -Xhost reaches the host compiler only
+    if "$macc" -E red.c 2> err.txt | grep -q 'MACC_target'; then ok; else cat err.txt; ko "driver: -E"; fi
+    rm -f red.s
+    if "$macc" -S red.c 2> err.txt && [ -f red.s ]; then ok; else cat err.txt; ko "driver: -S"; fi
+    if MACC_NVCC= "$macc" -### -Xhost -DONLY_HOST -Xnvcc -lineinfo red.c -o red 2> err.txt &&
+        grep -q -- '-fopenmp.*-DONLY_HOST.*-c' err.txt && ! grep -q -- 'lineinfo' err.txt; then ok
+    else cat err.txt; ko "driver: -Xhost / -###"; fi
     # --version, --help, unknown double-dash option
     if "$macc" --version | grep -q '^macc ' && "$macc" --help | grep -q -- '--translate'; then ok; else ko "driver: --version/--help"; fi
     if "$macc" --no-such-option red.c 2> err.txt; then ko "driver: unknown option accepted"

@@ -20,6 +20,12 @@ typedef struct Opts {
     Vec ldflags;  /* link options and libraries, in order (owned) */
     const char *output;
     int compile_only, translate_only, verbose, dry, keep, info, managed;
+    int preprocess, assemble;   /* -E, -S */
+    int dep_mode;               /* 0, or 'M' (-M), 'm' (-MM), 'D' (-MD), 'd' (-MMD) */
+    int dep_phony;              /* -MP */
+    const char *dep_file;       /* -MF */
+    Vec dep_targets;            /* -MT/-MQ values (not owned) */
+    Vec xnvcc, xhost;           /* -Xnvcc / -Xhost options (not owned) */
     const char *targets;
     const char *cuda_arch;
 } Opts;
@@ -33,6 +39,7 @@ static void dr__usage(FILE *f)
           "\n"
           "C compiler options (GCC's meaning):\n"
           "  -o FILE  -c  -I DIR  -D NAME[=V]  -U NAME  -O*  -g  -std=STD  -W*  -l LIB  -L DIR\n"
+          "  -E -S -M -MM -MD -MMD -MF FILE -MT TARGET -MQ TARGET -MP\n"
           "  -v       print each sub-command and run it\n"
           "  -###     print each sub-command without running it\n"
           "  other options are passed to the C compiler\n"
@@ -43,6 +50,8 @@ static void dr__usage(FILE *f)
           "  --managed          put heap allocations in managed memory\n"
           "  --info             report implicit mapping decisions\n"
           "  --keep-files       keep the temporary files\n"
+          "  -Xnvcc OPT         pass OPT to nvcc only\n"
+          "  -Xhost OPT         pass OPT to the host C compiler's compile step only\n"
           "  --help, --version\n"
           "Environment: MACC_CC (C compiler, default cc)\n",
           f);
@@ -93,6 +102,30 @@ static int dr__parse(int argc, char **argv, Opts *o)
         if (!strcmp(a, "-v")) { o->verbose = 1; continue; }
         if (!strcmp(a, "-###")) { o->dry = 1; continue; }
         if (!strcmp(a, "-c")) { o->compile_only = 1; continue; }
+        if (!strcmp(a, "-E")) { o->preprocess = 1; continue; }
+        if (!strcmp(a, "-S")) { o->assemble = 1; continue; }
+        if (!strcmp(a, "-M")) { o->dep_mode = 'M'; continue; }
+        if (!strcmp(a, "-MM")) { o->dep_mode = 'm'; continue; }
+        if (!strcmp(a, "-MD")) { o->dep_mode = 'D'; continue; }
+        if (!strcmp(a, "-MMD")) { o->dep_mode = 'd'; continue; }
+        if (!strcmp(a, "-MP")) { o->dep_phony = 1; continue; }
+        if (!strcmp(a, "-MF") || !strcmp(a, "-MT") || !strcmp(a, "-MQ") || !strcmp(a, "-Xnvcc") ||
+            !strcmp(a, "-Xhost")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "macc: error: missing argument to '%s'\n", a);
+                return 1;
+            }
+            const char *v = argv[++i];
+            if (!strcmp(a, "-MF"))
+                o->dep_file = v;
+            else if (!strcmp(a, "-Xnvcc"))
+                vec_push(&o->xnvcc, (void *)v);
+            else if (!strcmp(a, "-Xhost"))
+                vec_push(&o->xhost, (void *)v);
+            else
+                vec_push(&o->dep_targets, (void *)v);
+            continue;
+        }
         if (!strcmp(a, "-o")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "macc: error: missing filename after '-o'\n");
@@ -239,6 +272,37 @@ static void dr__rm_rf(const char *dir)
     }
 }
 
+/* Replaces every occurrence of `from` by `to` in file `path` (a dependency
+ * file that names the translated temporary instead of the user's source);
+ * with `out`, writes the result there instead ("-": stdout). */
+static int dr__fix_depfile(const char *path, const char *from, const char *to, const char *out)
+{
+    Source *s = source_read(path);
+    if (!s) {
+        fprintf(stderr, "macc: error: cannot read '%s'\n", path);
+        return 1;
+    }
+    Buf b = {0};
+    const char *p = s->text;
+    size_t fl = strlen(from);
+    for (const char *q; fl && (q = strstr(p, from)) != NULL; p = q + fl) {
+        buf_put(&b, p, (size_t)(q - p));
+        buf_puts(&b, to);
+    }
+    buf_puts(&b, p);
+    source_delete(s);
+    int rc = 0;
+    FILE *f = !out ? fopen(path, "wb") : strcmp(out, "-") ? fopen(out, "wb") : stdout;
+    if (!f || fwrite(b.data, 1, b.len, f) != b.len)
+        rc = 1;
+    if (f && f != stdout && fclose(f) != 0)
+        rc = 1;
+    if (rc)
+        fprintf(stderr, "macc: error: cannot write the dependency file of '%s'\n", to);
+    buf_free(&b);
+    return rc;
+}
+
 static int dr__file_needs_translation(const char *path)
 {
     Source *s = source_read(path);
@@ -339,8 +403,10 @@ int driver_main(int argc, char **argv)
         rc = 1;
         goto out;
     }
-    if (o.compile_only && o.output && o.inputs.len > 1) {
-        fprintf(stderr, "macc: fatal error: cannot specify '-o' with '-c' and multiple files\n");
+    int dep_only = o.dep_mode == 'M' || o.dep_mode == 'm';
+    int no_link = o.compile_only || o.preprocess || o.assemble || dep_only;
+    if ((o.compile_only || o.assemble) && o.output && o.inputs.len > 1) {
+        fprintf(stderr, "macc: fatal error: cannot specify '-o' with '-c' or '-S' and multiple files\n");
         rc = 1;
         goto cleanup;
     }
@@ -379,7 +445,10 @@ int driver_main(int argc, char **argv)
             }
             src = host;
             srcdir = dr__dirname(in);
-            if (cuda && !nvcc) {
+            if (cuda && (o.preprocess || o.assemble || dep_only)) {
+                free(cuda); /* -E, -S, -M: the host side only */
+                cuda = NULL;
+            } else if (cuda && !nvcc) {
                 if (want_nvidia && !noted++)
                     fprintf(stderr, "macc: note: no nvcc or no CUDA runtime plugin: building host-only (set MACC_NVCC to use one)\n");
                 free(cuda);
@@ -393,6 +462,7 @@ int driver_main(int argc, char **argv)
             vec_push(&cmd, nvcc);
             vec_push(&cmd, arch);
             vec_push(&cmd, "-std=c++17");
+            dr__push_all(&cmd, &o.xnvcc);
             for (int k = 0; k < o.cflags.len; k++) {
                 const char *f = o.cflags.items[k];
                 if (!strncmp(f, "-O", 2) || !strncmp(f, "-D", 2) || !strncmp(f, "-U", 2) || !strncmp(f, "-I", 2) ||
@@ -424,12 +494,19 @@ int driver_main(int argc, char **argv)
                 continue;
             }
         }
-        char *obj = o.compile_only ? (o.output ? xstrdup(o.output) : xsprintf("%s.o", stem))
-                                   : xsprintf("%s/%s.%d.o", tmpdir, stem, i);
+        char *obj;
+        if (o.preprocess || dep_only)
+            obj = xstrdup(o.output ? o.output : "-");
+        else if (o.assemble)
+            obj = o.output ? xstrdup(o.output) : xsprintf("%s.s", stem);
+        else
+            obj = o.compile_only ? (o.output ? xstrdup(o.output) : xsprintf("%s.o", stem))
+                                 : xsprintf("%s/%s.%d.o", tmpdir, stem, i);
         Vec cmd = {0};
         vec_push(&cmd, (void *)dr__cc());
         vec_push(&cmd, "-fopenmp");
         dr__push_all(&cmd, &o.cflags);
+        dr__push_all(&cmd, &o.xhost);
         if (cuda)
             vec_push(&cmd, "-DMACC_WITH_CUDA=1");
         vec_push(&cmd, "-I");
@@ -438,20 +515,62 @@ int driver_main(int argc, char **argv)
             vec_push(&cmd, "-iquote");
             vec_push(&cmd, srcdir);
         }
-        vec_push(&cmd, "-c");
+        /* dependencies (GCC's -M options): the compiler writes them for the
+         * translated file; its name is replaced by the user's afterwards */
+        char *depfile = NULL, *deptarget = NULL;
+        int dep_to_out = 0;
+        if (o.dep_mode) {
+            vec_push(&cmd, o.dep_mode == 'M' ? "-M" : o.dep_mode == 'm' ? "-MM" : o.dep_mode == 'D' ? "-MD" : "-MMD");
+            if (o.dep_file)
+                depfile = xstrdup(o.dep_file);
+            else if (dep_only) {
+                depfile = xsprintf("%s/%s.%d.d", tmpdir, stem, i);
+                dep_to_out = 1;
+            } else if (o.compile_only || o.assemble) {
+                const char *dot = strrchr(obj, '.');
+                const char *sl = strrchr(obj, '/');
+                depfile = dot && (!sl || dot > sl) ? xsprintf("%.*s.d", (int)(dot - obj), obj) : xsprintf("%s.d", obj);
+            } else {
+                depfile = xsprintf("%s.d", stem);
+            }
+            vec_push(&cmd, "-MF");
+            vec_push(&cmd, depfile);
+            for (int k = 0; k < o.dep_targets.len; k++) {
+                vec_push(&cmd, "-MT");
+                vec_push(&cmd, o.dep_targets.items[k]);
+            }
+            if (!o.dep_targets.len) {
+                deptarget = (o.compile_only || o.assemble) ? xstrdup(obj) : xsprintf("%s.o", stem);
+                vec_push(&cmd, "-MT");
+                vec_push(&cmd, deptarget);
+            }
+            if (o.dep_phony)
+                vec_push(&cmd, "-MP");
+        }
+        vec_push(&cmd, o.preprocess || dep_only ? "-E" : o.assemble ? "-S" : "-c");
         vec_push(&cmd, (void *)src);
-        vec_push(&cmd, "-o");
-        vec_push(&cmd, obj);
+        if (strcmp(obj, "-") && !dep_only) {
+            vec_push(&cmd, "-o");
+            vec_push(&cmd, obj);
+        }
         rc = dr__run(&o, &cmd);
         vec_free(&cmd);
-        vec_push(&objs, obj);
-        vec_push(&owned, obj);
+        if (!rc && depfile && !o.dry && (host || dep_to_out))
+            rc = dr__fix_depfile(depfile, src, in, dep_to_out ? obj : NULL);
+        free(depfile);
+        free(deptarget);
+        if (o.preprocess || dep_only || o.assemble)
+            free(obj);
+        else {
+            vec_push(&objs, obj);
+            vec_push(&owned, obj);
+        }
         free(host);
         free(cuda);
         free(srcdir);
         free(stem);
     }
-    if (!rc && !o.compile_only) {
+    if (!rc && !no_link) {
         Vec cmd = {0};
         vec_push(&cmd, (void *)dr__cc());
         vec_push(&cmd, "-fopenmp");
@@ -502,6 +621,9 @@ out:
         free(o.ldflags.items[i]);
     vec_free(&o.cflags);
     vec_free(&o.ldflags);
+    vec_free(&o.dep_targets);
+    vec_free(&o.xnvcc);
+    vec_free(&o.xhost);
     vec_free(&o.inputs);
     return rc;
 }
