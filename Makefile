@@ -1,7 +1,7 @@
 # macc: GNU Make build.
 #   make              build build/bin/macc and build/lib/libmaccrt.{a,so}
-#   make check        every test (unit, golden, bad inputs, end-to-end, then the
-#                     unit and end-to-end tests again under ASan/UBSan)
+#   make check        every test (unit, golden, bad inputs, end-to-end, driver), then
+#                     all of them again with everything built with ASan/UBSan
 #   make demo         build, translate samples/nbody.c, build and run it
 #   make golden-update  regenerate the expected outputs of tests/golden
 #   SANITIZE=address,undefined  build with sanitizers (into $(BUILD))
@@ -135,6 +135,9 @@ check: all $(UNIT_BIN)
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=address,undefined all unit
 	@RESULTS=$(CURDIR)/$(BUILD)/results.txt sh tests/run.sh unit $(BUILD)/asan $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/tests/%) || true
 	@RESULTS=$(CURDIR)/$(BUILD)/results.txt E2E_CFLAGS="$(ASAN_FLAGS)" sh tests/run.sh e2e $(BUILD)/asan || true
+	@RESULTS=$(CURDIR)/$(BUILD)/results.txt MACC_NVCC= sh tests/run.sh golden $(BUILD)/asan || true
+	@RESULTS=$(CURDIR)/$(BUILD)/results.txt sh tests/run.sh bad $(BUILD)/asan || true
+	@RESULTS=$(CURDIR)/$(BUILD)/results.txt E2E_CFLAGS="$(ASAN_FLAGS)" sh tests/run.sh driver $(BUILD)/asan || true
 	@sh tests/run.sh summary $(BUILD)
 
 golden-update: all
@@ -151,5 +154,50 @@ gpu-check:
 
 clean:
 	rm -rf $(BUILD)
+
+# ---- install --------------------------------------------------------------
+#   make install [PREFIX=/usr/local] [DESTDIR=staging]   (builds first)
+#   make uninstall [PREFIX=...] [DESTDIR=...]            removes exactly those files
+# The driver finds the runtime relative to itself (<bindir>/../lib and
+# <bindir>/../include), so keep LIBDIR and INCLUDEDIR next to BINDIR.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+INSTALL ?= install
+MACC_VERSION := $(shell sed -n 's/.*MACC_VERSION_STRING "\(.*\)".*/\1/p' translator/macc.h)
+# macc.pc: paths under PREFIX are written as ${prefix}/... (pkg-config --define-prefix works).
+PC_SUBST = -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(MACC_VERSION)|g' \
+           -e 's|@LIBDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))|g' \
+           -e 's|@INCLUDEDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))|g'
+INSTALLED_LIBS := libmaccrt.a libmaccrt.so libmaccrt_cuda.a
+INSTALLED_HDRS := macc_rt.h macc_device.h
+
+.PHONY: install uninstall
+install: all
+	@case "$(abspath $(LIBDIR)) $(abspath $(INCLUDEDIR))" in \
+	  "$(abspath $(BINDIR)/../lib) $(abspath $(BINDIR)/../include)") ;; \
+	  *) echo "warning: macc looks for its runtime in BINDIR/../lib and BINDIR/../include;" \
+	          "LIBDIR=$(LIBDIR) INCLUDEDIR=$(INCLUDEDIR) are elsewhere" >&2 ;; \
+	esac
+	$(INSTALL) -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(LIBDIR)' '$(DESTDIR)$(INCLUDEDIR)' \
+		'$(DESTDIR)$(PKGCONFIGDIR)' '$(DESTDIR)$(MANDIR)/man1'
+	$(INSTALL) -m 755 $(MACC) '$(DESTDIR)$(BINDIR)/macc'
+	$(INSTALL) -m 644 $(RTLIB) $(RTCUDA) '$(DESTDIR)$(LIBDIR)/'
+	$(INSTALL) -m 755 $(RTSO) '$(DESTDIR)$(LIBDIR)/'
+	$(INSTALL) -m 644 $(PUBHDR) '$(DESTDIR)$(INCLUDEDIR)/'
+	sed $(PC_SUBST) macc.pc.in > '$(DESTDIR)$(PKGCONFIGDIR)/macc.pc'
+	chmod 644 '$(DESTDIR)$(PKGCONFIGDIR)/macc.pc'
+	$(INSTALL) -m 644 docs/macc.1 '$(DESTDIR)$(MANDIR)/man1/macc.1'
+
+uninstall:
+	rm -f '$(DESTDIR)$(BINDIR)/macc'
+	rm -f $(foreach f,$(INSTALLED_LIBS),'$(DESTDIR)$(LIBDIR)/$(f)')
+	rm -f $(foreach f,$(INSTALLED_HDRS),'$(DESTDIR)$(INCLUDEDIR)/$(f)')
+	rm -f '$(DESTDIR)$(PKGCONFIGDIR)/macc.pc'
+	rm -f '$(DESTDIR)$(MANDIR)/man1/macc.1'
 
 -include $(shell find $(BUILD)/obj $(BUILD)/pic -name '*.d' 2>/dev/null)

@@ -203,10 +203,12 @@ driver)
     if [ "$(cksum < red.c)" = "$sum0" ]; then ok; else ko "driver: input modified"; fi
     rm -f red.host.c red.cuda.cu
     # no nvcc: a host-only program, and the note said once
-    if MACC_NVCC= "$macc" -O2 red.c -o red 2> err.txt && ./red > /dev/null &&
+    # shellcheck disable=SC2086
+    if MACC_NVCC= "$macc" ${E2E_CFLAGS:-} -O2 red.c -o red 2> err.txt && ./red > /dev/null &&
         [ "$(grep -c 'macc: note: no nvcc' err.txt)" -eq 1 ]; then ok; else cat err.txt; ko "driver: host-only fallback without nvcc"; fi
     # -v prints the sub-commands (the C compiler with -fopenmp, the link with the runtime)
-    if MACC_NVCC= "$macc" -v -O2 red.c -o red 2> err.txt && grep -q -- '-fopenmp' err.txt &&
+    # shellcheck disable=SC2086
+    if MACC_NVCC= "$macc" ${E2E_CFLAGS:-} -v -O2 red.c -o red 2> err.txt && grep -q -- '-fopenmp' err.txt &&
         grep -q 'libmaccrt.a' err.txt && grep -q -- '--translate red.c' err.txt; then ok; else cat err.txt; ko "driver: -v"; fi
     # -c makes an object; files without directives go straight to the C compiler
     printf 'int plain(int x) { return x + 1; }\n' > plain.c
@@ -231,13 +233,18 @@ driver)
     if MACC_NVCC= "$macc" -### -Xhost -DONLY_HOST -Xnvcc -lineinfo red.c -o red 2> err.txt &&
         grep -q -- '-fopenmp.*-DONLY_HOST.*-c' err.txt && ! grep -q -- 'lineinfo' err.txt; then ok
     else cat err.txt; ko "driver: -Xhost / -###"; fi
+    # the output never overwrites an input
+    cp red.c same.c
+    if "$macc" same.c -o same.c 2> err.txt; then ko "driver: -o onto the input accepted"
+    elif cmp -s red.c same.c && grep -q 'same as output' err.txt; then ok; else ko "driver: -o onto the input"; fi
     # --version, --help, unknown double-dash option
     if "$macc" --version | grep -q '^macc ' && "$macc" --help | grep -q -- '--translate'; then ok; else ko "driver: --version/--help"; fi
     if "$macc" --no-such-option red.c 2> err.txt; then ko "driver: unknown option accepted"
     elif grep -q "unknown option '--no-such-option'" err.txt; then ok; else ko "driver: unknown option message"; fi
     # with nvcc (where installed): the device file is compiled and linked
     if [ -n "$NVCC" ] && [ -f "$build/lib/libmaccrt_cuda.a" ]; then
-        if MACC_NVCC="$NVCC" "$macc" -v -O2 red.c -o redgpu 2> err.txt && grep -q 'nvcc.*-arch=sm_90' err.txt &&
+        # shellcheck disable=SC2086
+        if MACC_NVCC="$NVCC" "$macc" ${E2E_CFLAGS:-} -v -O2 red.c -o redgpu 2> err.txt && grep -q 'nvcc.*-arch=sm_90' err.txt &&
             grep -q 'libmaccrt_cuda.a' err.txt && ./redgpu > /dev/null; then ok; else tail -n 5 err.txt; ko "driver: nvcc build"; fi
     else
         echo "driver: nvcc or the CUDA plugin not available: nvcc build not tested"

@@ -403,6 +403,16 @@ int driver_main(int argc, char **argv)
         rc = 1;
         goto out;
     }
+    if (o.output) {
+        char a[PATH_MAX], b[PATH_MAX];
+        for (int i = 0; i < o.inputs.len; i++)
+            if (realpath(o.output, a) && realpath(o.inputs.items[i], b) && !strcmp(a, b)) {
+                fprintf(stderr, "macc: fatal error: input file '%s' is the same as output file\n",
+                        (char *)o.inputs.items[i]);
+                rc = 1;
+                goto cleanup;
+            }
+    }
     int dep_only = o.dep_mode == 'M' || o.dep_mode == 'm';
     int no_link = o.compile_only || o.preprocess || o.assemble || dep_only;
     if ((o.compile_only || o.assemble) && o.output && o.inputs.len > 1) {

@@ -78,6 +78,7 @@ typedef struct CopyCtx {
     const Vec *writeback; /* names replaced by (*macc_p_<name>) */
     const Vec *staged;    /* arrays read as A[var] from shared memory */
     const char *var;      /* the staged loop's variable */
+    const char *outer;    /* the kernel loop's variable: A[outer] read once into a register */
 } CopyCtx;
 
 typedef struct TokEdit {
@@ -120,14 +121,17 @@ static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
         TSNode a = node_field(n, "argument"), ix = node_field(n, "index");
         if (node_is(a, "identifier") && node_is(ix, "identifier")) {
             char *an = node_text(c->u, a), *in = node_text(c->u, ix);
-            int hit = cu__in(ctx->staged, an) && !strcmp(in, ctx->var);
-            if (hit) {
+            int staged = cu__in(ctx->staged, an);
+            int hit = staged && !strcmp(in, ctx->var);
+            int hoist = staged && ctx->outer && !strcmp(in, ctx->outer);
+            if (hit || hoist) {
                 TokEdit *x = xcalloc(1, sizeof *x);
                 x->start = ts_node_start_byte(n);
                 x->end = ts_node_end_byte(n);
-                x->text = xsprintf("macc_sh_%s[macc_jj_]", an);
+                x->text = hit ? xsprintf("macc_sh_%s[macc_jj_]", an) : xsprintf("macc_hv_%s", an);
                 vec_push(edits, x);
             }
+            hit |= hoist;
             free(an);
             free(in);
             if (hit)
@@ -1050,6 +1054,7 @@ static void cu__emit_staged(Cu *c, const Region *r, Stage *st, const CopyCtx *wc
     CopyCtx sctx = *wctx;
     sctx.staged = &st->arrays;
     sctx.var = st->l.var;
+    sctx.outer = outer.var; /* A[i]: read-only and the same for the whole j loop */
     for (uint32_t i = 0; i < nc; i++) {
         TSNode k = ts_node_named_child(body, i);
         if (node_is(k, "comment") || node_is(k, "preproc_call"))
@@ -1057,6 +1062,9 @@ static void cu__emit_staged(Cu *c, const Region *r, Stage *st, const CopyCtx *wc
         if (ts_node_eq(k, st->loop)) {
             buf_printf(b, "        const long long macc_jlo_ = (long long)(%s), macc_jhi_ = (long long)(%s)%s;\n",
                        st->l.lb, st->l.ub, st->l.cmp == 'l' ? " + 1" : "");
+            for (int a = 0; a < st->arrays.len; a++)
+                buf_printf(b, "        const %s macc_hv_%s = %s[%s];\n", (char *)st->types.items[a], (char *)st->arrays.items[a],
+                           (char *)st->arrays.items[a], outer.var);
             buf_puts(b, "        for (long long macc_jt_ = macc_jlo_; macc_jt_ < macc_jhi_; macc_jt_ += blockDim.x) {\n");
             buf_puts(b, "            __syncthreads();\n            if (macc_jt_ + threadIdx.x < macc_jhi_) {\n");
             for (int a = 0; a < st->arrays.len; a++)
@@ -1154,7 +1162,7 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         if (!special)
             vec_push(&wb, k->name);
     }
-    CopyCtx ctx = {&wb, NULL, NULL};
+    CopyCtx ctx = {&wb, NULL, NULL, NULL};
 
     /* kernel */
     buf_printf(b, "__global__ void macc_g_%s(const struct macc_a_%s macc_a_, const struct macc_p_%s macc_p_", sfx, sfx,

@@ -73,6 +73,8 @@ __global__ void macc_g_forces_L7(const struct macc_a_forces_L7 macc_a_, const st
 #line 11 "inner_simd_reduction.c"
         float ax = 0.0f, ay = 0.0f;
         const long long macc_jlo_ = (long long)(0), macc_jhi_ = (long long)(n);
+        const float macc_hv_x = x[i];
+        const float macc_hv_y = y[i];
         for (long long macc_jt_ = macc_jlo_; macc_jt_ < macc_jhi_; macc_jt_ += blockDim.x) {
             __syncthreads();
             if (macc_jt_ + threadIdx.x < macc_jhi_) {
@@ -87,7 +89,7 @@ __global__ void macc_g_forces_L7(const struct macc_a_forces_L7 macc_a_, const st
                     (void)j;
 #line 13 "inner_simd_reduction.c"
                                     {
-            float dx = macc_sh_x[macc_jj_] - x[i], dy = macc_sh_y[macc_jj_] - y[i];
+            float dx = macc_sh_x[macc_jj_] - macc_hv_x, dy = macc_sh_y[macc_jj_] - macc_hv_y;
             float inv = 1.0f / sqrtf(dx * dx + dy * dy + 1e-3f);
             ax += dx * inv;
             ay += dy * inv;
@@ -100,7 +102,7 @@ __global__ void macc_g_forces_L7(const struct macc_a_forces_L7 macc_a_, const st
                     (void)j;
 #line 13 "inner_simd_reduction.c"
                                     {
-            float dx = macc_sh_x[macc_jj_] - x[i], dy = macc_sh_y[macc_jj_] - y[i];
+            float dx = macc_sh_x[macc_jj_] - macc_hv_x, dy = macc_sh_y[macc_jj_] - macc_hv_y;
             float inv = 1.0f / sqrtf(dx * dx + dy * dy + 1e-3f);
             ax += dx * inv;
             ay += dy * inv;

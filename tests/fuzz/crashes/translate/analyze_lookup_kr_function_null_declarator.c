@@ -1,0 +1,2 @@
+t n{#pragma omp target map(q)
+;
