@@ -44,7 +44,7 @@ PUBHDR := $(BUILD)/include/macc_rt.h $(BUILD)/include/macc_device.h
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all runtime gpu-check deps check check-unit check-golden check-bad check-e2e check-asan demo \
+.PHONY: all runtime gpu-check check-integration deps check check-unit check-golden check-bad check-e2e check-asan demo \
         golden-update clean unit
 
 all: $(MACC) runtime
@@ -118,6 +118,9 @@ check-bad: all
 check-e2e: all
 	@sh tests/run.sh e2e $(BUILD)
 
+check-integration: all
+	@sh tests/integration/run.sh $(BUILD)
+
 # The unit and end-to-end tests again, built with ASan and UBSan (the samples too).
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 check-asan:
@@ -138,6 +141,7 @@ check: all $(UNIT_BIN)
 	@RESULTS=$(CURDIR)/$(BUILD)/results.txt MACC_NVCC= sh tests/run.sh golden $(BUILD)/asan || true
 	@RESULTS=$(CURDIR)/$(BUILD)/results.txt sh tests/run.sh bad $(BUILD)/asan || true
 	@RESULTS=$(CURDIR)/$(BUILD)/results.txt E2E_CFLAGS="$(ASAN_FLAGS)" sh tests/run.sh driver $(BUILD)/asan || true
+	@RESULTS=$(CURDIR)/$(BUILD)/results.txt sh tests/integration/run.sh $(BUILD) || true
 	@sh tests/run.sh summary $(BUILD)
 
 golden-update: all

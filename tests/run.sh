@@ -246,9 +246,19 @@ driver)
         # shellcheck disable=SC2086
         if MACC_NVCC="$NVCC" "$macc" ${E2E_CFLAGS:-} -v -O2 red.c -o redgpu 2> err.txt && grep -q 'nvcc.*-arch=sm_90' err.txt &&
             grep -q 'libmaccrt_cuda.a' err.txt && ./redgpu > /dev/null; then ok; else tail -n 5 err.txt; ko "driver: nvcc build"; fi
+        # -c keeps the device object: merged into the one object file, linked with the plugin
+        rm -f redc.o
+        # shellcheck disable=SC2086
+        if MACC_NVCC="$NVCC" "$macc" ${E2E_CFLAGS:-} -c red.c -o redc.o 2> err.txt && nm redc.o | grep -q 'macc_k_.*_nvidia' &&
+            MACC_NVCC="$NVCC" "$macc" ${E2E_CFLAGS:-} redc.o -o redc 2>> err.txt && ./redc > /dev/null; then ok
+        else tail -n 5 err.txt; ko "driver: -c with a device file, then link"; fi
     else
         echo "driver: nvcc or the CUDA plugin not available: nvcc build not tested"
     fi
+    # --info reports the implicit decisions; -dumpversion goes to the C compiler
+    if "$macc" --info --translate red.c -o out 2> err.txt && grep -q "note: .* is firstprivate" err.txt; then ok
+    else cat err.txt; ko "driver: --info"; fi
+    if [ "$("$macc" -dumpversion)" = "$(${MACC_CC:-cc} -dumpversion)" ]; then ok; else ko "driver: -dumpversion"; fi
     finish driver
     ;;
 summary)

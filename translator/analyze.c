@@ -857,6 +857,31 @@ static void an__versions(Unit *u, Region *r)
     }
 }
 
+/* --info: what was decided without the user writing it. */
+static void an__info(Unit *u, const Region *r)
+{
+    static const char *dir[] = {"alloc", "to", "from", "tofrom"};
+    for (int i = 0; i < r->caps.len; i++) {
+        const Capture *c = r->caps.items[i];
+        const RMap *m = c->map >= 0 ? r->maps.items[c->map] : NULL;
+        switch (c->kind) {
+        case CAP_SCALAR:
+            diag_note(u->diag, r->target->start, "'%s' is firstprivate (copied in; writes are not seen after the region)",
+                      c->name);
+            break;
+        case CAP_PRIVATE:
+            diag_note(u->diag, r->target->start, "'%s' is private", c->name);
+            break;
+        default:
+            if (m && m->implicit)
+                diag_note(u->diag, r->target->start, "'%s' is mapped implicitly: %s, %s bytes", c->name,
+                          (m->kind & MACC_MAP_ATTACH) ? "present data (attach)" : dir[m->kind & MACC_MAP_DIR_MASK],
+                          m->bytes);
+            break;
+        }
+    }
+}
+
 static void an__region(Unit *u, Pragma *tp)
 {
     Region *r = xcalloc(1, sizeof *r);
@@ -1095,6 +1120,8 @@ static void an__region(Unit *u, Pragma *tp)
     }
     /* private(list) names that the region does not otherwise use */
     (void)an__cap_find;
+    if (u->info)
+        an__info(u, r);
     vec_push(&u->regions, r);
 }
 

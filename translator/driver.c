@@ -322,6 +322,20 @@ int driver_main(int argc, char **argv)
         goto out;
     }
     if (!o.inputs.len) {
+        /* `macc -v`, `-dumpversion`, `-dumpmachine`, `-print-*`: the C compiler answers */
+        if (o.verbose || o.cflags.len) {
+            if (o.verbose)
+                fprintf(stderr, "macc version %s\n", MACC_VERSION_STRING);
+            Vec cmd = {0};
+            vec_push(&cmd, (void *)dr__cc());
+            dr__push_all(&cmd, &o.cflags);
+            if (o.verbose)
+                vec_push(&cmd, "-v");
+            o.verbose = 0;
+            rc = dr__run(&o, &cmd);
+            vec_free(&cmd);
+            goto out;
+        }
         fprintf(stderr, "macc: fatal error: no input files\n");
         rc = 1;
         goto out;
@@ -427,6 +441,9 @@ int driver_main(int argc, char **argv)
         size_t inlen = strlen(in);
         int is_cu = inlen > 3 && !strcmp(in + inlen - 3, ".cu");
         if (!dr__is_c(in) && !is_cu) {
+            /* an object made by `macc -c` may hold GPU code: link the plugin */
+            if (nvcc)
+                linked_cuda = 1;
             vec_push(&objs, (void *)in);
             continue;
         }
@@ -512,9 +529,19 @@ int driver_main(int argc, char **argv)
         else
             obj = o.compile_only ? (o.output ? xstrdup(o.output) : xsprintf("%s.o", stem))
                                  : xsprintf("%s/%s.%d.o", tmpdir, stem, i);
+        /* -c with a device file: the host and device objects are merged into
+         * the one object the user asked for (a relocatable link) */
+        char *final_obj = NULL;
+        if (o.compile_only && cuda) {
+            final_obj = obj;
+            obj = xsprintf("%s/%s.%d.host.o", tmpdir, stem, i);
+        }
+        const char *user_obj = final_obj ? final_obj : obj;
         Vec cmd = {0};
         vec_push(&cmd, (void *)dr__cc());
         vec_push(&cmd, "-fopenmp");
+        if (o.verbose)
+            vec_push(&cmd, "-v"); /* GCC's meaning too: CMake reads the compiler's search paths */
         dr__push_all(&cmd, &o.cflags);
         dr__push_all(&cmd, &o.xhost);
         if (cuda)
@@ -537,9 +564,10 @@ int driver_main(int argc, char **argv)
                 depfile = xsprintf("%s/%s.%d.d", tmpdir, stem, i);
                 dep_to_out = 1;
             } else if (o.compile_only || o.assemble) {
-                const char *dot = strrchr(obj, '.');
-                const char *sl = strrchr(obj, '/');
-                depfile = dot && (!sl || dot > sl) ? xsprintf("%.*s.d", (int)(dot - obj), obj) : xsprintf("%s.d", obj);
+                const char *dot = strrchr(user_obj, '.');
+                const char *sl = strrchr(user_obj, '/');
+                depfile = dot && (!sl || dot > sl) ? xsprintf("%.*s.d", (int)(dot - user_obj), user_obj)
+                                                   : xsprintf("%s.d", user_obj);
             } else {
                 depfile = xsprintf("%s.d", stem);
             }
@@ -550,7 +578,7 @@ int driver_main(int argc, char **argv)
                 vec_push(&cmd, o.dep_targets.items[k]);
             }
             if (!o.dep_targets.len) {
-                deptarget = (o.compile_only || o.assemble) ? xstrdup(obj) : xsprintf("%s.o", stem);
+                deptarget = (o.compile_only || o.assemble) ? xstrdup(user_obj) : xsprintf("%s.o", stem);
                 vec_push(&cmd, "-MT");
                 vec_push(&cmd, deptarget);
             }
@@ -567,6 +595,19 @@ int driver_main(int argc, char **argv)
         vec_free(&cmd);
         if (!rc && depfile && !o.dry && (host || dep_to_out))
             rc = dr__fix_depfile(depfile, src, in, dep_to_out ? obj : NULL);
+        if (!rc && final_obj) {
+            Vec rcmd = {0};
+            vec_push(&rcmd, (void *)dr__cc());
+            vec_push(&rcmd, "-r");
+            vec_push(&rcmd, obj);
+            vec_push(&rcmd, objs.items[objs.len - 1]); /* the device object */
+            vec_push(&rcmd, "-o");
+            vec_push(&rcmd, final_obj);
+            rc = dr__run(&o, &rcmd);
+            vec_free(&rcmd);
+            free(obj);
+            obj = final_obj;
+        }
         free(depfile);
         free(deptarget);
         if (o.preprocess || dep_only || o.assemble)
@@ -584,6 +625,8 @@ int driver_main(int argc, char **argv)
         Vec cmd = {0};
         vec_push(&cmd, (void *)dr__cc());
         vec_push(&cmd, "-fopenmp");
+        if (o.verbose)
+            vec_push(&cmd, "-v"); /* GCC's meaning too: CMake reads the compiler's search paths */
         dr__push_all(&cmd, &o.cflags);
         dr__push_all(&cmd, &objs);
         vec_push(&cmd, rtlib);

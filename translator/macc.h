@@ -106,6 +106,7 @@ typedef struct Unit {
     Vec pragmas;        /* Pragma *, in source order */
     Vec regions;        /* Region * (analyze) */
     Vec datas;          /* DataConstruct * (analyze) */
+    int info;           /* --info: notes on implicit data-sharing decisions */
 } Unit;
 
 /* Parses the source and collects its pragmas (malformed ones are reported).
