@@ -15,7 +15,8 @@
  * Kernel shapes:
  *  - loop: a construct-set with `parallel for` (or `distribute` / `simd` alone):
  *    a grid-stride loop over the collapsed iteration space, one iteration per
- *    thread, reductions through a block tree and a combine kernel;
+ *    thread, reductions through a block tree and a combine kernel; without
+ *    `teams` the loop runs as one team (one block), as OpenMP says;
  *  - team: `teams distribute` whose body has loop directives: blocks take the
  *    outer iterations, the body runs as a team (below);
  *  - generic: no loop construct-set: one team runs the block; loop directives
@@ -1338,7 +1339,7 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
             buf_puts(b, "    const long long macc_total_ = 1LL << 40; /* bounds known only on the device */\n");
         buf_free(&tb);
         buf_printf(b, "    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, %s%s%s, %d);\n", nt ? "(int)(" : "",
-                   nt ? nt->arg : (cs == CS_SIMD ? "1" : "0"), nt ? ")" : "", reds.len > 0 || !host_total);
+                   nt ? nt->arg : (cs & CS_TEAMS) ? "0" : "1", nt ? ")" : "", reds.len > 0 || !host_total);
     } else if (mode == TEAM_DIST) {
         buf_printf(b, "    int macc_grid_ = %s%s%s;\n", nt ? "(int)(" : "", nt ? nt->arg : "1024", nt ? ")" : "");
         buf_puts(b, "    if (macc_grid_ < 1) macc_grid_ = 1;\n");
