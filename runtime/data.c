@@ -121,10 +121,13 @@ static void data__h2d(maccrt_device *d, maccrt_mapping *e, uintptr_t a, size_t b
     void *dst = data__translate(e, (void *)a);
     if (dst == (void *)a)
         return; /* shared memory: nothing to move */
+    double t0 = maccrt_trace_on() ? maccrt_now() : 0.0;
     int err = d->plugin->copy_h2d(d, dst, (void *)a, bytes);
     if (err)
         data__copy_failed(d, m, "to", bytes, err, loc);
     atomic_fetch_add(&d->bytes_h2d, bytes);
+    if (t0 > 0.0)
+        maccrt_trace_event(MACCRT_TRACE_H2D, d, m && m->name ? m->name : "h2d", t0, maccrt_now(), bytes);
 }
 
 static void data__d2h(maccrt_device *d, maccrt_mapping *e, uintptr_t a, size_t bytes,
@@ -135,10 +138,13 @@ static void data__d2h(maccrt_device *d, maccrt_mapping *e, uintptr_t a, size_t b
     void *src = data__translate(e, (void *)a);
     if (src == (void *)a)
         return;
+    double t0 = maccrt_trace_on() ? maccrt_now() : 0.0;
     int err = d->plugin->copy_d2h(d, (void *)a, src, bytes);
     if (err)
         data__copy_failed(d, m, "from", bytes, err, loc);
     atomic_fetch_add(&d->bytes_d2h, bytes);
+    if (t0 > 0.0)
+        maccrt_trace_event(MACCRT_TRACE_D2H, d, m && m->name ? m->name : "d2h", t0, maccrt_now(), bytes);
 }
 
 static void data__not_present(maccrt_device *d, const MACC_Map *m, const MACC_SrcLoc *loc)

@@ -299,6 +299,7 @@ static void init__start(void)
 
     const char *st = getenv("MACC_STATS");
     rt->stats = st && *st && strcmp(st, "0") != 0;
+    maccrt_trace_init();
     rt->policy = &maccrt_policy_greedy;
 
     /* Devices: GPU plugins first, in plugin order, then the host. GPUs not
@@ -404,6 +405,7 @@ static void init__shutdown(void)
     }
     if (rt->stats)
         maccrt_stats_print(stderr);
+    maccrt_trace_write();
 }
 
 /* ---- user API ---------------------------------------------------------------- */

@@ -481,4 +481,15 @@ void maccrt_stats_finished(maccrt_device *d, maccrt_task *t);
 /* Writes the statistics table to f. */
 void maccrt_stats_print(FILE *f);
 
+/* trace.c: MACC_TRACE timeline. Event kinds: */
+enum { MACCRT_TRACE_TASK, MACCRT_TRACE_H2D, MACCRT_TRACE_D2H, MACCRT_TRACE_DATA };
+void maccrt_trace_init(void);
+int maccrt_trace_on(void);
+/* Records a slice [t0, t1] (maccrt_now() seconds) on device d; `name` must
+ * outlive the program's run (region and map names are static). */
+void maccrt_trace_event(int kind, const struct maccrt_device *d, const char *name, double t0, double t1,
+                        size_t bytes);
+/* Writes the file (at exit). */
+void maccrt_trace_write(void);
+
 #endif

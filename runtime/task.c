@@ -502,6 +502,8 @@ void maccrt_task_execute(maccrt_task *t)
     t->t_start = maccrt_now();
     if (t->op) {
         maccrt_data_op(d, t->op, t->nmaps, t->maps, t->loc);
+        if (maccrt_trace_on())
+            maccrt_trace_event(MACCRT_TRACE_DATA, d, "data", t->t_start, maccrt_now(), 0);
     } else {
         for (int i = 0; i < t->nmaps; i++)
             t->ptrs[i] = maccrt_map_acquire(d, &t->maps[i], MACCRT_REF_STRUCTURED, 1, &t->took[i],
@@ -514,7 +516,10 @@ void maccrt_task_execute(maccrt_task *t)
             .ptrs = t->ptrs,
             .loc = t->loc,
         };
+        double r0 = maccrt_trace_on() ? maccrt_now() : 0.0;
         int err = d->plugin->run(d, t, &env);
+        if (r0 > 0.0 && !err)
+            maccrt_trace_event(MACCRT_TRACE_TASK, d, task__region_name(t->region), r0, maccrt_now(), 0);
         if (err) {
             /* "region 'NAME' failed on nvidia:0: an illegal memory access was
              * encountered". Fatal at once: after a GPU error the device may

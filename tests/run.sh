@@ -181,6 +181,18 @@ e2e)
     for src in "$top"/tests/e2e/*.c; do
         run_one "$(basename "$src" .c)" "$src"
     done
+    # MACC_TRACE: valid JSON with one task slice per task that MACC_STATS counts
+    if command -v python3 > /dev/null 2>&1; then
+        rm -f "$tmp/trace.json"
+        MACC_TRACE="$tmp/trace.json" MACC_STATS=1 "$tmp/bin/nbody" 1024 2 256 > /dev/null 2> "$tmp/stats.txt"
+        tasks=$(awk '$1 == "macc:" && $2 == "host" { print $3 }' "$tmp/stats.txt")
+        slices=$(python3 "$top/tools/trace2svg.py" "$tmp/trace.json" "$tmp/trace.svg" 2> "$tmp/err" |
+            awk '$2 == "task" { s += $3 } END { print s + 0 }')
+        if [ -n "$tasks" ] && [ "$tasks" -gt 0 ] && [ "$tasks" = "$slices" ] && grep -q '<rect' "$tmp/trace.svg"; then ok
+        else cat "$tmp/err"; ko "e2e trace: $slices task slices, $tasks tasks"; fi
+    else
+        ko "e2e trace: python3 is needed to check MACC_TRACE"
+    fi
     # the same with MACC_HOST_THREADS=1 and with MACC_DEVICES=host
     for src in "$top"/tests/e2e/depend_chain.c "$top"/tests/e2e/tasks_resources.c; do
         [ -f "$src" ] || continue

@@ -1,0 +1,142 @@
+/* trace.c: MACC_TRACE=file.json, a Chrome/Perfetto timeline of the run.
+ *
+ * One process per device (pid = the OpenMP device number, named after the
+ * device), one slice per task's version run ("cat": "task") and per copy
+ * ("h2d", "d2h") and data directive ("data"). Slices are kept in memory and
+ * written at exit; overlapping slices of one device are spread over lanes
+ * (tid) so that the viewer draws them side by side. tools/trace2svg.py draws
+ * the file as an SVG timeline. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct trace__ev {
+    double t0, t1;
+    int dev;
+    int kind;
+    const char *name; /* static storage (region names, map names) */
+    size_t bytes;
+} trace__ev;
+
+static struct {
+    pthread_mutex_t lock;
+    char *path;
+    trace__ev *ev;
+    size_t n, cap;
+    double origin;
+    int on;
+} trace__s = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static const char *const trace__kinds[] = {"task", "h2d", "d2h", "data"};
+
+void maccrt_trace_init(void)
+{
+    const char *p = getenv("MACC_TRACE");
+    if (!p || !*p)
+        return;
+    trace__s.path = strdup(p);
+    trace__s.origin = maccrt_now();
+    trace__s.on = trace__s.path != NULL;
+}
+
+int maccrt_trace_on(void)
+{
+    return trace__s.on;
+}
+
+void maccrt_trace_event(int kind, const maccrt_device *d, const char *name, double t0, double t1, size_t bytes)
+{
+    if (!trace__s.on || !d)
+        return;
+    pthread_mutex_lock(&trace__s.lock);
+    if (trace__s.n == trace__s.cap) {
+        size_t cap = trace__s.cap ? trace__s.cap * 2 : 1024;
+        trace__ev *ev = realloc(trace__s.ev, cap * sizeof *ev);
+        if (!ev) {
+            pthread_mutex_unlock(&trace__s.lock);
+            return; /* a trace is never worth failing the program */
+        }
+        trace__s.ev = ev;
+        trace__s.cap = cap;
+    }
+    trace__s.ev[trace__s.n++] = (trace__ev){t0, t1, d->num, kind, name ? name : "?", bytes};
+    pthread_mutex_unlock(&trace__s.lock);
+}
+
+static int trace__cmp(const void *a, const void *b)
+{
+    const trace__ev *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev - y->dev;
+    return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
+}
+
+static void trace__string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+void maccrt_trace_write(void)
+{
+    if (!trace__s.on)
+        return;
+    maccrt_runtime *rt = &maccrt_rt;
+    pthread_mutex_lock(&trace__s.lock);
+    FILE *f = fopen(trace__s.path, "w");
+    if (!f) {
+        fprintf(stderr, "macc: warning: MACC_TRACE: cannot write '%s'\n", trace__s.path);
+        pthread_mutex_unlock(&trace__s.lock);
+        return;
+    }
+    qsort(trace__s.ev, trace__s.n, sizeof *trace__s.ev, trace__cmp);
+    fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", f);
+    int first = 1;
+    for (int i = 0; i < rt->ndevices; i++) {
+        fprintf(f, "%s{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"args\": {\"name\": ",
+                first ? "" : ",\n", rt->devices[i]->num);
+        trace__string(f, rt->devices[i]->name);
+        fputs("}}", f);
+        first = 0;
+    }
+    /* lanes: the first lane of the device (per category: tasks, copies) free at t0 */
+    enum { MAXLANES = 256 };
+    double lane_end[2][MAXLANES];
+    int cur = -1;
+    for (size_t k = 0; k < trace__s.n; k++) {
+        trace__ev *e = &trace__s.ev[k];
+        if (e->dev != cur) {
+            cur = e->dev;
+            for (int c = 0; c < 2; c++)
+                for (int l = 0; l < MAXLANES; l++)
+                    lane_end[c][l] = -1.0;
+        }
+        int cat = e->kind == MACCRT_TRACE_TASK ? 0 : 1;
+        int lane = 0;
+        while (lane < MAXLANES - 1 && lane_end[cat][lane] > e->t0)
+            lane++;
+        lane_end[cat][lane] = e->t1;
+        double ts = (e->t0 - trace__s.origin) * 1e6, dur = (e->t1 - e->t0) * 1e6;
+        fprintf(f, ",\n{\"name\": ");
+        trace__string(f, e->name);
+        fprintf(f, ", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": %.3f, \"dur\": %.3f, \"pid\": %d, \"tid\": %d",
+                trace__kinds[e->kind], ts, dur < 0 ? 0.0 : dur, e->dev, cat * 100 + lane);
+        if (e->bytes)
+            fprintf(f, ", \"args\": {\"bytes\": %zu}", e->bytes);
+        fputc('}', f);
+    }
+    fputs("\n]}\n", f);
+    if (fclose(f) != 0)
+        fprintf(stderr, "macc: warning: MACC_TRACE: cannot write '%s'\n", trace__s.path);
+    pthread_mutex_unlock(&trace__s.lock);
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Draws a MACC_TRACE file (Chrome trace JSON) as an SVG timeline.
+
+    python3 tools/trace2svg.py trace.json timeline.svg
+
+One row per device lane: tasks (the region's version running) and copies
+(h2d, d2h) and data directives. Prints, per device, the number of slices of
+each kind (the test suite compares the task count with MACC_STATS).
+"""
+import json
+import sys
+from html import escape
+
+COLORS = {"task": "#4c72b0", "h2d": "#dd8452", "d2h": "#c44e52", "data": "#8c8c8c"}
+
+
+def main(argv):
+    if len(argv) != 3:
+        sys.stderr.write("usage: trace2svg.py trace.json out.svg\n")
+        return 2
+    with open(argv[1]) as f:
+        trace = json.load(f)
+    names = {}
+    slices = []
+    for e in trace["traceEvents"]:
+        if e.get("ph") == "M" and e.get("name") == "process_name":
+            names[e["pid"]] = e["args"]["name"]
+        elif e.get("ph") == "X":
+            slices.append(e)
+    counts = {}
+    for e in slices:
+        key = (names.get(e["pid"], str(e["pid"])), e["cat"])
+        counts[key] = counts.get(key, 0) + 1
+    for (dev, cat), n in sorted(counts.items()):
+        print(f"{dev} {cat} {n}")
+
+    rows = sorted({(e["pid"], e["tid"]) for e in slices})
+    row_index = {r: i for i, r in enumerate(rows)}
+    t_end = max((e["ts"] + e["dur"] for e in slices), default=1.0) or 1.0
+    left, width, row_h, top = 150, 1000, 18, 30
+    height = top + row_h * len(rows) + 40
+    scale = width / t_end
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 20}" height="{height}" '
+           f'font-family="sans-serif" font-size="11">',
+           f'<text x="{left}" y="16">macc timeline: {len(slices)} slices, {t_end / 1000:.1f} ms</text>']
+    for (pid, tid), i in row_index.items():
+        y = top + i * row_h
+        lane = "copies" if tid >= 100 else "tasks"
+        label = f"{names.get(pid, pid)} {lane} {tid % 100}"
+        out.append(f'<text x="4" y="{y + 13}">{escape(label)}</text>')
+        out.append(f'<line x1="{left}" y1="{y + row_h}" x2="{left + width}" y2="{y + row_h}" stroke="#eee"/>')
+    for e in slices:
+        y = top + row_index[(e["pid"], e["tid"])] * row_h + 2
+        x = left + e["ts"] * scale
+        w = max(e["dur"] * scale, 0.5)
+        title = f'{e["name"]} ({e["cat"]}, {e["dur"] / 1000:.3f} ms)'
+        out.append(f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{row_h - 4}" '
+                   f'fill="{COLORS.get(e["cat"], "#999")}"><title>{escape(title)}</title></rect>')
+    y = top + row_h * len(rows) + 20
+    for k, (cat, color) in enumerate(COLORS.items()):
+        out.append(f'<rect x="{left + k * 90}" y="{y - 10}" width="12" height="12" fill="{color}"/>')
+        out.append(f'<text x="{left + k * 90 + 16}" y="{y}">{cat}</text>')
+    out.append(f'<text x="{left + width - 60}" y="{y}">{t_end / 1000:.1f} ms</text>')
+    out.append("</svg>")
+    with open(argv[2], "w") as f:
+        f.write("\n".join(out) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
