@@ -171,16 +171,6 @@ static Decl *an__make_decl(const Unit *u, TSNode decl, TSNode d, int is_param, i
     return x;
 }
 
-static void an__free_decl(Decl *d)
-{
-    if (!d)
-        return;
-    free(d->name);
-    free(d->spec);
-    free(d->decl_text);
-    free(d);
-}
-
 /* If `decl` (a declaration or parameter_declaration) declares `name`, returns it. */
 static Decl *an__decl_match(const Unit *u, TSNode decl, const char *name, int is_param, int is_global)
 {
@@ -195,7 +185,7 @@ static Decl *an__decl_match(const Unit *u, TSNode decl, const char *name, int is
             continue;
         uint32_t b = ts_node_start_byte(id), e = ts_node_end_byte(id);
         if (strlen(name) == e - b && memcmp(u->src->text + b, name, e - b) == 0) {
-            an__free_decl(found);
+            decl_delete(found);
             found = an__make_decl(u, decl, c, is_param, is_global);
         }
     }
@@ -236,13 +226,13 @@ static Decl *an__scan_list(const Unit *u, TSNode parent, const char *name, uint3
                    node_is(c, "preproc_elif")) {
             d = an__scan_list(u, c, name, limit, global, where);
             if (d) {
-                an__free_decl(found);
+                decl_delete(found);
                 found = d;
                 continue;
             }
         }
         if (d) {
-            an__free_decl(found);
+            decl_delete(found);
             found = d;
             if (where)
                 *where = c;
@@ -507,7 +497,7 @@ static void an__items_to_maps(Unit *u, Pragma *p, TSNode at, const DirClause *c,
                 k = (k & ~MACC_MAP_DIR_MASK) | MACC_MAP_ATTACH;
             an__add_map(maps, it->base, base, start, bytes, k, 0, pragma_src_off(p, it->off));
         }
-        an__free_decl(d);
+        decl_delete(d);
     }
 }
 
@@ -532,7 +522,7 @@ static void an__items_to_deps(Unit *u, Pragma *p, TSNode at, const DirClause *c,
             vec_push(deps, r);
             free(base);
         }
-        an__free_decl(d);
+        decl_delete(d);
     }
 }
 
@@ -710,26 +700,6 @@ static int an__nest_depth(TSNode stmt)
         n = body;
     }
     return depth;
-}
-
-static TSNode an__nth_loop(TSNode stmt, int k)
-{
-    TSNode n = stmt;
-    for (int i = 0; i < k; i++) {
-        TSNode body = node_field(n, "body");
-        while (node_is(body, "compound_statement")) {
-            TSNode only = {0};
-            uint32_t nc = ts_node_named_child_count(body);
-            for (uint32_t j = 0; j < nc; j++) {
-                TSNode c = ts_node_named_child(body, j);
-                if (!node_is(c, "comment") && !node_is(c, "preproc_call"))
-                    only = c;
-            }
-            body = only;
-        }
-        n = body;
-    }
-    return n;
 }
 
 /* Variables assigned in the initialiser of some for loop inside the region
@@ -984,7 +954,7 @@ static void an__region(Unit *u, Pragma *tp)
     }
     if (loopcs && node_is(r->stmt, "for_statement")) {
         for (int k = 0; k < r->collapse && k < r->nest_depth; k++) {
-            TSNode loop = an__nth_loop(r->stmt, k);
+            TSNode loop = node_nth_loop(r->stmt, k);
             TSNode init = node_field(loop, "initializer");
             if (node_is(init, "assignment_expression") && node_is(node_field(init, "left"), "identifier"))
                 vec_push(&r->loop_vars, node_text(u, node_field(init, "left")));
@@ -1093,7 +1063,7 @@ static void an__region(Unit *u, Pragma *tp)
         d = NULL;
         vec_push(&r->caps, cap);
     next:
-        an__free_decl(d);
+        decl_delete(d);
     }
     for (int i = 0; i < uses.len; i++) {
         IdUse *x = uses.items[i];

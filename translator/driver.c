@@ -408,14 +408,9 @@ int driver_main(int argc, char **argv)
     if (!mkdtemp(tmpdir)) {
         fprintf(stderr, "macc: error: cannot create a temporary directory: %s\n", strerror(errno));
         free(tmpdir);
-        free(incdir);
-        free(rtlib);
-        free(rtcuda);
-        free(nvcc);
-        free(cudalib);
-        free(arch);
+        tmpdir = NULL;
         rc = 1;
-        goto out;
+        goto cleanup;
     }
     if (o.output) {
         char a[PATH_MAX], b[PATH_MAX];
@@ -656,9 +651,9 @@ int driver_main(int argc, char **argv)
     vec_free(&owned);
     vec_free(&objs);
 cleanup:
-    if (o.keep)
+    if (tmpdir && o.keep)
         fprintf(stderr, "macc: kept temporary files in %s\n", tmpdir);
-    else
+    else if (tmpdir)
         dr__rm_rf(tmpdir);
     free(tmpdir);
     free(incdir);

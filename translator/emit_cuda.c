@@ -531,26 +531,6 @@ static char *cu__trip(const CLoop *l)
     }
 }
 
-static TSNode cu__nth_loop(TSNode stmt, int k)
-{
-    TSNode n = stmt;
-    for (int i = 0; i < k; i++) {
-        TSNode body = node_field(n, "body");
-        while (node_is(body, "compound_statement")) {
-            TSNode only = {0};
-            uint32_t nc = ts_node_named_child_count(body);
-            for (uint32_t j = 0; j < nc; j++) {
-                TSNode x = ts_node_named_child(body, j);
-                if (!node_is(x, "comment") && !node_is(x, "preproc_call"))
-                    only = x;
-            }
-            body = only;
-        }
-        n = body;
-    }
-    return n;
-}
-
 /* ---- regions ------------------------------------------------------------- */
 
 static const char *cu__red_op(int red)
@@ -574,30 +554,6 @@ typedef struct Red {
     char *type;
 } Red;
 
-static char *cu__unqualified(const char *spec)
-{
-    Buf b = {0};
-    const char *s = spec;
-    while (*s) {
-        while (*s == ' ')
-            s++;
-        const char *w = s;
-        while (*s && *s != ' ')
-            s++;
-        size_t n = (size_t)(s - w);
-        if (!n)
-            break;
-        if ((n == 5 && !strncmp(w, "const", 5)) || (n == 8 && !strncmp(w, "volatile", 8)))
-            continue;
-        if (b.len)
-            buf_puts(&b, " ");
-        buf_put(&b, w, n);
-    }
-    if (!b.data)
-        buf_puts(&b, "int");
-    return b.data;
-}
-
 /* Reductions of directive d on captured (written-back) variables. */
 static void cu__reductions(const Region *r, const Directive *d, Vec *reds)
 {
@@ -612,7 +568,7 @@ static void cu__reductions(const Region *r, const Directive *d, Vec *reds)
             Red *x = xcalloc(1, sizeof *x);
             x->cap = k;
             x->op = cl->modifier;
-            x->type = cu__unqualified(k->decl->spec);
+            x->type = spec_unqualified(k->decl->spec);
             vec_push(reds, x);
         }
     }
@@ -639,12 +595,21 @@ static Pragma *cu__pragma_of(const Unit *u, TSNode n)
     return NULL;
 }
 
-/* Does statement s only assign plain local identifiers and call nothing? */
-static int cu__local_only(const Unit *u, TSNode s, int *calls)
+/* Does statement s write only plain identifiers? Calls: none at all, or
+ * (library_calls) only of functions that are not the program's own. */
+static int cu__writes_locals_only(const Cu *c, TSNode s, int library_calls)
 {
     if (node_is(s, "call_expression")) {
-        *calls = 1;
-        return 0;
+        if (!library_calls)
+            return 0;
+        TSNode f = node_field(s, "function");
+        if (!node_is(f, "identifier"))
+            return 0;
+        char *name = node_text(c->u, f);
+        int dev = cu__in(&c->devfuncs, name);
+        free(name);
+        if (dev)
+            return 0;
     }
     if (node_is(s, "assignment_expression") || node_is(s, "update_expression")) {
         TSNode t = node_is(s, "assignment_expression") ? node_field(s, "left") : node_field(s, "argument");
@@ -653,7 +618,7 @@ static int cu__local_only(const Unit *u, TSNode s, int *calls)
     }
     uint32_t nc = ts_node_named_child_count(s);
     for (uint32_t i = 0; i < nc; i++)
-        if (!cu__local_only(u, ts_node_named_child(s, i), calls))
+        if (!cu__writes_locals_only(c, ts_node_named_child(s, i), library_calls))
             return 0;
     return 1;
 }
@@ -669,7 +634,7 @@ static int cu__emit_loop(Cu *c, const Region *r, TSNode loop, int depth, const c
         depth = 8;
     int n = 0;
     for (int k = 0; k < depth; k++) {
-        if (cu__loop(c, r, cu__nth_loop(loop, k), &loops[n]) != 0) {
+        if (cu__loop(c, r, node_nth_loop(loop, k), &loops[n]) != 0) {
             for (int j = 0; j < n; j++)
                 cu__free_loop(&loops[j]);
             return -1;
@@ -808,8 +773,7 @@ static void cu__emit_team_body(Cu *c, const Region *r, TSNode stmt, const CopyCt
             }
             continue; /* other pragmas: blanked */
         }
-        int calls = 0;
-        if (node_is(k, "declaration") || cu__local_only(u, k, &calls)) {
+        if (node_is(k, "declaration") || cu__writes_locals_only(c, k, 0)) {
             cu__line_dir(c, b, k);
             cu__copy(c, k, b, ctx);
             buf_puts(b, "\n");
@@ -852,31 +816,6 @@ static int cu__jumps(TSNode n)
         if (cu__jumps(ts_node_named_child(n, i)))
             return 1;
     return 0;
-}
-
-/* Writes only plain identifiers; calls only library functions. */
-static int cu__writes_locals_only(const Cu *c, TSNode s)
-{
-    if (node_is(s, "call_expression")) {
-        TSNode f = node_field(s, "function");
-        if (!node_is(f, "identifier"))
-            return 0;
-        char *name = node_text(c->u, f);
-        int dev = cu__in(&c->devfuncs, name);
-        free(name);
-        if (dev)
-            return 0;
-    }
-    if (node_is(s, "assignment_expression") || node_is(s, "update_expression")) {
-        TSNode t = node_is(s, "assignment_expression") ? node_field(s, "left") : node_field(s, "argument");
-        if (!node_is(t, "identifier"))
-            return 0;
-    }
-    uint32_t nc = ts_node_named_child_count(s);
-    for (uint32_t i = 0; i < nc; i++)
-        if (!cu__writes_locals_only(c, ts_node_named_child(s, i)))
-            return 0;
-    return 1;
 }
 
 /* Is every use of `name` in n a subscript, name[var] (counted) or name[e]
@@ -984,13 +923,13 @@ static int cu__stage_plan(Cu *c, const Region *r, Stage *st)
         }
         if (!node_is(k, "declaration") && !node_is(k, "expression_statement"))
             return 0;
-        if (cu__jumps(k) || !cu__writes_locals_only(c, k))
+        if (cu__jumps(k) || !cu__writes_locals_only(c, k, 1))
             return 0;
     }
     if (ts_node_is_null(loop) || cu__loop_quiet(c, r, loop, &st->l) != 0)
         return 0;
     if (strcmp(st->l.step, "1") || (st->l.cmp != '<' && st->l.cmp != 'l') || !cu__names_only_scalars(r, st->l.lb) ||
-        !cu__names_only_scalars(r, st->l.ub) || cu__jumps(st->l.body) || !cu__writes_locals_only(c, st->l.body)) {
+        !cu__names_only_scalars(r, st->l.ub) || cu__jumps(st->l.body) || !cu__writes_locals_only(c, st->l.body, 1)) {
         cu__free_loop(&st->l);
         return 0;
     }
@@ -1008,7 +947,7 @@ static int cu__stage_plan(Cu *c, const Region *r, Stage *st)
         if (!cu__only_indexed(c, st->l.body, k->name, st->l.var, &uses) || !uses)
             continue;
         vec_push(&st->arrays, xstrdup(k->name));
-        vec_push(&st->types, cu__unqualified(d->spec));
+        vec_push(&st->types, spec_unqualified(d->spec));
     }
     if (!st->arrays.len) {
         cu__free_stage(st);
@@ -1115,7 +1054,7 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     for (int i = 0; i < r->caps.len; i++) {
         Capture *k = r->caps.items[i];
         if (k->kind == CAP_SCALAR) {
-            char *spec = cu__unqualified(k->decl->spec);
+            char *spec = spec_unqualified(k->decl->spec);
             buf_printf(b, "    %s %s;\n", spec, k->decl->decl_text);
             free(spec);
         }
@@ -1133,7 +1072,7 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
             buf_printf(b, "    %s %.*s(*%s)%s;\n", dd->spec, dd->arr_off, dd->decl_text, dd->name,
                        dd->decl_text + dd->arr_off + dd->arr_len);
         else if (k->kind == CAP_WRITEBACK) {
-            char *spec = cu__unqualified(dd->spec);
+            char *spec = spec_unqualified(dd->spec);
             buf_printf(b, "    %s %.*s(*macc_p_%s)%s;\n", spec, dd->id_off, dd->decl_text, dd->name,
                        dd->decl_text + dd->id_off + dd->id_len);
             free(spec);
@@ -1192,7 +1131,7 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
                        dd->decl_text + dd->arr_off + dd->arr_len, k->name);
             break;
         case CAP_WRITEBACK: {
-            char *spec = cu__unqualified(dd->spec);
+            char *spec = spec_unqualified(dd->spec);
             buf_printf(b, "    %s %.*s(*macc_p_%s)%s = macc_p_.macc_p_%s;\n", spec, dd->id_off, dd->decl_text, dd->name,
                        dd->decl_text + dd->id_off + dd->id_len, k->name);
             if (!cu__in(&wb, k->name))
@@ -1301,32 +1240,14 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         buf_puts(&tb, "1LL");
         for (int k = 0; k < collapse && ok; k++) {
             CLoop l;
-            TSNode loop = cu__nth_loop(r->stmt, k);
+            TSNode loop = node_nth_loop(r->stmt, k);
             if (cu__loop(c, r, loop, &l) != 0) {
                 ok = 0;
                 break;
             }
-            Vec ids = {0};
-            /* bounds that use pointers, arrays or outer loop variables: not on the host */
-            const char *texts[3] = {l.lb, l.ub, l.step};
-            for (int t = 0; t < 3; t++) {
-                const char *s = texts[t];
-                while (*s) {
-                    if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_') {
-                        const char *w = s;
-                        while ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_')
-                            s++;
-                        char *name = xstrndup(w, (size_t)(s - w));
-                        const Capture *kc = cu__cap(r, name);
-                        if (kc && kc->kind != CAP_SCALAR)
-                            ok = 0;
-                        free(name);
-                    } else {
-                        s++;
-                    }
-                }
-            }
-            vec_free(&ids);
+            /* bounds that use pointers or arrays: known only on the device */
+            if (!cu__names_only_scalars(r, l.lb) || !cu__names_only_scalars(r, l.ub) || !cu__names_only_scalars(r, l.step))
+                ok = 0;
             char *trip = cu__trip(&l);
             buf_printf(&tb, " * %s", trip);
             free(trip);

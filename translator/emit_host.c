@@ -301,31 +301,6 @@ static char *em__row_pointer(const Capture *c)
     return xsprintf("%.*s(*%s)%s", d->arr_off, d->decl_text, d->name, d->decl_text + d->arr_off + d->arr_len);
 }
 
-/* Specifier text without top-level const/volatile (argument struct fields are assigned). */
-static char *em__unqualified(const char *spec)
-{
-    Buf b = {0};
-    const char *s = spec;
-    while (*s) {
-        while (*s == ' ')
-            s++;
-        const char *w = s;
-        while (*s && *s != ' ')
-            s++;
-        size_t n = (size_t)(s - w);
-        if (!n)
-            break;
-        if ((n == 5 && !strncmp(w, "const", 5)) || (n == 8 && !strncmp(w, "volatile", 8)))
-            continue;
-        if (b.len)
-            buf_puts(&b, " ");
-        buf_put(&b, w, n);
-    }
-    if (!b.data)
-        buf_puts(&b, "int");
-    return b.data;
-}
-
 static void em__outlined(Emit *e, const Region *r, Buf *b)
 {
     const char *sfx = r->suffix;
@@ -335,7 +310,7 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
         Capture *c = r->caps.items[i];
         if (c->kind != CAP_SCALAR)
             continue;
-        char *spec = em__unqualified(c->decl->spec);
+        char *spec = spec_unqualified(c->decl->spec);
         buf_printf(b, "    %s %s;\n", spec, c->decl->decl_text);
         free(spec);
     }
@@ -375,7 +350,7 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
             decl = em__declarator(c, pn);
             free(pn);
             buf_printf(b, "    %s %s = macc_env_->ptrs[%d];\n", c->decl->spec, decl, c->map);
-            char *spec = em__unqualified(c->decl->spec);
+            char *spec = spec_unqualified(c->decl->spec);
             buf_printf(b, "    %s %s = *macc_p_%s;\n", spec, c->decl->decl_text, c->name);
             free(spec);
             buf_printf(&after, "    *macc_p_%s = %s;\n", c->name, c->name);

@@ -119,6 +119,10 @@ const char *node_type(TSNode n);
 int node_is(TSNode n, const char *type);
 char *node_text(const Unit *u, TSNode n);   /* caller frees */
 TSNode node_field(TSNode n, const char *field);
+/* The k-th loop of a perfect nest starting at `stmt` (0: stmt itself). */
+TSNode node_nth_loop(TSNode stmt, int k);
+/* Specifier text without top-level const/volatile (caller frees). */
+char *spec_unqualified(const char *spec);
 /* Source offset of byte `i` of a pragma's text. */
 size_t pragma_src_off(const Pragma *p, int i);
 
@@ -215,6 +219,9 @@ typedef struct DataConstruct {
     char *if_expr;
     int nowait;
 } DataConstruct;
+
+/* Releases a declaration; decl_delete(NULL) is a no-op. */
+void decl_delete(Decl *d);
 
 /* Attaches directives to statements and analyses every region and data
  * construct. Reports errors through u->diag. */

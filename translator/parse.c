@@ -25,6 +25,50 @@ TSNode node_field(TSNode n, const char *field)
     return ts_node_child_by_field_name(n, field, (uint32_t)strlen(field));
 }
 
+TSNode node_nth_loop(TSNode stmt, int k)
+{
+    TSNode n = stmt;
+    for (int i = 0; i < k; i++) {
+        TSNode body = node_field(n, "body");
+        while (node_is(body, "compound_statement")) {
+            TSNode only = {0};
+            uint32_t nc = ts_node_named_child_count(body);
+            for (uint32_t j = 0; j < nc; j++) {
+                TSNode x = ts_node_named_child(body, j);
+                if (!node_is(x, "comment") && !node_is(x, "preproc_call"))
+                    only = x;
+            }
+            body = only;
+        }
+        n = body;
+    }
+    return n;
+}
+
+char *spec_unqualified(const char *spec)
+{
+    Buf b = {0};
+    const char *s = spec;
+    while (*s) {
+        while (*s == ' ')
+            s++;
+        const char *w = s;
+        while (*s && *s != ' ')
+            s++;
+        size_t n = (size_t)(s - w);
+        if (!n)
+            break;
+        if ((n == 5 && !strncmp(w, "const", 5)) || (n == 8 && !strncmp(w, "volatile", 8)))
+            continue;
+        if (b.len)
+            buf_puts(&b, " ");
+        buf_put(&b, w, n);
+    }
+    if (!b.data)
+        buf_puts(&b, "int");
+    return b.data;
+}
+
 size_t pragma_src_off(const Pragma *p, int i)
 {
     size_t n = strlen(p->text);
@@ -191,7 +235,7 @@ static void parse__free_maps(Vec *maps, Vec *deps)
     vec_free(deps);
 }
 
-static void parse__free_decl(Decl *d)
+void decl_delete(Decl *d)
 {
     if (!d)
         return;
@@ -214,7 +258,7 @@ void unit_delete(Unit *u)
         for (int j = 0; j < r->caps.len; j++) {
             Capture *c = r->caps.items[j];
             free(c->name);
-            parse__free_decl(c->decl);
+            decl_delete(c->decl);
             free(c);
         }
         vec_free(&r->caps);
