@@ -262,7 +262,7 @@ static Decl *an__lookup(const Unit *u, TSNode at, const char *name, TSNode *wher
             while (!ts_node_is_null(fd) && !node_is(fd, "function_declarator"))
                 fd = node_field(fd, "declarator");
             TSNode params = node_field(fd, "parameters");
-            uint32_t nc = ts_node_named_child_count(params);
+            uint32_t nc = ts_node_is_null(params) ? 0 : ts_node_named_child_count(params);
             for (uint32_t i = 0; i < nc && !d; i++) {
                 TSNode pd = ts_node_named_child(params, i);
                 if (node_is(pd, "parameter_declaration")) {
@@ -906,7 +906,16 @@ static void an__region(Unit *u, Pragma *tp)
 
     TSNode err;
     if (an__has_error(r->func, &err)) {
+        /* the analysis of a broken tree could be wrong: report, go no further */
         diag_error(u->diag, ts_node_start_byte(err), "syntax error in a function with a target region");
+        vec_free(&r->ifdevs);
+        free(r->func_name);
+        free(r->suffix);
+        free(r->name);
+        free(r->device_expr);
+        free(r->if_expr);
+        free(r);
+        return;
     }
 
     an__versions(u, r);

@@ -22,6 +22,8 @@ char *node_text(const Unit *u, TSNode n)
 
 TSNode node_field(TSNode n, const char *field)
 {
+    if (ts_node_is_null(n)) /* tree-sitter 0.20 does not check */
+        return n;
     return ts_node_child_by_field_name(n, field, (uint32_t)strlen(field));
 }
 

@@ -1,0 +1,3 @@
+// EXPECT: 3: syntax error
+t n{#pragma omp target map(q)
+;
