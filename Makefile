@@ -44,7 +44,7 @@ PUBHDR := $(BUILD)/include/macc_rt.h $(BUILD)/include/macc_device.h
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all runtime gpu-check check-integration deps check check-unit check-golden check-bad check-e2e check-asan demo \
+.PHONY: all runtime gpu-check check-integration fuzz-smoke deps check check-unit check-golden check-bad check-e2e check-asan demo \
         golden-update clean unit
 
 all: $(MACC) runtime
@@ -142,7 +142,18 @@ check: all $(UNIT_BIN)
 	@RESULTS=$(CURDIR)/$(BUILD)/results.txt sh tests/run.sh bad $(BUILD)/asan || true
 	@RESULTS=$(CURDIR)/$(BUILD)/results.txt E2E_CFLAGS="$(ASAN_FLAGS)" sh tests/run.sh driver $(BUILD)/asan || true
 	@RESULTS=$(CURDIR)/$(BUILD)/results.txt sh tests/integration/run.sh $(BUILD) || true
+	@$(MAKE) --no-print-directory fuzz-smoke || true
 	@sh tests/run.sh summary $(BUILD)
+
+# A short run of both fuzz targets (libFuzzer, clang): saved reproducers are
+# replayed first. Long campaigns: sh tests/fuzz/run.sh $(BUILD) 1800
+FUZZ_SECONDS ?= 30
+fuzz-smoke:
+	@sh tests/fuzz/run.sh $(BUILD) $(FUZZ_SECONDS) > $(BUILD)/fuzz.log 2>&1; \
+	grep -E '^fuzz |passed' $(BUILD)/fuzz.log; \
+	last=$$(tail -n 1 $(BUILD)/fuzz.log); \
+	case "$$last" in *passed*failed) echo "$$last" | awk '{ print $$1, $$3, "fuzz" }' >> $(BUILD)/results.txt ;; \
+	*) tail -n 5 $(BUILD)/fuzz.log; echo "0 1 fuzz" >> $(BUILD)/results.txt ;; esac
 
 golden-update: all
 	@sh tests/run.sh golden-update $(BUILD)
