@@ -258,6 +258,10 @@ driver)
         # shellcheck disable=SC2086
         if MACC_NVCC="$NVCC" "$macc" ${E2E_CFLAGS:-} -v -O2 red.c -o redgpu 2> err.txt && grep -q 'nvcc.*-arch=sm_90' err.txt &&
             grep -q 'libmaccrt_cuda.a' err.txt && ./redgpu > /dev/null; then ok; else tail -n 5 err.txt; ko "driver: nvcc build"; fi
+        # if_device(nvidia, ccNN) adds sm_NN to nvcc's targets
+        printf 'int main(void) { double a[8]; int n = 8;\n#pragma omp target device(any) map(from: a[0:n])\n#pragma omp if_device(nvidia, cc80) teams distribute parallel for\n#pragma omp if_device(host) parallel for\nfor (int i = 0; i < n; i++) a[i] = i;\nreturn a[7] != 7; }\n' > arch.c
+        if MACC_NVCC="$NVCC" "$macc" -### arch.c -o arch 2> err.txt && grep -q 'arch=compute_80,code=sm_80' err.txt &&
+            grep -q 'arch=compute_90,code=sm_90' err.txt; then ok; else cat err.txt; ko "driver: if_device subtype in the nvcc targets"; fi
         # -c keeps the device object: merged into the one object file, linked with the plugin
         rm -f redc.o
         # shellcheck disable=SC2086

@@ -303,6 +303,46 @@ static int dr__fix_depfile(const char *path, const char *from, const char *to, c
     return rc;
 }
 
+/* nvcc's targets for a device file: the --cuda-arch one and every compute
+ * capability its if_device lines name (the "macc-cuda-archs:" line of the
+ * file) that this CUDA can build (7.5 and later). Nothing when that is just
+ * the --cuda-arch one; else "-gencode arch=compute_NN,code=sm_NN" pairs. */
+static void dr__cuda_archs(const char *cuda, const char *arch_opt, Vec *out)
+{
+    int base = 0;
+    const char *d = strpbrk(arch_opt, "0123456789");
+    if (d)
+        base = atoi(d);
+    Source *s = source_read(cuda);
+    const char *line = s ? strstr(s->text, "macc-cuda-archs:") : NULL;
+    int archs[64], n = 0;
+    archs[n++] = base;
+    if (line) {
+        const char *p = line + 16;
+        while (*p && *p != '*' && *p != '\n') {
+            char *end;
+            long v = strtol(p, &end, 10);
+            if (end == p) {
+                p++;
+                continue;
+            }
+            int dup = 0;
+            for (int i = 0; i < n; i++)
+                dup |= archs[i] == v;
+            if (v >= 75 && !dup && n < 64)
+                archs[n++] = (int)v;
+            p = end;
+        }
+    }
+    source_delete(s);
+    if (n == 1 || base <= 0)
+        return;
+    for (int i = 0; i < n; i++) {
+        vec_push(out, xstrdup("-gencode"));
+        vec_push(out, xsprintf("arch=compute_%d,code=sm_%d", archs[i], archs[i]));
+    }
+}
+
 static int dr__file_needs_translation(const char *path)
 {
     Source *s = source_read(path);
@@ -480,9 +520,13 @@ int driver_main(int argc, char **argv)
         if (cuda) {
             char *cobj = o.compile_only && is_cu ? (o.output ? xstrdup(o.output) : xsprintf("%s.o", stem))
                                                  : xsprintf("%s/%s.%d.cu.o", tmpdir, stem, i);
-            Vec cmd = {0};
+            Vec cmd = {0}, gencode = {0};
             vec_push(&cmd, nvcc);
-            vec_push(&cmd, arch);
+            dr__cuda_archs(cuda, arch, &gencode);
+            if (gencode.len)
+                dr__push_all(&cmd, &gencode);
+            else
+                vec_push(&cmd, arch);
             vec_push(&cmd, "-std=c++17");
             dr__push_all(&cmd, &o.xnvcc);
             for (int k = 0; k < o.cflags.len; k++) {
@@ -504,6 +548,9 @@ int driver_main(int argc, char **argv)
             vec_push(&cmd, cobj);
             rc = dr__run(&o, &cmd);
             vec_free(&cmd);
+            for (int k = 0; k < gencode.len; k++)
+                free(gencode.items[k]);
+            vec_free(&gencode);
             vec_push(&objs, cobj);
             vec_push(&owned, cobj);
             linked_cuda = 1;
