@@ -727,32 +727,20 @@ static void cu__emit_team_body(Cu *c, const Region *r, TSNode stmt, const CopyCt
                 const DirClause *col = directive_find(&p->dir, CL_COLLAPSE);
                 int depth = col && col->ival > 0 ? (int)col->ival : 1;
                 /* reductions of this loop: private per thread, combined and broadcast */
-                Vec reds = {0};
-                for (int q = 0; q < p->dir.nclauses; q++) {
-                    const DirClause *cl = &p->dir.clauses[q];
-                    if (cl->kind != CL_REDUCTION)
-                        continue;
-                    for (int j = 0; j < cl->nitems; j++)
-                        vec_push(&reds, (void *)&cl->items[j]);
-                }
                 buf_puts(b, "        __syncthreads();\n        {\n");
-                for (int q = 0; q < reds.len; q++) {
-                    const DirItem *it = reds.items[q];
-                    buf_printf(b, "        decltype(%s) macc_orig_%s = %s;\n", it->base, it->base, it->base);
-                }
-                const DirClause *redc = NULL;
-                for (int q = 0; q < p->dir.nclauses; q++)
-                    if (p->dir.clauses[q].kind == CL_REDUCTION)
-                        redc = &p->dir.clauses[q];
-                for (int q = 0; q < p->dir.nclauses; q++) {
-                    const DirClause *cl = &p->dir.clauses[q];
-                    if (cl->kind != CL_REDUCTION)
-                        continue;
-                    for (int j = 0; j < cl->nitems; j++)
-                        buf_printf(b, "        %s = macc_red<%s, decltype(%s)>::id();\n", cl->items[j].base,
-                                   cu__red_op(cl->modifier), cl->items[j].base);
-                }
-                (void)redc;
+                for (int pass = 0; pass < 2; pass++)
+                    for (int q = 0; q < p->dir.nclauses; q++) {
+                        const DirClause *cl = &p->dir.clauses[q];
+                        if (cl->kind != CL_REDUCTION)
+                            continue;
+                        for (int j = 0; j < cl->nitems; j++) {
+                            const char *v = cl->items[j].base;
+                            if (pass == 0)
+                                buf_printf(b, "        decltype(%s) macc_orig_%s = %s;\n", v, v, v);
+                            else
+                                buf_printf(b, "        %s = macc_red<%s, decltype(%s)>::id();\n", v, cu__red_op(cl->modifier), v);
+                        }
+                    }
                 cu__emit_loop(c, r, loop, depth, "threadIdx.x", "blockDim.x", ctx, b, "        ");
                 for (int q = 0; q < p->dir.nclauses; q++) {
                     const DirClause *cl = &p->dir.clauses[q];
@@ -765,7 +753,6 @@ static void cu__emit_team_body(Cu *c, const Region *r, TSNode stmt, const CopyCt
                     }
                 }
                 buf_puts(b, "        }\n        __syncthreads();\n");
-                vec_free(&reds);
                 i++; /* the loop itself */
                 while (i + 1 < nc && node_is(ts_node_named_child(stmt, i), "comment"))
                     i++;
