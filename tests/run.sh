@@ -209,6 +209,10 @@ driver)
     mkdir -p out
     if "$macc" --translate red.c -o out && [ -f out/red.host.c ] && [ -f out/red.cuda.cu ] &&
         [ "$(ls out | wc -l)" -eq 2 ]; then ok; else ko "driver: --translate outputs: $(ls out)"; fi
+    # deterministic: the same input gives the same bytes
+    mkdir -p out2
+    if "$macc" --translate red.c -o out2 && cmp -s out/red.host.c out2/red.host.c && cmp -s out/red.cuda.cu out2/red.cuda.cu; then ok
+    else ko "driver: two translations differ"; fi
     # the user's file is never written
     sum0=$(cksum < red.c)
     "$macc" --translate red.c -o . > /dev/null 2>&1
