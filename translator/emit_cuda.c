@@ -268,9 +268,9 @@ static int cu__is_devfunc_node(const Cu *c, TSNode n)
 
 static int cu__decl_kind(const Cu *c, TSNode decl, int *is_devproto)
 {
-    /* 0 keep, 1 blank, 2 keep only the struct/union/enum specifier */
+    /* 0 keep, 1 blank, 2 keep only the struct/union/enum specifier, 3 keep as __device__ */
     *is_devproto = 0;
-    int vars = 0, protos = 0, dev = 0, constants = 1;
+    int vars = 0, protos = 0, dev = 0, constants = 1, tables = 1;
     TSNode spec = node_field(decl, "type");
     uint32_t nc = ts_node_named_child_count(decl);
     int is_const = 0, is_extern = 0;
@@ -302,10 +302,13 @@ static int cu__decl_kind(const Cu *c, TSNode decl, int *is_devproto)
             vars++;
             if (!node_is(d, "identifier"))
                 constants = 0;
+            if (!node_is(d, "array_declarator"))
+                tables = 0;
         } else if (node_is(k, "identifier") || node_is(k, "pointer_declarator") || node_is(k, "array_declarator") ||
                    node_is(k, "parenthesized_declarator")) {
             vars++;
             constants = 0;
+            tables = 0;
         }
     }
     if (protos && !vars) {
@@ -316,6 +319,8 @@ static int cu__decl_kind(const Cu *c, TSNode decl, int *is_devproto)
         return 0;
     if (is_const && constants && !is_extern)
         return 0;
+    if (is_const && tables && !is_extern)
+        return 3; /* a constant table: a __device__ copy, for the functions regions call */
     if ((node_is(spec, "struct_specifier") || node_is(spec, "union_specifier") || node_is(spec, "enum_specifier")) &&
         !ts_node_is_null(node_field(spec, "body")))
         return 2;
@@ -343,6 +348,9 @@ static void cu__prelude_node(Cu *c, TSNode n, Buf *out)
         if (k == 0) {
             if (devproto)
                 buf_puts(out, "__device__ ");
+            cu__copy(c, n, out, NULL);
+        } else if (k == 3) {
+            buf_puts(out, "__device__ ");
             cu__copy(c, n, out, NULL);
         } else if (k == 2) {
             TSNode spec = node_field(n, "type");

@@ -17,7 +17,7 @@
  * clause (direction inferred: table is only read, hist is written). */
 #define N 1024
 
-
+__device__ static const double table[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 
 
 
