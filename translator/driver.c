@@ -250,6 +250,17 @@ static char *dr__stem(const char *path)
     return xstrndup(base, dot && dot != base ? (size_t)(dot - base) : strlen(base));
 }
 
+/* cc -fopenmp [-v] CFLAGS: the start of every host compile and link. */
+static void dr__cc_command(const Opts *o, Vec *cmd)
+{
+    vec_push(cmd, (void *)dr__cc());
+    vec_push(cmd, "-fopenmp");
+    if (o->verbose)
+        vec_push(cmd, "-v"); /* GCC's meaning too: CMake reads the compiler's search paths */
+    for (int i = 0; i < o->cflags.len; i++)
+        vec_push(cmd, o->cflags.items[i]);
+}
+
 static int dr__is_c(const char *path)
 {
     size_t n = strlen(path);
@@ -580,11 +591,7 @@ int driver_main(int argc, char **argv)
         }
         const char *user_obj = final_obj ? final_obj : obj;
         Vec cmd = {0};
-        vec_push(&cmd, (void *)dr__cc());
-        vec_push(&cmd, "-fopenmp");
-        if (o.verbose)
-            vec_push(&cmd, "-v"); /* GCC's meaning too: CMake reads the compiler's search paths */
-        dr__push_all(&cmd, &o.cflags);
+        dr__cc_command(&o, &cmd);
         dr__push_all(&cmd, &o.xhost);
         if (cuda)
             vec_push(&cmd, "-DMACC_WITH_CUDA=1");
@@ -665,11 +672,7 @@ int driver_main(int argc, char **argv)
     }
     if (!rc && !no_link) {
         Vec cmd = {0};
-        vec_push(&cmd, (void *)dr__cc());
-        vec_push(&cmd, "-fopenmp");
-        if (o.verbose)
-            vec_push(&cmd, "-v"); /* GCC's meaning too: CMake reads the compiler's search paths */
-        dr__push_all(&cmd, &o.cflags);
+        dr__cc_command(&o, &cmd);
         dr__push_all(&cmd, &objs);
         vec_push(&cmd, rtlib);
         char *cudaL = NULL;

@@ -47,15 +47,24 @@ char *xstrndup(const char *s, size_t n)
     return p;
 }
 
+static char *util__vsprintf(const char *fmt, va_list ap, int *len)
+{
+    va_list cp;
+    va_copy(cp, ap);
+    int n = vsnprintf(NULL, 0, fmt, cp);
+    va_end(cp);
+    char *p = xmalloc((size_t)n + 1);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    *len = n;
+    return p;
+}
+
 char *xsprintf(const char *fmt, ...)
 {
     va_list ap;
+    int n;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *p = xmalloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    char *p = util__vsprintf(fmt, ap, &n);
     va_end(ap);
     return p;
 }
@@ -82,12 +91,9 @@ void buf_puts(Buf *b, const char *s)
 void buf_printf(Buf *b, const char *fmt, ...)
 {
     va_list ap;
+    int n;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *p = xmalloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    char *p = util__vsprintf(fmt, ap, &n);
     va_end(ap);
     buf_put(b, p, (size_t)n);
     free(p);
