@@ -272,6 +272,19 @@ driver)
         if MACC_NVCC="$NVCC" "$macc" ${E2E_CFLAGS:-} -c red.c -o redc.o 2> err.txt && nm redc.o | grep -q 'macc_k_.*_nvidia' &&
             MACC_NVCC="$NVCC" "$macc" ${E2E_CFLAGS:-} redc.o -o redc 2>> err.txt && ./redc > /dev/null; then ok
         else tail -n 5 err.txt; ko "driver: -c with a device file, then link"; fi
+        # a toolkit whose libcudart is elsewhere (lib/, or only the shared library), or
+        # missing: nvcc's own lib64 is not assumed
+        mkdir -p tk/bin tk/lib
+        printf '#!/bin/sh\nexec "%s" "$@"\n' "$NVCC" > tk/bin/nvcc && chmod +x tk/bin/nvcc
+        if MACC_NVCC="$PWD/tk/bin/nvcc" "$macc" ${E2E_CFLAGS:-} -O2 red.c -o rednolib 2> err.txt && ./rednolib > /dev/null &&
+            [ "$(grep -c 'macc: note: no nvcc' err.txt)" -eq 1 ]; then ok; else cat err.txt; ko "driver: nvcc without libcudart: host-only"; fi
+        cudart=$(ls "$(dirname "$(readlink -f "$NVCC")")"/../lib*/libcudart.so 2>/dev/null | head -n 1)
+        if [ -n "$cudart" ]; then
+            ln -sf "$cudart" tk/lib/libcudart.so
+            # shellcheck disable=SC2086
+            if MACC_NVCC="$PWD/tk/bin/nvcc" "$macc" ${E2E_CFLAGS:-} -v -O2 red.c -o redso 2> err.txt && grep -q -- '-lcudart .*-rpath' err.txt &&
+                ./redso > /dev/null; then ok; else tail -n 5 err.txt; ko "driver: shared libcudart in lib/"; fi
+        fi
     else
         echo "driver: nvcc or the CUDA plugin not available: nvcc build not tested"
     fi

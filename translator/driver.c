@@ -232,6 +232,35 @@ static char *dr__nvcc(void)
     return NULL;
 }
 
+static char *dr__dirname(const char *path);
+
+/* The directory holding the CUDA runtime library of the toolkit that nvcc
+ * belongs to: lib64, lib, or targets/<arch>-linux/lib next to nvcc's bin
+ * (nvcc may be a symbolic link into the toolkit).  *is_static says whether
+ * libcudart_static.a is there; otherwise libcudart.so is.  NULL when
+ * neither is found: the driver then builds host-only, as without nvcc. */
+static char *dr__cudart_dir(const char *nvcc, int *is_static)
+{
+    char real[PATH_MAX];
+    const char *tool = realpath(nvcc, real) ? real : nvcc;
+    char *bin = dr__dirname(tool);
+    static const char *const sub[] = {"lib64", "lib", "targets/x86_64-linux/lib",
+                                      "targets/sbsa-linux/lib"};
+    static const char *const lib[] = {"libcudart_static.a", "libcudart.so"};
+    char *found = NULL;
+    for (int l = 0; l < 2 && !found; l++)
+        for (size_t i = 0; i < sizeof sub / sizeof *sub && !found; i++) {
+            char *f = xsprintf("%s/../%s/%s", bin, sub[i], lib[l]);
+            if (access(f, R_OK) == 0) {
+                found = xsprintf("%s/../%s", bin, sub[i]);
+                *is_static = l == 0;
+            }
+            free(f);
+        }
+    free(bin);
+    return found;
+}
+
 static char *dr__dirname(const char *path)
 {
     const char *slash = strrchr(path, '/');
@@ -430,10 +459,15 @@ int driver_main(int argc, char **argv)
         want_nvidia = strstr(o.targets, "nvidia") || strstr(o.targets, "cuda");
     char *nvcc = want_nvidia ? dr__nvcc() : NULL;
     char *cudalib = NULL, *arch = NULL;
+    int cudart_static = 1;
     if (nvcc) {
-        char *bin = dr__dirname(nvcc);
-        cudalib = xsprintf("%s/../lib64", bin);
-        free(bin);
+        cudalib = dr__cudart_dir(nvcc, &cudart_static);
+        if (!cudalib) {
+            if (o.verbose)
+                fprintf(stderr, "macc: note: no libcudart next to %s\n", nvcc);
+            free(nvcc);
+            nvcc = NULL;
+        }
     }
     {
         const char *a = o.cuda_arch ? o.cuda_arch : "sm_90";
@@ -675,14 +709,20 @@ int driver_main(int argc, char **argv)
         dr__cc_command(&o, &cmd);
         dr__push_all(&cmd, &objs);
         vec_push(&cmd, rtlib);
-        char *cudaL = NULL;
+        char *cudaL = NULL, *cudaR = NULL;
         if (linked_cuda) {
             vec_push(&cmd, "-Wl,--whole-archive");
             vec_push(&cmd, rtcuda);
             vec_push(&cmd, "-Wl,--no-whole-archive");
             cudaL = xsprintf("-L%s", cudalib);
             vec_push(&cmd, cudaL);
-            vec_push(&cmd, "-lcudart_static");
+            if (cudart_static) {
+                vec_push(&cmd, "-lcudart_static");
+            } else {
+                cudaR = xsprintf("-Wl,-rpath,%s", cudalib);
+                vec_push(&cmd, "-lcudart");
+                vec_push(&cmd, cudaR);
+            }
             vec_push(&cmd, "-lrt");
             vec_push(&cmd, "-lstdc++");
         }
@@ -695,6 +735,7 @@ int driver_main(int argc, char **argv)
         rc = dr__run(&o, &cmd);
         vec_free(&cmd);
         free(cudaL);
+        free(cudaR);
     }
     for (int i = 0; i < owned.len; i++)
         free(owned.items[i]);

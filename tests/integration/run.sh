@@ -224,19 +224,6 @@ t "install: make uninstall DESTDIR=... PREFIX=/opt/macc" inst uninstall DESTDIR=
 left=$(find "$stage" -type f 2>/dev/null)
 if [ -z "$left" ]; then ok "install: DESTDIR uninstall removed every file"; else echo "$left" > "$log"; ko "install: DESTDIR uninstall removed every file"; fi
 
-# ---- gaps (notes, never failures) --------------------------------------------------
-# Separate compilation with nvcc: `macc -c` then `macc a.o b.o`, as make and
-# CMake do. Only where nvcc and the CUDA plugin are there.
-nv=$(command -v nvcc 2>/dev/null || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; })
-if [ -n "$nv" ] && [ -f "$build/lib/libmaccrt_cuda.a" ]; then
-    mkdir -p "$tmp/sep"
-    if (cd "$tmp/sep" && MACC_NVCC="$nv" "$macc" -O2 -c ../red.c -o red.o && MACC_NVCC="$nv" "$macc" red.o -o red) > "$log" 2>&1; then
-        echo "integration: separate compilation with nvcc (macc -c, then link) works"
-    else
-        note "with nvcc, 'macc -c' keeps only the host object (its device object stays in the temporary directory) and 'macc x.o' does not link libmaccrt_cuda.a: $(grep -m1 'undefined reference' "$log" | sed 's/.*undefined/undefined/')"
-    fi
-fi
-
 echo "$pass $fail integration" >> "$RESULTS" 2>/dev/null || true
 echo "[integration] $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
