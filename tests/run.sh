@@ -276,13 +276,17 @@ driver)
         # missing: nvcc's own lib64 is not assumed
         mkdir -p tk/bin tk/lib
         printf '#!/bin/sh\nexec "%s" "$@"\n' "$NVCC" > tk/bin/nvcc && chmod +x tk/bin/nvcc
-        if MACC_NVCC="$PWD/tk/bin/nvcc" "$macc" ${E2E_CFLAGS:-} -O2 red.c -o rednolib 2> err.txt && ./rednolib > /dev/null &&
+        # shellcheck disable=SC2086
+        if MACC_NVCC="$PWD/tk/bin/nvcc" "$macc" ${E2E_CFLAGS:-} -v -O2 red.c -o redwrap 2> err.txt && grep -q 'lcudart' err.txt &&
+            ./redwrap > /dev/null; then ok; else tail -n 5 err.txt; ko "driver: nvcc as a wrapper script"; fi
+        # shellcheck disable=SC2086
+        if MACC_CUDA_LIBDIR="$PWD/tk/none" "$macc" ${E2E_CFLAGS:-} -O2 red.c -o rednolib 2> err.txt && ./rednolib > /dev/null &&
             [ "$(grep -c 'macc: note: no nvcc' err.txt)" -eq 1 ]; then ok; else cat err.txt; ko "driver: nvcc without libcudart: host-only"; fi
         cudart=$(ls "$(dirname "$(readlink -f "$NVCC")")"/../lib*/libcudart.so 2>/dev/null | head -n 1)
         if [ -n "$cudart" ]; then
             ln -sf "$cudart" tk/lib/libcudart.so
             # shellcheck disable=SC2086
-            if MACC_NVCC="$PWD/tk/bin/nvcc" "$macc" ${E2E_CFLAGS:-} -v -O2 red.c -o redso 2> err.txt && grep -q -- '-lcudart .*-rpath' err.txt &&
+            if MACC_CUDA_LIBDIR="$PWD/tk/lib" MACC_NVCC="$PWD/tk/bin/nvcc" "$macc" ${E2E_CFLAGS:-} -v -O2 red.c -o redso 2> err.txt && grep -q -- '-lcudart .*-rpath' err.txt &&
                 ./redso > /dev/null; then ok; else tail -n 5 err.txt; ko "driver: shared libcudart in lib/"; fi
         fi
     else

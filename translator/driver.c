@@ -238,26 +238,50 @@ static char *dr__dirname(const char *path);
  * belongs to: lib64, lib, or targets/<arch>-linux/lib next to nvcc's bin
  * (nvcc may be a symbolic link into the toolkit).  *is_static says whether
  * libcudart_static.a is there; otherwise libcudart.so is.  NULL when
- * neither is found: the driver then builds host-only, as without nvcc. */
+ * neither is found: the driver then builds host-only, as without nvcc.
+ * MACC_CUDA_LIBDIR, when set, names the one directory to look in. */
 static char *dr__cudart_dir(const char *nvcc, int *is_static)
 {
     char real[PATH_MAX];
     const char *tool = realpath(nvcc, real) ? real : nvcc;
     char *bin = dr__dirname(tool);
+    char *top = xsprintf("%s/..", bin);
+    free(bin);
     static const char *const sub[] = {"lib64", "lib", "targets/x86_64-linux/lib",
                                       "targets/sbsa-linux/lib"};
     static const char *const lib[] = {"libcudart_static.a", "libcudart.so"};
+    /* nvcc's toolkit first; then, for an nvcc that is a wrapper script,
+     * $CUDA_HOME, $CUDA_PATH and /usr/local/cuda. */
+    const char *tops[] = {top, getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
     char *found = NULL;
-    for (int l = 0; l < 2 && !found; l++)
-        for (size_t i = 0; i < sizeof sub / sizeof *sub && !found; i++) {
-            char *f = xsprintf("%s/../%s/%s", bin, sub[i], lib[l]);
+    const char *only = getenv("MACC_CUDA_LIBDIR");
+    if (only) {
+        /* set: that directory alone (empty: none, build host-only) */
+        for (int l = 0; l < 2 && !found && *only; l++) {
+            char *f = xsprintf("%s/%s", only, lib[l]);
             if (access(f, R_OK) == 0) {
-                found = xsprintf("%s/../%s", bin, sub[i]);
+                found = xstrdup(only);
                 *is_static = l == 0;
             }
             free(f);
         }
-    free(bin);
+        free(top);
+        return found;
+    }
+    for (size_t t = 0; t < sizeof tops / sizeof *tops && !found; t++) {
+        if (!tops[t] || !*tops[t])
+            continue;
+        for (int l = 0; l < 2 && !found; l++)
+            for (size_t i = 0; i < sizeof sub / sizeof *sub && !found; i++) {
+                char *f = xsprintf("%s/%s/%s", tops[t], sub[i], lib[l]);
+                if (access(f, R_OK) == 0) {
+                    found = xsprintf("%s/%s", tops[t], sub[i]);
+                    *is_static = l == 0;
+                }
+                free(f);
+            }
+    }
+    free(top);
     return found;
 }
 
@@ -557,7 +581,7 @@ int driver_main(int argc, char **argv)
                 cuda = NULL;
             } else if (cuda && !nvcc) {
                 if (want_nvidia && !noted++)
-                    fprintf(stderr, "macc: note: no nvcc or no CUDA runtime plugin: building host-only (set MACC_NVCC to use one)\n");
+                    fprintf(stderr, "macc: note: no nvcc, no libcudart or no CUDA runtime plugin: building host-only (set MACC_NVCC, MACC_CUDA_LIBDIR)\n");
                 free(cuda);
                 cuda = NULL;
             }
