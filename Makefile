@@ -102,7 +102,7 @@ $(BUILD)/tests/test_analysis: tests/unit/test_analysis.c $(TRANSLATOR_OBJ) $(GRA
 
 $(BUILD)/tests/test_%: | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o %.a,$^) -lcriterion -ltree-sitter -fopenmp -ldl
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o %.a,$^) -lcriterion -ltree-sitter -fopenmp -ldl -lm
 
 unit: $(UNIT_BIN)
 

@@ -113,38 +113,33 @@ static void data__copy_failed(maccrt_device *d, const MACC_Map *m, const char *p
                  prep, d->name, err);
 }
 
+void maccrt_copy(maccrt_device *d, int to_dev, void *dst, const void *src, size_t bytes,
+                 const char *name, const MACC_SrcLoc *loc)
+{
+    if (!bytes || dst == src)
+        return;
+    double t0 = maccrt_trace_on() ? maccrt_now() : 0.0;
+    int err = to_dev ? d->plugin->copy_h2d(d, dst, src, bytes) : d->plugin->copy_d2h(d, dst, src, bytes);
+    if (err) {
+        MACC_Map m = {.name = name};
+        data__copy_failed(d, &m, to_dev ? "to" : "from", bytes, err, loc);
+    }
+    atomic_fetch_add(to_dev ? &d->bytes_h2d : &d->bytes_d2h, bytes);
+    if (t0 > 0.0)
+        maccrt_trace_event(to_dev ? MACCRT_TRACE_H2D : MACCRT_TRACE_D2H, d,
+                           name ? name : to_dev ? "h2d" : "d2h", t0, maccrt_now(), bytes);
+}
+
 static void data__h2d(maccrt_device *d, maccrt_mapping *e, uintptr_t a, size_t bytes,
                       const MACC_Map *m, const MACC_SrcLoc *loc)
 {
-    if (!bytes)
-        return;
-    void *dst = data__translate(e, (void *)a);
-    if (dst == (void *)a)
-        return; /* shared memory: nothing to move */
-    double t0 = maccrt_trace_on() ? maccrt_now() : 0.0;
-    int err = d->plugin->copy_h2d(d, dst, (void *)a, bytes);
-    if (err)
-        data__copy_failed(d, m, "to", bytes, err, loc);
-    atomic_fetch_add(&d->bytes_h2d, bytes);
-    if (t0 > 0.0)
-        maccrt_trace_event(MACCRT_TRACE_H2D, d, m && m->name ? m->name : "h2d", t0, maccrt_now(), bytes);
+    maccrt_copy(d, 1, data__translate(e, (void *)a), (void *)a, bytes, m ? m->name : NULL, loc);
 }
 
 static void data__d2h(maccrt_device *d, maccrt_mapping *e, uintptr_t a, size_t bytes,
                       const MACC_Map *m, const MACC_SrcLoc *loc)
 {
-    if (!bytes)
-        return;
-    void *src = data__translate(e, (void *)a);
-    if (src == (void *)a)
-        return;
-    double t0 = maccrt_trace_on() ? maccrt_now() : 0.0;
-    int err = d->plugin->copy_d2h(d, (void *)a, src, bytes);
-    if (err)
-        data__copy_failed(d, m, "from", bytes, err, loc);
-    atomic_fetch_add(&d->bytes_d2h, bytes);
-    if (t0 > 0.0)
-        maccrt_trace_event(MACCRT_TRACE_D2H, d, m && m->name ? m->name : "d2h", t0, maccrt_now(), bytes);
+    maccrt_copy(d, 0, (void *)a, data__translate(e, (void *)a), bytes, m ? m->name : NULL, loc);
 }
 
 static void data__not_present(maccrt_device *d, const MACC_Map *m, const MACC_SrcLoc *loc)
@@ -266,6 +261,12 @@ void *maccrt_map_acquire(maccrt_device *d, const MACC_Map *m, int ref, int task,
         maccrt_rnode *n = maccrt_rtree_find(&pt->tree, (uintptr_t)p);
         void *r = n ? data__translate((maccrt_mapping *)n, m->base) : m->base;
         pthread_mutex_unlock(&pt->lock);
+        if (!n && task && !shared) {
+            /* a pointer into a section another map of the task cached */
+            void *c = maccrt_cache_translate(d, p, m->base);
+            if (c)
+                return c;
+        }
         if (!n && (kind & MACC_MAP_PRESENT))
             data__not_present(d, m, loc);
         return r;
@@ -400,6 +401,18 @@ void maccrt_map_update(maccrt_device *d, const MACC_Map *m, const MACC_SrcLoc *l
     pthread_mutex_unlock(&pt->lock);
 }
 
+int maccrt_map_lookup(maccrt_device *d, const MACC_Map *m)
+{
+    maccrt_ptable *pt = d->ptable;
+    uintptr_t a, b;
+    data__section(m, &a, &b);
+    int partial;
+    pthread_mutex_lock(&pt->lock);
+    maccrt_mapping *e = data__lookup(pt, a, b, &partial);
+    pthread_mutex_unlock(&pt->lock);
+    return !e ? 0 : partial ? 2 : 1;
+}
+
 int maccrt_map_is_present(maccrt_device *d, const void *p, size_t bytes)
 {
     maccrt_ptable *pt = d->ptable;
@@ -464,6 +477,7 @@ maccrt_mask maccrt_data_affinity(const maccrt_task *t)
 void maccrt_data_op(maccrt_device *d, int op, int nmaps, const MACC_Map *maps,
                     const MACC_SrcLoc *loc)
 {
+    maccrt_cache_flush(d);
     for (int i = 0; i < nmaps; i++) {
         const MACC_Map *m = &maps[i];
         int took;
@@ -496,6 +510,7 @@ void MACC_data_begin(const MACC_SrcLoc *loc, int nmaps, const MACC_Map *maps, in
 {
     maccrt_init();
     data__check(loc, nmaps, maps, 0, NULL);
+    maccrt_cache_flush(NULL);
     maccrt_device *d = maccrt_data_device(device, loc);
     for (int i = 0; i < nmaps; i++) {
         int took;
@@ -507,6 +522,7 @@ void MACC_data_end(const MACC_SrcLoc *loc, int nmaps, const MACC_Map *maps, int 
 {
     maccrt_init();
     data__check(loc, nmaps, maps, 0, NULL);
+    maccrt_cache_flush(NULL);
     maccrt_device *d = maccrt_data_device(device, loc);
     for (int i = nmaps - 1; i >= 0; i--)
         maccrt_map_release(d, &maps[i], MACCRT_REF_STRUCTURED, 0, loc);

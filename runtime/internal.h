@@ -192,6 +192,8 @@ typedef struct maccrt_device {
 
     /* Present table of this device. */
     struct maccrt_ptable *ptable;
+    /* The cache of tasks' own maps (cache.c; devices with their own memory). */
+    maccrt_rtree ctree;
 
     /* Statistics (stats.c). Counters updated under maccrt_rt.lock, bytes with
      * atomics (copies run outside the lock). */
@@ -253,7 +255,8 @@ void maccrt_ptable_fini(maccrt_device *d);
 enum {
     MACCRT_TOOK_NONE = 0,   /* nothing to give back */
     MACCRT_TOOK_REF = 1,    /* a reference on an entry: maccrt_map_release */
-    MACCRT_TOOK_PRIVATE = 2 /* a task's private copy: maccrt_map_drop_private */
+    MACCRT_TOOK_PRIVATE = 2, /* a task's private copy: maccrt_map_drop_private */
+    MACCRT_TOOK_CACHE = 3    /* the device's cache (cache.c): maccrt_cache_release */
 };
 
 /* Maps m on d with a reference of kind ref (entering a data region, enter
@@ -293,6 +296,35 @@ int maccrt_map_is_present(maccrt_device *d, const void *p, size_t bytes);
 /* Counts of the entry containing p (-1 each if none); for tests. */
 void maccrt_map_counts(maccrt_device *d, const void *p, long *sref, long *dref);
 
+/* Copies bytes between the host and d (to_dev: host -> device), counts them
+ * and traces them; a failure is fatal and names `name` and loc. */
+void maccrt_copy(maccrt_device *d, int to_dev, void *dst, const void *src, size_t bytes,
+                 const char *name, const MACC_SrcLoc *loc);
+/* How a map of a task relates to d's present table: 0 not mapped, 1 inside an
+ * entry, 2 overlapping one without lying inside. */
+int maccrt_map_lookup(maccrt_device *d, const MACC_Map *m);
+
+/* ---- the coherence directory for tasks' own maps (cache.c) ---- */
+
+/* A task's map m (a section, bytes > 0) on d, a device with its own memory,
+ * outside every present-table entry: the device address of m->base. *handle
+ * is given back to maccrt_cache_release with that address. */
+void *maccrt_cache_acquire(maccrt_device *d, const MACC_Map *m, void **handle,
+                           const MACC_SrcLoc *loc);
+void maccrt_cache_release(maccrt_device *d, const MACC_Map *m, void *handle, void *devbase,
+                          const MACC_SrcLoc *loc);
+/* The device address of base when p lies in one of d's cache entries, else NULL. */
+void *maccrt_cache_translate(maccrt_device *d, const void *p, const void *base);
+/* A host task's map: before (the host copy of the section made current) and
+ * after (other copies of a written section invalidated). */
+void maccrt_cache_host_acquire(const MACC_Map *m, const MACC_SrcLoc *loc);
+void maccrt_cache_host_release(const MACC_Map *m, const MACC_SrcLoc *loc);
+/* A synchronisation point: every dirty byte back to the host, every entry
+ * dropped. `also`: a device outside the runtime's table (tests), or NULL. */
+void maccrt_cache_flush(maccrt_device *also);
+/* Entries of d's cache (and how many are dirty); for tests and statistics. */
+long maccrt_cache_entries(const maccrt_device *d, long *dirty);
+
 /* ==== 5. tasks (task.c) ===================================================== */
 
 enum maccrt_task_state {
@@ -329,7 +361,8 @@ typedef struct maccrt_task {
     int nmaps;
     MACC_Map *maps;
     void **ptrs; /* filled on the device before the version runs */
-    int *took;   /* per map: a present-table reference was taken */
+    int *took;   /* per map: a present-table reference was taken (MACCRT_TOOK_*) */
+    void **cache; /* per map with MACCRT_TOOK_CACHE: the cache entry (NULL: private) */
     int ndeps;
     MACC_Dep *deps;
 

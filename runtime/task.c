@@ -338,7 +338,8 @@ static maccrt_task *task__alloc(size_t args_size, int nmaps, int ndeps)
     size_t off_maps = off_args + task__align(args_size);
     size_t off_ptrs = off_maps + task__align((size_t)nmaps * sizeof(MACC_Map));
     size_t off_took = off_ptrs + task__align((size_t)nmaps * sizeof(void *));
-    size_t off_deps = off_took + task__align((size_t)nmaps * sizeof(int));
+    size_t off_cache = off_took + task__align((size_t)nmaps * sizeof(int));
+    size_t off_deps = off_cache + task__align((size_t)nmaps * sizeof(void *));
     size_t total = off_deps + (size_t)ndeps * sizeof(MACC_Dep);
     char *p = maccrt_xmalloc(total);
     maccrt_task *t = (maccrt_task *)p;
@@ -349,6 +350,7 @@ static maccrt_task *task__alloc(size_t args_size, int nmaps, int ndeps)
     t->maps = (MACC_Map *)(p + off_maps);
     t->ptrs = (void **)(p + off_ptrs);
     t->took = (int *)(p + off_took);
+    t->cache = (void **)(p + off_cache);
     t->ndeps = ndeps;
     t->deps = (MACC_Dep *)(p + off_deps);
     t->refs = 1;
@@ -363,6 +365,7 @@ static void task__fill(maccrt_task *t, const void *args, const MACC_Map *maps, c
         memcpy(t->maps, maps, (size_t)t->nmaps * sizeof *maps);
     memset(t->ptrs, 0, (size_t)t->nmaps * sizeof *t->ptrs);
     memset(t->took, 0, (size_t)t->nmaps * sizeof *t->took);
+    memset(t->cache, 0, (size_t)t->nmaps * sizeof *t->cache);
     if (t->ndeps)
         memcpy(t->deps, deps, (size_t)t->ndeps * sizeof *deps);
 }
@@ -414,9 +417,12 @@ static void task__submit(maccrt_task *t)
         pthread_mutex_lock(&rt->lock);
     }
     int last = --t->refs == 0;
+    int region = t->region != NULL;
     pthread_mutex_unlock(&rt->lock);
     if (last)
         task__free(t);
+    if (region)
+        maccrt_cache_flush(NULL); /* the program reads the host copy next */
 }
 
 void MACC_target(const MACC_Region *r, const void *args, size_t args_size, int nmaps,
@@ -505,9 +511,20 @@ void maccrt_task_execute(maccrt_task *t)
         if (maccrt_trace_on())
             maccrt_trace_event(MACCRT_TRACE_DATA, d, "data", t->t_start, maccrt_now(), 0);
     } else {
-        for (int i = 0; i < t->nmaps; i++)
-            t->ptrs[i] = maccrt_map_acquire(d, &t->maps[i], MACCRT_REF_STRUCTURED, 1, &t->took[i],
-                                            t->loc);
+        int shared = (d->plugin->caps & MACCRT_CAP_SHARED_MEM) != 0;
+        for (int i = 0; i < t->nmaps; i++) {
+            const MACC_Map *m = &t->maps[i];
+            int section = m->bytes > 0 && !(m->kind & (MACC_MAP_DEVICEPTR | MACC_MAP_ATTACH));
+            if (section && !shared && !(m->kind & (MACC_MAP_PRESENT | MACC_MAP_NOCREATE)) &&
+                maccrt_map_lookup(d, m) == 0) {
+                t->ptrs[i] = maccrt_cache_acquire(d, m, &t->cache[i], t->loc);
+                t->took[i] = MACCRT_TOOK_CACHE;
+                continue;
+            }
+            t->ptrs[i] = maccrt_map_acquire(d, m, MACCRT_REF_STRUCTURED, 1, &t->took[i], t->loc);
+            if (section && shared)
+                maccrt_cache_host_acquire(m, t->loc);
+        }
         MACC_TaskEnv env = {
             .device_kind = d->kind,
             .device_index = d->index,
@@ -532,7 +549,12 @@ void maccrt_task_execute(maccrt_task *t)
                          task__region_name(t->region), d->name, err);
         }
         for (int i = t->nmaps - 1; i >= 0; i--) {
-            if (t->took[i] == MACCRT_TOOK_REF)
+            const MACC_Map *m = &t->maps[i];
+            if (shared && m->bytes > 0 && !(m->kind & (MACC_MAP_DEVICEPTR | MACC_MAP_ATTACH)))
+                maccrt_cache_host_release(m, t->loc);
+            if (t->took[i] == MACCRT_TOOK_CACHE)
+                maccrt_cache_release(d, m, t->cache[i], t->ptrs[i], t->loc);
+            else if (t->took[i] == MACCRT_TOOK_REF)
                 maccrt_map_release(d, &t->maps[i], MACCRT_REF_STRUCTURED, 0, t->loc);
             else if (t->took[i] == MACCRT_TOOK_PRIVATE)
                 maccrt_map_drop_private(d, &t->maps[i], t->ptrs[i], t->loc);
@@ -554,6 +576,7 @@ void MACC_taskwait(const MACC_SrcLoc *loc)
     while (self->children > 0)
         pthread_cond_wait(&self->cv, &maccrt_rt.lock);
     pthread_mutex_unlock(&maccrt_rt.lock);
+    maccrt_cache_flush(NULL); /* the program reads the host copy next */
 }
 
 void maccrt_task_wait_all(void)
@@ -562,6 +585,7 @@ void maccrt_task_wait_all(void)
     while (maccrt_rt.live > 0)
         pthread_cond_wait(&maccrt_rt.idle_cv, &maccrt_rt.lock);
     pthread_mutex_unlock(&maccrt_rt.lock);
+    maccrt_cache_flush(NULL);
 }
 
 long maccrt_task_drain(double stall_s)

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 
+#include <math.h>
 #include <omp.h>
 #include <pthread.h>
 #include <sched.h>
@@ -1933,4 +1934,158 @@ Test(rt, range_tree)
     cr_assert_null(maccrt_rtree_find(&t, 100 + 10 * 4));
     cr_assert_eq(maccrt_rtree_find(&t, 100 + 10 * 5), &nodes[5]);
     cr_assert_eq(maccrt_rtree_first_overlap(&t, 100 + 10 * 4, 100 + 10 * 6), &nodes[5]);
+}
+
+/* ---- the coherence directory (cache.c) on the fake GPUs ---------------------------------------
+ *
+ * stencil: y[lo:n] = x[i-1] + 2 x[i] + x[i+1] (x periodic over [0, N)), with
+ * map(to: x[xlo:xn]) and map(from|tofrom: y[lo:n]); the body reads x only
+ * inside the mapped section. */
+typedef struct {
+    int lo, n, N, halo;
+} sten_args;
+
+static atomic_int ran_kind[MACC_DEV_NKINDS];
+
+static int sten_body(void *args, MACC_TaskEnv *env)
+{
+    sten_args *a = args;
+    const double *x = env->ptrs[0];
+    double *y = env->ptrs[1];
+    atomic_fetch_add(&ran_kind[env->device_kind], 1);
+    for (int i = a->lo; i < a->lo + a->n; i++) {
+        int l = i == 0 ? a->N - 1 : i - 1, r = i == a->N - 1 ? 0 : i + 1;
+        if (a->halo) { /* x[lo-1:n+2] only: the neighbours are inside */
+            l = i - 1;
+            r = i + 1;
+        }
+        y[i] = x[l] + 2 * x[i] + x[r];
+    }
+    return 0;
+}
+
+static const MACC_Version r_sten_v[] = {
+    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, sten_body},
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, sten_body},
+};
+static const MACC_Region r_sten = {{"cache.c", 10, 1, "test"}, "r_sten", 2, r_sten_v};
+
+/* y[lo:n] from x[xlo:xn], with dependences on both sections. */
+static void sten(double *x, double *y, int N, int lo, int n, int xlo, int xn, int ykind, int device)
+{
+    sten_args a = {lo, n, N, xlo != 0 || xn != N};
+    MACC_Map m[2] = {{"x", x, x + xlo, (size_t)xn * sizeof(double), MACC_MAP_TO},
+                     {"y", y, y + lo, (size_t)n * sizeof(double), ykind}};
+    MACC_Dep d[2] = {{x + xlo, (size_t)xn * sizeof(double), MACC_DEP_IN},
+                     {y + lo, (size_t)n * sizeof(double), MACC_DEP_OUT}};
+    MACC_target(&r_sten, &a, sizeof a, 2, m, 2, d, MACC_NOWAIT, device, 1);
+}
+
+static unsigned long long h2d_of(int d)
+{
+    return atomic_load(&maccrt_rt.devices[d]->bytes_h2d);
+}
+
+static unsigned long long d2h_of(int d)
+{
+    return atomic_load(&maccrt_rt.devices[d]->bytes_d2h);
+}
+
+Test(gpu, data_read_by_many_tasks_is_copied_once_per_device)
+{
+    enum { N = 4096, BS = 128 };
+    static double x[N], y[N];
+    for (int i = 0; i < N; i++)
+        x[i] = i % 17;
+    /* 32 tasks on nvidia:0, each reading all of x and writing its block of y */
+    for (int k = 0; k < N / BS; k++)
+        sten(x, y, N, k * BS, BS, 0, N, MACC_MAP_FROM, 0);
+    MACC_taskwait(NULL);
+    cr_assert_eq(h2d_of(0), sizeof x, "x copied once, not per task (%llu bytes)", h2d_of(0));
+    cr_assert_eq(d2h_of(0), sizeof y, "each block of y copied back once, at the taskwait");
+    for (int i = 0; i < N; i++) {
+        int l = (i + N - 1) % N, r = (i + 1) % N;
+        cr_assert_eq(y[i], x[l] + 2 * x[i] + x[r], "y[%d]", i);
+    }
+    long dirty;
+    cr_assert_eq(maccrt_cache_entries(maccrt_rt.devices[0], &dirty), 0, "the taskwait emptied the cache");
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 0, "and freed the device copies");
+    /* After the taskwait the program may write x: the next tasks see it. */
+    for (int i = 0; i < N; i++)
+        x[i] = 1.0;
+    for (int k = 0; k < N / BS; k++)
+        sten(x, y, N, k * BS, BS, 0, N, MACC_MAP_FROM, MACC_DEVICE_ANY);
+    MACC_taskwait(NULL);
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(y[i], 4.0, "y[%d] = %g", i, y[i]);
+    cr_assert_leq(h2d_of(0) + h2d_of(1), 3 * sizeof x, "at most once more per GPU");
+}
+
+/* The same data written in turn on nvidia:0, nvidia:1 and the host, with
+ * sections that change shape from round to round (whole, blocks, halos:
+ * entries are reused, merged, privately copied and invalidated), no taskwait
+ * in between: the dependences order the tasks and the directory moves the
+ * current copy. Compared with the same computation done sequentially. */
+Test(gpu, tasks_alternating_between_devices_see_each_others_writes)
+{
+    enum { N = 1200, ROUNDS = 12 };
+    static double x[N], y[N], ex[N], ey[N];
+    for (int i = 0; i < N; i++)
+        x[i] = ex[i] = (i * 7) % 11;
+    static const int bs[] = {N, 100, 300, 40, N, 600};
+    for (int r = 0; r < ROUNDS; r++) {
+        double *src = r % 2 ? y : x, *dst = r % 2 ? x : y;
+        double *esrc = r % 2 ? ey : ex, *edst = r % 2 ? ex : ey;
+        int b = bs[r % 6];
+        for (int k = 0; k < N / b; k++) {
+            int lo = k * b, dev = (r + k) % 3; /* 0, 1: the GPUs; 2: the host */
+            int halo = b < N && lo > 0 && lo + b < N;
+            if (halo)
+                sten(src, dst, N, lo, b, lo - 1, b + 2, MACC_MAP_FROM, dev);
+            else
+                sten(src, dst, N, lo, b, 0, N, MACC_MAP_FROM, dev);
+            for (int i = lo; i < lo + b; i++) {
+                int l = (i + N - 1) % N, rr = (i + 1) % N;
+                edst[i] = esrc[l] + 2 * esrc[i] + esrc[rr];
+            }
+        }
+        /* keep the values small */
+        if (r % 3 == 2) {
+            MACC_taskwait(NULL);
+            for (int i = 0; i < N; i++) {
+                dst[i] = fmod(dst[i], 97.0);
+                edst[i] = fmod(edst[i], 97.0);
+            }
+        }
+    }
+    MACC_taskwait(NULL);
+    for (int i = 0; i < N; i++) {
+        cr_assert_eq(x[i], ex[i], "x[%d] = %g, expected %g", i, x[i], ex[i]);
+        cr_assert_eq(y[i], ey[i], "y[%d] = %g, expected %g", i, y[i], ey[i]);
+    }
+    cr_assert_gt(atomic_load(&ran_kind[MACC_DEV_NVIDIA]), 0);
+    cr_assert_gt(atomic_load(&ran_kind[MACC_DEV_HOST]), 0);
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 0);
+}
+
+/* One GPU, a chain of tasks updating y in place (tofrom) with no taskwait:
+ * the device copy stays current and is reused; one copy in, one copy out. */
+Test(gpu, a_chain_on_one_gpu_keeps_its_copy)
+{
+    enum { N = 1000 };
+    static double x[N], y[N];
+    for (int i = 0; i < N; i++) {
+        x[i] = 1;
+        y[i] = 0;
+    }
+    for (int r = 0; r < 10; r++) {
+        sten_args a = {0, N, N, 0};
+        MACC_Map m[2] = {{"x", x, x, sizeof x, MACC_MAP_TO}, {"y", y, y, sizeof y, MACC_MAP_TOFROM}};
+        MACC_Dep d = {y, sizeof y, MACC_DEP_INOUT};
+        MACC_target(&r_sten, &a, sizeof a, 2, m, 1, &d, MACC_NOWAIT, 0, 1);
+    }
+    MACC_taskwait(NULL);
+    cr_assert_eq(h2d_of(0), sizeof x + sizeof y);
+    cr_assert_eq(d2h_of(0), sizeof y);
+    cr_assert_eq(y[5], 4.0);
 }
