@@ -300,7 +300,13 @@ static void init__start(void)
     const char *st = getenv("MACC_STATS");
     rt->stats = st && *st && strcmp(st, "0") != 0;
     maccrt_trace_init();
-    rt->policy = &maccrt_policy_greedy;
+    const char *sc = getenv("MACC_SCHEDULER");
+    if (!sc || !*sc || !strcmp(sc, "eft"))
+        rt->policy = &maccrt_policy_eft;
+    else if (!strcmp(sc, "greedy"))
+        rt->policy = &maccrt_policy_greedy;
+    else
+        maccrt_fatal(NULL, "MACC_SCHEDULER: unknown policy '%s' (expected eft or greedy)", sc);
 
     /* Devices: GPU plugins first, in plugin order, then the host. GPUs not
      * named in MACC_DEVICES are left out altogether (renumbered like

@@ -189,6 +189,7 @@ typedef struct maccrt_device {
     int tokens_total; /* MACCRT_TOKENS */
     int tokens_free;
     int tokens_peak_used;
+    struct maccrt_task *placed; /* tasks placed here, not finished (maccrt_rt.lock) */
 
     /* Present table of this device. */
     struct maccrt_ptable *ptable;
@@ -376,6 +377,8 @@ typedef struct maccrt_task {
     maccrt_device *dev;
     const MACC_Version *ver;
     int tokens;
+    double exp_end; /* expected end (placement time + the region's estimate) */
+    struct maccrt_task *dprev, *dnext; /* the device's placed list */
 
     /* Dependences (guarded by maccrt_rt.lock). */
     int npreds;
@@ -426,9 +429,12 @@ const MACC_Version *maccrt_pick_version(const MACC_Region *r, const maccrt_devic
  * resources(auto) replace these hooks. All are called with maccrt_rt.lock held. */
 typedef struct maccrt_policy {
     const char *name;
-    /* Picks one device among fit (non-empty mask of candidates of t that have
-     * t's tokens free). */
-    maccrt_device *(*choose)(maccrt_task *t, maccrt_mask fit);
+    /* Picks one device among cand (t's candidates not reserved by an earlier
+     * task of this dispatch walk); fit (non-empty) are those with t's tokens
+     * free. A device outside fit means "wait for it": t stays queued and
+     * reserves it. backlog[d]: tasks of this walk already waiting for d. */
+    maccrt_device *(*choose)(maccrt_task *t, maccrt_mask cand, maccrt_mask fit,
+                             const int *backlog);
     /* Tokens version v of t needs on device kind `kind` (resources(N),
      * defaults, and later auto). */
     int (*tokens)(maccrt_task *t, int kind, const MACC_Version *v);
@@ -436,7 +442,8 @@ typedef struct maccrt_policy {
     void (*observe)(maccrt_task *t, maccrt_device *d, double seconds);
 } maccrt_policy;
 
-extern const maccrt_policy maccrt_policy_greedy;
+extern const maccrt_policy maccrt_policy_greedy; /* earliest finish among the free devices */
+extern const maccrt_policy maccrt_policy_eft;    /* earliest finish, waiting included (default) */
 
 /* Adds a ready task to the queue (state READY). */
 void maccrt_sched_ready(maccrt_task *t);
@@ -448,10 +455,18 @@ void maccrt_sched_release(maccrt_task *t);
 int maccrt_host_nthreads(int tokens);
 
 /* Per-region history for the cost model (sched.c). */
+/* resources(auto): the token amounts tried, per device kind. */
+#define MACCRT_AUTO_LEVELS 3 /* 100, 50, 25 tokens */
+#define MACCRT_AUTO_TRIES 2  /* instances measured at each level */
 typedef struct maccrt_region_info {
     const MACC_Region *region;
     long runs[MACC_DEV_NKINDS];
     double ema_s[MACC_DEV_NKINDS]; /* moving average of one instance's run time */
+    /* resources(auto): instances measured and their mean time per level */
+    int auto_runs[MACC_DEV_NKINDS][MACCRT_AUTO_LEVELS];
+    int auto_started[MACC_DEV_NKINDS][MACCRT_AUTO_LEVELS];
+    double auto_s[MACC_DEV_NKINDS][MACCRT_AUTO_LEVELS];
+    int auto_choice[MACC_DEV_NKINDS]; /* tokens chosen, 0 while exploring */
 } maccrt_region_info;
 maccrt_region_info *maccrt_region_info_get(const MACC_Region *r);
 

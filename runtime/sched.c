@@ -16,12 +16,13 @@
  * (host: 50 deferred / 100 undeferred; GPU: 25), or 0 for data operations and
  * undeferred tasks nested in a running task (their parent holds tokens).
  *
- * The default policy ("greedy") prefers the device with the earliest expected
- * finish, estimated from the region's past run times per device kind; a
- * device kind never measured counts as fastest for a GPU (explore it) and
- * next for the host. A cost-model policy (data transfer estimates, the
- * coherence directory's knowledge of where the data is, resources(auto))
- * replaces maccrt_policy_greedy in maccrt_rt.policy.
+ * Policies (MACC_SCHEDULER): "eft", the default, places a task where it is
+ * expected to end first, counting the wait for a busy device and the tasks
+ * already waiting for it, from per-region history of run times (maps
+ * included) per device kind; a task may therefore wait for a fast busy GPU
+ * instead of taking a free slow device (the tail rule). "greedy" considers
+ * only the devices with free tokens now (the behaviour before eft; kept for
+ * comparison). Both implement resources(auto) (policy__tokens).
  */
 #include "internal.h"
 
@@ -94,12 +95,27 @@ static int sched__need(maccrt_task *t, maccrt_device *d, const MACC_Version **vo
     return maccrt_rt.policy->tokens(t, d->kind, v);
 }
 
+static double sched__estimate(maccrt_task *t, maccrt_device *d);
+static const int sched__auto_tokens[MACCRT_AUTO_LEVELS] = {100, 50, 25};
+
 static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_Version *v)
 {
     sched__unqueue(t);
     t->dev = d;
     t->ver = v;
     t->tokens = need;
+    t->exp_end = maccrt_now() + sched__estimate(t, d);
+    t->dprev = NULL;
+    t->dnext = d->placed;
+    if (d->placed)
+        d->placed->dprev = t;
+    d->placed = t;
+    if (v && v->resources == MACC_RES_AUTO && !t->nested) {
+        maccrt_region_info *ri = maccrt_region_info_get(t->region);
+        for (int l = 0; l < MACCRT_AUTO_LEVELS; l++)
+            if (sched__auto_tokens[l] == need && !ri->auto_choice[d->kind])
+                ri->auto_started[d->kind][l]++;
+    }
     d->tokens_free -= need;
     if (d->tokens_total - d->tokens_free > d->tokens_peak_used)
         d->tokens_peak_used = d->tokens_total - d->tokens_free;
@@ -121,12 +137,20 @@ void maccrt_sched_dispatch(void)
 {
     maccrt_runtime *rt = &maccrt_rt;
     maccrt_mask reserved = 0;
+    int backlog[MACCRT_MAX_DEVICES] = {0};
     maccrt_task *next;
     for (maccrt_task *t = rt->ready_head; t; t = next) {
         next = t->qnext;
         maccrt_mask cand = t->cand & ~reserved;
-        if (!cand)
+        if (!cand) {
+            /* every candidate is reserved: it waits behind the earlier ones */
+            for (int d = 0; d < rt->ndevices; d++)
+                if (t->cand & MACCRT_BIT(d)) {
+                    backlog[d]++;
+                    break;
+                }
             continue;
+        }
         maccrt_mask fit = 0;
         for (int d = 0; d < rt->ndevices; d++) {
             if (!(cand & MACCRT_BIT(d)))
@@ -136,12 +160,24 @@ void maccrt_sched_dispatch(void)
                 fit |= MACCRT_BIT(d);
         }
         if (!fit) {
+            /* fits nowhere now: it reserves its candidates (no overtaking) */
+            maccrt_device *w = rt->policy->choose(t, t->cand, 0, backlog);
+            if (w)
+                backlog[w->num]++;
             reserved |= t->cand;
             if ((reserved & rt->all) == rt->all)
                 break;
             continue;
         }
-        maccrt_device *d = rt->policy->choose(t, fit);
+        maccrt_device *d = rt->policy->choose(t, t->cand, fit, backlog);
+        if (!(fit & MACCRT_BIT(d->num))) {
+            /* it would finish earlier by waiting for d (the tail rule) */
+            backlog[d->num]++;
+            reserved |= MACCRT_BIT(d->num);
+            if ((reserved & rt->all) == rt->all)
+                break;
+            continue;
+        }
         const MACC_Version *v;
         int need = sched__need(t, d, &v);
         sched__place(t, d, need, v);
@@ -154,10 +190,17 @@ void maccrt_sched_release(maccrt_task *t)
     if (!d)
         return;
     d->tokens_free += t->tokens;
-    t->tokens = 0;
+    if (t->dprev)
+        t->dprev->dnext = t->dnext;
+    else if (d->placed == t)
+        d->placed = t->dnext;
+    if (t->dnext)
+        t->dnext->dprev = t->dprev;
+    t->dprev = t->dnext = NULL;
     maccrt_stats_finished(d, t);
     if (t->region)
         maccrt_rt.policy->observe(t, d, t->t_end - t->t_start);
+    t->tokens = 0;
 }
 
 /* ---- per-region history ------------------------------------------------------------------- */
@@ -201,13 +244,28 @@ maccrt_region_info *maccrt_region_info_get(const MACC_Region *r)
     return &sched__regions[j];
 }
 
-/* ---- the default policy --------------------------------------------------------------------- */
+/* ---- policies ------------------------------------------------------------------------------ */
 
-static int greedy__tokens(maccrt_task *t, int kind, const MACC_Version *v)
+/* Tokens for version v of t on a device of kind `kind`: resources(N), the
+ * defaults, or resources(auto): the first instances try 100, 50 and 25
+ * tokens (MACCRT_AUTO_TRIES each); then the level with the best throughput
+ * per device (tokens x time per instance smallest) is kept. */
+static int policy__tokens(maccrt_task *t, int kind, const MACC_Version *v)
 {
     int res = v->resources;
+    if (res == MACC_RES_AUTO && t->region) {
+        maccrt_region_info *ri = maccrt_region_info_get(t->region);
+        if (ri->auto_choice[kind])
+            return ri->auto_choice[kind];
+        int l = 0;
+        while (l < MACCRT_AUTO_LEVELS && ri->auto_started[kind][l] >= MACCRT_AUTO_TRIES)
+            l++;
+        if (l < MACCRT_AUTO_LEVELS)
+            return sched__auto_tokens[l];
+        /* every level started, not all measured: the default meanwhile */
+        res = MACC_RES_DEFAULT;
+    }
     if (res == MACC_RES_DEFAULT || res == MACC_RES_AUTO) {
-        /* resources(auto) uses the defaults until the learning policy exists. */
         if (kind == MACC_DEV_HOST)
             res = t->deferred ? MACCRT_RES_HOST_DEFERRED : MACCRT_RES_HOST_UNDEFERRED;
         else
@@ -220,26 +278,57 @@ static int greedy__tokens(maccrt_task *t, int kind, const MACC_Version *v)
     return res;
 }
 
-static double greedy__estimate(maccrt_task *t, maccrt_device *d)
+/* Expected run time of t on d (maps included) from the region's history on
+ * d's kind. Never measured: 0 on a GPU (explore it first), a nanosecond on
+ * the host (next). */
+static double sched__estimate(maccrt_task *t, maccrt_device *d)
 {
     if (!t->region)
         return 0;
     maccrt_region_info *ri = maccrt_region_info_get(t->region);
     if (ri->runs[d->kind] == 0)
-        return d->kind == MACC_DEV_HOST ? 1e-9 : 0; /* unmeasured: try GPUs first */
+        return d->kind == MACC_DEV_HOST ? 1e-9 : 0;
     return ri->ema_s[d->kind];
 }
 
-static maccrt_device *greedy__choose(maccrt_task *t, maccrt_mask fit)
+static void policy__observe(maccrt_task *t, maccrt_device *d, double seconds)
 {
+    maccrt_region_info *ri = maccrt_region_info_get(t->region);
+    long n = ri->runs[d->kind]++;
+    ri->ema_s[d->kind] = n == 0 ? seconds : 0.8 * ri->ema_s[d->kind] + 0.2 * seconds;
+    if (!t->ver || t->ver->resources != MACC_RES_AUTO || t->nested || ri->auto_choice[d->kind])
+        return;
+    int k = d->kind;
+    for (int l = 0; l < MACCRT_AUTO_LEVELS; l++)
+        if (sched__auto_tokens[l] == t->tokens) {
+            int r = ri->auto_runs[k][l]++;
+            ri->auto_s[k][l] = (ri->auto_s[k][l] * r + seconds) / (r + 1);
+        }
+    int best = -1;
+    for (int l = 0; l < MACCRT_AUTO_LEVELS; l++) {
+        if (ri->auto_runs[k][l] < MACCRT_AUTO_TRIES)
+            return;
+        if (best < 0 || ri->auto_s[k][l] * sched__auto_tokens[l] <
+                            ri->auto_s[k][best] * sched__auto_tokens[best])
+            best = l;
+    }
+    ri->auto_choice[k] = sched__auto_tokens[best];
+}
+
+/* "greedy": the earliest expected finish among the devices with free tokens. */
+static maccrt_device *greedy__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask fit,
+                                     const int *backlog)
+{
+    (void)backlog;
     maccrt_runtime *rt = &maccrt_rt;
     maccrt_device *best = NULL;
     double best_est = 0;
+    maccrt_mask from = fit ? fit : cand;
     for (int i = 0; i < rt->ndevices; i++) {
-        if (!(fit & MACCRT_BIT(i)))
+        if (!(from & MACCRT_BIT(i)))
             continue;
         maccrt_device *d = rt->devices[i];
-        double est = greedy__estimate(t, d);
+        double est = sched__estimate(t, d);
         if (!best || est < best_est || (est == best_est && d->tokens_free > best->tokens_free)) {
             best = d;
             best_est = est;
@@ -248,16 +337,74 @@ static maccrt_device *greedy__choose(maccrt_task *t, maccrt_mask fit)
     return best;
 }
 
-static void greedy__observe(maccrt_task *t, maccrt_device *d, double seconds)
-{
-    maccrt_region_info *ri = maccrt_region_info_get(t->region);
-    long n = ri->runs[d->kind]++;
-    ri->ema_s[d->kind] = n == 0 ? seconds : 0.8 * ri->ema_s[d->kind] + 0.2 * seconds;
-}
-
 const maccrt_policy maccrt_policy_greedy = {
     .name = "greedy",
     .choose = greedy__choose,
-    .tokens = greedy__tokens,
-    .observe = greedy__observe,
+    .tokens = policy__tokens,
+    .observe = policy__observe,
+};
+
+/* "eft" (earliest finish time, as StarPU's dm/dmda and the Nanos++
+ * versioning scheduler): for every candidate d, when t would end there:
+ *   now + wait(d) + floor(backlog(d) / slots(d)) * est(d) + est(d)
+ * where est is the region's measured time on d's kind, slots how many such
+ * tasks d runs at once (its tokens / t's tokens), backlog the tasks of this
+ * dispatch already waiting for d, and wait 0 when d has t's tokens free,
+ * else until the first of d's running tasks is expected to end. The task
+ * goes where it ends first, and waits (queued) when that is a busy device:
+ * a slow device never takes a task that a faster one would finish earlier
+ * (no tail effect), while it still takes the tasks the fast one's backlog
+ * would delay. */
+static double eft__finish(maccrt_task *t, maccrt_device *d, int fits, int backlog, double now)
+{
+    double est = sched__estimate(t, d);
+    int need = 1;
+    if (t->region && !t->op) {
+        const MACC_Version *v = maccrt_task_version(t, d);
+        need = v && !t->nested ? maccrt_rt.policy->tokens(t, d->kind, v) : 1;
+    }
+    int slots = need > 0 ? d->tokens_total / need : d->tokens_total;
+    if (slots < 1)
+        slots = 1;
+    double wait = 0;
+    if (!fits) {
+        double first = 0;
+        for (maccrt_task *p = d->placed; p; p = p->dnext)
+            if (first == 0 || p->exp_end < first)
+                first = p->exp_end;
+        wait = first > now ? first - now : 0;
+    }
+    return now + wait + (double)(backlog / slots) * est + est;
+}
+
+static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask fit,
+                                  const int *backlog)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    maccrt_device *best = NULL;
+    double best_end = 0;
+    int best_fits = 0;
+    double now = maccrt_now();
+    for (int i = 0; i < rt->ndevices; i++) {
+        if (!(cand & MACCRT_BIT(i)))
+            continue;
+        maccrt_device *d = rt->devices[i];
+        int fits = (fit & MACCRT_BIT(i)) != 0;
+        double end = eft__finish(t, d, fits, backlog[i], now);
+        if (!best || end < best_end ||
+            (end == best_end && (fits > best_fits ||
+                                 (fits == best_fits && d->tokens_free > best->tokens_free)))) {
+            best = d;
+            best_end = end;
+            best_fits = fits;
+        }
+    }
+    return best;
+}
+
+const maccrt_policy maccrt_policy_eft = {
+    .name = "eft",
+    .choose = eft__choose,
+    .tokens = policy__tokens,
+    .observe = policy__observe,
 };

@@ -575,8 +575,46 @@ Test(rt, nthreads_from_tokens)
     cr_assert_eq(seen_nthreads[3], 2);  /* 25 */
     cr_assert_eq(seen_nthreads[4], 8);  /* default, undeferred: 100 */
     cr_assert_eq(seen_nthreads[5], 4);  /* default, deferred: 50 */
-    cr_assert_eq(seen_nthreads[6], 4);  /* auto: as default for now */
+    cr_assert_eq(seen_nthreads[6], 8);  /* auto: its first instance tries 100 */
     cr_assert_eq(maccrt_host_nthreads(0), 1);
+}
+
+/* resources(auto): the instances try 100, 50 and 25 tokens, then the level
+ * that gives the most throughput per device is kept. */
+static atomic_int auto_last_nthreads;
+static int fn_auto_flat(void *args, MACC_TaskEnv *env)
+{
+    (void)args; /* the same time whatever the threads: narrow is best */
+    atomic_store(&auto_last_nthreads, env->nthreads);
+    sleep_ms(3);
+    return 0;
+}
+static int fn_auto_steep(void *args, MACC_TaskEnv *env)
+{
+    (void)args; /* much slower with fewer threads: wide is best */
+    atomic_store(&auto_last_nthreads, env->nthreads);
+    int q = 8 / env->nthreads;
+    sleep_ms(2 * q * q);
+    return 0;
+}
+static const MACC_Version v_auto_flat[] = {{MACC_DEV_HOST, 0, MACC_RES_AUTO, 0, fn_auto_flat}};
+static const MACC_Version v_auto_steep[] = {{MACC_DEV_HOST, 0, MACC_RES_AUTO, 0, fn_auto_steep}};
+static const MACC_Region r_auto_flat = {{__FILE__, __LINE__, 1, "t"}, "auto_flat", 1, v_auto_flat};
+static const MACC_Region r_auto_steep = {{__FILE__, __LINE__, 1, "t"}, "auto_steep", 1, v_auto_steep};
+
+Test(rt, resources_auto_learns_the_split)
+{
+    setenv("MACC_HOST_THREADS", "8", 1);
+    for (int i = 0; i < 8; i++) /* one at a time: clean measurements */
+        target(&r_auto_flat, i, 0, 0, 0, NULL);
+    maccrt_region_info *ri = maccrt_region_info_get(&r_auto_flat);
+    cr_assert_eq(ri->auto_choice[MACC_DEV_HOST], 25, "flat: %d", ri->auto_choice[MACC_DEV_HOST]);
+    cr_assert_eq(atomic_load(&auto_last_nthreads), 2, "25 tokens of 8 threads");
+    for (int i = 0; i < 8; i++)
+        target(&r_auto_steep, i, 0, 0, 0, NULL);
+    ri = maccrt_region_info_get(&r_auto_steep);
+    cr_assert_eq(ri->auto_choice[MACC_DEV_HOST], 100, "steep: %d", ri->auto_choice[MACC_DEV_HOST]);
+    cr_assert_eq(atomic_load(&auto_last_nthreads), 8);
 }
 
 static atomic_int omp_team;
@@ -2088,4 +2126,121 @@ Test(gpu, a_chain_on_one_gpu_keeps_its_copy)
     cr_assert_eq(h2d_of(0), sizeof x + sizeof y);
     cr_assert_eq(d2h_of(0), sizeof y);
     cr_assert_eq(y[5], 4.0);
+}
+
+/* ---- the scheduler with devices of known speeds ------------------------------------------------
+ *
+ * A region whose GPU version takes GPU_MS and whose host version takes
+ * host_ms (sleeps: the speeds do not depend on this machine's load). One
+ * fake GPU (4 tasks at a time with the default 25 tokens), the host (2 at a
+ * time with 50). */
+enum { GPU_MS = 4 };
+static int speed_host_ms;
+static atomic_int speed_now[2], speed_max[2]; /* running at once: GPU, host */
+static void speed_run(int which, int ms)
+{
+    int n = atomic_fetch_add(&speed_now[which], 1) + 1;
+    int m = atomic_load(&speed_max[which]);
+    while (n > m && !atomic_compare_exchange_weak(&speed_max[which], &m, n))
+        ;
+    sleep_ms(ms);
+    atomic_fetch_sub(&speed_now[which], 1);
+}
+static int fn_speed_gpu(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+    (void)env;
+    atomic_fetch_add(&ran_gpu[0], 1);
+    speed_run(0, GPU_MS);
+    return 0;
+}
+static int fn_speed_host(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+    (void)env;
+    atomic_fetch_add(&ran_host, 1);
+    speed_run(1, speed_host_ms);
+    return 0;
+}
+static const MACC_Version r_speed_v[] = {
+    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, fn_speed_gpu},
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, fn_speed_host},
+};
+static const MACC_Region r_speed = {{"sched.c", 1, 1, "test"}, "r_speed", 2, r_speed_v};
+
+/* A warm-up batch (the history), then a measured one: tasks per device and
+ * the measured batch's time. */
+static double speed_batches(int ntasks, int *on_host)
+{
+    for (int k = 0; k < ntasks; k++)
+        MACC_target(&r_speed, NULL, 0, 0, NULL, 0, NULL, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+    MACC_taskwait(NULL);
+    int h0 = atomic_load(&ran_host);
+    double t0 = maccrt_now();
+    for (int k = 0; k < ntasks; k++)
+        MACC_target(&r_speed, NULL, 0, 0, NULL, 0, NULL, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+    MACC_taskwait(NULL);
+    *on_host = atomic_load(&ran_host) - h0;
+    return maccrt_now() - t0;
+}
+
+static void speed_env(void)
+{
+    gpu_env();
+    setenv("MACC_DEVICES", "nvidia:0,host", 1);
+}
+
+TestSuite(sched, .init = speed_env, .timeout = 60);
+
+/* The host is 20x slower: a task it took would end long after the GPU
+ * finished the rest, so it takes none (the tail rule). 40 tasks on the GPU
+ * alone take 10 waves of GPU_MS. */
+Test(sched, a_slow_device_takes_no_task_it_would_finish_last)
+{
+    speed_host_ms = 20 * GPU_MS;
+    int on_host;
+    double s = speed_batches(40, &on_host);
+    cr_assert_eq(on_host, 0, "the host took %d tasks", on_host);
+    cr_assert_lt(s, 10 * GPU_MS * 1e-3 * 1.8, "%.3f s", s);
+    cr_assert_str_eq(maccrt_rt.policy->name, "eft");
+}
+
+/* The same with MACC_SCHEDULER=greedy: the host takes tasks whenever it has
+ * tokens, and the batch lasts at least one slow host task. */
+Test(sched, greedy_shows_the_tail_effect)
+{
+    setenv("MACC_SCHEDULER", "greedy", 1);
+    speed_host_ms = 20 * GPU_MS;
+    int on_host;
+    double s = speed_batches(40, &on_host);
+    cr_assert_gt(on_host, 0);
+    cr_assert_geq(s, 20 * GPU_MS * 1e-3, "%.3f s", s);
+}
+
+/* A host 3x slower than one GPU task adds throughput: it takes some tasks,
+ * and the batch ends no later than the GPU alone would. */
+Test(sched, a_slower_device_still_takes_its_share)
+{
+    speed_host_ms = 3 * GPU_MS;
+    int on_host;
+    double s = speed_batches(80, &on_host);
+    cr_assert_gt(on_host, 0);
+    cr_assert_lt(on_host, 40);
+    cr_assert_lt(s, 20 * GPU_MS * 1e-3 * 1.3, "%.3f s (the GPU alone: %.3f s)", s, 20 * GPU_MS * 1e-3);
+}
+
+/* Token limits: 4 GPU tasks (25 tokens each) and 2 host tasks (50) at once,
+ * never more (the fake GPU has 4 helpers, the host more than 2 threads), and
+ * every token back at the end. */
+Test(sched, token_limits_hold)
+{
+    setenv("MACC_HOST_THREADS", "8", 1);
+    speed_host_ms = GPU_MS;
+    int on_host;
+    speed_batches(60, &on_host);
+    cr_assert_eq(atomic_load(&speed_max[0]), 4, "GPU tasks at once: %d", atomic_load(&speed_max[0]));
+    cr_assert_eq(atomic_load(&speed_max[1]), 2, "host tasks at once: %d", atomic_load(&speed_max[1]));
+    cr_assert_eq(maccrt_rt.devices[0]->tokens_free, 100);
+    cr_assert_eq(maccrt_rt.host->tokens_free, 100);
+    cr_assert_eq(maccrt_rt.host->tokens_peak_used, 100);
 }
