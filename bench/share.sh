@@ -1,0 +1,98 @@
+#!/bin/sh
+# share.sh: seed 003's evaluation side by side. Builds samples/nbody.c,
+# samples/matmul.c and samples/stream.c with macc and runs each host-only
+# (MACC_DEVICES=host), GPU-only (MACC_DEVICES=nvidia) and shared (every
+# device), then prints, per program, the throughput of each and
+#   shared / max(host, GPU)   (target >= 0.99: sharing never loses)
+#   shared / (host + GPU)     (target >= 0.96: the paper's "added peak")
+# With two or more GPUs it also runs GPU-only on one GPU and on all of them.
+#
+#   usage: bench/share.sh BUILD_DIR [REPS]
+#
+# BUILD_DIR holds macc's build (BUILD_DIR/bin/macc, BUILD_DIR/lib); each
+# configuration runs REPS times (default 3) and the best run counts. Sizes:
+# NBODY="n steps BS", MATMUL="NB BS", STREAM="n ntimes BS" (environment).
+set -eu
+
+if [ $# -lt 1 ]; then
+    echo "usage: $0 BUILD_DIR [REPS]" >&2
+    exit 2
+fi
+build=$(cd "$1" && pwd)
+reps=${2:-3}
+root=$(cd "$(dirname "$0")/.." && pwd)
+nbody_args=${NBODY:-65536 4 2048}
+matmul_args=${MATMUL:-16 256}
+stream_args=${STREAM:-33554432 10 2097152}
+[ -x /usr/local/cuda/bin/nvcc ] && PATH=$PATH:/usr/local/cuda/bin && export PATH
+
+out=$build/bench/share
+mkdir -p "$out"
+echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+command -v nvidia-smi >/dev/null 2>&1 &&
+    nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | sed 's/^/gpu: /'
+echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')"
+ngpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+for s in nbody matmul stream; do
+    "$build/bin/macc" -O3 -march=native "$root/samples/$s.c" -o "$out/$s" -lm
+done
+
+# metric PROGRAM LOGFILE: the throughput the program printed
+metric() {
+    case $1 in
+    nbody | matmul) sed -n 's/.*GFLOP\/s=\([0-9.]*\).*/\1/p' "$2" | head -n 1 ;;
+    stream) awk '/^Pipelined/ { print $2 }' "$2" ;;
+    esac
+}
+
+# best PROGRAM ENV...: the best throughput of REPS runs (0 when a run fails)
+best() {
+    prog=$1
+    shift
+    b=0
+    i=0
+    while [ "$i" -lt "$reps" ]; do
+        i=$((i + 1))
+        case $prog in
+        nbody) args=$nbody_args ;;
+        matmul) args=$matmul_args ;;
+        stream) args=$stream_args ;;
+        esac
+        log=$out/$prog.$(echo "$*" | tr ' =:,' '____').$i.log
+        # shellcheck disable=SC2086
+        if env "$@" MACC_STATS=1 timeout 300 "$out/$prog" $args > "$log" 2>&1 && grep -q 'check: PASS' "$log"; then
+            v=$(metric "$prog" "$log")
+            b=$(awk -v a="$b" -v c="${v:-0}" 'BEGIN { print (c > a) ? c : a }')
+        else
+            echo "share.sh: $prog $* failed (see $log)" >&2
+        fi
+    done
+    echo "$b"
+}
+
+echo "sizes: nbody $nbody_args | matmul $matmul_args | stream $stream_args | best of $reps"
+printf '%-8s %-8s %12s %12s %12s %10s %10s\n' program unit host gpu shared 'sh/max' 'sh/sum'
+for p in nbody matmul stream; do
+    unit=GFLOP/s
+    [ "$p" = stream ] && unit=GB/s
+    h=$(best "$p" MACC_DEVICES=host)
+    g=$(best "$p" MACC_DEVICES=nvidia MACC_TARGET_OFFLOAD=mandatory)
+    s=$(best "$p" MACC_DEVICES=all)
+    awk -v p="$p" -v u="$unit" -v h="$h" -v g="$g" -v s="$s" 'BEGIN {
+        m = h > g ? h : g
+        printf "%-8s %-8s %12.1f %12.1f %12.1f %10.3f %10.3f\n", p, u, h, g, s,
+               (m > 0 ? s / m : 0), (h + g > 0 ? s / (h + g) : 0) }'
+done
+
+if [ "$ngpus" -ge 2 ]; then
+    echo
+    printf '%-8s %-8s %12s %12s %10s\n' program unit '1 GPU' "$ngpus GPUs" ratio
+    for p in nbody matmul stream; do
+        unit=GFLOP/s
+        [ "$p" = stream ] && unit=GB/s
+        one=$(best "$p" MACC_DEVICES=nvidia:0 MACC_TARGET_OFFLOAD=mandatory)
+        all=$(best "$p" MACC_DEVICES=nvidia MACC_TARGET_OFFLOAD=mandatory)
+        awk -v p="$p" -v u="$unit" -v a="$one" -v b="$all" -v n="$ngpus" 'BEGIN {
+            printf "%-8s %-8s %12.1f %12.1f %10.2f\n", p, u, a, b, (a > 0 ? b / a : 0) }'
+    done
+fi
