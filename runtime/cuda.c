@@ -311,6 +311,7 @@ static int cuda__init_device(maccrt_device *d)
         e = cudaStreamCreateWithFlags(&h->stream, cudaStreamNonBlocking);
         g->nhelpers = i + 1;
     }
+    d->concurrency = g->nhelpers; /* tasks that run at once: one per helper */
     if (e != cudaSuccess) {
         cuda__clear();
         maccrt_warn(NULL, "%s: cannot create streams: %s", d->name, cudaGetErrorString(e));

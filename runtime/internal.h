@@ -190,6 +190,8 @@ typedef struct maccrt_device {
     int tokens_free;
     int tokens_peak_used;
     struct maccrt_task *placed; /* tasks placed here, not finished (maccrt_rt.lock) */
+    int nplaced;
+    int concurrency; /* tasks the plugin runs at once (GPU: helpers); 0: as tokens allow */
 
     /* Present table of this device. */
     struct maccrt_ptable *ptable;
@@ -512,6 +514,7 @@ typedef struct maccrt_runtime {
     long live;                      /* created, not finished */
     unsigned long finished;         /* tasks finished so far */
     maccrt_task *ready_head, *ready_tail;
+    int ready_cand[MACCRT_MAX_DEVICES]; /* ready tasks that have device d as a candidate */
     int stopped;                    /* helpers stopped: run everything inline */
     atomic_int fatal;               /* a fatal error is exiting the process */
 } maccrt_runtime;

@@ -49,6 +49,9 @@ void maccrt_sched_ready(maccrt_task *t)
 {
     maccrt_runtime *rt = &maccrt_rt;
     sched__affinity(t);
+    for (int d = 0; d < rt->ndevices; d++)
+        if (t->cand & MACCRT_BIT(d))
+            rt->ready_cand[d]++;
     t->state = MACCRT_TASK_READY;
     t->qnext = NULL;
     t->qprev = rt->ready_tail;
@@ -62,6 +65,9 @@ void maccrt_sched_ready(maccrt_task *t)
 static void sched__unqueue(maccrt_task *t)
 {
     maccrt_runtime *rt = &maccrt_rt;
+    for (int d = 0; d < rt->ndevices; d++)
+        if (t->cand & MACCRT_BIT(d))
+            rt->ready_cand[d]--;
     if (t->qprev)
         t->qprev->qnext = t->qnext;
     else
@@ -110,6 +116,7 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
     if (d->placed)
         d->placed->dprev = t;
     d->placed = t;
+    d->nplaced++;
     if (v && v->resources == MACC_RES_AUTO && !t->nested) {
         maccrt_region_info *ri = maccrt_region_info_get(t->region);
         for (int l = 0; l < MACCRT_AUTO_LEVELS; l++)
@@ -138,6 +145,13 @@ void maccrt_sched_dispatch(void)
     maccrt_runtime *rt = &maccrt_rt;
     maccrt_mask reserved = 0;
     int backlog[MACCRT_MAX_DEVICES] = {0};
+    /* The devices some ready task could use: once all are reserved, nothing
+     * later in the queue can be placed, and the walk stops (O(1) per
+     * dispatch when the machine is busy, however long the queue). */
+    maccrt_mask active = 0;
+    for (int d = 0; d < rt->ndevices; d++)
+        if (rt->ready_cand[d] > 0)
+            active |= MACCRT_BIT(d);
     maccrt_task *next;
     for (maccrt_task *t = rt->ready_head; t; t = next) {
         next = t->qnext;
@@ -165,7 +179,7 @@ void maccrt_sched_dispatch(void)
             if (w)
                 backlog[w->num]++;
             reserved |= t->cand;
-            if ((reserved & rt->all) == rt->all)
+            if ((reserved & active) == active)
                 break;
             continue;
         }
@@ -174,7 +188,7 @@ void maccrt_sched_dispatch(void)
             /* it would finish earlier by waiting for d (the tail rule) */
             backlog[d->num]++;
             reserved |= MACCRT_BIT(d->num);
-            if ((reserved & rt->all) == rt->all)
+            if ((reserved & active) == active)
                 break;
             continue;
         }
@@ -197,6 +211,7 @@ void maccrt_sched_release(maccrt_task *t)
     if (t->dnext)
         t->dnext->dprev = t->dprev;
     t->dprev = t->dnext = NULL;
+    d->nplaced--;
     maccrt_stats_finished(d, t);
     if (t->region)
         maccrt_rt.policy->observe(t, d, t->t_end - t->t_start);
@@ -346,16 +361,18 @@ const maccrt_policy maccrt_policy_greedy = {
 
 /* "eft" (earliest finish time, as StarPU's dm/dmda and the Nanos++
  * versioning scheduler): for every candidate d, when t would end there:
- *   now + wait(d) + floor(backlog(d) / slots(d)) * est(d) + est(d)
- * where est is the region's measured time on d's kind, slots how many such
- * tasks d runs at once (its tokens / t's tokens), backlog the tasks of this
- * dispatch already waiting for d, and wait 0 when d has t's tokens free,
- * else until the first of d's running tasks is expected to end. The task
- * goes where it ends first, and waits (queued) when that is a busy device:
- * a slow device never takes a task that a faster one would finish earlier
- * (no tail effect), while it still takes the tasks the fast one's backlog
- * would delay. */
-static double eft__finish(maccrt_task *t, maccrt_device *d, int fits, int backlog, double now)
+ *   start + est(d),  start = now                          if ahead < slots
+ *                    now + rem + floor((ahead - slots) / slots) * est(d)  else
+ * where est is the region's measured time on d's kind (maps included),
+ * slots how many such tasks d runs at once (its tokens / t's tokens, at most
+ * the plugin's concurrency, e.g. a GPU's helper threads), ahead the tasks
+ * that run on d before t (placed there, and those of this dispatch already
+ * waiting for d), and rem the time until the first of d's running tasks is
+ * expected to end. The task goes where it ends first and waits (queued) when
+ * that is a device without its tokens free: a slow device never takes a task
+ * that a faster one would finish earlier (no tail effect), while it still
+ * takes the tasks that the fast one's backlog would delay. */
+static double eft__finish(maccrt_task *t, maccrt_device *d, int backlog, double now)
 {
     double est = sched__estimate(t, d);
     int need = 1;
@@ -364,17 +381,19 @@ static double eft__finish(maccrt_task *t, maccrt_device *d, int fits, int backlo
         need = v && !t->nested ? maccrt_rt.policy->tokens(t, d->kind, v) : 1;
     }
     int slots = need > 0 ? d->tokens_total / need : d->tokens_total;
+    if (d->concurrency > 0 && slots > d->concurrency)
+        slots = d->concurrency;
     if (slots < 1)
         slots = 1;
-    double wait = 0;
-    if (!fits) {
-        double first = 0;
-        for (maccrt_task *p = d->placed; p; p = p->dnext)
-            if (first == 0 || p->exp_end < first)
-                first = p->exp_end;
-        wait = first > now ? first - now : 0;
-    }
-    return now + wait + (double)(backlog / slots) * est + est;
+    int ahead = d->nplaced + backlog;
+    if (ahead < slots)
+        return now + est;
+    double first = 0;
+    for (maccrt_task *p = d->placed; p; p = p->dnext)
+        if (first == 0 || p->exp_end < first)
+            first = p->exp_end;
+    double rem = first > now ? first - now : 0;
+    return now + rem + (double)((ahead - slots) / slots) * est + est;
 }
 
 static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask fit,
@@ -390,7 +409,7 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
             continue;
         maccrt_device *d = rt->devices[i];
         int fits = (fit & MACCRT_BIT(i)) != 0;
-        double end = eft__finish(t, d, fits, backlog[i], now);
+        double end = eft__finish(t, d, backlog[i], now);
         if (!best || end < best_end ||
             (end == best_end && (fits > best_fits ||
                                  (fits == best_fits && d->tokens_free > best->tokens_free)))) {

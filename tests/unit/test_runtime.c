@@ -1331,6 +1331,7 @@ static int fgpu_init(maccrt_device *d)
         pthread_create(&g->th[g->n], NULL, fgpu_worker, g);
     d->pdata = g;
     d->cc = d->index == 0 ? 80 : 60;
+    d->concurrency = 4; /* its helpers */
     d->mem_bytes = (size_t)1 << 30;
     return 0;
 }
@@ -2243,4 +2244,26 @@ Test(sched, token_limits_hold)
     cr_assert_eq(maccrt_rt.devices[0]->tokens_free, 100);
     cr_assert_eq(maccrt_rt.host->tokens_free, 100);
     cr_assert_eq(maccrt_rt.host->tokens_peak_used, 100);
+}
+
+/* resources(2) on the GPU lets 50 of its tasks be placed at once, but the
+ * GPU runs 4 at a time (its helpers): the estimate counts the queue, so the
+ * 3x slower host still takes its share. */
+static const MACC_Version r_speed_small_v[] = {
+    {MACC_DEV_NVIDIA, 0, 2, 0, fn_speed_gpu},
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, fn_speed_host},
+};
+static const MACC_Region r_speed_small = {{"sched.c", 2, 1, "test"}, "r_speed_small", 2,
+                                          r_speed_small_v};
+
+Test(sched, the_gpu_queue_counts_not_only_its_tokens)
+{
+    speed_host_ms = 3 * GPU_MS;
+    for (int b = 0; b < 2; b++) {
+        for (int k = 0; k < 80; k++)
+            MACC_target(&r_speed_small, NULL, 0, 0, NULL, 0, NULL, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+        MACC_taskwait(NULL);
+    }
+    cr_assert_gt(atomic_load(&ran_host), 4, "the host took %d of 160", atomic_load(&ran_host));
+    cr_assert_eq(atomic_load(&speed_max[0]), 4);
 }
