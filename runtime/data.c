@@ -118,14 +118,24 @@ void maccrt_copy(maccrt_device *d, int to_dev, void *dst, const void *src, size_
 {
     if (!bytes || dst == src)
         return;
-    double t0 = maccrt_trace_on() ? maccrt_now() : 0.0;
+    int timed = bytes >= ((size_t)1 << 18) || maccrt_trace_on();
+    double t0 = timed ? maccrt_now() : 0.0;
     int err = to_dev ? d->plugin->copy_h2d(d, dst, src, bytes) : d->plugin->copy_d2h(d, dst, src, bytes);
     if (err) {
         MACC_Map m = {.name = name};
         data__copy_failed(d, &m, to_dev ? "to" : "from", bytes, err, loc);
     }
     atomic_fetch_add(to_dev ? &d->bytes_h2d : &d->bytes_d2h, bytes);
-    if (t0 > 0.0)
+    if (timed && bytes >= ((size_t)1 << 18)) {
+        /* the copy bandwidth the scheduler's transfer estimates use (a
+         * moving average; races between copiers only blur it) */
+        double dt = maccrt_now() - t0;
+        if (dt > 0) {
+            double bw = (double)bytes / dt, old = d->copy_bw;
+            d->copy_bw = old > 0 ? 0.8 * old + 0.2 * bw : bw;
+        }
+    }
+    if (maccrt_trace_on() && t0 > 0.0)
         maccrt_trace_event(to_dev ? MACCRT_TRACE_H2D : MACCRT_TRACE_D2H, d,
                            name ? name : to_dev ? "h2d" : "d2h", t0, maccrt_now(), bytes);
 }

@@ -206,6 +206,7 @@ typedef struct maccrt_device {
     double busy_s;     /* time with at least one task running */
     double task_s;     /* sum of task execution times */
     atomic_ullong bytes_h2d, bytes_d2h;
+    double copy_bw; /* measured host<->device copy bandwidth, bytes/s (0: not yet) */
 } maccrt_device;
 
 /* Plugins of this program (NULL-terminated), GPU kinds first, the host last:
@@ -380,6 +381,14 @@ typedef struct maccrt_task {
     const MACC_Version *ver;
     int tokens;
     double exp_end; /* expected end (placement time + the region's estimate) */
+    /* Bytes of its maps that finished predecessors wrote, and where: data a
+     * device other than the one it runs on must move first (the transfer
+     * part of the scheduler's estimate). At most MACCRT_PRODUCERS devices
+     * (more are added to the last). Guarded by maccrt_rt.lock. */
+#define MACCRT_PRODUCERS 4
+    int nprod;
+    short prod_dev[MACCRT_PRODUCERS];
+    size_t prod_bytes[MACCRT_PRODUCERS];
     struct maccrt_task *dprev, *dnext; /* the device's placed list */
 
     /* Dependences (guarded by maccrt_rt.lock). */

@@ -368,10 +368,14 @@ const maccrt_policy maccrt_policy_greedy = {
  * the plugin's concurrency, e.g. a GPU's helper threads), ahead the tasks
  * that run on d before t (placed there, and those of this dispatch already
  * waiting for d), and rem the time until the first of d's running tasks is
- * expected to end. The task goes where it ends first and waits (queued) when
+ * expected to end; est grows by the time to move the data that t's
+ * predecessors wrote on another device (bytes / measured copy bandwidth), so
+ * chains of tasks stay where their data is. The task goes where it ends first and waits (queued) when
  * that is a device without its tokens free: a slow device never takes a task
  * that a faster one would finish earlier (no tail effect), while it still
  * takes the tasks that the fast one's backlog would delay. */
+#define MACCRT_DEFAULT_BW 10e9 /* bytes/s until a copy was measured */
+
 static double eft__finish(maccrt_task *t, maccrt_device *d, int backlog, double now)
 {
     double est = sched__estimate(t, d);
@@ -385,6 +389,20 @@ static double eft__finish(maccrt_task *t, maccrt_device *d, int backlog, double 
         slots = d->concurrency;
     if (slots < 1)
         slots = 1;
+    /* Data its predecessors wrote elsewhere moves first: through the host
+     * (a GPU's copy back, then the copy in when d is a GPU). */
+    double xfer = 0;
+    for (int k = 0; k < t->nprod; k++) {
+        if (t->prod_dev[k] == d->num)
+            continue;
+        maccrt_device *src = maccrt_rt.devices[t->prod_dev[k]];
+        double b = (double)t->prod_bytes[k];
+        if (!(src->plugin->caps & MACCRT_CAP_SHARED_MEM))
+            xfer += b / (src->copy_bw > 0 ? src->copy_bw : MACCRT_DEFAULT_BW);
+        if (!(d->plugin->caps & MACCRT_CAP_SHARED_MEM))
+            xfer += b / (d->copy_bw > 0 ? d->copy_bw : MACCRT_DEFAULT_BW);
+    }
+    est += xfer;
     int ahead = d->nplaced + backlog;
     if (ahead < slots)
         return now + est;

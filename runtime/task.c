@@ -461,6 +461,41 @@ void maccrt_task_data_op(maccrt_device *d, int op, int nmaps, const MACC_Map *ma
 
 /* ---- execution and completion ----------------------------------------------------------- */
 
+/* s depends on t, which ran on t->dev: the bytes of s's maps that t's maps
+ * wrote (their overlap) are on t->dev. */
+static void task__note_produced(const maccrt_task *t, maccrt_task *s)
+{
+    if (!t->dev || !t->region || !s->region)
+        return;
+    size_t bytes = 0;
+    for (int i = 0; i < t->nmaps; i++) {
+        const MACC_Map *w = &t->maps[i];
+        if (!(w->kind & MACC_MAP_FROM) || !w->bytes)
+            continue;
+        uintptr_t wa = (uintptr_t)w->start, wb = wa + w->bytes;
+        for (int j = 0; j < s->nmaps; j++) {
+            const MACC_Map *r = &s->maps[j];
+            uintptr_t ra = (uintptr_t)r->start, rb = ra + r->bytes;
+            uintptr_t lo = wa > ra ? wa : ra, hi = wb < rb ? wb : rb;
+            if (lo < hi && (r->kind & MACC_MAP_TO))
+                bytes += hi - lo;
+        }
+    }
+    if (!bytes)
+        return;
+    int k = 0;
+    while (k < s->nprod && s->prod_dev[k] != t->dev->num)
+        k++;
+    if (k == s->nprod) {
+        if (s->nprod == MACCRT_PRODUCERS)
+            k = MACCRT_PRODUCERS - 1;
+        else
+            s->prod_bytes[s->nprod++] = 0;
+        s->prod_dev[k] = (short)t->dev->num;
+    }
+    s->prod_bytes[k] += bytes;
+}
+
 static void task__finish(maccrt_task *t)
 {
     maccrt_runtime *rt = &maccrt_rt;
@@ -470,6 +505,7 @@ static void task__finish(maccrt_task *t)
     task__deps_remove(t);
     for (int i = 0; i < t->nsuccs; i++) {
         maccrt_task *s = t->succs[i];
+        task__note_produced(t, s);
         if (--s->npreds == 0)
             maccrt_sched_ready(s);
     }

@@ -2267,3 +2267,90 @@ Test(sched, the_gpu_queue_counts_not_only_its_tokens)
     cr_assert_gt(atomic_load(&ran_host), 4, "the host took %d of 160", atomic_load(&ran_host));
     cr_assert_eq(atomic_load(&speed_max[0]), 4);
 }
+
+/* Chains of tasks updating big arrays in place (depend inout) on the GPU
+ * and the host at once: whichever device each task lands on, the cache and
+ * the dependences give the right sums. */
+enum { CHAINS = 6, CHAIN_LEN = 8, CHAIN_N = 1 << 22 }; /* 32 MiB per chain */
+typedef struct {
+    int c, k;
+} chain_args;
+static int chain_where[CHAINS][CHAIN_LEN];
+static int fn_chain(void *args, MACC_TaskEnv *env)
+{
+    chain_args *a = args;
+    double *x = env->ptrs[0];
+    chain_where[a->c][a->k] = env->device_kind == MACC_DEV_HOST ? 2 : 1;
+    for (int i = 0; i < CHAIN_N; i += 4096)
+        x[i] += 1;
+    sleep_ms(2);
+    return 0;
+}
+static const MACC_Version r_chain_v[] = {
+    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, fn_chain},
+    {MACC_DEV_HOST, 0, 25, 0, fn_chain},
+};
+static const MACC_Region r_chain = {{"sched.c", 3, 1, "test"}, "r_chain", 2, r_chain_v};
+
+Test(sched, chains_of_tasks_on_both_devices)
+{
+    double *x[CHAINS];
+    for (int c = 0; c < CHAINS; c++)
+        x[c] = calloc(CHAIN_N, sizeof(double));
+    for (int k = 0; k < CHAIN_LEN; k++)
+        for (int c = 0; c < CHAINS; c++) {
+            chain_args a = {c, k};
+            MACC_Map m = {"x", x[c], x[c], CHAIN_N * sizeof(double), MACC_MAP_TOFROM};
+            MACC_Dep d = {x[c], CHAIN_N * sizeof(double), MACC_DEP_INOUT};
+            MACC_target(&r_chain, &a, sizeof a, 1, &m, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+        }
+    MACC_taskwait(NULL);
+    int moves = 0, gpu = 0, host = 0;
+    for (int c = 0; c < CHAINS; c++) {
+        for (int k = 0; k < CHAIN_LEN; k++) {
+            gpu += chain_where[c][k] == 1;
+            host += chain_where[c][k] == 2;
+            moves += k > 0 && chain_where[c][k] != chain_where[c][k - 1];
+        }
+        for (int i = 0; i < CHAIN_N; i += 4096)
+            cr_assert_eq(x[c][i], CHAIN_LEN);
+        free(x[c]);
+    }
+    cr_assert_eq(gpu + host, CHAINS * CHAIN_LEN, "%d moves (gpu %d, host %d)", moves, gpu, host);
+}
+
+/* The transfer part of the estimate: a task whose predecessor wrote 1 GB of
+ * its input on nvidia:0 goes there (moving it to the host would take 0.1 s
+ * at the default 10 GB/s), and one whose input was written on the host stays
+ * on the host (the GPU would copy it in first); the same task with no such
+ * data goes to the unmeasured GPU first (exploration). */
+Test(sched, the_estimate_counts_data_written_elsewhere)
+{
+    macc_num_devices(); /* initialise */
+    maccrt_runtime *rt = &maccrt_rt;
+    maccrt_task t;
+    memset(&t, 0, sizeof t);
+    t.region = &r_speed;
+    t.deferred = 1;
+    t.cand = MACCRT_BIT(0) | MACCRT_BIT(rt->host->num);
+    int backlog[MACCRT_MAX_DEVICES] = {0};
+    maccrt_mask fit = t.cand;
+    pthread_mutex_lock(&rt->lock);
+    maccrt_region_info *ri = maccrt_region_info_get(&r_speed);
+    ri->runs[MACC_DEV_NVIDIA] = ri->runs[MACC_DEV_HOST] = 1;
+    ri->ema_s[MACC_DEV_NVIDIA] = 0.010; /* the GPU: 10 ms */
+    ri->ema_s[MACC_DEV_HOST] = 0.005;   /* the host: 5 ms */
+    maccrt_device *none = rt->policy->choose(&t, t.cand, fit, backlog);
+    t.nprod = 1;
+    t.prod_dev[0] = 0;
+    t.prod_bytes[0] = (size_t)1 << 30;
+    maccrt_device *on_gpu = rt->policy->choose(&t, t.cand, fit, backlog);
+    t.prod_dev[0] = (short)rt->host->num;
+    t.prod_bytes[0] = (size_t)1 << 26; /* 64 MiB: 6.7 ms to copy in */
+    ri->ema_s[MACC_DEV_NVIDIA] = 0.001; /* a GPU 5x faster still loses */
+    maccrt_device *on_host = rt->policy->choose(&t, t.cand, fit, backlog);
+    pthread_mutex_unlock(&rt->lock);
+    cr_assert_eq(none, rt->host, "no data elsewhere: the faster device");
+    cr_assert_eq(on_gpu, rt->devices[0], "1 GiB written on nvidia:0 keeps it there");
+    cr_assert_eq(on_host, rt->host, "64 MiB written on the host keeps it there");
+}
