@@ -66,7 +66,7 @@ static cudaError_t cuda__wait(cudaStream_t s);
 #include <stdlib.h>
 #include <string.h>
 
-#define CUDA__DEFAULT_STREAMS 4
+#define CUDA__DEFAULT_STREAMS 8
 #define CUDA__MAX_STREAMS 32
 
 typedef struct cuda__gpu cuda__gpu;

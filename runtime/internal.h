@@ -473,6 +473,8 @@ typedef struct maccrt_region_info {
     const MACC_Region *region;
     long runs[MACC_DEV_NKINDS];
     double ema_s[MACC_DEV_NKINDS]; /* moving average of one instance's run time */
+    double dev_s[MACC_DEV_NKINDS]; /* moving average of |run time - ema_s| */
+    int exploring[MACC_DEV_NKINDS]; /* instances placed while none was measured */
     /* resources(auto): instances measured and their mean time per level */
     int auto_runs[MACC_DEV_NKINDS][MACCRT_AUTO_LEVELS];
     int auto_started[MACC_DEV_NKINDS][MACCRT_AUTO_LEVELS];

@@ -117,6 +117,11 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
         d->placed->dprev = t;
     d->placed = t;
     d->nplaced++;
+    if (t->region && !t->op) {
+        maccrt_region_info *ri = maccrt_region_info_get(t->region);
+        if (ri->runs[d->kind] == 0)
+            ri->exploring[d->kind]++;
+    }
     if (v && v->resources == MACC_RES_AUTO && !t->nested) {
         maccrt_region_info *ri = maccrt_region_info_get(t->region);
         for (int l = 0; l < MACCRT_AUTO_LEVELS; l++)
@@ -295,21 +300,39 @@ static int policy__tokens(maccrt_task *t, int kind, const MACC_Version *v)
 
 /* Expected run time of t on d (maps included) from the region's history on
  * d's kind. Never measured: 0 on a GPU (explore it first), a nanosecond on
- * the host (next). */
+ * the host (next), but only one instance at a time explores a kind (its
+ * first measurement decides the rest). */
 static double sched__estimate(maccrt_task *t, maccrt_device *d)
 {
     if (!t->region)
         return 0;
     maccrt_region_info *ri = maccrt_region_info_get(t->region);
     if (ri->runs[d->kind] == 0)
-        return d->kind == MACC_DEV_HOST ? 1e-9 : 0;
+        return ri->exploring[d->kind] ? 1e6 : d->kind == MACC_DEV_HOST ? 1e-9 : 0;
     return ri->ema_s[d->kind];
+}
+
+/* The same, pessimistic: the mean plus twice its typical deviation, so that a
+ * device whose times vary (a host shared with GPU helpers) takes a task at
+ * the end of a batch only when even a slow run ends in time. */
+static double sched__estimate_hi(maccrt_task *t, maccrt_device *d)
+{
+    double e = sched__estimate(t, d);
+    if (!t->region || e >= 1e6)
+        return e;
+    maccrt_region_info *ri = maccrt_region_info_get(t->region);
+    return ri->runs[d->kind] ? e + 2 * ri->dev_s[d->kind] : e;
 }
 
 static void policy__observe(maccrt_task *t, maccrt_device *d, double seconds)
 {
     maccrt_region_info *ri = maccrt_region_info_get(t->region);
     long n = ri->runs[d->kind]++;
+    if (n > 0) {
+        double dev = seconds > ri->ema_s[d->kind] ? seconds - ri->ema_s[d->kind]
+                                                  : ri->ema_s[d->kind] - seconds;
+        ri->dev_s[d->kind] = 0.8 * ri->dev_s[d->kind] + 0.2 * dev;
+    }
     ri->ema_s[d->kind] = n == 0 ? seconds : 0.8 * ri->ema_s[d->kind] + 0.2 * seconds;
     if (!t->ver || t->ver->resources != MACC_RES_AUTO || t->nested || ri->auto_choice[d->kind])
         return;
@@ -376,9 +399,9 @@ const maccrt_policy maccrt_policy_greedy = {
  * takes the tasks that the fast one's backlog would delay. */
 #define MACCRT_DEFAULT_BW 10e9 /* bytes/s until a copy was measured */
 
-static double eft__finish(maccrt_task *t, maccrt_device *d, int backlog, double now)
+/* How many instances of t d runs at once. */
+static int eft__slots(maccrt_task *t, maccrt_device *d)
 {
-    double est = sched__estimate(t, d);
     int need = 1;
     if (t->region && !t->op) {
         const MACC_Version *v = maccrt_task_version(t, d);
@@ -387,8 +410,13 @@ static double eft__finish(maccrt_task *t, maccrt_device *d, int backlog, double 
     int slots = need > 0 ? d->tokens_total / need : d->tokens_total;
     if (d->concurrency > 0 && slots > d->concurrency)
         slots = d->concurrency;
-    if (slots < 1)
-        slots = 1;
+    return slots < 1 ? 1 : slots;
+}
+
+static double eft__finish(maccrt_task *t, maccrt_device *d, int backlog, double now)
+{
+    double est = sched__estimate_hi(t, d);
+    int slots = eft__slots(t, d);
     /* Data its predecessors wrote elsewhere moves first: through the host
      * (a GPU's copy back, then the copy in when d is a GPU). */
     double xfer = 0;
@@ -422,6 +450,35 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
     double best_end = 0;
     int best_fits = 0;
     double now = maccrt_now();
+    /* The share rule: a device that would add less than MACC_SHARE_MIN
+     * (default 5%) of the region's measured throughput over the candidates
+     * takes none of its tasks: what it could add is smaller than what its
+     * tail, the data it makes move and the chains it delays cost. */
+    static double share_min = -1;
+    if (share_min < 0) {
+        const char *e = getenv("MACC_SHARE_MIN");
+        char *end;
+        double v = e && *e ? strtod(e, &end) : 0.05;
+        share_min = e && *e && (*end || v < 0 || v >= 1) ? 0.05 : v;
+    }
+    double rate[MACCRT_MAX_DEVICES], total = 0;
+    for (int i = 0; i < rt->ndevices; i++) {
+        rate[i] = -1;
+        if (!(cand & MACCRT_BIT(i)) || !t->region)
+            continue;
+        maccrt_device *d = rt->devices[i];
+        maccrt_region_info *ri = maccrt_region_info_get(t->region);
+        if (ri->runs[d->kind] == 0)
+            continue;
+        rate[i] = eft__slots(t, d) / (ri->ema_s[d->kind] > 1e-9 ? ri->ema_s[d->kind] : 1e-9);
+        total += rate[i];
+    }
+    maccrt_mask skip = 0;
+    for (int i = 0; i < rt->ndevices; i++)
+        if (rate[i] >= 0 && rate[i] < share_min * total)
+            skip |= MACCRT_BIT(i);
+    if ((cand & ~skip) != 0)
+        cand &= ~skip;
     for (int i = 0; i < rt->ndevices; i++) {
         if (!(cand & MACCRT_BIT(i)))
             continue;
