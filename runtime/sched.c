@@ -145,6 +145,13 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
     }
 }
 
+/* A walk stops after this many tasks chose to wait for a busy device: the
+ * tasks behind them would see an even longer backlog there, and the next
+ * dispatch (at the next completion) looks again. Keeps a dispatch O(1) when
+ * a long ready queue waits for a fast device that the other devices are not
+ * worth sharing with. */
+#define MACCRT_WALK_WAITING 64
+
 void maccrt_sched_dispatch(void)
 {
     maccrt_runtime *rt = &maccrt_rt;
@@ -157,6 +164,7 @@ void maccrt_sched_dispatch(void)
     for (int d = 0; d < rt->ndevices; d++)
         if (rt->ready_cand[d] > 0)
             active |= MACCRT_BIT(d);
+    int waiting = 0; /* tasks of this walk that chose to wait */
     maccrt_task *next;
     for (maccrt_task *t = rt->ready_head; t; t = next) {
         next = t->qnext;
@@ -193,7 +201,7 @@ void maccrt_sched_dispatch(void)
             /* it would finish earlier by waiting for d (the tail rule) */
             backlog[d->num]++;
             reserved |= MACCRT_BIT(d->num);
-            if ((reserved & active) == active)
+            if ((reserved & active) == active || ++waiting > MACCRT_WALK_WAITING)
                 break;
             continue;
         }
@@ -300,15 +308,21 @@ static int policy__tokens(maccrt_task *t, int kind, const MACC_Version *v)
 
 /* Expected run time of t on d (maps included) from the region's history on
  * d's kind. Never measured: 0 on a GPU (explore it first), a nanosecond on
- * the host (next), but only one instance at a time explores a kind (its
- * first measurement decides the rest). */
+ * the host (next); once another kind is measured, one instance at a time
+ * explores a kind (its first measurement decides the rest). */
 static double sched__estimate(maccrt_task *t, maccrt_device *d)
 {
     if (!t->region)
         return 0;
     maccrt_region_info *ri = maccrt_region_info_get(t->region);
-    if (ri->runs[d->kind] == 0)
-        return ri->exploring[d->kind] ? 1e6 : d->kind == MACC_DEV_HOST ? 1e-9 : 0;
+    if (ri->runs[d->kind] == 0) {
+        int measured = 0;
+        for (int k = 0; k < MACC_DEV_NKINDS; k++)
+            measured |= ri->runs[k] > 0;
+        if (measured && ri->exploring[d->kind])
+            return 1e6; /* one instance explores; the others wait for its time */
+        return d->kind == MACC_DEV_HOST ? 1e-9 : 0;
+    }
     return ri->ema_s[d->kind];
 }
 

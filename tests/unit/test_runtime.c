@@ -2355,14 +2355,16 @@ Test(sched, the_estimate_counts_data_written_elsewhere)
     cr_assert_eq(on_host, rt->host, "64 MiB written on the host keeps it there");
 }
 
-/* The share rule: a host 60x slower than the GPU would add under 1% of the
- * throughput; it takes no task after its first measurement, even where a
- * long GPU backlog would let it end one earlier. With MACC_SHARE_MIN=0 it
- * does take some (the rule is what keeps it out). */
+/* The share rule: a host 12x slower than one GPU task, with half the GPU's
+ * slots, would add under 5% of the throughput; it takes no task after its
+ * first measurement, even where the GPU's backlog would let it end one
+ * earlier. With MACC_SHARE_MIN=0 it does take some (the rule is what keeps
+ * it out). */
 Test(sched, a_device_adding_under_5_percent_takes_nothing)
 {
-    speed_host_ms = 60 * GPU_MS;
+    speed_host_ms = 12 * GPU_MS;
     int on_host;
+    speed_batches(400, &on_host); /* the host's first instances explore */
     speed_batches(400, &on_host);
     cr_assert_eq(on_host, 0, "the host took %d", on_host);
 }
@@ -2370,7 +2372,7 @@ Test(sched, a_device_adding_under_5_percent_takes_nothing)
 Test(sched, share_min_zero_lets_it_take_tasks)
 {
     setenv("MACC_SHARE_MIN", "0", 1);
-    speed_host_ms = 60 * GPU_MS;
+    speed_host_ms = 12 * GPU_MS;
     int on_host;
     speed_batches(400, &on_host);
     cr_assert_gt(on_host, 0);
