@@ -5,7 +5,7 @@
  * GPU kernels. init.c finds maccrt_cuda_plugin through a weak reference;
  * programs without this archive run host-only.
  *
- * Threads and streams. Each GPU gets MACC_CUDA_STREAMS (default 4) helper
+ * Threads and streams. Each GPU gets MACC_CUDA_STREAMS (default 8) helper
  * threads, each with its own non-blocking stream. A helper takes the next
  * task placed on its GPU and runs it synchronously on its stream through the
  * shared path (maccrt_task_execute): the maps (allocations and copies in, on
@@ -14,7 +14,8 @@
  * returns cudaGetLastError()), a wait for the stream, the unmaps (copies
  * out, frees), completion. Several tasks are thus in flight per GPU (one per
  * helper), their copies and kernels overlapping across streams. GPU tasks
- * hold 25 tokens by default, so four run at once, one per helper.
+ * hold 25 tokens by default, so four run at once (resources(N) lets more
+ * be placed; they queue for the helpers, which the scheduler counts).
  *
  * The contexts use cudaDeviceScheduleBlockingSync: a helper waiting for its
  * stream sleeps instead of spinning, so the helpers of one GPU cost about one

@@ -22,7 +22,7 @@
  * other (halo reads) would find each other's temporary entries "partially
  * present": such a task gets a private copy instead, in no table.
  *
- * Affinity (the interim rule until the coherence directory exists): entries
+ * Affinity (data constructs; tasks' own maps go through cache.c): entries
  * made by data constructs (data_begin, enter data) on a device with its own
  * memory are "pinned" (also kept in the table's pin tree, under its own
  * innermost lock). A task whose maps overlap a pinned entry of GPU g may run

@@ -280,7 +280,7 @@ void *maccrt_map_acquire(maccrt_device *d, const MACC_Map *m, int ref, int task,
  * devbase is what acquire returned): copies `from` back, frees it. */
 void maccrt_map_drop_private(maccrt_device *d, const MACC_Map *m, void *devbase,
                              const MACC_SrcLoc *loc);
-/* The affinity rule (until the coherence directory exists): the devices with
+/* The affinity rule (data constructs): the devices with
  * their own memory on which a data construct made present a section that one
  * of t's maps overlaps (an attach or zero-length map: the pointer lies in
  * it). Takes the pin locks; may be called with maccrt_rt.lock held. */

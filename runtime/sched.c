@@ -30,7 +30,7 @@
 
 /* ---- the ready queue -------------------------------------------------------------------- */
 
-/* The affinity rule (until the coherence directory exists): a region task
+/* The affinity rule (data constructs; see docs/RUNTIME.md): a region task
  * whose maps overlap data that a data construct made present on GPU g runs
  * only on g, when g is one of its candidates; otherwise its candidates stay.
  * Decided when the task becomes ready: its predecessors (e.g. an `enter data`
