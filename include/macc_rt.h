@@ -165,6 +165,18 @@ MACC_API void MACC_data_update(const MACC_SrcLoc *loc, int nmaps, const MACC_Map
 /* Is [p, p+bytes) present on `device`? (omp_target_is_present / acc_is_present) */
 MACC_API int MACC_is_present(const void *p, size_t bytes, int device);
 
+/* The allocator `macc --managed` puts in place of malloc & co. in translated
+ * files: CUDA managed memory from a pool when a GPU is there, host memory
+ * otherwise; MACC_free also frees what the C library allocated. Settings:
+ * MACC_POOL, MACC_POOL_CHUNK, MACC_POOL_MIN, MACC_POOL_MAX,
+ * MACC_MANAGED_CAP, MACC_MANAGED_MARGIN, MACC_MANAGED_FALLBACK (docs/RUNTIME.md). */
+MACC_API void *MACC_malloc(size_t n);
+MACC_API void *MACC_calloc(size_t n, size_t m);
+MACC_API void *MACC_realloc(void *p, size_t n);
+MACC_API void MACC_free(void *p);
+MACC_API void *MACC_aligned_alloc(size_t align, size_t n);
+MACC_API int MACC_posix_memalign(void **out, size_t align, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -170,6 +170,16 @@ typedef struct maccrt_plugin {
     const char *(*error_string)(int err);
     /* Why the calling thread's last alloc on d returned NULL (see alloc). */
     int (*alloc_error)(struct maccrt_device *d);
+
+    /* Managed memory (optional; managed.c uses the first GPU that has them):
+     * memory at the same address on the host and every device. */
+    void *(*managed_alloc)(struct maccrt_device *d, size_t bytes);
+    void (*managed_free)(struct maccrt_device *d, void *p);
+    /* Free and total device memory (0 on success). */
+    int (*mem_info)(struct maccrt_device *d, size_t *free_b, size_t *total_b);
+    /* A hint: move managed [p, p + bytes) to d (to_host: to the host) ahead of
+     * use, asynchronously, on the calling helper's stream (or the data stream). */
+    void (*prefetch)(struct maccrt_device *d, const void *p, size_t bytes, int to_host);
 } maccrt_plugin;
 
 struct maccrt_ptable; /* data.c */
@@ -328,6 +338,21 @@ void maccrt_cache_host_release(const MACC_Map *m, const MACC_SrcLoc *loc);
 void maccrt_cache_flush(maccrt_device *also);
 /* Entries of d's cache (and how many are dirty); for tests and statistics. */
 long maccrt_cache_entries(const maccrt_device *d, long *dirty);
+
+/* ---- managed memory (managed.c) ---- */
+
+/* Is [p, p + bytes) in memory that MACC_malloc & co. took from their backend
+ * (managed memory with a GPU: present everywhere at the same address)? */
+int maccrt_managed_owns(const void *p, size_t bytes);
+/* Does the allocator serve CUDA managed memory (else host memory)? */
+int maccrt_managed_on_gpu(void);
+typedef struct maccrt_managed_info {
+    int on, gpu, chunks;
+    size_t chunk, min, max, cap, reserved;
+    long backend_allocs, backend_frees, fallbacks, cap_refusals;
+    long pooled_blocks, pooled_free;
+} maccrt_managed_info;
+void maccrt_managed_stats(maccrt_managed_info *out);
 
 /* ==== 5. tasks (task.c) ===================================================== */
 
