@@ -453,6 +453,73 @@ static int cuda__copy(maccrt_device *d, void *dst, const void *src, size_t bytes
     return (int)e;
 }
 
+/* ---- managed memory (managed.c's backend) ---- */
+
+static void *cuda__managed_alloc(maccrt_device *d, size_t bytes)
+{
+    cuda__gpu *g = d->pdata;
+    cuda__call c;
+    void *p = NULL;
+    cudaError_t e = cuda__enter(g, &c);
+    if (e == cudaSuccess)
+        e = cudaMallocManaged(&p, bytes, cudaMemAttachGlobal);
+    cuda__leave(&c);
+    if (e != cudaSuccess) {
+        cuda__clear();
+        return NULL;
+    }
+    return p;
+}
+
+static void cuda__managed_free(maccrt_device *d, void *p)
+{
+    if (!p || atomic_load(&maccrt_rt.fatal))
+        return;
+    cuda__gpu *g = d->pdata;
+    cuda__call c;
+    cudaError_t e = cuda__enter(g, &c);
+    if (e == cudaSuccess)
+        e = cudaFree(p);
+    cuda__leave(&c);
+    if (e != cudaSuccess)
+        cuda__clear();
+}
+
+static int cuda__mem_info(maccrt_device *d, size_t *free_b, size_t *total_b)
+{
+    cuda__gpu *g = d->pdata;
+    cuda__call c;
+    cudaError_t e = cuda__enter(g, &c);
+    if (e == cudaSuccess)
+        e = cudaMemGetInfo(free_b, total_b);
+    cuda__leave(&c);
+    if (e != cudaSuccess)
+        cuda__clear();
+    return (int)e;
+}
+
+/* A hint: errors (e.g. a GPU without concurrent managed access) are ignored. */
+static void cuda__prefetch(maccrt_device *d, const void *p, size_t bytes, int to_host)
+{
+    if (!bytes || atomic_load(&maccrt_rt.fatal))
+        return;
+    cuda__gpu *g = d->pdata;
+    cuda__call c;
+    cudaError_t e = cuda__enter(g, &c);
+    if (e == cudaSuccess) {
+        struct cudaMemLocation loc;
+        memset(&loc, 0, sizeof loc);
+        loc.type = to_host ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
+        loc.id = to_host ? 0 : g->ordinal;
+        e = cudaMemPrefetchAsync(p, bytes, loc, 0, c.stream);
+        if (e == cudaSuccess && to_host)
+            e = cuda__wait(c.stream); /* the host reads it next */
+    }
+    cuda__leave(&c);
+    if (e != cudaSuccess)
+        cuda__clear();
+}
+
 static void cuda__submit(maccrt_device *d, maccrt_task *t)
 {
     cuda__gpu *g = d->pdata;
@@ -552,6 +619,10 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .synchronize = cuda__synchronize,
     .error_string = cuda__error_string,
     .alloc_error = cuda__alloc_error,
+    .managed_alloc = cuda__managed_alloc,
+    .managed_free = cuda__managed_free,
+    .mem_info = cuda__mem_info,
+    .prefetch = cuda__prefetch,
 };
 
 #endif /* CUDA__HAVE_HEADERS */

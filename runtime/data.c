@@ -282,6 +282,14 @@ void *maccrt_map_acquire(maccrt_device *d, const MACC_Map *m, int ref, int task,
         return r;
     }
 
+    if (!shared && maccrt_managed_owns(m->start, m->bytes)) {
+        /* Managed memory: present on every device at the same address. The
+         * data clause is a hint: copy-in and update-to prefetch to d. */
+        if ((kind & MACC_MAP_TO) && d->plugin->prefetch)
+            d->plugin->prefetch(d, m->start, m->bytes, 0);
+        return m->base;
+    }
+
     uintptr_t a, b;
     data__section(m, &a, &b);
     int partial;
@@ -355,6 +363,12 @@ void maccrt_map_release(maccrt_device *d, const MACC_Map *m, int ref, int del,
     int kind = m->kind;
     if ((kind & (MACC_MAP_DEVICEPTR | MACC_MAP_ATTACH)) || m->bytes == 0)
         return;
+    if (!(d->plugin->caps & MACCRT_CAP_SHARED_MEM) && maccrt_managed_owns(m->start, m->bytes)) {
+        /* managed: copy-out prefetches back to the host, the rest is free */
+        if ((kind & MACC_MAP_FROM) && d->plugin->prefetch)
+            d->plugin->prefetch(d, m->start, m->bytes, 1);
+        return;
+    }
     uintptr_t a, b;
     data__section(m, &a, &b);
     int partial;
@@ -391,6 +405,11 @@ void maccrt_map_update(maccrt_device *d, const MACC_Map *m, const MACC_SrcLoc *l
     maccrt_ptable *pt = d->ptable;
     if (m->bytes == 0 || (m->kind & MACC_MAP_DEVICEPTR))
         return;
+    if (!(d->plugin->caps & MACCRT_CAP_SHARED_MEM) && maccrt_managed_owns(m->start, m->bytes)) {
+        if (d->plugin->prefetch)
+            d->plugin->prefetch(d, m->start, m->bytes, (m->kind & MACC_MAP_FROM) != 0);
+        return;
+    }
     uintptr_t a, b;
     data__section(m, &a, &b);
     int partial;
@@ -426,6 +445,8 @@ int maccrt_map_lookup(maccrt_device *d, const MACC_Map *m)
 int maccrt_map_is_present(maccrt_device *d, const void *p, size_t bytes)
 {
     maccrt_ptable *pt = d->ptable;
+    if (!(d->plugin->caps & MACCRT_CAP_SHARED_MEM) && maccrt_managed_owns(p, bytes))
+        return 1;
     pthread_mutex_lock(&pt->lock);
     int r;
     if (bytes == 0) {

@@ -551,6 +551,14 @@ void maccrt_task_execute(maccrt_task *t)
         for (int i = 0; i < t->nmaps; i++) {
             const MACC_Map *m = &t->maps[i];
             int section = m->bytes > 0 && !(m->kind & (MACC_MAP_DEVICEPTR | MACC_MAP_ATTACH));
+            if (section && !shared && maccrt_managed_owns(m->start, m->bytes)) {
+                /* managed memory is present everywhere: a prefetch, no copy */
+                if ((m->kind & MACC_MAP_TO) && d->plugin->prefetch)
+                    d->plugin->prefetch(d, m->start, m->bytes, 0);
+                t->ptrs[i] = m->base;
+                t->took[i] = MACCRT_TOOK_NONE;
+                continue;
+            }
             if (section && !shared && !(m->kind & (MACC_MAP_PRESENT | MACC_MAP_NOCREATE)) &&
                 maccrt_map_lookup(d, m) == 0) {
                 t->ptrs[i] = maccrt_cache_acquire(d, m, &t->cache[i], t->loc);
@@ -558,7 +566,7 @@ void maccrt_task_execute(maccrt_task *t)
                 continue;
             }
             t->ptrs[i] = maccrt_map_acquire(d, m, MACCRT_REF_STRUCTURED, 1, &t->took[i], t->loc);
-            if (section && shared)
+            if (section && shared && !maccrt_managed_owns(m->start, m->bytes))
                 maccrt_cache_host_acquire(m, t->loc);
         }
         MACC_TaskEnv env = {
@@ -586,7 +594,8 @@ void maccrt_task_execute(maccrt_task *t)
         }
         for (int i = t->nmaps - 1; i >= 0; i--) {
             const MACC_Map *m = &t->maps[i];
-            if (shared && m->bytes > 0 && !(m->kind & (MACC_MAP_DEVICEPTR | MACC_MAP_ATTACH)))
+            if (shared && m->bytes > 0 && !(m->kind & (MACC_MAP_DEVICEPTR | MACC_MAP_ATTACH)) &&
+                !maccrt_managed_owns(m->start, m->bytes))
                 maccrt_cache_host_release(m, t->loc);
             if (t->took[i] == MACCRT_TOOK_CACHE)
                 maccrt_cache_release(d, m, t->cache[i], t->ptrs[i], t->loc);

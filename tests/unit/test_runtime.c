@@ -1408,6 +1408,35 @@ static int fgpu_alloc_error(maccrt_device *d)
     return MACCRT_ERR_NOMEM;
 }
 
+/* Managed memory of the fake GPU: host memory (the fake GPU runs host code,
+ * so the same address works on both); prefetches are counted. */
+static atomic_long fgpu_prefetch_to_dev, fgpu_prefetch_to_host;
+static void *fgpu_managed_alloc(maccrt_device *d, size_t bytes)
+{
+    (void)d;
+    void *p = NULL;
+    return posix_memalign(&p, 1 << 20, bytes) == 0 ? p : NULL;
+}
+static void fgpu_managed_free(maccrt_device *d, void *p)
+{
+    (void)d;
+    free(p);
+}
+static int fgpu_mem_info(maccrt_device *d, size_t *free_b, size_t *total_b)
+{
+    (void)d;
+    *free_b = (size_t)64 << 20; /* 64 MiB free of 1 GiB */
+    *total_b = (size_t)1 << 30;
+    return 0;
+}
+static void fgpu_prefetch(maccrt_device *d, const void *p, size_t bytes, int to_host)
+{
+    (void)d;
+    (void)p;
+    (void)bytes;
+    atomic_fetch_add(to_host ? &fgpu_prefetch_to_host : &fgpu_prefetch_to_dev, 1);
+}
+
 const maccrt_plugin maccrt_cuda_plugin = {
     .name = "nvidia",
     .kind = MACC_DEV_NVIDIA,
@@ -1423,6 +1452,10 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .run = fgpu_run,
     .error_string = fgpu_error_string,
     .alloc_error = fgpu_alloc_error,
+    .managed_alloc = fgpu_managed_alloc,
+    .managed_free = fgpu_managed_free,
+    .mem_info = fgpu_mem_info,
+    .prefetch = fgpu_prefetch,
 };
 
 static void gpu_env(void)
@@ -2377,4 +2410,61 @@ Test(sched, share_min_zero_lets_it_take_tasks)
     int on_host;
     speed_batches(400, &on_host);
     cr_assert_gt(on_host, 0);
+}
+
+/* ---- managed memory on the fake GPU ------------------------------------------------------------
+ *
+ * MACC_malloc memory is present on the GPU at the same address: tasks' maps and
+ * data directives on it copy nothing; the clauses become prefetches (to the
+ * GPU on entry / update to, back on exit with copy-out / update from). */
+Test(gpu, managed_memory_is_present_and_directives_are_hints)
+{
+    enum { N = 4096, BS = 256 };
+    setenv("MACC_MANAGED_MARGIN", "16M", 1); /* the fake GPU has 64 MiB free */
+    double *x = MACC_malloc(N * sizeof(double));
+    cr_assert_not_null(x);
+    cr_assert(maccrt_managed_on_gpu());
+    for (int i = 0; i < N; i++)
+        x[i] = i;
+    cr_assert(MACC_is_present(x, N * sizeof(double), 0), "present without any directive");
+    MACC_Map whole = {"x", x, x, N * sizeof(double), MACC_MAP_TOFROM};
+    MACC_data_enter(&dloc, 1, &whole, 0, 0, NULL, 0);
+    cr_assert_eq(atomic_load(&fgpu_prefetch_to_dev), 1, "enter data copyin: a prefetch");
+    for (int k = 0; k < N / BS; k++)
+        scale(&r_scale_gpu_only, x, k * BS, BS, 2.0, 0, MACC_MAP_TOFROM, MACC_NOWAIT, 0);
+    MACC_taskwait(NULL);
+    MACC_Map upd = {"x", x, x, N * sizeof(double), MACC_MAP_FROM};
+    MACC_data_update(&dloc, 1, &upd, 0, 0, NULL, 0);
+    cr_assert_eq(atomic_load(&fgpu_prefetch_to_host), 1, "update host: a prefetch back");
+    MACC_data_exit(&dloc, 1, &whole, 0, 0, NULL, 0);
+    cr_assert_eq(atomic_load(&fgpu_prefetch_to_host), 2, "exit data copyout: a prefetch back");
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(x[i], 2.0 * i);
+    cr_assert_eq(h2d_of(0) + d2h_of(0), 0, "no copies: %llu bytes", h2d_of(0) + d2h_of(0));
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 0, "no device copies either");
+    /* fn_scale_gpu counts a GPU pointer equal to the host's as an "error":
+     * here every task must have got the same address */
+    cr_assert_eq(atomic_load(&env_errors), N / BS, "the kernels got the host address");
+    MACC_free(x);
+}
+
+/* The cap follows the GPU's free memory (64 MiB here) minus the margin: a
+ * request past it fails like malloc, and the GPU is still usable after. */
+Test(gpu, managed_memory_never_exceeds_the_gpus_free_memory)
+{
+    setenv("MACC_MANAGED_MARGIN", "16M", 1);
+    void *big = MACC_malloc((size_t)100 << 20);
+    cr_assert_null(big, "100 MiB with 48 MiB allowed");
+    double *ok = MACC_malloc((size_t)8 << 20);
+    cr_assert_not_null(ok);
+    maccrt_managed_info i;
+    maccrt_managed_stats(&i);
+    cr_assert_eq(i.cap, (size_t)48 << 20);
+    cr_assert_gt(i.cap_refusals, 0);
+    enum { N = 1024 };
+    for (int k = 0; k < N; k++)
+        ok[k] = k;
+    scale(&r_scale_gpu_only, ok, 0, N, 3.0, 0, MACC_MAP_TOFROM, 0, 0);
+    cr_assert_eq(ok[100], 300.0);
+    MACC_free(ok);
 }
