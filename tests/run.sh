@@ -74,7 +74,9 @@ golden|golden-update)
         case $src in *.host.c|*.cuda.c) continue ;; esac
         stem=${src%.c}
         rm -rf "$tmp/out" && mkdir -p "$tmp/out"
-        if ! "$macc" --translate "$src" -o "$tmp/out" 2> "$tmp/err"; then
+        flags=$(sed -n '1s|^// MACC_FLAGS: ||p' "$src")
+        # shellcheck disable=SC2086
+        if ! "$macc" --translate $flags "$src" -o "$tmp/out" 2> "$tmp/err"; then
             cat "$tmp/err"
             ko "golden $stem: translation failed"
             continue
@@ -156,8 +158,10 @@ e2e)
     mkdir -p "$tmp/bin"
     run_one() { # name, source, args...
         name=$1; src=$2; shift 2
+        # a first line "// MACC_FLAGS: ..." gives macc options (e.g. --managed)
+        flags=$(sed -n '1s|^// MACC_FLAGS: ||p' "$src")
         # shellcheck disable=SC2086
-        if ! "$macc" -O2 -Wall ${E2E_CFLAGS:-} "$src" -o "$tmp/bin/$name" -lm > "$tmp/build.log" 2>&1; then
+        if ! "$macc" -O2 -Wall ${E2E_CFLAGS:-} ${MFLAGS:-} $flags "$src" -o "$tmp/bin/$name" -lm > "$tmp/build.log" 2>&1; then
             head -n 30 "$tmp/build.log"
             ko "e2e $name: build failed"
             return
@@ -178,6 +182,12 @@ e2e)
     run_one nbody "$top/samples/nbody.c" 2048 2
     run_one stream "$top/samples/stream.c" 2000000 4
     run_one matmul "$top/samples/matmul.c" 4 64
+    # managed memory (--managed): seed 000's samples, host-only here
+    MFLAGS=--managed run_one managed_struct "$top/samples/managed_struct.c" 512 64 64
+    run_one jacobi "$top/samples/jacobi.c" 128 40
+    MFLAGS=--managed run_one jacobi_managed "$top/samples/jacobi.c" 128 40
+    run_one alloc_loop "$top/samples/alloc_loop.c" 50000 20
+    MFLAGS=--managed run_one alloc_loop_managed "$top/samples/alloc_loop.c" 50000 20
     for src in "$top"/tests/e2e/*.c; do
         run_one "$(basename "$src" .c)" "$src"
     done
@@ -230,6 +240,11 @@ driver)
     printf 'int plain(int x) { return x + 1; }\n' > plain.c
     if "$macc" -v -c plain.c 2> err.txt && [ -f plain.o ] && ! grep -q -- '--translate' err.txt; then ok
     else cat err.txt; ko "driver: -c on a file without directives"; fi
+    # --managed translates files without directives too (their allocation calls)
+    printf '#include <stdlib.h>\nvoid *mk(int n) { return malloc(n); }\n' > alloc.c
+    if "$macc" --managed -v -c alloc.c 2> err.txt && [ -f alloc.o ] && grep -q -- '--translate alloc.c' err.txt &&
+        nm alloc.o | grep -q 'U MACC_malloc'; then ok
+    else cat err.txt; ko "driver: --managed on a file without directives"; fi
     # the first failing sub-command's status comes back; no output left behind
     printf 'int main(void) { return undefined_symbol(); }\n' > bad.c
     if "$macc" bad.c -o badprog > /dev/null 2>&1; then ko "driver: a failing link succeeded"; elif [ -e badprog ]; then ko "driver: output left"; else ok; fi

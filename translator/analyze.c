@@ -1043,7 +1043,11 @@ static void an__region(Unit *u, Pragma *tp)
         } else if (d->is_pointer) {
             cap->kind = CAP_PTR;
             if (mi < 0) {
-                if (an__name_in_clause(t, CL_IS_DEVICE_PTR, x->name) || an__data_covers(u, r->stmt, x->name)) {
+                if (an__name_in_clause(t, CL_IS_DEVICE_PTR, x->name) || an__data_covers(u, r->stmt, x->name) ||
+                    u->managed) {
+                    /* --managed: heap data is managed memory, valid on every
+                     * device at the same address; the pointer is passed as it
+                     * is (translated when a data construct mapped it). */
                     mi = r->maps.len;
                     an__add_map(&r->maps, x->name, xsprintf("(void *)(%s)", x->name),
                                 xsprintf("(void *)(%s)", x->name), xstrdup("0"), MACC_MAP_ATTACH, 1, tp->start);

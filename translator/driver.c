@@ -444,11 +444,6 @@ int driver_main(int argc, char **argv)
         rc = 1;
         goto out;
     }
-    if (o.managed) {
-        fprintf(stderr, "macc: error: --managed is not supported yet\n");
-        rc = 1;
-        goto out;
-    }
     if (o.targets) {
         char *t = xstrdup(o.targets);
         for (char *tok = strtok(t, ","); tok; tok = strtok(NULL, ",")) {
@@ -466,6 +461,7 @@ int driver_main(int argc, char **argv)
         TranslateOptions to = {0};
         to.outdir = o.output ? o.output : ".";
         to.info = o.info;
+        to.managed = o.managed;
         struct stat st;
         if (stat(to.outdir, &st) != 0 || !S_ISDIR(st.st_mode)) {
             fprintf(stderr, "macc: error: output directory '%s' does not exist\n", to.outdir);
@@ -563,10 +559,12 @@ int driver_main(int argc, char **argv)
             }
             cuda = xstrdup(in);
             srcdir = dr__dirname(in);
-        } else if (dr__file_needs_translation(in)) {
+        } else if (o.managed || dr__file_needs_translation(in)) {
+            /* --managed: every C file, for its allocation calls */
             TranslateOptions to = {0};
             to.outdir = tmpdir;
             to.info = o.info;
+            to.managed = o.managed;
             if (o.verbose || o.dry)
                 fprintf(stderr, "macc --translate %s -o %s\n", in, tmpdir);
             if (translate_file(in, &to, &host, &cuda)) {

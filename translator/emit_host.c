@@ -482,6 +482,48 @@ static void em__data(Emit *e, const DataConstruct *d)
     em__edit(e, d->pragma->start, d->pragma->end, b.data);
 }
 
+/* --managed: the C library's allocation functions, where an expression names
+ * them (calls, and uses as function pointers such as `release = free`),
+ * become the runtime's (same signatures). Declarations are left alone, and
+ * so are calls inside regions (region bodies are re-emitted from the user's
+ * text: allocation inside a region is not managed). */
+static int em__expr_parent(TSNode id)
+{
+    TSNode p = ts_node_parent(id);
+    if (ts_node_is_null(p))
+        return 0;
+    static const char *const ok[] = {
+        "call_expression", "argument_list", "assignment_expression", "return_statement",
+        "conditional_expression", "cast_expression", "parenthesized_expression",
+        "initializer_list", "comma_expression", "binary_expression"};
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
+        if (node_is(p, ok[i]))
+            return 1;
+    if (node_is(p, "init_declarator")) { /* only the value: T *f = free; */
+        TSNode v = node_field(p, "value");
+        return !ts_node_is_null(v) && ts_node_eq(v, id);
+    }
+    return 0;
+}
+
+static void em__managed(Emit *e, TSNode n)
+{
+    static const char *const names[][2] = {
+        {"malloc", "MACC_malloc"}, {"calloc", "MACC_calloc"}, {"realloc", "MACC_realloc"},
+        {"free", "MACC_free"}, {"aligned_alloc", "MACC_aligned_alloc"},
+        {"posix_memalign", "MACC_posix_memalign"}};
+    if (node_is(n, "identifier") && em__expr_parent(n)) {
+        size_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+        for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+            if (strlen(names[i][0]) == b - a && !memcmp(e->u->src->text + a, names[i][0], b - a))
+                em__edit(e, a, b, xstrdup(names[i][1]));
+        return;
+    }
+    uint32_t k = ts_node_child_count(n);
+    for (uint32_t i = 0; i < k; i++)
+        em__managed(e, ts_node_child(n, i));
+}
+
 void emit_host(Unit *u, Buf *out, const char *display_path)
 {
     Emit e = {0};
@@ -512,6 +554,8 @@ void emit_host(Unit *u, Buf *out, const char *display_path)
         em__call(&e, u->regions.items[i]);
     for (int i = 0; i < u->datas.len; i++)
         em__data(&e, u->datas.items[i]);
+    if (u->managed)
+        em__managed(&e, ts_tree_root_node(u->tree));
 
     if (e.edits.len)
         qsort(e.edits.items, (size_t)e.edits.len, sizeof(void *), em__cmp_edit);

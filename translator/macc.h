@@ -107,6 +107,7 @@ typedef struct Unit {
     Vec regions;        /* Region * (analyze) */
     Vec datas;          /* DataConstruct * (analyze) */
     int info;           /* --info: notes on implicit data-sharing decisions */
+    int managed;        /* --managed: allocation calls go to MACC_malloc & co. */
 } Unit;
 
 /* Parses the source and collects its pragmas (malformed ones are reported).

@@ -24,7 +24,8 @@ int translate_needed(const char *text)
     return 0;
 }
 
-static int tr__run(Source *src, FILE *diag_out, Buf *out, Buf *cuda, const char *display, int info)
+static int tr__run(Source *src, FILE *diag_out, Buf *out, Buf *cuda, const char *display, int info,
+                   int managed)
 {
     source_expand_pragma_macros(src);
     Diag diag;
@@ -37,6 +38,7 @@ static int tr__run(Source *src, FILE *diag_out, Buf *out, Buf *cuda, const char 
         return 1;
     }
     u->info = info;
+    u->managed = managed;
     analyze_unit(u);
     if (!diag.errors)
         emit_host(u, out, display ? display : src->path);
@@ -49,7 +51,7 @@ static int tr__run(Source *src, FILE *diag_out, Buf *out, Buf *cuda, const char 
 int translate_string(const char *name, const char *text, Buf *out, FILE *diag_out)
 {
     Source *src = source_from_string(name, text, strlen(text));
-    int n = tr__run(src, diag_out, out, NULL, NULL, 0);
+    int n = tr__run(src, diag_out, out, NULL, NULL, 0, 0);
     source_delete(src);
     return n;
 }
@@ -95,7 +97,7 @@ int translate_file(const char *path, const TranslateOptions *opt, char **host_ou
         return 1;
     }
     Buf out = {0}, cuda = {0};
-    int errors = tr__run(src, dout, &out, &cuda, opt->display, opt->info);
+    int errors = tr__run(src, dout, &out, &cuda, opt->display, opt->info, opt->managed);
     if (errors) {
         source_delete(src);
         buf_free(&out);
