@@ -344,6 +344,9 @@ long maccrt_cache_entries(const maccrt_device *d, long *dirty);
 /* Is [p, p + bytes) in memory that MACC_malloc & co. took from their backend
  * (managed memory with a GPU: present everywhere at the same address)? */
 int maccrt_managed_owns(const void *p, size_t bytes);
+/* Are data clauses on managed memory turned into prefetches (MACC_MANAGED_HINTS,
+ * default 1; 0 leaves everything to page faults, for comparison)? */
+int maccrt_managed_hints(void);
 /* Does the allocator serve CUDA managed memory (else host memory)? */
 int maccrt_managed_on_gpu(void);
 typedef struct maccrt_managed_info {

@@ -477,6 +477,16 @@ int maccrt_managed_owns(const void *p, size_t bytes)
     return mp__owned_range(p, bytes);
 }
 
+int maccrt_managed_hints(void)
+{
+    static int hints = -1;
+    if (hints < 0) {
+        const char *h = getenv("MACC_MANAGED_HINTS");
+        hints = !(h && !strcmp(h, "0"));
+    }
+    return hints;
+}
+
 int maccrt_managed_on_gpu(void)
 {
     mp__ensure();

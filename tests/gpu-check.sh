@@ -37,7 +37,9 @@ macc=$gbuild/bin/macc
 check_one() { # name, source, args...
     name=$1; src=$2; shift 2
     bin=$gbuild/progs/$name
-    if ! "$macc" -O2 "$src" -o "$bin" -lm > "$gbuild/progs/$name.build.log" 2>&1; then
+    flags=$(sed -n '1s|^// MACC_FLAGS: ||p' "$src")
+    # shellcheck disable=SC2086
+    if ! "$macc" -O2 ${MFLAGS:-} $flags "$src" -o "$bin" -lm > "$gbuild/progs/$name.build.log" 2>&1; then
         head -n 30 "$gbuild/progs/$name.build.log"
         ko "$name: build failed"
         return
@@ -64,6 +66,13 @@ check_one() { # name, source, args...
 check_one nbody "$top/samples/nbody.c" 32768 4 2048
 check_one stream "$top/samples/stream.c" 33554432 10 4194304
 check_one matmul "$top/samples/matmul.c" 8 512
+# managed memory (--managed) and the same data directives with explicit copies
+MFLAGS=--managed check_one managed_struct "$top/samples/managed_struct.c" 4096 512 256
+check_one jacobi "$top/samples/jacobi.c" 1024 100
+MFLAGS=--managed check_one jacobi_managed "$top/samples/jacobi.c" 1024 100
+check_one alloc_loop "$top/samples/alloc_loop.c" 1048576 50
+MFLAGS=--managed check_one alloc_loop_managed "$top/samples/alloc_loop.c" 1048576 50
+MFLAGS=--managed check_one stream_managed "$top/samples/stream.c" 33554432 10 4194304
 for src in "$top"/tests/e2e/*.c; do
     check_one "$(basename "$src" .c)" "$src"
 done
