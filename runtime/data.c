@@ -285,8 +285,8 @@ void *maccrt_map_acquire(maccrt_device *d, const MACC_Map *m, int ref, int task,
     if (!shared && maccrt_managed_owns(m->start, m->bytes)) {
         /* Managed memory: present on every device at the same address. The
          * data clause is a hint: copy-in and update-to prefetch to d. */
-        if ((kind & MACC_MAP_TO) && d->plugin->prefetch && maccrt_managed_hints())
-            d->plugin->prefetch(d, m->start, m->bytes, 0);
+        if (kind & MACC_MAP_TO) /* a data construct forces it; a task's map only once */
+            maccrt_managed_prefetch(d, m->start, m->bytes, 0, !task);
         return m->base;
     }
 
@@ -365,8 +365,8 @@ void maccrt_map_release(maccrt_device *d, const MACC_Map *m, int ref, int del,
         return;
     if (!(d->plugin->caps & MACCRT_CAP_SHARED_MEM) && maccrt_managed_owns(m->start, m->bytes)) {
         /* managed: copy-out prefetches back to the host, the rest is free */
-        if ((kind & MACC_MAP_FROM) && d->plugin->prefetch && maccrt_managed_hints())
-            d->plugin->prefetch(d, m->start, m->bytes, 1);
+        if (kind & MACC_MAP_FROM)
+            maccrt_managed_prefetch(d, m->start, m->bytes, 1, 1);
         return;
     }
     uintptr_t a, b;
@@ -406,8 +406,7 @@ void maccrt_map_update(maccrt_device *d, const MACC_Map *m, const MACC_SrcLoc *l
     if (m->bytes == 0 || (m->kind & MACC_MAP_DEVICEPTR))
         return;
     if (!(d->plugin->caps & MACCRT_CAP_SHARED_MEM) && maccrt_managed_owns(m->start, m->bytes)) {
-        if (d->plugin->prefetch && maccrt_managed_hints())
-            d->plugin->prefetch(d, m->start, m->bytes, (m->kind & MACC_MAP_FROM) != 0);
+        maccrt_managed_prefetch(d, m->start, m->bytes, (m->kind & MACC_MAP_FROM) != 0, 1);
         return;
     }
     uintptr_t a, b;

@@ -347,6 +347,10 @@ int maccrt_managed_owns(const void *p, size_t bytes);
 /* Are data clauses on managed memory turned into prefetches (MACC_MANAGED_HINTS,
  * default 1; 0 leaves everything to page faults, for comparison)? */
 int maccrt_managed_hints(void);
+/* A prefetch hint of managed [p, p + bytes) to d (to_host: back to the host).
+ * To a device it is skipped when that range already went there since its last
+ * trip back, unless force (explicit directives: enter data, update device). */
+void maccrt_managed_prefetch(maccrt_device *d, const void *p, size_t bytes, int to_host, int force);
 /* Does the allocator serve CUDA managed memory (else host memory)? */
 int maccrt_managed_on_gpu(void);
 typedef struct maccrt_managed_info {

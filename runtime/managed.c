@@ -477,6 +477,53 @@ int maccrt_managed_owns(const void *p, size_t bytes)
     return mp__owned_range(p, bytes);
 }
 
+/* Ranges prefetched to each device since the last prefetch back to the host
+ * that overlapped them: a task's map of data already moved there prefetches
+ * nothing (a prefetch of resident data still walks its pages: measured on
+ * the H100, STREAM's pipelined kernels at 839 GB/s with a prefetch per task
+ * against 2846 GB/s with none). A small ring per device; forgetting a range
+ * costs one redundant prefetch, never correctness (prefetches are hints). */
+#define MP_RECENT 256
+static struct {
+    pthread_mutex_t lock;
+    uintptr_t a[MACCRT_MAX_DEVICES][MP_RECENT], b[MACCRT_MAX_DEVICES][MP_RECENT];
+    int next[MACCRT_MAX_DEVICES];
+} mp_recent = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+void maccrt_managed_prefetch(maccrt_device *d, const void *p, size_t bytes, int to_host, int force)
+{
+    if (!d->plugin->prefetch || !maccrt_managed_hints() || !bytes)
+        return;
+    uintptr_t a = (uintptr_t)p, b = a + bytes;
+    int n = d->num;
+    if (n < 0 || n >= MACCRT_MAX_DEVICES)
+        return;
+    pthread_mutex_lock(&mp_recent.lock);
+    if (to_host) {
+        for (int dv = 0; dv < MACCRT_MAX_DEVICES; dv++)
+            for (int i = 0; i < MP_RECENT; i++)
+                if (mp_recent.a[dv][i] < b && a < mp_recent.b[dv][i])
+                    mp_recent.a[dv][i] = mp_recent.b[dv][i] = 0;
+        pthread_mutex_unlock(&mp_recent.lock);
+        d->plugin->prefetch(d, p, bytes, 1);
+        return;
+    }
+    int seen = 0;
+    for (int i = 0; i < MP_RECENT && !seen; i++)
+        seen = mp_recent.a[n][i] <= a && b <= mp_recent.b[n][i] && mp_recent.b[n][i];
+    if (seen && !force) {
+        pthread_mutex_unlock(&mp_recent.lock);
+        return;
+    }
+    if (!seen) {
+        int k = mp_recent.next[n]++ % MP_RECENT;
+        mp_recent.a[n][k] = a;
+        mp_recent.b[n][k] = b;
+    }
+    pthread_mutex_unlock(&mp_recent.lock);
+    d->plugin->prefetch(d, p, bytes, 0);
+}
+
 int maccrt_managed_hints(void)
 {
     static int hints = -1;

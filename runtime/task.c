@@ -553,8 +553,8 @@ void maccrt_task_execute(maccrt_task *t)
             int section = m->bytes > 0 && !(m->kind & (MACC_MAP_DEVICEPTR | MACC_MAP_ATTACH));
             if (section && !shared && maccrt_managed_owns(m->start, m->bytes)) {
                 /* managed memory is present everywhere: a prefetch, no copy */
-                if ((m->kind & MACC_MAP_TO) && d->plugin->prefetch && maccrt_managed_hints())
-                    d->plugin->prefetch(d, m->start, m->bytes, 0);
+                if (m->kind & MACC_MAP_TO)
+                    maccrt_managed_prefetch(d, m->start, m->bytes, 0, 0);
                 t->ptrs[i] = m->base;
                 t->took[i] = MACCRT_TOOK_NONE;
                 continue;

@@ -2433,9 +2433,15 @@ Test(gpu, managed_memory_is_present_and_directives_are_hints)
     for (int k = 0; k < N / BS; k++)
         scale(&r_scale_gpu_only, x, k * BS, BS, 2.0, 0, MACC_MAP_TOFROM, MACC_NOWAIT, 0);
     MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&fgpu_prefetch_to_dev), 1, "the tasks' data went there already");
     MACC_Map upd = {"x", x, x, N * sizeof(double), MACC_MAP_FROM};
     MACC_data_update(&dloc, 1, &upd, 0, 0, NULL, 0);
     cr_assert_eq(atomic_load(&fgpu_prefetch_to_host), 1, "update host: a prefetch back");
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(x[i], 2.0 * i);
+    scale(&r_scale_gpu_only, x, 0, BS, 0.5, 0, MACC_MAP_TOFROM, 0, 0);
+    scale(&r_scale_gpu_only, x, 0, BS, 2.0, 0, MACC_MAP_TOFROM, 0, 0);
+    cr_assert_eq(atomic_load(&fgpu_prefetch_to_dev), 2, "after the trip back, one prefetch again");
     MACC_data_exit(&dloc, 1, &whole, 0, 0, NULL, 0);
     cr_assert_eq(atomic_load(&fgpu_prefetch_to_host), 2, "exit data copyout: a prefetch back");
     for (int i = 0; i < N; i++)
@@ -2444,7 +2450,7 @@ Test(gpu, managed_memory_is_present_and_directives_are_hints)
     cr_assert_eq(atomic_load(&fgpu_live_allocs), 0, "no device copies either");
     /* fn_scale_gpu counts a GPU pointer equal to the host's as an "error":
      * here every task must have got the same address */
-    cr_assert_eq(atomic_load(&env_errors), N / BS, "the kernels got the host address");
+    cr_assert_eq(atomic_load(&env_errors), N / BS + 2, "the kernels got the host address");
     MACC_free(x);
 }
 
