@@ -520,6 +520,26 @@ static void cuda__prefetch(maccrt_device *d, const void *p, size_t bytes, int to
         cuda__clear();
 }
 
+static void cuda__advise_read_mostly(maccrt_device *d, const void *p, size_t bytes, int set)
+{
+    if (!bytes || atomic_load(&maccrt_rt.fatal))
+        return;
+    cuda__gpu *g = d->pdata;
+    cuda__call c;
+    cudaError_t e = cuda__enter(g, &c);
+    if (e == cudaSuccess) {
+        struct cudaMemLocation loc;
+        memset(&loc, 0, sizeof loc);
+        loc.type = cudaMemLocationTypeDevice; /* ignored for read-mostly */
+        loc.id = g->ordinal;
+        e = cudaMemAdvise(p, bytes, set ? cudaMemAdviseSetReadMostly : cudaMemAdviseUnsetReadMostly,
+                          loc);
+    }
+    cuda__leave(&c);
+    if (e != cudaSuccess)
+        cuda__clear(); /* a hint */
+}
+
 static void cuda__submit(maccrt_device *d, maccrt_task *t)
 {
     cuda__gpu *g = d->pdata;
@@ -623,6 +643,7 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .managed_free = cuda__managed_free,
     .mem_info = cuda__mem_info,
     .prefetch = cuda__prefetch,
+    .advise_read_mostly = cuda__advise_read_mostly,
 };
 
 #endif /* CUDA__HAVE_HEADERS */

@@ -180,6 +180,9 @@ typedef struct maccrt_plugin {
     /* A hint: move managed [p, p + bytes) to d (to_host: to the host) ahead of
      * use, asynchronously, on the calling helper's stream (or the data stream). */
     void (*prefetch)(struct maccrt_device *d, const void *p, size_t bytes, int to_host);
+    /* A hint: managed [p, p + bytes) is read by several devices (set) or
+     * written again (!set): read-mostly copies on each reader, or not. */
+    void (*advise_read_mostly)(struct maccrt_device *d, const void *p, size_t bytes, int set);
 } maccrt_plugin;
 
 struct maccrt_ptable; /* data.c */
@@ -351,6 +354,10 @@ int maccrt_managed_hints(void);
  * To a device it is skipped when that range already went there since its last
  * trip back, unless force (explicit directives: enter data, update device). */
 void maccrt_managed_prefetch(maccrt_device *d, const void *p, size_t bytes, int to_host, int force);
+/* A task on d uses managed [p, p + bytes), writing it or not: data only read
+ * by tasks on two or more devices gets read-mostly advice, withdrawn when a
+ * task writes it. */
+void maccrt_managed_note_use(maccrt_device *d, const void *p, size_t bytes, int writes);
 /* Does the allocator serve CUDA managed memory (else host memory)? */
 int maccrt_managed_on_gpu(void);
 typedef struct maccrt_managed_info {

@@ -524,6 +524,62 @@ void maccrt_managed_prefetch(maccrt_device *d, const void *p, size_t bytes, int 
     d->plugin->prefetch(d, p, bytes, 0);
 }
 
+/* Read-mostly advice: per section used by tasks, the devices that read it
+ * since it was last written. */
+#define MP_READERS 256
+static struct {
+    pthread_mutex_t lock;
+    uintptr_t a[MP_READERS], b[MP_READERS];
+    maccrt_mask readers[MP_READERS];
+    int advised[MP_READERS];
+    int next;
+} mp_rd = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+void maccrt_managed_note_use(maccrt_device *d, const void *p, size_t bytes, int writes)
+{
+    mp__ensure();
+    maccrt_device *g = mp.gpu;
+    if (!g || !g->plugin->advise_read_mostly || !maccrt_managed_hints() || !bytes)
+        return;
+    uintptr_t a = (uintptr_t)p, b = a + bytes;
+    int call = 0, set = 0;
+    pthread_mutex_lock(&mp_rd.lock);
+    if (writes) {
+        /* every section it overlaps is written: advice withdrawn */
+        for (int i = 0; i < MP_READERS; i++)
+            if (mp_rd.b[i] && mp_rd.a[i] < b && a < mp_rd.b[i]) {
+                if (mp_rd.advised[i]) {
+                    call = 1;
+                    a = mp_rd.a[i] < a ? mp_rd.a[i] : a;
+                    b = mp_rd.b[i] > b ? mp_rd.b[i] : b;
+                }
+                mp_rd.a[i] = mp_rd.b[i] = 0;
+                mp_rd.readers[i] = 0;
+                mp_rd.advised[i] = 0;
+            }
+    } else {
+        int k = -1;
+        for (int i = 0; i < MP_READERS && k < 0; i++)
+            if (mp_rd.a[i] == a && mp_rd.b[i] == b)
+                k = i;
+        if (k < 0) {
+            k = mp_rd.next++ % MP_READERS;
+            mp_rd.a[k] = a;
+            mp_rd.b[k] = b;
+            mp_rd.readers[k] = 0;
+            mp_rd.advised[k] = 0;
+        }
+        mp_rd.readers[k] |= MACCRT_BIT(d->num);
+        if (!mp_rd.advised[k] && __builtin_popcountll(mp_rd.readers[k]) >= 2) {
+            mp_rd.advised[k] = 1;
+            call = set = 1;
+        }
+    }
+    pthread_mutex_unlock(&mp_rd.lock);
+    if (call)
+        g->plugin->advise_read_mostly(g, (void *)a, b - a, set);
+}
+
 int maccrt_managed_hints(void)
 {
     static int hints = -1;

@@ -555,6 +555,7 @@ void maccrt_task_execute(maccrt_task *t)
                 /* managed memory is present everywhere: a prefetch, no copy */
                 if (m->kind & MACC_MAP_TO)
                     maccrt_managed_prefetch(d, m->start, m->bytes, 0, 0);
+                maccrt_managed_note_use(d, m->start, m->bytes, (m->kind & MACC_MAP_FROM) != 0);
                 t->ptrs[i] = m->base;
                 t->took[i] = MACCRT_TOOK_NONE;
                 continue;
@@ -566,8 +567,12 @@ void maccrt_task_execute(maccrt_task *t)
                 continue;
             }
             t->ptrs[i] = maccrt_map_acquire(d, m, MACCRT_REF_STRUCTURED, 1, &t->took[i], t->loc);
-            if (section && shared && !maccrt_managed_owns(m->start, m->bytes))
-                maccrt_cache_host_acquire(m, t->loc);
+            if (section && shared) {
+                if (!maccrt_managed_owns(m->start, m->bytes))
+                    maccrt_cache_host_acquire(m, t->loc);
+                else
+                    maccrt_managed_note_use(d, m->start, m->bytes, (m->kind & MACC_MAP_FROM) != 0);
+            }
         }
         MACC_TaskEnv env = {
             .device_kind = d->kind,

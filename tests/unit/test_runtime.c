@@ -1437,6 +1437,15 @@ static void fgpu_prefetch(maccrt_device *d, const void *p, size_t bytes, int to_
     atomic_fetch_add(to_host ? &fgpu_prefetch_to_host : &fgpu_prefetch_to_dev, 1);
 }
 
+static atomic_long fgpu_advise_set, fgpu_advise_unset;
+static void fgpu_advise(maccrt_device *d, const void *p, size_t bytes, int set)
+{
+    (void)d;
+    (void)p;
+    (void)bytes;
+    atomic_fetch_add(set ? &fgpu_advise_set : &fgpu_advise_unset, 1);
+}
+
 const maccrt_plugin maccrt_cuda_plugin = {
     .name = "nvidia",
     .kind = MACC_DEV_NVIDIA,
@@ -1456,6 +1465,7 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .managed_free = fgpu_managed_free,
     .mem_info = fgpu_mem_info,
     .prefetch = fgpu_prefetch,
+    .advise_read_mostly = fgpu_advise,
 };
 
 static void gpu_env(void)
@@ -2473,4 +2483,30 @@ Test(gpu, managed_memory_never_exceeds_the_gpus_free_memory)
     scale(&r_scale_gpu_only, ok, 0, N, 3.0, 0, MACC_MAP_TOFROM, 0, 0);
     cr_assert_eq(ok[100], 300.0);
     MACC_free(ok);
+}
+
+/* Managed data only read by tasks on two devices gets read-mostly advice
+ * (once); a task that writes it withdraws the advice. */
+Test(gpu, data_read_on_several_devices_is_advised_read_mostly)
+{
+    enum { N = 4096 };
+    setenv("MACC_MANAGED_MARGIN", "16M", 1);
+    double *x = MACC_malloc(N * sizeof(double)), *y = MACC_malloc(N * sizeof(double));
+    for (int i = 0; i < N; i++)
+        x[i] = i;
+    for (int d = 0; d < 2; d++) /* x read on nvidia:0, then on nvidia:1 */
+        for (int k = 0; k < 4; k++)
+            sten(x, y, N, k * 1024, 1024, 0, N, MACC_MAP_FROM, d);
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&fgpu_advise_set), 1, "x advised once");
+    cr_assert_eq(atomic_load(&fgpu_advise_unset), 0);
+    scale(&r_scale_gpu_only, x, 0, N, 2.0, 0, MACC_MAP_TOFROM, 0, 0); /* x written */
+    cr_assert_eq(atomic_load(&fgpu_advise_unset), 1, "the write withdraws it");
+    for (int i = 0; i < N; i++) {
+        int l = (i + N - 1) % N, r = (i + 1) % N;
+        cr_assert_eq(y[i], (double)l + 2.0 * i + r);
+        cr_assert_eq(x[i], 2.0 * i);
+    }
+    MACC_free(x);
+    MACC_free(y);
 }
