@@ -248,7 +248,8 @@ static char *dr__cudart_dir(const char *nvcc, int *is_static)
     char *top = xsprintf("%s/..", bin);
     free(bin);
     static const char *const sub[] = {"lib64", "lib", "targets/x86_64-linux/lib",
-                                      "targets/sbsa-linux/lib"};
+                                      "targets/sbsa-linux/lib", "lib/x86_64-linux-gnu",
+                                      "lib/aarch64-linux-gnu"};
     static const char *const lib[] = {"libcudart_static.a", "libcudart.so"};
     /* nvcc's toolkit first; then, for an nvcc that is a wrapper script,
      * $CUDA_HOME, $CUDA_PATH and /usr/local/cuda. */
