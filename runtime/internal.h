@@ -514,6 +514,10 @@ typedef struct maccrt_region_info {
     double ema_s[MACC_DEV_NKINDS]; /* moving average of one instance's run time */
     double dev_s[MACC_DEV_NKINDS]; /* moving average of |run time - ema_s| */
     int exploring[MACC_DEV_NKINDS]; /* instances placed while none was measured */
+    /* The same per device (GPUs of one kind may differ); a device not yet
+     * measured uses its kind's figures. */
+    long druns[MACCRT_MAX_DEVICES];
+    double dema_s[MACCRT_MAX_DEVICES], ddev_s[MACCRT_MAX_DEVICES];
     /* resources(auto): instances measured and their mean time per level */
     int auto_runs[MACC_DEV_NKINDS][MACCRT_AUTO_LEVELS];
     int auto_started[MACC_DEV_NKINDS][MACCRT_AUTO_LEVELS];

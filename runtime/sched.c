@@ -323,7 +323,7 @@ static double sched__estimate(maccrt_task *t, maccrt_device *d)
             return 1e6; /* one instance explores; the others wait for its time */
         return d->kind == MACC_DEV_HOST ? 1e-9 : 0;
     }
-    return ri->ema_s[d->kind];
+    return ri->druns[d->num] ? ri->dema_s[d->num] : ri->ema_s[d->kind];
 }
 
 /* The same, pessimistic: the mean plus twice its typical deviation, so that a
@@ -335,7 +335,9 @@ static double sched__estimate_hi(maccrt_task *t, maccrt_device *d)
     if (!t->region || e >= 1e6)
         return e;
     maccrt_region_info *ri = maccrt_region_info_get(t->region);
-    return ri->runs[d->kind] ? e + 2 * ri->dev_s[d->kind] : e;
+    if (!ri->runs[d->kind])
+        return e;
+    return e + 2 * (ri->druns[d->num] ? ri->ddev_s[d->num] : ri->dev_s[d->kind]);
 }
 
 static void policy__observe(maccrt_task *t, maccrt_device *d, double seconds)
@@ -348,6 +350,13 @@ static void policy__observe(maccrt_task *t, maccrt_device *d, double seconds)
         ri->dev_s[d->kind] = 0.8 * ri->dev_s[d->kind] + 0.2 * dev;
     }
     ri->ema_s[d->kind] = n == 0 ? seconds : 0.8 * ri->ema_s[d->kind] + 0.2 * seconds;
+    long dn = ri->druns[d->num]++;
+    if (dn > 0) {
+        double dev = seconds > ri->dema_s[d->num] ? seconds - ri->dema_s[d->num]
+                                                  : ri->dema_s[d->num] - seconds;
+        ri->ddev_s[d->num] = 0.8 * ri->ddev_s[d->num] + 0.2 * dev;
+    }
+    ri->dema_s[d->num] = dn == 0 ? seconds : 0.8 * ri->dema_s[d->num] + 0.2 * seconds;
     if (!t->ver || t->ver->resources != MACC_RES_AUTO || t->nested || ri->auto_choice[d->kind])
         return;
     int k = d->kind;
@@ -484,7 +493,8 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
         maccrt_region_info *ri = maccrt_region_info_get(t->region);
         if (ri->runs[d->kind] == 0)
             continue;
-        rate[i] = eft__slots(t, d) / (ri->ema_s[d->kind] > 1e-9 ? ri->ema_s[d->kind] : 1e-9);
+        double e = sched__estimate(t, d);
+        rate[i] = eft__slots(t, d) / (e > 1e-9 ? e : 1e-9);
         total += rate[i];
     }
     maccrt_mask skip = 0;

@@ -2380,7 +2380,7 @@ Test(sched, the_estimate_counts_data_written_elsewhere)
     maccrt_mask fit = t.cand;
     pthread_mutex_lock(&rt->lock);
     maccrt_region_info *ri = maccrt_region_info_get(&r_speed);
-    ri->runs[MACC_DEV_NVIDIA] = ri->runs[MACC_DEV_HOST] = 1;
+    ri->runs[MACC_DEV_NVIDIA] = ri->runs[MACC_DEV_HOST] = 1; /* kinds measured; devices not: */
     ri->ema_s[MACC_DEV_NVIDIA] = 0.010; /* the GPU: 10 ms */
     ri->ema_s[MACC_DEV_HOST] = 0.005;   /* the host: 5 ms */
     maccrt_device *none = rt->policy->choose(&t, t.cand, fit, backlog);
@@ -2509,4 +2509,40 @@ Test(gpu, data_read_on_several_devices_is_advised_read_mostly)
     }
     MACC_free(x);
     MACC_free(y);
+}
+
+/* Per-device history: two GPUs of one kind with different measured times
+ * for a region; the estimate of each is its own (a device not yet measured
+ * would use its kind's), so the faster one is chosen even though the kind's
+ * average is the same for both. */
+Test(sched, gpus_of_one_kind_are_estimated_apart)
+{
+    setenv("MACC_DEVICES", "nvidia", 1);
+    macc_num_devices();
+    maccrt_runtime *rt = &maccrt_rt;
+    cr_assert_eq(rt->ngpus, 2);
+    maccrt_task t;
+    memset(&t, 0, sizeof t);
+    t.region = &r_speed;
+    t.deferred = 1;
+    t.cand = MACCRT_BIT(0) | MACCRT_BIT(1);
+    int backlog[MACCRT_MAX_DEVICES] = {0};
+    pthread_mutex_lock(&rt->lock);
+    maccrt_region_info *ri = maccrt_region_info_get(&r_speed);
+    ri->runs[MACC_DEV_NVIDIA] = 20;
+    ri->ema_s[MACC_DEV_NVIDIA] = 0.011; /* the kind's average */
+    ri->druns[0] = ri->druns[1] = 10;
+    ri->dema_s[0] = 0.020; /* nvidia:0 is the slow one */
+    ri->dema_s[1] = 0.002;
+    maccrt_device *d = rt->policy->choose(&t, t.cand, t.cand, backlog);
+    /* and with a backlog of 8 on nvidia:1 (two waves: 4 ms + 2 ms), it still ends first */
+    backlog[1] = 8;
+    maccrt_device *d2 = rt->policy->choose(&t, t.cand, t.cand, backlog);
+    /* 48 waiting there (11 waves: 22 ms + 2 ms): nvidia:0 (20 ms) ends first */
+    backlog[1] = 48;
+    maccrt_device *d3 = rt->policy->choose(&t, t.cand, t.cand, backlog);
+    pthread_mutex_unlock(&rt->lock);
+    cr_assert_eq(d, rt->devices[1], "the faster GPU by its own history");
+    cr_assert_eq(d2, rt->devices[1]);
+    cr_assert_eq(d3, rt->devices[0]);
 }
