@@ -6,6 +6,7 @@
  *   2. the steps of translate_file (translator/translate.c, tr__run) done here:
  *      source_from_string, source_expand_pragma_macros, parse_unit,
  *      analyze_unit, then emit_host and emit_cuda when there is no error.
+ * 3. the same with --managed (Unit.managed): no more errors than without.
  * Checks: both runs report the same number of errors up to emit_host and, when
  * there is none, the same host file (output is deterministic); every output buffer is
  * NUL-terminated at its length.
@@ -92,6 +93,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     source_delete(src);
     check_buf(&host);
     check_buf(&cuda);
+
+    /* 3. with --managed (allocation calls rewritten, unmapped pointers
+     * allowed): never more errors than without */
+    Buf mhost = {0}, mcuda = {0};
+    src = source_from_string("fuzz.c", text, strlen(text));
+    CHECK(src != NULL);
+    source_expand_pragma_macros(src);
+    diag_init(&diag, src);
+    diag.out = devnull;
+    u = parse_unit(src, &diag);
+    if (u) {
+        u->managed = 1;
+        analyze_unit(u);
+        int err3 = diag.errors; /* before emit_cuda, as err2 */
+        if (!diag.errors) {
+            emit_host(u, &mhost, "fuzz.c");
+            CHECK(emit_cuda(u, &mcuda, "fuzz.c") >= 0);
+        }
+        if (parsed)
+            CHECK(err3 <= err2);
+        unit_delete(u);
+    }
+    source_delete(src);
+    check_buf(&mhost);
+    check_buf(&mcuda);
+    buf_free(&mhost);
+    buf_free(&mcuda);
 
     if (parsed) {
         CHECK(err1 == err2);
