@@ -215,23 +215,6 @@ static void cache__invalidate(maccrt_device *writer, maccrt_device *also, uintpt
     }
 }
 
-static void *cache__alloc(maccrt_device *d, uintptr_t a, uintptr_t b, const char *name,
-                          const MACC_SrcLoc *loc)
-{
-    void *p = d->plugin->alloc(d, (void *)a, b - a);
-    if (p)
-        return p;
-    int err = d->plugin->alloc_error ? d->plugin->alloc_error(d) : MACCRT_ERR_NOMEM;
-    pthread_mutex_unlock(&cache__lock);
-    const char *es = d->plugin->error_string ? d->plugin->error_string(err) : NULL;
-    if (err == MACCRT_ERR_NOMEM || err == 0 || !es)
-        maccrt_fatal(loc, "out of %s memory mapping '%s' (%zu bytes) on %s",
-                     d->kind == MACC_DEV_NVIDIA ? "GPU" : "device", name ? name : "(unnamed)",
-                     (size_t)(b - a), d->name);
-    maccrt_fatal(loc, "allocating '%s' (%zu bytes) on %s failed: %s", name ? name : "(unnamed)",
-                 (size_t)(b - a), d->name, es);
-}
-
 static maccrt_centry *cache__new(maccrt_device *d, uintptr_t a, uintptr_t b, const char *name,
                                  const MACC_SrcLoc *loc)
 {
@@ -240,7 +223,7 @@ static maccrt_centry *cache__new(maccrt_device *d, uintptr_t a, uintptr_t b, con
     e->node.end = b;
     e->dev = d;
     e->name = name;
-    e->dev_start = cache__alloc(d, a, b, name, loc);
+    e->dev_start = maccrt_device_alloc(d, (void *)a, b - a, name, &cache__lock, loc);
     maccrt_rtree_insert(&d->ctree, &e->node);
     atomic_fetch_add(&cache__nentries, 1);
     return e;
@@ -257,24 +240,13 @@ static void cache__fill(maccrt_centry *e, const MACC_SrcLoc *loc)
     e->valid = 1;
 }
 
-static void cache__section(const MACC_Map *m, uintptr_t *a, uintptr_t *b)
-{
-    *a = (uintptr_t)m->start;
-    *b = *a + m->bytes < *a ? UINTPTR_MAX : *a + m->bytes;
-}
-
-static void *cache__translate(void *dev_start, uintptr_t start, const void *hostptr)
-{
-    return (void *)((uintptr_t)dev_start + ((uintptr_t)hostptr - start));
-}
-
 /* ---- tasks on a device with its own memory ---------------------------------------------- */
 
 void *maccrt_cache_acquire(maccrt_device *d, const MACC_Map *m, void **handle,
                            const MACC_SrcLoc *loc)
 {
     uintptr_t a, b;
-    cache__section(m, &a, &b);
+    maccrt_section(m, &a, &b);
     int to = (m->kind & MACC_MAP_TO) != 0;
     pthread_mutex_lock(&cache__lock);
     maccrt_rnode *r = maccrt_rtree_first_overlap(&d->ctree, a, b);
@@ -297,12 +269,12 @@ void *maccrt_cache_acquire(maccrt_device *d, const MACC_Map *m, void **handle,
         if (busy) {
             /* A private copy, as without a cache. */
             cache__host_current(NULL, d, a, b, loc);
-            void *p = cache__alloc(d, a, b, m->name, loc);
+            void *p = maccrt_device_alloc(d, (void *)a, b - a, m->name, &cache__lock, loc);
             if (to)
                 maccrt_copy(d, 1, p, (void *)a, b - a, m->name, loc);
             pthread_mutex_unlock(&cache__lock);
             *handle = NULL;
-            return cache__translate(p, a, m->base);
+            return maccrt_translate(p, a, m->base);
         }
         while (r && r->start < b) {
             maccrt_centry *old = (maccrt_centry *)r;
@@ -321,14 +293,14 @@ void *maccrt_cache_acquire(maccrt_device *d, const MACC_Map *m, void **handle,
     e->users++;
     pthread_mutex_unlock(&cache__lock);
     *handle = e;
-    return cache__translate(e->dev_start, e->node.start, m->base);
+    return maccrt_translate(e->dev_start, e->node.start, m->base);
 }
 
 void maccrt_cache_release(maccrt_device *d, const MACC_Map *m, void *handle, void *devbase,
                           const MACC_SrcLoc *loc)
 {
     uintptr_t a, b;
-    cache__section(m, &a, &b);
+    maccrt_section(m, &a, &b);
     int from = (m->kind & MACC_MAP_FROM) != 0;
     maccrt_centry *e = handle;
     pthread_mutex_lock(&cache__lock);
@@ -363,7 +335,7 @@ void *maccrt_cache_translate(maccrt_device *d, const void *p, const void *base)
 {
     pthread_mutex_lock(&cache__lock);
     maccrt_rnode *r = maccrt_rtree_find(&d->ctree, (uintptr_t)p);
-    void *out = r ? cache__translate(((maccrt_centry *)r)->dev_start, r->start, base) : NULL;
+    void *out = r ? maccrt_translate(((maccrt_centry *)r)->dev_start, r->start, base) : NULL;
     pthread_mutex_unlock(&cache__lock);
     return out;
 }
@@ -375,7 +347,7 @@ void maccrt_cache_host_acquire(const MACC_Map *m, const MACC_SrcLoc *loc)
     if (atomic_load(&cache__ndirty) == 0)
         return;
     uintptr_t a, b;
-    cache__section(m, &a, &b);
+    maccrt_section(m, &a, &b);
     pthread_mutex_lock(&cache__lock);
     cache__host_current(NULL, NULL, a, b, loc);
     pthread_mutex_unlock(&cache__lock);
@@ -386,7 +358,7 @@ void maccrt_cache_host_release(const MACC_Map *m, const MACC_SrcLoc *loc)
     if (!(m->kind & MACC_MAP_FROM) || atomic_load(&cache__nentries) == 0)
         return;
     uintptr_t a, b;
-    cache__section(m, &a, &b);
+    maccrt_section(m, &a, &b);
     pthread_mutex_lock(&cache__lock);
     cache__invalidate(NULL, NULL, a, b, loc);
     pthread_mutex_unlock(&cache__lock);

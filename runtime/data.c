@@ -16,13 +16,14 @@
  * is one and otherwise create nothing (tasks on the host may map overlapping
  * sections concurrently, which is harmless there).
  *
- * On a device with its own memory (a GPU), a task's map that is not inside an
- * entry creates a temporary entry for the task's duration (copy in, copy out,
- * free). Concurrent tasks whose sections overlap without one containing the
- * other (halo reads) would find each other's temporary entries "partially
- * present": such a task gets a private copy instead, in no table.
+ * On a device with its own memory (a GPU), the tasks' own maps of data that
+ * no entry holds go through the coherence directory (cache.c), not this
+ * table (task.c routes them). maccrt_map_acquire with task != 0 still makes a
+ * temporary entry for such a map (copy in, copy out, free), or a private copy
+ * when it overlaps other tasks' temporary entries; only direct callers (the
+ * unit tests) use that path now.
  *
- * Affinity (data constructs; tasks' own maps go through cache.c): entries
+ * Affinity (data constructs): entries
  * made by data constructs (data_begin, enter data) on a device with its own
  * memory are "pinned" (also kept in the table's pin tree, under its own
  * innermost lock). A task whose maps overlap a pinned entry of GPU g may run
@@ -30,9 +31,7 @@
  * so that it uses the copy the data construct made rather than a stale host
  * copy.
  *
- * Copies are made with the table's lock held; with the CUDA plugin this
- * becomes per-entry state (copy in flight) and the coherence directory
- * (maccrt_mapping.dir) decides which copy is valid.
+ * Copies are made with the table's lock held.
  */
 #include "internal.h"
 
@@ -72,12 +71,6 @@ static const char *data__name(const MACC_Map *m)
     return m->name ? m->name : "(unnamed)";
 }
 
-static void data__section(const MACC_Map *m, uintptr_t *a, uintptr_t *b)
-{
-    *a = (uintptr_t)m->start;
-    *b = *a + m->bytes < *a ? UINTPTR_MAX : *a + m->bytes;
-}
-
 /* The entry that contains [a, b), or NULL; *partial set when an entry
  * overlaps without containing. */
 static maccrt_mapping *data__lookup(maccrt_ptable *pt, uintptr_t a, uintptr_t b, int *partial)
@@ -92,12 +85,9 @@ static maccrt_mapping *data__lookup(maccrt_ptable *pt, uintptr_t a, uintptr_t b,
     return (maccrt_mapping *)n;
 }
 
-/* The device address of hostptr in e: dev_start + (hostptr - host start).
- * Computed on integers: hostptr may lie before the section (a base pointer
- * outside it), which as pointer arithmetic would overflow. */
 static void *data__translate(const maccrt_mapping *e, const void *hostptr)
 {
-    return (void *)((uintptr_t)e->dev_start + ((uintptr_t)hostptr - e->node.start));
+    return maccrt_translate(e->dev_start, e->node.start, hostptr);
 }
 
 /* Fatal error for a failed copy ("copying 'x' (N bytes) to nvidia:0 failed:
@@ -167,28 +157,25 @@ static void data__partial(maccrt_device *d, const MACC_Map *m, const maccrt_mapp
                  (void *)e->node.start, m->bytes, m->start);
 }
 
-/* Device memory for m's section on d. Out of memory (or another failure) is
- * fatal and names the variable: "out of GPU memory mapping 'x' (N bytes) on
- * nvidia:0". locked: the table lock the caller holds (released first). */
-static void *data__alloc(maccrt_device *d, const MACC_Map *m, maccrt_ptable *locked,
-                         const MACC_SrcLoc *loc)
+void *maccrt_device_alloc(maccrt_device *d, void *hostptr, size_t bytes, const char *name,
+                          pthread_mutex_t *locked, const MACC_SrcLoc *loc)
 {
-    void *dev = d->plugin->alloc(d, m->start, m->bytes);
+    void *dev = d->plugin->alloc(d, hostptr, bytes);
     if (dev)
         return dev;
     int err = d->plugin->alloc_error ? d->plugin->alloc_error(d) : MACCRT_ERR_NOMEM;
     if (locked)
-        pthread_mutex_unlock(&locked->lock);
+        pthread_mutex_unlock(locked);
+    if (!name)
+        name = "(unnamed)";
     if (err == MACCRT_ERR_NOMEM || err == 0)
         maccrt_fatal(loc, "out of %s memory mapping '%s' (%zu bytes) on %s",
-                     d->kind == MACC_DEV_NVIDIA ? "GPU" : "device", data__name(m), m->bytes,
-                     d->name);
+                     d->kind == MACC_DEV_NVIDIA ? "GPU" : "device", name, bytes, d->name);
     const char *es = d->plugin->error_string ? d->plugin->error_string(err) : NULL;
     if (es)
-        maccrt_fatal(loc, "allocating '%s' (%zu bytes) on %s failed: %s", data__name(m), m->bytes,
-                     d->name, es);
-    maccrt_fatal(loc, "allocating '%s' (%zu bytes) on %s failed (error %d)", data__name(m),
-                 m->bytes, d->name, err);
+        maccrt_fatal(loc, "allocating '%s' (%zu bytes) on %s failed: %s", name, bytes, d->name, es);
+    maccrt_fatal(loc, "allocating '%s' (%zu bytes) on %s failed (error %d)", name, bytes, d->name,
+                 err);
 }
 
 /* Pins e (a data construct made or uses it on a device with its own memory):
@@ -232,8 +219,8 @@ static void *data__private(maccrt_device *d, const MACC_Map *m, int *took, const
 {
     maccrt_mapping tmp;
     memset(&tmp, 0, sizeof tmp);
-    data__section(m, &tmp.node.start, &tmp.node.end);
-    tmp.dev_start = data__alloc(d, m, NULL, loc);
+    maccrt_section(m, &tmp.node.start, &tmp.node.end);
+    tmp.dev_start = maccrt_device_alloc(d, m->start, m->bytes, m->name, NULL, loc);
     if (m->kind & MACC_MAP_TO)
         data__h2d(d, &tmp, tmp.node.start, m->bytes, m, loc);
     *took = MACCRT_TOOK_PRIVATE;
@@ -245,7 +232,7 @@ void maccrt_map_drop_private(maccrt_device *d, const MACC_Map *m, void *devbase,
 {
     maccrt_mapping tmp;
     memset(&tmp, 0, sizeof tmp);
-    data__section(m, &tmp.node.start, &tmp.node.end);
+    maccrt_section(m, &tmp.node.start, &tmp.node.end);
     /* devbase = dev_start + (base - start), so dev_start = devbase + (start - base). */
     tmp.dev_start = (void *)((uintptr_t)devbase + (tmp.node.start - (uintptr_t)m->base));
     if (m->kind & MACC_MAP_FROM)
@@ -291,7 +278,7 @@ void *maccrt_map_acquire(maccrt_device *d, const MACC_Map *m, int ref, int task,
     }
 
     uintptr_t a, b;
-    data__section(m, &a, &b);
+    maccrt_section(m, &a, &b);
     int partial;
     pthread_mutex_lock(&pt->lock);
     maccrt_mapping *e = data__lookup(pt, a, b, &partial);
@@ -335,7 +322,7 @@ void *maccrt_map_acquire(maccrt_device *d, const MACC_Map *m, int ref, int task,
         pthread_mutex_unlock(&pt->lock);
         return m->base;
     }
-    void *dev = data__alloc(d, m, pt, loc);
+    void *dev = maccrt_device_alloc(d, m->start, m->bytes, m->name, &pt->lock, loc);
     e = maccrt_xcalloc(1, sizeof *e);
     e->node.start = a;
     e->node.end = b;
@@ -370,7 +357,7 @@ void maccrt_map_release(maccrt_device *d, const MACC_Map *m, int ref, int del,
         return;
     }
     uintptr_t a, b;
-    data__section(m, &a, &b);
+    maccrt_section(m, &a, &b);
     int partial;
     pthread_mutex_lock(&pt->lock);
     maccrt_mapping *e = data__lookup(pt, a, b, &partial);
@@ -410,7 +397,7 @@ void maccrt_map_update(maccrt_device *d, const MACC_Map *m, const MACC_SrcLoc *l
         return;
     }
     uintptr_t a, b;
-    data__section(m, &a, &b);
+    maccrt_section(m, &a, &b);
     int partial;
     pthread_mutex_lock(&pt->lock);
     maccrt_mapping *e = data__lookup(pt, a, b, &partial);
@@ -433,7 +420,7 @@ int maccrt_map_lookup(maccrt_device *d, const MACC_Map *m)
 {
     maccrt_ptable *pt = d->ptable;
     uintptr_t a, b;
-    data__section(m, &a, &b);
+    maccrt_section(m, &a, &b);
     int partial;
     pthread_mutex_lock(&pt->lock);
     maccrt_mapping *e = data__lookup(pt, a, b, &partial);
@@ -453,7 +440,7 @@ int maccrt_map_is_present(maccrt_device *d, const void *p, size_t bytes)
     } else {
         MACC_Map m = {.start = (void *)p, .bytes = bytes};
         uintptr_t a, b;
-        data__section(&m, &a, &b);
+        maccrt_section(&m, &a, &b);
         int partial;
         r = data__lookup(pt, a, b, &partial) != NULL && !partial;
     }
@@ -492,7 +479,7 @@ maccrt_mask maccrt_data_affinity(const maccrt_task *t)
                 a = (uintptr_t)(m->bytes ? m->start : m->base);
                 b = a + 1;
             } else {
-                data__section(m, &a, &b);
+                maccrt_section(m, &a, &b);
             }
             if (a < b && maccrt_rtree_first_overlap(&pt->pins, a, b)) {
                 aff |= MACCRT_BIT(di);

@@ -249,13 +249,6 @@ typedef struct maccrt_mapping {
      * once, cleared when the entry goes away. */
     int pinned;
     maccrt_rnode pin;
-    /* Coherence (MSI) goes here with the CUDA plugin: a pointer to the
-     * directory entry of this host section, which holds one state per device
-     * copy (Modified / Shared / Invalid) and is shared by the mappings of
-     * the same section on every device; copies are made when a task is placed
-     * where its copy is Invalid, and exit/update write back the Modified copy.
-     * On the host-only runtime the host copy is always the valid one. */
-    struct maccrt_dir_entry *dir;
 } maccrt_mapping;
 
 typedef struct maccrt_ptable {
@@ -313,6 +306,25 @@ int maccrt_map_is_present(maccrt_device *d, const void *p, size_t bytes);
 /* Counts of the entry containing p (-1 each if none); for tests. */
 void maccrt_map_counts(maccrt_device *d, const void *p, long *sref, long *dref);
 
+/* A map's host section [*a, *b) (b saturates at the top of the address space). */
+static inline void maccrt_section(const MACC_Map *m, uintptr_t *a, uintptr_t *b)
+{
+    *a = (uintptr_t)m->start;
+    *b = *a + m->bytes < *a ? UINTPTR_MAX : *a + m->bytes;
+}
+/* The device address of hostptr in a copy of the host range starting at
+ * `start` whose device address is dev_start. Computed on integers: hostptr may
+ * lie before the section (a base pointer outside it), which as pointer
+ * arithmetic would overflow. */
+static inline void *maccrt_translate(const void *dev_start, uintptr_t start, const void *hostptr)
+{
+    return (void *)((uintptr_t)dev_start + ((uintptr_t)hostptr - start));
+}
+/* Device memory for `bytes` of the variable `name` (hostptr: its host address)
+ * on d. Failure is fatal and names the variable ("out of GPU memory mapping
+ * 'x' (N bytes) on nvidia:0"); `locked`, when not NULL, is unlocked first. */
+void *maccrt_device_alloc(maccrt_device *d, void *hostptr, size_t bytes, const char *name,
+                          pthread_mutex_t *locked, const MACC_SrcLoc *loc);
 /* Copies bytes between the host and d (to_dev: host -> device), counts them
  * and traces them; a failure is fatal and names `name` and loc. */
 void maccrt_copy(maccrt_device *d, int to_dev, void *dst, const void *src, size_t bytes,

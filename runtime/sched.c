@@ -340,23 +340,21 @@ static double sched__estimate_hi(maccrt_task *t, maccrt_device *d)
     return e + 2 * (ri->druns[d->num] ? ri->ddev_s[d->num] : ri->dev_s[d->kind]);
 }
 
+/* One more sample: the moving average and the moving average of the
+ * deviation from it (weights 0.8 / 0.2); the first sample sets the mean. */
+static void sched__learn(long *runs, double *ema, double *dev, double seconds)
+{
+    long n = (*runs)++;
+    if (n > 0)
+        *dev = 0.8 * *dev + 0.2 * (seconds > *ema ? seconds - *ema : *ema - seconds);
+    *ema = n == 0 ? seconds : 0.8 * *ema + 0.2 * seconds;
+}
+
 static void policy__observe(maccrt_task *t, maccrt_device *d, double seconds)
 {
     maccrt_region_info *ri = maccrt_region_info_get(t->region);
-    long n = ri->runs[d->kind]++;
-    if (n > 0) {
-        double dev = seconds > ri->ema_s[d->kind] ? seconds - ri->ema_s[d->kind]
-                                                  : ri->ema_s[d->kind] - seconds;
-        ri->dev_s[d->kind] = 0.8 * ri->dev_s[d->kind] + 0.2 * dev;
-    }
-    ri->ema_s[d->kind] = n == 0 ? seconds : 0.8 * ri->ema_s[d->kind] + 0.2 * seconds;
-    long dn = ri->druns[d->num]++;
-    if (dn > 0) {
-        double dev = seconds > ri->dema_s[d->num] ? seconds - ri->dema_s[d->num]
-                                                  : ri->dema_s[d->num] - seconds;
-        ri->ddev_s[d->num] = 0.8 * ri->ddev_s[d->num] + 0.2 * dev;
-    }
-    ri->dema_s[d->num] = dn == 0 ? seconds : 0.8 * ri->dema_s[d->num] + 0.2 * seconds;
+    sched__learn(&ri->runs[d->kind], &ri->ema_s[d->kind], &ri->dev_s[d->kind], seconds);
+    sched__learn(&ri->druns[d->num], &ri->dema_s[d->num], &ri->ddev_s[d->num], seconds);
     if (!t->ver || t->ver->resources != MACC_RES_AUTO || t->nested || ri->auto_choice[d->kind])
         return;
     int k = d->kind;

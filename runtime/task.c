@@ -548,14 +548,19 @@ void maccrt_task_execute(maccrt_task *t)
             maccrt_trace_event(MACCRT_TRACE_DATA, d, "data", t->t_start, maccrt_now(), 0);
     } else {
         int shared = (d->plugin->caps & MACCRT_CAP_SHARED_MEM) != 0;
+        /* per map: a host task's section under the coherence directory */
+        unsigned char hostdir[t->nmaps > 0 ? t->nmaps : 1];
         for (int i = 0; i < t->nmaps; i++) {
             const MACC_Map *m = &t->maps[i];
             int section = m->bytes > 0 && !(m->kind & (MACC_MAP_DEVICEPTR | MACC_MAP_ATTACH));
-            if (section && !shared && maccrt_managed_owns(m->start, m->bytes)) {
+            int managed = section && maccrt_managed_owns(m->start, m->bytes);
+            hostdir[i] = 0;
+            if (managed)
+                maccrt_managed_note_use(d, m->start, m->bytes, (m->kind & MACC_MAP_FROM) != 0);
+            if (managed && !shared) {
                 /* managed memory is present everywhere: a prefetch, no copy */
                 if (m->kind & MACC_MAP_TO)
                     maccrt_managed_prefetch(d, m->start, m->bytes, 0, 0);
-                maccrt_managed_note_use(d, m->start, m->bytes, (m->kind & MACC_MAP_FROM) != 0);
                 t->ptrs[i] = m->base;
                 t->took[i] = MACCRT_TOOK_NONE;
                 continue;
@@ -567,11 +572,9 @@ void maccrt_task_execute(maccrt_task *t)
                 continue;
             }
             t->ptrs[i] = maccrt_map_acquire(d, m, MACCRT_REF_STRUCTURED, 1, &t->took[i], t->loc);
-            if (section && shared) {
-                if (!maccrt_managed_owns(m->start, m->bytes))
-                    maccrt_cache_host_acquire(m, t->loc);
-                else
-                    maccrt_managed_note_use(d, m->start, m->bytes, (m->kind & MACC_MAP_FROM) != 0);
+            if (section && shared && !managed) {
+                maccrt_cache_host_acquire(m, t->loc);
+                hostdir[i] = 1;
             }
         }
         MACC_TaskEnv env = {
@@ -599,8 +602,7 @@ void maccrt_task_execute(maccrt_task *t)
         }
         for (int i = t->nmaps - 1; i >= 0; i--) {
             const MACC_Map *m = &t->maps[i];
-            if (shared && m->bytes > 0 && !(m->kind & (MACC_MAP_DEVICEPTR | MACC_MAP_ATTACH)) &&
-                !maccrt_managed_owns(m->start, m->bytes))
+            if (hostdir[i])
                 maccrt_cache_host_release(m, t->loc);
             if (t->took[i] == MACCRT_TOOK_CACHE)
                 maccrt_cache_release(d, m, t->cache[i], t->ptrs[i], t->loc);

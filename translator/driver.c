@@ -240,46 +240,51 @@ static char *dr__dirname(const char *path);
  * libcudart_static.a is there; otherwise libcudart.so is.  NULL when
  * neither is found: the driver then builds host-only, as without nvcc.
  * MACC_CUDA_LIBDIR, when set, names the one directory to look in. */
+static int dr__readable_in(const char *dir, const char *file)
+{
+    char *f = xsprintf("%s/%s", dir, file);
+    int r = access(f, R_OK) == 0;
+    free(f);
+    return r;
+}
+
 static char *dr__cudart_dir(const char *nvcc, int *is_static)
 {
-    char real[PATH_MAX];
-    const char *tool = realpath(nvcc, real) ? real : nvcc;
-    char *bin = dr__dirname(tool);
-    char *top = xsprintf("%s/..", bin);
-    free(bin);
-    static const char *const sub[] = {"lib64", "lib", "targets/x86_64-linux/lib",
-                                      "targets/sbsa-linux/lib", "lib/x86_64-linux-gnu",
-                                      "lib/aarch64-linux-gnu"};
     static const char *const lib[] = {"libcudart_static.a", "libcudart.so"};
-    /* nvcc's toolkit first; then, for an nvcc that is a wrapper script,
-     * $CUDA_HOME, $CUDA_PATH and /usr/local/cuda. */
-    const char *tops[] = {top, getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
-    char *found = NULL;
     const char *only = getenv("MACC_CUDA_LIBDIR");
     if (only) {
         /* set: that directory alone (empty: none, build host-only) */
-        for (int l = 0; l < 2 && !found && *only; l++) {
-            char *f = xsprintf("%s/%s", only, lib[l]);
-            if (access(f, R_OK) == 0) {
-                found = xstrdup(only);
+        for (int l = 0; l < 2 && *only; l++)
+            if (dr__readable_in(only, lib[l])) {
                 *is_static = l == 0;
+                return xstrdup(only);
             }
-            free(f);
-        }
-        free(top);
-        return found;
+        return NULL;
     }
+    static const char *const sub[] = {"lib64", "lib", "targets/x86_64-linux/lib",
+                                      "targets/sbsa-linux/lib", "lib/x86_64-linux-gnu",
+                                      "lib/aarch64-linux-gnu"};
+    char real[PATH_MAX];
+    char *bin = dr__dirname(realpath(nvcc, real) ? real : nvcc);
+    char *top = xsprintf("%s/..", bin);
+    free(bin);
+    /* nvcc's toolkit first; then, for an nvcc that is a wrapper script,
+     * $CUDA_HOME, $CUDA_PATH and /usr/local/cuda. In each, the static
+     * library anywhere before the shared one. */
+    const char *tops[] = {top, getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
+    char *found = NULL;
     for (size_t t = 0; t < sizeof tops / sizeof *tops && !found; t++) {
         if (!tops[t] || !*tops[t])
             continue;
         for (int l = 0; l < 2 && !found; l++)
             for (size_t i = 0; i < sizeof sub / sizeof *sub && !found; i++) {
-                char *f = xsprintf("%s/%s/%s", tops[t], sub[i], lib[l]);
-                if (access(f, R_OK) == 0) {
-                    found = xsprintf("%s/%s", tops[t], sub[i]);
+                char *dir = xsprintf("%s/%s", tops[t], sub[i]);
+                if (dr__readable_in(dir, lib[l])) {
+                    found = dir;
                     *is_static = l == 0;
+                } else {
+                    free(dir);
                 }
-                free(f);
             }
     }
     free(top);
