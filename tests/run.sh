@@ -307,6 +307,16 @@ driver)
     else
         echo "driver: nvcc or the CUDA plugin not available: nvcc build not tested"
     fi
+    # an object that calls nothing of the runtime links (CMake's compiler check), with
+    # the CUDA plugin too where there is one (it needs libmaccrt.a after it)
+    printf 'int main(void) { return 0; }\n' > noop.c
+    if ${MACC_CC:-cc} -c noop.c -o noop.o && "$macc" noop.o -o noop 2> err.txt && ./noop; then ok
+    else cat err.txt; ko "driver: linking an object that calls no runtime function"; fi
+    # --translate refuses a file that is not C text (NUL bytes), and writes nothing
+    mkdir -p binout && cp noop.o binary.c
+    if "$macc" --translate binary.c -o binout 2> err.txt; then ko "driver: --translate of a binary file accepted"
+    elif grep -q '^macc: error: binary.c: not a C source file' err.txt && [ -z "$(ls -A binout)" ]; then ok
+    else cat err.txt; ls binout; ko "driver: --translate of a binary file"; fi
     # --info reports the implicit decisions; -dumpversion goes to the C compiler
     if "$macc" --info --translate red.c -o out 2> err.txt && grep -q "note: .* is firstprivate" err.txt; then ok
     else cat err.txt; ko "driver: --info"; fi
