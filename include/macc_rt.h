@@ -197,7 +197,7 @@ MACC_API int MACC_posix_memalign(void **out, size_t align, size_t n);
  * docs/RUNTIME.md) and that older <omp.h> files (GCC 12) do not declare. */
 #ifndef __cplusplus
 MACC_API void *omp_get_mapped_ptr(const void *ptr, int device_num);
-MACC_API int omp_target_is_accessible(const void *ptr, size_t size, int device_num);
+MACC_API int omp_target_is_accessible(const void *ptr, __SIZE_TYPE__ size, int device_num);
 #endif
 
 #ifdef __cplusplus
