@@ -312,6 +312,12 @@ driver)
     printf 'int main(void) { return 0; }\n' > noop.c
     if ${MACC_CC:-cc} -c noop.c -o noop.o && "$macc" noop.o -o noop 2> err.txt && ./noop; then ok
     else cat err.txt; ko "driver: linking an object that calls no runtime function"; fi
+    # OpenMP's device API from a file without directives: libmaccrt's definitions are
+    # linked (defined in the program, ahead of libgomp's), numbering the host after the GPUs
+    printf '#include <omp.h>\n#include <stdio.h>\nint main(void) { int h = omp_get_initial_device();\n  char *p = omp_target_alloc(8, h); int ok = p && h == omp_get_num_devices() && omp_target_memcpy(p, "abc", 4, 0, 0, h, h) == 0 && p[2] == 99;\n  omp_target_free(p, h); printf("%%d\\n", ok); return !ok; }\n' > api.c
+    if MACC_NVCC= "$macc" ${E2E_CFLAGS:-} api.c -o api 2> err.txt && [ "$(./api)" = 1 ] &&
+        nm api | grep -q ' T omp_target_alloc$' && nm api | grep -q ' T omp_get_num_devices$'; then ok
+    else cat err.txt; nm api | grep omp_; ko "driver: OpenMP device API from libmaccrt"; fi
     # --translate refuses a file that is not C text (NUL bytes), and writes nothing
     mkdir -p binout && cp noop.o binary.c
     if "$macc" --translate binary.c -o binout 2> err.txt; then ko "driver: --translate of a binary file accepted"
