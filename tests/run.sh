@@ -310,7 +310,8 @@ driver)
     # an object that calls nothing of the runtime links (CMake's compiler check), with
     # the CUDA plugin too where there is one (it needs libmaccrt.a after it)
     printf 'int main(void) { return 0; }\n' > noop.c
-    if ${MACC_CC:-cc} -c noop.c -o noop.o && "$macc" noop.o -o noop 2> err.txt && ./noop; then ok
+    # shellcheck disable=SC2086
+    if ${MACC_CC:-cc} -c noop.c -o noop.o && "$macc" ${E2E_CFLAGS:-} noop.o -o noop 2> err.txt && ./noop; then ok
     else cat err.txt; ko "driver: linking an object that calls no runtime function"; fi
     # OpenMP's device API from a file without directives: libmaccrt's definitions are
     # linked (defined in the program, ahead of libgomp's), numbering the host after the GPUs
