@@ -375,7 +375,7 @@ static void init__start(void)
     /* OpenMP's default device: OMP_DEFAULT_DEVICE=N (a device number;
      * "initial" is the host); anything else leaves it unset, as libgomp
      * (which reads it too) warns about it */
-    int defdev = -1;
+    int defdev = MACC_DEVICE_DEFAULT;
     const char *dd = getenv("OMP_DEFAULT_DEVICE");
     if (dd && !strcasecmp(dd, "initial")) {
         defdev = h->num;

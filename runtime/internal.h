@@ -592,9 +592,11 @@ typedef struct maccrt_runtime {
     maccrt_mask selectable; /* devices eligible for device(any) / default */
     maccrt_mask all;        /* every device */
     /* OpenMP's default-device-var (omp_set_default_device, OMP_DEFAULT_DEVICE),
-     * process-wide: the device number that regions and data directives
-     * without a device clause use; -1 while unset (then: the first selectable
-     * GPU that can run the region, else the host). */
+     * process-wide, as a selector: the device number that regions and data
+     * directives without a device clause use, MACC_DEVICE_INVALID (set to a
+     * negative number other than omp_initial_device), or MACC_DEVICE_DEFAULT
+     * while unset (then: the first selectable GPU that can run the region,
+     * else the host). */
     atomic_int default_device;
 
     /* Settings. */

@@ -70,10 +70,14 @@ int omp_is_initial_device(void)
     return 1;
 }
 
+/* -1 is OpenMP 5.2's omp_initial_device; other negative numbers
+ * (omp_invalid_device) make regions without a device clause an error. */
 void omp_set_default_device(int device_num)
 {
     maccrt_init();
-    atomic_store(&maccrt_rt.default_device, device_num < 0 ? -1 : device_num);
+    atomic_store(&maccrt_rt.default_device, MACC_device_num(device_num) == MACC_DEVICE_HOST
+                                                ? maccrt_rt.host->num
+                                                : MACC_device_num(device_num));
 }
 
 /* Unset: the device a data directive without a device clause uses (the
@@ -84,6 +88,8 @@ int omp_get_default_device(void)
     int n = atomic_load(&maccrt_rt.default_device);
     if (n >= 0)
         return n;
+    if (n == MACC_DEVICE_INVALID)
+        return -4; /* omp_invalid_device */
     return maccrt_data_device(MACC_DEVICE_DEFAULT, NULL)->num;
 }
 

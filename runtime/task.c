@@ -257,8 +257,8 @@ static void task__choose_devices(maccrt_task *t, int device, int ifcond)
 
     maccrt_mask sel = 0; /* the devices the selector names */
     int host_asked = 0;  /* the program asked for the host explicitly */
-    if (device == MACC_DEVICE_DEFAULT && atomic_load(&rt->default_device) >= 0)
-        device = atomic_load(&rt->default_device); /* omp_set_default_device */
+    if (device == MACC_DEVICE_DEFAULT)
+        device = atomic_load(&rt->default_device); /* omp_set_default_device, if set */
     if (!ifcond) {
         sel = MACCRT_BIT(host->num);
         host_asked = 1;
@@ -674,9 +674,11 @@ long maccrt_task_drain(double stall_s)
 maccrt_device *maccrt_data_device(int device, const MACC_SrcLoc *loc)
 {
     maccrt_runtime *rt = &maccrt_rt;
-    if ((device == MACC_DEVICE_DEFAULT || device == MACC_DEVICE_ANY) &&
-        atomic_load(&rt->default_device) >= 0)
-        device = atomic_load(&rt->default_device); /* omp_set_default_device */
+    if (device == MACC_DEVICE_DEFAULT || device == MACC_DEVICE_ANY) {
+        int dd = atomic_load(&rt->default_device); /* omp_set_default_device, if set */
+        if (dd != MACC_DEVICE_DEFAULT)
+            device = dd;
+    }
     if (device == MACC_DEVICE_DEFAULT || device == MACC_DEVICE_ANY) {
         for (int d = 0; d < rt->ngpus; d++)
             if (rt->selectable & MACCRT_BIT(d))

@@ -2570,6 +2570,23 @@ Test(rt, omp_device_queries_host_only)
     MACC_target(&r_record, &a, sizeof a, 0, NULL, 0, NULL, 0, MACC_DEVICE_DEFAULT, 1);
     cr_assert_eq(atomic_load(&seq_n), 1);
     cr_assert_eq(macc_device_tasks(0), 1);
+    omp_set_default_device(-1); /* omp_initial_device */
+    cr_assert_eq(omp_get_default_device(), omp_get_initial_device());
+}
+
+static void child_invalid_default_device(void)
+{
+    omp_set_default_device(-4); /* omp_invalid_device */
+    if (omp_get_default_device() != -4)
+        exit(3);
+    MACC_target(&r_record, &(args_t){1, 0}, sizeof(args_t), 0, NULL, 0, NULL, 0, MACC_DEVICE_DEFAULT, 1);
+}
+
+Test(rt, invalid_default_device_is_an_error)
+{
+    char buf[4096];
+    cr_assert_eq(run_child(child_invalid_default_device, buf, sizeof buf), 1);
+    cr_assert(strstr(buf, "device number is negative"), "got: %s", buf);
 }
 
 Test(rt, omp_default_device_from_the_environment)
