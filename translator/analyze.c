@@ -198,9 +198,10 @@ static Decl *an__scan_list(const Unit *u, TSNode parent, const char *name, uint3
                            TSNode *where)
 {
     Decl *found = NULL;
-    uint32_t nc = ts_node_named_child_count(parent);
+    int file_scope = node_is(parent, "translation_unit");
+    uint32_t nc = file_scope ? (uint32_t)u->ntop : ts_node_named_child_count(parent);
     for (uint32_t i = 0; i < nc; i++) {
-        TSNode c = ts_node_named_child(parent, i);
+        TSNode c = file_scope ? u->top[i] : ts_node_named_child(parent, i);
         if (ts_node_start_byte(c) >= limit)
             break;
         Decl *d = NULL;
@@ -460,7 +461,7 @@ static int an__section(Unit *u, const Pragma *p, const DirItem *it, const Decl *
         len = xsprintf("(sizeof(%s) / sizeof((%s)[0]) - (%s))", prefix.data, prefix.data, lo);
     }
     *start = xsprintf("(void *)&%s", elem);
-    *bytes = xsprintf("(size_t)%s * sizeof(%s)", len, elem);
+    *bytes = xsprintf("(MACC_SIZE_T)%s * sizeof(%s)", len, elem);
     *base = xsprintf("(void *)(%s)", B);
     free(len);
     free(elem);

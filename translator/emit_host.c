@@ -557,6 +557,23 @@ void emit_host(Unit *u, Buf *out, const char *display_path)
     if (u->managed)
         em__managed(&e, ts_tree_root_node(u->tree));
 
+    /* the runtime's header, when the program includes it too: the file's
+     * own #include at the top is the one copy */
+    const Source *src = u->src;
+    for (int i = 0; i < src->nlines; i++) {
+        if (src->omark[i] || !source_file_is(src, src->lines[i], "macc_rt.h"))
+            continue;
+        int j = i;
+        while (j + 1 < src->nlines && !src->omark[j + 1] && source_file_is(src, src->lines[j + 1], "macc_rt.h"))
+            j++;
+        size_t b = src->lines[i], end = j + 1 < src->nlines ? src->lines[j + 1] : src->len;
+        Buf nl = {0};
+        for (size_t k = b; k < end; k++)
+            if (src->text[k] == '\n')
+                buf_puts(&nl, "\n");
+        em__edit(&e, b, end, nl.data ? nl.data : xstrdup(""));
+        i = j;
+    }
     if (e.edits.len)
         qsort(e.edits.items, (size_t)e.edits.len, sizeof(void *), em__cmp_edit);
 

@@ -198,6 +198,32 @@ static void parse__collect(Unit *u, TSNode n)
         parse__collect(u, ts_node_child(n, i));
 }
 
+/* The file-scope nodes in order (conditional groups flattened), walked once
+ * with a cursor: lookups of globals and functions scan this array instead of
+ * asking the tree for its i-th child (which walks from the first child). */
+static void parse__top(Unit *u, TSNode parent)
+{
+    TSTreeCursor cur = ts_tree_cursor_new(parent);
+    if (ts_tree_cursor_goto_first_child(&cur)) {
+        do {
+            TSNode k = ts_tree_cursor_current_node(&cur);
+            if (!ts_node_is_named(k))
+                continue;
+            const char *t = ts_node_type(k);
+            if (!strncmp(t, "preproc_if", 10) || !strcmp(t, "preproc_else") || !strncmp(t, "preproc_elif", 12)) {
+                parse__top(u, k);
+                continue;
+            }
+            if (u->ntop == u->captop) {
+                u->captop = u->captop ? 2 * u->captop : 256;
+                u->top = xrealloc(u->top, sizeof(TSNode) * (size_t)u->captop);
+            }
+            u->top[u->ntop++] = k;
+        } while (ts_tree_cursor_goto_next_sibling(&cur));
+    }
+    ts_tree_cursor_delete(&cur);
+}
+
 Unit *parse_unit(Source *src, Diag *diag)
 {
     Unit *u = xcalloc(1, sizeof *u);
@@ -208,11 +234,12 @@ Unit *parse_unit(Source *src, Diag *diag)
         unit_delete(u);
         return NULL;
     }
-    u->tree = ts_parser_parse_string(u->parser, NULL, src->text, (uint32_t)src->len);
+    u->tree = ts_parser_parse_string(u->parser, NULL, src->ptext, (uint32_t)src->len);
     if (!u->tree) {
         unit_delete(u);
         return NULL;
     }
+    parse__top(u, ts_tree_root_node(u->tree));
     parse__collect(u, ts_tree_root_node(u->tree));
     return u;
 }
@@ -290,6 +317,7 @@ void unit_delete(Unit *u)
         free(p);
     }
     vec_free(&u->pragmas);
+    free(u->top);
     if (u->tree)
         ts_tree_delete(u->tree);
     if (u->parser)

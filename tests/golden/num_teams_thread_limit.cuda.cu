@@ -12,24 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "num_teams_thread_limit.c"
-/* num_teams, thread_limit and num_threads, literal and expression arguments. */
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region num_teams_thread_limit.c:4: nvidia version */
