@@ -36,9 +36,10 @@ if [ -n "$only" ]; then sed 's/#.*//' "$only"; else printf '\n'; fi | awk -F '\t
         else if ($3 == "FAIL" && m ~ /^exit [0-9]+$/) m = "wrong result: nonzero exit status"
         else if ($3 == "FAIL" && m ~ /^exit [0-9]+, no OMPVV_RESULT line/) m = "no [OMPVV_RESULT] line"
         gsub(/exit [0-9]+/, "exit N", m)
-        if ($3 == "CRASH") { sub(/\).*/, ")", m) }
         if ($3 == "TIMEOUT") m = "run timed out"
         k = m
+        if ($3 == "CRASH") sub(/\): .*/, ")", k)
+        sub(/; did you mean .*/, "", k)
         gsub(/\047[^\047]*\047/, "\047_\047", k)
         gsub(/`[^\047]*\047/, "`_\047", k)
         gsub(/\342\200\230[^\342]*\342\200\231/, "\342\200\230_\342\200\231", k)
@@ -70,7 +71,8 @@ if [ -n "$only" ]; then sed 's/#.*//' "$only"; else printf '\n'; fi | awk -F '\t
                 if (bm == "") break
                 used[best, bm] = 1
                 c = bm; gsub(/\|/, "\\|", c)
-                msgs = msgs (msgs == "" ? "" : "<br>") "`" c "`" (nv[best] > 1 ? " (" v[best, bm] ")" : "")
+                c = index(c, "`") ? "`` " c " ``" : "`" c "`"
+                msgs = msgs (msgs == "" ? "" : "<br>") c (nv[best] > 1 ? " (" v[best, bm] ")" : "")
             }
             if (nv[best] > 3) msgs = msgs "<br>... " nv[best] - 3 " more"
             c = best; gsub(/\|/, "\\|", c)
