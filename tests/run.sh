@@ -321,6 +321,10 @@ driver)
     # --info reports the implicit decisions; -dumpversion goes to the C compiler
     if "$macc" --info --translate red.c -o out 2> err.txt && grep -q "note: .* is firstprivate" err.txt; then ok
     else cat err.txt; ko "driver: --info"; fi
+    # a pointer with no map: OpenMP's implicit zero-length map, said by --info
+    if "$macc" --info --translate "$top/tests/e2e/implicit_pointer.c" -o out 2> err.txt &&
+        grep -q "implicit_pointer.c:16:.*note: pointer 'out' has no map here" err.txt; then ok
+    else cat err.txt; ko "driver: --info on an unmapped pointer"; fi
     if [ "$("$macc" -dumpversion)" = "$(${MACC_CC:-cc} -dumpversion)" ]; then ok; else ko "driver: -dumpversion"; fi
     finish driver
     ;;

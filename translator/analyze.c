@@ -1044,21 +1044,21 @@ static void an__region(Unit *u, Pragma *tp)
         } else if (d->is_pointer) {
             cap->kind = CAP_PTR;
             if (mi < 0) {
-                if (an__name_in_clause(t, CL_IS_DEVICE_PTR, x->name) || an__data_covers(u, r->stmt, x->name) ||
-                    u->managed) {
-                    /* --managed: heap data is managed memory, valid on every
-                     * device at the same address; the pointer is passed as it
-                     * is (translated when a data construct mapped it). */
-                    mi = r->maps.len;
-                    an__add_map(&r->maps, x->name, xsprintf("(void *)(%s)", x->name),
-                                xsprintf("(void *)(%s)", x->name), xstrdup("0"), MACC_MAP_ATTACH, 1, tp->start);
-                } else {
-                    diag_error(u->diag, tp->start,
-                               "pointer '%s' is used in the target region but not mapped: add "
-                               "map(to|from|tofrom: %s[0:n]) or an enclosing data region",
-                               x->name, x->name);
-                    diag_note(u->diag, ts_node_start_byte(x->node), "'%s' is used here", x->name);
-                }
+                /* OpenMP's implicit zero-length map of a pointer: translated at
+                 * run time when it points into data present on the device (a
+                 * data region here, in a caller, enter data), else passed as it
+                 * is (--managed: heap data is managed memory, valid on every
+                 * device at the same address). */
+                int known = an__name_in_clause(t, CL_IS_DEVICE_PTR, x->name) || an__data_covers(u, r->stmt, x->name) ||
+                            u->managed;
+                mi = r->maps.len;
+                an__add_map(&r->maps, x->name, xsprintf("(void *)(%s)", x->name), xsprintf("(void *)(%s)", x->name),
+                            xstrdup("0"), MACC_MAP_ATTACH, 1, tp->start);
+                if (!known && u->info)
+                    diag_note(u->diag, ts_node_start_byte(x->node),
+                              "pointer '%s' has no map here: it is translated at run time if its data is present "
+                              "on the device (a data region, enter data), else passed as it is",
+                              x->name);
             }
             cap->map = mi;
         } else if (reduction || lastpriv || (mi >= 0 && !(((RMap *)r->maps.items[mi])->kind & MACC_MAP_ATTACH))) {
