@@ -557,6 +557,14 @@ void emit_host(Unit *u, Buf *out, const char *display_path)
     if (u->managed)
         em__managed(&e, ts_tree_root_node(u->tree));
 
+    for (int i = 0; i < u->blanks.len; i++) {
+        const Pragma *p = u->blanks.items[i];
+        Buf nl = {0};
+        for (size_t k = p->start; k < p->end; k++)
+            if (u->src->text[k] == '\n')
+                buf_puts(&nl, "\n");
+        em__edit(&e, p->start, p->end, nl.data ? nl.data : xstrdup(""));
+    }
     /* the runtime's header, when the program includes it too: the file's
      * own #include at the top is the one copy */
     const Source *src = u->src;

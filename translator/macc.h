@@ -134,6 +134,7 @@ typedef struct Unit {
     TSParser *parser;
     TSTree *tree;
     Vec pragmas;        /* Pragma *, in source order */
+    Vec blanks;         /* Pragma *: lines macc implements alone (omp requires), left out of the host file */
     Vec regions;        /* Region * (analyze) */
     Vec datas;          /* DataConstruct * (analyze) */
     TSNode *top;        /* file-scope nodes in order, conditional groups flattened */

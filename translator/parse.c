@@ -152,6 +152,51 @@ static int parse__host_loop(const char *t)
     return 0;
 }
 
+static int parse__word(const char **s, const char *w)
+{
+    const char *p = *s;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    size_t n = strlen(w);
+    if (strncmp(p, w, n) || (p[n] && p[n] != ' ' && p[n] != '\t' && p[n] != '('))
+        return 0;
+    *s = p + n;
+    return 1;
+}
+
+/* Pragmas of ours that are not directives of the grammar: `omp requires`
+ * (returns 1: macc implements the requirement, the line leaves the host
+ * file) and OpenACC compute constructs (a warning: not translated yet). */
+static int parse__other(Unit *u, Pragma *p)
+{
+    const char *s = p->text;
+    if (parse__word(&s, "omp") && parse__word(&s, "requires")) {
+        /* unified_shared_memory (and unified_address, self_maps): what
+         * --managed does for this file: its heap is managed memory, valid on
+         * the host and every GPU at the same address */
+        if (strstr(s, "unified_shared_memory") || strstr(s, "unified_address") || strstr(s, "self_maps"))
+            u->managed = 1;
+        if (strstr(s, "reverse_offload"))
+            diag_error(u->diag, p->start, "'omp requires reverse_offload' is not supported: regions cannot call back to the host");
+        return 1;
+    }
+    s = p->text;
+    if (parse__word(&s, "acc")) {
+        static const char *const compute[] = {"parallel", "kernels", "serial", "loop", NULL};
+        for (int i = 0; compute[i]; i++) {
+            const char *q = s;
+            if (parse__word(&q, compute[i])) {
+                int with_loop = i < 3 && parse__word(&q, "loop");
+                diag_warning(u->diag, p->start,
+                             "OpenACC compute construct 'acc %s%s' is not translated yet: the code runs on the host",
+                             compute[i], with_loop ? " loop" : "");
+                break;
+            }
+        }
+    }
+    return 0;
+}
+
 static void parse__collect(Unit *u, TSNode n)
 {
     if (node_is(n, "preproc_call")) {
@@ -181,6 +226,8 @@ static void parse__collect(Unit *u, TSNode n)
                     free(p->text);
                     free(p->offmap);
                     free(p);
+                } else if (p->dir.kind == DIR_OTHER && parse__other(u, p)) {
+                    vec_push(&u->blanks, p); /* handled here: blanked in the host file */
                 } else if (p->dir.kind == DIR_OTHER) {
                     directive_free(&p->dir);
                     free(p->text);
@@ -317,6 +364,14 @@ void unit_delete(Unit *u)
         free(p);
     }
     vec_free(&u->pragmas);
+    for (int i = 0; i < u->blanks.len; i++) {
+        Pragma *p = u->blanks.items[i];
+        directive_free(&p->dir);
+        free(p->text);
+        free(p->offmap);
+        free(p);
+    }
+    vec_free(&u->blanks);
     free(u->top);
     if (u->tree)
         ts_tree_delete(u->tree);
