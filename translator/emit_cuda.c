@@ -460,6 +460,21 @@ static void cu__prelude(Cu *c, Buf *out)
     }
     for (int i = 0; i < c->devnodes.len; i++)
         cu__ids(c, *(TSNode *)c->devnodes.items[i], &need);
+    /* types declared inside functions that regions use (hoisted) */
+    Vec local = {0};
+    for (int i = 0; i < u->regions.len; i++) {
+        Region *r = u->regions.items[i];
+        for (int j = 0; j < r->local_types.len; j++) {
+            TSNode *n = r->local_types.items[j];
+            int dup = 0;
+            for (int k = 0; k < local.len && !dup; k++)
+                dup = ts_node_eq(*(TSNode *)local.items[k], *n);
+            if (!dup) {
+                vec_push(&local, n);
+                cu__ids(c, *n, &need);
+            }
+        }
+    }
     unsigned char *mark = xcalloc((size_t)u->ntop + 1, 1);
     for (int changed = 1; changed;) {
         changed = 0;
@@ -501,6 +516,19 @@ static void cu__prelude(Cu *c, Buf *out)
     }
     free(mark);
     strset_free(&need);
+    StrSet seen = {0};
+    for (int i = 0; i < local.len; i++) {
+        TSNode n = *(TSNode *)local.items[i];
+        Buf t = {0};
+        local_type_text(u, n, &t);
+        if (strset_add(&seen, t.data, t.len)) {
+            cu__line_at(c, out, ts_node_start_byte(n));
+            buf_puts(out, t.data);
+        }
+        buf_free(&t);
+    }
+    strset_free(&seen);
+    vec_free(&local);
     /* device functions: prototypes first (a callee may be defined after its
      * caller), then the definitions in the file's order */
     for (int pass = 0; pass < 2; pass++) {
@@ -1176,6 +1204,7 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
             free(spec);
         }
     }
+    region_launch_fields(r, b, NULL);
     buf_puts(b, "};\n");
     buf_printf(b, "struct macc_p_%s {\n    void *macc_unused_;\n", sfx);
     for (int i = 0; i < r->caps.len; i++) {
@@ -1344,8 +1373,14 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     int inner_threads = mode != LOOP && inner;
     if (staged)
         buf_printf(b, "    /* inner loop staged through shared memory in tiles of %d */\n", tile);
+    /* clause expressions were evaluated where the region was encountered
+     * (OpenMP's rule) and came in the argument block */
+    int vix = (int)(gv - r->versions);
+    char *nth_f = nth ? xsprintf("macc_a_->macc_%s_v%d", "num_threads", vix) : NULL;
+    char *tl_f = tl ? xsprintf("macc_a_->macc_%s_v%d", "thread_limit", vix) : NULL;
+    char *nt_f = nt ? xsprintf("macc_a_->macc_%s_v%d", "num_teams", vix) : NULL;
     buf_printf(b, "    int macc_block_ = %s%s%s;\n", nth ? "(int)(" : tl ? "(int)(" : "",
-               nth ? nth->arg : tl ? tl->arg : (mode == LOOP || inner_threads) ? "256" : "1", nth || tl ? ")" : "");
+               nth ? nth_f : tl ? tl_f : (mode == LOOP || inner_threads) ? "256" : "1", nth || tl ? ")" : "");
     buf_puts(b, "    if (macc_block_ < 1) macc_block_ = 1;\n    if (macc_block_ > 1024) macc_block_ = 1024;\n");
     if (reds.len || mode != LOOP)
         buf_puts(b, "    { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }\n");
@@ -1377,9 +1412,9 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
             buf_puts(b, "    const long long macc_total_ = 1LL << 40; /* bounds known only on the device */\n");
         buf_free(&tb);
         buf_printf(b, "    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, %s%s%s, %d);\n", nt ? "(int)(" : "",
-                   nt ? nt->arg : (cs & CS_TEAMS) ? "0" : "1", nt ? ")" : "", reds.len > 0 || !host_total);
+                   nt ? nt_f : (cs & CS_TEAMS) ? "0" : "1", nt ? ")" : "", reds.len > 0 || !host_total);
     } else if (mode == TEAM_DIST) {
-        buf_printf(b, "    int macc_grid_ = %s%s%s;\n", nt ? "(int)(" : "", nt ? nt->arg : "1024", nt ? ")" : "");
+        buf_printf(b, "    int macc_grid_ = %s%s%s;\n", nt ? "(int)(" : "", nt ? nt_f : "1024", nt ? ")" : "");
         buf_puts(b, "    if (macc_grid_ < 1) macc_grid_ = 1;\n");
     } else {
         buf_puts(b, "    int macc_grid_ = 1;\n");
@@ -1408,6 +1443,9 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     }
     vec_free(&reds);
     vec_free(&wb);
+    free(nth_f);
+    free(tl_f);
+    free(nt_f);
 }
 
 int emit_cuda(Unit *u, Buf *out, const char *display_path)

@@ -154,6 +154,9 @@ const char *node_type(TSNode n);
 int node_is(TSNode n, const char *type);
 char *node_text(const Unit *u, TSNode n);   /* caller frees */
 TSNode node_field(TSNode n, const char *field);
+/* The struct/union/enum specifier with a body inside a declaration,
+ * type_definition or specifier node, or a null node. */
+TSNode node_tag_body(TSNode n);
 /* The k-th loop of a perfect nest starting at `stmt` (0: stmt itself). */
 TSNode node_nth_loop(TSNode stmt, int k);
 /* Specifier text without top-level const/volatile (caller frees). */
@@ -191,6 +194,7 @@ typedef struct Capture {
     Decl *decl;
     int map;           /* index into the region's maps, or -1 */
     int read, written;
+    int local_type;    /* its type is defined inside the enclosing function (hoisted) */
 } Capture;
 
 typedef struct RMap {
@@ -238,6 +242,7 @@ typedef struct Region {
     int collapse;
     int nest_depth;    /* perfectly nested for loops at stmt */
     Vec loop_vars;     /* char *: iteration variables of the collapsed nest */
+    Vec local_types;   /* TSNode *: type definitions in the enclosing function the region needs */
 } Region;
 
 /* Data constructs other than target regions: target data, enter/exit data,
@@ -261,6 +266,20 @@ void decl_delete(Decl *d);
 /* Attaches directives to statements and analyses every region and data
  * construct. Reports errors through u->diag. */
 void analyze_unit(Unit *u);
+
+/* The clause expressions a GPU version's launch needs (num_teams,
+ * thread_limit, num_threads): evaluated where the region is encountered and
+ * passed in the argument block as `int macc_<clause>_v<version>`. Writes the
+ * struct fields to `fields` and the assignments to `macc_a_` to `assign`
+ * (either may be NULL). */
+void region_launch_fields(const Region *r, Buf *fields, Buf *assign);
+
+/* The tag macc gives an anonymous struct/union declared in a function, where
+ * it hoists the definition (macc_anon_L<line>_<col>; caller frees). */
+char *anon_tag(const Unit *u, TSNode spec);
+/* The text of a hoisted local type definition (an anonymous struct/union
+ * gets its anon_tag), with its closing ";" and a newline. */
+void local_type_text(const Unit *u, TSNode n, Buf *out);
 
 /* Appends (as owned strings) the identifiers of an expression kept as text. */
 void an_text_ids(const char *s, Vec *names);

@@ -344,6 +344,9 @@ void unit_delete(Unit *u)
         for (int j = 0; j < r->loop_vars.len; j++)
             free(r->loop_vars.items[j]);
         vec_free(&r->loop_vars);
+        for (int j = 0; j < r->local_types.len; j++)
+            free(r->local_types.items[j]);
+        vec_free(&r->local_types);
         free(r);
     }
     vec_free(&u->regions);
