@@ -189,17 +189,19 @@ Test(analysis, static_arrays_mapped_whole)
     DONE();
 }
 
-Test(analysis, unmapped_pointer_is_an_error)
+Test(analysis, unmapped_pointer_is_an_implicit_attach_map)
 {
     ANALYSE("void f(int n, float *p) {\n"
             "  #pragma omp target parallel for\n"
             "  for (int i = 0; i < n; i++) p[i] = 0;\n"
             "}\n");
-    cr_assert_eq(nerr, 1);
-    char *msg = diag_text(errf);
-    cr_assert_not_null(strstr(msg, "t.c:2:3: error"));
-    cr_assert_not_null(strstr(msg, "'p'"));
-    free(msg);
+    cr_assert_eq(nerr, 0);
+    Region *r = u->regions.items[0];
+    cr_assert_eq(r->maps.len, 1);
+    RMap *m = r->maps.items[0];
+    cr_assert_str_eq(m->name, "p");
+    cr_assert(m->kind & MACC_MAP_ATTACH);
+    cr_assert_str_eq(m->bytes, "0");
     DONE();
 }
 
