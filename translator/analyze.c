@@ -172,7 +172,14 @@ static Decl *an__make_decl(const Unit *u, TSNode decl, TSNode d, int is_param, i
         x->is_pointer = !fnptr;
     } else if (node_is(w, "array_declarator")) {
         if (is_param) {
+            /* a parameter `T x[]`, `T x[n]`, `T a[][N]` is a pointer: written
+             * `T (*x)`, `T (*a)[N]` wherever macc declares a copy of it */
             x->is_pointer = 1;
+            size_t wo = ts_node_start_byte(w) - base, we = ts_node_end_byte(w) - base;
+            char *t = xsprintf("%.*s(*%s)%s", (int)wo, x->decl_text, x->name, x->decl_text + we);
+            free(x->decl_text);
+            x->decl_text = t;
+            x->id_off = (int)wo + 2;
         } else {
             x->is_array = 1;
             x->arr_off = (int)(ts_node_start_byte(w) - base);
