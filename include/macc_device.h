@@ -10,6 +10,24 @@
 #include <cuda_runtime.h>
 #include <float.h>
 #include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* C under nvcc's C++: the C11 keywords the preprocessed user code may hold
+ * (`bool` from <stdbool.h> is `_Bool` once preprocessed). */
+#ifndef _Bool
+#define _Bool bool
+#endif
+#define _Alignof alignof
+#define _Alignas alignas
+#define _Static_assert static_assert
+#define _Noreturn
+#define _Thread_local thread_local
+
 
 /* Which device a kernel runs on: {its OpenMP device number, the number of
  * GPUs (== the initial device's number)}. One copy per device file and GPU,

@@ -96,6 +96,13 @@ static TSNode an__declarator_ident(TSNode d)
     return d;
 }
 
+char *anon_tag(const Unit *u, TSNode spec)
+{
+    int line, col;
+    source_position(u->src, ts_node_start_byte(spec), &line, &col);
+    return xsprintf("macc_anon_L%d_%d", line, col);
+}
+
 /* Builds the specifier text of a declaration (qualifiers + type, no storage class). */
 static char *an__spec_text(const Unit *u, TSNode decl)
 {
@@ -111,13 +118,19 @@ static char *an__spec_text(const Unit *u, TSNode decl)
         if ((node_is(c, "struct_specifier") || node_is(c, "union_specifier") || node_is(c, "enum_specifier")) &&
             !ts_node_is_null(node_field(c, "body"))) {
             TSNode name = node_field(c, "name");
+            if (node_is(c, "enum_specifier") && ts_node_is_null(name)) {
+                buf_puts(&b, "int"); /* an anonymous enumeration: its values are ints */
+                continue;
+            }
             buf_puts(&b, node_is(c, "struct_specifier") ? "struct " : node_is(c, "union_specifier") ? "union " : "enum ");
             if (!ts_node_is_null(name)) {
                 char *t = node_text(u, name);
                 buf_puts(&b, t);
                 free(t);
             } else {
-                buf_puts(&b, "/*anonymous*/ int");
+                char *t = anon_tag(u, c); /* the tag macc gives it where it hoists the definition */
+                buf_puts(&b, t);
+                free(t);
             }
             continue;
         }
@@ -159,7 +172,14 @@ static Decl *an__make_decl(const Unit *u, TSNode decl, TSNode d, int is_param, i
         x->is_pointer = !fnptr;
     } else if (node_is(w, "array_declarator")) {
         if (is_param) {
+            /* a parameter `T x[]`, `T x[n]`, `T a[][N]` is a pointer: written
+             * `T (*x)`, `T (*a)[N]` wherever macc declares a copy of it */
             x->is_pointer = 1;
+            size_t wo = ts_node_start_byte(w) - base, we = ts_node_end_byte(w) - base;
+            char *t = xsprintf("%.*s(*%s)%s", (int)wo, x->decl_text, x->name, x->decl_text + we);
+            free(x->decl_text);
+            x->decl_text = t;
+            x->id_off = (int)wo + 2;
         } else {
             x->is_array = 1;
             x->arr_off = (int)(ts_node_start_byte(w) - base);
@@ -198,9 +218,10 @@ static Decl *an__scan_list(const Unit *u, TSNode parent, const char *name, uint3
                            TSNode *where)
 {
     Decl *found = NULL;
-    uint32_t nc = ts_node_named_child_count(parent);
+    int file_scope = node_is(parent, "translation_unit");
+    uint32_t nc = file_scope ? (uint32_t)u->ntop : ts_node_named_child_count(parent);
     for (uint32_t i = 0; i < nc; i++) {
-        TSNode c = ts_node_named_child(parent, i);
+        TSNode c = file_scope ? u->top[i] : ts_node_named_child(parent, i);
         if (ts_node_start_byte(c) >= limit)
             break;
         Decl *d = NULL;
@@ -460,7 +481,7 @@ static int an__section(Unit *u, const Pragma *p, const DirItem *it, const Decl *
         len = xsprintf("(sizeof(%s) / sizeof((%s)[0]) - (%s))", prefix.data, prefix.data, lo);
     }
     *start = xsprintf("(void *)&%s", elem);
-    *bytes = xsprintf("(size_t)%s * sizeof(%s)", len, elem);
+    *bytes = xsprintf("(MACC_SIZE_T)%s * sizeof(%s)", len, elem);
     *base = xsprintf("(void *)(%s)", B);
     free(len);
     free(elem);
@@ -891,6 +912,8 @@ static void an__info(Unit *u, const Region *r)
     }
 }
 
+static void an__local_types(Unit *u, Region *r);
+
 static void an__region(Unit *u, Pragma *tp)
 {
     Region *r = xcalloc(1, sizeof *r);
@@ -1094,21 +1117,21 @@ static void an__region(Unit *u, Pragma *tp)
         } else if (d->is_pointer) {
             cap->kind = CAP_PTR;
             if (mi < 0) {
-                if (an__name_in_clause(t, CL_IS_DEVICE_PTR, x->name) || an__data_covers(u, r->stmt, x->name) ||
-                    u->managed) {
-                    /* --managed: heap data is managed memory, valid on every
-                     * device at the same address; the pointer is passed as it
-                     * is (translated when a data construct mapped it). */
-                    mi = r->maps.len;
-                    an__add_map(&r->maps, x->name, xsprintf("(void *)(%s)", x->name),
-                                xsprintf("(void *)(%s)", x->name), xstrdup("0"), MACC_MAP_ATTACH, 1, tp->start);
-                } else {
-                    diag_error(u->diag, tp->start,
-                               "pointer '%s' is used in the target region but not mapped: add "
-                               "map(to|from|tofrom: %s[0:n]) or an enclosing data region",
-                               x->name, x->name);
-                    diag_note(u->diag, ts_node_start_byte(x->node), "'%s' is used here", x->name);
-                }
+                /* OpenMP's implicit zero-length map of a pointer: translated at
+                 * run time when it points into data present on the device (a
+                 * data region here, in a caller, enter data), else passed as it
+                 * is (--managed: heap data is managed memory, valid on every
+                 * device at the same address). */
+                int known = an__name_in_clause(t, CL_IS_DEVICE_PTR, x->name) || an__data_covers(u, r->stmt, x->name) ||
+                            u->managed;
+                mi = r->maps.len;
+                an__add_map(&r->maps, x->name, xsprintf("(void *)(%s)", x->name), xsprintf("(void *)(%s)", x->name),
+                            xstrdup("0"), MACC_MAP_ATTACH, 1, tp->start);
+                if (!known && u->info)
+                    diag_note(u->diag, ts_node_start_byte(x->node),
+                              "pointer '%s' has no map here: it is translated at run time if its data is present "
+                              "on the device (a data region, enter data), else passed as it is",
+                              x->name);
             }
             cap->map = mi;
         } else if (reduction || lastpriv || (mi >= 0 && !(((RMap *)r->maps.items[mi])->kind & MACC_MAP_ATTACH))) {
@@ -1152,11 +1175,167 @@ static void an__region(Unit *u, Pragma *tp)
         if ((q->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_SIMD)) && !node_is(s, "for_statement"))
             diag_error(u->diag, q->start, "'%s' needs a for loop as the next statement", an__cs_name(q->dir.cs));
     }
+    an__local_types(u, r);
     /* private(list) names that the region does not otherwise use */
     (void)an__cap_find;
     if (u->info)
         an__info(u, r);
     vec_push(&u->regions, r);
+}
+
+/* ---- types declared inside the enclosing function --------------------------- */
+
+static void an__ids_all(const Unit *u, TSNode n, StrSet *ids)
+{
+    if (node_is(n, "identifier") || node_is(n, "type_identifier")) {
+        size_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
+        strset_add(ids, u->src->text + b, e - b);
+        return;
+    }
+    uint32_t nc = ts_node_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        an__ids_all(u, ts_node_child(n, i), ids);
+}
+
+static int an__has_name(const Unit *u, TSNode id, const StrSet *ids)
+{
+    if (ts_node_is_null(id))
+        return 0;
+    size_t b = ts_node_start_byte(id), e = ts_node_end_byte(id);
+    return strset_has(ids, u->src->text + b, e - b);
+}
+
+/* The struct/union/enum specifier with a body that node n (a declaration,
+ * type_definition or specifier) holds, or a null node. */
+TSNode node_tag_body(TSNode n)
+{
+    TSNode null = {0};
+    TSNode spec = node_is(n, "struct_specifier") || node_is(n, "union_specifier") || node_is(n, "enum_specifier")
+                      ? n
+                      : node_field(n, "type");
+    if ((node_is(spec, "struct_specifier") || node_is(spec, "union_specifier") || node_is(spec, "enum_specifier")) &&
+        !ts_node_is_null(node_field(spec, "body")))
+        return spec;
+    return null;
+}
+
+/* Does a local declaration define a type name, tag or enumerator in ids? */
+static int an__defines_type(const Unit *u, TSNode n, const StrSet *ids)
+{
+    TSNode spec = node_tag_body(n);
+    if (!ts_node_is_null(spec)) {
+        if (an__has_name(u, node_field(spec, "name"), ids))
+            return 1;
+        if (ts_node_is_null(node_field(spec, "name")) && !node_is(spec, "enum_specifier")) {
+            char *t = anon_tag(u, spec);
+            int hit = strset_has(ids, t, strlen(t));
+            free(t);
+            if (hit)
+                return 1;
+        }
+        if (node_is(spec, "enum_specifier")) {
+            TSNode body = node_field(spec, "body");
+            uint32_t k = ts_node_named_child_count(body);
+            for (uint32_t i = 0; i < k; i++) {
+                TSNode en = ts_node_named_child(body, i);
+                if (node_is(en, "enumerator") && an__has_name(u, node_field(en, "name"), ids))
+                    return 1;
+            }
+        }
+    }
+    if (node_is(n, "type_definition")) {
+        uint32_t k = ts_node_named_child_count(n);
+        for (uint32_t i = 0; i < k; i++) {
+            TSNode d = ts_node_named_child(n, i);
+            if (node_is(d, "type_identifier") && an__has_name(u, d, ids))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+static void an__local_walk(Unit *u, Region *r, TSNode n, const StrSet *ids, int *changed)
+{
+    uint32_t rs = ts_node_start_byte(r->stmt);
+    if (ts_node_start_byte(n) >= rs)
+        return;
+    const char *t = node_type(n);
+    if (!strcmp(t, "declaration") || !strcmp(t, "type_definition") || !strcmp(t, "struct_specifier") ||
+        !strcmp(t, "union_specifier") || !strcmp(t, "enum_specifier")) {
+        if ((!strcmp(t, "type_definition") || !ts_node_is_null(node_tag_body(n))) && an__defines_type(u, n, ids)) {
+            for (int i = 0; i < r->local_types.len; i++)
+                if (ts_node_eq(*(TSNode *)r->local_types.items[i], n))
+                    return;
+            TSNode *keep = xmalloc(sizeof *keep);
+            *keep = n;
+            vec_push(&r->local_types, keep);
+            *changed = 1;
+        }
+        return;
+    }
+    uint32_t nc = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        an__local_walk(u, r, ts_node_named_child(n, i), ids, changed);
+}
+
+static int an__cmp_nodes(const void *a, const void *b)
+{
+    uint32_t x = ts_node_start_byte(**(TSNode *const *)a), y = ts_node_start_byte(**(TSNode *const *)b);
+    return x < y ? -1 : x > y;
+}
+
+/* Types declared in the enclosing function before the region that the
+ * region uses (its variables' types, tags, enumerators): the outlined host
+ * version and the kernel are outside the function, so these definitions go
+ * with them (r->local_types, in the file's order). */
+static void an__local_types(Unit *u, Region *r)
+{
+    TSNode body = node_field(r->func, "body");
+    if (ts_node_is_null(body))
+        return;
+    StrSet ids = {0};
+    an__ids_all(u, r->stmt, &ids);
+    for (int i = 0; i < r->caps.len; i++) {
+        Capture *c = r->caps.items[i];
+        if (!c->decl)
+            continue;
+        Vec names = {0};
+        an_text_ids(c->decl->spec, &names);
+        an_text_ids(c->decl->decl_text, &names);
+        for (int j = 0; j < names.len; j++) {
+            strset_add(&ids, names.items[j], strlen(names.items[j]));
+            free(names.items[j]);
+        }
+        vec_free(&names);
+    }
+    for (int changed = 1; changed;) {
+        changed = 0;
+        int before = r->local_types.len;
+        an__local_walk(u, r, body, &ids, &changed);
+        for (int i = before; i < r->local_types.len; i++)
+            an__ids_all(u, *(TSNode *)r->local_types.items[i], &ids);
+    }
+    if (r->local_types.len > 1)
+        qsort(r->local_types.items, (size_t)r->local_types.len, sizeof(void *), an__cmp_nodes);
+    strset_free(&ids);
+    /* variables of such a type are copied by bytes at the call (the hoisted
+     * definition is another type for C) */
+    for (int i = 0; i < r->caps.len; i++) {
+        Capture *c = r->caps.items[i];
+        if (!c->decl)
+            continue;
+        Vec names = {0};
+        an_text_ids(c->decl->spec, &names);
+        StrSet one = {0};
+        for (int j = 0; j < names.len; j++) {
+            strset_add(&one, names.items[j], strlen(names.items[j]));
+            free(names.items[j]);
+        }
+        vec_free(&names);
+        for (int j = 0; j < r->local_types.len && !c->local_type; j++)
+            c->local_type = an__defines_type(u, *(TSNode *)r->local_types.items[j], &one);
+        strset_free(&one);
+    }
 }
 
 /* ---- entry point ----------------------------------------------------------- */
@@ -1197,4 +1376,39 @@ void analyze_unit(Unit *u)
         else if (p->dir.kind == DIR_METADIRECTIVE)
             diag_error(u->diag, p->start, "metadirective is supported only directly after a '#pragma omp target' line");
     }
+}
+
+void region_launch_fields(const Region *r, Buf *fields, Buf *assign)
+{
+    static const ClauseKind kinds[] = {CL_NUM_TEAMS, CL_THREAD_LIMIT, CL_NUM_THREADS};
+    for (int v = 0; v < r->nversions; v++) {
+        if (r->versions[v].kind != MACC_DEV_NVIDIA)
+            continue;
+        for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+            const DirClause *c = directive_find(r->versions[v].dir, kinds[k]);
+            if (!c || !c->arg)
+                continue;
+            const char *name = directive_clause_name(kinds[k]);
+            if (fields)
+                buf_printf(fields, "    int macc_%s_v%d;\n", name, v);
+            if (assign)
+                buf_printf(assign, "    macc_a_.macc_%s_v%d = (int)(%s);\n", name, v, c->arg);
+        }
+    }
+}
+
+void local_type_text(const Unit *u, TSNode n, Buf *out)
+{
+    TSNode spec = node_is(n, "type_definition") ? n : node_tag_body(n);
+    size_t sb = ts_node_start_byte(spec), se = ts_node_end_byte(spec);
+    if (!node_is(spec, "type_definition") && !node_is(spec, "enum_specifier") &&
+        ts_node_is_null(node_field(spec, "name"))) {
+        TSNode body = node_field(spec, "body");
+        char *t = anon_tag(u, spec);
+        buf_printf(out, "%s %s ", node_is(spec, "struct_specifier") ? "struct" : "union", t);
+        free(t);
+        sb = ts_node_start_byte(body);
+    }
+    buf_put(out, u->src->text + sb, se - sb);
+    buf_puts(out, node_is(spec, "type_definition") ? "\n" : ";\n");
 }

@@ -183,15 +183,17 @@ static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
         cu__collect_edits(c, ts_node_child(n, i), ctx, edits);
 }
 
-/* Copies the text of node n with the edits above. */
-static void cu__copy(Cu *c, TSNode n, Buf *out, const CopyCtx *ctx)
+/* Copies the text of node n, up to byte `limit` (0: its end), with the edits above. */
+static void cu__copy_upto(Cu *c, TSNode n, size_t limit, Buf *out, const CopyCtx *ctx)
 {
     Vec edits = {0};
     cu__collect_edits(c, n, ctx, &edits);
     size_t pos = ts_node_start_byte(n), end = ts_node_end_byte(n);
+    if (limit && limit < end)
+        end = limit;
     for (int i = 0; i < edits.len; i++) {
         TokEdit *e = edits.items[i];
-        if (e->start >= pos) {
+        if (e->start >= pos && e->end <= end) {
             buf_put(out, c->u->src->text + pos, e->start - pos);
             buf_puts(out, e->text);
             pos = e->end;
@@ -204,6 +206,11 @@ static void cu__copy(Cu *c, TSNode n, Buf *out, const CopyCtx *ctx)
     vec_free(&edits);
 }
 
+static void cu__copy(Cu *c, TSNode n, Buf *out, const CopyCtx *ctx)
+{
+    cu__copy_upto(c, n, 0, out, ctx);
+}
+
 static void cu__line_dir(Cu *c, Buf *out, TSNode n)
 {
     int line, col;
@@ -213,26 +220,25 @@ static void cu__line_dir(Cu *c, Buf *out, TSNode n)
 
 /* ---- device functions ------------------------------------------------------- */
 
-static TSNode cu__find_function(const Cu *c, TSNode n, const char *name)
+/* The file-scope definition of function `name` (not one of a system
+ * header's: CUDA has its own math and C library functions). */
+static TSNode cu__find_function(const Cu *c, const char *name)
 {
     TSNode null = {0};
-    uint32_t nc = ts_node_named_child_count(n);
-    for (uint32_t i = 0; i < nc; i++) {
-        TSNode k = ts_node_named_child(n, i);
-        if (node_is(k, "function_definition")) {
-            TSNode d = node_field(k, "declarator");
-            while (!ts_node_is_null(d) && !node_is(d, "function_declarator"))
-                d = node_field(d, "declarator");
-            TSNode id = node_field(d, "declarator");
-            if (node_is(id, "identifier")) {
-                size_t b = ts_node_start_byte(id), e = ts_node_end_byte(id);
-                if (strlen(name) == e - b && !strncmp(c->u->src->text + b, name, e - b))
-                    return k;
-            }
-        } else if (strncmp(node_type(k), "preproc_", 8) == 0) {
-            TSNode f = cu__find_function(c, k, name);
-            if (!ts_node_is_null(f))
-                return f;
+    size_t nl = strlen(name);
+    for (int i = 0; i < c->u->ntop; i++) {
+        TSNode k = c->u->top[i];
+        if (!node_is(k, "function_definition"))
+            continue;
+        TSNode d = node_field(k, "declarator");
+        while (!ts_node_is_null(d) && !node_is(d, "function_declarator"))
+            d = node_field(d, "declarator");
+        TSNode id = node_field(d, "declarator");
+        if (node_is(id, "identifier")) {
+            size_t b = ts_node_start_byte(id), e = ts_node_end_byte(id);
+            if (nl == e - b && !strncmp(c->u->src->text + b, name, e - b) &&
+                !source_in_system(c->u->src, ts_node_start_byte(k)))
+                return k;
         }
     }
     return null;
@@ -245,7 +251,7 @@ static void cu__calls(Cu *c, TSNode n)
         if (node_is(f, "identifier")) {
             char *name = node_text(c->u, f);
             if (!cu__in(&c->devfuncs, name)) {
-                TSNode def = cu__find_function(c, ts_tree_root_node(c->u->tree), name);
+                TSNode def = cu__find_function(c, name);
                 if (!ts_node_is_null(def)) {
                     TSNode *keep = xmalloc(sizeof *keep);
                     *keep = def;
@@ -263,48 +269,143 @@ static void cu__calls(Cu *c, TSNode n)
         cu__calls(c, ts_node_child(n, i));
 }
 
-static int cu__is_devfunc_node(const Cu *c, TSNode n)
+/* ---- the prelude: what the kernels need ------------------------------------ */
+
+/* Identifiers and type names under n, into the set. */
+static void cu__ids(const Cu *c, TSNode n, StrSet *ids)
 {
-    for (int i = 0; i < c->devnodes.len; i++)
-        if (ts_node_eq(*(TSNode *)c->devnodes.items[i], n))
+    if (node_is(n, "identifier") || node_is(n, "type_identifier")) {
+        size_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
+        strset_add(ids, c->u->src->text + b, e - b);
+        return;
+    }
+    uint32_t nc = ts_node_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        cu__ids(c, ts_node_child(n, i), ids);
+}
+
+static void cu__text_ids(const char *s, StrSet *ids)
+{
+    Vec names = {0};
+    an_text_ids(s, &names);
+    for (int i = 0; i < names.len; i++) {
+        strset_add(ids, names.items[i], strlen(names.items[i]));
+        free(names.items[i]);
+    }
+    vec_free(&names);
+}
+
+/* The struct/union/enum specifier with a body inside declaration n, if any. */
+static TSNode cu__tag_body(TSNode n)
+{
+    TSNode null = {0};
+    TSNode spec = node_is(n, "struct_specifier") || node_is(n, "union_specifier") || node_is(n, "enum_specifier")
+                      ? n
+                      : node_field(n, "type");
+    if ((node_is(spec, "struct_specifier") || node_is(spec, "union_specifier") || node_is(spec, "enum_specifier")) &&
+        !ts_node_is_null(node_field(spec, "body")))
+        return spec;
+    return null;
+}
+
+static int cu__name_in(const Cu *c, TSNode id, const StrSet *set)
+{
+    if (ts_node_is_null(id))
+        return 0;
+    size_t b = ts_node_start_byte(id), e = ts_node_end_byte(id);
+    return strset_has(set, c->u->src->text + b, e - b);
+}
+
+/* Does file-scope node n define a name in `need` (a typedef name, a tag,
+ * an enumerator, a variable)? */
+static int cu__defines_needed(const Cu *c, TSNode n, const StrSet *need)
+{
+    TSNode spec = cu__tag_body(n);
+    if (!ts_node_is_null(spec)) {
+        if (cu__name_in(c, node_field(spec, "name"), need))
             return 1;
+        if (node_is(spec, "enum_specifier")) {
+            TSNode body = node_field(spec, "body");
+            uint32_t k = ts_node_named_child_count(body);
+            for (uint32_t i = 0; i < k; i++) {
+                TSNode en = ts_node_named_child(body, i);
+                if (node_is(en, "enumerator") && cu__name_in(c, node_field(en, "name"), need))
+                    return 1;
+            }
+        }
+    }
+    if (node_is(n, "type_definition") || node_is(n, "declaration")) {
+        uint32_t k = ts_node_named_child_count(n);
+        for (uint32_t i = 0; i < k; i++) {
+            TSNode d = ts_node_named_child(n, i);
+            if (ts_node_eq(d, node_field(n, "type")))
+                continue;
+            if (node_is(d, "init_declarator"))
+                d = node_field(d, "declarator");
+            while (!ts_node_is_null(d) && !node_is(d, "identifier") && !node_is(d, "type_identifier")) {
+                TSNode inner = node_field(d, "declarator");
+                if (ts_node_is_null(inner) && ts_node_named_child_count(d))
+                    inner = ts_node_named_child(d, 0);
+                if (ts_node_eq(inner, d))
+                    break;
+                d = inner;
+            }
+            if ((node_is(d, "identifier") || node_is(d, "type_identifier")) && cu__name_in(c, d, need))
+                return 1;
+        }
+    }
     return 0;
 }
 
-/* ---- the prelude ---------------------------------------------------------- */
-
-static int cu__decl_kind(const Cu *c, TSNode decl, int *is_devproto)
+/* How a needed file-scope node goes into the device file:
+ *  0 not at all, 1 as it is, 2 only its struct/union/enum specifier,
+ *  3 as a __device__ copy (a constant table). */
+static int cu__prelude_kind(const Cu *c, TSNode n)
 {
-    /* 0 keep, 1 blank, 2 keep only the struct/union/enum specifier, 3 keep as __device__ */
-    *is_devproto = 0;
-    int vars = 0, protos = 0, dev = 0, constants = 1, tables = 1;
-    TSNode spec = node_field(decl, "type");
-    uint32_t nc = ts_node_named_child_count(decl);
-    int is_const = 0, is_extern = 0;
+    const char *t = node_type(n);
+    int sys = source_in_system(c->u->src, ts_node_start_byte(n));
+    if (source_file_is(c->u->src, ts_node_start_byte(n), "macc_rt.h"))
+        return 0; /* the device file includes it */
+    if (!strcmp(t, "type_definition")) {
+        if (!sys)
+            return 1;
+        /* a system header's typedef of a scalar type: the same type as the
+         * CUDA headers' (C++ allows the repetition); tagged types come from
+         * the headers that macc_device.h includes */
+        if (!ts_node_is_null(cu__tag_body(n)))
+            return 0;
+        TSNode d = node_field(n, "declarator");
+        char *name = ts_node_is_null(d) ? xstrdup("") : node_text(c->u, d);
+        int keyword = !strcmp(name, "wchar_t") || !strcmp(name, "char16_t") || !strcmp(name, "char32_t") ||
+                      !strcmp(name, "char8_t") || !strcmp(name, "bool");
+        free(name);
+        return keyword ? 0 : 1;
+    }
+    if (sys)
+        return 0;
+    if (!strcmp(t, "struct_specifier") || !strcmp(t, "union_specifier") || !strcmp(t, "enum_specifier"))
+        return 1;
+    if (strcmp(t, "declaration"))
+        return 0;
+    int vars = 0, protos = 0, constants = 1, tables = 1, is_const = 0, is_extern = 0;
+    uint32_t nc = ts_node_named_child_count(n);
     for (uint32_t i = 0; i < nc; i++) {
-        TSNode k = ts_node_named_child(decl, i);
+        TSNode k = ts_node_named_child(n, i);
         if (node_is(k, "type_qualifier")) {
             char *q = node_text(c->u, k);
             is_const |= !strcmp(q, "const");
             free(q);
-        }
-        if (node_is(k, "storage_class_specifier")) {
+        } else if (node_is(k, "storage_class_specifier")) {
             char *q = node_text(c->u, k);
             is_extern |= !strcmp(q, "extern");
             free(q);
         }
     }
     for (uint32_t i = 0; i < nc; i++) {
-        TSNode k = ts_node_named_child(decl, i);
+        TSNode k = ts_node_named_child(n, i);
         TSNode d = node_is(k, "init_declarator") ? node_field(k, "declarator") : k;
         if (node_is(d, "function_declarator")) {
             protos++;
-            TSNode id = node_field(d, "declarator");
-            if (node_is(id, "identifier")) {
-                char *name = node_text(c->u, id);
-                dev |= cu__in(&c->devfuncs, name);
-                free(name);
-            }
         } else if (node_is(k, "init_declarator")) {
             vars++;
             if (!node_is(d, "identifier"))
@@ -318,95 +419,144 @@ static int cu__decl_kind(const Cu *c, TSNode decl, int *is_devproto)
             tables = 0;
         }
     }
-    if (protos && !vars) {
-        *is_devproto = dev;
-        return dev ? 0 : 1;
-    }
-    if (!vars)
-        return 0;
-    if (is_const && constants && !is_extern)
-        return 0;
-    if (is_const && tables && !is_extern)
-        return 3; /* a constant table: a __device__ copy, for the functions regions call */
-    if ((node_is(spec, "struct_specifier") || node_is(spec, "union_specifier") || node_is(spec, "enum_specifier")) &&
-        !ts_node_is_null(node_field(spec, "body")))
-        return 2;
-    return 1;
+    int body = !ts_node_is_null(cu__tag_body(n));
+    if (!vars && !protos)
+        return 1;
+    if (vars && is_const && !is_extern && constants)
+        return 1;
+    if (vars && is_const && !is_extern && tables)
+        return 3;
+    return body ? 2 : 0;
 }
 
-static void cu__prelude(Cu *c, TSNode parent, Buf *out);
-
-static void cu__prelude_node(Cu *c, TSNode n, Buf *out)
+static void cu__line_at(Cu *c, Buf *out, size_t off)
 {
-    size_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
-    const char *t = node_type(n);
-    if (!strcmp(t, "function_definition")) {
-        if (cu__is_devfunc_node(c, n)) {
-            buf_puts(out, "__device__ ");
-            cu__copy(c, n, out, NULL);
-        } else {
-            cu__blank(c, out, b, e);
+    int line, col;
+    source_position(c->u->src, off, &line, &col);
+    buf_printf(out, "#line %d \"%s\"\n", line, source_cfile(c->u->src, off));
+}
+
+/* Top-level preprocessor lines that an input taken as already preprocessed
+ * (-fpreprocessed, .i) still holds: its includes and macros stay. */
+static int cu__kept_directive(const Cu *c, TSNode n)
+{
+    return !c->u->preprocessed && (node_is(n, "preproc_include") || node_is(n, "preproc_def") ||
+                                   node_is(n, "preproc_function_def") ||
+                                   (node_is(n, "preproc_call") && !cu__is_our_pragma(c, n)));
+}
+
+/* The device file's declarations: the file-scope types, enumerators and
+ * constants that kernels and device functions use (transitively), in the
+ * file's order; then a prototype of every device function, then their
+ * definitions. Nothing else of the user's file or its headers: no global is
+ * defined twice, and no host-only code meets nvcc's C++. */
+static void cu__prelude(Cu *c, Buf *out)
+{
+    Unit *u = c->u;
+    StrSet need = {0};
+    for (int i = 0; i < u->regions.len; i++) {
+        Region *r = u->regions.items[i];
+        cu__ids(c, r->stmt, &need);
+        for (int j = 0; j < r->caps.len; j++) {
+            Capture *k = r->caps.items[j];
+            if (k->decl) {
+                cu__text_ids(k->decl->spec, &need);
+                cu__text_ids(k->decl->decl_text, &need);
+            }
         }
-        return;
     }
-    if (!strcmp(t, "declaration")) {
-        int devproto;
-        int k = cu__decl_kind(c, n, &devproto);
-        if (k == 0) {
-            if (devproto)
-                buf_puts(out, "__device__ ");
-            cu__copy(c, n, out, NULL);
-        } else if (k == 3) {
+    for (int i = 0; i < c->devnodes.len; i++)
+        cu__ids(c, *(TSNode *)c->devnodes.items[i], &need);
+    /* types declared inside functions that regions use (hoisted) */
+    Vec local = {0};
+    for (int i = 0; i < u->regions.len; i++) {
+        Region *r = u->regions.items[i];
+        for (int j = 0; j < r->local_types.len; j++) {
+            TSNode *n = r->local_types.items[j];
+            int dup = 0;
+            for (int k = 0; k < local.len && !dup; k++)
+                dup = ts_node_eq(*(TSNode *)local.items[k], *n);
+            if (!dup) {
+                vec_push(&local, n);
+                cu__ids(c, *n, &need);
+            }
+        }
+    }
+    unsigned char *mark = xcalloc((size_t)u->ntop + 1, 1);
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = u->ntop - 1; i >= 0; i--) {
+            TSNode n = u->top[i];
+            if (mark[i] || !cu__defines_needed(c, n, &need))
+                continue;
+            int k = cu__prelude_kind(c, n);
+            mark[i] = (unsigned char)(k ? k : 255);
+            if (!k)
+                continue;
+            changed = 1;
+            cu__ids(c, k == 2 ? cu__tag_body(n) : n, &need);
+        }
+    }
+    for (int i = 0; i < u->ntop; i++) {
+        TSNode n = u->top[i];
+        size_t b = ts_node_start_byte(n);
+        if (cu__kept_directive(c, n)) {
+            cu__line_at(c, out, b);
+            buf_put(out, u->src->text + b, ts_node_end_byte(n) - b);
+            buf_puts(out, "\n");
+            continue;
+        }
+        if (!mark[i] || mark[i] == 255)
+            continue;
+        cu__line_at(c, out, b);
+        if (mark[i] == 3)
             buf_puts(out, "__device__ ");
-            cu__copy(c, n, out, NULL);
-        } else if (k == 2) {
-            TSNode spec = node_field(n, "type");
-            cu__copy(c, spec, out, NULL);
+        if (mark[i] == 2) {
+            cu__copy(c, cu__tag_body(n), out, NULL);
+            buf_puts(out, ";\n");
+            continue;
+        }
+        cu__copy(c, n, out, NULL);
+        if (!node_is(n, "declaration") && !node_is(n, "type_definition"))
             buf_puts(out, ";");
-            cu__blank(c, out, ts_node_end_byte(spec), e);
-        } else {
-            cu__blank(c, out, b, e);
+        buf_puts(out, "\n");
+    }
+    free(mark);
+    strset_free(&need);
+    StrSet seen = {0};
+    for (int i = 0; i < local.len; i++) {
+        TSNode n = *(TSNode *)local.items[i];
+        Buf t = {0};
+        local_type_text(u, n, &t);
+        if (strset_add(&seen, t.data, t.len)) {
+            cu__line_at(c, out, ts_node_start_byte(n));
+            buf_puts(out, t.data);
         }
-        return;
+        buf_free(&t);
     }
-    if (!strcmp(t, "preproc_call")) {
-        if (cu__is_our_pragma(c, n))
-            cu__blank(c, out, b, e);
-        else
-            buf_put(out, c->u->src->text + b, e - b);
-        return;
+    strset_free(&seen);
+    vec_free(&local);
+    /* device functions: prototypes first (a callee may be defined after its
+     * caller), then the definitions in the file's order */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < u->ntop; i++) {
+            TSNode n = u->top[i];
+            int dev = 0;
+            for (int j = 0; j < c->devnodes.len && !dev; j++)
+                dev = ts_node_eq(*(TSNode *)c->devnodes.items[j], n);
+            if (!dev)
+                continue;
+            cu__line_at(c, out, ts_node_start_byte(n));
+            buf_puts(out, "__device__ ");
+            if (pass == 0) {
+                cu__copy_upto(c, n, ts_node_start_byte(node_field(n, "body")), out, NULL);
+                buf_puts(out, ";\n");
+            } else {
+                cu__copy(c, n, out, NULL);
+                buf_puts(out, "\n");
+            }
+        }
     }
-    if (!strncmp(t, "preproc_if", 10) || !strcmp(t, "preproc_else") || !strncmp(t, "preproc_elif", 12)) {
-        cu__prelude(c, n, out);
-        return;
-    }
-    if (!strcmp(t, "ERROR") || !strcmp(t, "expression_statement") || strstr(t, "_statement")) {
-        cu__blank(c, out, b, e);
-        return;
-    }
-    cu__copy(c, n, out, NULL);
-}
-
-/* Copies the children of `parent` (the translation unit or a conditional
- * group), with the gaps between them. */
-static void cu__prelude(Cu *c, TSNode parent, Buf *out)
-{
-    size_t pos = ts_node_start_byte(parent);
-    uint32_t nc = ts_node_child_count(parent);
-    for (uint32_t i = 0; i < nc; i++) {
-        TSNode k = ts_node_child(parent, i);
-        size_t b = ts_node_start_byte(k);
-        if (b > pos)
-            buf_put(out, c->u->src->text + pos, b - pos);
-        if (ts_node_is_named(k))
-            cu__prelude_node(c, k, out);
-        else
-            buf_put(out, c->u->src->text + b, ts_node_end_byte(k) - b);
-        pos = ts_node_end_byte(k);
-    }
-    size_t e = ts_node_end_byte(parent);
-    if (e > pos)
-        buf_put(out, c->u->src->text + pos, e - pos);
 }
 
 /* ---- loops ---------------------------------------------------------------- */
@@ -1061,6 +1211,7 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
             free(spec);
         }
     }
+    region_launch_fields(r, b, NULL);
     buf_puts(b, "};\n");
     buf_printf(b, "struct macc_p_%s {\n    void *macc_unused_;\n", sfx);
     for (int i = 0; i < r->caps.len; i++) {
@@ -1229,8 +1380,14 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     int inner_threads = mode != LOOP && inner;
     if (staged)
         buf_printf(b, "    /* inner loop staged through shared memory in tiles of %d */\n", tile);
+    /* clause expressions were evaluated where the region was encountered
+     * (OpenMP's rule) and came in the argument block */
+    int vix = (int)(gv - r->versions);
+    char *nth_f = nth ? xsprintf("macc_a_->macc_%s_v%d", "num_threads", vix) : NULL;
+    char *tl_f = tl ? xsprintf("macc_a_->macc_%s_v%d", "thread_limit", vix) : NULL;
+    char *nt_f = nt ? xsprintf("macc_a_->macc_%s_v%d", "num_teams", vix) : NULL;
     buf_printf(b, "    int macc_block_ = %s%s%s;\n", nth ? "(int)(" : tl ? "(int)(" : "",
-               nth ? nth->arg : tl ? tl->arg : (mode == LOOP || inner_threads) ? "256" : "1", nth || tl ? ")" : "");
+               nth ? nth_f : tl ? tl_f : (mode == LOOP || inner_threads) ? "256" : "1", nth || tl ? ")" : "");
     buf_puts(b, "    if (macc_block_ < 1) macc_block_ = 1;\n    if (macc_block_ > 1024) macc_block_ = 1024;\n");
     if (reds.len || mode != LOOP)
         buf_puts(b, "    { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }\n");
@@ -1262,9 +1419,9 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
             buf_puts(b, "    const long long macc_total_ = 1LL << 40; /* bounds known only on the device */\n");
         buf_free(&tb);
         buf_printf(b, "    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, %s%s%s, %d);\n", nt ? "(int)(" : "",
-                   nt ? nt->arg : (cs & CS_TEAMS) ? "0" : "1", nt ? ")" : "", reds.len > 0 || !host_total);
+                   nt ? nt_f : (cs & CS_TEAMS) ? "0" : "1", nt ? ")" : "", reds.len > 0 || !host_total);
     } else if (mode == TEAM_DIST) {
-        buf_printf(b, "    int macc_grid_ = %s%s%s;\n", nt ? "(int)(" : "", nt ? nt->arg : "1024", nt ? ")" : "");
+        buf_printf(b, "    int macc_grid_ = %s%s%s;\n", nt ? "(int)(" : "", nt ? nt_f : "1024", nt ? ")" : "");
         buf_puts(b, "    if (macc_grid_ < 1) macc_grid_ = 1;\n");
     } else {
         buf_puts(b, "    int macc_grid_ = 1;\n");
@@ -1293,6 +1450,9 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     }
     vec_free(&reds);
     vec_free(&wb);
+    free(nth_f);
+    free(tl_f);
+    free(nt_f);
 }
 
 int emit_cuda(Unit *u, Buf *out, const char *display_path)
@@ -1339,8 +1499,7 @@ int emit_cuda(Unit *u, Buf *out, const char *display_path)
                   "#include <cuda_runtime.h>\n#include <string.h>\n#include \"macc_rt.h\"\n#include \"macc_device.h\"\n"
                   "#define restrict __restrict__\n"
                   "#pragma nv_diag_suppress 177\n#pragma nv_diag_suppress 550\n#pragma nv_diag_suppress 1675\n");
-    buf_printf(out, "#line 1 \"%s\"\n", c.path);
-    cu__prelude(&c, ts_tree_root_node(u->tree), out);
+    cu__prelude(&c, out);
     buf_puts(out, "\n");
     for (int i = 0; i < u->regions.len; i++)
         cu__region(&c, u->regions.items[i], out);

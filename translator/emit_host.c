@@ -21,6 +21,7 @@ typedef struct Emit {
     Unit *u;
     const char *path;  /* display path, escaped for strings */
     Vec edits;
+    StrSet hoisted;    /* texts of local type definitions already hoisted */
 } Emit;
 
 static void em__edit(Emit *e, size_t start, size_t end, char *text)
@@ -433,6 +434,52 @@ static char *em__row_pointer(const Capture *c)
     return xsprintf("%.*s(*%s)%s", d->arr_off, d->decl_text, d->name, d->decl_text + d->arr_off + d->arr_len);
 }
 
+/* The type definitions of the function's regions that live inside the
+ * function (local structs, enums, typedefs): copied before the outlined
+ * code, once per function, in the file's order. */
+static void em__local_types(Emit *e, const Region *first, Buf *b)
+{
+    Unit *u = e->u;
+    Vec all = {0};
+    for (int i = 0; i < u->regions.len; i++) {
+        Region *q = u->regions.items[i];
+        if (!ts_node_eq(q->func, first->func))
+            continue;
+        for (int j = 0; j < q->local_types.len; j++) {
+            TSNode *n = q->local_types.items[j];
+            int dup = 0;
+            for (int k = 0; k < all.len && !dup; k++)
+                dup = ts_node_eq(*(TSNode *)all.items[k], *n);
+            if (!dup)
+                vec_push(&all, n);
+        }
+    }
+    for (int pass = 0; pass < 2 && all.len; pass++) /* a tiny insertion sort by position */
+        for (int i = 1; i < all.len; i++)
+            for (int j = i; j > 0 && ts_node_start_byte(*(TSNode *)all.items[j - 1]) >
+                                      ts_node_start_byte(*(TSNode *)all.items[j]); j--) {
+                void *t = all.items[j];
+                all.items[j] = all.items[j - 1];
+                all.items[j - 1] = t;
+            }
+    int said = 0;
+    for (int i = 0; i < all.len; i++) {
+        TSNode n = *(TSNode *)all.items[i];
+        size_t sb = ts_node_start_byte(n);
+        Buf t = {0};
+        local_type_text(u, n, &t);
+        /* the same definition in another function (a copy-pasted enum) goes once */
+        if (strset_add(&e->hoisted, t.data, t.len)) {
+            if (!said++)
+                buf_puts(b, "\n/* types the regions of this function use, declared inside it */\n");
+            buf_printf(b, "#line %d \"%s\"\n", em__line(e, sb), source_cfile(u->src, sb));
+            buf_puts(b, t.data);
+        }
+        buf_free(&t);
+    }
+    vec_free(&all);
+}
+
 static void em__outlined(Emit *e, const Region *r, Buf *b)
 {
     const char *sfx = r->suffix;
@@ -446,6 +493,7 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
         buf_printf(b, "    %s %s;\n", spec, c->decl->decl_text);
         free(spec);
     }
+    region_launch_fields(r, b, NULL);
     buf_puts(b, "};\n");
 
     /* the host version */
@@ -550,11 +598,14 @@ static void em__call(Emit *e, const Region *r)
     buf_printf(&b, "    struct macc_a_%s macc_a_ = {0};\n", r->suffix);
     for (int i = 0; i < r->caps.len; i++) {
         Capture *c = r->caps.items[i];
-        if (c->kind == CAP_SCALAR)
+        if (c->kind == CAP_SCALAR && c->local_type) /* the hoisted type is another type for C */
+            buf_printf(&b, "    __builtin_memcpy(&macc_a_.%s, &%s, sizeof macc_a_.%s);\n", c->name, c->name, c->name);
+        else if (c->kind == CAP_SCALAR)
             buf_printf(&b, "    macc_a_.%s = %s;\n", c->name, c->name);
         else if (c->kind == CAP_PRIVATE) /* the user's variable is no longer used here */
             buf_printf(&b, "    (void)%s;\n", c->name);
     }
+    region_launch_fields(r, NULL, &b);
     em__maps(&b, &r->maps, "    ");
     em__deps(&b, &r->deps, "    ");
     char dbuf[256];
@@ -700,6 +751,7 @@ void emit_host(Unit *u, Buf *out, const char *display_path)
         if (!first)
             continue;
         Buf b = {0};
+        em__local_types(&e, r, &b);
         for (int j = i; j < u->regions.len; j++) {
             Region *q = u->regions.items[j];
             if (ts_node_eq(q->func, r->func))
@@ -716,6 +768,31 @@ void emit_host(Unit *u, Buf *out, const char *display_path)
     if (u->managed)
         em__managed(&e, ts_tree_root_node(u->tree));
 
+    for (int i = 0; i < u->blanks.len; i++) {
+        const Pragma *p = u->blanks.items[i];
+        Buf nl = {0};
+        for (size_t k = p->start; k < p->end; k++)
+            if (u->src->text[k] == '\n')
+                buf_puts(&nl, "\n");
+        em__edit(&e, p->start, p->end, nl.data ? nl.data : xstrdup(""));
+    }
+    /* the runtime's header, when the program includes it too: the file's
+     * own #include at the top is the one copy */
+    const Source *src = u->src;
+    for (int i = 0; i < src->nlines; i++) {
+        if (src->omark[i] || !source_file_is(src, src->lines[i], "macc_rt.h"))
+            continue;
+        int j = i;
+        while (j + 1 < src->nlines && !src->omark[j + 1] && source_file_is(src, src->lines[j + 1], "macc_rt.h"))
+            j++;
+        size_t b = src->lines[i], end = j + 1 < src->nlines ? src->lines[j + 1] : src->len;
+        Buf nl = {0};
+        for (size_t k = b; k < end; k++)
+            if (src->text[k] == '\n')
+                buf_puts(&nl, "\n");
+        em__edit(&e, b, end, nl.data ? nl.data : xstrdup(""));
+        i = j;
+    }
     if (e.edits.len)
         qsort(e.edits.items, (size_t)e.edits.len, sizeof(void *), em__cmp_edit);
 
@@ -738,5 +815,6 @@ void emit_host(Unit *u, Buf *out, const char *display_path)
         free(x);
     }
     vec_free(&e.edits);
+    strset_free(&e.hoisted);
     free(path);
 }

@@ -12,27 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "compound_body.c"
-/* A target region whose body is a compound statement with sequential code and
- * an inner parallel for; another with only a teams construct inside. */
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region compound_body.c:5: nvidia version */

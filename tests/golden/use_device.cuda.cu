@@ -12,43 +12,11 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "use_device.c"
-/* use_device_ptr, use_device_addr, is_device_ptr, has_device_addr and
- * device(expr) on data constructs. */
+#line 3 "use_device.c"
 #include <omp.h>
+
+#line 4 "use_device.c"
 #include <stddef.h>
-
- /* e.g. a CUDA library call */
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 

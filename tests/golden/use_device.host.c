@@ -52,7 +52,7 @@ void scale(double *x, int n, int dev)
     { /* #pragma omp target data map(tofrom: x[0:n]) use_device_ptr(x) device(dev) */
     static const MACC_SrcLoc macc_l_ = {"use_device.c", 10, 5, "scale"};
     MACC_Map macc_m_[1] = {
-        {"x", (void *)(x), (void *)&(x)[0], (size_t)(n) * sizeof((x)[0]), MACC_MAP_TOFROM},
+        {"x", (void *)(x), (void *)&(x)[0], (MACC_SIZE_T)(n) * sizeof((x)[0]), MACC_MAP_TOFROM},
     };
     const int macc_if_ = (1);
     if (macc_if_)
@@ -150,7 +150,7 @@ double addresses(double *out)
         { /* #pragma omp target update from(out[0:2]) */
     static const MACC_SrcLoc macc_l_ = {"use_device.c", 28, 9, "addresses"};
     MACC_Map macc_m_[1] = {
-        {"out", (void *)(out), (void *)&(out)[0], (size_t)(2) * sizeof((out)[0]), MACC_MAP_FROM},
+        {"out", (void *)(out), (void *)&(out)[0], (MACC_SIZE_T)(2) * sizeof((out)[0]), MACC_MAP_FROM},
     };
     if (1)
         MACC_data_update(&macc_l_, 1, macc_m_, MACC_DEVICE_DEFAULT, 0, 0, 0);
