@@ -319,6 +319,8 @@ static const char *const dir__clause_names[CL_NCLAUSES] = {
     [CL_SIMDLEN] = "simdlen", [CL_SAFELEN] = "safelen",
     [CL_RESOURCES] = "resources", [CL_TO] = "to", [CL_FROM] = "from",
     [CL_DEFAULTMAP] = "defaultmap", [CL_IS_DEVICE_PTR] = "is_device_ptr",
+    [CL_HAS_DEVICE_ADDR] = "has_device_addr", [CL_USE_DEVICE_PTR] = "use_device_ptr",
+    [CL_USE_DEVICE_ADDR] = "use_device_addr",
     [CL_ACC_COPY] = "copy", [CL_ACC_COPYIN] = "copyin",
     [CL_ACC_COPYOUT] = "copyout", [CL_ACC_CREATE] = "create",
     [CL_ACC_PRESENT] = "present", [CL_ACC_NO_CREATE] = "no_create",
@@ -345,7 +347,8 @@ static const DirName dir__omp_names[] = {
     {"simdlen", CL_SIMDLEN}, {"safelen", CL_SAFELEN},
     {"resources", CL_RESOURCES}, {"to", CL_TO}, {"enter", CL_TO},
     {"from", CL_FROM}, {"defaultmap", CL_DEFAULTMAP},
-    {"is_device_ptr", CL_IS_DEVICE_PTR},
+    {"is_device_ptr", CL_IS_DEVICE_PTR}, {"has_device_addr", CL_HAS_DEVICE_ADDR},
+    {"use_device_ptr", CL_USE_DEVICE_PTR}, {"use_device_addr", CL_USE_DEVICE_ADDR},
 };
 
 static const DirName dir__acc_names[] = {
@@ -903,7 +906,8 @@ static int dir__is_list_kind(ClauseKind k)
 {
     switch (k) {
     case CL_PRIVATE: case CL_FIRSTPRIVATE: case CL_LASTPRIVATE: case CL_SHARED:
-    case CL_TO: case CL_FROM: case CL_IS_DEVICE_PTR:
+    case CL_TO: case CL_FROM: case CL_IS_DEVICE_PTR: case CL_HAS_DEVICE_ADDR:
+    case CL_USE_DEVICE_PTR: case CL_USE_DEVICE_ADDR:
     case CL_ACC_COPY: case CL_ACC_COPYIN: case CL_ACC_COPYOUT: case CL_ACC_CREATE:
     case CL_ACC_PRESENT: case CL_ACC_NO_CREATE: case CL_ACC_DEVICEPTR: case CL_ACC_ATTACH:
     case CL_ACC_DETACH: case CL_ACC_DELETE: case CL_ACC_HOST: case CL_ACC_SELF:
@@ -1188,11 +1192,13 @@ static int dir__end(DirP *p, const char *dname)
      B_(CL_SCHEDULE) | B_(CL_DIST_SCHEDULE) | B_(CL_SIMDLEN) | B_(CL_SAFELEN) | B_(CL_SHARED))
 #define DIR__TARGET_OK                                                                      \
     (DIR__CS_CLAUSES | B_(CL_DEVICE) | B_(CL_MAP) | B_(CL_NOWAIT) | B_(CL_DEPEND) |         \
-     B_(CL_IF) | B_(CL_IS_DEVICE_PTR) | B_(CL_DEFAULTMAP) | B_(CL_RESOURCES))
+     B_(CL_IF) | B_(CL_IS_DEVICE_PTR) | B_(CL_HAS_DEVICE_ADDR) | B_(CL_DEFAULTMAP) |          \
+     B_(CL_RESOURCES))
 #define DIR__IFDEV_OK (DIR__CS_CLAUSES | B_(CL_RESOURCES))
 #define DIR__LOOP_OK (DIR__CS_CLAUSES | B_(CL_IF))
-#define DIR__TDATA_OK (B_(CL_DEVICE) | B_(CL_MAP) | B_(CL_IF))
-#define DIR__TENTER_OK (DIR__TDATA_OK | B_(CL_NOWAIT) | B_(CL_DEPEND))
+#define DIR__TENTER_OK (B_(CL_DEVICE) | B_(CL_MAP) | B_(CL_IF) | B_(CL_NOWAIT) | B_(CL_DEPEND))
+#define DIR__TDATA_USE (B_(CL_USE_DEVICE_PTR) | B_(CL_USE_DEVICE_ADDR))
+#define DIR__TDATA_OK (B_(CL_DEVICE) | B_(CL_MAP) | B_(CL_IF) | DIR__TDATA_USE)
 #define DIR__TUPDATE_OK ((B_(CL_TO) | B_(CL_FROM) | DIR__TENTER_OK) & ~B_(CL_MAP))
 #define DIR__ACC_DATA_OK                                                                    \
     (B_(CL_ACC_COPY) | B_(CL_ACC_COPYIN) | B_(CL_ACC_COPYOUT) | B_(CL_ACC_CREATE) |         \
@@ -1533,8 +1539,8 @@ static int dir__omp_target(DirP *p, Directive *d)
     off = p->pos;
     if (dir__accept(p, "data")) {
         d->kind = DIR_TARGET_DATA;
-        return dir__body(p, d, DIR__TDATA_OK, "target data", DIR__CS_NO, B_(CL_MAP), off,
-                         "a 'map' clause");
+        return dir__body(p, d, DIR__TDATA_OK, "target data", DIR__CS_NO, B_(CL_MAP) | DIR__TDATA_USE,
+                         off, "a 'map', 'use_device_ptr' or 'use_device_addr' clause");
     }
     if (dir__accept(p, "enter") || dir__accept(p, "exit")) {
         int enter = p->s[off + 1] == 'n';

@@ -318,6 +318,23 @@ driver)
     else
         echo "driver: nvcc or the CUDA plugin not available: nvcc build not tested"
     fi
+    # an object that calls nothing of the runtime links (CMake's compiler check), with
+    # the CUDA plugin too where there is one (it needs libmaccrt.a after it)
+    printf 'int main(void) { return 0; }\n' > noop.c
+    # shellcheck disable=SC2086
+    if ${MACC_CC:-cc} -c noop.c -o noop.o && "$macc" ${E2E_CFLAGS:-} noop.o -o noop 2> err.txt && ./noop; then ok
+    else cat err.txt; ko "driver: linking an object that calls no runtime function"; fi
+    # OpenMP's device API from a file without directives: libmaccrt's definitions are
+    # linked (defined in the program, ahead of libgomp's), numbering the host after the GPUs
+    printf '#include <omp.h>\n#include <stdio.h>\nint main(void) { int h = omp_get_initial_device();\n  char *p = omp_target_alloc(8, h); int ok = p && h == omp_get_num_devices() && omp_target_memcpy(p, "abc", 4, 0, 0, h, h) == 0 && p[2] == 99;\n  omp_target_free(p, h); printf("%%d\\n", ok); return !ok; }\n' > api.c
+    if MACC_NVCC= "$macc" ${E2E_CFLAGS:-} api.c -o api 2> err.txt && [ "$(./api)" = 1 ] &&
+        nm api | grep -q ' T omp_target_alloc$' && nm api | grep -q ' T omp_get_num_devices$'; then ok
+    else cat err.txt; nm api | grep omp_; ko "driver: OpenMP device API from libmaccrt"; fi
+    # --translate refuses a file that is not C text (NUL bytes), and writes nothing
+    mkdir -p binout && cp noop.o binary.c
+    if "$macc" --translate binary.c -o binout 2> err.txt; then ko "driver: --translate of a binary file accepted"
+    elif grep -q '^macc: error: binary.c: not a C source file' err.txt && [ -z "$(ls -A binout)" ]; then ok
+    else cat err.txt; ls binout; ko "driver: --translate of a binary file"; fi
     # --info reports the implicit decisions; -dumpversion goes to the C compiler
     if "$macc" --info --translate red.c -o out 2> err.txt && grep -q "note: .* is firstprivate" err.txt; then ok
     else cat err.txt; ko "driver: --info"; fi

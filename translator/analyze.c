@@ -587,6 +587,41 @@ static int an__acc_kind(ClauseKind k, int *ok)
     }
 }
 
+/* use_device_ptr / use_device_addr items of a target data construct. A
+ * pointer in use_device_ptr, or a section of one in use_device_addr, is
+ * shadowed inside the construct by a copy holding the device address; any
+ * other variable (use_device_addr, or a non-pointer in use_device_ptr, which
+ * OpenMP treats as use_device_addr) is the device's copy. */
+static void an__use_device(Unit *u, Pragma *p, const DirClause *c, DataConstruct *dc)
+{
+    for (int j = 0; j < c->nitems; j++) {
+        const DirItem *it = &c->items[j];
+        size_t off = pragma_src_off(p, it->off);
+        if (!it->is_ident) {
+            diag_error(u->diag, off, "'%s' in '%s' must be a variable", it->base,
+                       directive_clause_name(c->kind));
+            continue;
+        }
+        Decl *d = an__lookup(u, p->node, it->base, NULL);
+        if (!d || d->is_function) {
+            diag_error(u->diag, off, "'%s' in '%s' is not a variable declared in this file", it->base,
+                       directive_clause_name(c->kind));
+            decl_delete(d);
+            continue;
+        }
+        int dup = 0;
+        for (int k = 0; k < dc->usedev.len; k++)
+            dup |= !strcmp(((UseDev *)dc->usedev.items[k])->name, it->base);
+        if (!dup) {
+            UseDev *x = xcalloc(1, sizeof *x);
+            x->name = xstrdup(it->base);
+            x->addr = !(d->is_pointer && (c->kind == CL_USE_DEVICE_PTR || it->nsubs > 0));
+            vec_push(&dc->usedev, x);
+        }
+        decl_delete(d);
+    }
+}
+
 static void an__data(Unit *u, Pragma *p)
 {
     const Directive *d = &p->dir;
@@ -630,6 +665,10 @@ static void an__data(Unit *u, Pragma *p)
         case CL_NOWAIT:
         case CL_ACC_ASYNC:
             dc->nowait = 1;
+            break;
+        case CL_USE_DEVICE_PTR:
+        case CL_USE_DEVICE_ADDR:
+            an__use_device(u, p, c, dc);
             break;
         default:
             kind = an__acc_kind(c->kind, &ok);
@@ -1054,6 +1093,18 @@ static void an__region(Unit *u, Pragma *tp)
         cap->map = -1;
         if (priv && !reduction && !lastpriv) {
             cap->kind = CAP_PRIVATE;
+        } else if (mi < 0 && (an__name_in_clause(t, CL_HAS_DEVICE_ADDR, x->name) ||
+                              (d->is_pointer && an__name_in_clause(t, CL_IS_DEVICE_PTR, x->name)))) {
+            /* is_device_ptr(p), has_device_addr(x): already device addresses
+             * (the pointer's value; the variable's address), passed as they
+             * are; a scalar is then used through that address */
+            cap->kind = d->is_array ? CAP_ARRAY : d->is_pointer ? CAP_PTR : CAP_WRITEBACK;
+            mi = r->maps.len;
+            char *addr = d->is_array || d->is_pointer ? xsprintf("(void *)(%s)", x->name)
+                                                      : xsprintf("(void *)&(%s)", x->name);
+            an__add_map(&r->maps, x->name, addr, xstrdup(addr), xstrdup("0"), MACC_MAP_DEVICEPTR, 1,
+                        tp->start);
+            cap->map = mi;
         } else if (d->is_array) {
             cap->kind = CAP_ARRAY;
             if (mi < 0) {

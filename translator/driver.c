@@ -434,6 +434,25 @@ static int dr__file_needs_translation(const char *path)
     return r;
 }
 
+/* --translate takes C text: a file holding NUL bytes (an object, an archive,
+ * any binary) is refused rather than copied through. 0: fine or unreadable
+ * (translation reports that). */
+static int dr__not_c_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    char chunk[65536];
+    size_t n;
+    int bin = 0;
+    while (!bin && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        bin = memchr(chunk, 0, n) != NULL;
+    fclose(f);
+    if (bin)
+        fprintf(stderr, "macc: error: %s: not a C source file (it holds NUL bytes)\n", path);
+    return bin;
+}
+
 /* Does the C compiler accept -fopenacc (GCC does; Clang before 19 does not)?
  * Asked once, quietly. */
 static int dr__cc_has_openacc(void)
@@ -569,6 +588,10 @@ int driver_main(int argc, char **argv)
         }
         for (int i = 0; i < o.inputs.len; i++) {
             const char *in = o.inputs.items[i];
+            if (dr__not_c_text(in)) {
+                rc = 1;
+                continue;
+            }
             char *stem = dr__stem(in);
             int prc = 0;
             /* GCC's dependency options: the preprocessor writes them, for
@@ -923,12 +946,16 @@ int driver_main(int argc, char **argv)
         Vec cmd = {0};
         dr__cc_command(&o, &cmd);
         dr__push_all(&cmd, &objs);
-        vec_push(&cmd, rtlib);
         char *cudaL = NULL, *cudaR = NULL;
+        /* the plugin before libmaccrt.a: the archive resolves what the
+         * plugin needs even when the user's objects call nothing of it */
         if (linked_cuda) {
             vec_push(&cmd, "-Wl,--whole-archive");
             vec_push(&cmd, rtcuda);
             vec_push(&cmd, "-Wl,--no-whole-archive");
+        }
+        vec_push(&cmd, rtlib);
+        if (linked_cuda) {
             cudaL = xsprintf("-L%s", cudalib);
             vec_push(&cmd, cudaL);
             if (cudart_static) {

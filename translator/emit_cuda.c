@@ -71,7 +71,14 @@ static int cu__is_cxx_keyword(const char *s, size_t n)
 
 static const char *const cu__omp_api[] = {"omp_is_initial_device", "omp_get_team_num", "omp_get_num_teams",
                                          "omp_get_thread_num", "omp_get_num_threads", "omp_get_max_threads",
-                                         "omp_in_parallel", "omp_get_level", NULL};
+                                         "omp_in_parallel", "omp_get_level", "omp_get_device_num",
+                                         "omp_get_num_devices", "omp_get_initial_device",
+                                         "omp_get_default_device", "omp_get_active_level",
+                                         "omp_get_thread_limit", "omp_get_team_size",
+                                         "omp_get_ancestor_thread_num", "omp_in_final", "omp_get_dynamic",
+                                         "omp_get_cancellation", "omp_get_max_active_levels",
+                                         "omp_get_supported_active_levels", "omp_get_num_procs",
+                                         "omp_get_wtime", "omp_get_wtick", NULL};
 
 /* ---- copying text with token edits ---------------------------------------- */
 

@@ -33,6 +33,131 @@ static void em__edit(Emit *e, size_t start, size_t end, char *text)
     vec_push(&e->edits, x);
 }
 
+/* ---- use_device_addr: the device's copy of a variable ------------------------
+ *
+ * Inside a target data construct with use_device_addr(x) (or use_device_ptr
+ * of a non-pointer), x names the device's copy: references in the body
+ * become (*macc_uda_x), and so do the names in the code generated for the
+ * regions and data directives nested in it. */
+
+static int em__is_idchar(char c)
+{
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* The use_device_addr names (char *, not owned) of the target data
+ * constructs whose body holds source offset off. */
+static void em__addr_names(const Emit *e, size_t off, Vec *names)
+{
+    for (int i = 0; i < e->u->datas.len; i++) {
+        const DataConstruct *d = e->u->datas.items[i];
+        /* the body: after the pragma (a target region right after it
+         * starts with its own pragma line) */
+        if (!d->usedev.len || ts_node_is_null(d->stmt) || off < d->pragma->end ||
+            off >= ts_node_end_byte(d->stmt))
+            continue;
+        for (int j = 0; j < d->usedev.len; j++) {
+            const UseDev *x = d->usedev.items[j];
+            if (x->addr)
+                vec_push(names, x->name);
+        }
+    }
+}
+
+/* `text` (generated C) with the identifiers in `names` replaced by
+ * (*macc_uda_<name>), except in strings, character constants, comments and
+ * after `.` or `->`. Takes text. */
+static char *em__subst(char *text, const Vec *names)
+{
+    if (!names->len || !text)
+        return text;
+    Buf b = {0};
+    const char *s = text;
+    char prev = 0; /* last significant character before an identifier */
+    while (*s) {
+        if (*s == '"' || *s == '\'') {
+            char q = *s;
+            const char *t = s + 1;
+            while (*t && *t != q)
+                t += t[0] == '\\' && t[1] ? 2 : 1;
+            if (*t)
+                t++;
+            buf_put(&b, s, (size_t)(t - s));
+            s = t;
+            prev = q;
+        } else if (s[0] == '/' && s[1] == '*') {
+            const char *t = strstr(s + 2, "*/");
+            t = t ? t + 2 : s + strlen(s);
+            buf_put(&b, s, (size_t)(t - s));
+            s = t;
+        } else if (s[0] == '/' && s[1] == '/') {
+            const char *t = strchr(s, '\n');
+            t = t ? t : s + strlen(s);
+            buf_put(&b, s, (size_t)(t - s));
+            s = t;
+        } else if (em__is_idchar(*s) && !(*s >= '0' && *s <= '9')) {
+            const char *t = s;
+            while (em__is_idchar(*t))
+                t++;
+            int hit = 0;
+            if (prev != '.' && prev != '>')
+                for (int i = 0; i < names->len && !hit; i++)
+                    hit = strlen(names->items[i]) == (size_t)(t - s) &&
+                          !memcmp(names->items[i], s, (size_t)(t - s));
+            if (hit) {
+                buf_puts(&b, "(*macc_uda_");
+                buf_put(&b, s, (size_t)(t - s));
+                buf_puts(&b, ")");
+            } else {
+                buf_put(&b, s, (size_t)(t - s));
+            }
+            s = t;
+            prev = 'a';
+        } else if (em__is_idchar(*s)) { /* a number (and its suffix) */
+            const char *t = s;
+            while (em__is_idchar(*t) || *t == '.')
+                t++;
+            buf_put(&b, s, (size_t)(t - s));
+            s = t;
+            prev = '0';
+        } else {
+            if (*s != ' ' && *s != '\t' && *s != '\n')
+                prev = (*s == '>' && s > text && s[-1] == '-') ? '>' : *s == '>' ? 'g' : *s;
+            buf_put(&b, s, 1);
+            s++;
+        }
+    }
+    free(text);
+    return b.data ? b.data : xstrdup("");
+}
+
+/* em__edit for generated code at source offset `at`: the names of enclosing
+ * use_device_addr constructs are substituted. */
+static void em__edit_gen(Emit *e, size_t start, size_t end, char *text, size_t at)
+{
+    Vec names = {0};
+    em__addr_names(e, at, &names);
+    em__edit(e, start, end, em__subst(text, &names));
+    vec_free(&names);
+}
+
+/* References to the use_device_addr names of d inside its body. */
+static void em__addr_refs(Emit *e, TSNode n, const DataConstruct *d)
+{
+    if (node_is(n, "identifier")) {
+        size_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+        for (int i = 0; i < d->usedev.len; i++) {
+            const UseDev *x = d->usedev.items[i];
+            if (x->addr && strlen(x->name) == b - a && !memcmp(e->u->src->text + a, x->name, b - a))
+                em__edit(e, a, b, xsprintf("(*macc_uda_%s)", x->name));
+        }
+        return;
+    }
+    uint32_t k = ts_node_child_count(n);
+    for (uint32_t i = 0; i < k; i++)
+        em__addr_refs(e, ts_node_child(n, i), d);
+}
+
 static int em__line(const Emit *e, size_t off)
 {
     int line, col;
@@ -83,7 +208,14 @@ static const char *em__device(int device, const char *expr, char *buf, size_t n)
     case MACC_DEVICE_ANY: return "MACC_DEVICE_ANY";
     case MACC_DEVICE_HOST: return "MACC_DEVICE_HOST";
     case MACC_DEVICE_NVIDIA: return "MACC_DEVICE_NVIDIA";
-    default: snprintf(buf, n, "(int)(%s)", expr ? expr : "0"); return buf;
+    default:
+        /* a literal number as it is; an expression may be negative
+         * (omp_initial_device, omp_invalid_device) */
+        if (!expr || strspn(expr, "0123456789") == strlen(expr))
+            snprintf(buf, n, "(int)(%s)", expr ? expr : "0");
+        else
+            snprintf(buf, n, "MACC_device_num((int)(%s))", expr);
+        return buf;
     }
 }
 
@@ -483,7 +615,7 @@ static void em__call(Emit *e, const Region *r)
                r->nowait ? "MACC_NOWAIT" : "0", dev, r->if_expr ? r->if_expr : "1");
     size_t end = ts_node_end_byte(r->stmt);
     em__line_dir(e, &b, end);
-    em__edit(e, r->target->start, end, b.data);
+    em__edit_gen(e, r->target->start, end, b.data, r->target->start);
 }
 
 static void em__loc(Emit *e, Buf *b, const DataConstruct *d)
@@ -502,25 +634,52 @@ static void em__data(Emit *e, const DataConstruct *d)
     const char *maps = d->maps.len ? "macc_m_" : "0";
     const char *deps = d->deps.len ? "macc_d_" : "0";
     DirKind k = d->pragma->dir.kind;
+    size_t at = d->pragma->start;
     buf_printf(&b, "{ /* #pragma %s */\n", d->pragma->text);
     em__loc(e, &b, d);
     if (k == DIR_TASKWAIT || k == DIR_ACC_WAIT) {
         buf_puts(&b, "    MACC_taskwait(&macc_l_);\n}");
         em__line_dir(e, &b, d->pragma->end);
-        em__edit(e, d->pragma->start, d->pragma->end, b.data);
+        em__edit_gen(e, d->pragma->start, d->pragma->end, b.data, at);
         return;
     }
     em__maps(&b, &d->maps, "    ");
     if (k == DIR_TARGET_DATA || k == DIR_ACC_DATA) {
         buf_printf(&b, "    const int macc_if_ = (%s);\n", d->if_expr ? d->if_expr : "1");
         buf_printf(&b, "    if (macc_if_)\n        MACC_data_begin(&macc_l_, %d, %s, %s);", d->maps.len, maps, dev);
+        if (d->usedev.len) {
+            /* use_device_ptr: a pointer shadowed by one holding the device
+             * address; use_device_addr: the device's copy of a variable */
+            for (int i = 0; i < d->usedev.len; i++) {
+                const UseDev *x = d->usedev.items[i];
+                if (x->addr)
+                    buf_printf(&b,
+                               "\n    __typeof__(%s) *macc_uda_%s = (__typeof__(%s) *)(macc_if_ ? MACC_device_addr("
+                               "(const void *)&(%s), %s) : (const void *)&(%s));\n    (void)macc_uda_%s;",
+                               x->name, x->name, x->name, x->name, dev, x->name, x->name);
+                else
+                    buf_printf(&b,
+                               "\n    __typeof__(%s) macc_udp_%s = macc_if_ ? (__typeof__(%s))MACC_device_addr("
+                               "(const void *)(%s), %s) : (%s);",
+                               x->name, x->name, x->name, x->name, dev, x->name);
+            }
+            buf_puts(&b, "\n    {");
+            for (int i = 0; i < d->usedev.len; i++) {
+                const UseDev *x = d->usedev.items[i];
+                if (!x->addr)
+                    buf_printf(&b, "\n    __typeof__(macc_udp_%s) %s = macc_udp_%s;\n    (void)%s;", x->name, x->name,
+                               x->name, x->name);
+            }
+            em__addr_refs(e, d->stmt, d);
+        }
         em__line_dir(e, &b, d->pragma->end);
-        em__edit(e, d->pragma->start, d->pragma->end, b.data);
+        em__edit_gen(e, d->pragma->start, d->pragma->end, b.data, at);
         size_t end = ts_node_end_byte(d->stmt);
         Buf c = {0};
-        buf_printf(&c, "\n    if (macc_if_)\n        MACC_data_end(&macc_l_, %d, %s, %s);\n}", d->maps.len, maps, dev);
+        buf_printf(&c, "%s\n    if (macc_if_)\n        MACC_data_end(&macc_l_, %d, %s, %s);\n}",
+                   d->usedev.len ? "\n    }" : "", d->maps.len, maps, dev);
         em__line_dir(e, &c, end);
-        em__edit(e, end, end, c.data);
+        em__edit_gen(e, end, end, c.data, at);
         return;
     }
     em__deps(&b, &d->deps, "    ");
@@ -530,7 +689,7 @@ static void em__data(Emit *e, const DataConstruct *d)
     buf_printf(&b, "    if (%s)\n        %s(&macc_l_, %d, %s, %s, %d, %s, %s);\n}", d->if_expr ? d->if_expr : "1", fn,
                d->maps.len, maps, dev, d->deps.len, deps, d->nowait ? "MACC_NOWAIT" : "0");
     em__line_dir(e, &b, d->pragma->end);
-    em__edit(e, d->pragma->start, d->pragma->end, b.data);
+    em__edit_gen(e, d->pragma->start, d->pragma->end, b.data, at);
 }
 
 /* --managed: the C library's allocation functions, where an expression names

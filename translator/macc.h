@@ -245,6 +245,15 @@ typedef struct Region {
     Vec local_types;   /* TSNode *: type definitions in the enclosing function the region needs */
 } Region;
 
+/* A list item of use_device_ptr / use_device_addr on target data: inside
+ * the construct a pointer holds the device address of the data it points to
+ * (addr 0: a shadowing copy of the pointer), any other variable is the
+ * device's copy (addr 1: references become (*macc_uda_<name>)). */
+typedef struct UseDev {
+    char *name;
+    int addr;
+} UseDev;
+
 /* Data constructs other than target regions: target data, enter/exit data,
  * update, taskwait, the OpenACC data family. */
 typedef struct DataConstruct {
@@ -258,6 +267,7 @@ typedef struct DataConstruct {
     char *device_expr;
     char *if_expr;
     int nowait;
+    Vec usedev;        /* UseDev *: target data use_device_ptr / use_device_addr */
 } DataConstruct;
 
 /* Releases a declaration; decl_delete(NULL) is a no-op. */

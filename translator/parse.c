@@ -356,6 +356,11 @@ void unit_delete(Unit *u)
         parse__free_maps(&d->maps, &d->deps);
         free(d->device_expr);
         free(d->if_expr);
+        for (int j = 0; j < d->usedev.len; j++) {
+            free(((UseDev *)d->usedev.items[j])->name);
+            free(d->usedev.items[j]);
+        }
+        vec_free(&d->usedev);
         free(d);
     }
     vec_free(&u->datas);

@@ -346,6 +346,42 @@ Test(analysis, generated_names_distinct_for_same_line)
     DONE();
 }
 
+Test(analysis, use_device_ptr_and_addr)
+{
+    ANALYSE("struct S { int v; };\n"
+            "void f(int n, float *p, struct S q) {\n"
+            "  float a[8], x = 0;\n"
+            "  #pragma omp target data map(p[0:n]) use_device_ptr(p, a) use_device_addr(x, q)\n"
+            "  { p[0] = a[0] + x + q.v; }\n"
+            "  #pragma omp target is_device_ptr(p) has_device_addr(x)\n"
+            "  p[0] = x;\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    DataConstruct *d = u->datas.items[0];
+    cr_assert_eq(d->usedev.len, 4);
+    const char *names[] = {"p", "a", "x", "q"};
+    int addr[] = {0, 1, 1, 1}; /* a non-pointer in use_device_ptr is use_device_addr */
+    for (int i = 0; i < 4; i++) {
+        UseDev *x = d->usedev.items[i];
+        cr_assert_str_eq(x->name, names[i]);
+        cr_assert_eq(x->addr, addr[i], "%s", names[i]);
+    }
+    Region *r = u->regions.items[0];
+    cr_assert_eq(cap(r, "p")->kind, CAP_PTR);
+    cr_assert_eq(((RMap *)r->maps.items[cap(r, "p")->map])->kind, MACC_MAP_DEVICEPTR);
+    cr_assert_eq(cap(r, "x")->kind, CAP_WRITEBACK);
+    RMap *mx = r->maps.items[cap(r, "x")->map];
+    cr_assert_eq(mx->kind, MACC_MAP_DEVICEPTR);
+    cr_assert_str_eq(mx->base, "(void *)&(x)");
+    Buf out = {0};
+    emit_host(u, &out, "t.c");
+    /* the body names the device's copies; members and strings are left alone */
+    cr_assert_not_null(strstr(out.data, "{ p[0] = (*macc_uda_a)[0] + (*macc_uda_x) + (*macc_uda_q).v; }"), "%s", out.data);
+    cr_assert_not_null(strstr(out.data, "__typeof__(macc_udp_p) p = macc_udp_p;"));
+    buf_free(&out);
+    DONE();
+}
+
 Test(analysis, translate_needed)
 {
     cr_assert(translate_needed("#pragma omp target\n"));

@@ -815,6 +815,25 @@ Test(directive, target_data)
     bad("omp target data", "data", "map");
 }
 
+Test(directive, use_device_and_device_addresses)
+{
+    ok("omp target data map(to: p[0:n]) use_device_ptr(p, q) use_device_addr(x, a[0:n]) device(dev + 1)");
+    cr_assert_eq(D.kind, DIR_TARGET_DATA);
+    cr_assert_eq(clause(1, CL_USE_DEVICE_PTR)->nitems, 2);
+    item(&D.clauses[2].items[1], "a", 1, 1);
+    cr_assert_eq(clause(3, CL_DEVICE)->modifier, DEVSEL_NUM);
+    cr_assert_str_eq(D.clauses[3].arg, "dev + 1");
+    ok("omp target data use_device_addr(x)"); /* no map needed */
+    cr_assert_str_eq(directive_clause_name(CL_USE_DEVICE_ADDR), "use_device_addr");
+    ok("omp target teams distribute parallel for has_device_addr(x, a) is_device_ptr(p)");
+    item(&clause(0, CL_HAS_DEVICE_ADDR)->items[1], "a", 1, 0);
+    cr_assert_str_eq(directive_clause_name(CL_HAS_DEVICE_ADDR), "has_device_addr");
+    bad("omp target use_device_ptr(p)", "use_device_ptr", "not allowed on 'target'");
+    bad("omp target enter data map(to: p) use_device_ptr(p)", "use_device_ptr", "not allowed");
+    bad("omp target data has_device_addr(x)", "has_device_addr", "not allowed on 'target data'");
+    bad("omp target data device(0)", "data", "'use_device_ptr'");
+}
+
 Test(directive, target_enter_data)
 {
     ok("omp target enter data map(to: a[0:n]) map(alloc: w[0:n]) map(b) nowait depend(out: a) if(c) device(0)");
