@@ -50,6 +50,8 @@ if [ "${1:-}" = --one ]; then
     exe=$CB_STAGE/bin/$rel
     log=$CB_LOGS/$rel.build.log
     mkdir -p "${exe%/*}" "${log%/*}"
+    # the compiler's temporary files (some are left behind when a link fails)
+    TMPDIR=$CB_TMP; export TMPDIR
     # shellcheck disable=SC2086
     timeout -k 5 "$BUILD_TIMEOUT" "$CLANG" $OPT -fopenmp --offload-arch="$ARCH" \
         --cuda-path="$CUDA_PATH" -Wno-unknown-cuda-version -I openmp_vv/ompvv \
@@ -104,8 +106,9 @@ mkdir -p "$stage/bin" "$stage/lib" "$work/logs"
     LC_ALL=C sort > "$work/tests.txt"
 n=$(wc -l < "$work/tests.txt")
 echo "clang-bundle: $n tests, $CLANG $OPT -fopenmp --offload-arch=$ARCH, jobs $jobs"
-CB_CONF=$conf CB_STAGE=$stage CB_LOGS=$work/logs
-export CB_CONF CB_STAGE CB_LOGS CLANG CUDA_PATH ARCH OPT BUILD_TIMEOUT
+mkdir -p "$work/tmp"
+CB_CONF=$conf CB_STAGE=$stage CB_LOGS=$work/logs CB_TMP=$work/tmp
+export CB_CONF CB_STAGE CB_LOGS CB_TMP CLANG CUDA_PATH ARCH OPT BUILD_TIMEOUT
 xargs -P "$jobs" -n 1 sh "$0" --one < "$work/tests.txt"
 
 while IFS= read -r t; do

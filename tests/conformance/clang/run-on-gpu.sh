@@ -159,9 +159,14 @@ mkdir -p "$logs"
 LD_LIBRARY_PATH=$libpath timeout -k 5 60 "$root/probe" > "$logs/probe.log" 2>&1
 prc=$?
 LD_LIBRARY_PATH=$libpath LD_DEBUG=libs timeout -k 5 60 "$root/probe" > /dev/null 2> "$logs/probe-ld-debug.log"
-plugins=$(sed -n 's|.*calling init: .*/libomptarget\.rtl\.\(cuda[a-z.]*\)\.so$|\1|p' "$logs/probe-ld-debug.log" | tr '\n' ' ' | sed 's/ $//')
+plugins=" $(sed -n 's|.*calling init: .*/libomptarget\.rtl\.\(cuda[a-z.]*\)\.so$|\1|p' "$logs/probe-ld-debug.log" | tr '\n' ' ')"
 # libomptarget 16 tries libomptarget.rtl.cuda.so only when the nextgen plugin fails
-echo "probe: CUDA plugins initialised: ${plugins:-none}" >> "$logs/probe.log"
+case $plugins in
+*" cuda "*) plugin="legacy libomptarget.rtl.cuda.so (the nextgen plugin failed to load or initialise)" ;;
+*" cuda.nextgen "*) plugin="nextgen libomptarget.rtl.cuda.nextgen.so" ;;
+*) plugin="none loaded" ;;
+esac
+echo "probe: CUDA plugin: $plugin" >> "$logs/probe.log"
 cat "$logs/probe.log"
 if [ $prc -ne 0 ]; then
     echo "clangref: WARNING: the probe did not offload (exit $prc); tests will say 'on the host'"
