@@ -740,10 +740,14 @@ static void an__free_names(Vec *names)
 
 static const char *an__cs_name(unsigned cs)
 {
+    if (cs & CS_LOOP)
+        return "loop";
     if (cs & CS_DISTRIBUTE)
         return "distribute";
     if (cs & CS_PARALLEL_FOR)
         return "parallel for";
+    if (cs & CS_FOR)
+        return "for";
     return "simd";
 }
 
@@ -852,6 +856,26 @@ static void an__info(Unit *u, const Region *r)
     }
 }
 
+/* ---- directives nested on their own lines ------------------------------------ */
+
+static Pragma *an__pragma_at(const Unit *u, TSNode n)
+{
+    for (int i = 0; i < u->pragmas.len; i++) {
+        Pragma *x = u->pragmas.items[i];
+        if (x->start == ts_node_start_byte(n))
+            return x;
+    }
+    return NULL;
+}
+
+/* The first node from n on that is not one of our directives. */
+static TSNode an__past_pragmas(const Unit *u, TSNode n)
+{
+    while (node_is(n, "preproc_call") && an__pragma_at(u, n))
+        n = an__next_stmt(n);
+    return n;
+}
+
 static void an__region(Unit *u, Pragma *tp)
 {
     Region *r = xcalloc(1, sizeof *r);
@@ -926,7 +950,7 @@ static void an__region(Unit *u, Pragma *tp)
     unsigned loopcs = 0;
     for (int i = 0; i < r->nversions; i++) {
         const RVersion *v = &r->versions[i];
-        if (v->cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_SIMD)) {
+        if (v->cs & CS_LOOPS) {
             loopcs |= v->cs;
             const DirClause *c = directive_find(v->dir, CL_COLLAPSE);
             if (c && c->ival > r->collapse)
@@ -937,8 +961,7 @@ static void an__region(Unit *u, Pragma *tp)
         Pragma *lp = tp;
         for (int i = 0; i < r->ifdevs.len; i++) {
             Pragma *q = r->ifdevs.items[i];
-            if (!(t->cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_SIMD)) &&
-                (q->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_SIMD)) && lp == tp)
+            if (!(t->cs & CS_LOOPS) && (q->dir.cs & CS_LOOPS) && lp == tp)
                 lp = q;
         }
         diag_error(u->diag, lp->start, "'%s' needs a for loop as the next statement", an__cs_name(loopcs));
@@ -1098,8 +1121,10 @@ static void an__region(Unit *u, Pragma *tp)
             continue;
         q->used = 1;
         TSNode s = an__next_stmt(q->node);
-        if ((q->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_SIMD)) && !node_is(s, "for_statement"))
+        if ((q->dir.cs & CS_LOOPS) && !node_is(s, "for_statement"))
             diag_error(u->diag, q->start, "'%s' needs a for loop as the next statement", an__cs_name(q->dir.cs));
+        else if (CS_IS_PARALLEL_REGION(q->dir.cs) && !an__is_statement(an__past_pragmas(u, s)))
+            diag_error(u->diag, q->start, "'parallel' directive has no statement after it");
     }
     /* private(list) names that the region does not otherwise use */
     (void)an__cap_find;
