@@ -478,7 +478,7 @@ static void em__call(Emit *e, const Region *r)
     buf_printf(&b, "    MACC_target(&macc_r_%s, &macc_a_, sizeof macc_a_, %d, %s, %d, %s, %s, %s, %s);\n}",
                r->suffix, r->maps.len, r->maps.len ? "macc_m_" : "0", r->deps.len, r->deps.len ? "macc_d_" : "0",
                r->nowait ? "MACC_NOWAIT" : "0", dev, r->if_expr ? r->if_expr : "1");
-    size_t end = ts_node_end_byte(r->stmt);
+    size_t end = ts_node_end_byte(r->span);
     em__line_dir(e, &b, end);
     em__edit(e, r->target->start, end, b.data);
 }
