@@ -800,10 +800,14 @@ static void an__free_names(Vec *names)
 
 static const char *an__cs_name(unsigned cs)
 {
+    if (cs & CS_LOOP)
+        return "loop";
     if (cs & CS_DISTRIBUTE)
         return "distribute";
     if (cs & CS_PARALLEL_FOR)
         return "parallel for";
+    if (cs & CS_FOR)
+        return "for";
     return "simd";
 }
 
@@ -914,6 +918,182 @@ static void an__info(Unit *u, const Region *r)
 
 static void an__local_types(Unit *u, Region *r);
 
+/* ---- directives nested on their own lines ------------------------------------ */
+
+static Pragma *an__pragma_at(const Unit *u, TSNode n)
+{
+    for (int i = 0; i < u->pragmas.len; i++) {
+        Pragma *x = u->pragmas.items[i];
+        if (x->start == ts_node_start_byte(n))
+            return x;
+    }
+    return NULL;
+}
+
+/* The first node from n on that is not one of our directives. */
+static TSNode an__past_pragmas(const Unit *u, TSNode n)
+{
+    while (node_is(n, "preproc_call") && an__pragma_at(u, n))
+        n = an__next_stmt(n);
+    return n;
+}
+
+/* When compound statement `n` holds only one construct written with our
+ * directives on their own lines (directives, then one statement), the node of
+ * its first directive; else a null node. */
+static TSNode an__sole_construct(const Unit *u, TSNode n)
+{
+    TSNode null = {0}, first = {0};
+    int stmts = 0;
+    uint32_t nc = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < nc; i++) {
+        TSNode k = ts_node_named_child(n, i);
+        if (node_is(k, "comment"))
+            continue;
+        if (node_is(k, "preproc_call")) {
+            Pragma *q = an__pragma_at(u, k);
+            if (stmts || !q || q->dir.kind != DIR_LOOP)
+                return null;
+            if (ts_node_is_null(first))
+                first = k;
+            continue;
+        }
+        if (ts_node_is_null(first) || ++stmts > 1)
+            return null;
+    }
+    return stmts == 1 ? first : null;
+}
+
+/* An if clause that applies to the target construct (no modifier, or target:). */
+static int an__if_target(const DirClause *c)
+{
+    return c->kind == CL_IF && (!c->name || strcmp(c->name, "target") == 0);
+}
+
+/* Adds the clauses of q, a directive nested on its own line, to the target
+ * line's directive, whose construct-set becomes `cs`: the region is then
+ * what the combined construct would be. Returns 0, or -1 after an error. */
+static int an__merge_nested(Unit *u, Pragma *tp, Pragma *q, unsigned cs)
+{
+    Directive *t = &tp->dir;
+    const Directive *d = &q->dir;
+    for (int i = 0; i < d->nclauses; i++) {
+        const DirClause *c = &d->clauses[i];
+        if (c->kind == CL_NOWAIT) /* for nowait: the combined construct ends with the region */
+            continue;
+        if (c->kind == CL_IF && ((c->name && strcmp(c->name, "parallel") != 0) ||
+                                 !(d->cs & (CS_PARALLEL | CS_PARALLEL_FOR))))
+            continue; /* the if of a simd: no effect here */
+        if (directive_clause_unique(c->kind)) {
+            for (int j = 0; j < t->nclauses; j++) {
+                const DirClause *o = &t->clauses[j];
+                if (o->kind != c->kind)
+                    continue;
+                if (c->kind == CL_IF && !(o->name && strcmp(o->name, "parallel") == 0))
+                    continue; /* the target line's if(...) applies to target only */
+                diag_error(u->diag, pragma_src_off(q, c->off),
+                           "duplicate clause '%s': an enclosing directive of the combined construct has it too",
+                           directive_clause_name(c->kind));
+                return -1;
+            }
+        }
+        if (directive_add_clause_copy(t, c) < 0) {
+            fputs("macc: fatal error: out of memory\n", stderr);
+            exit(1);
+        }
+        DirClause *x = &t->clauses[t->nclauses - 1];
+        if (x->kind == CL_IF && !x->name)
+            x->name = xstrdup("parallel"); /* the nested parallel's own if */
+    }
+    t->cs = cs;
+    q->used = 1;
+    return 0;
+}
+
+/* The pragma a clause of the (combined) target directive was written on. */
+static Pragma *an__clause_pragma(Pragma *tp, const Vec *nested, const DirClause *c)
+{
+    for (int i = 0; i < nested->len; i++) {
+        Pragma *q = nested->items[i];
+        for (int j = 0; j < q->dir.nclauses; j++) {
+            const DirClause *x = &q->dir.clauses[j];
+            if (x->kind == c->kind && x->off == c->off &&
+                ((!x->arg && !c->arg) || (x->arg && c->arg && strcmp(x->arg, c->arg) == 0)))
+                return q;
+        }
+    }
+    return tp;
+}
+
+/* Follows the directives nested on their own lines after the target line
+ * (and its if_device lines) from node n: `target` + `teams` + `distribute
+ * parallel for`, with or without braces holding only the nested construct,
+ * merging each into the target line's directive. Sets r->stmt and r->span;
+ * returns 0, or -1 after an error. */
+static int an__nested(Unit *u, Region *r, TSNode n, Vec *nested, Pragma **loop_from)
+{
+    Pragma *tp = r->target;
+    TSNode span = {0};
+    *loop_from = NULL;
+    for (;;) {
+        if (node_is(n, "preproc_call")) {
+            Pragma *q = an__pragma_at(u, n);
+            if (q && q->deferred) { /* a loop directive we could not parse */
+                diag_error(u->diag, pragma_src_off(q, q->err.off), "%s", q->err.msg);
+                return -1;
+            }
+            if (!q || q->dir.kind != DIR_LOOP)
+                break;
+            unsigned cs = directive_cs_nest(tp->dir.cs, q->dir.cs);
+            if (!cs) {
+                char a[64], b[64];
+                const char *hint = "put braces around it";
+                directive_cs_text(tp->dir.cs, a, sizeof a);
+                directive_cs_text(q->dir.cs, b, sizeof b);
+                if (tp->dir.cs & CS_TEAMS)
+                    hint = "inside 'teams' write 'distribute ...' or 'loop', or put braces around it";
+                else if (q->dir.cs & CS_FOR)
+                    hint = "'for' needs an enclosing 'parallel'";
+                else if (tp->dir.cs & CS_PARALLEL)
+                    hint = "inside 'parallel' write 'for' or 'loop', or put braces around it";
+                if (tp->dir.cs & CS_LOOPS)
+                    diag_error(u->diag, q->start, "'%s' needs a for loop as the next statement, not '#pragma omp %s'",
+                               an__cs_name(tp->dir.cs), b);
+                else
+                    diag_error(u->diag, q->start,
+                               "'#pragma omp %s' directly inside 'target%s%s' is not a combined construct (%s)", b,
+                               a[0] ? " " : "", a, hint);
+                return -1;
+            }
+            if (an__merge_nested(u, tp, q, cs) < 0)
+                return -1;
+            vec_push(nested, q);
+            if (q->dir.cs & CS_LOOPS)
+                *loop_from = q;
+            n = an__next_stmt(q->node);
+            continue;
+        }
+        if (node_is(n, "compound_statement")) {
+            TSNode first = an__sole_construct(u, n);
+            Pragma *q = ts_node_is_null(first) ? NULL : an__pragma_at(u, first);
+            if (q && directive_cs_nest(tp->dir.cs, q->dir.cs)) {
+                if (ts_node_is_null(span))
+                    span = n;
+                n = first;
+                continue;
+            }
+        }
+        break;
+    }
+    if (!an__is_statement(n)) {
+        diag_error(u->diag, tp->start, "target directive has no statement after it");
+        return -1;
+    }
+    r->stmt = n;
+    r->span = ts_node_is_null(span) ? n : span;
+    return 0;
+}
+
 static void an__region(Unit *u, Pragma *tp)
 {
     Region *r = xcalloc(1, sizeof *r);
@@ -940,13 +1120,14 @@ static void an__region(Unit *u, Pragma *tp)
         free(r);
         return;
     }
-    if (!an__is_statement(n)) {
-        diag_error(u->diag, tp->start, "target directive has no statement after it");
+    Vec nested = {0};
+    Pragma *loop_from = NULL;
+    if (an__nested(u, r, n, &nested, &loop_from) < 0) {
+        vec_free(&nested);
         vec_free(&r->ifdevs);
         free(r);
         return;
     }
-    r->stmt = n;
     r->func_name = an__func_name(u, r->func);
     source_position(u->src, tp->start, &r->line, &r->col);
     int same = 0;
@@ -962,14 +1143,15 @@ static void an__region(Unit *u, Pragma *tp)
     const Directive *t = &tp->dir;
     an__device_clause(t, &r->device, &r->device_expr);
     r->nowait = directive_find(t, CL_NOWAIT) != NULL;
-    const DirClause *ifc = directive_find(t, CL_IF);
-    if (ifc)
-        r->if_expr = xstrdup(ifc->arg ? ifc->arg : "1");
+    for (int i = 0; i < t->nclauses && !r->if_expr; i++)
+        if (an__if_target(&t->clauses[i]))
+            r->if_expr = xstrdup(t->clauses[i].arg ? t->clauses[i].arg : "1");
 
     TSNode err;
     if (an__has_error(r->func, &err)) {
         /* the analysis of a broken tree could be wrong: report, go no further */
         diag_error(u->diag, ts_node_start_byte(err), "syntax error in a function with a target region");
+        vec_free(&nested);
         vec_free(&r->ifdevs);
         free(r->func_name);
         free(r->suffix);
@@ -988,7 +1170,7 @@ static void an__region(Unit *u, Pragma *tp)
     unsigned loopcs = 0;
     for (int i = 0; i < r->nversions; i++) {
         const RVersion *v = &r->versions[i];
-        if (v->cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_SIMD)) {
+        if (v->cs & CS_LOOPS) {
             loopcs |= v->cs;
             const DirClause *c = directive_find(v->dir, CL_COLLAPSE);
             if (c && c->ival > r->collapse)
@@ -996,11 +1178,10 @@ static void an__region(Unit *u, Pragma *tp)
         }
     }
     if (loopcs && !node_is(r->stmt, "for_statement")) {
-        Pragma *lp = tp;
+        Pragma *lp = loop_from ? loop_from : tp;
         for (int i = 0; i < r->ifdevs.len; i++) {
             Pragma *q = r->ifdevs.items[i];
-            if (!(t->cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_SIMD)) &&
-                (q->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_SIMD)) && lp == tp)
+            if (!(t->cs & CS_LOOPS) && (q->dir.cs & CS_LOOPS) && lp == tp)
                 lp = q;
         }
         diag_error(u->diag, lp->start, "'%s' needs a for loop as the next statement", an__cs_name(loopcs));
@@ -1015,6 +1196,8 @@ static void an__region(Unit *u, Pragma *tp)
                     if (&q->dir == r->versions[i].dir)
                         cp = q;
                 }
+            } else if (c && c->ival == r->collapse) {
+                cp = an__clause_pragma(tp, &nested, c);
             } else if (!(c && c->ival == r->collapse)) {
                 c = NULL;
             }
@@ -1159,6 +1342,7 @@ static void an__region(Unit *u, Pragma *tp)
     }
     vec_free(&uses);
     an__free_names(&forvars);
+    vec_free(&nested);
     /* loop directives inside the region must annotate for loops */
     for (int i = 0; i < u->pragmas.len; i++) {
         Pragma *q = u->pragmas.items[i];
@@ -1172,8 +1356,10 @@ static void an__region(Unit *u, Pragma *tp)
             continue;
         q->used = 1;
         TSNode s = an__next_stmt(q->node);
-        if ((q->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_SIMD)) && !node_is(s, "for_statement"))
+        if ((q->dir.cs & CS_LOOPS) && !node_is(s, "for_statement"))
             diag_error(u->diag, q->start, "'%s' needs a for loop as the next statement", an__cs_name(q->dir.cs));
+        else if (CS_IS_PARALLEL_REGION(q->dir.cs) && !an__is_statement(an__past_pragmas(u, s)))
+            diag_error(u->diag, q->start, "'parallel' directive has no statement after it");
     }
     an__local_types(u, r);
     /* private(list) names that the region does not otherwise use */

@@ -305,6 +305,14 @@ static int em__loop_clauses(Buf *b, const Directive *d, int parallel, int simd)
             if (simd)
                 buf_printf(b, " %s(%s)", directive_clause_name(c->kind), c->arg ? c->arg : "1");
             break;
+        case CL_IF: /* a nested parallel's own if(...) */
+            if (parallel && c->name && strcmp(c->name, "parallel") == 0)
+                buf_printf(b, " if(%s)", c->arg ? c->arg : "1");
+            break;
+        case CL_NOWAIT: /* on a worksharing for */
+            if (d->kind == DIR_LOOP && (d->cs & CS_FOR))
+                buf_puts(b, " nowait");
+            break;
         default:
             break;
         }
@@ -313,12 +321,16 @@ static int em__loop_clauses(Buf *b, const Directive *d, int parallel, int simd)
 }
 
 /* The host pragma for construct-set `cs` with the clauses of `d`; NULL when
- * the version has no loop construct. */
+ * the version has no loop construct or parallel region. */
 static char *em__host_pragma(unsigned cs, const Directive *d)
 {
     Buf b = {0};
     int simd = (cs & CS_SIMD) != 0;
-    if (cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR)) {
+    if (CS_IS_PARALLEL_REGION(cs)) {
+        buf_puts(&b, "#pragma omp parallel");
+        if (!em__loop_clauses(&b, d, 1, 0))
+            buf_puts(&b, " num_threads(macc_env_->nthreads)");
+    } else if (cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR)) {
         buf_printf(&b, "#pragma omp parallel for%s", simd ? " simd" : "");
         if (!em__loop_clauses(&b, d, 1, simd))
             buf_puts(&b, " num_threads(macc_env_->nthreads)");
@@ -339,6 +351,27 @@ static char *em__inner_pragma(const Directive *d)
     Buf b = {0};
     buf_puts(&b, "#pragma omp simd");
     em__loop_clauses(&b, d, 0, 1);
+    return b.data;
+}
+
+/* A worksharing loop (`for`, or a bare `loop` in a parallel region) of a
+ * region body, for the parallel region around it. */
+static char *em__for_pragma(const Directive *d)
+{
+    Buf b = {0};
+    buf_printf(&b, "#pragma omp for%s", (d->cs & CS_SIMD) ? " simd" : "");
+    em__loop_clauses(&b, d, 1, (d->cs & CS_SIMD) != 0);
+    return b.data;
+}
+
+/* A parallel region of a region body; `outer`: not inside another parallel
+ * construct of the version (then it gets the task's share of host threads). */
+static char *em__parallel_pragma(const Directive *d, int outer)
+{
+    Buf b = {0};
+    buf_puts(&b, "#pragma omp parallel");
+    if (!em__loop_clauses(&b, d, 1, 0) && outer)
+        buf_puts(&b, " num_threads(macc_env_->nthreads)");
     return b.data;
 }
 
@@ -368,19 +401,34 @@ static void em__body(Emit *e, const Region *r, const RVersion *v, Buf *out)
     for (int i = 0; i < inner.len; i++) {
         Pragma *p = inner.items[i];
         char *text = NULL;
-        int outer = !(v->cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_SIMD));
-        if (outer) {
-            for (int j = 0; j < inner.len && outer; j++) {
-                Pragma *q = inner.items[j];
-                if (q == p || !(q->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR)))
-                    continue;
-                TSNode qs = ts_node_next_named_sibling(q->node);
-                if (!ts_node_is_null(qs) && ts_node_start_byte(qs) <= p->start && p->end <= ts_node_end_byte(qs) + 1)
-                    outer = 0;
+        /* outer: not inside a loop construct nor a parallel region (of the
+         * version or of a directive of the body); in_par: inside a parallel region */
+        int outer = !(v->cs & CS_LOOPS) && !CS_IS_PARALLEL_REGION(v->cs);
+        int in_par = CS_IS_PARALLEL_REGION(v->cs), in_loop = (v->cs & CS_LOOPS) != 0;
+        for (int j = 0; j < inner.len; j++) {
+            Pragma *q = inner.items[j];
+            int loopq = (q->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_FOR | CS_LOOP)) != 0;
+            if (q == p || !(loopq || CS_IS_PARALLEL_REGION(q->dir.cs)))
+                continue;
+            TSNode qs = ts_node_next_named_sibling(q->node);
+            while (node_is(qs, "comment") || node_is(qs, "preproc_call"))
+                qs = ts_node_next_named_sibling(qs);
+            /* p is in q's statement, or between q and it (parallel + for + loop) */
+            if (!ts_node_is_null(qs) && q->start < p->start && p->end <= ts_node_end_byte(qs) + 1) {
+                outer = 0;
+                in_par |= CS_IS_PARALLEL_REGION(q->dir.cs);
+                in_loop |= loopq;
             }
         }
-        if (outer && (p->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR)))
-            text = em__host_pragma(p->dir.cs, &p->dir);
+        unsigned pcs = p->dir.cs;
+        if (CS_IS_PARALLEL_REGION(pcs))
+            text = em__parallel_pragma(&p->dir, outer);
+        else if (pcs & CS_FOR)
+            text = em__for_pragma(&p->dir);
+        else if (pcs == CS_LOOP && in_par && !in_loop) /* a bare loop binds to the parallel region */
+            text = em__for_pragma(&p->dir);
+        else if (outer && (pcs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_LOOP)))
+            text = em__host_pragma(pcs == CS_LOOP ? CS_PARALLEL_FOR : pcs, &p->dir);
         else
             text = em__inner_pragma(&p->dir);
         Buf t = {0};
@@ -613,7 +661,7 @@ static void em__call(Emit *e, const Region *r)
     buf_printf(&b, "    MACC_target(&macc_r_%s, &macc_a_, sizeof macc_a_, %d, %s, %d, %s, %s, %s, %s);\n}",
                r->suffix, r->maps.len, r->maps.len ? "macc_m_" : "0", r->deps.len, r->deps.len ? "macc_d_" : "0",
                r->nowait ? "MACC_NOWAIT" : "0", dev, r->if_expr ? r->if_expr : "1");
-    size_t end = ts_node_end_byte(r->stmt);
+    size_t end = ts_node_end_byte(r->span);
     em__line_dir(e, &b, end);
     em__edit_gen(e, r->target->start, end, b.data, r->target->start);
 }

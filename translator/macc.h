@@ -225,6 +225,8 @@ typedef struct Region {
     Pragma *target;
     Vec ifdevs;        /* Pragma * */
     TSNode stmt;       /* the structured block */
+    TSNode span;       /* the statement after the target line: stmt, or the braces around
+                        * directives nested on their own lines (target { teams ... }) */
     TSNode func;       /* enclosing function_definition */
     char *func_name;
     int line, col;

@@ -133,7 +133,7 @@ static void parse__pragma_text(const Source *src, size_t b, size_t e, Pragma *p)
     p->text = t.data;
 }
 
-/* Does the pragma start with a loop directive (omp parallel/for/simd/teams/distribute)? */
+/* Does the pragma start with a loop directive (omp parallel/for/simd/teams/distribute/loop)? */
 static int parse__host_loop(const char *t)
 {
     while (*t == ' ' || *t == '\t')
@@ -143,7 +143,7 @@ static int parse__host_loop(const char *t)
     t += 3;
     while (*t == ' ' || *t == '\t')
         t++;
-    static const char *words[] = {"parallel", "for", "simd", "teams", "distribute", NULL};
+    static const char *words[] = {"parallel", "for", "simd", "teams", "distribute", "loop", NULL};
     for (int i = 0; words[i]; i++) {
         size_t n = strlen(words[i]);
         if (!strncmp(t, words[i], n) && !(t[n] == '_' || (t[n] >= 'a' && t[n] <= 'z')))

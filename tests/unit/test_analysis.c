@@ -452,3 +452,114 @@ Test(source, hash_line_directive_and_escaped_names)
     cr_assert_str_eq(source_cfile(s, s->lines[1]), "dir/q\\\"x.c");
     source_delete(s);
 }
+
+/* Directives nested on their own lines make the combined construct. */
+Test(analysis, nested_directives_combine)
+{
+    ANALYSE("void f(int n, float *p) {\n"
+            "  #pragma omp target map(tofrom: p[0:n]) if(n > 0)\n"
+            "  {\n"
+            "    #pragma omp teams num_teams(4)\n"
+            "    #pragma omp distribute parallel for collapse(1) if(n > 9)\n"
+            "    for (int i = 0; i < n; i++) p[i] = 0;\n"
+            "  }\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    cr_assert_eq(u->regions.len, 1);
+    Region *r = u->regions.items[0];
+    cr_assert_eq(r->versions[0].cs, CS_TEAMS | CS_DISTRIBUTE | CS_PARALLEL_FOR);
+    cr_assert(node_is(r->stmt, "for_statement"));
+    cr_assert(node_is(r->span, "compound_statement")); /* the host call replaces the braces too */
+    cr_assert_str_eq(r->if_expr, "n > 0");            /* the nested parallel's if is not the region's */
+    const Directive *d = r->versions[0].dir;
+    cr_assert_not_null(directive_find(d, CL_NUM_TEAMS));
+    cr_assert_eq(directive_find(d, CL_COLLAPSE)->ival, 1);
+    cr_assert_str_eq(directive_find(d, CL_IF)->arg, "n > 0");
+    for (int i = 0; i < u->pragmas.len; i++)
+        cr_assert(((Pragma *)u->pragmas.items[i])->used);
+    DONE();
+}
+
+Test(analysis, nested_parallel_for_and_loop)
+{
+    ANALYSE("void f(int n, float *p) {\n"
+            "  #pragma omp target parallel map(tofrom: p[0:n])\n"
+            "  #pragma omp for nowait\n"
+            "  for (int i = 0; i < n; i++) p[i] = 0;\n"
+            "  #pragma omp target teams map(tofrom: p[0:n])\n"
+            "  #pragma omp loop\n"
+            "  for (int i = 0; i < n; i++) p[i] = 1;\n"
+            "  #pragma omp target map(tofrom: p[0:n])\n"
+            "  #pragma omp loop\n"
+            "  for (int i = 0; i < n; i++) p[i] = 2;\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    cr_assert_eq(u->regions.len, 3);
+    Region *r = u->regions.items[0];
+    cr_assert_eq(r->versions[0].cs, CS_PARALLEL_FOR);
+    cr_assert_null(directive_find(r->versions[0].dir, CL_NOWAIT)); /* the for's nowait is not the region's */
+    cr_assert_eq(r->nowait, 0);
+    r = u->regions.items[1];
+    cr_assert_eq(r->versions[0].cs, CS_TEAMS | CS_LOOP | CS_DISTRIBUTE | CS_PARALLEL_FOR);
+    r = u->regions.items[2];
+    cr_assert_eq(r->versions[0].cs, CS_LOOP | CS_PARALLEL_FOR);
+    DONE();
+}
+
+Test(analysis, nested_not_combined)
+{
+    ANALYSE("void f(int n, float *p) {\n"
+            "  #pragma omp target teams map(tofrom: p[0:n])\n"
+            "  #pragma omp parallel for\n"
+            "  for (int i = 0; i < n; i++) p[i] = 0;\n"
+            "}\n");
+    cr_assert_eq(nerr, 1);
+    char *msg = diag_text(errf);
+    cr_assert_not_null(strstr(msg, "t.c:3:3: error: '#pragma omp parallel for' directly inside 'target teams'"));
+    free(msg);
+    DONE();
+}
+
+Test(analysis, nested_braces_with_more_stay_a_block)
+{
+    ANALYSE("void f(int n, float *p) {\n"
+            "  #pragma omp target teams map(tofrom: p[0:n])\n"
+            "  {\n"
+            "    #pragma omp parallel for\n"
+            "    for (int i = 0; i < n; i++) p[i] = 0;\n"
+            "  }\n"
+            "  #pragma omp target map(tofrom: p[0:n])\n"
+            "  {\n"
+            "    #pragma omp teams distribute parallel for\n"
+            "    for (int i = 0; i < n; i++) p[i] = 0;\n"
+            "    p[0] = 1;\n"
+            "  }\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    Region *r = u->regions.items[0];
+    cr_assert_eq(r->versions[0].cs, CS_TEAMS);
+    cr_assert(node_is(r->stmt, "compound_statement"));
+    r = u->regions.items[1];
+    cr_assert_eq(r->versions[0].cs, 0);
+    cr_assert(ts_node_eq(r->stmt, r->span));
+    DONE();
+}
+
+Test(analysis, nested_duplicate_and_collapse_errors)
+{
+    ANALYSE("void f(int n, float *p) {\n"
+            "  #pragma omp target thread_limit(64) map(tofrom: p[0:n])\n"
+            "  #pragma omp teams thread_limit(32)\n"
+            "  #pragma omp distribute\n"
+            "  for (int i = 0; i < n; i++) p[i] = 0;\n"
+            "  #pragma omp target map(tofrom: p[0:n])\n"
+            "  #pragma omp parallel for collapse(2)\n"
+            "  for (int i = 0; i < n; i++) p[i] = 0;\n"
+            "}\n");
+    cr_assert_eq(nerr, 2);
+    char *msg = diag_text(errf);
+    cr_assert_not_null(strstr(msg, "t.c:3:21: error: duplicate clause 'thread_limit'"));
+    cr_assert_not_null(strstr(msg, "t.c:7:28: error: collapse(2) is deeper than the loop nest"));
+    free(msg);
+    DONE();
+}
