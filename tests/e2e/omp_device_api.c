@@ -125,6 +125,13 @@ int main(void)
     check(where == 1, "default device set to the host: region on the host");
     omp_set_default_device(def);
 
+    /* device(expr): a variable that sounds like a device kind is a device number */
+    int gpu = def;
+    where = -2;
+    #pragma omp target device(gpu) map(from: where)
+    where = omp_get_device_num();
+    check(where == def, "device(gpu) with an int gpu");
+
     /* device(expr): OpenMP 5.2's omp_initial_device (-1) is the host */
     int initial = -1;
     where = -2;
