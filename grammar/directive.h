@@ -68,6 +68,9 @@ typedef enum ClauseKind {
     CL_FROM,          /* target update from(list) */
     CL_DEFAULTMAP,    /* arg = inner text, kept for re-emission */
     CL_IS_DEVICE_PTR,
+    CL_ACCEPTED,      /* default(...), uses_allocators(...), allocate(...), aligned(...),
+                         nontemporal(...): accepted with no effect on the translation;
+                         name = the clause's name, arg = its inner text */
     CL_HAS_DEVICE_ADDR, /* target has_device_addr(list) (OpenMP 5.1) */
     CL_USE_DEVICE_PTR,  /* target data use_device_ptr(list) */
     CL_USE_DEVICE_ADDR, /* target data use_device_addr(list) */

@@ -685,7 +685,22 @@ static void em__data(Emit *e, const DataConstruct *d)
     size_t at = d->pragma->start;
     buf_printf(&b, "{ /* #pragma %s */\n", d->pragma->text);
     em__loc(e, &b, d);
-    if (k == DIR_TASKWAIT || k == DIR_ACC_WAIT) {
+    if (k == DIR_TASKWAIT && directive_find(&d->pragma->dir, CL_NOWAIT)) {
+        /* taskwait nowait: no task waits */
+        buf_puts(&b, "    (void)macc_l_;\n}");
+        em__line_dir(e, &b, d->pragma->end);
+        em__edit_gen(e, d->pragma->start, d->pragma->end, b.data, at);
+        return;
+    }
+    if (k == DIR_TASKWAIT) {
+        /* the runtime's deferred regions, then the host's OpenMP tasks */
+        buf_puts(&b, "    MACC_taskwait(&macc_l_);\n");
+        buf_puts(&b, "#pragma omp taskwait\n}");
+        em__line_dir(e, &b, d->pragma->end);
+        em__edit_gen(e, d->pragma->start, d->pragma->end, b.data, at);
+        return;
+    }
+    if (k == DIR_ACC_WAIT) {
         buf_puts(&b, "    MACC_taskwait(&macc_l_);\n}");
         em__line_dir(e, &b, d->pragma->end);
         em__edit_gen(e, d->pragma->start, d->pragma->end, b.data, at);
