@@ -805,7 +805,15 @@ Test(directive, loop_clauses)
 
 Test(directive, loop_errors)
 {
-    bad("omp parallel for default(none)", "default", "unknown clause 'default' on 'parallel for'");
+    bad("omp parallel for proc_bind(close)", "proc_bind", "unknown clause 'proc_bind' on 'parallel for'");
+    ok("omp parallel for default(none) aligned(a: 64) nontemporal(a)");
+    cr_assert_eq(D.clauses[0].kind, CL_ACCEPTED);
+    cr_assert_str_eq(D.clauses[0].name, "default");
+    cr_assert_str_eq(D.clauses[0].arg, "none");
+    bad("omp parallel for default(everything)", "everything", "expected shared, none, firstprivate or private");
+    ok("omp target teams distribute parallel for reduction(task, +: s)");
+    cr_assert_eq(D.clauses[0].modifier, RED_ADD);
+    bad("omp target parallel for reduction(inscan, +: s)", "inscan", "inscan");
     bad("omp parallel for map(to: a)", "map", "not allowed on 'parallel for'");
     bad("omp parallel for nowait", "nowait", "not allowed");
     bad("omp simd if(x) simd", "x) |simd", "construct-set");
@@ -933,8 +941,11 @@ Test(directive, taskwait)
     ok("omp taskwait");
     cr_assert_eq(D.kind, DIR_TASKWAIT);
     cr_assert_eq(D.nclauses, 0);
-    bad("omp taskwait nowait", "nowait", "taskwait");
-    bad("omp taskwait depend(in: a)", "depend", "taskwait");
+    ok("omp taskwait nowait");
+    cr_assert_eq(D.nclauses, 1);
+    ok("omp taskwait depend(in: a) depend(out: b[0:n])");
+    cr_assert_eq(D.nclauses, 2);
+    bad("omp taskwait untied", "untied", "taskwait");
 }
 
 Test(directive, target_data)
