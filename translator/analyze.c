@@ -1580,6 +1580,18 @@ void region_launch_fields(const Region *r, Buf *fields, Buf *assign)
             if (assign)
                 buf_printf(assign, "    macc_a_.macc_%s_v%d = (int)(%s);\n", name, v, c->arg);
         }
+        /* if(parallel: e): false makes the parallel region one thread */
+        const Directive *d = r->versions[v].dir;
+        for (int j = 0; j < d->nclauses; j++) {
+            const DirClause *c = &d->clauses[j];
+            if (c->kind != CL_IF || !c->arg || !c->name || strcmp(c->name, "parallel"))
+                continue;
+            if (fields)
+                buf_printf(fields, "    int macc_if_parallel_v%d;\n", v);
+            if (assign)
+                buf_printf(assign, "    macc_a_.macc_if_parallel_v%d = (%s) != 0;\n", v, c->arg);
+            break;
+        }
     }
 }
 

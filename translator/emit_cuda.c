@@ -1869,6 +1869,13 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     buf_printf(b, "    int macc_block_ = %s%s%s;\n", nth ? "(int)(" : tl ? "(int)(" : "",
                nth ? nth_f : tl ? tl_f : (mode == LOOP || inner_threads) ? "256" : "1", nth || tl ? ")" : "");
     buf_puts(b, "    if (macc_block_ < 1) macc_block_ = 1;\n    if (macc_block_ > 1024) macc_block_ = 1024;\n");
+    for (int j = 0; j < d->nclauses; j++) {
+        const DirClause *ic = &d->clauses[j];
+        if (ic->kind == CL_IF && ic->arg && ic->name && !strcmp(ic->name, "parallel")) {
+            buf_printf(b, "    if (!macc_a_->macc_if_parallel_v%d) macc_block_ = 1; /* if(parallel: false) */\n", vix);
+            break;
+        }
+    }
     if (reds.len || mode != LOOP)
         buf_puts(b, "    { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }\n");
     int host_total = 0;

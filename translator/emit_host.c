@@ -305,8 +305,9 @@ static int em__loop_clauses(Buf *b, const Directive *d, int parallel, int simd)
             if (simd)
                 buf_printf(b, " %s(%s)", directive_clause_name(c->kind), c->arg ? c->arg : "1");
             break;
-        case CL_IF: /* a nested parallel's own if(...) */
-            if (parallel && c->name && strcmp(c->name, "parallel") == 0)
+        case CL_IF: /* a nested parallel's own if(...); the combined construct's
+                     * if without a modifier applies to its parallel too */
+            if (parallel && ((c->name && strcmp(c->name, "parallel") == 0) || (!c->name && d->kind == DIR_TARGET)))
                 buf_printf(b, " if(%s)", c->arg ? c->arg : "1");
             break;
         case CL_NOWAIT: /* on a worksharing for */
