@@ -354,6 +354,11 @@ driver)
     if "$macc" --translate "$top/tests/e2e/requires_usm.c" -o out 2> err.txt && grep -q 'MACC_malloc' out/requires_usm.host.c &&
         ! grep -q 'pragma omp requires' out/requires_usm.host.c; then ok
     else cat err.txt; ko "driver: omp requires unified_shared_memory"; fi
+    # a region whose GPU version cannot be built runs on the host, with a warning
+    printf 'void g(double *a);\nvoid f(int n, double *a) {\n#pragma omp target parallel map(tofrom: a[0:n])\n{\n#pragma omp single\n#pragma omp task\ng(a);\n}\n}\n' > fallback.c
+    if "$macc" --translate fallback.c -o out 2> err.txt && grep -q "fallback.c:3:1: warning: the GPU version of this region cannot be built" err.txt &&
+        ! grep -q 'MACC_DEV_NVIDIA' out/fallback.host.c && [ ! -f out/fallback.cuda.cu ]; then ok
+    else cat err.txt; ko "driver: host fallback of a region without a GPU version"; fi
     # a pointer with no map: OpenMP's implicit zero-length map, said by --info
     if "$macc" --info --translate "$top/tests/e2e/implicit_pointer.c" -o out 2> err.txt &&
         grep -q "implicit_pointer.c:16:.*note: pointer 'out' has no map here" err.txt; then ok

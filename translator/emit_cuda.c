@@ -1942,6 +1942,48 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     free(nt_f);
 }
 
+int emit_cuda_probe(Unit *u, Region *r, char **why)
+{
+    Cu c = {0};
+    c.u = u;
+    c.path = "";
+    for (int i = 0; i < u->regions.len; i++)
+        cu__calls(&c, ((Region *)u->regions.items[i])->stmt);
+    Diag *dg = u->diag;
+    FILE *out = dg->out;
+    int errs = dg->errors, warns = dg->warnings;
+    char *text = NULL;
+    size_t len = 0;
+    dg->out = open_memstream(&text, &len);
+    Buf scratch = {0};
+    if (dg->out) {
+        cu__region(&c, r, &scratch);
+        fclose(dg->out);
+    } else {
+        c.errors = 0;
+    }
+    dg->out = out;
+    dg->errors = errs;
+    dg->warnings = warns;
+    buf_free(&scratch);
+    for (int i = 0; i < c.devfuncs.len; i++) {
+        free(c.devfuncs.items[i]);
+        free(c.devnodes.items[i]);
+    }
+    vec_free(&c.devfuncs);
+    vec_free(&c.devnodes);
+    *why = NULL;
+    if (c.errors && text) {
+        /* "file:line:col: error: message": the message */
+        char *m = strstr(text, ": error: ");
+        char *nl = m ? strchr(m, '\n') : NULL;
+        if (m)
+            *why = xstrndup(m + 9, nl ? (size_t)(nl - m - 9) : strlen(m + 9));
+    }
+    free(text);
+    return c.errors == 0;
+}
+
 int emit_cuda(Unit *u, Buf *out, const char *display_path)
 {
     int any = 0;

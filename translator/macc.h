@@ -306,6 +306,11 @@ void emit_host(Unit *u, Buf *out, const char *display_path);
  * no region has an nvidia version (*out stays empty). */
 int emit_cuda(Unit *u, Buf *out, const char *display_path);
 
+/* Can region r's GPU version be built? Emits it to a scratch buffer with
+ * diagnostics held back; on failure *why receives the first error's message
+ * (caller frees). */
+int emit_cuda_probe(Unit *u, Region *r, char **why);
+
 /* ---- translate ------------------------------------------------------------ */
 typedef struct TranslateOptions {
     const char *outdir;   /* where the outputs go */

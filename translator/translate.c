@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "macc.h"
+#include "macc_rt.h"
 
 int translate_needed(const char *text)
 {
@@ -22,6 +23,37 @@ int translate_needed(const char *text)
             return 1;
     }
     return 0;
+}
+
+/* A region whose GPU version cannot be built (a construct inside it that
+ * kernels do not run: taskloop, task reductions, scope, ...) runs on the host,
+ * as OpenMP's host fallback does, with a warning naming the reason; unless
+ * the user asked for a GPU (device(nvidia), an if_device(nvidia) or
+ * metadirective GPU variant): then it stays an error (reported when the
+ * device file is written). */
+static void tr__gpu_fallbacks(Unit *u)
+{
+    for (int i = 0; i < u->regions.len; i++) {
+        Region *r = u->regions.items[i];
+        int gpu = 0, asked = r->device == MACC_DEVICE_NVIDIA || r->ifdevs.len > 0;
+        for (int j = 0; j < r->nversions; j++)
+            gpu |= r->versions[j].kind == MACC_DEV_NVIDIA;
+        if (!gpu || asked)
+            continue;
+        char *why = NULL;
+        if (emit_cuda_probe(u, r, &why))
+            continue;
+        diag_warning(u->diag, r->target->start, "the GPU version of this region cannot be built (%s): it runs on the host",
+                     why ? why : "unsupported construct");
+        free(why);
+        int k = 0;
+        for (int j = 0; j < r->nversions; j++)
+            if (r->versions[j].kind != MACC_DEV_NVIDIA)
+                r->versions[k++] = r->versions[j];
+        r->nversions = k;
+        for (int j = 0; j < r->nversions; j++)
+            r->versions[j].fallback = 0; /* the host version is the region's one version now */
+    }
 }
 
 static int tr__run(Source *src, FILE *diag_out, Buf *out, Buf *cuda, const char *display, int info,
@@ -41,6 +73,8 @@ static int tr__run(Source *src, FILE *diag_out, Buf *out, Buf *cuda, const char 
     u->info = info;
     u->managed = managed || u->managed; /* --managed, or omp requires unified_shared_memory */
     analyze_unit(u);
+    if (!diag.errors && cuda)
+        tr__gpu_fallbacks(u);
     if (!diag.errors)
         emit_host(u, out, src->path);
     if (!diag.errors && cuda)
