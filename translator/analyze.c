@@ -930,6 +930,15 @@ static Pragma *an__pragma_at(const Unit *u, TSNode n)
     return NULL;
 }
 
+/* The first node from n on that is not a #pragma line (ours or another,
+ * such as `omp single` between a parallel directive and its block). */
+static TSNode an__past_any_pragmas(TSNode n)
+{
+    while (node_is(n, "preproc_call"))
+        n = an__next_stmt(n);
+    return n;
+}
+
 /* The first node from n on that is not one of our directives. */
 static TSNode an__past_pragmas(const Unit *u, TSNode n)
 {
@@ -1358,7 +1367,7 @@ static void an__region(Unit *u, Pragma *tp)
         TSNode s = an__next_stmt(q->node);
         if ((q->dir.cs & CS_LOOPS) && !node_is(s, "for_statement"))
             diag_error(u->diag, q->start, "'%s' needs a for loop as the next statement", an__cs_name(q->dir.cs));
-        else if (CS_IS_PARALLEL_REGION(q->dir.cs) && !an__is_statement(an__past_pragmas(u, s)))
+        else if (CS_IS_PARALLEL_REGION(q->dir.cs) && !an__is_statement(an__past_any_pragmas(an__past_pragmas(u, s))))
             diag_error(u->diag, q->start, "'parallel' directive has no statement after it");
     }
     an__local_types(u, r);

@@ -638,6 +638,9 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
                "static const MACC_Region macc_r_%s = {\n    {\"%s\", %d, %d, \"%s\"}, \"%s\",\n"
                "    (int)(sizeof macc_v_%s / sizeof macc_v_%s[0]), macc_v_%s\n};\n",
                sfx, e->path, r->line, r->col, r->func_name, r->name, sfx, sfx, sfx);
+    /* the call reaches the descriptor through a function: a region inside a
+     * task or parallel construct with default(none) names no variable of ours */
+    buf_printf(b, "static const MACC_Region *macc_rp_%s(void) { return &macc_r_%s; }\n", sfx, sfx);
 }
 
 static void em__call(Emit *e, const Region *r)
@@ -659,7 +662,7 @@ static void em__call(Emit *e, const Region *r)
     em__deps(&b, &r->deps, "    ");
     char dbuf[256];
     const char *dev = em__device(r->device, r->device_expr, dbuf, sizeof dbuf);
-    buf_printf(&b, "    MACC_target(&macc_r_%s, &macc_a_, sizeof macc_a_, %d, %s, %d, %s, %s, %s, %s);\n}",
+    buf_printf(&b, "    MACC_target(macc_rp_%s(), &macc_a_, sizeof macc_a_, %d, %s, %d, %s, %s, %s, %s);\n}",
                r->suffix, r->maps.len, r->maps.len ? "macc_m_" : "0", r->deps.len, r->deps.len ? "macc_d_" : "0",
                r->nowait ? "MACC_NOWAIT" : "0", dev, r->if_expr ? r->if_expr : "1");
     size_t end = ts_node_end_byte(r->span);

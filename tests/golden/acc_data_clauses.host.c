@@ -43,6 +43,7 @@ static const MACC_Region macc_r_acc_region_L8 = {
     {"acc_data_clauses.c", 8, 13, "acc_region"}, "macc_k_acc_region_L8",
     (int)(sizeof macc_v_acc_region_L8 / sizeof macc_v_acc_region_L8[0]), macc_v_acc_region_L8
 };
+static const MACC_Region *macc_rp_acc_region_L8(void) { return &macc_r_acc_region_L8; }
 
 /* target region acc_data_clauses.c:12: argument block, host version, version table */
 struct macc_a_acc_region_L12 {
@@ -85,6 +86,7 @@ static const MACC_Region macc_r_acc_region_L12 = {
     {"acc_data_clauses.c", 12, 9, "acc_region"}, "macc_k_acc_region_L12",
     (int)(sizeof macc_v_acc_region_L12 / sizeof macc_v_acc_region_L12[0]), macc_v_acc_region_L12
 };
+static const MACC_Region *macc_rp_acc_region_L12(void) { return &macc_r_acc_region_L12; }
 
 #line 2 "acc_data_clauses.c"
 void acc_region(int n, float *a, float *b, float *c, float *t, float *d)
@@ -122,7 +124,7 @@ void acc_region(int n, float *a, float *b, float *c, float *t, float *d)
         {"a", (void *)(a), (void *)(a), 0, MACC_MAP_ATTACH},
         {"b", (void *)(b), (void *)(b), 0, MACC_MAP_ATTACH},
     };
-    MACC_target(&macc_r_acc_region_L8, &macc_a_, sizeof macc_a_, 3, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_acc_region_L8(), &macc_a_, sizeof macc_a_, 3, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 10 "acc_data_clauses.c"
 
@@ -141,7 +143,7 @@ void acc_region(int n, float *a, float *b, float *c, float *t, float *d)
         {"a", (void *)(a), (void *)(a), 0, MACC_MAP_ATTACH},
         {"b", (void *)(b), (void *)(b), 0, MACC_MAP_ATTACH},
     };
-    MACC_target(&macc_r_acc_region_L12, &macc_a_, sizeof macc_a_, 4, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_acc_region_L12(), &macc_a_, sizeof macc_a_, 4, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 16 "acc_data_clauses.c"
 

@@ -47,6 +47,7 @@ static const MACC_Region macc_r_use_device_buffer_L12 = {
     {"acc_data_deviceptr_attach.c", 12, 9, "use_device_buffer"}, "macc_k_use_device_buffer_L12",
     (int)(sizeof macc_v_use_device_buffer_L12 / sizeof macc_v_use_device_buffer_L12[0]), macc_v_use_device_buffer_L12
 };
+static const MACC_Region *macc_rp_use_device_buffer_L12(void) { return &macc_r_use_device_buffer_L12; }
 
 #line 8 "acc_data_deviceptr_attach.c"
 void use_device_buffer(int n, const float *dbuf, float *a)
@@ -69,7 +70,7 @@ void use_device_buffer(int n, const float *dbuf, float *a)
         {"a", (void *)(a), (void *)(a), 0, MACC_MAP_ATTACH},
         {"dbuf", (void *)(dbuf), (void *)(dbuf), 0, MACC_MAP_ATTACH},
     };
-    MACC_target(&macc_r_use_device_buffer_L12, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_use_device_buffer_L12(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 14 "acc_data_deviceptr_attach.c"
 
@@ -115,6 +116,7 @@ static const MACC_Region macc_r_use_struct_L26 = {
     {"acc_data_deviceptr_attach.c", 26, 9, "use_struct"}, "macc_k_use_struct_L26",
     (int)(sizeof macc_v_use_struct_L26 / sizeof macc_v_use_struct_L26[0]), macc_v_use_struct_L26
 };
+static const MACC_Region *macc_rp_use_struct_L26(void) { return &macc_r_use_struct_L26; }
 
 #line 18 "acc_data_deviceptr_attach.c"
 void use_struct(struct buf *s)
@@ -141,7 +143,7 @@ void use_struct(struct buf *s)
     MACC_Map macc_m_[1] = {
         {"s", (void *)(s), (void *)(s), 0, MACC_MAP_ATTACH},
     };
-    MACC_target(&macc_r_use_struct_L26, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_use_struct_L26(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 28 "acc_data_deviceptr_attach.c"
 

@@ -42,6 +42,7 @@ static const MACC_Region macc_r_acc_dynamic_L6 = {
     {"acc_unstructured.c", 6, 5, "acc_dynamic"}, "macc_k_acc_dynamic_L6",
     (int)(sizeof macc_v_acc_dynamic_L6 / sizeof macc_v_acc_dynamic_L6[0]), macc_v_acc_dynamic_L6
 };
+static const MACC_Region *macc_rp_acc_dynamic_L6(void) { return &macc_r_acc_dynamic_L6; }
 
 #line 3 "acc_unstructured.c"
 void acc_dynamic(int n, double *x, double *y)
@@ -63,7 +64,7 @@ void acc_dynamic(int n, double *x, double *y)
         {"y", (void *)(y), (void *)(y), 0, MACC_MAP_ATTACH},
         {"x", (void *)(x), (void *)(x), 0, MACC_MAP_ATTACH},
     };
-    MACC_target(&macc_r_acc_dynamic_L6, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_acc_dynamic_L6(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 8 "acc_unstructured.c"
 

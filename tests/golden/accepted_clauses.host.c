@@ -52,6 +52,7 @@ static const MACC_Region macc_r_f_L8 = {
     {"accepted_clauses.c", 8, 5, "f"}, "macc_k_f_L8",
     (int)(sizeof macc_v_f_L8 / sizeof macc_v_f_L8[0]), macc_v_f_L8
 };
+static const MACC_Region *macc_rp_f_L8(void) { return &macc_r_f_L8; }
 
 /* target region accepted_clauses.c:16: argument block, host version, version table */
 struct macc_a_f_L16 {
@@ -86,6 +87,7 @@ static const MACC_Region macc_r_f_L16 = {
     {"accepted_clauses.c", 16, 5, "f"}, "macc_k_f_L16",
     (int)(sizeof macc_v_f_L16 / sizeof macc_v_f_L16[0]), macc_v_f_L16
 };
+static const MACC_Region *macc_rp_f_L16(void) { return &macc_r_f_L16; }
 
 #line 4 "accepted_clauses.c"
 void f(int n, double *a, double *b)
@@ -104,7 +106,7 @@ void f(int n, double *a, double *b)
     MACC_Dep macc_d_[1] = {
         {(void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_DEP_OUT},
     };
-    MACC_target(&macc_r_f_L8, &macc_a_, sizeof macc_a_, 3, macc_m_, 1, macc_d_, MACC_NOWAIT, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_f_L8(), &macc_a_, sizeof macc_a_, 3, macc_m_, 1, macc_d_, MACC_NOWAIT, MACC_DEVICE_DEFAULT, 1);
 }
 #line 14 "accepted_clauses.c"
 
@@ -120,7 +122,7 @@ void f(int n, double *a, double *b)
     MACC_Map macc_m_[1] = {
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_f_L16, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_f_L16(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 18 "accepted_clauses.c"
 

@@ -43,6 +43,7 @@ static const MACC_Region macc_r_fill_L4 = {
     {"collapse.c", 4, 5, "fill"}, "macc_k_fill_L4",
     (int)(sizeof macc_v_fill_L4 / sizeof macc_v_fill_L4[0]), macc_v_fill_L4
 };
+static const MACC_Region *macc_rp_fill_L4(void) { return &macc_r_fill_L4; }
 
 /* target region collapse.c:9: argument block, host version, version table */
 struct macc_a_fill_L9 {
@@ -85,6 +86,7 @@ static const MACC_Region macc_r_fill_L9 = {
     {"collapse.c", 9, 5, "fill"}, "macc_k_fill_L9",
     (int)(sizeof macc_v_fill_L9 / sizeof macc_v_fill_L9[0]), macc_v_fill_L9
 };
+static const MACC_Region *macc_rp_fill_L9(void) { return &macc_r_fill_L9; }
 
 #line 2 "collapse.c"
 void fill(int ni, int nj, int nk, double *a, double *b)
@@ -96,7 +98,7 @@ void fill(int ni, int nj, int nk, double *a, double *b)
     MACC_Map macc_m_[1] = {
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(ni*nj) * sizeof((a)[0]), MACC_MAP_FROM},
     };
-    MACC_target(&macc_r_fill_L4, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_fill_L4(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 7 "collapse.c"
 
@@ -109,7 +111,7 @@ void fill(int ni, int nj, int nk, double *a, double *b)
     MACC_Map macc_m_[1] = {
         {"b", (void *)(b), (void *)&(b)[0], (MACC_SIZE_T)(ni*nj*nk) * sizeof((b)[0]), MACC_MAP_FROM},
     };
-    MACC_target(&macc_r_fill_L9, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_fill_L9(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 13 "collapse.c"
 

@@ -45,6 +45,7 @@ static const MACC_Region macc_r_compound_L5 = {
     {"compound_body.c", 5, 5, "compound"}, "macc_k_compound_L5",
     (int)(sizeof macc_v_compound_L5 / sizeof macc_v_compound_L5[0]), macc_v_compound_L5
 };
+static const MACC_Region *macc_rp_compound_L5(void) { return &macc_r_compound_L5; }
 
 /* target region compound_body.c:14: argument block, host version, version table */
 struct macc_a_compound_L14 {
@@ -79,6 +80,7 @@ static const MACC_Region macc_r_compound_L14 = {
     {"compound_body.c", 14, 5, "compound"}, "macc_k_compound_L14",
     (int)(sizeof macc_v_compound_L14 / sizeof macc_v_compound_L14[0]), macc_v_compound_L14
 };
+static const MACC_Region *macc_rp_compound_L14(void) { return &macc_r_compound_L14; }
 
 #line 3 "compound_body.c"
 void compound(int n, int *a, int *flag)
@@ -90,7 +92,7 @@ void compound(int n, int *a, int *flag)
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
         {"flag", (void *)(flag), (void *)&(flag)[0], (MACC_SIZE_T)(1) * sizeof((flag)[0]), MACC_MAP_FROM},
     };
-    MACC_target(&macc_r_compound_L5, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_compound_L5(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 12 "compound_body.c"
 
@@ -101,7 +103,7 @@ void compound(int n, int *a, int *flag)
     MACC_Map macc_m_[1] = {
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_compound_L14, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
+    MACC_target(macc_rp_compound_L14(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }
 #line 19 "compound_body.c"
 

@@ -41,6 +41,7 @@ static const MACC_Region macc_r_pipeline_L6 = {
     {"depend_forms.c", 6, 9, "pipeline"}, "macc_k_pipeline_L6",
     (int)(sizeof macc_v_pipeline_L6 / sizeof macc_v_pipeline_L6[0]), macc_v_pipeline_L6
 };
+static const MACC_Region *macc_rp_pipeline_L6(void) { return &macc_r_pipeline_L6; }
 
 /* target region depend_forms.c:10: argument block, host version, version table */
 struct macc_a_pipeline_L10 {
@@ -76,6 +77,7 @@ static const MACC_Region macc_r_pipeline_L10 = {
     {"depend_forms.c", 10, 9, "pipeline"}, "macc_k_pipeline_L10",
     (int)(sizeof macc_v_pipeline_L10 / sizeof macc_v_pipeline_L10[0]), macc_v_pipeline_L10
 };
+static const MACC_Region *macc_rp_pipeline_L10(void) { return &macc_r_pipeline_L10; }
 
 /* target region depend_forms.c:14: argument block, host version, version table */
 struct macc_a_pipeline_L14 {
@@ -117,6 +119,7 @@ static const MACC_Region macc_r_pipeline_L14 = {
     {"depend_forms.c", 14, 9, "pipeline"}, "macc_k_pipeline_L14",
     (int)(sizeof macc_v_pipeline_L14 / sizeof macc_v_pipeline_L14[0]), macc_v_pipeline_L14
 };
+static const MACC_Region *macc_rp_pipeline_L14(void) { return &macc_r_pipeline_L14; }
 
 #line 3 "depend_forms.c"
 void pipeline(int n, int bs, float *a, float *b, float *c)
@@ -132,7 +135,7 @@ void pipeline(int n, int bs, float *a, float *b, float *c)
     MACC_Dep macc_d_[1] = {
         {(void *)&(a)[k], (MACC_SIZE_T)(bs) * sizeof((a)[k]), MACC_DEP_OUT},
     };
-    MACC_target(&macc_r_pipeline_L6, &macc_a_, sizeof macc_a_, 1, macc_m_, 1, macc_d_, MACC_NOWAIT, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_pipeline_L6(), &macc_a_, sizeof macc_a_, 1, macc_m_, 1, macc_d_, MACC_NOWAIT, MACC_DEVICE_DEFAULT, 1);
 }
 #line 8 "depend_forms.c"
 
@@ -147,7 +150,7 @@ void pipeline(int n, int bs, float *a, float *b, float *c)
     MACC_Dep macc_d_[1] = {
         {(void *)&(a)[k], (MACC_SIZE_T)(bs) * sizeof((a)[k]), MACC_DEP_INOUT},
     };
-    MACC_target(&macc_r_pipeline_L10, &macc_a_, sizeof macc_a_, 1, macc_m_, 1, macc_d_, MACC_NOWAIT, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_pipeline_L10(), &macc_a_, sizeof macc_a_, 1, macc_m_, 1, macc_d_, MACC_NOWAIT, MACC_DEVICE_DEFAULT, 1);
 }
 #line 12 "depend_forms.c"
 
@@ -166,7 +169,7 @@ void pipeline(int n, int bs, float *a, float *b, float *c)
         {(void *)&(b)[k], (MACC_SIZE_T)(bs) * sizeof((b)[k]), MACC_DEP_OUT},
         {(void *)&(c)[k], (MACC_SIZE_T)(bs) * sizeof((c)[k]), MACC_DEP_OUT},
     };
-    MACC_target(&macc_r_pipeline_L14, &macc_a_, sizeof macc_a_, 3, macc_m_, 3, macc_d_, MACC_NOWAIT, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_pipeline_L14(), &macc_a_, sizeof macc_a_, 3, macc_m_, 3, macc_d_, MACC_NOWAIT, MACC_DEVICE_DEFAULT, 1);
 }
 #line 18 "depend_forms.c"
 

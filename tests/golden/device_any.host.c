@@ -41,6 +41,7 @@ static const MACC_Region macc_r_init_L6 = {
     {"device_any.c", 6, 5, "init"}, "macc_k_init_L6",
     (int)(sizeof macc_v_init_L6 / sizeof macc_v_init_L6[0]), macc_v_init_L6
 };
+static const MACC_Region *macc_rp_init_L6(void) { return &macc_r_init_L6; }
 
 /* target region device_any.c:10: argument block, host version, version table */
 struct macc_a_init_L10 {
@@ -75,6 +76,7 @@ static const MACC_Region macc_r_init_L10 = {
     {"device_any.c", 10, 5, "init"}, "macc_k_init_L10",
     (int)(sizeof macc_v_init_L10 / sizeof macc_v_init_L10[0]), macc_v_init_L10
 };
+static const MACC_Region *macc_rp_init_L10(void) { return &macc_r_init_L10; }
 
 #line 4 "device_any.c"
 void init(int n, int *v)
@@ -85,7 +87,7 @@ void init(int n, int *v)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_FROM},
     };
-    MACC_target(&macc_r_init_L6, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
+    MACC_target(macc_rp_init_L6(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }
 #line 8 "device_any.c"
 
@@ -96,7 +98,7 @@ void init(int n, int *v)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_init_L10, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
+    MACC_target(macc_rp_init_L10(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }
 #line 12 "device_any.c"
 

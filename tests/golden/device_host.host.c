@@ -34,6 +34,7 @@ static const MACC_Region macc_r_clear_L5 = {
     {"device_host.c", 5, 5, "clear"}, "macc_k_clear_L5",
     (int)(sizeof macc_v_clear_L5 / sizeof macc_v_clear_L5[0]), macc_v_clear_L5
 };
+static const MACC_Region *macc_rp_clear_L5(void) { return &macc_r_clear_L5; }
 
 /* target region device_host.c:9: argument block, host version, version table */
 struct macc_a_clear_L9 {
@@ -62,6 +63,7 @@ static const MACC_Region macc_r_clear_L9 = {
     {"device_host.c", 9, 5, "clear"}, "macc_k_clear_L9",
     (int)(sizeof macc_v_clear_L9 / sizeof macc_v_clear_L9[0]), macc_v_clear_L9
 };
+static const MACC_Region *macc_rp_clear_L9(void) { return &macc_r_clear_L9; }
 
 #line 3 "device_host.c"
 void clear(int n, double *v)
@@ -72,7 +74,7 @@ void clear(int n, double *v)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_FROM},
     };
-    MACC_target(&macc_r_clear_L5, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_HOST, 1);
+    MACC_target(macc_rp_clear_L5(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_HOST, 1);
 }
 #line 7 "device_host.c"
 
@@ -83,7 +85,7 @@ void clear(int n, double *v)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_clear_L9, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, MACC_NOWAIT, MACC_DEVICE_HOST, 1);
+    MACC_target(macc_rp_clear_L9(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, MACC_NOWAIT, MACC_DEVICE_HOST, 1);
 }
 #line 12 "device_host.c"
 

@@ -40,6 +40,7 @@ static const MACC_Region macc_r_bump_L5 = {
     {"device_number.c", 5, 5, "bump"}, "macc_k_bump_L5",
     (int)(sizeof macc_v_bump_L5 / sizeof macc_v_bump_L5[0]), macc_v_bump_L5
 };
+static const MACC_Region *macc_rp_bump_L5(void) { return &macc_r_bump_L5; }
 
 /* target region device_number.c:9: argument block, host version, version table */
 struct macc_a_bump_L9 {
@@ -74,6 +75,7 @@ static const MACC_Region macc_r_bump_L9 = {
     {"device_number.c", 9, 5, "bump"}, "macc_k_bump_L9",
     (int)(sizeof macc_v_bump_L9 / sizeof macc_v_bump_L9[0]), macc_v_bump_L9
 };
+static const MACC_Region *macc_rp_bump_L9(void) { return &macc_r_bump_L9; }
 
 #line 3 "device_number.c"
 void bump(int n, int *v, int dev)
@@ -84,7 +86,7 @@ void bump(int n, int *v, int dev)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_bump_L5, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, (int)(0), 1);
+    MACC_target(macc_rp_bump_L5(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, (int)(0), 1);
 }
 #line 7 "device_number.c"
 
@@ -95,7 +97,7 @@ void bump(int n, int *v, int dev)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_bump_L9, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_device_num((int)(dev + 1)), 1);
+    MACC_target(macc_rp_bump_L9(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_device_num((int)(dev + 1)), 1);
 }
 #line 11 "device_number.c"
 

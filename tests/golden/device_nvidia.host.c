@@ -40,6 +40,7 @@ static const MACC_Region macc_r_twice_L5 = {
     {"device_nvidia.c", 5, 5, "twice"}, "macc_k_twice_L5",
     (int)(sizeof macc_v_twice_L5 / sizeof macc_v_twice_L5[0]), macc_v_twice_L5
 };
+static const MACC_Region *macc_rp_twice_L5(void) { return &macc_r_twice_L5; }
 
 /* target region device_nvidia.c:9: argument block, host version, version table */
 struct macc_a_twice_L9 {
@@ -74,6 +75,7 @@ static const MACC_Region macc_r_twice_L9 = {
     {"device_nvidia.c", 9, 5, "twice"}, "macc_k_twice_L9",
     (int)(sizeof macc_v_twice_L9 / sizeof macc_v_twice_L9[0]), macc_v_twice_L9
 };
+static const MACC_Region *macc_rp_twice_L9(void) { return &macc_r_twice_L9; }
 
 #line 3 "device_nvidia.c"
 void twice(int n, float *v)
@@ -84,7 +86,7 @@ void twice(int n, float *v)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_twice_L5, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_NVIDIA, 1);
+    MACC_target(macc_rp_twice_L5(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_NVIDIA, 1);
 }
 #line 7 "device_nvidia.c"
 
@@ -95,7 +97,7 @@ void twice(int n, float *v)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_twice_L9, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_NVIDIA, 1);
+    MACC_target(macc_rp_twice_L9(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_NVIDIA, 1);
 }
 #line 12 "device_nvidia.c"
 

@@ -41,6 +41,7 @@ static const MACC_Region macc_r_lifetime_L6 = {
     {"enter_exit_data.c", 6, 5, "lifetime"}, "macc_k_lifetime_L6",
     (int)(sizeof macc_v_lifetime_L6 / sizeof macc_v_lifetime_L6[0]), macc_v_lifetime_L6
 };
+static const MACC_Region *macc_rp_lifetime_L6(void) { return &macc_r_lifetime_L6; }
 
 /* target region enter_exit_data.c:11: argument block, host version, version table */
 struct macc_a_lifetime_L11 {
@@ -77,6 +78,7 @@ static const MACC_Region macc_r_lifetime_L11 = {
     {"enter_exit_data.c", 11, 5, "lifetime"}, "macc_k_lifetime_L11",
     (int)(sizeof macc_v_lifetime_L11 / sizeof macc_v_lifetime_L11[0]), macc_v_lifetime_L11
 };
+static const MACC_Region *macc_rp_lifetime_L11(void) { return &macc_r_lifetime_L11; }
 
 #line 2 "enter_exit_data.c"
 void lifetime(int n, float *a, float *b, float *w)
@@ -99,7 +101,7 @@ void lifetime(int n, float *a, float *b, float *w)
         {"w", (void *)(w), (void *)(w), 0, MACC_MAP_ATTACH},
         {"a", (void *)(a), (void *)(a), 0, MACC_MAP_ATTACH},
     };
-    MACC_target(&macc_r_lifetime_L6, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_lifetime_L6(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 8 "enter_exit_data.c"
 
@@ -120,7 +122,7 @@ void lifetime(int n, float *a, float *b, float *w)
         {"b", (void *)(b), (void *)(b), 0, MACC_MAP_ATTACH},
         {"w", (void *)(w), (void *)(w), 0, MACC_MAP_ATTACH},
     };
-    MACC_target(&macc_r_lifetime_L11, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_lifetime_L11(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 13 "enter_exit_data.c"
 

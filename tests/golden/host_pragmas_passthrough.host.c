@@ -45,6 +45,7 @@ static const MACC_Region macc_r_mixed_L19 = {
     {"host_pragmas_passthrough.c", 19, 5, "mixed"}, "macc_k_mixed_L19",
     (int)(sizeof macc_v_mixed_L19 / sizeof macc_v_mixed_L19[0]), macc_v_mixed_L19
 };
+static const MACC_Region *macc_rp_mixed_L19(void) { return &macc_r_mixed_L19; }
 
 #line 8 "host_pragmas_passthrough.c"
 double mixed(int n, double *v)
@@ -64,7 +65,7 @@ double mixed(int n, double *v)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_mixed_L19, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_mixed_L19(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 21 "host_pragmas_passthrough.c"
 

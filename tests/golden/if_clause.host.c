@@ -39,6 +39,7 @@ static const MACC_Region macc_r_maybe_offload_L4 = {
     {"if_clause.c", 4, 5, "maybe_offload"}, "macc_k_maybe_offload_L4",
     (int)(sizeof macc_v_maybe_offload_L4 / sizeof macc_v_maybe_offload_L4[0]), macc_v_maybe_offload_L4
 };
+static const MACC_Region *macc_rp_maybe_offload_L4(void) { return &macc_r_maybe_offload_L4; }
 
 /* target region if_clause.c:8: argument block, host version, version table */
 struct macc_a_maybe_offload_L8 {
@@ -73,6 +74,7 @@ static const MACC_Region macc_r_maybe_offload_L8 = {
     {"if_clause.c", 8, 5, "maybe_offload"}, "macc_k_maybe_offload_L8",
     (int)(sizeof macc_v_maybe_offload_L8 / sizeof macc_v_maybe_offload_L8[0]), macc_v_maybe_offload_L8
 };
+static const MACC_Region *macc_rp_maybe_offload_L8(void) { return &macc_r_maybe_offload_L8; }
 
 /* target region if_clause.c:12: argument block, host version, version table */
 struct macc_a_maybe_offload_L12 {
@@ -103,6 +105,7 @@ static const MACC_Region macc_r_maybe_offload_L12 = {
     {"if_clause.c", 12, 5, "maybe_offload"}, "macc_k_maybe_offload_L12",
     (int)(sizeof macc_v_maybe_offload_L12 / sizeof macc_v_maybe_offload_L12[0]), macc_v_maybe_offload_L12
 };
+static const MACC_Region *macc_rp_maybe_offload_L12(void) { return &macc_r_maybe_offload_L12; }
 
 #line 2 "if_clause.c"
 void maybe_offload(int n, double *v)
@@ -113,7 +116,7 @@ void maybe_offload(int n, double *v)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_maybe_offload_L4, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, n > 10000);
+    MACC_target(macc_rp_maybe_offload_L4(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, n > 10000);
 }
 #line 6 "if_clause.c"
 
@@ -124,7 +127,7 @@ void maybe_offload(int n, double *v)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_maybe_offload_L8, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, n > 10000 && n % 2 == 0);
+    MACC_target(macc_rp_maybe_offload_L8(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, n > 10000 && n % 2 == 0);
 }
 #line 10 "if_clause.c"
 
@@ -134,7 +137,7 @@ void maybe_offload(int n, double *v)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(1) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_maybe_offload_L12, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 0);
+    MACC_target(macc_rp_maybe_offload_L12(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 0);
 }
 #line 15 "if_clause.c"
 

@@ -40,6 +40,7 @@ static const MACC_Region macc_r_aliases_L5 = {
     {"if_device_aliases.c", 5, 5, "aliases"}, "macc_k_aliases_L5",
     (int)(sizeof macc_v_aliases_L5 / sizeof macc_v_aliases_L5[0]), macc_v_aliases_L5
 };
+static const MACC_Region *macc_rp_aliases_L5(void) { return &macc_r_aliases_L5; }
 
 /* target region if_device_aliases.c:11: argument block, host version, version table */
 struct macc_a_aliases_L11 {
@@ -74,6 +75,7 @@ static const MACC_Region macc_r_aliases_L11 = {
     {"if_device_aliases.c", 11, 5, "aliases"}, "macc_k_aliases_L11",
     (int)(sizeof macc_v_aliases_L11 / sizeof macc_v_aliases_L11[0]), macc_v_aliases_L11
 };
+static const MACC_Region *macc_rp_aliases_L11(void) { return &macc_r_aliases_L11; }
 
 #line 3 "if_device_aliases.c"
 void aliases(int n, double *v)
@@ -84,7 +86,7 @@ void aliases(int n, double *v)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_aliases_L5, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
+    MACC_target(macc_rp_aliases_L5(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }
 #line 9 "if_device_aliases.c"
 
@@ -95,7 +97,7 @@ void aliases(int n, double *v)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_aliases_L11, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
+    MACC_target(macc_rp_aliases_L11(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }
 #line 15 "if_device_aliases.c"
 

@@ -40,6 +40,7 @@ static const MACC_Region macc_r_gpu_only_L5 = {
     {"if_device_nvidia_only.c", 5, 5, "gpu_only"}, "macc_k_gpu_only_L5",
     (int)(sizeof macc_v_gpu_only_L5 / sizeof macc_v_gpu_only_L5[0]), macc_v_gpu_only_L5
 };
+static const MACC_Region *macc_rp_gpu_only_L5(void) { return &macc_r_gpu_only_L5; }
 
 #line 3 "if_device_nvidia_only.c"
 void gpu_only(int n, float *v)
@@ -50,7 +51,7 @@ void gpu_only(int n, float *v)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_gpu_only_L5, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+    MACC_target(macc_rp_gpu_only_L5(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
 }
 #line 8 "if_device_nvidia_only.c"
 

@@ -48,6 +48,7 @@ static const MACC_Region macc_r_update_L6 = {
     {"if_device_resources.c", 6, 9, "update"}, "macc_k_update_L6",
     (int)(sizeof macc_v_update_L6 / sizeof macc_v_update_L6[0]), macc_v_update_L6
 };
+static const MACC_Region *macc_rp_update_L6(void) { return &macc_r_update_L6; }
 
 #line 3 "if_device_resources.c"
 void update(int n, int bs, float *v, const float *f, float dt)
@@ -62,7 +63,7 @@ void update(int n, int bs, float *v, const float *f, float dt)
         {"v", (void *)(v), (void *)&(v)[k], (MACC_SIZE_T)(bs) * sizeof((v)[k]), MACC_MAP_TOFROM},
         {"f", (void *)(f), (void *)&(f)[k], (MACC_SIZE_T)(bs) * sizeof((f)[k]), MACC_MAP_TO},
     };
-    MACC_target(&macc_r_update_L6, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+    MACC_target(macc_rp_update_L6(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
 }
 #line 10 "if_device_resources.c"
 

@@ -58,6 +58,7 @@ static const MACC_Region macc_r_forces_L7 = {
     {"inner_simd_reduction.c", 7, 5, "forces"}, "macc_k_forces_L7",
     (int)(sizeof macc_v_forces_L7 / sizeof macc_v_forces_L7[0]), macc_v_forces_L7
 };
+static const MACC_Region *macc_rp_forces_L7(void) { return &macc_r_forces_L7; }
 
 #line 5 "inner_simd_reduction.c"
 void forces(int n, const float *x, const float *y, float *fx, float *fy)
@@ -71,7 +72,7 @@ void forces(int n, const float *x, const float *y, float *fx, float *fy)
         {"fx", (void *)(fx), (void *)&(fx)[0], (MACC_SIZE_T)(n) * sizeof((fx)[0]), MACC_MAP_FROM},
         {"fy", (void *)(fy), (void *)&(fy)[0], (MACC_SIZE_T)(n) * sizeof((fy)[0]), MACC_MAP_FROM},
     };
-    MACC_target(&macc_r_forces_L7, &macc_a_, sizeof macc_a_, 4, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
+    MACC_target(macc_rp_forces_L7(), &macc_a_, sizeof macc_a_, 4, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }
 #line 21 "inner_simd_reduction.c"
 

@@ -58,6 +58,7 @@ static const MACC_Region macc_r_f1_L13 = {
     {"local_types.c", 13, 5, "f1"}, "macc_k_f1_L13",
     (int)(sizeof macc_v_f1_L13 / sizeof macc_v_f1_L13[0]), macc_v_f1_L13
 };
+static const MACC_Region *macc_rp_f1_L13(void) { return &macc_r_f1_L13; }
 
 #line 7 "local_types.c"
 static int f1(void)
@@ -74,7 +75,7 @@ static int f1(void)
     MACC_Map macc_m_[1] = {
         {"out", (void *)(out), (void *)&(out)[0], (MACC_SIZE_T)(8) * sizeof((out)[0]), MACC_MAP_FROM},
     };
-    MACC_target(&macc_r_f1_L13, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_f1_L13(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 17 "local_types.c"
 
@@ -130,6 +131,7 @@ static const MACC_Region macc_r_f2_L30 = {
     {"local_types.c", 30, 9, "f2"}, "macc_k_f2_L30",
     (int)(sizeof macc_v_f2_L30 / sizeof macc_v_f2_L30[0]), macc_v_f2_L30
 };
+static const MACC_Region *macc_rp_f2_L30(void) { return &macc_r_f2_L30; }
 
 #line 24 "local_types.c"
 static int f2(void)
@@ -149,7 +151,7 @@ static int f2(void)
         {"s", (void *)&(s), (void *)&(s), sizeof(s), MACC_MAP_TOFROM},
         {"teams", (void *)(teams), (void *)(teams), sizeof(teams), MACC_MAP_TO},
     };
-    MACC_target(&macc_r_f2_L30, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_f2_L30(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 32 "local_types.c"
 

@@ -56,6 +56,7 @@ static const MACC_Region macc_r_main_L17 = {
     {"macro_target.c", 17, 1, "main"}, "macc_k_main_L17",
     (int)(sizeof macc_v_main_L17 / sizeof macc_v_main_L17[0]), macc_v_main_L17
 };
+static const MACC_Region *macc_rp_main_L17(void) { return &macc_r_main_L17; }
 
 /* target region macro_target.c:20: argument block, host version, version table */
 struct macc_a_main_L20 {
@@ -94,6 +95,7 @@ static const MACC_Region macc_r_main_L20 = {
     {"macro_target.c", 20, 1, "main"}, "macc_k_main_L20",
     (int)(sizeof macc_v_main_L20 / sizeof macc_v_main_L20[0]), macc_v_main_L20
 };
+static const MACC_Region *macc_rp_main_L20(void) { return &macc_r_main_L20; }
 
 #line 13 "macro_target.c"
 int main(void)
@@ -108,7 +110,7 @@ int main(void)
     MACC_Map macc_m_[1] = {
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_FROM},
     };
-    MACC_target(&macc_r_main_L17, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_main_L17(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 19 "macro_target.c"
 
@@ -121,7 +123,7 @@ int main(void)
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TO},
         {"s", (void *)&(s), (void *)&(s), sizeof(s), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_main_L20, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_main_L20(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 22 "macro_target.c"
 

@@ -58,6 +58,7 @@ static const MACC_Region macc_r_main_L25 = {
     {"managed_alloc.c", 25, 5, "main"}, "macc_k_main_L25",
     (int)(sizeof macc_v_main_L25 / sizeof macc_v_main_L25[0]), macc_v_main_L25
 };
+static const MACC_Region *macc_rp_main_L25(void) { return &macc_r_main_L25; }
 
 #line 19 "managed_alloc.c"
 int main(void)
@@ -73,7 +74,7 @@ int main(void)
         {"y", (void *)(y), (void *)(y), 0, MACC_MAP_ATTACH},
         {"x", (void *)(x), (void *)(x), 0, MACC_MAP_ATTACH},
     };
-    MACC_target(&macc_r_main_L25, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
+    MACC_target(macc_rp_main_L25(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }
 #line 29 "managed_alloc.c"
 

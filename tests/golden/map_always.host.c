@@ -42,6 +42,7 @@ static const MACC_Region macc_r_refresh_L7 = {
     {"map_always.c", 7, 9, "refresh"}, "macc_k_refresh_L7",
     (int)(sizeof macc_v_refresh_L7 / sizeof macc_v_refresh_L7[0]), macc_v_refresh_L7
 };
+static const MACC_Region *macc_rp_refresh_L7(void) { return &macc_r_refresh_L7; }
 
 /* target region map_always.c:11: argument block, host version, version table */
 struct macc_a_refresh_L11 {
@@ -76,6 +77,7 @@ static const MACC_Region macc_r_refresh_L11 = {
     {"map_always.c", 11, 9, "refresh"}, "macc_k_refresh_L11",
     (int)(sizeof macc_v_refresh_L11 / sizeof macc_v_refresh_L11[0]), macc_v_refresh_L11
 };
+static const MACC_Region *macc_rp_refresh_L11(void) { return &macc_r_refresh_L11; }
 
 #line 3 "map_always.c"
 void refresh(int n, float *a, float *b)
@@ -98,7 +100,7 @@ void refresh(int n, float *a, float *b)
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TO | MACC_MAP_ALWAYS},
         {"b", (void *)(b), (void *)&(b)[0], (MACC_SIZE_T)(n) * sizeof((b)[0]), MACC_MAP_FROM | MACC_MAP_ALWAYS},
     };
-    MACC_target(&macc_r_refresh_L7, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_refresh_L7(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 9 "map_always.c"
 
@@ -109,7 +111,7 @@ void refresh(int n, float *a, float *b)
     MACC_Map macc_m_[1] = {
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TOFROM | MACC_MAP_ALWAYS},
     };
-    MACC_target(&macc_r_refresh_L11, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_refresh_L11(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 13 "map_always.c"
 

@@ -48,6 +48,7 @@ static const MACC_Region macc_r_stencil_L4 = {
     {"map_kinds.c", 4, 5, "stencil"}, "macc_k_stencil_L4",
     (int)(sizeof macc_v_stencil_L4 / sizeof macc_v_stencil_L4[0]), macc_v_stencil_L4
 };
+static const MACC_Region *macc_rp_stencil_L4(void) { return &macc_r_stencil_L4; }
 
 /* target region map_kinds.c:11: argument block, host version, version table */
 struct macc_a_stencil_L11 {
@@ -82,6 +83,7 @@ static const MACC_Region macc_r_stencil_L11 = {
     {"map_kinds.c", 11, 5, "stencil"}, "macc_k_stencil_L11",
     (int)(sizeof macc_v_stencil_L11 / sizeof macc_v_stencil_L11[0]), macc_v_stencil_L11
 };
+static const MACC_Region *macc_rp_stencil_L11(void) { return &macc_r_stencil_L11; }
 
 #line 2 "map_kinds.c"
 void stencil(int n, const double *in, double *out, double *acc, double *tmp)
@@ -95,7 +97,7 @@ void stencil(int n, const double *in, double *out, double *acc, double *tmp)
         {"acc", (void *)(acc), (void *)&(acc)[0], (MACC_SIZE_T)(n) * sizeof((acc)[0]), MACC_MAP_TOFROM},
         {"tmp", (void *)(tmp), (void *)&(tmp)[0], (MACC_SIZE_T)(n) * sizeof((tmp)[0]), MACC_MAP_ALLOC},
     };
-    MACC_target(&macc_r_stencil_L4, &macc_a_, sizeof macc_a_, 4, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_stencil_L4(), &macc_a_, sizeof macc_a_, 4, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 9 "map_kinds.c"
 
@@ -106,7 +108,7 @@ void stencil(int n, const double *in, double *out, double *acc, double *tmp)
     MACC_Map macc_m_[1] = {
         {"acc", (void *)(acc), (void *)&(acc)[0], (MACC_SIZE_T)(n) * sizeof((acc)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_stencil_L11, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_stencil_L11(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 13 "map_kinds.c"
 

@@ -40,6 +40,7 @@ static const MACC_Region macc_r_meta_L6 = {
     {"metadirective.c", 6, 5, "meta"}, "macc_k_meta_L6",
     (int)(sizeof macc_v_meta_L6 / sizeof macc_v_meta_L6[0]), macc_v_meta_L6
 };
+static const MACC_Region *macc_rp_meta_L6(void) { return &macc_r_meta_L6; }
 
 /* target region metadirective.c:11: argument block, host version, version table */
 struct macc_a_meta_L11 {
@@ -78,6 +79,7 @@ static const MACC_Region macc_r_meta_L11 = {
     {"metadirective.c", 11, 5, "meta"}, "macc_k_meta_L11",
     (int)(sizeof macc_v_meta_L11 / sizeof macc_v_meta_L11[0]), macc_v_meta_L11
 };
+static const MACC_Region *macc_rp_meta_L11(void) { return &macc_r_meta_L11; }
 
 #line 3 "metadirective.c"
 double meta(int n, double *v)
@@ -89,7 +91,7 @@ double meta(int n, double *v)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_meta_L6, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
+    MACC_target(macc_rp_meta_L6(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }
 #line 9 "metadirective.c"
 
@@ -101,7 +103,7 @@ double meta(int n, double *v)
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TO},
         {"s", (void *)&(s), (void *)&(s), sizeof(s), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_meta_L11, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
+    MACC_target(macc_rp_meta_L11(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }
 #line 14 "metadirective.c"
 

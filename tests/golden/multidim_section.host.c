@@ -43,6 +43,7 @@ static const MACC_Region macc_r_rows_L9 = {
     {"multidim_section.c", 9, 9, "rows"}, "macc_k_rows_L9",
     (int)(sizeof macc_v_rows_L9 / sizeof macc_v_rows_L9[0]), macc_v_rows_L9
 };
+static const MACC_Region *macc_rp_rows_L9(void) { return &macc_r_rows_L9; }
 
 /* target region multidim_section.c:17: argument block, host version, version table */
 struct macc_a_rows_L17 {
@@ -78,6 +79,7 @@ static const MACC_Region macc_r_rows_L17 = {
     {"multidim_section.c", 17, 5, "rows"}, "macc_k_rows_L17",
     (int)(sizeof macc_v_rows_L17 / sizeof macc_v_rows_L17[0]), macc_v_rows_L17
 };
+static const MACC_Region *macc_rp_rows_L17(void) { return &macc_r_rows_L17; }
 
 #line 6 "multidim_section.c"
 void rows(double (*a)[COLS], int nrows)
@@ -92,7 +94,7 @@ void rows(double (*a)[COLS], int nrows)
     MACC_Dep macc_d_[1] = {
         {(void *)&(a)[i][0], (MACC_SIZE_T)(COLS) * sizeof((a)[i][0]), MACC_DEP_INOUT},
     };
-    MACC_target(&macc_r_rows_L9, &macc_a_, sizeof macc_a_, 1, macc_m_, 1, macc_d_, MACC_NOWAIT, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_rows_L9(), &macc_a_, sizeof macc_a_, 1, macc_m_, 1, macc_d_, MACC_NOWAIT, MACC_DEVICE_DEFAULT, 1);
 }
 #line 13 "multidim_section.c"
 
@@ -110,7 +112,7 @@ void rows(double (*a)[COLS], int nrows)
     MACC_Map macc_m_[1] = {
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(nrows) * sizeof((a)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_rows_L17, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_rows_L17(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 20 "multidim_section.c"
 

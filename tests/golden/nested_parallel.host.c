@@ -46,6 +46,7 @@ static const MACC_Region macc_r_nested_parallel_L7 = {
     {"nested_parallel.c", 7, 5, "nested_parallel"}, "macc_k_nested_parallel_L7",
     (int)(sizeof macc_v_nested_parallel_L7 / sizeof macc_v_nested_parallel_L7[0]), macc_v_nested_parallel_L7
 };
+static const MACC_Region *macc_rp_nested_parallel_L7(void) { return &macc_r_nested_parallel_L7; }
 
 /* target region nested_parallel.c:12: argument block, host version, version table */
 struct macc_a_nested_parallel_L12 {
@@ -85,6 +86,7 @@ static const MACC_Region macc_r_nested_parallel_L12 = {
     {"nested_parallel.c", 12, 5, "nested_parallel"}, "macc_k_nested_parallel_L12",
     (int)(sizeof macc_v_nested_parallel_L12 / sizeof macc_v_nested_parallel_L12[0]), macc_v_nested_parallel_L12
 };
+static const MACC_Region *macc_rp_nested_parallel_L12(void) { return &macc_r_nested_parallel_L12; }
 
 /* target region nested_parallel.c:19: argument block, host version, version table */
 struct macc_a_nested_parallel_L19 {
@@ -122,6 +124,7 @@ static const MACC_Region macc_r_nested_parallel_L19 = {
     {"nested_parallel.c", 19, 5, "nested_parallel"}, "macc_k_nested_parallel_L19",
     (int)(sizeof macc_v_nested_parallel_L19 / sizeof macc_v_nested_parallel_L19[0]), macc_v_nested_parallel_L19
 };
+static const MACC_Region *macc_rp_nested_parallel_L19(void) { return &macc_r_nested_parallel_L19; }
 
 /* target region nested_parallel.c:24: argument block, host version, version table */
 struct macc_a_nested_parallel_L24 {
@@ -156,6 +159,7 @@ static const MACC_Region macc_r_nested_parallel_L24 = {
     {"nested_parallel.c", 24, 5, "nested_parallel"}, "macc_k_nested_parallel_L24",
     (int)(sizeof macc_v_nested_parallel_L24 / sizeof macc_v_nested_parallel_L24[0]), macc_v_nested_parallel_L24
 };
+static const MACC_Region *macc_rp_nested_parallel_L24(void) { return &macc_r_nested_parallel_L24; }
 
 /* target region nested_parallel.c:29: argument block, host version, version table */
 struct macc_a_nested_parallel_L29 {
@@ -190,6 +194,7 @@ static const MACC_Region macc_r_nested_parallel_L29 = {
     {"nested_parallel.c", 29, 5, "nested_parallel"}, "macc_k_nested_parallel_L29",
     (int)(sizeof macc_v_nested_parallel_L29 / sizeof macc_v_nested_parallel_L29[0]), macc_v_nested_parallel_L29
 };
+static const MACC_Region *macc_rp_nested_parallel_L29(void) { return &macc_r_nested_parallel_L29; }
 
 /* target region nested_parallel.c:36: argument block, host version, version table */
 struct macc_a_nested_parallel_L36 {
@@ -226,6 +231,7 @@ static const MACC_Region macc_r_nested_parallel_L36 = {
     {"nested_parallel.c", 36, 9, "nested_parallel"}, "macc_k_nested_parallel_L36",
     (int)(sizeof macc_v_nested_parallel_L36 / sizeof macc_v_nested_parallel_L36[0]), macc_v_nested_parallel_L36
 };
+static const MACC_Region *macc_rp_nested_parallel_L36(void) { return &macc_r_nested_parallel_L36; }
 
 #line 4 "nested_parallel.c"
 float nested_parallel(int n, int m, float *a, const float *b)
@@ -239,7 +245,7 @@ float nested_parallel(int n, int m, float *a, const float *b)
         {"b", (void *)(b), (void *)&(b)[0], (MACC_SIZE_T)(n) * sizeof((b)[0]), MACC_MAP_TO},
         {"s", (void *)&(s), (void *)&(s), sizeof(s), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_nested_parallel_L7, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_nested_parallel_L7(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 10 "nested_parallel.c"
 
@@ -252,7 +258,7 @@ float nested_parallel(int n, int m, float *a, const float *b)
     MACC_Map macc_m_[1] = {
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n * m) * sizeof((a)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_nested_parallel_L12, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_nested_parallel_L12(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 17 "nested_parallel.c"
 
@@ -264,7 +270,7 @@ float nested_parallel(int n, int m, float *a, const float *b)
     MACC_Map macc_m_[1] = {
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_nested_parallel_L19, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_nested_parallel_L19(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 22 "nested_parallel.c"
 
@@ -275,7 +281,7 @@ float nested_parallel(int n, int m, float *a, const float *b)
     MACC_Map macc_m_[1] = {
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_nested_parallel_L24, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_nested_parallel_L24(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 27 "nested_parallel.c"
 
@@ -286,7 +292,7 @@ float nested_parallel(int n, int m, float *a, const float *b)
     MACC_Map macc_m_[1] = {
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_nested_parallel_L29, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_nested_parallel_L29(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 32 "nested_parallel.c"
 
@@ -309,7 +315,7 @@ float nested_parallel(int n, int m, float *a, const float *b)
         {"a", (void *)(a), (void *)(a), 0, MACC_MAP_ATTACH},
         {"b", (void *)(b), (void *)(b), 0, MACC_MAP_ATTACH},
     };
-    MACC_target(&macc_r_nested_parallel_L36, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_nested_parallel_L36(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 39 "nested_parallel.c"
 

@@ -46,6 +46,7 @@ static const MACC_Region macc_r_nested_teams_L7 = {
     {"nested_teams.c", 7, 5, "nested_teams"}, "macc_k_nested_teams_L7",
     (int)(sizeof macc_v_nested_teams_L7 / sizeof macc_v_nested_teams_L7[0]), macc_v_nested_teams_L7
 };
+static const MACC_Region *macc_rp_nested_teams_L7(void) { return &macc_r_nested_teams_L7; }
 
 /* target region nested_teams.c:13: argument block, host version, version table */
 struct macc_a_nested_teams_L13 {
@@ -80,6 +81,7 @@ static const MACC_Region macc_r_nested_teams_L13 = {
     {"nested_teams.c", 13, 5, "nested_teams"}, "macc_k_nested_teams_L13",
     (int)(sizeof macc_v_nested_teams_L13 / sizeof macc_v_nested_teams_L13[0]), macc_v_nested_teams_L13
 };
+static const MACC_Region *macc_rp_nested_teams_L13(void) { return &macc_r_nested_teams_L13; }
 
 /* target region nested_teams.c:23: argument block, host version, version table */
 struct macc_a_nested_teams_L23 {
@@ -114,6 +116,7 @@ static const MACC_Region macc_r_nested_teams_L23 = {
     {"nested_teams.c", 23, 5, "nested_teams"}, "macc_k_nested_teams_L23",
     (int)(sizeof macc_v_nested_teams_L23 / sizeof macc_v_nested_teams_L23[0]), macc_v_nested_teams_L23
 };
+static const MACC_Region *macc_rp_nested_teams_L23(void) { return &macc_r_nested_teams_L23; }
 
 /* target region nested_teams.c:28: argument block, host version, version table */
 struct macc_a_nested_teams_L28 {
@@ -148,6 +151,7 @@ static const MACC_Region macc_r_nested_teams_L28 = {
     {"nested_teams.c", 28, 5, "nested_teams"}, "macc_k_nested_teams_L28",
     (int)(sizeof macc_v_nested_teams_L28 / sizeof macc_v_nested_teams_L28[0]), macc_v_nested_teams_L28
 };
+static const MACC_Region *macc_rp_nested_teams_L28(void) { return &macc_r_nested_teams_L28; }
 
 #line 5 "nested_teams.c"
 void nested_teams(int n, float *a, const float *b)
@@ -161,7 +165,7 @@ void nested_teams(int n, float *a, const float *b)
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
         {"b", (void *)(b), (void *)&(b)[0], (MACC_SIZE_T)(n) * sizeof((b)[0]), MACC_MAP_TO},
     };
-    MACC_target(&macc_r_nested_teams_L7, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_nested_teams_L7(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 11 "nested_teams.c"
 
@@ -172,7 +176,7 @@ void nested_teams(int n, float *a, const float *b)
     MACC_Map macc_m_[1] = {
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_nested_teams_L13, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_nested_teams_L13(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 21 "nested_teams.c"
 
@@ -183,7 +187,7 @@ void nested_teams(int n, float *a, const float *b)
     MACC_Map macc_m_[1] = {
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_nested_teams_L23, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_nested_teams_L23(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 26 "nested_teams.c"
 
@@ -194,7 +198,7 @@ void nested_teams(int n, float *a, const float *b)
     MACC_Map macc_m_[1] = {
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_nested_teams_L28, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_nested_teams_L28(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 32 "nested_teams.c"
 

@@ -42,6 +42,7 @@ static const MACC_Region macc_r_blocks_L5 = {
     {"nowait.c", 5, 9, "blocks"}, "macc_k_blocks_L5",
     (int)(sizeof macc_v_blocks_L5 / sizeof macc_v_blocks_L5[0]), macc_v_blocks_L5
 };
+static const MACC_Region *macc_rp_blocks_L5(void) { return &macc_r_blocks_L5; }
 
 #line 2 "nowait.c"
 void blocks(int n, int bs, double *v)
@@ -54,7 +55,7 @@ void blocks(int n, int bs, double *v)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[k], (MACC_SIZE_T)(bs) * sizeof((v)[k]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_blocks_L5, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+    MACC_target(macc_rp_blocks_L5(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
 }
 #line 7 "nowait.c"
 

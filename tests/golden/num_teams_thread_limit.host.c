@@ -44,6 +44,7 @@ static const MACC_Region macc_r_launch_shape_L4 = {
     {"num_teams_thread_limit.c", 4, 5, "launch_shape"}, "macc_k_launch_shape_L4",
     (int)(sizeof macc_v_launch_shape_L4 / sizeof macc_v_launch_shape_L4[0]), macc_v_launch_shape_L4
 };
+static const MACC_Region *macc_rp_launch_shape_L4(void) { return &macc_r_launch_shape_L4; }
 
 /* target region num_teams_thread_limit.c:8: argument block, host version, version table */
 struct macc_a_launch_shape_L8 {
@@ -79,6 +80,7 @@ static const MACC_Region macc_r_launch_shape_L8 = {
     {"num_teams_thread_limit.c", 8, 5, "launch_shape"}, "macc_k_launch_shape_L8",
     (int)(sizeof macc_v_launch_shape_L8 / sizeof macc_v_launch_shape_L8[0]), macc_v_launch_shape_L8
 };
+static const MACC_Region *macc_rp_launch_shape_L8(void) { return &macc_r_launch_shape_L8; }
 
 /* target region num_teams_thread_limit.c:12: argument block, host version, version table */
 struct macc_a_launch_shape_L12 {
@@ -115,6 +117,7 @@ static const MACC_Region macc_r_launch_shape_L12 = {
     {"num_teams_thread_limit.c", 12, 5, "launch_shape"}, "macc_k_launch_shape_L12",
     (int)(sizeof macc_v_launch_shape_L12 / sizeof macc_v_launch_shape_L12[0]), macc_v_launch_shape_L12
 };
+static const MACC_Region *macc_rp_launch_shape_L12(void) { return &macc_r_launch_shape_L12; }
 
 #line 2 "num_teams_thread_limit.c"
 void launch_shape(int n, float *v, int teams)
@@ -128,7 +131,7 @@ void launch_shape(int n, float *v, int teams)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_launch_shape_L4, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_launch_shape_L4(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 6 "num_teams_thread_limit.c"
 
@@ -140,7 +143,7 @@ void launch_shape(int n, float *v, int teams)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_launch_shape_L8, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_launch_shape_L8(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 10 "num_teams_thread_limit.c"
 
@@ -153,7 +156,7 @@ void launch_shape(int n, float *v, int teams)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_launch_shape_L12, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
+    MACC_target(macc_rp_launch_shape_L12(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }
 #line 16 "num_teams_thread_limit.c"
 

@@ -44,6 +44,7 @@ static const MACC_Region macc_r_continued_L5 = {
     {"pragma_continuation.c", 5, 9, "continued"}, "macc_k_continued_L5",
     (int)(sizeof macc_v_continued_L5 / sizeof macc_v_continued_L5[0]), macc_v_continued_L5
 };
+static const MACC_Region *macc_rp_continued_L5(void) { return &macc_r_continued_L5; }
 
 #line 2 "pragma_continuation.c"
 void continued(int n, int bs, double *a, const double *b)
@@ -57,7 +58,7 @@ void continued(int n, int bs, double *a, const double *b)
         {"a", (void *)(a), (void *)&(a)[k], (MACC_SIZE_T)(bs) * sizeof((a)[k]), MACC_MAP_TOFROM},
         {"b", (void *)(b), (void *)&(b)[k], (MACC_SIZE_T)(bs) * sizeof((b)[k]), MACC_MAP_TO},
     };
-    MACC_target(&macc_r_continued_L5, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+    MACC_target(macc_rp_continued_L5(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
 }
 #line 13 "pragma_continuation.c"
 

@@ -42,6 +42,7 @@ static const MACC_Region macc_r_privates_L7 = {
     {"private_clauses.c", 7, 5, "privates"}, "macc_k_privates_L7",
     (int)(sizeof macc_v_privates_L7 / sizeof macc_v_privates_L7[0]), macc_v_privates_L7
 };
+static const MACC_Region *macc_rp_privates_L7(void) { return &macc_r_privates_L7; }
 
 /* target region private_clauses.c:13: argument block, host version, version table */
 struct macc_a_privates_L13 {
@@ -88,6 +89,7 @@ static const MACC_Region macc_r_privates_L13 = {
     {"private_clauses.c", 13, 5, "privates"}, "macc_k_privates_L13",
     (int)(sizeof macc_v_privates_L13 / sizeof macc_v_privates_L13[0]), macc_v_privates_L13
 };
+static const MACC_Region *macc_rp_privates_L13(void) { return &macc_r_privates_L13; }
 
 #line 3 "private_clauses.c"
 int privates(int n, int *v, int base)
@@ -101,7 +103,7 @@ int privates(int n, int *v, int base)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_privates_L7, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_privates_L7(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 11 "private_clauses.c"
 
@@ -115,7 +117,7 @@ int privates(int n, int *v, int base)
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
         {"last", (void *)&(last), (void *)&(last), sizeof(last), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_privates_L13, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_privates_L13(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 18 "private_clauses.c"
 

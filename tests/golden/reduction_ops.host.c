@@ -91,6 +91,7 @@ static const MACC_Region macc_r_reductions_L8 = {
     {"reduction_ops.c", 8, 5, "reductions"}, "macc_k_reductions_L8",
     (int)(sizeof macc_v_reductions_L8 / sizeof macc_v_reductions_L8[0]), macc_v_reductions_L8
 };
+static const MACC_Region *macc_rp_reductions_L8(void) { return &macc_r_reductions_L8; }
 
 #line 4 "reduction_ops.c"
 int reductions(int n, const int *v, int *out)
@@ -113,7 +114,7 @@ int reductions(int n, const int *v, int *out)
         {"land", (void *)&(land), (void *)&(land), sizeof(land), MACC_MAP_TOFROM},
         {"lor", (void *)&(lor), (void *)&(lor), sizeof(lor), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_reductions_L8, &macc_a_, sizeof macc_a_, 11, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_reductions_L8(), &macc_a_, sizeof macc_a_, 11, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 20 "reduction_ops.c"
 

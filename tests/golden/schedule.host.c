@@ -39,6 +39,7 @@ static const MACC_Region macc_r_sched_L4 = {
     {"schedule.c", 4, 5, "sched"}, "macc_k_sched_L4",
     (int)(sizeof macc_v_sched_L4 / sizeof macc_v_sched_L4[0]), macc_v_sched_L4
 };
+static const MACC_Region *macc_rp_sched_L4(void) { return &macc_r_sched_L4; }
 
 /* target region schedule.c:8: argument block, host version, version table */
 struct macc_a_sched_L8 {
@@ -73,6 +74,7 @@ static const MACC_Region macc_r_sched_L8 = {
     {"schedule.c", 8, 5, "sched"}, "macc_k_sched_L8",
     (int)(sizeof macc_v_sched_L8 / sizeof macc_v_sched_L8[0]), macc_v_sched_L8
 };
+static const MACC_Region *macc_rp_sched_L8(void) { return &macc_r_sched_L8; }
 
 /* target region schedule.c:12: argument block, host version, version table */
 struct macc_a_sched_L12 {
@@ -107,6 +109,7 @@ static const MACC_Region macc_r_sched_L12 = {
     {"schedule.c", 12, 5, "sched"}, "macc_k_sched_L12",
     (int)(sizeof macc_v_sched_L12 / sizeof macc_v_sched_L12[0]), macc_v_sched_L12
 };
+static const MACC_Region *macc_rp_sched_L12(void) { return &macc_r_sched_L12; }
 
 #line 2 "schedule.c"
 void sched(int n, double *v)
@@ -117,7 +120,7 @@ void sched(int n, double *v)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_sched_L4, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_sched_L4(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 6 "schedule.c"
 
@@ -128,7 +131,7 @@ void sched(int n, double *v)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_sched_L8, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_sched_L8(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 10 "schedule.c"
 
@@ -139,7 +142,7 @@ void sched(int n, double *v)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_sched_L12, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
+    MACC_target(macc_rp_sched_L12(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }
 #line 16 "schedule.c"
 

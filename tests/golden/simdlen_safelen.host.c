@@ -39,6 +39,7 @@ static const MACC_Region macc_r_shift_add_L4 = {
     {"simdlen_safelen.c", 4, 5, "shift_add"}, "macc_k_shift_add_L4",
     (int)(sizeof macc_v_shift_add_L4 / sizeof macc_v_shift_add_L4[0]), macc_v_shift_add_L4
 };
+static const MACC_Region *macc_rp_shift_add_L4(void) { return &macc_r_shift_add_L4; }
 
 /* target region simdlen_safelen.c:8: argument block, host version, version table */
 struct macc_a_shift_add_L8 {
@@ -73,6 +74,7 @@ static const MACC_Region macc_r_shift_add_L8 = {
     {"simdlen_safelen.c", 8, 5, "shift_add"}, "macc_k_shift_add_L8",
     (int)(sizeof macc_v_shift_add_L8 / sizeof macc_v_shift_add_L8[0]), macc_v_shift_add_L8
 };
+static const MACC_Region *macc_rp_shift_add_L8(void) { return &macc_r_shift_add_L8; }
 
 #line 2 "simdlen_safelen.c"
 void shift_add(int n, float *x)
@@ -83,7 +85,7 @@ void shift_add(int n, float *x)
     MACC_Map macc_m_[1] = {
         {"x", (void *)(x), (void *)&(x)[0], (MACC_SIZE_T)(n) * sizeof((x)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_shift_add_L4, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_shift_add_L4(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 6 "simdlen_safelen.c"
 
@@ -94,7 +96,7 @@ void shift_add(int n, float *x)
     MACC_Map macc_m_[1] = {
         {"x", (void *)(x), (void *)&(x)[0], (MACC_SIZE_T)(n) * sizeof((x)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_shift_add_L8, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_shift_add_L8(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 10 "simdlen_safelen.c"
 

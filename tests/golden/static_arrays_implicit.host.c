@@ -48,6 +48,7 @@ static const MACC_Region macc_r_lookup_L11 = {
     {"static_arrays_implicit.c", 11, 5, "lookup"}, "macc_k_lookup_L11",
     (int)(sizeof macc_v_lookup_L11 / sizeof macc_v_lookup_L11[0]), macc_v_lookup_L11
 };
+static const MACC_Region *macc_rp_lookup_L11(void) { return &macc_r_lookup_L11; }
 
 #line 8 "static_arrays_implicit.c"
 double lookup(void)
@@ -60,7 +61,7 @@ double lookup(void)
         {"table", (void *)(table), (void *)(table), sizeof(table), MACC_MAP_TO},
         {"hist", (void *)(hist), (void *)(hist), sizeof(hist), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_lookup_L11, &macc_a_, sizeof macc_a_, 3, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_lookup_L11(), &macc_a_, sizeof macc_a_, 3, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 15 "static_arrays_implicit.c"
 

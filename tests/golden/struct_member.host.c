@@ -44,6 +44,7 @@ static const MACC_Region macc_r_scale_grid_L10 = {
     {"struct_member.c", 10, 5, "scale_grid"}, "macc_k_scale_grid_L10",
     (int)(sizeof macc_v_scale_grid_L10 / sizeof macc_v_scale_grid_L10[0]), macc_v_scale_grid_L10
 };
+static const MACC_Region *macc_rp_scale_grid_L10(void) { return &macc_r_scale_grid_L10; }
 
 #line 8 "struct_member.c"
 void scale_grid(const struct grid *p, double *u)
@@ -54,7 +55,7 @@ void scale_grid(const struct grid *p, double *u)
         {"p", (void *)(p), (void *)&(p)[0], (MACC_SIZE_T)(1) * sizeof((p)[0]), MACC_MAP_TO},
         {"u", (void *)(u), (void *)&(u)[0], (MACC_SIZE_T)(p->n) * sizeof((u)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_scale_grid_L10, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_scale_grid_L10(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 12 "struct_member.c"
 

@@ -45,6 +45,7 @@ static const MACC_Region macc_r_axpy_L5 = {
     {"target_clauses_then_construct.c", 5, 5, "axpy"}, "macc_k_axpy_L5",
     (int)(sizeof macc_v_axpy_L5 / sizeof macc_v_axpy_L5[0]), macc_v_axpy_L5
 };
+static const MACC_Region *macc_rp_axpy_L5(void) { return &macc_r_axpy_L5; }
 
 /* target region target_clauses_then_construct.c:9: argument block, host version, version table */
 struct macc_a_axpy_L9 {
@@ -79,6 +80,7 @@ static const MACC_Region macc_r_axpy_L9 = {
     {"target_clauses_then_construct.c", 9, 5, "axpy"}, "macc_k_axpy_L9",
     (int)(sizeof macc_v_axpy_L9 / sizeof macc_v_axpy_L9[0]), macc_v_axpy_L9
 };
+static const MACC_Region *macc_rp_axpy_L9(void) { return &macc_r_axpy_L9; }
 
 #line 3 "target_clauses_then_construct.c"
 void axpy(int n, double a, const double *x, double *y)
@@ -91,7 +93,7 @@ void axpy(int n, double a, const double *x, double *y)
         {"x", (void *)(x), (void *)&(x)[0], (MACC_SIZE_T)(n) * sizeof((x)[0]), MACC_MAP_TO},
         {"y", (void *)(y), (void *)&(y)[0], (MACC_SIZE_T)(n) * sizeof((y)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_axpy_L5, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
+    MACC_target(macc_rp_axpy_L5(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }
 #line 7 "target_clauses_then_construct.c"
 
@@ -102,7 +104,7 @@ void axpy(int n, double a, const double *x, double *y)
     MACC_Map macc_m_[1] = {
         {"y", (void *)(y), (void *)&(y)[0], (MACC_SIZE_T)(n) * sizeof((y)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_axpy_L9, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+    MACC_target(macc_rp_axpy_L9(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
 }
 #line 11 "target_clauses_then_construct.c"
 

@@ -41,6 +41,7 @@ static const MACC_Region macc_r_jacobi_step_L6 = {
     {"target_data.c", 6, 9, "jacobi_step"}, "macc_k_jacobi_step_L6",
     (int)(sizeof macc_v_jacobi_step_L6 / sizeof macc_v_jacobi_step_L6[0]), macc_v_jacobi_step_L6
 };
+static const MACC_Region *macc_rp_jacobi_step_L6(void) { return &macc_r_jacobi_step_L6; }
 
 /* target region target_data.c:10: argument block, host version, version table */
 struct macc_a_jacobi_step_L10 {
@@ -77,6 +78,7 @@ static const MACC_Region macc_r_jacobi_step_L10 = {
     {"target_data.c", 10, 9, "jacobi_step"}, "macc_k_jacobi_step_L10",
     (int)(sizeof macc_v_jacobi_step_L10 / sizeof macc_v_jacobi_step_L10[0]), macc_v_jacobi_step_L10
 };
+static const MACC_Region *macc_rp_jacobi_step_L10(void) { return &macc_r_jacobi_step_L10; }
 
 #line 2 "target_data.c"
 void jacobi_step(int n, const double *in, double *out, double *tmp)
@@ -100,7 +102,7 @@ void jacobi_step(int n, const double *in, double *out, double *tmp)
         {"tmp", (void *)(tmp), (void *)(tmp), 0, MACC_MAP_ATTACH},
         {"in", (void *)(in), (void *)(in), 0, MACC_MAP_ATTACH},
     };
-    MACC_target(&macc_r_jacobi_step_L6, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_jacobi_step_L6(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 8 "target_data.c"
 
@@ -112,7 +114,7 @@ void jacobi_step(int n, const double *in, double *out, double *tmp)
         {"out", (void *)(out), (void *)(out), 0, MACC_MAP_ATTACH},
         {"tmp", (void *)(tmp), (void *)(tmp), 0, MACC_MAP_ATTACH},
     };
-    MACC_target(&macc_r_jacobi_step_L10, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_jacobi_step_L10(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 12 "target_data.c"
 

@@ -40,6 +40,7 @@ static const MACC_Region macc_r_negate_L5 = {
     {"target_distribute_parallel_for.c", 5, 5, "negate"}, "macc_k_negate_L5",
     (int)(sizeof macc_v_negate_L5 / sizeof macc_v_negate_L5[0]), macc_v_negate_L5
 };
+static const MACC_Region *macc_rp_negate_L5(void) { return &macc_r_negate_L5; }
 
 /* target region target_distribute_parallel_for.c:9: argument block, host version, version table */
 struct macc_a_negate_L9 {
@@ -74,6 +75,7 @@ static const MACC_Region macc_r_negate_L9 = {
     {"target_distribute_parallel_for.c", 9, 5, "negate"}, "macc_k_negate_L9",
     (int)(sizeof macc_v_negate_L9 / sizeof macc_v_negate_L9[0]), macc_v_negate_L9
 };
+static const MACC_Region *macc_rp_negate_L9(void) { return &macc_r_negate_L9; }
 
 #line 3 "target_distribute_parallel_for.c"
 void negate(int n, int *v)
@@ -84,7 +86,7 @@ void negate(int n, int *v)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_negate_L5, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
+    MACC_target(macc_rp_negate_L5(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }
 #line 7 "target_distribute_parallel_for.c"
 
@@ -95,7 +97,7 @@ void negate(int n, int *v)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_negate_L9, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
+    MACC_target(macc_rp_negate_L9(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }
 #line 13 "target_distribute_parallel_for.c"
 

@@ -78,6 +78,7 @@ static const MACC_Region macc_r_target_parallel_L11 = {
     {"target_parallel.c", 11, 5, "target_parallel"}, "macc_k_target_parallel_L11",
     (int)(sizeof macc_v_target_parallel_L11 / sizeof macc_v_target_parallel_L11[0]), macc_v_target_parallel_L11
 };
+static const MACC_Region *macc_rp_target_parallel_L11(void) { return &macc_r_target_parallel_L11; }
 
 /* target region target_parallel.c:37: argument block, host version, version table */
 struct macc_a_target_parallel_L37 {
@@ -112,6 +113,7 @@ static const MACC_Region macc_r_target_parallel_L37 = {
     {"target_parallel.c", 37, 5, "target_parallel"}, "macc_k_target_parallel_L37",
     (int)(sizeof macc_v_target_parallel_L37 / sizeof macc_v_target_parallel_L37[0]), macc_v_target_parallel_L37
 };
+static const MACC_Region *macc_rp_target_parallel_L37(void) { return &macc_r_target_parallel_L37; }
 
 /* target region target_parallel.c:42: argument block, host version, version table */
 struct macc_a_target_parallel_L42 {
@@ -146,6 +148,7 @@ static const MACC_Region macc_r_target_parallel_L42 = {
     {"target_parallel.c", 42, 5, "target_parallel"}, "macc_k_target_parallel_L42",
     (int)(sizeof macc_v_target_parallel_L42 / sizeof macc_v_target_parallel_L42[0]), macc_v_target_parallel_L42
 };
+static const MACC_Region *macc_rp_target_parallel_L42(void) { return &macc_r_target_parallel_L42; }
 
 /* target region target_parallel.c:46: argument block, host version, version table */
 struct macc_a_target_parallel_L46 {
@@ -181,6 +184,7 @@ static const MACC_Region macc_r_target_parallel_L46 = {
     {"target_parallel.c", 46, 5, "target_parallel"}, "macc_k_target_parallel_L46",
     (int)(sizeof macc_v_target_parallel_L46 / sizeof macc_v_target_parallel_L46[0]), macc_v_target_parallel_L46
 };
+static const MACC_Region *macc_rp_target_parallel_L46(void) { return &macc_r_target_parallel_L46; }
 
 #line 7 "target_parallel.c"
 int target_parallel(int n, int steps, double *a, int *count)
@@ -198,7 +202,7 @@ int target_parallel(int n, int steps, double *a, int *count)
         {"sum", (void *)&(sum), (void *)&(sum), sizeof(sum), MACC_MAP_TOFROM},
         {"count", (void *)(count), (void *)&(count)[0], (MACC_SIZE_T)(1) * sizeof((count)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_target_parallel_L11, &macc_a_, sizeof macc_a_, 3, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_target_parallel_L11(), &macc_a_, sizeof macc_a_, 3, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 34 "target_parallel.c"
 
@@ -209,7 +213,7 @@ int target_parallel(int n, int steps, double *a, int *count)
     MACC_Map macc_m_[1] = {
         {"hits", (void *)&(hits), (void *)&(hits), sizeof(hits), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_target_parallel_L37, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_target_parallel_L37(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 40 "target_parallel.c"
 
@@ -220,7 +224,7 @@ int target_parallel(int n, int steps, double *a, int *count)
     MACC_Map macc_m_[1] = {
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_target_parallel_L42, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_target_parallel_L42(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 44 "target_parallel.c"
 
@@ -232,7 +236,7 @@ int target_parallel(int n, int steps, double *a, int *count)
     MACC_Map macc_m_[1] = {
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_target_parallel_L46, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_target_parallel_L46(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 48 "target_parallel.c"
 

@@ -40,6 +40,7 @@ static const MACC_Region macc_r_square_L5 = {
     {"target_parallel_for.c", 5, 5, "square"}, "macc_k_square_L5",
     (int)(sizeof macc_v_square_L5 / sizeof macc_v_square_L5[0]), macc_v_square_L5
 };
+static const MACC_Region *macc_rp_square_L5(void) { return &macc_r_square_L5; }
 
 /* target region target_parallel_for.c:9: argument block, host version, version table */
 struct macc_a_square_L9 {
@@ -74,6 +75,7 @@ static const MACC_Region macc_r_square_L9 = {
     {"target_parallel_for.c", 9, 5, "square"}, "macc_k_square_L9",
     (int)(sizeof macc_v_square_L9 / sizeof macc_v_square_L9[0]), macc_v_square_L9
 };
+static const MACC_Region *macc_rp_square_L9(void) { return &macc_r_square_L9; }
 
 /* target region target_parallel_for.c:13: argument block, host version, version table */
 struct macc_a_square_L13 {
@@ -108,6 +110,7 @@ static const MACC_Region macc_r_square_L13 = {
     {"target_parallel_for.c", 13, 5, "square"}, "macc_k_square_L13",
     (int)(sizeof macc_v_square_L13 / sizeof macc_v_square_L13[0]), macc_v_square_L13
 };
+static const MACC_Region *macc_rp_square_L13(void) { return &macc_r_square_L13; }
 
 #line 3 "target_parallel_for.c"
 void square(long n, double *v)
@@ -118,7 +121,7 @@ void square(long n, double *v)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_square_L5, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_square_L5(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 7 "target_parallel_for.c"
 
@@ -129,7 +132,7 @@ void square(long n, double *v)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_square_L9, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_square_L9(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 11 "target_parallel_for.c"
 
@@ -140,7 +143,7 @@ void square(long n, double *v)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_square_L13, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_square_L13(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 15 "target_parallel_for.c"
 

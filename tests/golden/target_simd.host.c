@@ -45,6 +45,7 @@ static const MACC_Region macc_r_dot_L5 = {
     {"target_simd.c", 5, 5, "dot"}, "macc_k_dot_L5",
     (int)(sizeof macc_v_dot_L5 / sizeof macc_v_dot_L5[0]), macc_v_dot_L5
 };
+static const MACC_Region *macc_rp_dot_L5(void) { return &macc_r_dot_L5; }
 
 #line 2 "target_simd.c"
 float dot(int n, const float *x, const float *y)
@@ -58,7 +59,7 @@ float dot(int n, const float *x, const float *y)
         {"y", (void *)(y), (void *)&(y)[0], (MACC_SIZE_T)(n) * sizeof((y)[0]), MACC_MAP_TO},
         {"s", (void *)&(s), (void *)&(s), sizeof(s), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_dot_L5, &macc_a_, sizeof macc_a_, 3, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_dot_L5(), &macc_a_, sizeof macc_a_, 3, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 7 "target_simd.c"
 
@@ -99,6 +100,7 @@ static const MACC_Region macc_r_negate_L13 = {
     {"target_simd.c", 13, 5, "negate"}, "macc_k_negate_L13",
     (int)(sizeof macc_v_negate_L13 / sizeof macc_v_negate_L13[0]), macc_v_negate_L13
 };
+static const MACC_Region *macc_rp_negate_L13(void) { return &macc_r_negate_L13; }
 
 #line 11 "target_simd.c"
 void negate(int n, float *x)
@@ -109,7 +111,7 @@ void negate(int n, float *x)
     MACC_Map macc_m_[1] = {
         {"x", (void *)(x), (void *)&(x)[0], (MACC_SIZE_T)(n) * sizeof((x)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_negate_L13, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
+    MACC_target(macc_rp_negate_L13(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }
 #line 17 "target_simd.c"
 

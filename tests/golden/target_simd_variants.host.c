@@ -42,6 +42,7 @@ static const MACC_Region macc_r_simd_variants_L5 = {
     {"target_simd_variants.c", 5, 5, "simd_variants"}, "macc_k_simd_variants_L5",
     (int)(sizeof macc_v_simd_variants_L5 / sizeof macc_v_simd_variants_L5[0]), macc_v_simd_variants_L5
 };
+static const MACC_Region *macc_rp_simd_variants_L5(void) { return &macc_r_simd_variants_L5; }
 
 /* target region target_simd_variants.c:9: argument block, host version, version table */
 struct macc_a_simd_variants_L9 {
@@ -76,6 +77,7 @@ static const MACC_Region macc_r_simd_variants_L9 = {
     {"target_simd_variants.c", 9, 5, "simd_variants"}, "macc_k_simd_variants_L9",
     (int)(sizeof macc_v_simd_variants_L9 / sizeof macc_v_simd_variants_L9[0]), macc_v_simd_variants_L9
 };
+static const MACC_Region *macc_rp_simd_variants_L9(void) { return &macc_r_simd_variants_L9; }
 
 /* target region target_simd_variants.c:13: argument block, host version, version table */
 struct macc_a_simd_variants_L13 {
@@ -110,6 +112,7 @@ static const MACC_Region macc_r_simd_variants_L13 = {
     {"target_simd_variants.c", 13, 5, "simd_variants"}, "macc_k_simd_variants_L13",
     (int)(sizeof macc_v_simd_variants_L13 / sizeof macc_v_simd_variants_L13[0]), macc_v_simd_variants_L13
 };
+static const MACC_Region *macc_rp_simd_variants_L13(void) { return &macc_r_simd_variants_L13; }
 
 /* target region target_simd_variants.c:17: argument block, host version, version table */
 struct macc_a_simd_variants_L17 {
@@ -146,6 +149,7 @@ static const MACC_Region macc_r_simd_variants_L17 = {
     {"target_simd_variants.c", 17, 5, "simd_variants"}, "macc_k_simd_variants_L17",
     (int)(sizeof macc_v_simd_variants_L17 / sizeof macc_v_simd_variants_L17[0]), macc_v_simd_variants_L17
 };
+static const MACC_Region *macc_rp_simd_variants_L17(void) { return &macc_r_simd_variants_L17; }
 
 #line 3 "target_simd_variants.c"
 void simd_variants(int n, float *x, const float *y)
@@ -157,7 +161,7 @@ void simd_variants(int n, float *x, const float *y)
         {"x", (void *)(x), (void *)&(x)[0], (MACC_SIZE_T)(n) * sizeof((x)[0]), MACC_MAP_TOFROM},
         {"y", (void *)(y), (void *)&(y)[0], (MACC_SIZE_T)(n) * sizeof((y)[0]), MACC_MAP_TO},
     };
-    MACC_target(&macc_r_simd_variants_L5, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_simd_variants_L5(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 7 "target_simd_variants.c"
 
@@ -168,7 +172,7 @@ void simd_variants(int n, float *x, const float *y)
     MACC_Map macc_m_[1] = {
         {"x", (void *)(x), (void *)&(x)[0], (MACC_SIZE_T)(n) * sizeof((x)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_simd_variants_L9, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_simd_variants_L9(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 11 "target_simd_variants.c"
 
@@ -179,7 +183,7 @@ void simd_variants(int n, float *x, const float *y)
     MACC_Map macc_m_[1] = {
         {"x", (void *)(x), (void *)&(x)[0], (MACC_SIZE_T)(n) * sizeof((x)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_simd_variants_L13, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
+    MACC_target(macc_rp_simd_variants_L13(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }
 #line 15 "target_simd_variants.c"
 
@@ -191,7 +195,7 @@ void simd_variants(int n, float *x, const float *y)
         {"x", (void *)(x), (void *)&(x)[0], (MACC_SIZE_T)(n) * sizeof((x)[0]), MACC_MAP_TOFROM},
         {"y", (void *)(y), (void *)&(y)[0], (MACC_SIZE_T)(n) * sizeof((y)[0]), MACC_MAP_TO},
     };
-    MACC_target(&macc_r_simd_variants_L17, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_simd_variants_L17(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 19 "target_simd_variants.c"
 

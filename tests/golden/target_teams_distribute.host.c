@@ -48,6 +48,7 @@ static const MACC_Region macc_r_scale_rows_L5 = {
     {"target_teams_distribute.c", 5, 5, "scale_rows"}, "macc_k_scale_rows_L5",
     (int)(sizeof macc_v_scale_rows_L5 / sizeof macc_v_scale_rows_L5[0]), macc_v_scale_rows_L5
 };
+static const MACC_Region *macc_rp_scale_rows_L5(void) { return &macc_r_scale_rows_L5; }
 
 #line 3 "target_teams_distribute.c"
 void scale_rows(int rows, int cols, double *m, double f)
@@ -60,7 +61,7 @@ void scale_rows(int rows, int cols, double *m, double f)
     MACC_Map macc_m_[1] = {
         {"m", (void *)(m), (void *)&(m)[0], (MACC_SIZE_T)(rows*cols) * sizeof((m)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_scale_rows_L5, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_scale_rows_L5(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 9 "target_teams_distribute.c"
 

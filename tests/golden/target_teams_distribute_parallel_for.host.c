@@ -44,6 +44,7 @@ static const MACC_Region macc_r_vadd_L5 = {
     {"target_teams_distribute_parallel_for.c", 5, 5, "vadd"}, "macc_k_vadd_L5",
     (int)(sizeof macc_v_vadd_L5 / sizeof macc_v_vadd_L5[0]), macc_v_vadd_L5
 };
+static const MACC_Region *macc_rp_vadd_L5(void) { return &macc_r_vadd_L5; }
 
 #line 3 "target_teams_distribute_parallel_for.c"
 void vadd(int n, const float *a, const float *b, float *c)
@@ -56,7 +57,7 @@ void vadd(int n, const float *a, const float *b, float *c)
         {"b", (void *)(b), (void *)&(b)[0], (MACC_SIZE_T)(n) * sizeof((b)[0]), MACC_MAP_TO},
         {"c", (void *)(c), (void *)&(c)[0], (MACC_SIZE_T)(n) * sizeof((c)[0]), MACC_MAP_FROM},
     };
-    MACC_target(&macc_r_vadd_L5, &macc_a_, sizeof macc_a_, 3, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_vadd_L5(), &macc_a_, sizeof macc_a_, 3, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 7 "target_teams_distribute_parallel_for.c"
 

@@ -39,6 +39,7 @@ static const MACC_Region macc_r_teams_forms_L6 = {
     {"target_teams_forms.c", 6, 5, "teams_forms"}, "macc_k_teams_forms_L6",
     (int)(sizeof macc_v_teams_forms_L6 / sizeof macc_v_teams_forms_L6[0]), macc_v_teams_forms_L6
 };
+static const MACC_Region *macc_rp_teams_forms_L6(void) { return &macc_r_teams_forms_L6; }
 
 /* target region target_teams_forms.c:12: argument block, host version, version table */
 struct macc_a_teams_forms_L12 {
@@ -73,6 +74,7 @@ static const MACC_Region macc_r_teams_forms_L12 = {
     {"target_teams_forms.c", 12, 5, "teams_forms"}, "macc_k_teams_forms_L12",
     (int)(sizeof macc_v_teams_forms_L12 / sizeof macc_v_teams_forms_L12[0]), macc_v_teams_forms_L12
 };
+static const MACC_Region *macc_rp_teams_forms_L12(void) { return &macc_r_teams_forms_L12; }
 
 /* target region target_teams_forms.c:16: argument block, host version, version table */
 struct macc_a_teams_forms_L16 {
@@ -111,6 +113,7 @@ static const MACC_Region macc_r_teams_forms_L16 = {
     {"target_teams_forms.c", 16, 5, "teams_forms"}, "macc_k_teams_forms_L16",
     (int)(sizeof macc_v_teams_forms_L16 / sizeof macc_v_teams_forms_L16[0]), macc_v_teams_forms_L16
 };
+static const MACC_Region *macc_rp_teams_forms_L16(void) { return &macc_r_teams_forms_L16; }
 
 /* target region target_teams_forms.c:21: argument block, host version, version table */
 struct macc_a_teams_forms_L21 {
@@ -145,6 +148,7 @@ static const MACC_Region macc_r_teams_forms_L21 = {
     {"target_teams_forms.c", 21, 5, "teams_forms"}, "macc_k_teams_forms_L21",
     (int)(sizeof macc_v_teams_forms_L21 / sizeof macc_v_teams_forms_L21[0]), macc_v_teams_forms_L21
 };
+static const MACC_Region *macc_rp_teams_forms_L21(void) { return &macc_r_teams_forms_L21; }
 
 /* target region target_teams_forms.c:26: argument block, host version, version table */
 struct macc_a_teams_forms_L26 {
@@ -189,6 +193,7 @@ static const MACC_Region macc_r_teams_forms_L26 = {
     {"target_teams_forms.c", 26, 5, "teams_forms"}, "macc_k_teams_forms_L26",
     (int)(sizeof macc_v_teams_forms_L26 / sizeof macc_v_teams_forms_L26[0]), macc_v_teams_forms_L26
 };
+static const MACC_Region *macc_rp_teams_forms_L26(void) { return &macc_r_teams_forms_L26; }
 
 #line 4 "target_teams_forms.c"
 void teams_forms(int n, int m, double *a, double *flag)
@@ -199,7 +204,7 @@ void teams_forms(int n, int m, double *a, double *flag)
     MACC_Map macc_m_[1] = {
         {"flag", (void *)(flag), (void *)&(flag)[0], (MACC_SIZE_T)(1) * sizeof((flag)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_teams_forms_L6, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_teams_forms_L6(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 10 "target_teams_forms.c"
 
@@ -210,7 +215,7 @@ void teams_forms(int n, int m, double *a, double *flag)
     MACC_Map macc_m_[1] = {
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_teams_forms_L12, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_teams_forms_L12(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 14 "target_teams_forms.c"
 
@@ -222,7 +227,7 @@ void teams_forms(int n, int m, double *a, double *flag)
     MACC_Map macc_m_[1] = {
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n * m) * sizeof((a)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_teams_forms_L16, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_teams_forms_L16(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 19 "target_teams_forms.c"
 
@@ -233,7 +238,7 @@ void teams_forms(int n, int m, double *a, double *flag)
     MACC_Map macc_m_[1] = {
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_teams_forms_L21, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_teams_forms_L21(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 23 "target_teams_forms.c"
 
@@ -246,7 +251,7 @@ void teams_forms(int n, int m, double *a, double *flag)
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
         {"total", (void *)&(total), (void *)&(total), sizeof(total), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_teams_forms_L26, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_teams_forms_L26(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 36 "target_teams_forms.c"
 

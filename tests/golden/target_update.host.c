@@ -39,6 +39,7 @@ static const MACC_Region macc_r_refresh_L5 = {
     {"target_update.c", 5, 5, "refresh"}, "macc_k_refresh_L5",
     (int)(sizeof macc_v_refresh_L5 / sizeof macc_v_refresh_L5[0]), macc_v_refresh_L5
 };
+static const MACC_Region *macc_rp_refresh_L5(void) { return &macc_r_refresh_L5; }
 
 #line 2 "target_update.c"
 void refresh(int n, double *a)
@@ -58,7 +59,7 @@ void refresh(int n, double *a)
     MACC_Map macc_m_[1] = {
         {"a", (void *)(a), (void *)(a), 0, MACC_MAP_ATTACH},
     };
-    MACC_target(&macc_r_refresh_L5, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_refresh_L5(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 7 "target_update.c"
 

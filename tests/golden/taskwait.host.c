@@ -42,6 +42,7 @@ static const MACC_Region macc_r_two_phases_L5 = {
     {"taskwait.c", 5, 9, "two_phases"}, "macc_k_two_phases_L5",
     (int)(sizeof macc_v_two_phases_L5 / sizeof macc_v_two_phases_L5[0]), macc_v_two_phases_L5
 };
+static const MACC_Region *macc_rp_two_phases_L5(void) { return &macc_r_two_phases_L5; }
 
 /* target region taskwait.c:12: argument block, host version, version table */
 struct macc_a_two_phases_L12 {
@@ -81,6 +82,7 @@ static const MACC_Region macc_r_two_phases_L12 = {
     {"taskwait.c", 12, 9, "two_phases"}, "macc_k_two_phases_L12",
     (int)(sizeof macc_v_two_phases_L12 / sizeof macc_v_two_phases_L12[0]), macc_v_two_phases_L12
 };
+static const MACC_Region *macc_rp_two_phases_L12(void) { return &macc_r_two_phases_L12; }
 
 #line 2 "taskwait.c"
 void two_phases(int n, int bs, float *a, float *b)
@@ -93,7 +95,7 @@ void two_phases(int n, int bs, float *a, float *b)
     MACC_Map macc_m_[1] = {
         {"a", (void *)(a), (void *)&(a)[k], (MACC_SIZE_T)(bs) * sizeof((a)[k]), MACC_MAP_FROM},
     };
-    MACC_target(&macc_r_two_phases_L5, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, MACC_NOWAIT, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_two_phases_L5(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, MACC_NOWAIT, MACC_DEVICE_DEFAULT, 1);
 }
 #line 7 "taskwait.c"
 
@@ -114,7 +116,7 @@ void two_phases(int n, int bs, float *a, float *b)
         {"a", (void *)(a), (void *)&(a)[k], (MACC_SIZE_T)(bs) * sizeof((a)[k]), MACC_MAP_TO},
         {"b", (void *)(b), (void *)&(b)[k], (MACC_SIZE_T)(bs) * sizeof((b)[k]), MACC_MAP_FROM},
     };
-    MACC_target(&macc_r_two_phases_L12, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, MACC_NOWAIT, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_two_phases_L12(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, MACC_NOWAIT, MACC_DEVICE_DEFAULT, 1);
 }
 #line 14 "taskwait.c"
 

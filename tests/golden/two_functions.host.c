@@ -40,6 +40,7 @@ static const MACC_Region macc_r_first_L5 = {
     {"two_functions.c", 5, 5, "first"}, "macc_k_first_L5",
     (int)(sizeof macc_v_first_L5 / sizeof macc_v_first_L5[0]), macc_v_first_L5
 };
+static const MACC_Region *macc_rp_first_L5(void) { return &macc_r_first_L5; }
 
 /* target region two_functions.c:8: argument block, host version, version table */
 struct macc_a_first_L8 {
@@ -74,6 +75,7 @@ static const MACC_Region macc_r_first_L8 = {
     {"two_functions.c", 8, 5, "first"}, "macc_k_first_L8",
     (int)(sizeof macc_v_first_L8 / sizeof macc_v_first_L8[0]), macc_v_first_L8
 };
+static const MACC_Region *macc_rp_first_L8(void) { return &macc_r_first_L8; }
 
 #line 3 "two_functions.c"
 void first(int n, float *a)
@@ -84,7 +86,7 @@ void first(int n, float *a)
     MACC_Map macc_m_[1] = {
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_first_L5, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_first_L5(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 7 "two_functions.c"
 
@@ -94,7 +96,7 @@ void first(int n, float *a)
     MACC_Map macc_m_[1] = {
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_first_L8, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_first_L8(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 10 "two_functions.c"
 
@@ -134,6 +136,7 @@ static const MACC_Region macc_r_second_L15 = {
     {"two_functions.c", 15, 5, "second"}, "macc_k_second_L15",
     (int)(sizeof macc_v_second_L15 / sizeof macc_v_second_L15[0]), macc_v_second_L15
 };
+static const MACC_Region *macc_rp_second_L15(void) { return &macc_r_second_L15; }
 
 #line 13 "two_functions.c"
 void second(int n, float *a)
@@ -144,7 +147,7 @@ void second(int n, float *a)
     MACC_Map macc_m_[1] = {
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_second_L15, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_second_L15(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 17 "two_functions.c"
 
@@ -183,6 +186,7 @@ static const MACC_Region macc_r_third_L21 = {
     {"two_functions.c", 21, 5, "third"}, "macc_k_third_L21",
     (int)(sizeof macc_v_third_L21 / sizeof macc_v_third_L21[0]), macc_v_third_L21
 };
+static const MACC_Region *macc_rp_third_L21(void) { return &macc_r_third_L21; }
 
 #line 20 "two_functions.c"
 static void third(int n, float *a) {
@@ -192,7 +196,7 @@ static void third(int n, float *a) {
     MACC_Map macc_m_[1] = {
         {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_third_L21, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_third_L21(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 22 "two_functions.c"
 

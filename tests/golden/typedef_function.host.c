@@ -56,6 +56,7 @@ static const MACC_Region macc_r_rotate_L12 = {
     {"typedef_function.c", 12, 5, "rotate"}, "macc_k_rotate_L12",
     (int)(sizeof macc_v_rotate_L12 / sizeof macc_v_rotate_L12[0]), macc_v_rotate_L12
 };
+static const MACC_Region *macc_rp_rotate_L12(void) { return &macc_r_rotate_L12; }
 
 #line 10 "typedef_function.c"
 void rotate(index_t n, vec2 *v, real_t c, real_t s)
@@ -68,7 +69,7 @@ void rotate(index_t n, vec2 *v, real_t c, real_t s)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_rotate_L12, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_rotate_L12(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 17 "typedef_function.c"
 

@@ -45,6 +45,7 @@ static const MACC_Region macc_r_scale_L13 = {
     {"use_device.c", 13, 9, "scale"}, "macc_k_scale_L13",
     (int)(sizeof macc_v_scale_L13 / sizeof macc_v_scale_L13[0]), macc_v_scale_L13
 };
+static const MACC_Region *macc_rp_scale_L13(void) { return &macc_r_scale_L13; }
 
 #line 8 "use_device.c"
 void scale(double *x, int n, int dev)
@@ -70,7 +71,7 @@ void scale(double *x, int n, int dev)
     MACC_Map macc_m_[1] = {
         {"x", (void *)(x), (void *)(x), 0, MACC_MAP_ALLOC | MACC_MAP_DEVICEPTR},
     };
-    MACC_target(&macc_r_scale_L13, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_device_num((int)(dev)), 1);
+    MACC_target(macc_rp_scale_L13(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_device_num((int)(dev)), 1);
 }
 #line 15 "use_device.c"
 
@@ -117,6 +118,7 @@ static const MACC_Region macc_r_addresses_L31 = {
     {"use_device.c", 31, 5, "addresses"}, "macc_k_addresses_L31",
     (int)(sizeof macc_v_addresses_L31 / sizeof macc_v_addresses_L31[0]), macc_v_addresses_L31
 };
+static const MACC_Region *macc_rp_addresses_L31(void) { return &macc_r_addresses_L31; }
 
 #line 19 "use_device.c"
 double addresses(double *out)
@@ -180,7 +182,7 @@ double addresses(double *out)
         {"s", (void *)&((*macc_uda_s)), (void *)&((*macc_uda_s)), 0, MACC_MAP_ALLOC | MACC_MAP_DEVICEPTR},
         {"a", (void *)((*macc_uda_a)), (void *)((*macc_uda_a)), 0, MACC_MAP_ALLOC | MACC_MAP_DEVICEPTR},
     };
-    MACC_target(&macc_r_addresses_L31, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_addresses_L31(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 34 "use_device.c"
 
