@@ -835,6 +835,28 @@ void emit_host(Unit *u, Buf *out, const char *display_path)
     if (u->managed)
         em__managed(&e, ts_tree_root_node(u->tree));
 
+    /* a host task with dependences after a deferred target region with
+     * dependences: the runtime's deferred regions finish first (libgomp does
+     * not know them), so target nowait depend(out: a) then task depend(in: a)
+     * is ordered; conservative: it waits for every deferred region */
+    int deferred_deps = 0;
+    for (int i = 0; i < u->regions.len; i++) {
+        Region *r = u->regions.items[i];
+        deferred_deps |= r->nowait && r->deps.len;
+    }
+    for (int i = 0; i < u->host_dep_tasks.len && deferred_deps; i++) {
+        const Pragma *p = u->host_dep_tasks.items[i];
+        int line, col;
+        source_position(u->src, p->start, &line, &col);
+        TSNode f = ts_node_parent(p->node);
+        while (!ts_node_is_null(f) && !node_is(f, "function_definition"))
+            f = ts_node_parent(f);
+        if (ts_node_is_null(f))
+            continue;
+        em__edit(&e, p->start, p->start,
+                 xsprintf("{ static const MACC_SrcLoc macc_l_ = {\"%s\", %d, %d, \"task\"}; MACC_taskwait(&macc_l_); }\n",
+                          source_cfile(u->src, p->start), line, col));
+    }
     for (int i = 0; i < u->blanks.len; i++) {
         const Pragma *p = u->blanks.items[i];
         Buf nl = {0};

@@ -135,6 +135,7 @@ typedef struct Unit {
     TSTree *tree;
     Vec pragmas;        /* Pragma *, in source order */
     Vec blanks;         /* Pragma *: lines macc implements alone (omp requires), left out of the host file */
+    Vec host_dep_tasks; /* Pragma *: host `omp task ... depend(...)` lines */
     Vec regions;        /* Region * (analyze) */
     Vec datas;          /* DataConstruct * (analyze) */
     TSNode *top;        /* file-scope nodes in order, conditional groups flattened */

@@ -166,7 +166,8 @@ static int parse__word(const char **s, const char *w)
 
 /* Pragmas of ours that are not directives of the grammar: `omp requires`
  * (returns 1: macc implements the requirement, the line leaves the host
- * file) and OpenACC compute constructs (a warning: not translated yet). */
+ * file), host tasks with dependences (returns 2: kept in u->host_dep_tasks)
+ * and OpenACC compute constructs (a warning: not translated yet). */
 static int parse__other(Unit *u, Pragma *p)
 {
     const char *s = p->text;
@@ -179,6 +180,15 @@ static int parse__other(Unit *u, Pragma *p)
         if (strstr(s, "reverse_offload"))
             diag_error(u->diag, p->start, "'omp requires reverse_offload' is not supported: regions cannot call back to the host");
         return 1;
+    }
+    s = p->text;
+    if (parse__word(&s, "omp") && parse__word(&s, "task") && strstr(s, "depend")) {
+        /* a host task with dependences: it may depend on a deferred target
+         * region (target nowait depend(out: a), then task depend(in: a)),
+         * which libgomp does not see: the host file waits for the runtime's
+         * deferred regions first (emit_host) */
+        vec_push(&u->host_dep_tasks, p);
+        return 2;
     }
     s = p->text;
     if (parse__word(&s, "acc")) {
@@ -213,6 +223,7 @@ static void parse__collect(Unit *u, TSNode n)
                 size_t ae = ts_node_is_null(arg) ? de : ts_node_end_byte(arg);
                 parse__pragma_text(u->src, ab, ae, p);
                 DirError err;
+                int kept;
                 int bad = directive_parse(p->text, &p->dir, &err) != 0;
                 if (bad && parse__host_loop(p->text)) {
                     /* host OpenMP outside regions passes through to the C compiler,
@@ -226,8 +237,9 @@ static void parse__collect(Unit *u, TSNode n)
                     free(p->text);
                     free(p->offmap);
                     free(p);
-                } else if (p->dir.kind == DIR_OTHER && parse__other(u, p)) {
-                    vec_push(&u->blanks, p); /* handled here: blanked in the host file */
+                } else if (p->dir.kind == DIR_OTHER && (kept = parse__other(u, p)) != 0) {
+                    if (kept == 1)
+                        vec_push(&u->blanks, p); /* handled here: blanked in the host file */
                 } else if (p->dir.kind == DIR_OTHER) {
                     directive_free(&p->dir);
                     free(p->text);
@@ -380,6 +392,14 @@ void unit_delete(Unit *u)
         free(p);
     }
     vec_free(&u->blanks);
+    for (int i = 0; i < u->host_dep_tasks.len; i++) {
+        Pragma *p = u->host_dep_tasks.items[i];
+        directive_free(&p->dir);
+        free(p->text);
+        free(p->offmap);
+        free(p);
+    }
+    vec_free(&u->host_dep_tasks);
     free(u->top);
     if (u->tree)
         ts_tree_delete(u->tree);
