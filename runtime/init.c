@@ -372,6 +372,7 @@ static void init__start(void)
         if (rt->devices[d]->selectable)
             rt->selectable |= MACCRT_BIT(d);
     }
+    maccrt_declare_start(); /* declare target variables: their device copies */
     atexit(init__shutdown);
 }
 
