@@ -1600,11 +1600,12 @@ static int dir__omp(DirP *p, Directive *d)
             return dir__fail(p, p->pos, "'taskwait' takes no clauses");
         return 0;
     }
-    if (dir__is(p, off, n, "declare") || dir__is(p, off, n, "begin")) {
+    if (dir__is(p, off, n, "declare") || dir__is(p, off, n, "begin") || dir__is(p, off, n, "declare_target")) {
         int begin = p->s[off] == 'b';
-        if (begin && !dir__accept(p, "declare"))
+        /* 5.2 spells directive names with underscores too: declare_target */
+        if (begin && !dir__accept(p, "declare_target") && (!dir__accept(p, "declare") || !dir__accept(p, "target")))
             return 0;
-        if (!dir__accept(p, "target"))
+        if (!begin && !dir__is(p, off, n, "declare_target") && !dir__accept(p, "target"))
             return 0; /* declare simd / reduction / mapper / variant, begin ...: not ours */
         d->kind = DIR_DECLARE_TARGET;
         if (begin)
@@ -1622,7 +1623,7 @@ static int dir__omp(DirP *p, Directive *d)
                          "declare target", DIR__CS_NO, 0, 0, NULL);
     }
     if (dir__is(p, off, n, "end")) {
-        if (!dir__accept(p, "declare") || !dir__accept(p, "target"))
+        if (!dir__accept(p, "declare_target") && (!dir__accept(p, "declare") || !dir__accept(p, "target")))
             return 0;
         d->kind = DIR_END_DECLARE_TARGET;
         return dir__end(p, "end declare target");

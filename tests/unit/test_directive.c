@@ -908,6 +908,16 @@ Test(directive, declare_target_clauses)
     cr_assert_eq(D.kind, DIR_DECLARE_TARGET);
     cr_assert_eq(clause(0, CL_DEVICE_TYPE)->modifier, DEVTYPE_NOHOST);
     directive_free(&D);
+    ok("omp declare_target enter(f)");
+    cr_assert_eq(D.kind, DIR_DECLARE_TARGET);
+    cr_assert_eq(clause(0, CL_TO)->nitems, 1);
+    directive_free(&D);
+    ok("omp begin declare_target");
+    cr_assert_eq(D.kind, DIR_DECLARE_TARGET);
+    directive_free(&D);
+    ok("omp end declare_target");
+    cr_assert_eq(D.kind, DIR_END_DECLARE_TARGET);
+    directive_free(&D);
     bad("omp declare target to(f) device_type(gpu)", "gpu", "expected host, nohost or any");
     bad("omp declare target to(f) device_type(host, any)", ",", "unexpected text");
     bad("omp declare target to(f) device_type(host) device_type(any)", "device_type(any)", "duplicate");
