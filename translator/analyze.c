@@ -1002,7 +1002,6 @@ static void an__region(Unit *u, Pragma *tp)
             vec_push(&uses, x);
         }
     }
-    an__free_names(&clause_ids);
 
     for (int i = 0; i < uses.len; i++) {
         IdUse *x = uses.items[i];
@@ -1028,7 +1027,8 @@ static void an__region(Unit *u, Pragma *tp)
         int fpriv = an__name_in_clause(t, CL_FIRSTPRIVATE, x->name);
         for (int k = 0; k < r->nversions; k++)
             fpriv |= an__name_in_clause(r->versions[k].dir, CL_FIRSTPRIVATE, x->name);
-        if (d->is_global && !priv && !reduction && !lastpriv && mi < 0 && !fpriv && !ts_node_eq(x->node, r->stmt)) {
+        /* (a clause expression such as num_threads(n) is evaluated on the host: n is captured) */
+        if (d->is_global && !priv && !reduction && !lastpriv && mi < 0 && !fpriv && !an__in_names(&clause_ids, x->name)) {
             const DeclTarget *dt = an_declare_target(u, x->name);
             if (dt && !dt->link) {
                 /* declare target: the host version uses the variable, the
@@ -1100,6 +1100,7 @@ static void an__region(Unit *u, Pragma *tp)
     }
     vec_free(&uses);
     an__free_names(&forvars);
+    an__free_names(&clause_ids);
     /* loop directives inside the region must annotate for loops */
     for (int i = 0; i < u->pragmas.len; i++) {
         Pragma *q = u->pragmas.items[i];
@@ -1420,8 +1421,10 @@ static int an__devvar_def(Unit *u, DevVar *v)
             if (!an__is_declarator(c) || node_is(dd, "function_declarator"))
                 continue;
             TSNode id = an__declarator_ident(c);
+            if (ts_node_is_null(id))
+                continue;
             size_t b = ts_node_start_byte(id), e = ts_node_end_byte(id);
-            if (ts_node_is_null(id) || e - b != strlen(v->name) || strncmp(u->src->text + b, v->name, e - b))
+            if (e - b != strlen(v->name) || strncmp(u->src->text + b, v->name, e - b))
                 continue;
             int rank = node_is(c, "init_declarator") ? 3 : !is_extern ? 2 : 1;
             if (rank > best) {

@@ -499,7 +499,9 @@ static void cu__prelude(Cu *c, Buf *out)
         free(spec);
         TSNode id = v->declarator;
         while (!ts_node_is_null(id) && !node_is(id, "identifier"))
-            id = node_is(id, "parenthesized_declarator") ? ts_node_named_child(id, 0) : node_field(id, "declarator");
+            id = node_is(id, "parenthesized_declarator") || node_is(id, "attributed_declarator")
+                     ? ts_node_named_child(id, 0)
+                     : node_field(id, "declarator");
         c->defid = id;
         cu__copy(c, v->declarator, out, NULL);
         c->defid = (TSNode){0};
