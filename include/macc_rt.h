@@ -131,11 +131,20 @@ typedef struct MACC_Region {
 /* Device selectors for MACC_target and the data calls. Non-negative values are
  * device numbers as in OpenMP's device(N): 0 .. omp-visible GPUs, then host. */
 enum {
-    MACC_DEVICE_DEFAULT = -1, /* no device clause: the first GPU, else the host */
+    MACC_DEVICE_DEFAULT = -1, /* no device clause: omp_get_default_device(), else the first GPU, else the host */
     MACC_DEVICE_ANY = -2,     /* device(any): wherever the scheduler decides */
     MACC_DEVICE_HOST = -3,    /* device(host) */
-    MACC_DEVICE_NVIDIA = -4   /* device(nvidia): any GPU */
+    MACC_DEVICE_NVIDIA = -4,  /* device(nvidia): any GPU */
+    MACC_DEVICE_INVALID = -5  /* device(N) with N negative and not omp_initial_device: an error */
 };
+
+/* device(expr) with an expression: an OpenMP device number as a selector.
+ * -1 is OpenMP 5.2's omp_initial_device (the host); other negative numbers
+ * (omp_invalid_device) name no device. */
+static inline int MACC_device_num(int n)
+{
+    return n >= 0 ? n : n == -1 ? MACC_DEVICE_HOST : MACC_DEVICE_INVALID;
+}
 
 /* MACC_target flags. */
 enum { MACC_NOWAIT = 1 };
@@ -190,6 +199,12 @@ MACC_API void MACC_declare_target(const MACC_SrcLoc *loc, int n, const MACC_Decl
 /* Is [p, p+bytes) present on `device`? (omp_target_is_present / acc_is_present) */
 MACC_API int MACC_is_present(const void *p, MACC_SIZE_T bytes, int device);
 
+/* use_device_ptr / use_device_addr of a data construct on `device`: the
+ * device address of host address p when the device's table holds it (the
+ * data construct mapped it), else p itself (also on the host and for
+ * managed memory). */
+MACC_API void *MACC_device_addr(const void *p, int device);
+
 /* The allocator `macc --managed` puts in place of malloc & co. in translated
  * files: CUDA managed memory from a pool when a GPU is there, host memory
  * otherwise; MACC_free also frees what the C library allocated. Settings:
@@ -201,6 +216,14 @@ MACC_API void *MACC_realloc(void *p, MACC_SIZE_T n);
 MACC_API void MACC_free(void *p);
 MACC_API void *MACC_aligned_alloc(MACC_SIZE_T align, MACC_SIZE_T n);
 MACC_API int MACC_posix_memalign(void **out, MACC_SIZE_T align, MACC_SIZE_T n);
+
+/* OpenMP 5.1 device memory routines that libmaccrt defines (with the rest of
+ * OpenMP's device API: omp_target_alloc, omp_target_memcpy, ...; see
+ * docs/RUNTIME.md) and that older <omp.h> files (GCC 12) do not declare. */
+#ifndef __cplusplus
+MACC_API void *omp_get_mapped_ptr(const void *ptr, int device_num);
+MACC_API int omp_target_is_accessible(const void *ptr, __SIZE_TYPE__ size, int device_num);
+#endif
 
 #ifdef __cplusplus
 }

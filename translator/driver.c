@@ -22,6 +22,7 @@ typedef struct Opts {
     const char *output;
     int compile_only, translate_only, verbose, dry, keep, info, managed;
     int fpreprocessed;          /* -fpreprocessed: inputs are already preprocessed */
+    int openacc, openacc_flag;  /* -fopenacc / -acc given (openacc_flag: -fopenacc, in cflags) */
     int preprocess, assemble;   /* -E, -S */
     int dep_mode;               /* 0, or 'M' (-M), 'm' (-MM), 'D' (-MD), 'd' (-MMD) */
     int dep_phony;              /* -MP */
@@ -102,6 +103,9 @@ static int dr__parse(int argc, char **argv, Opts *o)
             return 1;
         }
         if (!strcmp(a, "-fpreprocessed")) { o->fpreprocessed = 1; continue; }
+        if (!strcmp(a, "-acc")) { o->openacc = 1; continue; } /* NVHPC's spelling */
+        if (!strcmp(a, "-fopenacc"))
+            o->openacc = o->openacc_flag = 1; /* and on to the C compiler */
         if (!strcmp(a, "-v")) { o->verbose = 1; continue; }
         if (!strcmp(a, "-###")) { o->dry = 1; continue; }
         if (!strcmp(a, "-c")) { o->compile_only = 1; continue; }
@@ -434,6 +438,25 @@ static int dr__file_needs_translation(const char *path)
     return r;
 }
 
+/* --translate takes C text: a file holding NUL bytes (an object, an archive,
+ * any binary) is refused rather than copied through. 0: fine or unreadable
+ * (translation reports that). */
+static int dr__not_c_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    char chunk[65536];
+    size_t n;
+    int bin = 0;
+    while (!bin && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        bin = memchr(chunk, 0, n) != NULL;
+    fclose(f);
+    if (bin)
+        fprintf(stderr, "macc: error: %s: not a C source file (it holds NUL bytes)\n", path);
+    return bin;
+}
+
 /* Does the C compiler accept -fopenacc (GCC does; Clang before 19 does not)?
  * Asked once, quietly. */
 static int dr__cc_has_openacc(void)
@@ -459,13 +482,16 @@ static int dr__cc_has_openacc(void)
  * Translation works on what the C compiler sees: headers, macros (pragmas
  * made by macros, _Pragma), conditional groups; the line markers keep the
  * user's files and lines. OpenMP and OpenACC pragmas are macro-expanded as
- * the standards say. */
-static void dr__cpp_command(const Opts *o, Vec *cmd, const char *in, const char *out, const char *incdir)
+ * the standards say. OpenACC (-fopenacc: _OPENACC defined, acc pragmas
+ * expanded) as GCC and NVHPC do it: when the user asks (-fopenacc, -acc),
+ * or when the file holds OpenACC directives; an OpenMP program that tests
+ * _OPENACC is not turned into an OpenACC one. */
+static void dr__cpp_command(const Opts *o, Vec *cmd, const char *in, const char *out, const char *incdir, int acc)
 {
     vec_push(cmd, (void *)dr__cc());
     vec_push(cmd, "-E");
     vec_push(cmd, "-fopenmp");
-    if (dr__cc_has_openacc())
+    if (acc && !o->openacc_flag && dr__cc_has_openacc())
         vec_push(cmd, "-fopenacc");
     vec_push(cmd, "-D__MACC__=1");
     for (int i = 0; i < o->cflags.len; i++)
@@ -484,6 +510,21 @@ static void dr__cpp_command(const Opts *o, Vec *cmd, const char *in, const char 
  * NULL after an error. */
 static char *dr__self_dir(void);
 
+/* Does preprocessed text hold a `#pragma acc` line? */
+static int dr__has_acc_pragma(const char *path)
+{
+    Source *s = source_read(path);
+    int r = 0;
+    for (const char *p = s ? s->text : ""; !r && (p = strstr(p, "#pragma")) != NULL; p += 7) {
+        const char *q = p + 7;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        r = !strncmp(q, "acc", 3) && (q[3] == ' ' || q[3] == '\t' || q[3] == '\n');
+    }
+    source_delete(s);
+    return r;
+}
+
 static char *dr__preprocess(const Opts *o, const char *in, const char *dir, const char *stem, int i,
                             const Vec *extra, int *rc)
 {
@@ -494,11 +535,19 @@ static char *dr__preprocess(const Opts *o, const char *in, const char *dir, cons
     Vec cmd = {0};
     char *self = dr__self_dir();
     char *incdir = xsprintf("%s/../include", self);
-    dr__cpp_command(o, &cmd, in, ifile, incdir);
+    dr__cpp_command(o, &cmd, in, ifile, incdir, o->openacc);
     if (extra)
         dr__push_all(&cmd, extra);
     *rc = dr__run_cmd(o, &cmd, 1);
     vec_free(&cmd);
+    if (!*rc && !o->openacc && dr__cc_has_openacc() && dr__has_acc_pragma(ifile)) {
+        /* an OpenACC file: again with OpenACC's macros and expansion */
+        dr__cpp_command(o, &cmd, in, ifile, incdir, 1);
+        if (extra)
+            dr__push_all(&cmd, extra);
+        *rc = dr__run_cmd(o, &cmd, 1);
+        vec_free(&cmd);
+    }
     free(incdir);
     free(self);
     if (*rc) {
@@ -569,6 +618,10 @@ int driver_main(int argc, char **argv)
         }
         for (int i = 0; i < o.inputs.len; i++) {
             const char *in = o.inputs.items[i];
+            if (dr__not_c_text(in)) {
+                rc = 1;
+                continue;
+            }
             char *stem = dr__stem(in);
             int prc = 0;
             /* GCC's dependency options: the preprocessor writes them, for
@@ -923,12 +976,16 @@ int driver_main(int argc, char **argv)
         Vec cmd = {0};
         dr__cc_command(&o, &cmd);
         dr__push_all(&cmd, &objs);
-        vec_push(&cmd, rtlib);
         char *cudaL = NULL, *cudaR = NULL;
+        /* the plugin before libmaccrt.a: the archive resolves what the
+         * plugin needs even when the user's objects call nothing of it */
         if (linked_cuda) {
             vec_push(&cmd, "-Wl,--whole-archive");
             vec_push(&cmd, rtcuda);
             vec_push(&cmd, "-Wl,--no-whole-archive");
+        }
+        vec_push(&cmd, rtlib);
+        if (linked_cuda) {
             cudaL = xsprintf("-L%s", cudalib);
             vec_push(&cmd, cudaL);
             if (cudart_static) {

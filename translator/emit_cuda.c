@@ -19,9 +19,13 @@
  *    `teams` the loop runs as one team (one block), as OpenMP says;
  *  - team: `teams distribute` whose body has loop directives: blocks take the
  *    outer iterations, the body runs as a team (below);
+ *  - parallel: `target parallel` with a block: one team whose threads all run
+ *    the block (SPMD), worksharing loops split among them, barrier, single,
+ *    master, critical and atomic as code;
  *  - generic: no loop construct-set: one team runs the block; loop directives
- *    at its top level are shared among the team's threads, other statements
- *    that write memory run on thread 0 between barriers.
+ *    at its top level are shared among the team's threads, parallel regions
+ *    run as in the parallel shape, other statements that write memory run on
+ *    thread 0 between barriers.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +42,7 @@ typedef struct Cu {
     const Region *cur; /* the region whose kernel is being written */
     TSNode defid;      /* the name in a device variable's definition being written */
     int errors;
+    int lock;      /* macc_lock_ (critical/atomic in parallel regions) declared */
 } Cu;
 
 /* ---- small helpers -------------------------------------------------------- */
@@ -74,7 +79,14 @@ static int cu__is_cxx_keyword(const char *s, size_t n)
 
 static const char *const cu__omp_api[] = {"omp_is_initial_device", "omp_get_team_num", "omp_get_num_teams",
                                          "omp_get_thread_num", "omp_get_num_threads", "omp_get_max_threads",
-                                         "omp_in_parallel", "omp_get_level", NULL};
+                                         "omp_in_parallel", "omp_get_level", "omp_get_device_num",
+                                         "omp_get_num_devices", "omp_get_initial_device",
+                                         "omp_get_default_device", "omp_get_active_level",
+                                         "omp_get_thread_limit", "omp_get_team_size",
+                                         "omp_get_ancestor_thread_num", "omp_in_final", "omp_get_dynamic",
+                                         "omp_get_cancellation", "omp_get_max_active_levels",
+                                         "omp_get_supported_active_levels", "omp_get_num_procs",
+                                         "omp_get_wtime", "omp_get_wtick", NULL};
 
 /* ---- copying text with token edits ---------------------------------------- */
 
@@ -83,6 +95,8 @@ typedef struct CopyCtx {
     const Vec *staged;    /* arrays read as A[var] from shared memory */
     const char *var;      /* the staged loop's variable */
     const char *outer;    /* the kernel loop's variable: A[outer] read once into a register */
+    int spmd;             /* every thread of a parallel region runs the text: master, critical,
+                           * atomic and flush become code, other omp constructs are errors */
 } CopyCtx;
 
 typedef struct TokEdit {
@@ -133,9 +147,92 @@ static int cu__devvar_ref(const Cu *c, TSNode n)
     return an_global_var_ref(c->u, n);
 }
 
+/* What an omp pragma that is not one of our directives (the translator keeps
+ * no Pragma for it) means to the threads of a parallel region. */
+enum { CU_SY_NONE, CU_SY_BARRIER, CU_SY_SINGLE, CU_SY_MASTER, CU_SY_LOCK, CU_SY_FLUSH, CU_SY_OTHER };
+
+static int cu__sync_kind(const Cu *c, TSNode n, int *nowait)
+{
+    const char *t = c->u->src->text;
+    TSNode arg = node_field(n, "argument");
+    *nowait = 0;
+    if (ts_node_is_null(arg))
+        return CU_SY_NONE;
+    size_t i = ts_node_start_byte(arg), e = ts_node_end_byte(arg);
+    char w[4][24];
+    int nw = 0;
+    while (i < e && nw < 4) {
+        while (i < e && !(t[i] == '_' || (t[i] >= 'a' && t[i] <= 'z') || (t[i] >= 'A' && t[i] <= 'Z')))
+            i++;
+        size_t b = i;
+        while (i < e && (t[i] == '_' || (t[i] >= 'a' && t[i] <= 'z') || (t[i] >= 'A' && t[i] <= 'Z') ||
+                         (t[i] >= '0' && t[i] <= '9')))
+            i++;
+        if (i > b) {
+            snprintf(w[nw], sizeof w[nw], "%.*s", (int)(i - b), t + b);
+            if (nw >= 2 && !strcmp(w[nw], "nowait"))
+                *nowait = 1;
+            if (nw >= 2 && (!strcmp(w[nw], "copyprivate") || !strcmp(w[nw], "filter")))
+                return CU_SY_OTHER;
+            nw += nw < 2;
+        }
+    }
+    if (nw < 2 || strcmp(w[0], "omp"))
+        return CU_SY_NONE;
+    if (!strcmp(w[1], "barrier"))
+        return CU_SY_BARRIER;
+    if (!strcmp(w[1], "single"))
+        return CU_SY_SINGLE;
+    if (!strcmp(w[1], "master") || !strcmp(w[1], "masked"))
+        return CU_SY_MASTER;
+    if (!strcmp(w[1], "critical") || !strcmp(w[1], "atomic"))
+        return CU_SY_LOCK;
+    if (!strcmp(w[1], "flush"))
+        return CU_SY_FLUSH;
+    if (!strcmp(w[1], "taskyield"))
+        return CU_SY_NONE;
+    return CU_SY_OTHER;
+}
+
+static Pragma *cu__pragma_of(const Unit *u, TSNode n);
+
 static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
 {
     const char *t = c->u->src->text;
+    if (ctx && ctx->spmd && cu__is_our_pragma(c, n) && !cu__pragma_of(c->u, n)) {
+        /* run by every thread: master on thread 0, critical and atomic under
+         * the file's lock (the statement after the pragma is the body) */
+        int nowait;
+        const char *pre = "";
+        switch (cu__sync_kind(c, n, &nowait)) {
+        case CU_SY_MASTER: pre = "if (threadIdx.x == 0)"; break;
+        case CU_SY_LOCK:
+            pre = "for (int macc_once_ = macc_lock_acquire(&macc_lock_); macc_once_; macc_once_ = macc_lock_release(&macc_lock_))";
+            break;
+        case CU_SY_FLUSH: pre = "__threadfence();"; break;
+        case CU_SY_NONE: break;
+        default: {
+            char *txt = node_text(c->u, n);
+            char *nl = strchr(txt, '\n');
+            if (nl)
+                *nl = 0;
+            diag_error(c->u->diag, ts_node_start_byte(n),
+                       "'%s' is not supported here in the GPU version of a parallel region", txt);
+            c->errors++;
+            free(txt);
+            break;
+        }
+        }
+        TokEdit *e = xcalloc(1, sizeof *e);
+        e->start = ts_node_start_byte(n);
+        e->end = ts_node_end_byte(n);
+        Buf b = {0};
+        buf_puts(&b, pre);
+        cu__blank(c, &b, e->start, e->end);
+        e->text = b.data ? b.data : xstrdup("");
+        vec_push(edits, e);
+        return;
+    }
     if (cu__is_our_pragma(c, n)) {
         TokEdit *e = xcalloc(1, sizeof *e);
         e->start = ts_node_start_byte(n);
@@ -448,6 +545,21 @@ static void cu__prelude(Cu *c, Buf *out)
         if (!ts_node_is_null(v->init))
             cu__ids(c, v->init, &need);
     }
+    /* types declared inside functions that regions use (hoisted) */
+    Vec local = {0};
+    for (int i = 0; i < u->regions.len; i++) {
+        Region *r = u->regions.items[i];
+        for (int j = 0; j < r->local_types.len; j++) {
+            TSNode *n = r->local_types.items[j];
+            int dup = 0;
+            for (int k = 0; k < local.len && !dup; k++)
+                dup = ts_node_eq(*(TSNode *)local.items[k], *n);
+            if (!dup) {
+                vec_push(&local, n);
+                cu__ids(c, *n, &need);
+            }
+        }
+    }
     unsigned char *mark = xcalloc((size_t)u->ntop + 1, 1);
     for (int changed = 1; changed;) {
         changed = 0;
@@ -489,6 +601,19 @@ static void cu__prelude(Cu *c, Buf *out)
     }
     free(mark);
     strset_free(&need);
+    StrSet seen = {0};
+    for (int i = 0; i < local.len; i++) {
+        TSNode n = *(TSNode *)local.items[i];
+        Buf t = {0};
+        local_type_text(u, n, &t);
+        if (strset_add(&seen, t.data, t.len)) {
+            cu__line_at(c, out, ts_node_start_byte(n));
+            buf_puts(out, t.data);
+        }
+        buf_free(&t);
+    }
+    strset_free(&seen);
+    vec_free(&local);
     /* globals with a device copy (declare target variables): __device__
      * variables named macc_g_<name>, initialised as the host's */
     for (int i = 0; i < u->devvars.len; i++) {
@@ -720,7 +845,9 @@ static int cu__has_inner_loops(const Unit *u, TSNode stmt)
 {
     for (int i = 0; i < u->pragmas.len; i++) {
         Pragma *p = u->pragmas.items[i];
-        if (p->dir.kind == DIR_LOOP && (p->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR)) &&
+        if (p->dir.kind == DIR_LOOP &&
+            ((p->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR)) || p->dir.cs == CS_LOOP ||
+             CS_IS_PARALLEL_REGION(p->dir.cs)) &&
             p->start >= ts_node_start_byte(stmt) && p->start < ts_node_end_byte(stmt))
             return 1;
     }
@@ -842,9 +969,374 @@ static int cu__emit_loop(Cu *c, const Region *r, TSNode loop, int depth, const c
     return 0;
 }
 
+/* ---- parallel regions and the team's loop directives ------------------------ */
+
+/* Is v named in a private or firstprivate clause of d? */
+static int cu__named_private(const Directive *d, const char *v)
+{
+    for (int i = 0; i < d->nclauses; i++) {
+        const DirClause *cl = &d->clauses[i];
+        if (cl->kind == CL_PRIVATE || cl->kind == CL_FIRSTPRIVATE)
+            for (int j = 0; j < cl->nitems; j++)
+                if (!strcmp(cl->items[j].base, v))
+                    return 1;
+    }
+    return 0;
+}
+
+static void cu__line_dir_off(Cu *c, Buf *out, size_t off)
+{
+    int line, col;
+    source_position(c->u->src, off, &line, &col);
+    buf_printf(out, "#line %d \"%s\"\n%*s", line, c->path, col - 1, "");
+}
+
+/* Copies the bytes [from, to) of node n, which are whole children of n, with
+ * the edits of those children. */
+static void cu__copy_span(Cu *c, TSNode n, size_t from, size_t to, const CopyCtx *ctx, Buf *out)
+{
+    Vec edits = {0};
+    uint32_t nc = ts_node_child_count(n);
+    for (uint32_t i = 0; i < nc; i++) {
+        TSNode k = ts_node_child(n, i);
+        if (ts_node_start_byte(k) >= from && ts_node_end_byte(k) <= to)
+            cu__collect_edits(c, k, ctx, &edits);
+    }
+    size_t pos = from;
+    for (int i = 0; i < edits.len; i++) {
+        TokEdit *e = edits.items[i];
+        if (e->start >= pos && e->end <= to) {
+            buf_put(out, c->u->src->text + pos, e->start - pos);
+            buf_puts(out, e->text);
+            pos = e->end;
+        }
+        free(e->text);
+        free(e);
+    }
+    if (pos < to)
+        buf_put(out, c->u->src->text + pos, to - pos);
+    vec_free(&edits);
+}
+
+/* Index of the next named child of `parent` after i that is not a comment. */
+static uint32_t cu__next_index(TSNode parent, uint32_t i)
+{
+    uint32_t nc = ts_node_named_child_count(parent);
+    for (i++; i < nc && node_is(ts_node_named_child(parent, i), "comment"); i++)
+        ;
+    return i;
+}
+
+/* A worksharing loop of the enclosing parallel region: `for`, or a bare `loop`. */
+static int cu__is_ws_loop(const Pragma *p)
+{
+    return p && p->dir.kind == DIR_LOOP && ((p->dir.cs & CS_FOR) || p->dir.cs == CS_LOOP);
+}
+
+/* Does n, run by every thread of a parallel region, hold a construct that the
+ * threads meet together (a worksharing loop, barrier, single) or one we cannot
+ * run there? What a master, critical, atomic, simd or nested parallel for
+ * governs runs as written and is not looked into. */
+static int cu__spmd_needs(const Cu *c, TSNode n)
+{
+    uint32_t nc = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < nc; i++) {
+        TSNode k = ts_node_named_child(n, i);
+        if (node_is(k, "preproc_call")) {
+            Pragma *p = cu__pragma_of(c->u, k);
+            int nowait, kind;
+            if (p && p->dir.kind == DIR_LOOP) {
+                if (cu__is_ws_loop(p) || CS_IS_PARALLEL_REGION(p->dir.cs) ||
+                    (p->dir.cs & (CS_TEAMS | CS_DISTRIBUTE)))
+                    return 1;
+                i = cu__next_index(n, i);
+            } else if (!p && cu__is_our_pragma(c, k)) {
+                kind = cu__sync_kind(c, k, &nowait);
+                if (kind == CU_SY_BARRIER || kind == CU_SY_SINGLE || kind == CU_SY_OTHER)
+                    return 1;
+                if (kind == CU_SY_MASTER || kind == CU_SY_LOCK)
+                    i = cu__next_index(n, i);
+            }
+            continue;
+        }
+        if (cu__spmd_needs(c, k))
+            return 1;
+    }
+    return 0;
+}
+
+/* Does n hold a critical or atomic construct (the file needs macc_lock_)? */
+static int cu__uses_lock(const Cu *c, TSNode n)
+{
+    int nowait;
+    if (node_is(n, "preproc_call"))
+        return cu__is_our_pragma(c, n) && !cu__pragma_of(c->u, n) && cu__sync_kind(c, n, &nowait) == CU_SY_LOCK;
+    uint32_t nc = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        if (cu__uses_lock(c, ts_node_named_child(n, i)))
+            return 1;
+    return 0;
+}
+
+/* The type and the expression of variable v in kernel code. */
+static char *cu__var_type(const Region *r, const CopyCtx *ctx, const char *v)
+{
+    const Capture *k = cu__cap(r, v);
+    if (k && k->decl && ctx && ctx->writeback && cu__in(ctx->writeback, v))
+        return spec_unqualified(k->decl->spec);
+    return xsprintf("decltype(%s)", v);
+}
+
+static char *cu__var_expr(const CopyCtx *ctx, const char *v)
+{
+    if (ctx && ctx->writeback && cu__in(ctx->writeback, v))
+        return xsprintf("(*macc_p_%s)", v);
+    return xstrdup(v);
+}
+
+/* Opens a block giving every thread its own copies of the private,
+ * firstprivate and reduction variables of d (a loop directive or parallel
+ * region inside a team): reductions start at the operator's identity.
+ * *inner receives the context for the block's text (shadowed names are no
+ * longer written back through pointers; wb2 holds its list). Nothing is
+ * emitted when d has none of these clauses. */
+static int cu__shadow_open(Cu *c, const Region *r, const Pragma *p, const CopyCtx *ctx, CopyCtx *inner, Vec *wb2,
+                           Buf *b)
+{
+    const Directive *d = &p->dir;
+    int any = 0;
+    *inner = *ctx;
+    for (int i = 0; i < d->nclauses; i++) {
+        const DirClause *cl = &d->clauses[i];
+        ClauseKind k = cl->kind;
+        any |= k == CL_REDUCTION || k == CL_PRIVATE || k == CL_FIRSTPRIVATE;
+        for (int j = 0; j < cl->nitems && (k == CL_REDUCTION || k == CL_PRIVATE || k == CL_FIRSTPRIVATE); j++)
+            if (!cl->items[j].is_ident || cl->items[j].nsubs) {
+                diag_error(c->u->diag, pragma_src_off(p, cl->items[j].off),
+                           "%s of '%s' inside the region: the GPU version needs a variable name",
+                           directive_clause_name(k), cl->items[j].base);
+                c->errors++;
+                return 0;
+            }
+    }
+    if (!any)
+        return 0;
+    if (ctx->writeback)
+        for (int i = 0; i < ctx->writeback->len; i++) {
+            const char *w = ctx->writeback->items[i];
+            int shadowed = 0;
+            for (int q = 0; q < d->nclauses; q++) {
+                const DirClause *cl = &d->clauses[q];
+                if (cl->kind == CL_REDUCTION || cl->kind == CL_PRIVATE || cl->kind == CL_FIRSTPRIVATE)
+                    for (int j = 0; j < cl->nitems; j++)
+                        shadowed |= !strcmp(cl->items[j].base, w);
+            }
+            if (!shadowed)
+                vec_push(wb2, (void *)w);
+        }
+    inner->writeback = wb2;
+    buf_puts(b, "        {\n");
+    for (int pass = 0; pass < 2; pass++)
+        for (int q = 0; q < d->nclauses; q++) {
+            const DirClause *cl = &d->clauses[q];
+            for (int j = 0; j < cl->nitems; j++) {
+                const char *v = cl->items[j].base;
+                char *ty = cu__var_type(r, ctx, v), *ex = cu__var_expr(ctx, v);
+                if (pass == 0 && cl->kind == CL_REDUCTION)
+                    buf_printf(b, "        %s macc_orig_%s = %s;\n        %s macc_tot_%s;\n", ty, v, ex, ty, v);
+                else if (pass == 0 && cl->kind == CL_FIRSTPRIVATE)
+                    buf_printf(b, "        %s macc_fp_%s = %s;\n", ty, v, ex);
+                else if (pass == 1 && cl->kind == CL_REDUCTION)
+                    buf_printf(b, "        %s %s = macc_red<%s, %s>::id();\n", ty, v, cu__red_op(cl->modifier), ty);
+                else if (pass == 1 && cl->kind == CL_PRIVATE)
+                    buf_printf(b, "        %s %s;\n", ty, v);
+                else if (pass == 1 && cl->kind == CL_FIRSTPRIVATE)
+                    buf_printf(b, "        %s %s = macc_fp_%s;\n", ty, v, v);
+                free(ty);
+                free(ex);
+            }
+            if (pass == 0 && q == d->nclauses - 1)
+                buf_puts(b, "        {\n");
+        }
+    return 1;
+}
+
+/* Closes the block of cu__shadow_open: the reductions combined over the
+ * block and given to every thread (the variable's original value included). */
+static void cu__shadow_close(const Region *r, const Directive *d, const CopyCtx *ctx, int opened, Buf *b)
+{
+    if (!opened)
+        return;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int q = 0; q < d->nclauses; q++) {
+            const DirClause *cl = &d->clauses[q];
+            if (cl->kind != CL_REDUCTION)
+                continue;
+            for (int j = 0; j < cl->nitems; j++) {
+                const char *v = cl->items[j].base, *op = cu__red_op(cl->modifier);
+                char *ty = cu__var_type(r, ctx, v), *ex = cu__var_expr(ctx, v);
+                if (pass == 0)
+                    buf_printf(b, "        macc_tot_%s = macc_block_reduce<%s, %s>(%s);\n", v, op, ty, v);
+                else
+                    buf_printf(b, "        %s = macc_red<%s, %s>::op(macc_orig_%s, macc_tot_%s);\n", ex, op, ty, v, v);
+                free(ty);
+                free(ex);
+            }
+        }
+        buf_puts(b, "        }\n");
+    }
+}
+
+/* A loop directive shared among the threads of the block (a worksharing loop
+ * of a parallel region, or a loop directive at the top of a team's body),
+ * with its own private copies and reductions; `barrier`: the threads wait for
+ * one another at its end. */
+static void cu__emit_shared_loop(Cu *c, const Region *r, const Pragma *p, TSNode loop, const CopyCtx *ctx, Buf *b)
+{
+    const DirClause *col = directive_find(&p->dir, CL_COLLAPSE);
+    const DirClause *lp = directive_find(&p->dir, CL_LASTPRIVATE);
+    int depth = col && col->ival > 0 ? (int)col->ival : 1;
+    if (lp) {
+        diag_error(c->u->diag, pragma_src_off(p, lp->off),
+                   "lastprivate on a loop directive inside the region is not supported in the GPU version");
+        c->errors++;
+        return;
+    }
+    CopyCtx in;
+    Vec wb2 = {0};
+    int opened = cu__shadow_open(c, r, p, ctx, &in, &wb2, b);
+    cu__emit_loop(c, r, loop, depth, "threadIdx.x", "blockDim.x", &in, b, "        ");
+    cu__shadow_close(r, &p->dir, ctx, opened, b);
+    vec_free(&wb2);
+}
+
+static void cu__spmd(Cu *c, const Region *r, TSNode n, const CopyCtx *ctx, Buf *b);
+
+/* The named children [i0, i1) of `parent`, run by every thread of a parallel
+ * region: worksharing loops shared among them, barriers and single
+ * constructs as barriers and thread 0, everything else by every thread. */
+static void cu__spmd_seq(Cu *c, const Region *r, TSNode parent, uint32_t i0, uint32_t i1, const CopyCtx *ctx,
+                         Buf *b)
+{
+    for (uint32_t i = i0; i < i1; i++) {
+        TSNode k = ts_node_named_child(parent, i);
+        if (node_is(k, "comment"))
+            continue;
+        if (!node_is(k, "preproc_call")) {
+            cu__spmd(c, r, k, ctx, b);
+            continue;
+        }
+        Pragma *p = cu__pragma_of(c->u, k);
+        uint32_t j = cu__next_index(parent, i);
+        if (p && p->dir.kind == DIR_LOOP) {
+            char t[64];
+            if (cu__is_ws_loop(p)) {
+                if (j < i1 && node_is(ts_node_named_child(parent, j), "for_statement")) {
+                    cu__emit_shared_loop(c, r, p, ts_node_named_child(parent, j), ctx, b);
+                    if (!directive_find(&p->dir, CL_NOWAIT))
+                        buf_puts(b, "        __syncthreads();\n");
+                    i = j;
+                }
+            } else if (CS_IS_PARALLEL_REGION(p->dir.cs) || (p->dir.cs & (CS_TEAMS | CS_DISTRIBUTE))) {
+                diag_error(c->u->diag, p->start, "'%s' inside a parallel region is not supported in the GPU version",
+                           directive_cs_text(p->dir.cs, t, sizeof t));
+                c->errors++;
+            }
+            /* simd, a nested parallel for: the statement runs on every thread as written */
+            continue;
+        }
+        if (p || !cu__is_our_pragma(c, k)) {
+            if (!p) { /* #pragma unroll and the like */
+                cu__copy(c, k, b, ctx);
+                buf_puts(b, "\n");
+            }
+            continue;
+        }
+        int nowait, kind = cu__sync_kind(c, k, &nowait);
+        if (kind == CU_SY_BARRIER) {
+            buf_puts(b, "        __syncthreads();\n");
+        } else if (kind == CU_SY_SINGLE) {
+            if (j < i1) {
+                buf_puts(b, "        if (threadIdx.x == 0) {\n");
+                cu__line_dir(c, b, ts_node_named_child(parent, j));
+                cu__copy(c, ts_node_named_child(parent, j), b, ctx);
+                buf_puts(b, "\n        }\n");
+                i = j;
+            }
+            if (!nowait)
+                buf_puts(b, "        __syncthreads();\n");
+        } else {
+            /* master, critical, atomic, flush: the copy's edits (others: an error there) */
+            cu__copy(c, k, b, ctx);
+            buf_puts(b, "\n");
+        }
+    }
+}
+
+/* Statement n run by every thread of a parallel region. Statements around
+ * worksharing constructs (blocks, loops, if) are emitted piece by piece:
+ * OpenMP makes every thread of the team meet those constructs. */
+static void cu__spmd(Cu *c, const Region *r, TSNode n, const CopyCtx *ctx, Buf *b)
+{
+    if (!cu__spmd_needs(c, n)) {
+        cu__line_dir(c, b, n);
+        cu__copy(c, n, b, ctx);
+        buf_puts(b, "\n");
+        return;
+    }
+    if (node_is(n, "compound_statement")) {
+        buf_puts(b, "        {\n");
+        cu__spmd_seq(c, r, n, 0, ts_node_named_child_count(n), ctx, b);
+        buf_puts(b, "        }\n");
+        return;
+    }
+    if (!(node_is(n, "for_statement") || node_is(n, "while_statement") || node_is(n, "do_statement") ||
+          node_is(n, "if_statement") || node_is(n, "else_clause"))) {
+        diag_error(c->u->diag, ts_node_start_byte(n),
+                   "a worksharing or barrier construct inside this statement is not supported in the GPU version");
+        c->errors++;
+        return;
+    }
+    size_t pos = ts_node_start_byte(n);
+    uint32_t nc = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < nc; i++) {
+        TSNode k = ts_node_named_child(n, i);
+        if (!cu__spmd_needs(c, k))
+            continue;
+        cu__line_dir_off(c, b, pos);
+        cu__copy_span(c, n, pos, ts_node_start_byte(k), ctx, b);
+        buf_puts(b, "\n");
+        cu__spmd(c, r, k, ctx, b);
+        pos = ts_node_end_byte(k);
+    }
+    if (pos < ts_node_end_byte(n)) {
+        cu__line_dir_off(c, b, pos);
+        cu__copy_span(c, n, pos, ts_node_end_byte(n), ctx, b);
+        buf_puts(b, "\n");
+    }
+}
+
+/* A parallel region inside a team's body (the named children [i0, i1) of
+ * parent: the region's statement, after any directives nested in it): every
+ * thread of the block runs it. */
+static void cu__emit_inner_parallel(Cu *c, const Region *r, const Pragma *p, TSNode parent, uint32_t i0,
+                                    uint32_t i1, const CopyCtx *ctx, Buf *b)
+{
+    CopyCtx in;
+    Vec wb2 = {0};
+    buf_puts(b, "        __syncthreads();\n");
+    int opened = cu__shadow_open(c, r, p, ctx, &in, &wb2, b);
+    in.spmd = 1;
+    cu__spmd_seq(c, r, parent, i0, i1, &in, b);
+    cu__shadow_close(r, &p->dir, ctx, opened, b);
+    buf_puts(b, "        __syncthreads();\n");
+    vec_free(&wb2);
+}
+
 /* A team runs a compound statement (or any statement): declarations and
  * local-only statements on every thread, loop directives shared among the
- * threads, other statements on thread 0 between barriers. */
+ * threads, parallel regions by every thread, other statements on thread 0
+ * between barriers. */
 static void cu__emit_team_body(Cu *c, const Region *r, TSNode stmt, const CopyCtx *ctx, Buf *b)
 {
     Unit *u = c->u;
@@ -862,42 +1354,25 @@ static void cu__emit_team_body(Cu *c, const Region *r, TSNode stmt, const CopyCt
             continue;
         Pragma *p = node_is(k, "preproc_call") ? cu__pragma_of(u, k) : NULL;
         if (node_is(k, "preproc_call")) {
-            if (p && p->dir.kind == DIR_LOOP && (p->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR))) {
-                TSNode loop = ts_node_next_named_sibling(k);
-                while (node_is(loop, "comment"))
-                    loop = ts_node_next_named_sibling(loop);
-                const DirClause *col = directive_find(&p->dir, CL_COLLAPSE);
-                int depth = col && col->ival > 0 ? (int)col->ival : 1;
-                /* reductions of this loop: private per thread, combined and broadcast */
+            if (p && p->dir.kind == DIR_LOOP && CS_IS_PARALLEL_REGION(p->dir.cs)) {
+                /* the region's statement: after the directives nested in it */
+                uint32_t j = cu__next_index(stmt, i);
+                while (j < nc && node_is(ts_node_named_child(stmt, j), "preproc_call") &&
+                       cu__pragma_of(u, ts_node_named_child(stmt, j)))
+                    j = cu__next_index(stmt, j);
+                if (j < nc)
+                    cu__emit_inner_parallel(c, r, p, stmt, i + 1, j + 1, ctx, b);
+                i = j;
+                continue;
+            }
+            if (p && p->dir.kind == DIR_LOOP && ((p->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR)) || p->dir.cs == CS_LOOP)) {
+                uint32_t j = cu__next_index(stmt, i);
+                /* a barrier first: thread 0's statements before it are seen */
                 buf_puts(b, "        __syncthreads();\n        {\n");
-                for (int pass = 0; pass < 2; pass++)
-                    for (int q = 0; q < p->dir.nclauses; q++) {
-                        const DirClause *cl = &p->dir.clauses[q];
-                        if (cl->kind != CL_REDUCTION)
-                            continue;
-                        for (int j = 0; j < cl->nitems; j++) {
-                            const char *v = cl->items[j].base;
-                            if (pass == 0)
-                                buf_printf(b, "        decltype(%s) macc_orig_%s = %s;\n", v, v, v);
-                            else
-                                buf_printf(b, "        %s = macc_red<%s, decltype(%s)>::id();\n", v, cu__red_op(cl->modifier), v);
-                        }
-                    }
-                cu__emit_loop(c, r, loop, depth, "threadIdx.x", "blockDim.x", ctx, b, "        ");
-                for (int q = 0; q < p->dir.nclauses; q++) {
-                    const DirClause *cl = &p->dir.clauses[q];
-                    if (cl->kind != CL_REDUCTION)
-                        continue;
-                    for (int j = 0; j < cl->nitems; j++) {
-                        const char *v = cl->items[j].base;
-                        buf_printf(b, "        %s = macc_red<%s, decltype(%s)>::op(macc_orig_%s, macc_block_reduce<%s, decltype(%s)>(%s));\n",
-                                   v, cu__red_op(cl->modifier), v, v, cu__red_op(cl->modifier), v, v);
-                    }
-                }
+                if (j < nc)
+                    cu__emit_shared_loop(c, r, p, ts_node_named_child(stmt, j), ctx, b);
                 buf_puts(b, "        }\n        __syncthreads();\n");
-                i++; /* the loop itself */
-                while (i + 1 < nc && node_is(ts_node_named_child(stmt, i), "comment"))
-                    i++;
+                i = j; /* the loop itself */
                 continue;
             }
             continue; /* other pragmas: blanked */
@@ -1168,15 +1643,22 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     const Directive *d = gv->dir;
     unsigned cs = gv->cs;
     int inner = cu__has_inner_loops(c->u, r->stmt);
-    enum { LOOP, TEAM_DIST, GENERIC } mode;
+    enum { LOOP, TEAM_DIST, GENERIC, PARALLEL } mode;
     if (cs & CS_PARALLEL_FOR)
         mode = LOOP;
     else if (cs & CS_DISTRIBUTE)
         mode = inner ? TEAM_DIST : LOOP;
     else if (cs & CS_SIMD)
         mode = LOOP;
+    else if (CS_IS_PARALLEL_REGION(cs))
+        mode = PARALLEL;
     else
         mode = GENERIC;
+    if (!c->lock && cu__uses_lock(c, r->stmt)) {
+        /* critical and atomic constructs of parallel regions: one lock for the file */
+        buf_puts(b, "\nstatic __device__ int macc_lock_;\n");
+        c->lock = 1;
+    }
 
     c->cur = r;
     buf_printf(b, "\n/* target region %s:%d: nvidia version */\n", c->path, r->line);
@@ -1190,6 +1672,7 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
             free(spec);
         }
     }
+    region_launch_fields(r, b, NULL);
     buf_puts(b, "};\n");
     buf_printf(b, "struct macc_p_%s {\n    void *macc_unused_;\n", sfx);
     for (int i = 0; i < r->caps.len; i++) {
@@ -1226,14 +1709,14 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         for (int v = 0; v < r->nversions; v++)
             for (int q = 0; q < r->versions[v].dir->nclauses; q++) {
                 const DirClause *cl = &r->versions[v].dir->clauses[q];
-                if (cl->kind == CL_LASTPRIVATE || (cl->kind == CL_REDUCTION && mode == LOOP))
+                if (cl->kind == CL_LASTPRIVATE || (cl->kind == CL_REDUCTION && (mode == LOOP || mode == PARALLEL)))
                     for (int j = 0; j < cl->nitems; j++)
                         special |= !strcmp(cl->items[j].base, k->name);
             }
         if (!special)
             vec_push(&wb, k->name);
     }
-    CopyCtx ctx = {&wb, NULL, NULL, NULL};
+    CopyCtx ctx = {&wb, NULL, NULL, NULL, 0};
 
     /* kernel */
     buf_printf(b, "__global__ void macc_g_%s(const struct macc_a_%s macc_a_, const struct macc_p_%s macc_p_", sfx, sfx,
@@ -1243,11 +1726,21 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         buf_printf(b, ", %s *macc_part_%s", x->type, x->cap->name);
     }
     buf_puts(b, ")\n{\n    (void)macc_a_; (void)macc_p_;\n");
+    int shared_scalars = 0;
     for (int i = 0; i < r->caps.len; i++) {
         Capture *k = r->caps.items[i];
         const Decl *dd = k->decl;
         switch (k->kind) {
         case CAP_SCALAR:
+            if (mode == PARALLEL && k->written && !cu__named_private(d, k->name)) {
+                /* shared by the threads of the parallel region, as in OpenMP */
+                char *spec = spec_unqualified(dd->spec);
+                buf_printf(b, "    __shared__ %s %s;\n    if (threadIdx.x == 0) %s = macc_a_.%s;\n", spec, dd->decl_text,
+                           k->name, k->name);
+                free(spec);
+                shared_scalars = 1;
+                break;
+            }
             buf_printf(b, "    %s %s = macc_a_.%s;\n", dd->spec, dd->decl_text, k->name);
             break;
         case CAP_PRIVATE:
@@ -1278,6 +1771,8 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         Red *x = reds.items[i];
         buf_printf(b, "    %s = macc_red<%s, %s>::id();\n", x->cap->name, cu__red_op(x->op), x->type);
     }
+    if (shared_scalars)
+        buf_puts(b, "    __syncthreads();\n");
     int collapse = r->collapse > 0 ? r->collapse : 1;
     Stage st;
     int staged = 0, tile = CU_TILE;
@@ -1319,6 +1814,27 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
             free(trip);
             cu__free_loop(&l);
         }
+    } else if (mode == PARALLEL) {
+        /* every thread of one block runs the region; its reductions start at the
+         * identity on every thread and are combined over the block at the end */
+        Vec preds = {0};
+        CopyCtx sctx = ctx;
+        sctx.spmd = 1;
+        cu__reductions(r, d, &preds);
+        for (int i = 0; i < preds.len; i++) {
+            Red *x = preds.items[i];
+            buf_printf(b, "    %s macc_orig_%s = %s;\n    %s = macc_red<%s, %s>::id();\n", x->type, x->cap->name,
+                       x->cap->name, x->cap->name, cu__red_op(x->op), x->type);
+        }
+        cu__spmd(c, r, r->stmt, &sctx, b);
+        for (int i = 0; i < preds.len; i++) {
+            Red *x = preds.items[i];
+            buf_printf(b, "    %s = macc_red<%s, %s>::op(macc_orig_%s, macc_block_reduce<%s, %s>(%s));\n", x->cap->name,
+                       cu__red_op(x->op), x->type, x->cap->name, cu__red_op(x->op), x->type, x->cap->name);
+            free(x->type);
+            free(x);
+        }
+        vec_free(&preds);
     } else {
         cu__emit_team_body(c, r, r->stmt, &ctx, b);
     }
@@ -1355,12 +1871,25 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         if (k->kind == CAP_SCALAR)
             buf_printf(b, "    %s %s = macc_a_->%s; (void)%s;\n", k->decl->spec, k->decl->decl_text, k->name, k->name);
     }
-    int inner_threads = mode != LOOP && inner;
+    int inner_threads = (mode != LOOP && inner) || mode == PARALLEL;
     if (staged)
         buf_printf(b, "    /* inner loop staged through shared memory in tiles of %d */\n", tile);
+    /* clause expressions were evaluated where the region was encountered
+     * (OpenMP's rule) and came in the argument block */
+    int vix = (int)(gv - r->versions);
+    char *nth_f = nth ? xsprintf("macc_a_->macc_%s_v%d", "num_threads", vix) : NULL;
+    char *tl_f = tl ? xsprintf("macc_a_->macc_%s_v%d", "thread_limit", vix) : NULL;
+    char *nt_f = nt ? xsprintf("macc_a_->macc_%s_v%d", "num_teams", vix) : NULL;
     buf_printf(b, "    int macc_block_ = %s%s%s;\n", nth ? "(int)(" : tl ? "(int)(" : "",
-               nth ? nth->arg : tl ? tl->arg : (mode == LOOP || inner_threads) ? "256" : "1", nth || tl ? ")" : "");
+               nth ? nth_f : tl ? tl_f : (mode == LOOP || inner_threads) ? "256" : "1", nth || tl ? ")" : "");
     buf_puts(b, "    if (macc_block_ < 1) macc_block_ = 1;\n    if (macc_block_ > 1024) macc_block_ = 1024;\n");
+    for (int j = 0; j < d->nclauses; j++) {
+        const DirClause *ic = &d->clauses[j];
+        if (ic->kind == CL_IF && ic->arg && ic->name && !strcmp(ic->name, "parallel")) {
+            buf_printf(b, "    if (!macc_a_->macc_if_parallel_v%d) macc_block_ = 1; /* if(parallel: false) */\n", vix);
+            break;
+        }
+    }
     if (reds.len || mode != LOOP)
         buf_puts(b, "    { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }\n");
     int host_total = 0;
@@ -1392,9 +1921,9 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
             buf_puts(b, "    const long long macc_total_ = 1LL << 40; /* bounds known only on the device */\n");
         buf_free(&tb);
         buf_printf(b, "    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, %s%s%s, %d);\n", nt ? "(int)(" : "",
-                   nt ? nt->arg : (cs & CS_TEAMS) ? "0" : "1", nt ? ")" : "", reds.len > 0 || !host_total);
+                   nt ? nt_f : (cs & CS_TEAMS) ? "0" : "1", nt ? ")" : "", reds.len > 0 || !host_total);
     } else if (mode == TEAM_DIST) {
-        buf_printf(b, "    int macc_grid_ = %s%s%s;\n", nt ? "(int)(" : "", nt ? nt->arg : "1024", nt ? ")" : "");
+        buf_printf(b, "    int macc_grid_ = %s%s%s;\n", nt ? "(int)(" : "", nt ? nt_f : "1024", nt ? ")" : "");
         buf_puts(b, "    if (macc_grid_ < 1) macc_grid_ = 1;\n");
     } else {
         buf_puts(b, "    int macc_grid_ = 1;\n");
@@ -1424,6 +1953,9 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     vec_free(&reds);
     vec_free(&wb);
     c->cur = NULL;
+    free(nth_f);
+    free(tl_f);
+    free(nt_f);
 }
 
 int emit_cuda(Unit *u, Buf *out, const char *display_path)

@@ -134,6 +134,7 @@ typedef struct Unit {
     TSParser *parser;
     TSTree *tree;
     Vec pragmas;        /* Pragma *, in source order */
+    Vec blanks;         /* Pragma *: lines macc implements alone (omp requires), left out of the host file */
     Vec regions;        /* Region * (analyze) */
     Vec datas;          /* DataConstruct * (analyze) */
     TSNode *top;        /* file-scope nodes in order, conditional groups flattened */
@@ -158,6 +159,9 @@ const char *node_type(TSNode n);
 int node_is(TSNode n, const char *type);
 char *node_text(const Unit *u, TSNode n);   /* caller frees */
 TSNode node_field(TSNode n, const char *field);
+/* The struct/union/enum specifier with a body inside a declaration,
+ * type_definition or specifier node, or a null node. */
+TSNode node_tag_body(TSNode n);
 /* The k-th loop of a perfect nest starting at `stmt` (0: stmt itself). */
 TSNode node_nth_loop(TSNode stmt, int k);
 /* Specifier text without top-level const/volatile (caller frees). */
@@ -195,6 +199,7 @@ typedef struct Capture {
     Decl *decl;
     int map;           /* index into the region's maps, or -1 */
     int read, written;
+    int local_type;    /* its type is defined inside the enclosing function (hoisted) */
 } Capture;
 
 typedef struct RMap {
@@ -225,6 +230,8 @@ typedef struct Region {
     Pragma *target;
     Vec ifdevs;        /* Pragma * */
     TSNode stmt;       /* the structured block */
+    TSNode span;       /* the statement after the target line: stmt, or the braces around
+                        * directives nested on their own lines (target { teams ... }) */
     TSNode func;       /* enclosing function_definition */
     char *func_name;
     int line, col;
@@ -242,7 +249,17 @@ typedef struct Region {
     int collapse;
     int nest_depth;    /* perfectly nested for loops at stmt */
     Vec loop_vars;     /* char *: iteration variables of the collapsed nest */
+    Vec local_types;   /* TSNode *: type definitions in the enclosing function the region needs */
 } Region;
+
+/* A list item of use_device_ptr / use_device_addr on target data: inside
+ * the construct a pointer holds the device address of the data it points to
+ * (addr 0: a shadowing copy of the pointer), any other variable is the
+ * device's copy (addr 1: references become (*macc_uda_<name>)). */
+typedef struct UseDev {
+    char *name;
+    int addr;
+} UseDev;
 
 /* Data constructs other than target regions: target data, enter/exit data,
  * update, taskwait, the OpenACC data family. */
@@ -257,6 +274,7 @@ typedef struct DataConstruct {
     char *device_expr;
     char *if_expr;
     int nowait;
+    Vec usedev;        /* UseDev *: target data use_device_ptr / use_device_addr */
 } DataConstruct;
 
 /* A name in a declare target directive (a list, or a declaration inside a
@@ -288,6 +306,20 @@ void decl_delete(Decl *d);
 /* Attaches directives to statements and analyses every region and data
  * construct. Reports errors through u->diag. */
 void analyze_unit(Unit *u);
+
+/* The clause expressions a GPU version's launch needs (num_teams,
+ * thread_limit, num_threads): evaluated where the region is encountered and
+ * passed in the argument block as `int macc_<clause>_v<version>`. Writes the
+ * struct fields to `fields` and the assignments to `macc_a_` to `assign`
+ * (either may be NULL). */
+void region_launch_fields(const Region *r, Buf *fields, Buf *assign);
+
+/* The tag macc gives an anonymous struct/union declared in a function, where
+ * it hoists the definition (macc_anon_L<line>_<col>; caller frees). */
+char *anon_tag(const Unit *u, TSNode spec);
+/* The text of a hoisted local type definition (an anonymous struct/union
+ * gets its anon_tag), with its closing ";" and a newline. */
+void local_type_text(const Unit *u, TSNode n, Buf *out);
 
 /* Appends (as owned strings) the identifiers of an expression kept as text. */
 void an_text_ids(const char *s, Vec *names);

@@ -39,7 +39,7 @@ static int tr__run(Source *src, FILE *diag_out, Buf *out, Buf *cuda, const char 
         return 1;
     }
     u->info = info;
-    u->managed = managed;
+    u->managed = managed || u->managed; /* --managed, or omp requires unified_shared_memory */
     analyze_unit(u);
     if (!diag.errors)
         emit_host(u, out, src->path);

@@ -59,12 +59,11 @@ static int macc_h_compound_L14(void *macc_args_, MACC_TaskEnv *macc_env_)
     (void)macc_a_;
     (void)n;
     (void)a;
-#line 15 "compound_body.c"
-    {
-        #pragma omp parallel for num_threads(macc_env_->nthreads)
+#line 17 "compound_body.c"
+#pragma omp parallel for num_threads(macc_env_->nthreads)
+#line 17 "compound_body.c"
         for (int i = 0; i < n; i++)
             a[i] -= 1;
-    }
     return 0;
 }
 #if defined(MACC_WITH_CUDA)

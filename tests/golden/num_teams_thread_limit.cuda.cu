@@ -19,6 +19,8 @@ struct macc_a_launch_shape_L4 {
     int macc_unused_;
     int n;
     int teams;
+    int macc_num_teams_v0;
+    int macc_thread_limit_v0;
 };
 struct macc_p_launch_shape_L4 {
     void *macc_unused_;
@@ -56,12 +58,12 @@ extern "C" int macc_k_launch_shape_L4_nvidia(void *macc_args_, MACC_TaskEnv *mac
     cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;
     int n = macc_a_->n; (void)n;
     int teams = macc_a_->teams; (void)teams;
-    int macc_block_ = (int)(256);
+    int macc_block_ = (int)(macc_a_->macc_thread_limit_v0);
     if (macc_block_ < 1) macc_block_ = 1;
     if (macc_block_ > 1024) macc_block_ = 1024;
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
-    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, (int)(teams), 0);
+    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, (int)(macc_a_->macc_num_teams_v0), 0);
     macc_g_launch_shape_L4<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -70,6 +72,7 @@ extern "C" int macc_k_launch_shape_L4_nvidia(void *macc_args_, MACC_TaskEnv *mac
 struct macc_a_launch_shape_L8 {
     int macc_unused_;
     int n;
+    int macc_num_threads_v0;
 };
 struct macc_p_launch_shape_L8 {
     void *macc_unused_;
@@ -104,7 +107,7 @@ extern "C" int macc_k_launch_shape_L8_nvidia(void *macc_args_, MACC_TaskEnv *mac
     memcpy((void *)&macc_p_.v, &macc_env_->ptrs[0], sizeof(void *));
     cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;
     int n = macc_a_->n; (void)n;
-    int macc_block_ = (int)(4);
+    int macc_block_ = (int)(macc_a_->macc_num_threads_v0);
     if (macc_block_ < 1) macc_block_ = 1;
     if (macc_block_ > 1024) macc_block_ = 1024;
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
@@ -118,6 +121,8 @@ extern "C" int macc_k_launch_shape_L8_nvidia(void *macc_args_, MACC_TaskEnv *mac
 struct macc_a_launch_shape_L12 {
     int macc_unused_;
     int n;
+    int macc_num_teams_v0;
+    int macc_thread_limit_v0;
 };
 struct macc_p_launch_shape_L12 {
     void *macc_unused_;
@@ -152,12 +157,12 @@ extern "C" int macc_k_launch_shape_L12_nvidia(void *macc_args_, MACC_TaskEnv *ma
     memcpy((void *)&macc_p_.v, &macc_env_->ptrs[0], sizeof(void *));
     cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;
     int n = macc_a_->n; (void)n;
-    int macc_block_ = (int)(128);
+    int macc_block_ = (int)(macc_a_->macc_thread_limit_v0);
     if (macc_block_ < 1) macc_block_ = 1;
     if (macc_block_ > 1024) macc_block_ = 1024;
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
-    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, (int)(n / 128 + 1), 0);
+    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, (int)(macc_a_->macc_num_teams_v0), 0);
     macc_g_launch_shape_L12<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }

@@ -11,6 +11,8 @@ struct macc_a_launch_shape_L4 {
     int macc_unused_;
     int n;
     int teams;
+    int macc_num_teams_v0;
+    int macc_thread_limit_v0;
 };
 static int macc_h_launch_shape_L4(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
@@ -47,6 +49,7 @@ static const MACC_Region macc_r_launch_shape_L4 = {
 struct macc_a_launch_shape_L8 {
     int macc_unused_;
     int n;
+    int macc_num_threads_v0;
 };
 static int macc_h_launch_shape_L8(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
@@ -81,6 +84,8 @@ static const MACC_Region macc_r_launch_shape_L8 = {
 struct macc_a_launch_shape_L12 {
     int macc_unused_;
     int n;
+    int macc_num_teams_v0;
+    int macc_thread_limit_v0;
 };
 static int macc_h_launch_shape_L12(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
@@ -118,6 +123,8 @@ void launch_shape(int n, float *v, int teams)
     struct macc_a_launch_shape_L4 macc_a_ = {0};
     macc_a_.n = n;
     macc_a_.teams = teams;
+    macc_a_.macc_num_teams_v0 = (int)(teams);
+    macc_a_.macc_thread_limit_v0 = (int)(256);
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
@@ -129,6 +136,7 @@ void launch_shape(int n, float *v, int teams)
     { /* target region macc_k_launch_shape_L8 */
     struct macc_a_launch_shape_L8 macc_a_ = {0};
     macc_a_.n = n;
+    macc_a_.macc_num_threads_v0 = (int)(4);
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
@@ -140,6 +148,8 @@ void launch_shape(int n, float *v, int teams)
     { /* target region macc_k_launch_shape_L12 */
     struct macc_a_launch_shape_L12 macc_a_ = {0};
     macc_a_.n = n;
+    macc_a_.macc_num_teams_v0 = (int)(n / 128 + 1);
+    macc_a_.macc_thread_limit_v0 = (int)(128);
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };

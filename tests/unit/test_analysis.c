@@ -189,17 +189,19 @@ Test(analysis, static_arrays_mapped_whole)
     DONE();
 }
 
-Test(analysis, unmapped_pointer_is_an_error)
+Test(analysis, unmapped_pointer_is_an_implicit_attach_map)
 {
     ANALYSE("void f(int n, float *p) {\n"
             "  #pragma omp target parallel for\n"
             "  for (int i = 0; i < n; i++) p[i] = 0;\n"
             "}\n");
-    cr_assert_eq(nerr, 1);
-    char *msg = diag_text(errf);
-    cr_assert_not_null(strstr(msg, "t.c:2:3: error"));
-    cr_assert_not_null(strstr(msg, "'p'"));
-    free(msg);
+    cr_assert_eq(nerr, 0);
+    Region *r = u->regions.items[0];
+    cr_assert_eq(r->maps.len, 1);
+    RMap *m = r->maps.items[0];
+    cr_assert_str_eq(m->name, "p");
+    cr_assert(m->kind & MACC_MAP_ATTACH);
+    cr_assert_str_eq(m->bytes, "0");
     DONE();
 }
 
@@ -341,6 +343,42 @@ Test(analysis, generated_names_distinct_for_same_line)
     cr_assert_eq(nerr, 0);
     cr_assert_str_eq(((Region *)u->regions.items[0])->name, "macc_k_f_L2");
     cr_assert_str_eq(((Region *)u->regions.items[1])->name, "macc_k_g_L6");
+    DONE();
+}
+
+Test(analysis, use_device_ptr_and_addr)
+{
+    ANALYSE("struct S { int v; };\n"
+            "void f(int n, float *p, struct S q) {\n"
+            "  float a[8], x = 0;\n"
+            "  #pragma omp target data map(p[0:n]) use_device_ptr(p, a) use_device_addr(x, q)\n"
+            "  { p[0] = a[0] + x + q.v; }\n"
+            "  #pragma omp target is_device_ptr(p) has_device_addr(x)\n"
+            "  p[0] = x;\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    DataConstruct *d = u->datas.items[0];
+    cr_assert_eq(d->usedev.len, 4);
+    const char *names[] = {"p", "a", "x", "q"};
+    int addr[] = {0, 1, 1, 1}; /* a non-pointer in use_device_ptr is use_device_addr */
+    for (int i = 0; i < 4; i++) {
+        UseDev *x = d->usedev.items[i];
+        cr_assert_str_eq(x->name, names[i]);
+        cr_assert_eq(x->addr, addr[i], "%s", names[i]);
+    }
+    Region *r = u->regions.items[0];
+    cr_assert_eq(cap(r, "p")->kind, CAP_PTR);
+    cr_assert_eq(((RMap *)r->maps.items[cap(r, "p")->map])->kind, MACC_MAP_DEVICEPTR);
+    cr_assert_eq(cap(r, "x")->kind, CAP_WRITEBACK);
+    RMap *mx = r->maps.items[cap(r, "x")->map];
+    cr_assert_eq(mx->kind, MACC_MAP_DEVICEPTR);
+    cr_assert_str_eq(mx->base, "(void *)&(x)");
+    Buf out = {0};
+    emit_host(u, &out, "t.c");
+    /* the body names the device's copies; members and strings are left alone */
+    cr_assert_not_null(strstr(out.data, "{ p[0] = (*macc_uda_a)[0] + (*macc_uda_x) + (*macc_uda_q).v; }"), "%s", out.data);
+    cr_assert_not_null(strstr(out.data, "__typeof__(macc_udp_p) p = macc_udp_p;"));
+    buf_free(&out);
     DONE();
 }
 
@@ -520,5 +558,116 @@ Test(analysis, declare_target_extern_and_unused)
     cr_assert(an_devvar(u, "ext")->init_from_host);
     cr_assert(!an_devvar(u, "here")->init_from_host);
     cr_assert(!ts_node_is_null(an_devvar(u, "here")->init));
+    DONE();
+}
+
+/* Directives nested on their own lines make the combined construct. */
+Test(analysis, nested_directives_combine)
+{
+    ANALYSE("void f(int n, float *p) {\n"
+            "  #pragma omp target map(tofrom: p[0:n]) if(n > 0)\n"
+            "  {\n"
+            "    #pragma omp teams num_teams(4)\n"
+            "    #pragma omp distribute parallel for collapse(1) if(n > 9)\n"
+            "    for (int i = 0; i < n; i++) p[i] = 0;\n"
+            "  }\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    cr_assert_eq(u->regions.len, 1);
+    Region *r = u->regions.items[0];
+    cr_assert_eq(r->versions[0].cs, CS_TEAMS | CS_DISTRIBUTE | CS_PARALLEL_FOR);
+    cr_assert(node_is(r->stmt, "for_statement"));
+    cr_assert(node_is(r->span, "compound_statement")); /* the host call replaces the braces too */
+    cr_assert_str_eq(r->if_expr, "n > 0");            /* the nested parallel's if is not the region's */
+    const Directive *d = r->versions[0].dir;
+    cr_assert_not_null(directive_find(d, CL_NUM_TEAMS));
+    cr_assert_eq(directive_find(d, CL_COLLAPSE)->ival, 1);
+    cr_assert_str_eq(directive_find(d, CL_IF)->arg, "n > 0");
+    for (int i = 0; i < u->pragmas.len; i++)
+        cr_assert(((Pragma *)u->pragmas.items[i])->used);
+    DONE();
+}
+
+Test(analysis, nested_parallel_for_and_loop)
+{
+    ANALYSE("void f(int n, float *p) {\n"
+            "  #pragma omp target parallel map(tofrom: p[0:n])\n"
+            "  #pragma omp for nowait\n"
+            "  for (int i = 0; i < n; i++) p[i] = 0;\n"
+            "  #pragma omp target teams map(tofrom: p[0:n])\n"
+            "  #pragma omp loop\n"
+            "  for (int i = 0; i < n; i++) p[i] = 1;\n"
+            "  #pragma omp target map(tofrom: p[0:n])\n"
+            "  #pragma omp loop\n"
+            "  for (int i = 0; i < n; i++) p[i] = 2;\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    cr_assert_eq(u->regions.len, 3);
+    Region *r = u->regions.items[0];
+    cr_assert_eq(r->versions[0].cs, CS_PARALLEL_FOR);
+    cr_assert_null(directive_find(r->versions[0].dir, CL_NOWAIT)); /* the for's nowait is not the region's */
+    cr_assert_eq(r->nowait, 0);
+    r = u->regions.items[1];
+    cr_assert_eq(r->versions[0].cs, CS_TEAMS | CS_LOOP | CS_DISTRIBUTE | CS_PARALLEL_FOR);
+    r = u->regions.items[2];
+    cr_assert_eq(r->versions[0].cs, CS_LOOP | CS_PARALLEL_FOR);
+    DONE();
+}
+
+Test(analysis, nested_not_combined)
+{
+    ANALYSE("void f(int n, float *p) {\n"
+            "  #pragma omp target teams map(tofrom: p[0:n])\n"
+            "  #pragma omp parallel for\n"
+            "  for (int i = 0; i < n; i++) p[i] = 0;\n"
+            "}\n");
+    cr_assert_eq(nerr, 1);
+    char *msg = diag_text(errf);
+    cr_assert_not_null(strstr(msg, "t.c:3:3: error: '#pragma omp parallel for' directly inside 'target teams'"));
+    free(msg);
+    DONE();
+}
+
+Test(analysis, nested_braces_with_more_stay_a_block)
+{
+    ANALYSE("void f(int n, float *p) {\n"
+            "  #pragma omp target teams map(tofrom: p[0:n])\n"
+            "  {\n"
+            "    #pragma omp parallel for\n"
+            "    for (int i = 0; i < n; i++) p[i] = 0;\n"
+            "  }\n"
+            "  #pragma omp target map(tofrom: p[0:n])\n"
+            "  {\n"
+            "    #pragma omp teams distribute parallel for\n"
+            "    for (int i = 0; i < n; i++) p[i] = 0;\n"
+            "    p[0] = 1;\n"
+            "  }\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    Region *r = u->regions.items[0];
+    cr_assert_eq(r->versions[0].cs, CS_TEAMS);
+    cr_assert(node_is(r->stmt, "compound_statement"));
+    r = u->regions.items[1];
+    cr_assert_eq(r->versions[0].cs, 0);
+    cr_assert(ts_node_eq(r->stmt, r->span));
+    DONE();
+}
+
+Test(analysis, nested_duplicate_and_collapse_errors)
+{
+    ANALYSE("void f(int n, float *p) {\n"
+            "  #pragma omp target thread_limit(64) map(tofrom: p[0:n])\n"
+            "  #pragma omp teams thread_limit(32)\n"
+            "  #pragma omp distribute\n"
+            "  for (int i = 0; i < n; i++) p[i] = 0;\n"
+            "  #pragma omp target map(tofrom: p[0:n])\n"
+            "  #pragma omp parallel for collapse(2)\n"
+            "  for (int i = 0; i < n; i++) p[i] = 0;\n"
+            "}\n");
+    cr_assert_eq(nerr, 2);
+    char *msg = diag_text(errf);
+    cr_assert_not_null(strstr(msg, "t.c:3:21: error: duplicate clause 'thread_limit'"));
+    cr_assert_not_null(strstr(msg, "t.c:7:28: error: collapse(2) is deeper than the loop nest"));
+    free(msg);
     DONE();
 }
