@@ -319,6 +319,7 @@ static const char *const dir__clause_names[CL_NCLAUSES] = {
     [CL_SIMDLEN] = "simdlen", [CL_SAFELEN] = "safelen",
     [CL_RESOURCES] = "resources", [CL_TO] = "to", [CL_FROM] = "from",
     [CL_DEFAULTMAP] = "defaultmap", [CL_IS_DEVICE_PTR] = "is_device_ptr",
+    [CL_LINK] = "link", [CL_DEVICE_TYPE] = "device_type", [CL_INDIRECT] = "indirect",
     [CL_HAS_DEVICE_ADDR] = "has_device_addr", [CL_USE_DEVICE_PTR] = "use_device_ptr",
     [CL_USE_DEVICE_ADDR] = "use_device_addr",
     [CL_ORDER] = "order", [CL_ACCEPTED] = "default",
@@ -348,9 +349,11 @@ static const DirName dir__omp_names[] = {
     {"simdlen", CL_SIMDLEN}, {"safelen", CL_SAFELEN},
     {"resources", CL_RESOURCES}, {"to", CL_TO}, {"enter", CL_TO},
     {"from", CL_FROM}, {"defaultmap", CL_DEFAULTMAP},
-    {"is_device_ptr", CL_IS_DEVICE_PTR}, {"has_device_addr", CL_HAS_DEVICE_ADDR},
+    {"is_device_ptr", CL_IS_DEVICE_PTR}, {"link", CL_LINK},
+    {"device_type", CL_DEVICE_TYPE}, {"indirect", CL_INDIRECT},
+    {"has_device_addr", CL_HAS_DEVICE_ADDR},
     {"use_device_ptr", CL_USE_DEVICE_PTR}, {"use_device_addr", CL_USE_DEVICE_ADDR},
-    {"is_device_ptr", CL_IS_DEVICE_PTR}, {"order", CL_ORDER},
+    {"order", CL_ORDER},
     {"default", CL_ACCEPTED}, {"uses_allocators", CL_ACCEPTED}, {"allocate", CL_ACCEPTED},
     {"aligned", CL_ACCEPTED}, {"nontemporal", CL_ACCEPTED},
 };
@@ -932,7 +935,7 @@ static int dir__is_list_kind(ClauseKind k)
 {
     switch (k) {
     case CL_PRIVATE: case CL_FIRSTPRIVATE: case CL_LASTPRIVATE: case CL_SHARED:
-    case CL_TO: case CL_FROM: case CL_IS_DEVICE_PTR: case CL_HAS_DEVICE_ADDR:
+    case CL_TO: case CL_FROM: case CL_IS_DEVICE_PTR: case CL_LINK: case CL_HAS_DEVICE_ADDR:
     case CL_USE_DEVICE_PTR: case CL_USE_DEVICE_ADDR:
     case CL_ACC_COPY: case CL_ACC_COPYIN: case CL_ACC_COPYOUT: case CL_ACC_CREATE:
     case CL_ACC_PRESENT: case CL_ACC_NO_CREATE: case CL_ACC_DEVICEPTR: case CL_ACC_ATTACH:
@@ -942,6 +945,23 @@ static int dir__is_list_kind(ClauseKind k)
     default:
         return 0;
     }
+}
+
+/* device_type(host|nohost|any) of declare target. */
+static int dir__cl_device_type(DirP *p, DirClause *c, int a, int b)
+{
+    int i = dir__skip_ws(p, a, b), n = dir__word_at(p, i, b);
+    if (dir__is(p, i, n, "any"))
+        c->modifier = DEVTYPE_ANY;
+    else if (dir__is(p, i, n, "host"))
+        c->modifier = DEVTYPE_HOST;
+    else if (dir__is(p, i, n, "nohost"))
+        c->modifier = DEVTYPE_NOHOST;
+    else
+        return dir__fail(p, i, "expected host, nohost or any in 'device_type'");
+    if (dir__skip_ws(p, i + n, b) != b)
+        return dir__fail(p, dir__skip_ws(p, i + n, b), "unexpected text in 'device_type'");
+    return 0;
 }
 
 /* A list clause; acc copyin(readonly: ...) and copyout/create(zero: ...)
@@ -987,6 +1007,7 @@ static int dir__clause(DirP *p, Directive *d, ClauseKind k, int off, int n)
         return 0;
     case CL_ACC_ASYNC:
     case CL_ACC_WAIT:
+    case CL_INDIRECT:
         dir__ws(p);
         if (p->pos >= p->lim || p->s[p->pos] != '(')
             return 0;
@@ -1001,6 +1022,8 @@ static int dir__clause(DirP *p, Directive *d, ClauseKind k, int off, int n)
     switch (k) {
     case CL_DEVICE:
         return dir__cl_device(p, c, a, b);
+    case CL_DEVICE_TYPE:
+        return dir__cl_device_type(p, c, a, b);
     case CL_MAP:
         return dir__cl_map(p, d, c, a, b);
     case CL_DEPEND:
@@ -1205,6 +1228,7 @@ static int dir__unique(ClauseKind k)
     case CL_NUM_THREADS: case CL_COLLAPSE: case CL_SCHEDULE: case CL_DIST_SCHEDULE:
     case CL_SIMDLEN: case CL_SAFELEN: case CL_RESOURCES: case CL_ACC_FINALIZE:
     case CL_ACC_ASYNC: case CL_ACC_WAIT: case CL_ACC_IF_PRESENT: case CL_ORDER:
+    case CL_DEVICE_TYPE: case CL_INDIRECT:
         return 1;
     default:
         return 0;
@@ -1682,15 +1706,17 @@ static int dir__omp(DirP *p, Directive *d)
         d->kind = DIR_TASKWAIT;
         return dir__body(p, d, B_(CL_DEPEND) | B_(CL_NOWAIT), "taskwait", DIR__CS_NO, 0, 0, NULL);
     }
-    if (dir__is(p, off, n, "declare") || dir__is(p, off, n, "begin")) {
+    if (dir__is(p, off, n, "declare") || dir__is(p, off, n, "begin") || dir__is(p, off, n, "declare_target")) {
         int begin = p->s[off] == 'b';
-        if (begin && !dir__accept(p, "declare"))
+        /* 5.2 spells directive names with underscores too: declare_target */
+        if (begin && !dir__accept(p, "declare_target") && (!dir__accept(p, "declare") || !dir__accept(p, "target")))
             return 0;
-        if (!dir__accept(p, "target"))
+        if (!begin && !dir__is(p, off, n, "declare_target") && !dir__accept(p, "target"))
             return 0; /* declare simd / reduction / mapper / variant, begin ...: not ours */
         d->kind = DIR_DECLARE_TARGET;
         if (begin)
-            return dir__body(p, d, 0, "begin declare target", DIR__CS_NO, 0, 0, NULL);
+            return dir__body(p, d, B_(CL_DEVICE_TYPE) | B_(CL_INDIRECT), "begin declare target",
+                             DIR__CS_NO, 0, 0, NULL);
         dir__ws(p);
         if (p->pos < p->lim && p->s[p->pos] == '(') {
             int a, b, coff = p->pos;
@@ -1699,10 +1725,11 @@ static int dir__omp(DirP *p, Directive *d)
                 return -1;
             return dir__end(p, "declare target(...)");
         }
-        return dir__body(p, d, B_(CL_TO), "declare target", DIR__CS_NO, 0, 0, NULL);
+        return dir__body(p, d, B_(CL_TO) | B_(CL_LINK) | B_(CL_DEVICE_TYPE) | B_(CL_INDIRECT),
+                         "declare target", DIR__CS_NO, 0, 0, NULL);
     }
     if (dir__is(p, off, n, "end")) {
-        if (!dir__accept(p, "declare") || !dir__accept(p, "target"))
+        if (!dir__accept(p, "declare_target") && (!dir__accept(p, "declare") || !dir__accept(p, "target")))
             return 0;
         d->kind = DIR_END_DECLARE_TARGET;
         return dir__end(p, "end declare target");
