@@ -1963,8 +1963,10 @@ int emit_cuda_probe(Unit *u, Region *r, char **why)
     Cu c = {0};
     c.u = u;
     c.path = "";
-    for (int i = 0; i < u->regions.len; i++)
-        cu__calls(&c, ((Region *)u->regions.items[i])->stmt);
+    c.devfuncs = u->devfuncs; /* not owned */
+    c.devnodes = u->devfnodes;
+    for (int i = 0; i < u->devvars.len; i++)
+        strset_add(&c.devvars, ((DevVar *)u->devvars.items[i])->name, strlen(((DevVar *)u->devvars.items[i])->name));
     Diag *dg = u->diag;
     FILE *out = dg->out;
     int errs = dg->errors, warns = dg->warnings;
@@ -1982,12 +1984,7 @@ int emit_cuda_probe(Unit *u, Region *r, char **why)
     dg->errors = errs;
     dg->warnings = warns;
     buf_free(&scratch);
-    for (int i = 0; i < c.devfuncs.len; i++) {
-        free(c.devfuncs.items[i]);
-        free(c.devnodes.items[i]);
-    }
-    vec_free(&c.devfuncs);
-    vec_free(&c.devnodes);
+    strset_free(&c.devvars);
     *why = NULL;
     if (c.errors && text) {
         /* "file:line:col: error: message": the message */

@@ -67,6 +67,7 @@ static const MACC_Region macc_r_run_L33 = {
     {"declare_target.c", 33, 5, "run"}, "macc_k_run_L33",
     (int)(sizeof macc_v_run_L33 / sizeof macc_v_run_L33[0]), macc_v_run_L33
 };
+static const MACC_Region *macc_rp_run_L33(void) { return &macc_r_run_L33; }
 
 /* target region declare_target.c:36: argument block, host version, version table */
 struct macc_a_run_L36 {
@@ -97,6 +98,7 @@ static const MACC_Region macc_r_run_L36 = {
     {"declare_target.c", 36, 5, "run"}, "macc_k_run_L36",
     (int)(sizeof macc_v_run_L36 / sizeof macc_v_run_L36[0]), macc_v_run_L36
 };
+static const MACC_Region *macc_rp_run_L36(void) { return &macc_r_run_L36; }
 
 /* target region declare_target.c:43: argument block, host version, version table */
 struct macc_a_run_L43 {
@@ -130,6 +132,7 @@ static const MACC_Region macc_r_run_L43 = {
     {"declare_target.c", 43, 5, "run"}, "macc_k_run_L43",
     (int)(sizeof macc_v_run_L43 / sizeof macc_v_run_L43[0]), macc_v_run_L43
 };
+static const MACC_Region *macc_rp_run_L43(void) { return &macc_r_run_L43; }
 
 #line 30 "declare_target.c"
 void run(int n, double *out)
@@ -151,13 +154,13 @@ void run(int n, double *out)
         {"out", (void *)(out), (void *)&(out)[0], (MACC_SIZE_T)(n) * sizeof((out)[0]), MACC_MAP_FROM},
         {"bias", (void *)&(bias), (void *)&(bias), sizeof(bias), MACC_MAP_TO},
     };
-    MACC_target(&macc_r_run_L33, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_run_L33(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 35 "declare_target.c"
 
     { /* target region macc_k_run_L36 */
     struct macc_a_run_L36 macc_a_ = {0};
-    MACC_target(&macc_r_run_L36, &macc_a_, sizeof macc_a_, 0, 0, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_run_L36(), &macc_a_, sizeof macc_a_, 0, 0, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 41 "declare_target.c"
 
@@ -177,7 +180,7 @@ void run(int n, double *out)
     MACC_Map macc_m_[1] = {
         {"counter", (void *)&(counter), (void *)&(counter), sizeof(counter), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_run_L43, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_run_L43(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 44 "declare_target.c"
 
