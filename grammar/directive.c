@@ -355,7 +355,7 @@ static const DirName dir__omp_names[] = {
     {"use_device_ptr", CL_USE_DEVICE_PTR}, {"use_device_addr", CL_USE_DEVICE_ADDR},
     {"order", CL_ORDER},
     {"default", CL_ACCEPTED}, {"uses_allocators", CL_ACCEPTED}, {"allocate", CL_ACCEPTED},
-    {"aligned", CL_ACCEPTED}, {"nontemporal", CL_ACCEPTED},
+    {"aligned", CL_ACCEPTED}, {"nontemporal", CL_ACCEPTED}, {"bind", CL_ACCEPTED},
 };
 
 static const DirName dir__acc_names[] = {
@@ -1055,6 +1055,10 @@ static int dir__clause(DirP *p, Directive *d, ClauseKind k, int off, int n)
             return -1;
         if (!strcmp(c->name, "uses_allocators") && strchr(c->arg, '('))
             return dir__fail(p, a, "'uses_allocators' with traits (a user-defined allocator) is not supported");
+        if (!strcmp(c->name, "bind") && !strcmp(c->arg, "thread"))
+            return dir__fail(p, a, "'bind(thread)' (a loop each thread runs whole) is not supported");
+        if (!strcmp(c->name, "bind") && strcmp(c->arg, "teams") && strcmp(c->arg, "parallel"))
+            return dir__fail(p, a, "expected teams, parallel or thread in 'bind'");
         if (!strcmp(c->name, "default") && strcmp(c->arg, "shared") && strcmp(c->arg, "none") &&
             strcmp(c->arg, "firstprivate") && strcmp(c->arg, "private"))
             return dir__fail(p, a, "expected shared, none, firstprivate or private in 'default'");

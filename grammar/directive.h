@@ -72,7 +72,8 @@ typedef enum ClauseKind {
     CL_DEVICE_TYPE,   /* declare target device_type(host|nohost|any): modifier = DEVTYPE_* */
     CL_INDIRECT,      /* declare target indirect[(expr)]: arg = expr, or NULL when bare */
     CL_ACCEPTED,      /* default(...), uses_allocators(...), allocate(...), aligned(...),
-                         nontemporal(...): accepted with no effect on the translation;
+                         nontemporal(...), bind(...) (a loop's binding: macc binds it
+                         by where it is): accepted with no effect on the translation;
                          name = the clause's name, arg = its inner text */
     CL_HAS_DEVICE_ADDR, /* target has_device_addr(list) (OpenMP 5.1) */
     CL_USE_DEVICE_PTR,  /* target data use_device_ptr(list) */

@@ -811,6 +811,10 @@ Test(directive, loop_errors)
     cr_assert_str_eq(D.clauses[0].name, "default");
     cr_assert_str_eq(D.clauses[0].arg, "none");
     bad("omp parallel for default(everything)", "everything", "expected shared, none, firstprivate or private");
+    ok("omp target teams loop bind(teams)");
+    cr_assert_eq(D.clauses[0].kind, CL_ACCEPTED);
+    bad("omp loop bind(grid)", "grid", "expected teams, parallel or thread");
+    bad("omp loop bind(thread)", "thread", "not supported");
     ok("omp target teams distribute parallel for reduction(task, +: s)");
     cr_assert_eq(D.clauses[0].modifier, RED_ADD);
     bad("omp target parallel for reduction(inscan, +: s)", "inscan", "inscan");
