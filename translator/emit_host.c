@@ -133,8 +133,9 @@ static void em__items(Buf *b, const DirClause *c)
     }
 }
 
-/* Prints the loop clauses of `d` that the host construct keeps. */
-static int em__loop_clauses(Buf *b, const Directive *d, int parallel, int simd)
+/* Prints the loop clauses of `d` that the host construct keeps; `limit`, when
+ * not NULL, is a thread_limit that bounds num_threads. */
+static int em__loop_clauses(Buf *b, const Directive *d, int parallel, int simd, const char *limit)
 {
     int has_num_threads = 0;
     for (int i = 0; i < d->nclauses; i++) {
@@ -163,7 +164,11 @@ static int em__loop_clauses(Buf *b, const Directive *d, int parallel, int simd)
             break;
         case CL_NUM_THREADS:
             if (parallel) {
-                buf_printf(b, " num_threads(%s)", c->arg ? c->arg : "1");
+                const char *a = c->arg ? c->arg : "1";
+                if (limit)
+                    buf_printf(b, " num_threads((%s) > 0 && (%s) < (%s) ? (int)(%s) : (%s))", limit, limit, a, limit, a);
+                else
+                    buf_printf(b, " num_threads(%s)", a);
                 has_num_threads = 1;
             }
             break;
@@ -180,18 +185,30 @@ static int em__loop_clauses(Buf *b, const Directive *d, int parallel, int simd)
 }
 
 /* The host pragma for construct-set `cs` with the clauses of `d`; NULL when
- * the version has no loop construct. */
-static char *em__host_pragma(unsigned cs, const Directive *d)
+ * the version has no loop construct. A thread_limit of `d` or of `outer` (the
+ * version's directive, for loop directives inside the region) bounds the
+ * threads: the host reducer runs the teams as one team of
+ * min(thread_limit, the task's share of host threads) threads. */
+static char *em__host_pragma(unsigned cs, const Directive *d, const Directive *outer)
 {
     Buf b = {0};
     int simd = (cs & CS_SIMD) != 0;
+    const DirClause *tl = directive_find(d, CL_THREAD_LIMIT);
+    if (!tl && outer)
+        tl = directive_find(outer, CL_THREAD_LIMIT);
+    const char *limit = tl && tl->arg ? tl->arg : NULL;
     if (cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR)) {
         buf_printf(&b, "#pragma omp parallel for%s", simd ? " simd" : "");
-        if (!em__loop_clauses(&b, d, 1, simd))
-            buf_puts(&b, " num_threads(macc_env_->nthreads)");
+        if (!em__loop_clauses(&b, d, 1, simd, limit)) {
+            if (limit)
+                buf_printf(&b, " num_threads((%s) > 0 && (%s) < macc_env_->nthreads ? (int)(%s) : macc_env_->nthreads)",
+                           limit, limit, limit);
+            else
+                buf_puts(&b, " num_threads(macc_env_->nthreads)");
+        }
     } else if (simd) {
         buf_puts(&b, "#pragma omp simd");
-        em__loop_clauses(&b, d, 0, 1);
+        em__loop_clauses(&b, d, 0, 1, NULL);
     } else {
         return NULL;
     }
@@ -205,7 +222,7 @@ static char *em__inner_pragma(const Directive *d)
         return xstrdup("");
     Buf b = {0};
     buf_puts(&b, "#pragma omp simd");
-    em__loop_clauses(&b, d, 0, 1);
+    em__loop_clauses(&b, d, 0, 1, NULL);
     return b.data;
 }
 
@@ -247,7 +264,7 @@ static void em__body(Emit *e, const Region *r, const RVersion *v, Buf *out)
             }
         }
         if (outer && (p->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR)))
-            text = em__host_pragma(p->dir.cs, &p->dir);
+            text = em__host_pragma(p->dir.cs, &p->dir, v->dir);
         else
             text = em__inner_pragma(&p->dir);
         Buf t = {0};
@@ -363,7 +380,7 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
     }
     buf_puts(b, unused.data);
     buf_free(&unused);
-    char *pragma = hv ? em__host_pragma(hv->cs, hv->dir) : NULL;
+    char *pragma = hv ? em__host_pragma(hv->cs, hv->dir, NULL) : NULL;
     size_t sb = ts_node_start_byte(r->stmt);
     int line, col;
     source_position(e->u->src, sb, &line, &col);

@@ -23,7 +23,7 @@ static int macc_h_launch_shape_L4(void *macc_args_, MACC_TaskEnv *macc_env_)
     (void)v;
     (void)teams;
 #line 5 "num_teams_thread_limit.c"
-#pragma omp parallel for num_threads(macc_env_->nthreads)
+#pragma omp parallel for num_threads((256) > 0 && (256) < macc_env_->nthreads ? (int)(256) : macc_env_->nthreads)
 #line 5 "num_teams_thread_limit.c"
     for (int i = 0; i < n; i++)
         v[i] += 1.0f;
