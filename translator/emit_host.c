@@ -358,10 +358,26 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
                 break;
             buf_printf(b, "    %s %s = macc_env_->ptrs[%d];\n", c->decl->spec, c->decl->decl_text, c->map);
             break;
-        case CAP_ARRAY:
+        case CAP_ARRAY: {
+            int fp = c->target_fp || (hv && directive_lists(hv->dir, CL_FIRSTPRIVATE, c->name));
+            int lp = hv && directive_lists(hv->dir, CL_LASTPRIVATE, c->name);
+            if (fp || lp) {
+                /* an array again, not a pointer: the host construct's firstprivate/lastprivate
+                 * give each thread its own copy */
+                char *spec = spec_unqualified(c->decl->spec);
+                buf_printf(b, "    %s %s;\n", spec, c->decl->decl_text);
+                free(spec);
+                if (fp)
+                    buf_printf(b, "    __builtin_memcpy(%s, macc_env_->ptrs[%d], sizeof %s);\n", c->name, c->map, c->name);
+                if (lp)
+                    buf_printf(&after, "    __builtin_memcpy(macc_env_->ptrs[%d], %s, sizeof %s);\n", c->map, c->name,
+                               c->name);
+                break;
+            }
             decl = em__row_pointer(c);
             buf_printf(b, "    %s %s = macc_env_->ptrs[%d];\n", c->decl->spec, decl, c->map);
             break;
+        }
         case CAP_WRITEBACK: {
             char *pn = xsprintf("(*macc_p_%s)", c->name);
             decl = em__declarator(c, pn);
