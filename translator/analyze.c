@@ -1175,11 +1175,11 @@ static void an__region(Unit *u, Pragma *tp)
             diag_note(u->diag, ts_node_start_byte(x->node), "'%s' is used here", x->name);
             goto next;
         }
-        if (d->is_array && (fpriv || lastpriv || dmb == DM_FIRSTPRIVATE) && an__is_vla(u, d)) {
+        if (d->is_array && (fpriv || lastpriv || vpriv || dmb == DM_FIRSTPRIVATE) && an__is_vla(u, d)) {
             diag_error(u->diag, tp->start,
-                       "%s array '%s' has a variable length: only arrays of constant size can be firstprivate "
-                       "or lastprivate",
-                       lastpriv ? "lastprivate" : "firstprivate", x->name);
+                       "%s array '%s' has a variable length: only arrays of constant size can be private, "
+                       "firstprivate or lastprivate",
+                       lastpriv ? "lastprivate" : fpriv || dmb == DM_FIRSTPRIVATE ? "firstprivate" : "private", x->name);
             goto next;
         }
         Capture *cap = xcalloc(1, sizeof *cap);

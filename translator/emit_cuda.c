@@ -1449,6 +1449,7 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         if (k->kind != CAP_ARRAY || k->map < 0)
             continue;
         int fp = directive_lists(d, CL_FIRSTPRIVATE, k->name), lp = directive_lists(d, CL_LASTPRIVATE, k->name);
+        fp |= directive_lists(d, CL_PRIVATE, k->name); /* the same, uninitialised */
         if (mode == LOOP && (fp || lp))
             vec_push(&thread_arrays, k->name);
         else if (fp || lp || k->target_fp) {

@@ -361,9 +361,10 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
         case CAP_ARRAY: {
             int fp = c->target_fp || (hv && directive_lists(hv->dir, CL_FIRSTPRIVATE, c->name));
             int lp = hv && directive_lists(hv->dir, CL_LASTPRIVATE, c->name);
-            if (fp || lp) {
-                /* an array again, not a pointer: the host construct's firstprivate/lastprivate
-                 * give each thread its own copy */
+            int pv = hv && directive_lists(hv->dir, CL_PRIVATE, c->name);
+            if (fp || lp || pv) {
+                /* an array again, not a pointer: the host construct's private/firstprivate/
+                 * lastprivate give each thread its own copy */
                 char *spec = spec_unqualified(c->decl->spec);
                 buf_printf(b, "    %s %s;\n", spec, c->decl->decl_text);
                 free(spec);

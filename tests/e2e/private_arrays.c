@@ -58,6 +58,21 @@ int main(void)
         ok &= out[i] == 1;
     check(ok && w[0] == 0.5, "firstprivate array on if_device lines");
 
+    /* private arrays on if_device lines: a copy per thread, uninitialised */
+    int scratch[4] = {0, 0, 0, 0};
+    #pragma omp target device(any) map(from: out[0:n])
+    #pragma omp if_device(nvidia) teams distribute parallel for private(scratch)
+    #pragma omp if_device(host) parallel for private(scratch)
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < 4; k++)
+            scratch[k] = i + k;
+        out[i] = scratch[0] + scratch[1] + scratch[2] + scratch[3] - 4 * i;
+    }
+    ok = 1;
+    for (int i = 0; i < n; i++)
+        ok &= out[i] == 6;
+    check(ok && scratch[3] == 0, "private array on if_device lines");
+
     /* firstprivate on the target of a block: one copy for the task */
     int base[4] = {10, 20, 30, 40};
     int res[2] = {0, 0};

@@ -1,4 +1,4 @@
-/* firstprivate and lastprivate arrays: per thread in a loop kernel, per task
+/* private (on if_device lines), firstprivate and lastprivate arrays: per thread in a loop kernel, per task
  * on a target block, per team in a teams distribute with loops inside; on the
  * host an array again (not a pointer), so that the host construct copies it. */
 void arrays(int *out, int n)
@@ -16,6 +16,16 @@ void arrays(int *out, int n)
     #pragma omp if_device(host) parallel for firstprivate(w)
     for (int i = 0; i < n; i++)
         out[i] = (int)w[i % 4][i % 2];
+
+    int scratch[4];
+    #pragma omp target device(any) map(from: out[0:n])
+    #pragma omp if_device(nvidia) teams distribute parallel for private(scratch)
+    #pragma omp if_device(host) parallel for private(scratch)
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < 4; k++)
+            scratch[k] = i + k;
+        out[i] = scratch[0] + scratch[3];
+    }
 
     int base[4] = {10, 20, 30, 40};
     int res[2];

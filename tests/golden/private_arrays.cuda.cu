@@ -13,9 +13,19 @@
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
 #line 1 "private_arrays.c"
-/* firstprivate and lastprivate arrays: per thread in a loop kernel, per task
+/* private (on if_device lines), firstprivate and lastprivate arrays: per thread in a loop kernel, per task
  * on a target block, per team in a teams distribute with loops inside; on the
  * host an array again (not a pointer), so that the host construct copies it. */
+
+
+
+
+
+
+
+
+
+
 
 
 
@@ -183,17 +193,73 @@ extern "C" int macc_k_arrays_L14_nvidia(void *macc_args_, MACC_TaskEnv *macc_env
     return (int)cudaGetLastError();
 }
 
-/* target region private_arrays.c:22: nvidia version */
-struct macc_a_arrays_L22 {
+/* target region private_arrays.c:21: nvidia version */
+struct macc_a_arrays_L21 {
+    int macc_unused_;
+    int n;
+};
+struct macc_p_arrays_L21 {
+    void *macc_unused_;
+    int (*scratch);
+    int *out;
+};
+__global__ void macc_g_arrays_L21(const struct macc_a_arrays_L21 macc_a_, const struct macc_p_arrays_L21 macc_p_)
+{
+    (void)macc_a_; (void)macc_p_;
+    int n = macc_a_.n;
+    (void)n;
+    int scratch[4];
+    (void)scratch;
+    int *out = macc_p_.out;
+    (void)out;
+    {
+        const long long macc_t0_ = ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
+        const long long macc_total_ = 1LL * macc_t0_;
+        for (long long macc_it_ = (long long)blockIdx.x * blockDim.x + threadIdx.x; macc_it_ < macc_total_; macc_it_ += (long long)gridDim.x * blockDim.x) {
+            long long macc_rest_ = macc_it_;
+            int i = (int)((0) + macc_rest_ * 1);
+            (void)i;
+            do
+#line 24 "private_arrays.c"
+                                {
+        for (int k = 0; k < 4; k++)
+            scratch[k] = i + k;
+        out[i] = scratch[0] + scratch[3];
+    }
+            while (0);
+        }
+    }
+}
+extern "C" int macc_k_arrays_L21_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
+{
+    const struct macc_a_arrays_L21 *macc_a_ = (const struct macc_a_arrays_L21 *)macc_args_;
+    struct macc_p_arrays_L21 macc_p_;
+    memset(&macc_p_, 0, sizeof macc_p_);
+    memcpy((void *)&macc_p_.scratch, &macc_env_->ptrs[1], sizeof(void *));
+    memcpy((void *)&macc_p_.out, &macc_env_->ptrs[0], sizeof(void *));
+    cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;
+    int n = macc_a_->n; (void)n;
+    int macc_block_ = 256;
+    if (macc_block_ < 1) macc_block_ = 1;
+    if (macc_block_ > 1024) macc_block_ = 1024;
+    const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
+    if (macc_total_ <= 0) return 0;
+    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_g_arrays_L21<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
+    return (int)cudaGetLastError();
+}
+
+/* target region private_arrays.c:32: nvidia version */
+struct macc_a_arrays_L32 {
     int macc_unused_;
 };
-struct macc_p_arrays_L22 {
+struct macc_p_arrays_L32 {
     void *macc_unused_;
     int (*base);
     int (*res);
     void *macc_fp_base;
 };
-__global__ void macc_g_arrays_L22(const struct macc_a_arrays_L22 macc_a_, const struct macc_p_arrays_L22 macc_p_)
+__global__ void macc_g_arrays_L32(const struct macc_a_arrays_L32 macc_a_, const struct macc_p_arrays_L32 macc_p_)
 {
     (void)macc_a_; (void)macc_p_;
     int (*base) = (int (*))((unsigned char *)macc_p_.macc_fp_base + (size_t)blockIdx.x * sizeof(int [4]));
@@ -201,25 +267,25 @@ __global__ void macc_g_arrays_L22(const struct macc_a_arrays_L22 macc_a_, const 
     int (*res) = macc_p_.res;
     (void)res;
         if (threadIdx.x == 0) {
-#line 24 "private_arrays.c"
+#line 34 "private_arrays.c"
         base[0] += 5;
         }
         __syncthreads();
         if (threadIdx.x == 0) {
-#line 25 "private_arrays.c"
+#line 35 "private_arrays.c"
         res[0] = base[0];
         }
         __syncthreads();
         if (threadIdx.x == 0) {
-#line 26 "private_arrays.c"
+#line 36 "private_arrays.c"
         res[1] = base[1];
         }
         __syncthreads();
 }
-extern "C" int macc_k_arrays_L22_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
+extern "C" int macc_k_arrays_L32_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
-    const struct macc_a_arrays_L22 *macc_a_ = (const struct macc_a_arrays_L22 *)macc_args_;
-    struct macc_p_arrays_L22 macc_p_;
+    const struct macc_a_arrays_L32 *macc_a_ = (const struct macc_a_arrays_L32 *)macc_args_;
+    struct macc_p_arrays_L32 macc_p_;
     memset(&macc_p_, 0, sizeof macc_p_);
     memcpy((void *)&macc_p_.base, &macc_env_->ptrs[1], sizeof(void *));
     memcpy((void *)&macc_p_.res, &macc_env_->ptrs[0], sizeof(void *));
@@ -235,23 +301,23 @@ extern "C" int macc_k_arrays_L22_nvidia(void *macc_args_, MACC_TaskEnv *macc_env
       const size_t macc_all_ = macc_b_ * (size_t)macc_n_;
       macc_replicate<<<(int)((macc_all_ + 255) / 256 < 1024 ? (macc_all_ + 255) / 256 : 1024), 256, 0, macc_s_>>>((unsigned char *)macc_p_.macc_fp_base, (const unsigned char *)macc_p_.base, macc_b_, macc_n_);
     }
-    macc_g_arrays_L22<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
+    macc_g_arrays_L32<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     cudaFreeAsync(macc_p_.macc_fp_base, macc_s_);
     return (int)cudaGetLastError();
 }
 
-/* target region private_arrays.c:30: nvidia version */
-struct macc_a_arrays_L30 {
+/* target region private_arrays.c:40: nvidia version */
+struct macc_a_arrays_L40 {
     int macc_unused_;
     int n;
 };
-struct macc_p_arrays_L30 {
+struct macc_p_arrays_L40 {
     void *macc_unused_;
     int (*g);
     int *out;
     void *macc_fp_g;
 };
-__global__ void macc_g_arrays_L30(const struct macc_a_arrays_L30 macc_a_, const struct macc_p_arrays_L30 macc_p_)
+__global__ void macc_g_arrays_L40(const struct macc_a_arrays_L40 macc_a_, const struct macc_p_arrays_L40 macc_p_)
 {
     (void)macc_a_; (void)macc_p_;
     int n = macc_a_.n;
@@ -265,11 +331,11 @@ __global__ void macc_g_arrays_L30(const struct macc_a_arrays_L30 macc_a_, const 
         int r = (int)((0) + macc_it_ * 1);
         (void)r;
         if (threadIdx.x == 0) {
-#line 32 "private_arrays.c"
+#line 42 "private_arrays.c"
         g[0] = r;
         }
         __syncthreads();
-#line 33 "private_arrays.c"
+#line 43 "private_arrays.c"
         int s = 0;
         __syncthreads();
         {
@@ -283,7 +349,7 @@ __global__ void macc_g_arrays_L30(const struct macc_a_arrays_L30 macc_a_, const 
                 int j = (int)((0) + macc_rest_ * 1);
                 (void)j;
                 do
-#line 36 "private_arrays.c"
+#line 46 "private_arrays.c"
             s += g[j % 4];
                 while (0);
             }
@@ -292,16 +358,16 @@ __global__ void macc_g_arrays_L30(const struct macc_a_arrays_L30 macc_a_, const 
         }
         __syncthreads();
         if (threadIdx.x == 0) {
-#line 37 "private_arrays.c"
+#line 47 "private_arrays.c"
         out[r] = s;
         }
         __syncthreads();
     }
 }
-extern "C" int macc_k_arrays_L30_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
+extern "C" int macc_k_arrays_L40_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
-    const struct macc_a_arrays_L30 *macc_a_ = (const struct macc_a_arrays_L30 *)macc_args_;
-    struct macc_p_arrays_L30 macc_p_;
+    const struct macc_a_arrays_L40 *macc_a_ = (const struct macc_a_arrays_L40 *)macc_args_;
+    struct macc_p_arrays_L40 macc_p_;
     memset(&macc_p_, 0, sizeof macc_p_);
     memcpy((void *)&macc_p_.g, &macc_env_->ptrs[1], sizeof(void *));
     memcpy((void *)&macc_p_.out, &macc_env_->ptrs[0], sizeof(void *));
@@ -319,21 +385,21 @@ extern "C" int macc_k_arrays_L30_nvidia(void *macc_args_, MACC_TaskEnv *macc_env
       const size_t macc_all_ = macc_b_ * (size_t)macc_n_;
       macc_replicate<<<(int)((macc_all_ + 255) / 256 < 1024 ? (macc_all_ + 255) / 256 : 1024), 256, 0, macc_s_>>>((unsigned char *)macc_p_.macc_fp_g, (const unsigned char *)macc_p_.g, macc_b_, macc_n_);
     }
-    macc_g_arrays_L30<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
+    macc_g_arrays_L40<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     cudaFreeAsync(macc_p_.macc_fp_g, macc_s_);
     return (int)cudaGetLastError();
 }
 
-/* target region private_arrays.c:41: nvidia version */
-struct macc_a_arrays_L41 {
+/* target region private_arrays.c:51: nvidia version */
+struct macc_a_arrays_L51 {
     int macc_unused_;
     int n;
 };
-struct macc_p_arrays_L41 {
+struct macc_p_arrays_L51 {
     void *macc_unused_;
     int (*last);
 };
-__global__ void macc_g_arrays_L41(const struct macc_a_arrays_L41 macc_a_, const struct macc_p_arrays_L41 macc_p_)
+__global__ void macc_g_arrays_L51(const struct macc_a_arrays_L51 macc_a_, const struct macc_p_arrays_L51 macc_p_)
 {
     (void)macc_a_; (void)macc_p_;
     int n = macc_a_.n;
@@ -348,7 +414,7 @@ __global__ void macc_g_arrays_L41(const struct macc_a_arrays_L41 macc_a_, const 
             int i = (int)((0) + macc_rest_ * 1);
             (void)i;
             do
-#line 42 "private_arrays.c"
+#line 52 "private_arrays.c"
                                 {
         last[0] = i;
         last[1] = 2 * i;
@@ -359,10 +425,10 @@ __global__ void macc_g_arrays_L41(const struct macc_a_arrays_L41 macc_a_, const 
         }
     }
 }
-extern "C" int macc_k_arrays_L41_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
+extern "C" int macc_k_arrays_L51_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
-    const struct macc_a_arrays_L41 *macc_a_ = (const struct macc_a_arrays_L41 *)macc_args_;
-    struct macc_p_arrays_L41 macc_p_;
+    const struct macc_a_arrays_L51 *macc_a_ = (const struct macc_a_arrays_L51 *)macc_args_;
+    struct macc_p_arrays_L51 macc_p_;
     memset(&macc_p_, 0, sizeof macc_p_);
     memcpy((void *)&macc_p_.last, &macc_env_->ptrs[0], sizeof(void *));
     cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;
@@ -373,20 +439,20 @@ extern "C" int macc_k_arrays_L41_nvidia(void *macc_args_, MACC_TaskEnv *macc_env
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
-    macc_g_arrays_L41<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
+    macc_g_arrays_L51<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
 
-/* target region private_arrays.c:50: nvidia version */
-struct macc_a_arrays_L50 {
+/* target region private_arrays.c:60: nvidia version */
+struct macc_a_arrays_L60 {
     int macc_unused_;
 };
-struct macc_p_arrays_L50 {
+struct macc_p_arrays_L60 {
     void *macc_unused_;
     int (*lt);
     void *macc_fp_lt;
 };
-__global__ void macc_g_arrays_L50(const struct macc_a_arrays_L50 macc_a_, const struct macc_p_arrays_L50 macc_p_)
+__global__ void macc_g_arrays_L60(const struct macc_a_arrays_L60 macc_a_, const struct macc_p_arrays_L60 macc_p_)
 {
     (void)macc_a_; (void)macc_p_;
     int (*lt) = (int (*))((unsigned char *)macc_p_.macc_fp_lt + (size_t)blockIdx.x * sizeof(int [2]));
@@ -396,7 +462,7 @@ __global__ void macc_g_arrays_L50(const struct macc_a_arrays_L50 macc_a_, const 
         int r = (int)((0) + macc_it_ * 1);
         (void)r;
         if (threadIdx.x == 0) {
-#line 52 "private_arrays.c"
+#line 62 "private_arrays.c"
         lt[0] = r;
         }
         __syncthreads();
@@ -410,7 +476,7 @@ __global__ void macc_g_arrays_L50(const struct macc_a_arrays_L50 macc_a_, const 
                 int j = (int)((0) + macc_rest_ * 1);
                 (void)j;
                 do
-#line 55 "private_arrays.c"
+#line 65 "private_arrays.c"
             if (j == 0)
                 lt[1] = r;
                 while (0);
@@ -422,10 +488,10 @@ __global__ void macc_g_arrays_L50(const struct macc_a_arrays_L50 macc_a_, const 
         if (threadIdx.x == 0 && macc_it_ == macc_total_ - 1) memcpy((void *)macc_p_.lt, (const void *)lt, sizeof(int [2]));
     }
 }
-extern "C" int macc_k_arrays_L50_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
+extern "C" int macc_k_arrays_L60_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
-    const struct macc_a_arrays_L50 *macc_a_ = (const struct macc_a_arrays_L50 *)macc_args_;
-    struct macc_p_arrays_L50 macc_p_;
+    const struct macc_a_arrays_L60 *macc_a_ = (const struct macc_a_arrays_L60 *)macc_args_;
+    struct macc_p_arrays_L60 macc_p_;
     memset(&macc_p_, 0, sizeof macc_p_);
     memcpy((void *)&macc_p_.lt, &macc_env_->ptrs[0], sizeof(void *));
     cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;
@@ -439,7 +505,7 @@ extern "C" int macc_k_arrays_L50_nvidia(void *macc_args_, MACC_TaskEnv *macc_env
       cudaError_t e_ = cudaMallocAsync(&macc_p_.macc_fp_lt, macc_b_ * (size_t)macc_n_, macc_s_);
       if (e_ != cudaSuccess) return (int)e_;
     }
-    macc_g_arrays_L50<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
+    macc_g_arrays_L60<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     cudaFreeAsync(macc_p_.macc_fp_lt, macc_s_);
     return (int)cudaGetLastError();
 }

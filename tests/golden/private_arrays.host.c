@@ -4,7 +4,7 @@
 #endif
 #include "macc_rt.h"
 #line 1 "private_arrays.c"
-/* firstprivate and lastprivate arrays: per thread in a loop kernel, per task
+/* private (on if_device lines), firstprivate and lastprivate arrays: per thread in a loop kernel, per task
  * on a target block, per team in a teams distribute with loops inside; on the
  * host an array again (not a pointer), so that the host construct copies it. */
 
@@ -84,20 +84,59 @@ static const MACC_Region macc_r_arrays_L14 = {
     (int)(sizeof macc_v_arrays_L14 / sizeof macc_v_arrays_L14[0]), macc_v_arrays_L14
 };
 
-/* target region private_arrays.c:22: argument block, host version, version table */
-struct macc_a_arrays_L22 {
+/* target region private_arrays.c:21: argument block, host version, version table */
+struct macc_a_arrays_L21 {
+    int macc_unused_;
+    int n;
+};
+static int macc_h_arrays_L21(void *macc_args_, MACC_TaskEnv *macc_env_)
+{
+    struct macc_a_arrays_L21 *macc_a_ = (struct macc_a_arrays_L21 *)macc_args_;
+    int n = macc_a_->n;
+    int scratch[4];
+    int *out = macc_env_->ptrs[0];
+    (void)macc_a_;
+    (void)n;
+    (void)scratch;
+    (void)out;
+#line 24 "private_arrays.c"
+#pragma omp parallel for private(scratch) num_threads(macc_env_->nthreads)
+#line 24 "private_arrays.c"
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < 4; k++)
+            scratch[k] = i + k;
+        out[i] = scratch[0] + scratch[3];
+    }
+    return 0;
+}
+#if defined(MACC_WITH_CUDA)
+extern int macc_k_arrays_L21_nvidia(void *, MACC_TaskEnv *);
+#endif
+static const MACC_Version macc_v_arrays_L21[] = {
+#if defined(MACC_WITH_CUDA)
+    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_arrays_L21_nvidia},
+#endif
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_arrays_L21},
+};
+static const MACC_Region macc_r_arrays_L21 = {
+    {"private_arrays.c", 21, 5, "arrays"}, "macc_k_arrays_L21",
+    (int)(sizeof macc_v_arrays_L21 / sizeof macc_v_arrays_L21[0]), macc_v_arrays_L21
+};
+
+/* target region private_arrays.c:32: argument block, host version, version table */
+struct macc_a_arrays_L32 {
     int macc_unused_;
 };
-static int macc_h_arrays_L22(void *macc_args_, MACC_TaskEnv *macc_env_)
+static int macc_h_arrays_L32(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
-    struct macc_a_arrays_L22 *macc_a_ = (struct macc_a_arrays_L22 *)macc_args_;
+    struct macc_a_arrays_L32 *macc_a_ = (struct macc_a_arrays_L32 *)macc_args_;
     int base[4];
     __builtin_memcpy(base, macc_env_->ptrs[1], sizeof base);
     int (*res) = macc_env_->ptrs[0];
     (void)macc_a_;
     (void)base;
     (void)res;
-#line 23 "private_arrays.c"
+#line 33 "private_arrays.c"
     {
         base[0] += 5;
         res[0] = base[0];
@@ -106,27 +145,27 @@ static int macc_h_arrays_L22(void *macc_args_, MACC_TaskEnv *macc_env_)
     return 0;
 }
 #if defined(MACC_WITH_CUDA)
-extern int macc_k_arrays_L22_nvidia(void *, MACC_TaskEnv *);
+extern int macc_k_arrays_L32_nvidia(void *, MACC_TaskEnv *);
 #endif
-static const MACC_Version macc_v_arrays_L22[] = {
+static const MACC_Version macc_v_arrays_L32[] = {
 #if defined(MACC_WITH_CUDA)
-    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_arrays_L22_nvidia},
+    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_arrays_L32_nvidia},
 #endif
-    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_arrays_L22},
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_arrays_L32},
 };
-static const MACC_Region macc_r_arrays_L22 = {
-    {"private_arrays.c", 22, 5, "arrays"}, "macc_k_arrays_L22",
-    (int)(sizeof macc_v_arrays_L22 / sizeof macc_v_arrays_L22[0]), macc_v_arrays_L22
+static const MACC_Region macc_r_arrays_L32 = {
+    {"private_arrays.c", 32, 5, "arrays"}, "macc_k_arrays_L32",
+    (int)(sizeof macc_v_arrays_L32 / sizeof macc_v_arrays_L32[0]), macc_v_arrays_L32
 };
 
-/* target region private_arrays.c:30: argument block, host version, version table */
-struct macc_a_arrays_L30 {
+/* target region private_arrays.c:40: argument block, host version, version table */
+struct macc_a_arrays_L40 {
     int macc_unused_;
     int n;
 };
-static int macc_h_arrays_L30(void *macc_args_, MACC_TaskEnv *macc_env_)
+static int macc_h_arrays_L40(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
-    struct macc_a_arrays_L30 *macc_a_ = (struct macc_a_arrays_L30 *)macc_args_;
+    struct macc_a_arrays_L40 *macc_a_ = (struct macc_a_arrays_L40 *)macc_args_;
     int n = macc_a_->n;
     int g[4];
     __builtin_memcpy(g, macc_env_->ptrs[1], sizeof g);
@@ -135,9 +174,9 @@ static int macc_h_arrays_L30(void *macc_args_, MACC_TaskEnv *macc_env_)
     (void)n;
     (void)g;
     (void)out;
-#line 31 "private_arrays.c"
+#line 41 "private_arrays.c"
 #pragma omp parallel for firstprivate(g) num_threads(macc_env_->nthreads)
-#line 31 "private_arrays.c"
+#line 41 "private_arrays.c"
     for (int r = 0; r < n; r++) {
         g[0] = r;
         int s = 0;
@@ -149,35 +188,35 @@ static int macc_h_arrays_L30(void *macc_args_, MACC_TaskEnv *macc_env_)
     return 0;
 }
 #if defined(MACC_WITH_CUDA)
-extern int macc_k_arrays_L30_nvidia(void *, MACC_TaskEnv *);
+extern int macc_k_arrays_L40_nvidia(void *, MACC_TaskEnv *);
 #endif
-static const MACC_Version macc_v_arrays_L30[] = {
+static const MACC_Version macc_v_arrays_L40[] = {
 #if defined(MACC_WITH_CUDA)
-    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_arrays_L30_nvidia},
+    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_arrays_L40_nvidia},
 #endif
-    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_arrays_L30},
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_arrays_L40},
 };
-static const MACC_Region macc_r_arrays_L30 = {
-    {"private_arrays.c", 30, 5, "arrays"}, "macc_k_arrays_L30",
-    (int)(sizeof macc_v_arrays_L30 / sizeof macc_v_arrays_L30[0]), macc_v_arrays_L30
+static const MACC_Region macc_r_arrays_L40 = {
+    {"private_arrays.c", 40, 5, "arrays"}, "macc_k_arrays_L40",
+    (int)(sizeof macc_v_arrays_L40 / sizeof macc_v_arrays_L40[0]), macc_v_arrays_L40
 };
 
-/* target region private_arrays.c:41: argument block, host version, version table */
-struct macc_a_arrays_L41 {
+/* target region private_arrays.c:51: argument block, host version, version table */
+struct macc_a_arrays_L51 {
     int macc_unused_;
     int n;
 };
-static int macc_h_arrays_L41(void *macc_args_, MACC_TaskEnv *macc_env_)
+static int macc_h_arrays_L51(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
-    struct macc_a_arrays_L41 *macc_a_ = (struct macc_a_arrays_L41 *)macc_args_;
+    struct macc_a_arrays_L51 *macc_a_ = (struct macc_a_arrays_L51 *)macc_args_;
     int n = macc_a_->n;
     int last[3];
     (void)macc_a_;
     (void)n;
     (void)last;
-#line 42 "private_arrays.c"
+#line 52 "private_arrays.c"
 #pragma omp parallel for lastprivate(last) num_threads(macc_env_->nthreads)
-#line 42 "private_arrays.c"
+#line 52 "private_arrays.c"
     for (int i = 0; i < n; i++) {
         last[0] = i;
         last[1] = 2 * i;
@@ -187,32 +226,32 @@ static int macc_h_arrays_L41(void *macc_args_, MACC_TaskEnv *macc_env_)
     return 0;
 }
 #if defined(MACC_WITH_CUDA)
-extern int macc_k_arrays_L41_nvidia(void *, MACC_TaskEnv *);
+extern int macc_k_arrays_L51_nvidia(void *, MACC_TaskEnv *);
 #endif
-static const MACC_Version macc_v_arrays_L41[] = {
+static const MACC_Version macc_v_arrays_L51[] = {
 #if defined(MACC_WITH_CUDA)
-    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_arrays_L41_nvidia},
+    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_arrays_L51_nvidia},
 #endif
-    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_arrays_L41},
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_arrays_L51},
 };
-static const MACC_Region macc_r_arrays_L41 = {
-    {"private_arrays.c", 41, 5, "arrays"}, "macc_k_arrays_L41",
-    (int)(sizeof macc_v_arrays_L41 / sizeof macc_v_arrays_L41[0]), macc_v_arrays_L41
+static const MACC_Region macc_r_arrays_L51 = {
+    {"private_arrays.c", 51, 5, "arrays"}, "macc_k_arrays_L51",
+    (int)(sizeof macc_v_arrays_L51 / sizeof macc_v_arrays_L51[0]), macc_v_arrays_L51
 };
 
-/* target region private_arrays.c:50: argument block, host version, version table */
-struct macc_a_arrays_L50 {
+/* target region private_arrays.c:60: argument block, host version, version table */
+struct macc_a_arrays_L60 {
     int macc_unused_;
 };
-static int macc_h_arrays_L50(void *macc_args_, MACC_TaskEnv *macc_env_)
+static int macc_h_arrays_L60(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
-    struct macc_a_arrays_L50 *macc_a_ = (struct macc_a_arrays_L50 *)macc_args_;
+    struct macc_a_arrays_L60 *macc_a_ = (struct macc_a_arrays_L60 *)macc_args_;
     int lt[2];
     (void)macc_a_;
     (void)lt;
-#line 51 "private_arrays.c"
+#line 61 "private_arrays.c"
 #pragma omp parallel for lastprivate(lt) num_threads(macc_env_->nthreads)
-#line 51 "private_arrays.c"
+#line 61 "private_arrays.c"
     for (int r = 0; r < 50; r++) {
         lt[0] = r;
         
@@ -224,17 +263,17 @@ static int macc_h_arrays_L50(void *macc_args_, MACC_TaskEnv *macc_env_)
     return 0;
 }
 #if defined(MACC_WITH_CUDA)
-extern int macc_k_arrays_L50_nvidia(void *, MACC_TaskEnv *);
+extern int macc_k_arrays_L60_nvidia(void *, MACC_TaskEnv *);
 #endif
-static const MACC_Version macc_v_arrays_L50[] = {
+static const MACC_Version macc_v_arrays_L60[] = {
 #if defined(MACC_WITH_CUDA)
-    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_arrays_L50_nvidia},
+    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_arrays_L60_nvidia},
 #endif
-    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_arrays_L50},
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_arrays_L60},
 };
-static const MACC_Region macc_r_arrays_L50 = {
-    {"private_arrays.c", 50, 5, "arrays"}, "macc_k_arrays_L50",
-    (int)(sizeof macc_v_arrays_L50 / sizeof macc_v_arrays_L50[0]), macc_v_arrays_L50
+static const MACC_Region macc_r_arrays_L60 = {
+    {"private_arrays.c", 60, 5, "arrays"}, "macc_k_arrays_L60",
+    (int)(sizeof macc_v_arrays_L60 / sizeof macc_v_arrays_L60[0]), macc_v_arrays_L60
 };
 
 #line 4 "private_arrays.c"
@@ -266,54 +305,67 @@ void arrays(int *out, int n)
 #line 18 "private_arrays.c"
 
 
+    int scratch[4];
+    { /* target region macc_k_arrays_L21 */
+    struct macc_a_arrays_L21 macc_a_ = {0};
+    macc_a_.n = n;
+    MACC_Map macc_m_[2] = {
+        {"out", (void *)(out), (void *)&(out)[0], (size_t)(n) * sizeof((out)[0]), MACC_MAP_FROM},
+        {"scratch", (void *)(scratch), (void *)(scratch), sizeof(scratch), MACC_MAP_TOFROM},
+    };
+    MACC_target(&macc_r_arrays_L21, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
+}
+#line 28 "private_arrays.c"
+
+
     int base[4] = {10, 20, 30, 40};
     int res[2];
-    { /* target region macc_k_arrays_L22 */
-    struct macc_a_arrays_L22 macc_a_ = {0};
+    { /* target region macc_k_arrays_L32 */
+    struct macc_a_arrays_L32 macc_a_ = {0};
     MACC_Map macc_m_[2] = {
         {"res", (void *)(res), (void *)(res), sizeof(res), MACC_MAP_FROM},
         {"base", (void *)(base), (void *)(base), sizeof(base), MACC_MAP_TO},
     };
-    MACC_target(&macc_r_arrays_L22, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(&macc_r_arrays_L32, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
-#line 27 "private_arrays.c"
+#line 37 "private_arrays.c"
 
 
     int g[4] = {1, 1, 1, 1};
-    { /* target region macc_k_arrays_L30 */
-    struct macc_a_arrays_L30 macc_a_ = {0};
+    { /* target region macc_k_arrays_L40 */
+    struct macc_a_arrays_L40 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[2] = {
         {"out", (void *)(out), (void *)&(out)[0], (size_t)(n) * sizeof((out)[0]), MACC_MAP_FROM},
         {"g", (void *)(g), (void *)(g), sizeof(g), MACC_MAP_TO},
     };
-    MACC_target(&macc_r_arrays_L30, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(&macc_r_arrays_L40, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
-#line 38 "private_arrays.c"
+#line 48 "private_arrays.c"
 
 
     int last[3];
-    { /* target region macc_k_arrays_L41 */
-    struct macc_a_arrays_L41 macc_a_ = {0};
+    { /* target region macc_k_arrays_L51 */
+    struct macc_a_arrays_L51 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[1] = {
         {"last", (void *)(last), (void *)(last), sizeof(last), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_arrays_L41, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(&macc_r_arrays_L51, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
-#line 46 "private_arrays.c"
+#line 56 "private_arrays.c"
 
     out[0] = last[0] + last[1] + last[2];
 
     int lt[2] = {0, 0};
-    { /* target region macc_k_arrays_L50 */
-    struct macc_a_arrays_L50 macc_a_ = {0};
+    { /* target region macc_k_arrays_L60 */
+    struct macc_a_arrays_L60 macc_a_ = {0};
     MACC_Map macc_m_[1] = {
         {"lt", (void *)(lt), (void *)(lt), sizeof(lt), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_arrays_L50, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(&macc_r_arrays_L60, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
-#line 57 "private_arrays.c"
+#line 67 "private_arrays.c"
 
     out[1] = lt[0] + lt[1];
 }
