@@ -1574,6 +1574,8 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         const DirClause *bl = directive_find(d, CL_NUM_THREADS);
         if (!bl)
             bl = directive_find(d, CL_THREAD_LIMIT);
+        if (!bl)
+            bl = directive_find(&r->target->dir, CL_THREAD_LIMIT);
         if (bl) {
             const char *a = bl->arg ? bl->arg : "";
             tile = a[strspn(a, "0123456789")] == 0 && *a ? atoi(a) : 0;
@@ -1668,6 +1670,8 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     }
     buf_puts(b, "    cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;\n");
     const DirClause *tl = directive_find(d, CL_THREAD_LIMIT);
+    if (!tl) /* thread_limit on the target line bounds every version */
+        tl = directive_find(&r->target->dir, CL_THREAD_LIMIT);
     const DirClause *nth = directive_find(d, CL_NUM_THREADS);
     const DirClause *nt = directive_find(d, CL_NUM_TEAMS);
     /* scalars for the clause expressions and the loop bounds */

@@ -184,19 +184,26 @@ static int em__loop_clauses(Buf *b, const Directive *d, int parallel, int simd, 
     return has_num_threads;
 }
 
+/* The thread_limit of a version: its directive's, else the target line's. */
+static const char *em__thread_limit(const Region *r, const RVersion *v)
+{
+    const DirClause *tl = directive_find(v->dir, CL_THREAD_LIMIT);
+    if (!tl)
+        tl = directive_find(&r->target->dir, CL_THREAD_LIMIT);
+    return tl ? tl->arg : NULL;
+}
+
 /* The host pragma for construct-set `cs` with the clauses of `d`; NULL when
- * the version has no loop construct. A thread_limit of `d` or of `outer` (the
- * version's directive, for loop directives inside the region) bounds the
- * threads: the host reducer runs the teams as one team of
- * min(thread_limit, the task's share of host threads) threads. */
-static char *em__host_pragma(unsigned cs, const Directive *d, const Directive *outer)
+ * the version has no loop construct. A thread_limit of `d`, else `outer` (the
+ * version's, for loop directives inside the region), bounds the threads: the
+ * host reducer runs the teams as one team of min(thread_limit, the task's
+ * share of host threads) threads. */
+static char *em__host_pragma(unsigned cs, const Directive *d, const char *outer)
 {
     Buf b = {0};
     int simd = (cs & CS_SIMD) != 0;
     const DirClause *tl = directive_find(d, CL_THREAD_LIMIT);
-    if (!tl && outer)
-        tl = directive_find(outer, CL_THREAD_LIMIT);
-    const char *limit = tl && tl->arg ? tl->arg : NULL;
+    const char *limit = tl && tl->arg ? tl->arg : outer;
     if (cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR)) {
         buf_printf(&b, "#pragma omp parallel for%s", simd ? " simd" : "");
         if (!em__loop_clauses(&b, d, 1, simd, limit)) {
@@ -264,7 +271,7 @@ static void em__body(Emit *e, const Region *r, const RVersion *v, Buf *out)
             }
         }
         if (outer && (p->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR)))
-            text = em__host_pragma(p->dir.cs, &p->dir, v->dir);
+            text = em__host_pragma(p->dir.cs, &p->dir, em__thread_limit(r, v));
         else
             text = em__inner_pragma(&p->dir);
         Buf t = {0};
@@ -397,7 +404,7 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
     }
     buf_puts(b, unused.data);
     buf_free(&unused);
-    char *pragma = hv ? em__host_pragma(hv->cs, hv->dir, NULL) : NULL;
+    char *pragma = hv ? em__host_pragma(hv->cs, hv->dir, em__thread_limit(r, hv)) : NULL;
     size_t sb = ts_node_start_byte(r->stmt);
     int line, col;
     source_position(e->u->src, sb, &line, &col);
