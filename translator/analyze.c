@@ -1167,6 +1167,10 @@ static void an__region(Unit *u, Pragma *tp)
         int cat = d->is_pointer ? DM_POINTER : (d->is_array || an__is_aggregate(u, d->spec)) ? DM_AGGREGATE : DM_SCALAR;
         /* globals and names used only in clause expressions (evaluated before the region) keep their rule */
         int dmb = listed || d->is_global || ts_node_eq(x->node, r->stmt) ? DM_DEFAULT : dm[cat];
+        /* a scalar or struct the region only reads: firstprivate gives the same values (no
+         * indirection, usable in launch clauses such as num_teams) */
+        if (cat != DM_POINTER && !d->is_array && !x->written && dmb != DM_NONE)
+            dmb = DM_DEFAULT;
         if (dmb == DM_NONE) {
             diag_error(u->diag, tp->start,
                        "'%s' is used in the target region but no data-sharing or map clause names it "

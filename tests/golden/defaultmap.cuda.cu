@@ -108,17 +108,16 @@ extern "C" int macc_k_dm_L10_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
 /* target region defaultmap.c:17: nvidia version */
 struct macc_a_dm_L17 {
     int macc_unused_;
+    int n;
 };
 struct macc_p_dm_L17 {
     void *macc_unused_;
-    int (*macc_p_n);
     int (*macc_p_lastv);
 };
 __global__ void macc_g_dm_L17(const struct macc_a_dm_L17 macc_a_, const struct macc_p_dm_L17 macc_p_)
 {
     (void)macc_a_; (void)macc_p_;
-    int (*macc_p_n) = macc_p_.macc_p_n;
-    const int n = *macc_p_n;
+    int n = macc_a_.n;
     (void)n;
     int (*macc_p_lastv) = macc_p_.macc_p_lastv;
     {
@@ -130,7 +129,7 @@ __global__ void macc_g_dm_L17(const struct macc_a_dm_L17 macc_a_, const struct m
             (void)i;
             do
 #line 19 "defaultmap.c"
-        if (i == (*macc_p_n) - 1)
+        if (i == n - 1)
             (*macc_p_lastv) = i;
             while (0);
         }
@@ -141,14 +140,15 @@ extern "C" int macc_k_dm_L17_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     const struct macc_a_dm_L17 *macc_a_ = (const struct macc_a_dm_L17 *)macc_args_;
     struct macc_p_dm_L17 macc_p_;
     memset(&macc_p_, 0, sizeof macc_p_);
-    memcpy((void *)&macc_p_.macc_p_n, &macc_env_->ptrs[0], sizeof(void *));
-    memcpy((void *)&macc_p_.macc_p_lastv, &macc_env_->ptrs[1], sizeof(void *));
+    memcpy((void *)&macc_p_.macc_p_lastv, &macc_env_->ptrs[0], sizeof(void *));
     cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;
+    int n = macc_a_->n; (void)n;
     int macc_block_ = 256;
     if (macc_block_ < 1) macc_block_ = 1;
     if (macc_block_ > 1024) macc_block_ = 1024;
-    const long long macc_total_ = 1LL << 40; /* bounds known only on the device */
-    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 1);
+    const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
+    if (macc_total_ <= 0) return 0;
+    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
     macc_g_dm_L17<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -156,20 +156,21 @@ extern "C" int macc_k_dm_L17_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
 /* target region defaultmap.c:23: nvidia version */
 struct macc_a_dm_L23 {
     int macc_unused_;
+    int in;
 };
 struct macc_p_dm_L23 {
     void *macc_unused_;
     int (*macc_p_out);
-    int (*macc_p_in);
 };
 __global__ void macc_g_dm_L23(const struct macc_a_dm_L23 macc_a_, const struct macc_p_dm_L23 macc_p_)
 {
     (void)macc_a_; (void)macc_p_;
     int (*macc_p_out) = macc_p_.macc_p_out;
-    int (*macc_p_in) = macc_p_.macc_p_in;
+    int in = macc_a_.in;
+    (void)in;
         if (threadIdx.x == 0) {
 #line 24 "defaultmap.c"
-    (*macc_p_out) = (*macc_p_in) * 2;
+    (*macc_p_out) = in * 2;
         }
         __syncthreads();
 }
@@ -179,8 +180,8 @@ extern "C" int macc_k_dm_L23_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     struct macc_p_dm_L23 macc_p_;
     memset(&macc_p_, 0, sizeof macc_p_);
     memcpy((void *)&macc_p_.macc_p_out, &macc_env_->ptrs[0], sizeof(void *));
-    memcpy((void *)&macc_p_.macc_p_in, &macc_env_->ptrs[1], sizeof(void *));
     cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;
+    int in = macc_a_->in; (void)in;
     int macc_block_ = 1;
     if (macc_block_ < 1) macc_block_ = 1;
     if (macc_block_ > 1024) macc_block_ = 1024;

@@ -53,13 +53,13 @@ static const MACC_Region macc_r_dm_L10 = {
 /* target region defaultmap.c:17: argument block, host version, version table */
 struct macc_a_dm_L17 {
     int macc_unused_;
+    int n;
 };
 static int macc_h_dm_L17(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
     struct macc_a_dm_L17 *macc_a_ = (struct macc_a_dm_L17 *)macc_args_;
-    int (*macc_p_n) = macc_env_->ptrs[0];
-    int n = *macc_p_n;
-    int (*macc_p_lastv) = macc_env_->ptrs[1];
+    int n = macc_a_->n;
+    int (*macc_p_lastv) = macc_env_->ptrs[0];
     int lastv = *macc_p_lastv;
     (void)macc_a_;
     (void)n;
@@ -70,7 +70,6 @@ static int macc_h_dm_L17(void *macc_args_, MACC_TaskEnv *macc_env_)
     for (int i = 0; i < n; i++)
         if (i == n - 1)
             lastv = i;
-    *macc_p_n = n;
     *macc_p_lastv = lastv;
     return 0;
 }
@@ -91,21 +90,20 @@ static const MACC_Region macc_r_dm_L17 = {
 /* target region defaultmap.c:23: argument block, host version, version table */
 struct macc_a_dm_L23 {
     int macc_unused_;
+    int in;
 };
 static int macc_h_dm_L23(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
     struct macc_a_dm_L23 *macc_a_ = (struct macc_a_dm_L23 *)macc_args_;
     int (*macc_p_out) = macc_env_->ptrs[0];
     int out = *macc_p_out;
-    int (*macc_p_in) = macc_env_->ptrs[1];
-    int in = *macc_p_in;
+    int in = macc_a_->in;
     (void)macc_a_;
     (void)out;
     (void)in;
 #line 24 "defaultmap.c"
     out = in * 2;
     *macc_p_out = out;
-    *macc_p_in = in;
     return 0;
 }
 #if defined(MACC_WITH_CUDA)
@@ -251,11 +249,11 @@ void dm(int n, double *p)
     int lastv = -1;
     { /* target region macc_k_dm_L17 */
     struct macc_a_dm_L17 macc_a_ = {0};
-    MACC_Map macc_m_[2] = {
-        {"n", (void *)&(n), (void *)&(n), sizeof(n), MACC_MAP_TOFROM},
+    macc_a_.n = n;
+    MACC_Map macc_m_[1] = {
         {"lastv", (void *)&(lastv), (void *)&(lastv), sizeof(lastv), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_dm_L17, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(&macc_r_dm_L17, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 20 "defaultmap.c"
 
@@ -263,11 +261,11 @@ void dm(int n, double *p)
     int in = 3, out = 0;
     { /* target region macc_k_dm_L23 */
     struct macc_a_dm_L23 macc_a_ = {0};
-    MACC_Map macc_m_[2] = {
+    macc_a_.in = in;
+    MACC_Map macc_m_[1] = {
         {"out", (void *)&(out), (void *)&(out), sizeof(out), MACC_MAP_FROM},
-        {"in", (void *)&(in), (void *)&(in), sizeof(in), MACC_MAP_TO},
     };
-    MACC_target(&macc_r_dm_L23, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(&macc_r_dm_L23, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
 #line 24 "defaultmap.c"
 
