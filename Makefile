@@ -168,6 +168,19 @@ demo: all
 gpu-check:
 	@sh tests/gpu-check.sh $(BUILD)
 
+# Conformance (OpenMP_VV, OpenACCV-V in ../shared/conformance or $MACC_CONFORMANCE; not
+# part of check; tests/conformance/README.md). CONF_ARGS: more run.sh options (-j, timeouts).
+#   make conformance        both suites host-only, and with the default targets where a GPU is present
+#   make conformance-smoke  the tests in tests/conformance/smoke.txt host-only; exit 1 only on a
+#                           failure not in tests/conformance/smoke-known.txt
+.PHONY: conformance conformance-smoke
+conformance: all
+	@sh tests/conformance/run.sh --cc $(MACC) --flags=--targets=host -o $(BUILD)/conformance/host $(CONF_ARGS) omp acc; s=$$?; \
+	if nvidia-smi -L > /dev/null 2>&1; then sh tests/conformance/run.sh --cc $(MACC) -o $(BUILD)/conformance/default $(CONF_ARGS) omp acc || s=1; fi; exit $$s
+conformance-smoke: all
+	@sh tests/conformance/run.sh --cc $(MACC) --flags=--targets=host --list tests/conformance/smoke.txt \
+		--known tests/conformance/smoke-known.txt -o $(BUILD)/conformance/smoke $(CONF_ARGS) omp acc
+
 clean:
 	rm -rf $(BUILD)
 

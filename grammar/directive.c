@@ -319,6 +319,9 @@ static const char *const dir__clause_names[CL_NCLAUSES] = {
     [CL_SIMDLEN] = "simdlen", [CL_SAFELEN] = "safelen",
     [CL_RESOURCES] = "resources", [CL_TO] = "to", [CL_FROM] = "from",
     [CL_DEFAULTMAP] = "defaultmap", [CL_IS_DEVICE_PTR] = "is_device_ptr",
+    [CL_HAS_DEVICE_ADDR] = "has_device_addr", [CL_USE_DEVICE_PTR] = "use_device_ptr",
+    [CL_USE_DEVICE_ADDR] = "use_device_addr",
+    [CL_ORDER] = "order",
     [CL_ACC_COPY] = "copy", [CL_ACC_COPYIN] = "copyin",
     [CL_ACC_COPYOUT] = "copyout", [CL_ACC_CREATE] = "create",
     [CL_ACC_PRESENT] = "present", [CL_ACC_NO_CREATE] = "no_create",
@@ -345,7 +348,9 @@ static const DirName dir__omp_names[] = {
     {"simdlen", CL_SIMDLEN}, {"safelen", CL_SAFELEN},
     {"resources", CL_RESOURCES}, {"to", CL_TO}, {"enter", CL_TO},
     {"from", CL_FROM}, {"defaultmap", CL_DEFAULTMAP},
-    {"is_device_ptr", CL_IS_DEVICE_PTR},
+    {"is_device_ptr", CL_IS_DEVICE_PTR}, {"has_device_addr", CL_HAS_DEVICE_ADDR},
+    {"use_device_ptr", CL_USE_DEVICE_PTR}, {"use_device_addr", CL_USE_DEVICE_ADDR},
+    {"is_device_ptr", CL_IS_DEVICE_PTR}, {"order", CL_ORDER},
 };
 
 static const DirName dir__acc_names[] = {
@@ -457,19 +462,28 @@ static DirClause *dir__add_clause(DirP *p, Directive *d, ClauseKind k, int off)
     return c;
 }
 
-/* Construct-set text ("teams distribute parallel for simd"). */
+/* Construct-set text ("teams distribute parallel for simd", "teams loop"). */
 static const char *dir__cs_text(unsigned cs, char *buf, size_t n)
 {
+    static const struct {
+        unsigned bit;
+        const char *word;
+    } words[] = {{CS_TEAMS, "teams"}, {CS_DISTRIBUTE, "distribute"}, {CS_PARALLEL_FOR, "parallel for"},
+                 {CS_PARALLEL, "parallel"}, {CS_FOR, "for"}, {CS_SIMD, "simd"}, {CS_LOOP, "loop"}};
     buf[0] = 0;
-    if (cs & CS_TEAMS)
-        snprintf(buf + strlen(buf), n - strlen(buf), "%steams", buf[0] ? " " : "");
-    if (cs & CS_DISTRIBUTE)
-        snprintf(buf + strlen(buf), n - strlen(buf), "%sdistribute", buf[0] ? " " : "");
-    if (cs & CS_PARALLEL_FOR)
-        snprintf(buf + strlen(buf), n - strlen(buf), "%sparallel for", buf[0] ? " " : "");
-    if (cs & CS_SIMD)
-        snprintf(buf + strlen(buf), n - strlen(buf), "%ssimd", buf[0] ? " " : "");
+    if (cs & CS_LOOP) /* the words written: what loop means is not */
+        cs &= ~(unsigned)(CS_DISTRIBUTE | CS_PARALLEL_FOR);
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (cs & words[i].bit)
+            snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", buf[0] ? " " : "", words[i].word);
     return buf;
+}
+
+const char *directive_cs_text(unsigned cs, char *buf, int n)
+{
+    if (!buf || n <= 0)
+        return "";
+    return dir__cs_text(cs, buf, (size_t)n);
 }
 
 /* ------------------------------------------------------------------ */
@@ -786,10 +800,11 @@ static int dir__cl_if(DirP *p, DirClause *c, int a, int b)
     return dir__arg(p, c, a, b);
 }
 
+/* device(any|host|smp|nvidia|cuda) or device([device_num:] expr): any other
+ * word is an expression (`int gpu = ...; device(gpu)` is OpenMP; an
+ * undeclared name is the C compiler's error). */
 static int dir__cl_device(DirP *p, DirClause *c, int a, int b)
 {
-    static const char *const bad[] = {"gpu", "cpu", "nohost", "amd", "amdgcn", "amdgpu", "fpga",
-                                      "nvptx", "nvptx64", "accelerator"};
     int colon = dir__scan(p, a, b, ":", 1);
     long v;
 
@@ -813,11 +828,6 @@ static int dir__cl_device(DirP *p, DirClause *c, int a, int b)
     else if (dir__ieq(c->arg, "nvidia") || dir__ieq(c->arg, "cuda"))
         c->modifier = DEVSEL_NVIDIA;
     else {
-        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
-            if (dir__ieq(c->arg, bad[i]))
-                return dir__fail(p, dir__skip_ws(p, a, b),
-                                 "unknown device kind '%s' (expected any, host, nvidia or a device number)",
-                                 c->arg);
         c->modifier = DEVSEL_NUM;
         if (dir__intlit(c->arg, &v))
             c->ival = v;
@@ -903,7 +913,8 @@ static int dir__is_list_kind(ClauseKind k)
 {
     switch (k) {
     case CL_PRIVATE: case CL_FIRSTPRIVATE: case CL_LASTPRIVATE: case CL_SHARED:
-    case CL_TO: case CL_FROM: case CL_IS_DEVICE_PTR:
+    case CL_TO: case CL_FROM: case CL_IS_DEVICE_PTR: case CL_HAS_DEVICE_ADDR:
+    case CL_USE_DEVICE_PTR: case CL_USE_DEVICE_ADDR:
     case CL_ACC_COPY: case CL_ACC_COPYIN: case CL_ACC_COPYOUT: case CL_ACC_CREATE:
     case CL_ACC_PRESENT: case CL_ACC_NO_CREATE: case CL_ACC_DEVICEPTR: case CL_ACC_ATTACH:
     case CL_ACC_DETACH: case CL_ACC_DELETE: case CL_ACC_HOST: case CL_ACC_SELF:
@@ -992,6 +1003,25 @@ static int dir__clause(DirP *p, Directive *d, ClauseKind k, int off, int n)
         return 0;
     case CL_SCHEDULE: case CL_DIST_SCHEDULE: case CL_DEFAULTMAP:
         return dir__arg(p, c, a, b);
+    case CL_ORDER: {
+        /* [reproducible: | unconstrained:] concurrent */
+        int colon = dir__scan(p, a, b, ":", 0), i = a, k;
+        if (colon < 0)
+            return -1;
+        if (colon < b) {
+            i = dir__skip_ws(p, a, colon);
+            k = dir__word_at(p, i, colon);
+            if (!(dir__is(p, i, k, "reproducible") || dir__is(p, i, k, "unconstrained")) ||
+                dir__skip_ws(p, i + k, colon) != colon)
+                return dir__fail(p, i, "unknown order modifier (expected reproducible or unconstrained)");
+            i = colon + 1;
+        }
+        i = dir__skip_ws(p, i, b);
+        k = dir__word_at(p, i, b);
+        if (!dir__is(p, i, k, "concurrent") || dir__skip_ws(p, i + k, b) != b)
+            return dir__fail(p, i, "expected 'concurrent' in 'order'");
+        return dir__arg(p, c, a, b);
+    }
     default:
         if (dir__is_list_kind(k))
             return dir__cl_list(p, c, a, b, name);
@@ -1006,28 +1036,52 @@ static int dir__clause(DirP *p, Directive *d, ClauseKind k, int off, int n)
 static int dir__is_cs_word(const DirP *p, int i, int n)
 {
     return dir__is(p, i, n, "teams") || dir__is(p, i, n, "distribute") ||
-           dir__is(p, i, n, "parallel") || dir__is(p, i, n, "simd");
+           dir__is(p, i, n, "parallel") || dir__is(p, i, n, "simd") || dir__is(p, i, n, "loop");
 }
 
-/* construct-set := teams [distribute [parallel for] [simd]]
- *                | distribute [parallel for] [simd] | parallel for [simd] | simd */
-static int dir__cs(DirP *p, unsigned *cs)
+/* construct-set := teams [distribute [parallel for] [simd] | loop]
+ *                | distribute [parallel for] [simd]
+ *                | parallel [for [simd] | loop]
+ *                | for [simd]                          (bare directives only)
+ *                | simd | loop
+ * `loop` also sets what it means: distribute parallel for after teams,
+ * parallel for elsewhere; on a bare directive, `loop` alone stays CS_LOOP. */
+static int dir__cs(DirP *p, unsigned *cs, int bare)
 {
     *cs = 0;
     if (dir__accept(p, "teams")) {
         *cs |= CS_TEAMS;
-        if (dir__peek(p, "parallel") || dir__peek(p, "simd"))
-            return dir__fail(p, p->pos, "expected 'distribute' after 'teams'");
+        if (dir__peek(p, "parallel") || dir__peek(p, "simd") || dir__peek(p, "for"))
+            return dir__fail(p, p->pos, "expected 'distribute' or 'loop' after 'teams'");
+        if (dir__accept(p, "loop")) {
+            *cs |= CS_LOOP | CS_DISTRIBUTE | CS_PARALLEL_FOR;
+            return 0;
+        }
     }
     if (dir__accept(p, "distribute"))
         *cs |= CS_DISTRIBUTE;
     if (dir__accept(p, "parallel")) {
-        if (!dir__accept(p, "for"))
+        if (dir__accept(p, "loop")) {
+            if (*cs & CS_DISTRIBUTE)
+                return dir__fail(p, p->pos - 4, "expected 'for' after 'parallel'");
+            *cs |= CS_PARALLEL | CS_LOOP | CS_PARALLEL_FOR;
+            return 0;
+        }
+        if (dir__accept(p, "for"))
+            *cs |= CS_PARALLEL_FOR;
+        else if (*cs & CS_DISTRIBUTE)
             return dir__fail(p, p->pos, "expected 'for' after 'parallel'");
-        *cs |= CS_PARALLEL_FOR;
+        else if (dir__peek(p, "simd") || dir__peek(p, "teams") || dir__peek(p, "distribute"))
+            return dir__fail(p, p->pos, "expected 'for' or 'loop' after 'parallel'");
+        else
+            *cs |= CS_PARALLEL;
+    } else if (*cs == 0 && bare && dir__accept(p, "for")) {
+        *cs |= CS_FOR;
     }
-    if (dir__accept(p, "simd"))
+    if (!(*cs & CS_PARALLEL) && dir__accept(p, "simd"))
         *cs |= CS_SIMD;
+    if (*cs == 0 && dir__accept(p, "loop"))
+        *cs |= bare ? CS_LOOP : CS_LOOP | CS_PARALLEL_FOR;
     return 0;
 }
 
@@ -1054,7 +1108,7 @@ static int dir__clauses(DirP *p, Directive *d, uint64_t allowed, const char *dna
             return dir__fail(p, off, "expected a clause on '%s'", dname);
         if (cs_mode != DIR__CS_NO && dir__is_cs_word(p, off, n)) {
             if (cs_mode == DIR__CS_LATE && d->cs == 0) {
-                if (dir__cs(p, &d->cs) < 0)
+                if (dir__cs(p, &d->cs, 0) < 0)
                     return -1;
                 continue;
             }
@@ -1083,24 +1137,28 @@ static unsigned dir__needs(ClauseKind k, DirKind dk)
     case CL_THREAD_LIMIT:
         return dk == DIR_TARGET ? 0 : CS_TEAMS;
     case CL_NUM_THREADS:
+        return CS_PARALLEL_FOR | CS_PARALLEL;
     case CL_SCHEDULE:
-        return CS_PARALLEL_FOR;
+        return CS_PARALLEL_FOR | CS_FOR;
     case CL_COLLAPSE:
     case CL_LASTPRIVATE:
-        return CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_SIMD;
+    case CL_ORDER:
+        return CS_LOOPS;
     case CL_REDUCTION:
-        return CS_TEAMS | CS_PARALLEL_FOR | CS_SIMD;
+        return CS_TEAMS | CS_PARALLEL_FOR | CS_SIMD | CS_PARALLEL | CS_FOR | CS_LOOP;
     case CL_DIST_SCHEDULE:
         return CS_DISTRIBUTE;
     case CL_SIMDLEN:
     case CL_SAFELEN:
         return CS_SIMD;
     case CL_SHARED:
-        return dk == DIR_TARGET ? 0 : CS_TEAMS | CS_PARALLEL_FOR;
+        return dk == DIR_TARGET ? 0 : CS_TEAMS | CS_PARALLEL_FOR | CS_PARALLEL;
     case CL_FIRSTPRIVATE:
-        return dk == DIR_TARGET ? 0 : CS_TEAMS | CS_DISTRIBUTE | CS_PARALLEL_FOR;
+        return dk == DIR_TARGET ? 0 : CS_TEAMS | CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_PARALLEL | CS_FOR;
     case CL_IF:
-        return dk == DIR_LOOP ? CS_PARALLEL_FOR | CS_SIMD : 0;
+        return dk == DIR_LOOP ? CS_PARALLEL_FOR | CS_SIMD | CS_PARALLEL : 0;
+    case CL_NOWAIT:
+        return dk == DIR_LOOP ? CS_FOR : 0;
     default:
         return 0;
     }
@@ -1112,11 +1170,16 @@ static int dir__unique(ClauseKind k)
     case CL_DEVICE: case CL_NOWAIT: case CL_IF: case CL_NUM_TEAMS: case CL_THREAD_LIMIT:
     case CL_NUM_THREADS: case CL_COLLAPSE: case CL_SCHEDULE: case CL_DIST_SCHEDULE:
     case CL_SIMDLEN: case CL_SAFELEN: case CL_RESOURCES: case CL_ACC_FINALIZE:
-    case CL_ACC_ASYNC: case CL_ACC_WAIT: case CL_ACC_IF_PRESENT:
+    case CL_ACC_ASYNC: case CL_ACC_WAIT: case CL_ACC_IF_PRESENT: case CL_ORDER:
         return 1;
     default:
         return 0;
     }
+}
+
+int directive_clause_unique(ClauseKind k)
+{
+    return dir__unique(k);
 }
 
 /* Checks after the clause list: duplicates, and clauses that need a part of
@@ -1145,8 +1208,8 @@ static int dir__check(DirP *p, const Directive *d, const char *dname)
             continue;
         nb = dir__needs(c->kind, d->kind);
         if (nb && !(d->cs & nb)) {
-            const char *parts[4];
-            char buf[96] = "";
+            const char *parts[8];
+            char buf[160] = "";
             int np = 0;
             if (nb & CS_TEAMS)
                 parts[np++] = "teams";
@@ -1154,8 +1217,14 @@ static int dir__check(DirP *p, const Directive *d, const char *dname)
                 parts[np++] = "distribute";
             if (nb & CS_PARALLEL_FOR)
                 parts[np++] = "parallel for";
+            if (nb & CS_PARALLEL)
+                parts[np++] = "parallel";
+            if (nb & CS_FOR)
+                parts[np++] = "for";
             if (nb & CS_SIMD)
                 parts[np++] = "simd";
+            if (nb & CS_LOOP)
+                parts[np++] = "loop";
             for (int q = 0; q < np; q++)
                 snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s'%s'",
                          q == 0 ? "" : q == np - 1 ? " or " : ", ", parts[q]);
@@ -1185,14 +1254,17 @@ static int dir__end(DirP *p, const char *dname)
 #define DIR__CS_CLAUSES                                                                     \
     (B_(CL_NUM_TEAMS) | B_(CL_THREAD_LIMIT) | B_(CL_NUM_THREADS) | B_(CL_COLLAPSE) |        \
      B_(CL_REDUCTION) | B_(CL_PRIVATE) | B_(CL_FIRSTPRIVATE) | B_(CL_LASTPRIVATE) |         \
-     B_(CL_SCHEDULE) | B_(CL_DIST_SCHEDULE) | B_(CL_SIMDLEN) | B_(CL_SAFELEN) | B_(CL_SHARED))
+     B_(CL_SCHEDULE) | B_(CL_DIST_SCHEDULE) | B_(CL_SIMDLEN) | B_(CL_SAFELEN) | B_(CL_SHARED) | \
+     B_(CL_ORDER))
 #define DIR__TARGET_OK                                                                      \
     (DIR__CS_CLAUSES | B_(CL_DEVICE) | B_(CL_MAP) | B_(CL_NOWAIT) | B_(CL_DEPEND) |         \
-     B_(CL_IF) | B_(CL_IS_DEVICE_PTR) | B_(CL_DEFAULTMAP) | B_(CL_RESOURCES))
+     B_(CL_IF) | B_(CL_IS_DEVICE_PTR) | B_(CL_HAS_DEVICE_ADDR) | B_(CL_DEFAULTMAP) |          \
+     B_(CL_RESOURCES))
 #define DIR__IFDEV_OK (DIR__CS_CLAUSES | B_(CL_RESOURCES))
-#define DIR__LOOP_OK (DIR__CS_CLAUSES | B_(CL_IF))
-#define DIR__TDATA_OK (B_(CL_DEVICE) | B_(CL_MAP) | B_(CL_IF))
-#define DIR__TENTER_OK (DIR__TDATA_OK | B_(CL_NOWAIT) | B_(CL_DEPEND))
+#define DIR__LOOP_OK (DIR__CS_CLAUSES | B_(CL_IF) | B_(CL_NOWAIT))
+#define DIR__TENTER_OK (B_(CL_DEVICE) | B_(CL_MAP) | B_(CL_IF) | B_(CL_NOWAIT) | B_(CL_DEPEND))
+#define DIR__TDATA_USE (B_(CL_USE_DEVICE_PTR) | B_(CL_USE_DEVICE_ADDR))
+#define DIR__TDATA_OK (B_(CL_DEVICE) | B_(CL_MAP) | B_(CL_IF) | DIR__TDATA_USE)
 #define DIR__TUPDATE_OK ((B_(CL_TO) | B_(CL_FROM) | DIR__TENTER_OK) & ~B_(CL_MAP))
 #define DIR__ACC_DATA_OK                                                                    \
     (B_(CL_ACC_COPY) | B_(CL_ACC_COPYIN) | B_(CL_ACC_COPYOUT) | B_(CL_ACC_CREATE) |         \
@@ -1315,7 +1387,7 @@ static int dir__if_device(DirP *p, Directive *d)
     if (i < b)
         return dir__fail(p, i, "expected ')' after the architecture of 'if_device'");
     dir__ws(p);
-    if (dir__is_cs_word(p, p->pos, dir__word_at(p, p->pos, p->lim)) && dir__cs(p, &d->cs) < 0)
+    if (dir__is_cs_word(p, p->pos, dir__word_at(p, p->pos, p->lim)) && dir__cs(p, &d->cs, 0) < 0)
         return -1;
     return dir__body(p, d, DIR__IFDEV_OK, "if_device", DIR__CS_LATE, 0, 0, NULL);
 }
@@ -1467,7 +1539,7 @@ static int dir__variant(DirP *p, Directive *md, int a, int b, int arch, int min_
         dir__ws(p);
         r = 0;
         if (dir__is_cs_word(p, p->pos, dir__word_at(p, p->pos, p->lim)))
-            r = dir__cs(p, &v->cs);
+            r = dir__cs(p, &v->cs, 0);
         if (r == 0)
             r = dir__body(p, v, DIR__IFDEV_OK, "metadirective", DIR__CS_LATE, 0, 0, NULL);
     }
@@ -1533,8 +1605,8 @@ static int dir__omp_target(DirP *p, Directive *d)
     off = p->pos;
     if (dir__accept(p, "data")) {
         d->kind = DIR_TARGET_DATA;
-        return dir__body(p, d, DIR__TDATA_OK, "target data", DIR__CS_NO, B_(CL_MAP), off,
-                         "a 'map' clause");
+        return dir__body(p, d, DIR__TDATA_OK, "target data", DIR__CS_NO, B_(CL_MAP) | DIR__TDATA_USE,
+                         off, "a 'map', 'use_device_ptr' or 'use_device_addr' clause");
     }
     if (dir__accept(p, "enter") || dir__accept(p, "exit")) {
         int enter = p->s[off + 1] == 'n';
@@ -1550,7 +1622,7 @@ static int dir__omp_target(DirP *p, Directive *d)
                          off, "a 'to' or 'from' clause");
     }
     d->kind = DIR_TARGET;
-    if (dir__is_cs_word(p, p->pos, dir__word_at(p, p->pos, p->lim)) && dir__cs(p, &d->cs) < 0)
+    if (dir__is_cs_word(p, p->pos, dir__word_at(p, p->pos, p->lim)) && dir__cs(p, &d->cs, 0) < 0)
         return -1;
     return dir__body(p, d, DIR__TARGET_OK, "target", DIR__CS_LATE, 0, 0, NULL);
 }
@@ -1602,13 +1674,15 @@ static int dir__omp(DirP *p, Directive *d)
         d->kind = DIR_END_DECLARE_TARGET;
         return dir__end(p, "end declare target");
     }
-    if (dir__is(p, off, n, "parallel") && !dir__peek(p, "for"))
-        return 0; /* omp parallel (sections, ...) */
-    if (dir__is_cs_word(p, off, n)) {
+    if (dir__is(p, off, n, "parallel") &&
+        (dir__peek(p, "sections") || dir__peek(p, "master") || dir__peek(p, "masked") ||
+         dir__peek(p, "workshare") || dir__peek(p, "single")))
+        return 0; /* omp parallel sections, parallel master [taskloop], ...: not ours */
+    if (dir__is_cs_word(p, off, n) || dir__is(p, off, n, "for")) {
         char name[64];
         d->kind = DIR_LOOP;
         p->pos = off;
-        if (dir__cs(p, &d->cs) < 0)
+        if (dir__cs(p, &d->cs, 1) < 0)
             return -1;
         dir__cs_text(d->cs, name, sizeof name);
         return dir__body(p, d, DIR__LOOP_OK, name, DIR__CS_MISPLACED, 0, 0, NULL);
@@ -1659,6 +1733,98 @@ static int dir__acc(DirP *p, Directive *d)
     }
     d->is_acc = 0;
     return 0; /* parallel, kernels, loop, routine, ...: not ours */
+}
+
+/* ------------------------------------------------------------------ */
+/* Nested directives                                                  */
+/* ------------------------------------------------------------------ */
+
+unsigned directive_cs_nest(unsigned outer, unsigned inner)
+{
+    if (!inner || (outer & CS_LOOPS))
+        return 0; /* a loop construct holds a for loop, not another construct */
+    if (outer == 0) { /* target */
+        if (inner & CS_FOR)
+            return 0; /* a worksharing loop needs an enclosing parallel region */
+        if (inner == CS_LOOP)
+            return CS_LOOP | CS_PARALLEL_FOR;
+        return inner;
+    }
+    if (outer == CS_TEAMS) {
+        if (inner == CS_LOOP)
+            return CS_TEAMS | CS_LOOP | CS_DISTRIBUTE | CS_PARALLEL_FOR;
+        if ((inner & CS_DISTRIBUTE) && !(inner & (CS_TEAMS | CS_LOOP)))
+            return CS_TEAMS | inner;
+        return 0;
+    }
+    if (CS_IS_PARALLEL_REGION(outer)) {
+        if (inner == CS_LOOP)
+            return CS_PARALLEL | CS_LOOP | CS_PARALLEL_FOR;
+        if ((inner & CS_FOR) && !(inner & ~(unsigned)(CS_FOR | CS_SIMD)))
+            return CS_PARALLEL_FOR | (inner & CS_SIMD);
+        return 0;
+    }
+    return 0;
+}
+
+static char *dir__dup(const char *s, int *fail)
+{
+    char *t;
+    if (!s)
+        return NULL;
+    t = strdup(s);
+    if (!t)
+        *fail = 1;
+    return t;
+}
+
+int directive_add_clause_copy(Directive *d, const DirClause *c)
+{
+    DirClause x, *grown;
+    int fail = 0;
+
+    if (!d || !c)
+        return -1;
+    x = *c;
+    x.name = dir__dup(c->name, &fail);
+    x.arg = dir__dup(c->arg, &fail);
+    x.items = NULL;
+    if (c->nitems > 0 && !fail) {
+        x.items = calloc((size_t)c->nitems, sizeof *x.items);
+        if (!x.items)
+            fail = 1;
+        for (int i = 0; i < c->nitems && !fail; i++) {
+            const DirItem *it = &c->items[i];
+            DirItem *y = &x.items[i];
+            *y = *it;
+            y->subs = NULL;
+            y->nsubs = 0;
+            y->base = dir__dup(it->base, &fail);
+            if (it->nsubs > 0 && !fail) {
+                y->subs = calloc((size_t)it->nsubs, sizeof *y->subs);
+                if (!y->subs) {
+                    fail = 1;
+                    break;
+                }
+                y->nsubs = it->nsubs;
+                for (int j = 0; j < it->nsubs; j++) {
+                    y->subs[j].is_section = it->subs[j].is_section;
+                    y->subs[j].lo = dir__dup(it->subs[j].lo, &fail);
+                    y->subs[j].len = dir__dup(it->subs[j].len, &fail);
+                }
+            }
+        }
+    }
+    grown = fail ? NULL : realloc(d->clauses, (size_t)(d->nclauses + 1) * sizeof *grown);
+    if (!grown) {
+        free(x.name);
+        free(x.arg);
+        dir__free_items(x.items, x.items ? c->nitems : 0);
+        return -1;
+    }
+    d->clauses = grown;
+    d->clauses[d->nclauses++] = x;
+    return 0;
 }
 
 int directive_parse(const char *text, Directive *out, DirError *err)

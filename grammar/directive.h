@@ -32,8 +32,17 @@ enum {
     CS_TEAMS = 1,
     CS_DISTRIBUTE = 2,
     CS_PARALLEL_FOR = 4, /* "parallel for" (always together) */
-    CS_SIMD = 8
+    CS_SIMD = 8,
+    CS_PARALLEL = 16,    /* "parallel" without "for": a parallel region (also set by "parallel loop") */
+    CS_FOR = 32,         /* "for" without "parallel": a worksharing loop (a bare directive only) */
+    CS_LOOP = 64         /* "loop": also sets what it means, CS_DISTRIBUTE | CS_PARALLEL_FOR after
+                          * "teams", else CS_PARALLEL_FOR; a bare "loop" (CS_LOOP alone) means what
+                          * its enclosing construct decides (directive_cs_nest) */
 };
+/* The bits that make a construct-set a loop construct (the next statement is a for loop). */
+#define CS_LOOPS (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_SIMD | CS_FOR | CS_LOOP)
+/* A parallel region without a loop ("target parallel", a bare "parallel"). */
+#define CS_IS_PARALLEL_REGION(cs) (((cs) & CS_PARALLEL) && !((cs) & CS_LOOPS))
 
 typedef enum ClauseKind {
     CL_DEVICE,        /* device(any|host|nvidia|cuda|expr): dev = DEVSEL_*, arg = expr for DEVSEL_NUM */
@@ -59,6 +68,10 @@ typedef enum ClauseKind {
     CL_FROM,          /* target update from(list) */
     CL_DEFAULTMAP,    /* arg = inner text, kept for re-emission */
     CL_IS_DEVICE_PTR,
+    CL_HAS_DEVICE_ADDR, /* target has_device_addr(list) (OpenMP 5.1) */
+    CL_USE_DEVICE_PTR,  /* target data use_device_ptr(list) */
+    CL_USE_DEVICE_ADDR, /* target data use_device_addr(list) */
+    CL_ORDER,         /* order([reproducible:|unconstrained:] concurrent): arg = inner text; no effect */
     /* OpenACC */
     CL_ACC_COPY,
     CL_ACC_COPYIN,
@@ -161,5 +174,24 @@ const char *directive_clause_name(ClauseKind k);
 
 /* Operator text of a reduction identifier ("+", "min", ...). Static storage. */
 const char *directive_reduction_op(int red);
+
+/* The construct-set of a directive written on its own line directly inside a
+ * construct whose construct-set is `outer` (`target` alone: 0), as the one
+ * combined construct they make: `teams` + `distribute parallel for`, `parallel`
+ * + `for`, `teams` + `loop` (CS_DISTRIBUTE | CS_PARALLEL_FOR), ... Returns 0
+ * when they do not combine (`outer` is already a loop construct, `teams` +
+ * `parallel for`, a `for` outside `parallel`, ...). */
+unsigned directive_cs_nest(unsigned outer, unsigned inner);
+
+/* The construct-set as written ("teams distribute parallel for", "parallel",
+ * "teams loop"); an empty string for 0. Returns buf. */
+const char *directive_cs_text(unsigned cs, char *buf, int n);
+
+/* Whether a directive may hold at most one clause of kind k (per `if` modifier). */
+int directive_clause_unique(ClauseKind k);
+
+/* Appends a copy of clause c (from another directive) to d. Returns 0, or -1
+ * when out of memory (d unchanged). */
+int directive_add_clause_copy(Directive *d, const DirClause *c);
 
 #endif

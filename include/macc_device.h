@@ -12,11 +12,44 @@
 #include <cuda_runtime.h>
 #include <float.h>
 #include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <type_traits>
 
+/* C under nvcc's C++: the C11 keywords the preprocessed user code may hold
+ * (`bool` from <stdbool.h> is `_Bool` once preprocessed). */
+#ifndef _Bool
+#define _Bool bool
+#endif
+#define _Alignof alignof
+#define _Alignas alignas
+#define _Static_assert static_assert
+#define _Noreturn
+#define _Thread_local thread_local
+
+
+/* Which device a kernel runs on: {its OpenMP device number, the number of
+ * GPUs (== the initial device's number)}. One copy per device file and GPU,
+ * written by the CUDA plugin before the first task on that GPU; the file
+ * registers it at start-up (MACC_cuda_device_info, in libmaccrt_cuda.a). */
+static __device__ int macc_dev_info_[2] = {0, 1};
+extern "C" void MACC_cuda_device_info(const void *symbol) __attribute__((weak));
+__attribute__((constructor)) static void macc_dev_info_register_(void)
+{
+    if (MACC_cuda_device_info)
+        MACC_cuda_device_info((const void *)&macc_dev_info_);
+}
+
 /* OpenMP API on the device: a team is a block, a thread is a thread of it. */
 __device__ static inline int macc_dev_omp_is_initial_device(void) { return 0; }
+__device__ static inline int macc_dev_omp_get_device_num(void) { return macc_dev_info_[0]; }
+__device__ static inline int macc_dev_omp_get_num_devices(void) { return macc_dev_info_[1]; }
+__device__ static inline int macc_dev_omp_get_initial_device(void) { return macc_dev_info_[1]; }
+__device__ static inline int macc_dev_omp_get_default_device(void) { return macc_dev_info_[0]; }
 __device__ static inline int macc_dev_omp_get_team_num(void) { return (int)blockIdx.x; }
 __device__ static inline int macc_dev_omp_get_num_teams(void) { return (int)gridDim.x; }
 __device__ static inline int macc_dev_omp_get_thread_num(void) { return (int)threadIdx.x; }
@@ -24,6 +57,55 @@ __device__ static inline int macc_dev_omp_get_num_threads(void) { return (int)bl
 __device__ static inline int macc_dev_omp_get_max_threads(void) { return (int)blockDim.x; }
 __device__ static inline int macc_dev_omp_in_parallel(void) { return blockDim.x > 1; }
 __device__ static inline int macc_dev_omp_get_level(void) { return blockDim.x > 1; }
+__device__ static inline int macc_dev_omp_get_active_level(void) { return blockDim.x > 1; }
+__device__ static inline int macc_dev_omp_get_thread_limit(void) { return (int)blockDim.x; }
+__device__ static inline int macc_dev_omp_get_team_size(int level)
+{
+    return level == 0 ? 1 : level == 1 ? (int)blockDim.x : -1;
+}
+__device__ static inline int macc_dev_omp_get_ancestor_thread_num(int level)
+{
+    return level == 0 ? 0 : level == 1 ? (int)threadIdx.x : -1;
+}
+__device__ static inline int macc_dev_omp_in_final(void) { return 0; }
+__device__ static inline int macc_dev_omp_get_dynamic(void) { return 0; }
+__device__ static inline int macc_dev_omp_get_cancellation(void) { return 0; }
+__device__ static inline int macc_dev_omp_get_max_active_levels(void) { return 1; }
+__device__ static inline int macc_dev_omp_get_supported_active_levels(void) { return 1; }
+/* The multiprocessors of the GPU. */
+__device__ static inline int macc_dev_omp_get_num_procs(void)
+{
+    unsigned n;
+    asm volatile("mov.u32 %0, %%nsmid;" : "=r"(n));
+    return (int)n;
+}
+/* The GPU's global timer (nanoseconds). */
+__device__ static inline double macc_dev_omp_get_wtime(void)
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return (double)t * 1e-9;
+}
+__device__ static inline double macc_dev_omp_get_wtick(void) { return 1e-9; }
+
+/* The lock of critical and atomic constructs in parallel regions (one per
+ * device file, in global memory): `for (int o_ = acquire(&l); o_; o_ =
+ * release(&l)) stmt` runs stmt once holding it. Threads of one warp may spin
+ * on it while another holds it: compute capability 7.0 and later schedule
+ * them independently. */
+__device__ static inline int macc_lock_acquire(int *l)
+{
+    while (atomicCAS(l, 0, 1) != 0)
+        ;
+    __threadfence();
+    return 1;
+}
+__device__ static inline int macc_lock_release(int *l)
+{
+    __threadfence();
+    atomicExch(l, 0);
+    return 0;
+}
 
 /* Largest and lowest values of a type: min/max reduction identities. */
 template <typename T> struct macc_lim;

@@ -10,7 +10,10 @@
 #ifndef MACC_RT_H
 #define MACC_RT_H
 
-#include <stddef.h>
+/* No system header: generated host files include this header ahead of the
+ * user's preprocessed text, which already holds its headers' contents (a
+ * second copy of <stddef.h> would define its types twice). */
+#define MACC_SIZE_T __SIZE_TYPE__
 
 #ifdef __cplusplus
 extern "C" {
@@ -75,7 +78,7 @@ typedef struct MACC_Map {
     const char *name; /* the variable, for diagnostics and statistics */
     void *base;
     void *start;
-    size_t bytes;
+    MACC_SIZE_T bytes;
     int kind;
 } MACC_Map;
 
@@ -84,7 +87,7 @@ enum { MACC_DEP_IN = 1, MACC_DEP_OUT = 2, MACC_DEP_INOUT = 3 };
 
 typedef struct MACC_Dep {
     const void *addr;
-    size_t bytes;
+    MACC_SIZE_T bytes;
     int kind;
 } MACC_Dep;
 
@@ -128,11 +131,20 @@ typedef struct MACC_Region {
 /* Device selectors for MACC_target and the data calls. Non-negative values are
  * device numbers as in OpenMP's device(N): 0 .. omp-visible GPUs, then host. */
 enum {
-    MACC_DEVICE_DEFAULT = -1, /* no device clause: the first GPU, else the host */
+    MACC_DEVICE_DEFAULT = -1, /* no device clause: omp_get_default_device(), else the first GPU, else the host */
     MACC_DEVICE_ANY = -2,     /* device(any): wherever the scheduler decides */
     MACC_DEVICE_HOST = -3,    /* device(host) */
-    MACC_DEVICE_NVIDIA = -4   /* device(nvidia): any GPU */
+    MACC_DEVICE_NVIDIA = -4,  /* device(nvidia): any GPU */
+    MACC_DEVICE_INVALID = -5  /* device(N) with N negative and not omp_initial_device: an error */
 };
+
+/* device(expr) with an expression: an OpenMP device number as a selector.
+ * -1 is OpenMP 5.2's omp_initial_device (the host); other negative numbers
+ * (omp_invalid_device) name no device. */
+static inline int MACC_device_num(int n)
+{
+    return n >= 0 ? n : n == -1 ? MACC_DEVICE_HOST : MACC_DEVICE_INVALID;
+}
 
 /* MACC_target flags. */
 enum { MACC_NOWAIT = 1 };
@@ -141,7 +153,7 @@ enum { MACC_NOWAIT = 1 };
  * the maps and the dependences are copied; the call returns at once with
  * MACC_NOWAIT, else when the task has finished. `ifcond` false runs the region
  * on the host. */
-MACC_API void MACC_target(const MACC_Region *r, const void *args, size_t args_size, int nmaps,
+MACC_API void MACC_target(const MACC_Region *r, const void *args, MACC_SIZE_T args_size, int nmaps,
                           const MACC_Map *maps, int ndeps, const MACC_Dep *deps, int flags,
                           int device, int ifcond);
 
@@ -163,19 +175,33 @@ MACC_API void MACC_data_update(const MACC_SrcLoc *loc, int nmaps, const MACC_Map
                                int ndeps, const MACC_Dep *deps, int flags);
 
 /* Is [p, p+bytes) present on `device`? (omp_target_is_present / acc_is_present) */
-MACC_API int MACC_is_present(const void *p, size_t bytes, int device);
+MACC_API int MACC_is_present(const void *p, MACC_SIZE_T bytes, int device);
+
+/* use_device_ptr / use_device_addr of a data construct on `device`: the
+ * device address of host address p when the device's table holds it (the
+ * data construct mapped it), else p itself (also on the host and for
+ * managed memory). */
+MACC_API void *MACC_device_addr(const void *p, int device);
 
 /* The allocator `macc --managed` puts in place of malloc & co. in translated
  * files: CUDA managed memory from a pool when a GPU is there, host memory
  * otherwise; MACC_free also frees what the C library allocated. Settings:
  * MACC_POOL, MACC_POOL_CHUNK, MACC_POOL_MIN, MACC_POOL_MAX,
  * MACC_MANAGED_CAP, MACC_MANAGED_MARGIN, MACC_MANAGED_FALLBACK (docs/RUNTIME.md). */
-MACC_API void *MACC_malloc(size_t n);
-MACC_API void *MACC_calloc(size_t n, size_t m);
-MACC_API void *MACC_realloc(void *p, size_t n);
+MACC_API void *MACC_malloc(MACC_SIZE_T n);
+MACC_API void *MACC_calloc(MACC_SIZE_T n, MACC_SIZE_T m);
+MACC_API void *MACC_realloc(void *p, MACC_SIZE_T n);
 MACC_API void MACC_free(void *p);
-MACC_API void *MACC_aligned_alloc(size_t align, size_t n);
-MACC_API int MACC_posix_memalign(void **out, size_t align, size_t n);
+MACC_API void *MACC_aligned_alloc(MACC_SIZE_T align, MACC_SIZE_T n);
+MACC_API int MACC_posix_memalign(void **out, MACC_SIZE_T align, MACC_SIZE_T n);
+
+/* OpenMP 5.1 device memory routines that libmaccrt defines (with the rest of
+ * OpenMP's device API: omp_target_alloc, omp_target_memcpy, ...; see
+ * docs/RUNTIME.md) and that older <omp.h> files (GCC 12) do not declare. */
+#ifndef __cplusplus
+MACC_API void *omp_get_mapped_ptr(const void *ptr, int device_num);
+MACC_API int omp_target_is_accessible(const void *ptr, __SIZE_TYPE__ size, int device_num);
+#endif
 
 #ifdef __cplusplus
 }

@@ -100,6 +100,8 @@ struct cuda__gpu {
     /* Calls from threads that are not this GPU's helpers. */
     pthread_mutex_t data_lock;
     cudaStream_t data_stream;
+
+    atomic_int info_done; /* device-info symbols written on this GPU (cuda__push_info) */
 };
 
 static int cuda__nstreams = CUDA__DEFAULT_STREAMS;
@@ -581,6 +583,51 @@ static cudaError_t cuda__wait(cudaStream_t s)
     return cudaStreamSynchronize(s);
 }
 
+/* ---- OpenMP's device queries in kernels ----------------------------------------------------
+ *
+ * Every generated device file has a __device__ copy of {its GPU's OpenMP
+ * device number, the number of GPUs} (macc_device.h: omp_get_device_num,
+ * omp_get_num_devices, omp_get_initial_device in kernels) and registers its
+ * symbol at start-up through MACC_cuda_device_info. Each GPU writes the
+ * registered symbols before its first task (and again when more are
+ * registered, a library loaded later). */
+#define CUDA__MAX_INFO 1024
+static pthread_mutex_t cuda__info_lock = PTHREAD_MUTEX_INITIALIZER;
+static const void *cuda__info_syms[CUDA__MAX_INFO];
+static atomic_int cuda__ninfo;
+
+__attribute__((visibility("default"))) void MACC_cuda_device_info(const void *symbol);
+void MACC_cuda_device_info(const void *symbol)
+{
+    pthread_mutex_lock(&cuda__info_lock);
+    int n = atomic_load(&cuda__ninfo);
+    if (n < CUDA__MAX_INFO) {
+        cuda__info_syms[n] = symbol;
+        atomic_store(&cuda__ninfo, n + 1);
+    }
+    pthread_mutex_unlock(&cuda__info_lock);
+}
+
+/* Writes the symbols g has not written yet, on stream s (g current), and
+ * waits. A symbol whose module cannot load on this GPU (built for another
+ * architecture) is skipped: its kernels cannot run here either. */
+static void cuda__push_info(cuda__gpu *g, cudaStream_t s)
+{
+    pthread_mutex_lock(&cuda__info_lock);
+    int n = atomic_load(&cuda__ninfo), from = atomic_load(&g->info_done);
+    if (from < n) {
+        int info[2] = {g->dev->num, maccrt_rt.ngpus};
+        for (int i = from; i < n; i++)
+            if (cudaMemcpyToSymbolAsync(cuda__info_syms[i], info, sizeof info, 0,
+                                        cudaMemcpyHostToDevice, s) != cudaSuccess)
+                cuda__clear();
+        if (cudaStreamSynchronize(s) != cudaSuccess)
+            cuda__clear(); /* a broken context shows at the launch */
+        atomic_store(&g->info_done, n);
+    }
+    pthread_mutex_unlock(&cuda__info_lock);
+}
+
 static int cuda__run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
 {
     cuda__gpu *g = d->pdata;
@@ -590,6 +637,8 @@ static int cuda__run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
         cuda__leave(&c);
         return (int)e;
     }
+    if (atomic_load(&g->info_done) != atomic_load(&cuda__ninfo))
+        cuda__push_info(g, c.stream);
     env->stream = (void *)c.stream;
     env->nthreads = 1;
     cuda__clear(); /* the launch function returns cudaGetLastError() */

@@ -35,6 +35,7 @@
  */
 #include "internal.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +46,7 @@ void maccrt_ptable_init(maccrt_device *d)
     pthread_mutex_init(&pt->pin_lock, NULL);
     pt->tree.seed = 0x2545f491u;
     pt->pins.seed = 0x9e3779b9u;
+    pt->allocs.seed = 0x85ebca6bu;
     d->ptable = pt;
 }
 
@@ -60,6 +62,11 @@ void maccrt_ptable_fini(maccrt_device *d)
     }
     pt->pins.root = NULL; /* its nodes were in the entries */
     pt->pins.count = 0;
+    while (pt->allocs.root) {
+        maccrt_rnode *n = pt->allocs.root;
+        maccrt_rtree_remove(&pt->allocs, n);
+        free(n);
+    }
     pthread_mutex_destroy(&pt->pin_lock);
     pthread_mutex_destroy(&pt->lock);
     free(pt);
@@ -374,7 +381,7 @@ void maccrt_map_release(maccrt_device *d, const MACC_Map *m, int ref, int del,
     } else if (e->dref > 0) {
         e->dref--;
     }
-    if (e->sref == 0 && e->dref == 0) {
+    if (e->sref == 0 && e->dref == 0 && !e->assoc) {
         if (kind & MACC_MAP_FROM)
             data__d2h(d, e, a, m->bytes, m, loc);
         maccrt_rtree_remove(&pt->tree, &e->node);
@@ -458,12 +465,131 @@ void maccrt_map_counts(maccrt_device *d, const void *p, long *sref, long *dref)
     pthread_mutex_unlock(&pt->lock);
 }
 
+void *maccrt_map_device_ptr(maccrt_device *d, const void *p)
+{
+    maccrt_ptable *pt = d->ptable;
+    if (!(d->plugin->caps & MACCRT_CAP_SHARED_MEM) && maccrt_managed_owns(p, 1))
+        return (void *)p;
+    pthread_mutex_lock(&pt->lock);
+    maccrt_mapping *e = (maccrt_mapping *)maccrt_rtree_find(&pt->tree, (uintptr_t)p);
+    void *r = e ? data__translate(e, p) : NULL;
+    pthread_mutex_unlock(&pt->lock);
+    return r;
+}
+
+int maccrt_map_associate(maccrt_device *d, const void *host, void *dev, size_t bytes)
+{
+    maccrt_ptable *pt = d->ptable;
+    if (!host || !dev || !bytes)
+        return EINVAL;
+    MACC_Map m = {.start = (void *)host, .bytes = bytes};
+    uintptr_t a, b;
+    maccrt_section(&m, &a, &b);
+    int partial;
+    pthread_mutex_lock(&pt->lock);
+    maccrt_mapping *e = data__lookup(pt, a, b, &partial);
+    if (e) {
+        /* the same association again is fine; anything else is not */
+        int same = !partial && e->assoc && e->node.start == a && e->node.end == b &&
+                   e->dev_start == dev;
+        pthread_mutex_unlock(&pt->lock);
+        return same ? 0 : EINVAL;
+    }
+    e = maccrt_xcalloc(1, sizeof *e);
+    e->node.start = a;
+    e->node.end = b;
+    e->dev_start = dev;
+    e->name = "(associated)";
+    e->assoc = 1;
+    maccrt_rtree_insert(&pt->tree, &e->node);
+    if (!(d->plugin->caps & MACCRT_CAP_SHARED_MEM))
+        data__pin(pt, e); /* tasks using it run on d (the affinity rule) */
+    pthread_mutex_unlock(&pt->lock);
+    return 0;
+}
+
+int maccrt_map_disassociate(maccrt_device *d, const void *host)
+{
+    maccrt_ptable *pt = d->ptable;
+    pthread_mutex_lock(&pt->lock);
+    maccrt_mapping *e = (maccrt_mapping *)maccrt_rtree_find(&pt->tree, (uintptr_t)host);
+    if (!e || !e->assoc || e->node.start != (uintptr_t)host) {
+        pthread_mutex_unlock(&pt->lock);
+        return EINVAL;
+    }
+    maccrt_rtree_remove(&pt->tree, &e->node);
+    data__unpin(pt, e);
+    free(e);
+    pthread_mutex_unlock(&pt->lock);
+    return 0;
+}
+
+void maccrt_alloc_note(maccrt_device *d, void *p, size_t bytes)
+{
+    maccrt_ptable *pt = d->ptable;
+    maccrt_rnode *n = maccrt_xcalloc(1, sizeof *n);
+    n->start = (uintptr_t)p;
+    n->end = n->start + (bytes ? bytes : 1);
+    if (n->end < n->start)
+        n->end = UINTPTR_MAX;
+    pthread_mutex_lock(&pt->pin_lock);
+    /* a block the device handed out again after a free we never saw (the
+     * program freed it some other way): the old record goes */
+    maccrt_rnode *o;
+    while ((o = maccrt_rtree_first_overlap(&pt->allocs, n->start, n->end)) != NULL) {
+        maccrt_rtree_remove(&pt->allocs, o);
+        free(o);
+    }
+    maccrt_rtree_insert(&pt->allocs, n);
+    pthread_mutex_unlock(&pt->pin_lock);
+}
+
+int maccrt_alloc_forget(maccrt_device *d, void *p)
+{
+    maccrt_ptable *pt = d->ptable;
+    pthread_mutex_lock(&pt->pin_lock);
+    maccrt_rnode *n = maccrt_rtree_find(&pt->allocs, (uintptr_t)p);
+    int found = n && n->start == (uintptr_t)p;
+    if (found)
+        maccrt_rtree_remove(&pt->allocs, n);
+    pthread_mutex_unlock(&pt->pin_lock);
+    if (found)
+        free(n);
+    return found;
+}
+
+int maccrt_alloc_owner(const void *p)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    for (int di = 0; di < rt->ndevices; di++) {
+        maccrt_ptable *pt = rt->devices[di]->ptable;
+        if (!pt)
+            continue;
+        pthread_mutex_lock(&pt->pin_lock);
+        int in = pt->allocs.count && maccrt_rtree_find(&pt->allocs, (uintptr_t)p);
+        pthread_mutex_unlock(&pt->pin_lock);
+        if (in)
+            return di;
+    }
+    return -1;
+}
+
 maccrt_mask maccrt_data_affinity(const maccrt_task *t)
 {
     maccrt_runtime *rt = &maccrt_rt;
     maccrt_mask aff = 0;
     if (t->nmaps == 0)
         return 0;
+    /* a device pointer (is_device_ptr, deviceptr) into a block that
+     * omp_target_alloc made on some device: the task runs there */
+    for (int i = 0; i < t->nmaps; i++) {
+        const MACC_Map *m = &t->maps[i];
+        if (!(m->kind & MACC_MAP_DEVICEPTR))
+            continue;
+        int owner = maccrt_alloc_owner(m->base);
+        if (owner >= 0)
+            aff |= MACCRT_BIT(owner);
+    }
     for (int di = 0; di < rt->ndevices; di++) {
         maccrt_device *d = rt->devices[di];
         if ((d->plugin->caps & MACCRT_CAP_SHARED_MEM) || !d->ptable)
@@ -587,4 +713,16 @@ int MACC_is_present(const void *p, size_t bytes, int device)
     if (device == MACC_DEVICE_NVIDIA && rt->ngpus == 0)
         return 0;
     return maccrt_map_is_present(maccrt_data_device(device, NULL), p, bytes);
+}
+
+void *MACC_device_addr(const void *p, int device)
+{
+    maccrt_init();
+    if (!p)
+        return NULL;
+    maccrt_device *d = maccrt_data_device(device, NULL);
+    if (d->plugin->caps & MACCRT_CAP_SHARED_MEM)
+        return (void *)p;
+    void *r = maccrt_map_device_ptr(d, p);
+    return r ? r : (void *)p;
 }

@@ -372,6 +372,21 @@ static void init__start(void)
         if (rt->devices[d]->selectable)
             rt->selectable |= MACCRT_BIT(d);
     }
+    /* OpenMP's default device: OMP_DEFAULT_DEVICE=N (a device number;
+     * "initial" is the host); anything else leaves it unset, as libgomp
+     * (which reads it too) warns about it */
+    int defdev = MACC_DEVICE_DEFAULT;
+    const char *dd = getenv("OMP_DEFAULT_DEVICE");
+    if (dd && !strcasecmp(dd, "initial")) {
+        defdev = h->num;
+    } else if (dd && *dd) {
+        char *e;
+        errno = 0;
+        long v = strtol(dd, &e, 10);
+        if (!errno && e != dd && !*e && v >= 0 && v < MACCRT_MAX_DEVICES)
+            defdev = (int)v;
+    }
+    atomic_store(&rt->default_device, defdev);
     atexit(init__shutdown);
 }
 

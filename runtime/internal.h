@@ -249,13 +249,18 @@ typedef struct maccrt_mapping {
      * once, cleared when the entry goes away. */
     int pinned;
     maccrt_rnode pin;
+    /* Made by omp_target_associate_ptr: the device memory is the program's,
+     * the reference count is infinite (no map removes the entry or frees the
+     * memory; only omp_target_disassociate_ptr removes it). */
+    int assoc;
 } maccrt_mapping;
 
 typedef struct maccrt_ptable {
     pthread_mutex_t lock;
     maccrt_rtree tree;
-    pthread_mutex_t pin_lock; /* innermost: guards pins only */
+    pthread_mutex_t pin_lock; /* innermost: guards pins and allocs only */
     maccrt_rtree pins;        /* the pinned entries' ranges (maccrt_mapping.pin) */
+    maccrt_rtree allocs;      /* omp_target_alloc's blocks on this device (device addresses) */
 } maccrt_ptable;
 
 void maccrt_ptable_init(maccrt_device *d);
@@ -305,6 +310,24 @@ void maccrt_data_op(maccrt_device *d, int op, int nmaps, const MACC_Map *maps,
 int maccrt_map_is_present(maccrt_device *d, const void *p, size_t bytes);
 /* Counts of the entry containing p (-1 each if none); for tests. */
 void maccrt_map_counts(maccrt_device *d, const void *p, long *sref, long *dref);
+/* The device address of host address p on d when an entry of d's table holds
+ * it (managed memory: p itself), else NULL. */
+void *maccrt_map_device_ptr(maccrt_device *d, const void *p);
+/* omp_target_associate_ptr: [host, host + bytes) on d is dev (the program's
+ * memory), with an infinite reference count. 0, or an errno value (EINVAL:
+ * the range overlaps an entry that is not this same association). */
+int maccrt_map_associate(maccrt_device *d, const void *host, void *dev, size_t bytes);
+/* omp_target_disassociate_ptr: removes the association starting at host.
+ * 0, or EINVAL when there is none. */
+int maccrt_map_disassociate(maccrt_device *d, const void *host);
+
+/* omp_target_alloc's blocks, per device (device addresses): noted when
+ * allocated, forgotten when freed; maccrt_alloc_forget returns whether p
+ * started a block of d. maccrt_alloc_owner: the device one of whose blocks
+ * holds p, or -1. Take the pin locks (innermost). */
+void maccrt_alloc_note(maccrt_device *d, void *p, size_t bytes);
+int maccrt_alloc_forget(maccrt_device *d, void *p);
+int maccrt_alloc_owner(const void *p);
 
 /* A map's host section [*a, *b) (b saturates at the top of the address space). */
 static inline void maccrt_section(const MACC_Map *m, uintptr_t *a, uintptr_t *b)
@@ -568,6 +591,13 @@ typedef struct maccrt_runtime {
     maccrt_device *host;  /* devices[ngpus] */
     maccrt_mask selectable; /* devices eligible for device(any) / default */
     maccrt_mask all;        /* every device */
+    /* OpenMP's default-device-var (omp_set_default_device, OMP_DEFAULT_DEVICE),
+     * process-wide, as a selector: the device number that regions and data
+     * directives without a device clause use, MACC_DEVICE_INVALID (set to a
+     * negative number other than omp_initial_device), or MACC_DEVICE_DEFAULT
+     * while unset (then: the first selectable GPU that can run the region,
+     * else the host). */
+    atomic_int default_device;
 
     /* Settings. */
     int offload;       /* MACCRT_OFFLOAD_* */

@@ -257,6 +257,8 @@ static void task__choose_devices(maccrt_task *t, int device, int ifcond)
 
     maccrt_mask sel = 0; /* the devices the selector names */
     int host_asked = 0;  /* the program asked for the host explicitly */
+    if (device == MACC_DEVICE_DEFAULT)
+        device = atomic_load(&rt->default_device); /* omp_set_default_device, if set */
     if (!ifcond) {
         sel = MACCRT_BIT(host->num);
         host_asked = 1;
@@ -286,6 +288,9 @@ static void task__choose_devices(maccrt_task *t, int device, int ifcond)
                              device, task__region_name(r), rt->ndevices);
             sel = MACCRT_BIT(host->num); /* OpenMP's host fallback */
         }
+    } else if (device == MACC_DEVICE_INVALID) {
+        maccrt_fatal(&r->loc, "device number is negative (omp_invalid_device?) for region '%s'",
+                     task__region_name(r));
     } else {
         maccrt_fatal(&r->loc, "invalid device selector %d for region '%s'", device,
                      task__region_name(r));
@@ -670,6 +675,11 @@ maccrt_device *maccrt_data_device(int device, const MACC_SrcLoc *loc)
 {
     maccrt_runtime *rt = &maccrt_rt;
     if (device == MACC_DEVICE_DEFAULT || device == MACC_DEVICE_ANY) {
+        int dd = atomic_load(&rt->default_device); /* omp_set_default_device, if set */
+        if (dd != MACC_DEVICE_DEFAULT)
+            device = dd;
+    }
+    if (device == MACC_DEVICE_DEFAULT || device == MACC_DEVICE_ANY) {
         for (int d = 0; d < rt->ngpus; d++)
             if (rt->selectable & MACCRT_BIT(d))
                 return rt->devices[d];
@@ -688,5 +698,7 @@ maccrt_device *maccrt_data_device(int device, const MACC_SrcLoc *loc)
         return rt->devices[device];
     if (device >= 0 && rt->offload != MACCRT_OFFLOAD_MANDATORY)
         return rt->host;
+    if (device == MACC_DEVICE_INVALID)
+        maccrt_fatal(loc, "device number is negative (omp_invalid_device?)");
     maccrt_fatal(loc, "device number %d does not exist (%d devices)", device, rt->ndevices);
 }

@@ -96,6 +96,13 @@ static TSNode an__declarator_ident(TSNode d)
     return d;
 }
 
+char *anon_tag(const Unit *u, TSNode spec)
+{
+    int line, col;
+    source_position(u->src, ts_node_start_byte(spec), &line, &col);
+    return xsprintf("macc_anon_L%d_%d", line, col);
+}
+
 /* Builds the specifier text of a declaration (qualifiers + type, no storage class). */
 static char *an__spec_text(const Unit *u, TSNode decl)
 {
@@ -111,13 +118,19 @@ static char *an__spec_text(const Unit *u, TSNode decl)
         if ((node_is(c, "struct_specifier") || node_is(c, "union_specifier") || node_is(c, "enum_specifier")) &&
             !ts_node_is_null(node_field(c, "body"))) {
             TSNode name = node_field(c, "name");
+            if (node_is(c, "enum_specifier") && ts_node_is_null(name)) {
+                buf_puts(&b, "int"); /* an anonymous enumeration: its values are ints */
+                continue;
+            }
             buf_puts(&b, node_is(c, "struct_specifier") ? "struct " : node_is(c, "union_specifier") ? "union " : "enum ");
             if (!ts_node_is_null(name)) {
                 char *t = node_text(u, name);
                 buf_puts(&b, t);
                 free(t);
             } else {
-                buf_puts(&b, "/*anonymous*/ int");
+                char *t = anon_tag(u, c); /* the tag macc gives it where it hoists the definition */
+                buf_puts(&b, t);
+                free(t);
             }
             continue;
         }
@@ -159,7 +172,14 @@ static Decl *an__make_decl(const Unit *u, TSNode decl, TSNode d, int is_param, i
         x->is_pointer = !fnptr;
     } else if (node_is(w, "array_declarator")) {
         if (is_param) {
+            /* a parameter `T x[]`, `T x[n]`, `T a[][N]` is a pointer: written
+             * `T (*x)`, `T (*a)[N]` wherever macc declares a copy of it */
             x->is_pointer = 1;
+            size_t wo = ts_node_start_byte(w) - base, we = ts_node_end_byte(w) - base;
+            char *t = xsprintf("%.*s(*%s)%s", (int)wo, x->decl_text, x->name, x->decl_text + we);
+            free(x->decl_text);
+            x->decl_text = t;
+            x->id_off = (int)wo + 2;
         } else {
             x->is_array = 1;
             x->arr_off = (int)(ts_node_start_byte(w) - base);
@@ -198,9 +218,10 @@ static Decl *an__scan_list(const Unit *u, TSNode parent, const char *name, uint3
                            TSNode *where)
 {
     Decl *found = NULL;
-    uint32_t nc = ts_node_named_child_count(parent);
+    int file_scope = node_is(parent, "translation_unit");
+    uint32_t nc = file_scope ? (uint32_t)u->ntop : ts_node_named_child_count(parent);
     for (uint32_t i = 0; i < nc; i++) {
-        TSNode c = ts_node_named_child(parent, i);
+        TSNode c = file_scope ? u->top[i] : ts_node_named_child(parent, i);
         if (ts_node_start_byte(c) >= limit)
             break;
         Decl *d = NULL;
@@ -460,7 +481,7 @@ static int an__section(Unit *u, const Pragma *p, const DirItem *it, const Decl *
         len = xsprintf("(sizeof(%s) / sizeof((%s)[0]) - (%s))", prefix.data, prefix.data, lo);
     }
     *start = xsprintf("(void *)&%s", elem);
-    *bytes = xsprintf("(size_t)%s * sizeof(%s)", len, elem);
+    *bytes = xsprintf("(MACC_SIZE_T)%s * sizeof(%s)", len, elem);
     *base = xsprintf("(void *)(%s)", B);
     free(len);
     free(elem);
@@ -566,6 +587,41 @@ static int an__acc_kind(ClauseKind k, int *ok)
     }
 }
 
+/* use_device_ptr / use_device_addr items of a target data construct. A
+ * pointer in use_device_ptr, or a section of one in use_device_addr, is
+ * shadowed inside the construct by a copy holding the device address; any
+ * other variable (use_device_addr, or a non-pointer in use_device_ptr, which
+ * OpenMP treats as use_device_addr) is the device's copy. */
+static void an__use_device(Unit *u, Pragma *p, const DirClause *c, DataConstruct *dc)
+{
+    for (int j = 0; j < c->nitems; j++) {
+        const DirItem *it = &c->items[j];
+        size_t off = pragma_src_off(p, it->off);
+        if (!it->is_ident) {
+            diag_error(u->diag, off, "'%s' in '%s' must be a variable", it->base,
+                       directive_clause_name(c->kind));
+            continue;
+        }
+        Decl *d = an__lookup(u, p->node, it->base, NULL);
+        if (!d || d->is_function) {
+            diag_error(u->diag, off, "'%s' in '%s' is not a variable declared in this file", it->base,
+                       directive_clause_name(c->kind));
+            decl_delete(d);
+            continue;
+        }
+        int dup = 0;
+        for (int k = 0; k < dc->usedev.len; k++)
+            dup |= !strcmp(((UseDev *)dc->usedev.items[k])->name, it->base);
+        if (!dup) {
+            UseDev *x = xcalloc(1, sizeof *x);
+            x->name = xstrdup(it->base);
+            x->addr = !(d->is_pointer && (c->kind == CL_USE_DEVICE_PTR || it->nsubs > 0));
+            vec_push(&dc->usedev, x);
+        }
+        decl_delete(d);
+    }
+}
+
 static void an__data(Unit *u, Pragma *p)
 {
     const Directive *d = &p->dir;
@@ -609,6 +665,10 @@ static void an__data(Unit *u, Pragma *p)
         case CL_NOWAIT:
         case CL_ACC_ASYNC:
             dc->nowait = 1;
+            break;
+        case CL_USE_DEVICE_PTR:
+        case CL_USE_DEVICE_ADDR:
+            an__use_device(u, p, c, dc);
             break;
         default:
             kind = an__acc_kind(c->kind, &ok);
@@ -740,10 +800,14 @@ static void an__free_names(Vec *names)
 
 static const char *an__cs_name(unsigned cs)
 {
+    if (cs & CS_LOOP)
+        return "loop";
     if (cs & CS_DISTRIBUTE)
         return "distribute";
     if (cs & CS_PARALLEL_FOR)
         return "parallel for";
+    if (cs & CS_FOR)
+        return "for";
     return "simd";
 }
 
@@ -980,6 +1044,184 @@ static int an__is_vla(const Unit *u, const Decl *d)
     return vla;
 }
 
+static void an__local_types(Unit *u, Region *r);
+
+/* ---- directives nested on their own lines ------------------------------------ */
+
+static Pragma *an__pragma_at(const Unit *u, TSNode n)
+{
+    for (int i = 0; i < u->pragmas.len; i++) {
+        Pragma *x = u->pragmas.items[i];
+        if (x->start == ts_node_start_byte(n))
+            return x;
+    }
+    return NULL;
+}
+
+/* The first node from n on that is not one of our directives. */
+static TSNode an__past_pragmas(const Unit *u, TSNode n)
+{
+    while (node_is(n, "preproc_call") && an__pragma_at(u, n))
+        n = an__next_stmt(n);
+    return n;
+}
+
+/* When compound statement `n` holds only one construct written with our
+ * directives on their own lines (directives, then one statement), the node of
+ * its first directive; else a null node. */
+static TSNode an__sole_construct(const Unit *u, TSNode n)
+{
+    TSNode null = {0}, first = {0};
+    int stmts = 0;
+    uint32_t nc = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < nc; i++) {
+        TSNode k = ts_node_named_child(n, i);
+        if (node_is(k, "comment"))
+            continue;
+        if (node_is(k, "preproc_call")) {
+            Pragma *q = an__pragma_at(u, k);
+            if (stmts || !q || q->dir.kind != DIR_LOOP)
+                return null;
+            if (ts_node_is_null(first))
+                first = k;
+            continue;
+        }
+        if (ts_node_is_null(first) || ++stmts > 1)
+            return null;
+    }
+    return stmts == 1 ? first : null;
+}
+
+/* An if clause that applies to the target construct (no modifier, or target:). */
+static int an__if_target(const DirClause *c)
+{
+    return c->kind == CL_IF && (!c->name || strcmp(c->name, "target") == 0);
+}
+
+/* Adds the clauses of q, a directive nested on its own line, to the target
+ * line's directive, whose construct-set becomes `cs`: the region is then
+ * what the combined construct would be. Returns 0, or -1 after an error. */
+static int an__merge_nested(Unit *u, Pragma *tp, Pragma *q, unsigned cs)
+{
+    Directive *t = &tp->dir;
+    const Directive *d = &q->dir;
+    for (int i = 0; i < d->nclauses; i++) {
+        const DirClause *c = &d->clauses[i];
+        if (c->kind == CL_NOWAIT) /* for nowait: the combined construct ends with the region */
+            continue;
+        if (c->kind == CL_IF && ((c->name && strcmp(c->name, "parallel") != 0) ||
+                                 !(d->cs & (CS_PARALLEL | CS_PARALLEL_FOR))))
+            continue; /* the if of a simd: no effect here */
+        if (directive_clause_unique(c->kind)) {
+            for (int j = 0; j < t->nclauses; j++) {
+                const DirClause *o = &t->clauses[j];
+                if (o->kind != c->kind)
+                    continue;
+                if (c->kind == CL_IF && !(o->name && strcmp(o->name, "parallel") == 0))
+                    continue; /* the target line's if(...) applies to target only */
+                diag_error(u->diag, pragma_src_off(q, c->off),
+                           "duplicate clause '%s': an enclosing directive of the combined construct has it too",
+                           directive_clause_name(c->kind));
+                return -1;
+            }
+        }
+        if (directive_add_clause_copy(t, c) < 0) {
+            fputs("macc: fatal error: out of memory\n", stderr);
+            exit(1);
+        }
+        DirClause *x = &t->clauses[t->nclauses - 1];
+        if (x->kind == CL_IF && !x->name)
+            x->name = xstrdup("parallel"); /* the nested parallel's own if */
+    }
+    t->cs = cs;
+    q->used = 1;
+    return 0;
+}
+
+/* The pragma a clause of the (combined) target directive was written on. */
+static Pragma *an__clause_pragma(Pragma *tp, const Vec *nested, const DirClause *c)
+{
+    for (int i = 0; i < nested->len; i++) {
+        Pragma *q = nested->items[i];
+        for (int j = 0; j < q->dir.nclauses; j++) {
+            const DirClause *x = &q->dir.clauses[j];
+            if (x->kind == c->kind && x->off == c->off &&
+                ((!x->arg && !c->arg) || (x->arg && c->arg && strcmp(x->arg, c->arg) == 0)))
+                return q;
+        }
+    }
+    return tp;
+}
+
+/* Follows the directives nested on their own lines after the target line
+ * (and its if_device lines) from node n: `target` + `teams` + `distribute
+ * parallel for`, with or without braces holding only the nested construct,
+ * merging each into the target line's directive. Sets r->stmt and r->span;
+ * returns 0, or -1 after an error. */
+static int an__nested(Unit *u, Region *r, TSNode n, Vec *nested, Pragma **loop_from)
+{
+    Pragma *tp = r->target;
+    TSNode span = {0};
+    *loop_from = NULL;
+    for (;;) {
+        if (node_is(n, "preproc_call")) {
+            Pragma *q = an__pragma_at(u, n);
+            if (q && q->deferred) { /* a loop directive we could not parse */
+                diag_error(u->diag, pragma_src_off(q, q->err.off), "%s", q->err.msg);
+                return -1;
+            }
+            if (!q || q->dir.kind != DIR_LOOP)
+                break;
+            unsigned cs = directive_cs_nest(tp->dir.cs, q->dir.cs);
+            if (!cs) {
+                char a[64], b[64];
+                const char *hint = "put braces around it";
+                directive_cs_text(tp->dir.cs, a, sizeof a);
+                directive_cs_text(q->dir.cs, b, sizeof b);
+                if (tp->dir.cs & CS_TEAMS)
+                    hint = "inside 'teams' write 'distribute ...' or 'loop', or put braces around it";
+                else if (q->dir.cs & CS_FOR)
+                    hint = "'for' needs an enclosing 'parallel'";
+                else if (tp->dir.cs & CS_PARALLEL)
+                    hint = "inside 'parallel' write 'for' or 'loop', or put braces around it";
+                if (tp->dir.cs & CS_LOOPS)
+                    diag_error(u->diag, q->start, "'%s' needs a for loop as the next statement, not '#pragma omp %s'",
+                               an__cs_name(tp->dir.cs), b);
+                else
+                    diag_error(u->diag, q->start,
+                               "'#pragma omp %s' directly inside 'target%s%s' is not a combined construct (%s)", b,
+                               a[0] ? " " : "", a, hint);
+                return -1;
+            }
+            if (an__merge_nested(u, tp, q, cs) < 0)
+                return -1;
+            vec_push(nested, q);
+            if (q->dir.cs & CS_LOOPS)
+                *loop_from = q;
+            n = an__next_stmt(q->node);
+            continue;
+        }
+        if (node_is(n, "compound_statement")) {
+            TSNode first = an__sole_construct(u, n);
+            Pragma *q = ts_node_is_null(first) ? NULL : an__pragma_at(u, first);
+            if (q && directive_cs_nest(tp->dir.cs, q->dir.cs)) {
+                if (ts_node_is_null(span))
+                    span = n;
+                n = first;
+                continue;
+            }
+        }
+        break;
+    }
+    if (!an__is_statement(n)) {
+        diag_error(u->diag, tp->start, "target directive has no statement after it");
+        return -1;
+    }
+    r->stmt = n;
+    r->span = ts_node_is_null(span) ? n : span;
+    return 0;
+}
+
 static void an__region(Unit *u, Pragma *tp)
 {
     Region *r = xcalloc(1, sizeof *r);
@@ -1006,13 +1248,14 @@ static void an__region(Unit *u, Pragma *tp)
         free(r);
         return;
     }
-    if (!an__is_statement(n)) {
-        diag_error(u->diag, tp->start, "target directive has no statement after it");
+    Vec nested = {0};
+    Pragma *loop_from = NULL;
+    if (an__nested(u, r, n, &nested, &loop_from) < 0) {
+        vec_free(&nested);
         vec_free(&r->ifdevs);
         free(r);
         return;
     }
-    r->stmt = n;
     r->func_name = an__func_name(u, r->func);
     source_position(u->src, tp->start, &r->line, &r->col);
     int same = 0;
@@ -1028,14 +1271,15 @@ static void an__region(Unit *u, Pragma *tp)
     const Directive *t = &tp->dir;
     an__device_clause(t, &r->device, &r->device_expr);
     r->nowait = directive_find(t, CL_NOWAIT) != NULL;
-    const DirClause *ifc = directive_find(t, CL_IF);
-    if (ifc)
-        r->if_expr = xstrdup(ifc->arg ? ifc->arg : "1");
+    for (int i = 0; i < t->nclauses && !r->if_expr; i++)
+        if (an__if_target(&t->clauses[i]))
+            r->if_expr = xstrdup(t->clauses[i].arg ? t->clauses[i].arg : "1");
 
     TSNode err;
     if (an__has_error(r->func, &err)) {
         /* the analysis of a broken tree could be wrong: report, go no further */
         diag_error(u->diag, ts_node_start_byte(err), "syntax error in a function with a target region");
+        vec_free(&nested);
         vec_free(&r->ifdevs);
         free(r->func_name);
         free(r->suffix);
@@ -1054,7 +1298,7 @@ static void an__region(Unit *u, Pragma *tp)
     unsigned loopcs = 0;
     for (int i = 0; i < r->nversions; i++) {
         const RVersion *v = &r->versions[i];
-        if (v->cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_SIMD)) {
+        if (v->cs & CS_LOOPS) {
             loopcs |= v->cs;
             const DirClause *c = directive_find(v->dir, CL_COLLAPSE);
             if (c && c->ival > r->collapse)
@@ -1062,11 +1306,10 @@ static void an__region(Unit *u, Pragma *tp)
         }
     }
     if (loopcs && !node_is(r->stmt, "for_statement")) {
-        Pragma *lp = tp;
+        Pragma *lp = loop_from ? loop_from : tp;
         for (int i = 0; i < r->ifdevs.len; i++) {
             Pragma *q = r->ifdevs.items[i];
-            if (!(t->cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_SIMD)) &&
-                (q->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_SIMD)) && lp == tp)
+            if (!(t->cs & CS_LOOPS) && (q->dir.cs & CS_LOOPS) && lp == tp)
                 lp = q;
         }
         diag_error(u->diag, lp->start, "'%s' needs a for loop as the next statement", an__cs_name(loopcs));
@@ -1081,6 +1324,8 @@ static void an__region(Unit *u, Pragma *tp)
                     if (&q->dir == r->versions[i].dir)
                         cp = q;
                 }
+            } else if (c && c->ival == r->collapse) {
+                cp = an__clause_pragma(tp, &nested, c);
             } else if (!(c && c->ival == r->collapse)) {
                 c = NULL;
             }
@@ -1193,6 +1438,18 @@ static void an__region(Unit *u, Pragma *tp)
         cap->map = -1;
         if (priv && !reduction && !lastpriv) {
             cap->kind = CAP_PRIVATE;
+        } else if (mi < 0 && (an__name_in_clause(t, CL_HAS_DEVICE_ADDR, x->name) ||
+                              (d->is_pointer && an__name_in_clause(t, CL_IS_DEVICE_PTR, x->name)))) {
+            /* is_device_ptr(p), has_device_addr(x): already device addresses
+             * (the pointer's value; the variable's address), passed as they
+             * are; a scalar is then used through that address */
+            cap->kind = d->is_array ? CAP_ARRAY : d->is_pointer ? CAP_PTR : CAP_WRITEBACK;
+            mi = r->maps.len;
+            char *addr = d->is_array || d->is_pointer ? xsprintf("(void *)(%s)", x->name)
+                                                      : xsprintf("(void *)&(%s)", x->name);
+            an__add_map(&r->maps, x->name, addr, xstrdup(addr), xstrdup("0"), MACC_MAP_DEVICEPTR, 1,
+                        tp->start);
+            cap->map = mi;
         } else if (d->is_array) {
             cap->kind = CAP_ARRAY;
             cap->target_fp = target_fp || dmb == DM_FIRSTPRIVATE;
@@ -1210,21 +1467,21 @@ static void an__region(Unit *u, Pragma *tp)
         } else if (d->is_pointer) {
             cap->kind = CAP_PTR;
             if (mi < 0) {
-                if (an__name_in_clause(t, CL_IS_DEVICE_PTR, x->name) || an__data_covers(u, r->stmt, x->name) ||
-                    u->managed || dmb != DM_DEFAULT) {
-                    /* --managed: heap data is managed memory, valid on every
-                     * device at the same address; the pointer is passed as it
-                     * is (translated when a data construct mapped it). */
-                    mi = r->maps.len;
-                    an__add_map(&r->maps, x->name, xsprintf("(void *)(%s)", x->name),
-                                xsprintf("(void *)(%s)", x->name), xstrdup("0"), MACC_MAP_ATTACH, 1, tp->start);
-                } else {
-                    diag_error(u->diag, tp->start,
-                               "pointer '%s' is used in the target region but not mapped: add "
-                               "map(to|from|tofrom: %s[0:n]) or an enclosing data region",
-                               x->name, x->name);
-                    diag_note(u->diag, ts_node_start_byte(x->node), "'%s' is used here", x->name);
-                }
+                /* OpenMP's implicit zero-length map of a pointer: translated at
+                 * run time when it points into data present on the device (a
+                 * data region here, in a caller, enter data), else passed as it
+                 * is (--managed: heap data is managed memory, valid on every
+                 * device at the same address). */
+                int known = an__name_in_clause(t, CL_IS_DEVICE_PTR, x->name) || an__data_covers(u, r->stmt, x->name) ||
+                            u->managed || dmb != DM_DEFAULT;
+                mi = r->maps.len;
+                an__add_map(&r->maps, x->name, xsprintf("(void *)(%s)", x->name), xsprintf("(void *)(%s)", x->name),
+                            xstrdup("0"), MACC_MAP_ATTACH, 1, tp->start);
+                if (!known && u->info)
+                    diag_note(u->diag, ts_node_start_byte(x->node),
+                              "pointer '%s' has no map here: it is translated at run time if its data is present "
+                              "on the device (a data region, enter data), else passed as it is",
+                              x->name);
             }
             cap->map = mi;
         } else if (reduction || lastpriv || (mi >= 0 && !(((RMap *)r->maps.items[mi])->kind & MACC_MAP_ATTACH)) ||
@@ -1253,6 +1510,7 @@ static void an__region(Unit *u, Pragma *tp)
     }
     vec_free(&uses);
     an__free_names(&forvars);
+    vec_free(&nested);
     /* loop directives inside the region must annotate for loops */
     for (int i = 0; i < u->pragmas.len; i++) {
         Pragma *q = u->pragmas.items[i];
@@ -1266,14 +1524,172 @@ static void an__region(Unit *u, Pragma *tp)
             continue;
         q->used = 1;
         TSNode s = an__next_stmt(q->node);
-        if ((q->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_SIMD)) && !node_is(s, "for_statement"))
+        if ((q->dir.cs & CS_LOOPS) && !node_is(s, "for_statement"))
             diag_error(u->diag, q->start, "'%s' needs a for loop as the next statement", an__cs_name(q->dir.cs));
+        else if (CS_IS_PARALLEL_REGION(q->dir.cs) && !an__is_statement(an__past_pragmas(u, s)))
+            diag_error(u->diag, q->start, "'parallel' directive has no statement after it");
     }
+    an__local_types(u, r);
     /* private(list) names that the region does not otherwise use */
     (void)an__cap_find;
     if (u->info)
         an__info(u, r);
     vec_push(&u->regions, r);
+}
+
+/* ---- types declared inside the enclosing function --------------------------- */
+
+static void an__ids_all(const Unit *u, TSNode n, StrSet *ids)
+{
+    if (node_is(n, "identifier") || node_is(n, "type_identifier")) {
+        size_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
+        strset_add(ids, u->src->text + b, e - b);
+        return;
+    }
+    uint32_t nc = ts_node_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        an__ids_all(u, ts_node_child(n, i), ids);
+}
+
+static int an__has_name(const Unit *u, TSNode id, const StrSet *ids)
+{
+    if (ts_node_is_null(id))
+        return 0;
+    size_t b = ts_node_start_byte(id), e = ts_node_end_byte(id);
+    return strset_has(ids, u->src->text + b, e - b);
+}
+
+/* The struct/union/enum specifier with a body that node n (a declaration,
+ * type_definition or specifier) holds, or a null node. */
+TSNode node_tag_body(TSNode n)
+{
+    TSNode null = {0};
+    TSNode spec = node_is(n, "struct_specifier") || node_is(n, "union_specifier") || node_is(n, "enum_specifier")
+                      ? n
+                      : node_field(n, "type");
+    if ((node_is(spec, "struct_specifier") || node_is(spec, "union_specifier") || node_is(spec, "enum_specifier")) &&
+        !ts_node_is_null(node_field(spec, "body")))
+        return spec;
+    return null;
+}
+
+/* Does a local declaration define a type name, tag or enumerator in ids? */
+static int an__defines_type(const Unit *u, TSNode n, const StrSet *ids)
+{
+    TSNode spec = node_tag_body(n);
+    if (!ts_node_is_null(spec)) {
+        if (an__has_name(u, node_field(spec, "name"), ids))
+            return 1;
+        if (ts_node_is_null(node_field(spec, "name")) && !node_is(spec, "enum_specifier")) {
+            char *t = anon_tag(u, spec);
+            int hit = strset_has(ids, t, strlen(t));
+            free(t);
+            if (hit)
+                return 1;
+        }
+        if (node_is(spec, "enum_specifier")) {
+            TSNode body = node_field(spec, "body");
+            uint32_t k = ts_node_named_child_count(body);
+            for (uint32_t i = 0; i < k; i++) {
+                TSNode en = ts_node_named_child(body, i);
+                if (node_is(en, "enumerator") && an__has_name(u, node_field(en, "name"), ids))
+                    return 1;
+            }
+        }
+    }
+    if (node_is(n, "type_definition")) {
+        uint32_t k = ts_node_named_child_count(n);
+        for (uint32_t i = 0; i < k; i++) {
+            TSNode d = ts_node_named_child(n, i);
+            if (node_is(d, "type_identifier") && an__has_name(u, d, ids))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+static void an__local_walk(Unit *u, Region *r, TSNode n, const StrSet *ids, int *changed)
+{
+    uint32_t rs = ts_node_start_byte(r->stmt);
+    if (ts_node_start_byte(n) >= rs)
+        return;
+    const char *t = node_type(n);
+    if (!strcmp(t, "declaration") || !strcmp(t, "type_definition") || !strcmp(t, "struct_specifier") ||
+        !strcmp(t, "union_specifier") || !strcmp(t, "enum_specifier")) {
+        if ((!strcmp(t, "type_definition") || !ts_node_is_null(node_tag_body(n))) && an__defines_type(u, n, ids)) {
+            for (int i = 0; i < r->local_types.len; i++)
+                if (ts_node_eq(*(TSNode *)r->local_types.items[i], n))
+                    return;
+            TSNode *keep = xmalloc(sizeof *keep);
+            *keep = n;
+            vec_push(&r->local_types, keep);
+            *changed = 1;
+        }
+        return;
+    }
+    uint32_t nc = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        an__local_walk(u, r, ts_node_named_child(n, i), ids, changed);
+}
+
+static int an__cmp_nodes(const void *a, const void *b)
+{
+    uint32_t x = ts_node_start_byte(**(TSNode *const *)a), y = ts_node_start_byte(**(TSNode *const *)b);
+    return x < y ? -1 : x > y;
+}
+
+/* Types declared in the enclosing function before the region that the
+ * region uses (its variables' types, tags, enumerators): the outlined host
+ * version and the kernel are outside the function, so these definitions go
+ * with them (r->local_types, in the file's order). */
+static void an__local_types(Unit *u, Region *r)
+{
+    TSNode body = node_field(r->func, "body");
+    if (ts_node_is_null(body))
+        return;
+    StrSet ids = {0};
+    an__ids_all(u, r->stmt, &ids);
+    for (int i = 0; i < r->caps.len; i++) {
+        Capture *c = r->caps.items[i];
+        if (!c->decl)
+            continue;
+        Vec names = {0};
+        an_text_ids(c->decl->spec, &names);
+        an_text_ids(c->decl->decl_text, &names);
+        for (int j = 0; j < names.len; j++) {
+            strset_add(&ids, names.items[j], strlen(names.items[j]));
+            free(names.items[j]);
+        }
+        vec_free(&names);
+    }
+    for (int changed = 1; changed;) {
+        changed = 0;
+        int before = r->local_types.len;
+        an__local_walk(u, r, body, &ids, &changed);
+        for (int i = before; i < r->local_types.len; i++)
+            an__ids_all(u, *(TSNode *)r->local_types.items[i], &ids);
+    }
+    if (r->local_types.len > 1)
+        qsort(r->local_types.items, (size_t)r->local_types.len, sizeof(void *), an__cmp_nodes);
+    strset_free(&ids);
+    /* variables of such a type are copied by bytes at the call (the hoisted
+     * definition is another type for C) */
+    for (int i = 0; i < r->caps.len; i++) {
+        Capture *c = r->caps.items[i];
+        if (!c->decl)
+            continue;
+        Vec names = {0};
+        an_text_ids(c->decl->spec, &names);
+        StrSet one = {0};
+        for (int j = 0; j < names.len; j++) {
+            strset_add(&one, names.items[j], strlen(names.items[j]));
+            free(names.items[j]);
+        }
+        vec_free(&names);
+        for (int j = 0; j < r->local_types.len && !c->local_type; j++)
+            c->local_type = an__defines_type(u, *(TSNode *)r->local_types.items[j], &one);
+        strset_free(&one);
+    }
 }
 
 /* ---- entry point ----------------------------------------------------------- */
@@ -1326,4 +1742,41 @@ Decl *analyze_lookup(const Unit *u, TSNode at, const char *name, TSNode *where)
 int directive_lists(const Directive *d, ClauseKind kind, const char *name)
 {
     return an__name_in_clause(d, kind, name);
+}
+
+void region_launch_fields(const Region *r, Buf *fields, Buf *assign)
+{
+    static const ClauseKind kinds[] = {CL_NUM_TEAMS, CL_THREAD_LIMIT, CL_NUM_THREADS};
+    for (int v = 0; v < r->nversions; v++) {
+        if (r->versions[v].kind != MACC_DEV_NVIDIA)
+            continue;
+        for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+            const DirClause *c = directive_find(r->versions[v].dir, kinds[k]);
+            if (!c && kinds[k] == CL_THREAD_LIMIT) /* the target line's bounds every version */
+                c = directive_find(&r->target->dir, CL_THREAD_LIMIT);
+            if (!c || !c->arg)
+                continue;
+            const char *name = directive_clause_name(kinds[k]);
+            if (fields)
+                buf_printf(fields, "    int macc_%s_v%d;\n", name, v);
+            if (assign)
+                buf_printf(assign, "    macc_a_.macc_%s_v%d = (int)(%s);\n", name, v, c->arg);
+        }
+    }
+}
+
+void local_type_text(const Unit *u, TSNode n, Buf *out)
+{
+    TSNode spec = node_is(n, "type_definition") ? n : node_tag_body(n);
+    size_t sb = ts_node_start_byte(spec), se = ts_node_end_byte(spec);
+    if (!node_is(spec, "type_definition") && !node_is(spec, "enum_specifier") &&
+        ts_node_is_null(node_field(spec, "name"))) {
+        TSNode body = node_field(spec, "body");
+        char *t = anon_tag(u, spec);
+        buf_printf(out, "%s %s ", node_is(spec, "struct_specifier") ? "struct" : "union", t);
+        free(t);
+        sb = ts_node_start_byte(body);
+    }
+    buf_put(out, u->src->text + sb, se - sb);
+    buf_puts(out, node_is(spec, "type_definition") ? "\n" : ";\n");
 }

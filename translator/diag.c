@@ -9,6 +9,91 @@
 
 #include "macc.h"
 
+static char *source__cescape(const char *s)
+{
+    Buf b = {0};
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            buf_put(&b, "\\", 1);
+        buf_put(&b, s, 1);
+    }
+    if (!b.data)
+        buf_puts(&b, "");
+    return b.data;
+}
+
+static int source__file_index(Source *s, const char *name)
+{
+    for (int i = 0; i < s->nfiles; i++)
+        if (!strcmp(s->files[i], name))
+            return i;
+    s->files = xrealloc(s->files, sizeof(char *) * (size_t)(s->nfiles + 1));
+    s->cfiles = xrealloc(s->cfiles, sizeof(char *) * (size_t)(s->nfiles + 1));
+    s->files[s->nfiles] = xstrdup(name);
+    s->cfiles[s->nfiles] = source__cescape(name);
+    return s->nfiles++;
+}
+
+/* A line marker: `# N "file" flags...` (cc -E) or `#line N ["file"]`. On
+ * success sets *line, *name (malloc'd, or NULL when absent) and *sys. */
+static int source__marker(const char *t, const char *end, int *line, char **name, int *sys)
+{
+    const char *p = t;
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    if (p >= end || *p != '#')
+        return 0;
+    p++;
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    if (end - p >= 4 && !strncmp(p, "line", 4) && (p[4] == ' ' || p[4] == '\t'))
+        p += 4;
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    if (p >= end || *p < '0' || *p > '9')
+        return 0;
+    long n = 0;
+    while (p < end && *p >= '0' && *p <= '9')
+        n = n * 10 + (*p++ - '0');
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    *name = NULL;
+    *sys = 0;
+    if (p < end && *p == '"') {
+        Buf b = {0};
+        p++;
+        while (p < end && *p != '"') {
+            if (*p == '\\' && p + 1 < end)
+                p++;
+            buf_put(&b, p, 1);
+            p++;
+        }
+        if (p >= end) {
+            buf_free(&b);
+            return 0;
+        }
+        p++;
+        *name = b.data ? b.data : xstrdup("");
+        while (p < end) {
+            if (*p == '3')
+                *sys = 1;
+            else if (*p != ' ' && *p != '\t' && *p != '1' && *p != '2' && *p != '4' && *p != '\r') {
+                free(*name);
+                *name = NULL;
+                return 0;
+            }
+            p++;
+        }
+    } else {
+        while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
+            p++;
+        if (p < end)
+            return 0;
+    }
+    *line = (int)n;
+    return 1;
+}
+
 static Source *source__index(Source *s)
 {
     int cap = 64;
@@ -24,7 +109,62 @@ static Source *source__index(Source *s)
             s->lines[s->nlines++] = i + 1;
         }
     }
+    size_t nl = (size_t)s->nlines;
+    s->oline = xmalloc(sizeof(int) * nl);
+    s->ofile = xmalloc(sizeof(int) * nl);
+    s->osys = xcalloc(nl, 1);
+    s->omark = xcalloc(nl, 1);
+    s->ptext = xmalloc(s->len + 1);
+    memcpy(s->ptext, s->text, s->len + 1);
+    source__file_index(s, s->path);
+    int cur_line = 1, cur_file = 0, cur_sys = 0;
+    for (int i = 0; i < s->nlines; i++) {
+        size_t b = s->lines[i];
+        size_t e = i + 1 < s->nlines ? s->lines[i + 1] - 1 : s->len;
+        int ln, sys;
+        char *name;
+        const char *t = s->text + b;
+        /* a marker line: cheap test first (a '#' then a digit or "line") */
+        if (e > b && (t[0] == '#' || t[0] == ' ') && source__marker(t, s->text + e, &ln, &name, &sys)) {
+            s->omark[i] = 1;
+            s->oline[i] = cur_line;
+            s->ofile[i] = cur_file;
+            s->osys[i] = (unsigned char)cur_sys;
+            if (name) {
+                if (!s->has_markers && i == 0) {
+                    /* cc -E names the main file first */
+                    free(s->files[0]);
+                    free(s->cfiles[0]);
+                    s->files[0] = xstrdup(name);
+                    s->cfiles[0] = source__cescape(name);
+                }
+                cur_file = source__file_index(s, name);
+                cur_sys = sys;
+                free(name);
+            }
+            s->has_markers = 1;
+            cur_line = ln;
+            memset(s->ptext + b, ' ', e - b);
+            continue;
+        }
+        s->oline[i] = cur_line++;
+        s->ofile[i] = cur_file;
+        s->osys[i] = (unsigned char)cur_sys;
+    }
     return s;
+}
+
+void source_set_path(Source *s, const char *path)
+{
+    char *old = s->path;
+    s->path = xstrdup(path);
+    if (s->nfiles && !strcmp(s->files[0], old)) {
+        free(s->files[0]);
+        free(s->cfiles[0]);
+        s->files[0] = xstrdup(path);
+        s->cfiles[0] = source__cescape(path);
+    }
+    free(old);
 }
 
 Source *source_from_string(const char *path, const char *text, size_t len)
@@ -68,11 +208,22 @@ void source_delete(Source *s)
         return;
     free(s->path);
     free(s->text);
+    free(s->ptext);
     free(s->lines);
+    free(s->oline);
+    free(s->ofile);
+    free(s->osys);
+    free(s->omark);
+    for (int i = 0; i < s->nfiles; i++) {
+        free(s->files[i]);
+        free(s->cfiles[i]);
+    }
+    free(s->files);
+    free(s->cfiles);
     free(s);
 }
 
-void source_position(const Source *s, size_t off, int *line, int *col)
+int source_line_index(const Source *s, size_t off)
 {
     int lo = 0, hi = s->nlines - 1;
     while (lo < hi) {
@@ -82,8 +233,29 @@ void source_position(const Source *s, size_t off, int *line, int *col)
         else
             hi = mid - 1;
     }
-    *line = lo + 1;
+    return lo;
+}
+
+void source_position(const Source *s, size_t off, int *line, int *col)
+{
+    int lo = source_line_index(s, off);
+    *line = s->oline[lo];
     *col = (int)(off - s->lines[lo]) + 1;
+}
+
+const char *source_file(const Source *s, size_t off)
+{
+    return s->files[s->ofile[source_line_index(s, off)]];
+}
+
+const char *source_cfile(const Source *s, size_t off)
+{
+    return s->cfiles[s->ofile[source_line_index(s, off)]];
+}
+
+int source_in_system(const Source *s, size_t off)
+{
+    return s->osys[source_line_index(s, off)];
 }
 
 void diag_init(Diag *d, const Source *src)
@@ -102,10 +274,10 @@ static void diag__emit(Diag *d, size_t off, const char *what, const char *fmt, v
     if (off > s->len)
         off = s->len;
     source_position(s, off, &line, &col);
-    fprintf(out, "%s:%d:%d: %s: ", s->path, line, col, what);
+    fprintf(out, "%s:%d:%d: %s: ", source_file(s, off), line, col, what);
     vfprintf(out, fmt, ap);
     fputc('\n', out);
-    size_t b = s->lines[line - 1], e = b;
+    size_t b = s->lines[source_line_index(s, off)], e = b;
     while (e < s->len && s->text[e] != '\n')
         e++;
     if (e > b && s->text[e - 1] == '\r')
@@ -146,4 +318,11 @@ void diag_note(Diag *d, size_t off, const char *fmt, ...)
     va_start(ap, fmt);
     diag__emit(d, off, "note", fmt, ap);
     va_end(ap);
+}
+
+int source_file_is(const Source *s, size_t off, const char *base)
+{
+    const char *f = source_file(s, off);
+    size_t n = strlen(f), b = strlen(base);
+    return n >= b && !strcmp(f + n - b, base) && (n == b || f[n - b - 1] == '/');
 }

@@ -2,6 +2,7 @@
  * double-dash ones; translate, compile with the C compiler and OpenMP, link
  * the runtime. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@ typedef struct Opts {
     Vec ldflags;  /* link options and libraries, in order (owned) */
     const char *output;
     int compile_only, translate_only, verbose, dry, keep, info, managed;
+    int fpreprocessed;          /* -fpreprocessed: inputs are already preprocessed */
+    int openacc, openacc_flag;  /* -fopenacc / -acc given (openacc_flag: -fopenacc, in cflags) */
     int preprocess, assemble;   /* -E, -S */
     int dep_mode;               /* 0, or 'M' (-M), 'm' (-MM), 'D' (-MD), 'd' (-MMD) */
     int dep_phony;              /* -MP */
@@ -99,6 +102,10 @@ static int dr__parse(int argc, char **argv, Opts *o)
             fprintf(stderr, "macc: error: unknown option '%s' (see macc --help)\n", a);
             return 1;
         }
+        if (!strcmp(a, "-fpreprocessed")) { o->fpreprocessed = 1; continue; }
+        if (!strcmp(a, "-acc")) { o->openacc = 1; continue; } /* NVHPC's spelling */
+        if (!strcmp(a, "-fopenacc"))
+            o->openacc = o->openacc_flag = 1; /* and on to the C compiler */
         if (!strcmp(a, "-v")) { o->verbose = 1; continue; }
         if (!strcmp(a, "-###")) { o->dry = 1; continue; }
         if (!strcmp(a, "-c")) { o->compile_only = 1; continue; }
@@ -162,15 +169,17 @@ static void dr__print_cmd(char **argv)
     fputc('\n', stderr);
 }
 
-/* Runs argv (NULL-terminated); returns its exit status. */
-static int dr__run(const Opts *o, Vec *args)
+/* Runs argv (NULL-terminated); returns its exit status. Under -### only
+ * prints it, unless `always` (the preprocessor: translation needs its
+ * output to know which commands follow). */
+static int dr__run_cmd(const Opts *o, Vec *args, int always)
 {
     vec_push(args, NULL);
     char **argv = (char **)args->items;
     args->len--;
     if (o->verbose || o->dry)
         dr__print_cmd(argv);
-    if (o->dry)
+    if (o->dry && !always)
         return 0;
     pid_t pid;
     int rc = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ);
@@ -187,6 +196,11 @@ static int dr__run(const Opts *o, Vec *args)
         return WEXITSTATUS(status);
     fprintf(stderr, "macc: error: '%s' terminated by signal %d\n", argv[0], WTERMSIG(status));
     return 1;
+}
+
+static int dr__run(const Opts *o, Vec *args)
+{
+    return dr__run_cmd(o, args, 0);
 }
 
 static char *dr__self_dir(void)
@@ -314,6 +328,7 @@ static void dr__cc_command(const Opts *o, Vec *cmd)
 {
     vec_push(cmd, (void *)dr__cc());
     vec_push(cmd, "-fopenmp");
+    vec_push(cmd, "-D__MACC__=1"); /* as the preprocessor step saw the file */
     if (o->verbose)
         vec_push(cmd, "-v"); /* GCC's meaning too: CMake reads the compiler's search paths */
     for (int i = 0; i < o->cflags.len; i++)
@@ -323,7 +338,7 @@ static void dr__cc_command(const Opts *o, Vec *cmd)
 static int dr__is_c(const char *path)
 {
     size_t n = strlen(path);
-    return n > 2 && !strcmp(path + n - 2, ".c");
+    return n > 2 && (!strcmp(path + n - 2, ".c") || !strcmp(path + n - 2, ".i"));
 }
 
 static void dr__push_all(Vec *dst, const Vec *src)
@@ -423,6 +438,125 @@ static int dr__file_needs_translation(const char *path)
     return r;
 }
 
+/* --translate takes C text: a file holding NUL bytes (an object, an archive,
+ * any binary) is refused rather than copied through. 0: fine or unreadable
+ * (translation reports that). */
+static int dr__not_c_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    char chunk[65536];
+    size_t n;
+    int bin = 0;
+    while (!bin && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        bin = memchr(chunk, 0, n) != NULL;
+    fclose(f);
+    if (bin)
+        fprintf(stderr, "macc: error: %s: not a C source file (it holds NUL bytes)\n", path);
+    return bin;
+}
+
+/* Does the C compiler accept -fopenacc (GCC does; Clang before 19 does not)?
+ * Asked once, quietly. */
+static int dr__cc_has_openacc(void)
+{
+    static int known = -1;
+    if (known >= 0)
+        return known;
+    char *argv[] = {(char *)dr__cc(), "-fopenacc", "-E", "-x", "c", "/dev/null", "-o", "/dev/null", NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid;
+    int st = 1;
+    known = 0;
+    if (posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ) == 0 && waitpid(pid, &st, 0) == pid &&
+        WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        known = 1;
+    posix_spawn_file_actions_destroy(&fa);
+    return known;
+}
+
+/* The preprocessor step: cc -E -fopenmp [-fopenacc] -D__MACC__=1 CFLAGS IN -o OUT.
+ * Translation works on what the C compiler sees: headers, macros (pragmas
+ * made by macros, _Pragma), conditional groups; the line markers keep the
+ * user's files and lines. OpenMP and OpenACC pragmas are macro-expanded as
+ * the standards say. OpenACC (-fopenacc: _OPENACC defined, acc pragmas
+ * expanded) as GCC and NVHPC do it: when the user asks (-fopenacc, -acc),
+ * or when the file holds OpenACC directives; an OpenMP program that tests
+ * _OPENACC is not turned into an OpenACC one. */
+static void dr__cpp_command(const Opts *o, Vec *cmd, const char *in, const char *out, const char *incdir, int acc)
+{
+    vec_push(cmd, (void *)dr__cc());
+    vec_push(cmd, "-E");
+    vec_push(cmd, "-fopenmp");
+    if (acc && !o->openacc_flag && dr__cc_has_openacc())
+        vec_push(cmd, "-fopenacc");
+    vec_push(cmd, "-D__MACC__=1");
+    for (int i = 0; i < o->cflags.len; i++)
+        vec_push(cmd, o->cflags.items[i]);
+    dr__push_all(cmd, &o->xhost);
+    vec_push(cmd, "-I");
+    vec_push(cmd, (void *)incdir); /* macc_rt.h, for programs that call the runtime */
+    vec_push(cmd, (void *)in);
+    vec_push(cmd, "-o");
+    vec_push(cmd, (void *)out);
+}
+
+/* Preprocesses `in` into dir/<stem>.<i>.i (unless the input is already
+ * preprocessed: -fpreprocessed or a .i file); extra arguments (dependency
+ * options) go to the preprocessor. Returns the file to translate (owned) or
+ * NULL after an error. */
+static char *dr__self_dir(void);
+
+/* Does preprocessed text hold a `#pragma acc` line? */
+static int dr__has_acc_pragma(const char *path)
+{
+    Source *s = source_read(path);
+    int r = 0;
+    for (const char *p = s ? s->text : ""; !r && (p = strstr(p, "#pragma")) != NULL; p += 7) {
+        const char *q = p + 7;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        r = !strncmp(q, "acc", 3) && (q[3] == ' ' || q[3] == '\t' || q[3] == '\n');
+    }
+    source_delete(s);
+    return r;
+}
+
+static char *dr__preprocess(const Opts *o, const char *in, const char *dir, const char *stem, int i,
+                            const Vec *extra, int *rc)
+{
+    size_t n = strlen(in);
+    if (o->fpreprocessed || (n > 2 && !strcmp(in + n - 2, ".i")))
+        return xstrdup(in);
+    char *ifile = xsprintf("%s/%s.%d.i", dir, stem, i);
+    Vec cmd = {0};
+    char *self = dr__self_dir();
+    char *incdir = xsprintf("%s/../include", self);
+    dr__cpp_command(o, &cmd, in, ifile, incdir, o->openacc);
+    if (extra)
+        dr__push_all(&cmd, extra);
+    *rc = dr__run_cmd(o, &cmd, 1);
+    vec_free(&cmd);
+    if (!*rc && !o->openacc && dr__cc_has_openacc() && dr__has_acc_pragma(ifile)) {
+        /* an OpenACC file: again with OpenACC's macros and expansion */
+        dr__cpp_command(o, &cmd, in, ifile, incdir, 1);
+        if (extra)
+            dr__push_all(&cmd, extra);
+        *rc = dr__run_cmd(o, &cmd, 1);
+        vec_free(&cmd);
+    }
+    free(incdir);
+    free(self);
+    if (*rc) {
+        free(ifile);
+        return NULL;
+    }
+    return ifile;
+}
+
 int driver_main(int argc, char **argv)
 {
     Opts o = {0};
@@ -474,9 +608,59 @@ int driver_main(int argc, char **argv)
             rc = 1;
             goto out;
         }
-        for (int i = 0; i < o.inputs.len; i++)
-            if (translate_file(o.inputs.items[i], &to, NULL, NULL))
+        const char *tmproot = getenv("TMPDIR");
+        char *tdir = xsprintf("%s/macc-XXXXXX", tmproot && *tmproot ? tmproot : "/tmp");
+        if (!mkdtemp(tdir)) {
+            fprintf(stderr, "macc: error: cannot create a temporary directory: %s\n", strerror(errno));
+            free(tdir);
+            rc = 1;
+            goto out;
+        }
+        for (int i = 0; i < o.inputs.len; i++) {
+            const char *in = o.inputs.items[i];
+            if (dr__not_c_text(in)) {
                 rc = 1;
+                continue;
+            }
+            char *stem = dr__stem(in);
+            int prc = 0;
+            /* GCC's dependency options: the preprocessor writes them, for
+             * the host file (default OUT/<stem>.d, target OUT/<stem>.host.c) */
+            Vec depargs = {0};
+            char *df = NULL, *dt = NULL;
+            if (o.dep_mode) {
+                vec_push(&depargs, o.dep_mode == 'D' || o.dep_mode == 'M' ? "-MD" : "-MMD");
+                df = o.dep_file ? xstrdup(o.dep_file) : xsprintf("%s/%s.d", to.outdir, stem);
+                vec_push(&depargs, "-MF");
+                vec_push(&depargs, df);
+                for (int k = 0; k < o.dep_targets.len; k++) {
+                    vec_push(&depargs, "-MT");
+                    vec_push(&depargs, o.dep_targets.items[k]);
+                }
+                if (!o.dep_targets.len) {
+                    dt = xsprintf("%s/%s.host.c", to.outdir, stem);
+                    vec_push(&depargs, "-MT");
+                    vec_push(&depargs, dt);
+                }
+                if (o.dep_phony)
+                    vec_push(&depargs, "-MP");
+            }
+            char *ifile = dr__preprocess(&o, in, tdir, stem, i, &depargs, &prc);
+            vec_free(&depargs);
+            free(df);
+            free(dt);
+            to.display = in;
+            to.stem = stem;
+            if (!ifile || translate_file(ifile, &to, NULL, NULL))
+                rc = 1;
+            free(ifile);
+            free(stem);
+        }
+        if (o.keep)
+            fprintf(stderr, "macc: kept temporary files in %s\n", tdir);
+        else
+            dr__rm_rf(tdir);
+        free(tdir);
         goto out;
     }
 
@@ -556,6 +740,7 @@ int driver_main(int argc, char **argv)
         char *stem = dr__stem(in);
         const char *src = in;
         char *host = NULL, *cuda = NULL, *srcdir = NULL;
+        int deps_done = 0;
         if (is_cu) {
             if (!nvcc) {
                 fprintf(stderr, "macc: error: '%s' needs nvcc, which was not found (set MACC_NVCC)\n", in);
@@ -565,15 +750,68 @@ int driver_main(int argc, char **argv)
             }
             cuda = xstrdup(in);
             srcdir = dr__dirname(in);
-        } else if (o.managed || dr__file_needs_translation(in)) {
+        } else if (!o.preprocess && !dep_only) {
+            /* the preprocessor first: what the compiler sees decides (pragmas
+             * may come from macros in headers); it also writes the
+             * dependency file, which then names the user's headers */
+            Vec depargs = {0};
+            char *pdepfile = NULL, *pdeptarget = NULL;
+            if (o.dep_mode) {
+                const char *uo = o.compile_only ? (o.output ? o.output : NULL) : o.assemble ? o.output : NULL;
+                char *uo_own = NULL;
+                if (!uo && (o.compile_only || o.assemble))
+                    uo = uo_own = xsprintf("%s.%s", stem, o.assemble ? "s" : "o");
+                vec_push(&depargs, o.dep_mode == 'D' || o.dep_mode == 'M' ? "-MD" : "-MMD");
+                if (o.dep_file)
+                    pdepfile = xstrdup(o.dep_file);
+                else if (o.compile_only || o.assemble) {
+                    const char *dot = strrchr(uo, '.');
+                    const char *sl = strrchr(uo, '/');
+                    pdepfile = dot && (!sl || dot > sl) ? xsprintf("%.*s.d", (int)(dot - uo), uo) : xsprintf("%s.d", uo);
+                } else {
+                    pdepfile = xsprintf("%s.d", stem);
+                }
+                vec_push(&depargs, "-MF");
+                vec_push(&depargs, pdepfile);
+                for (int k = 0; k < o.dep_targets.len; k++) {
+                    vec_push(&depargs, "-MT");
+                    vec_push(&depargs, o.dep_targets.items[k]);
+                }
+                if (!o.dep_targets.len) {
+                    pdeptarget = (o.compile_only || o.assemble) ? xstrdup(uo) : xsprintf("%s.o", stem);
+                    vec_push(&depargs, "-MT");
+                    vec_push(&depargs, pdeptarget);
+                }
+                if (o.dep_phony)
+                    vec_push(&depargs, "-MP");
+                free(uo_own);
+                deps_done = 1;
+            }
+            char *ifile = dr__preprocess(&o, in, tmpdir, stem, i, &depargs, &rc);
+            vec_free(&depargs);
+            free(pdepfile);
+            free(pdeptarget);
+            if (!ifile) {
+                free(stem);
+                break;
+            }
+            int needs = o.managed || dr__file_needs_translation(ifile);
+            if (!needs) {
+                free(ifile);
+                goto compile;
+            }
             /* --managed: every C file, for its allocation calls */
             TranslateOptions to = {0};
             to.outdir = tmpdir;
             to.info = o.info;
             to.managed = o.managed;
+            to.display = in;
+            to.stem = stem;
             if (o.verbose || o.dry)
-                fprintf(stderr, "macc --translate %s -o %s\n", in, tmpdir);
-            if (translate_file(in, &to, &host, &cuda)) {
+                fprintf(stderr, "macc --translate %s -o %s\n", ifile, tmpdir);
+            int trc = translate_file(ifile, &to, &host, &cuda);
+            free(ifile);
+            if (trc) {
                 rc = 1;
                 free(stem);
                 break;
@@ -601,6 +839,7 @@ int driver_main(int argc, char **argv)
             else
                 vec_push(&cmd, arch);
             vec_push(&cmd, "-std=c++17");
+            vec_push(&cmd, "--expt-relaxed-constexpr"); /* C's fmax(int, int) &c.: <cmath>'s templates on the device */
             dr__push_all(&cmd, &o.xnvcc);
             for (int k = 0; k < o.cflags.len; k++) {
                 const char *f = o.cflags.items[k];
@@ -636,6 +875,7 @@ int driver_main(int argc, char **argv)
                 continue;
             }
         }
+    compile:;
         char *obj;
         if (o.preprocess || dep_only)
             obj = xstrdup(o.output ? o.output : "-");
@@ -667,7 +907,7 @@ int driver_main(int argc, char **argv)
          * translated file; its name is replaced by the user's afterwards */
         char *depfile = NULL, *deptarget = NULL;
         int dep_to_out = 0;
-        if (o.dep_mode) {
+        if (o.dep_mode && !deps_done) {
             vec_push(&cmd, o.dep_mode == 'M' ? "-M" : o.dep_mode == 'm' ? "-MM" : o.dep_mode == 'D' ? "-MD" : "-MMD");
             if (o.dep_file)
                 depfile = xstrdup(o.dep_file);
@@ -736,12 +976,16 @@ int driver_main(int argc, char **argv)
         Vec cmd = {0};
         dr__cc_command(&o, &cmd);
         dr__push_all(&cmd, &objs);
-        vec_push(&cmd, rtlib);
         char *cudaL = NULL, *cudaR = NULL;
+        /* the plugin before libmaccrt.a: the archive resolves what the
+         * plugin needs even when the user's objects call nothing of it */
         if (linked_cuda) {
             vec_push(&cmd, "-Wl,--whole-archive");
             vec_push(&cmd, rtcuda);
             vec_push(&cmd, "-Wl,--no-whole-archive");
+        }
+        vec_push(&cmd, rtlib);
+        if (linked_cuda) {
             cudaL = xsprintf("-L%s", cudalib);
             vec_push(&cmd, cudaL);
             if (cudart_static) {

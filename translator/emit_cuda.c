@@ -19,9 +19,13 @@
  *    `teams` the loop runs as one team (one block), as OpenMP says;
  *  - team: `teams distribute` whose body has loop directives: blocks take the
  *    outer iterations, the body runs as a team (below);
+ *  - parallel: `target parallel` with a block: one team whose threads all run
+ *    the block (SPMD), worksharing loops split among them, barrier, single,
+ *    master, critical and atomic as code;
  *  - generic: no loop construct-set: one team runs the block; loop directives
- *    at its top level are shared among the team's threads, other statements
- *    that write memory run on thread 0 between barriers.
+ *    at its top level are shared among the team's threads, parallel regions
+ *    run as in the parallel shape, other statements that write memory run on
+ *    thread 0 between barriers.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +39,7 @@ typedef struct Cu {
     Vec devfuncs;  /* char * names of functions called from regions */
     Vec devnodes;  /* TSNode * of their definitions (same order) */
     int errors;
+    int lock;      /* macc_lock_ (critical/atomic in parallel regions) declared */
     /* the region being emitted (NULL in the prelude) */
     const Region *r;
     int mode;            /* its kernel shape (CU_LOOP, CU_TEAM_DIST, CU_GENERIC) */
@@ -43,7 +48,7 @@ typedef struct Cu {
     Vec team_shared;     /* variables of a team body in shared memory (atomics update them) */
 } Cu;
 
-enum { CU_LOOP, CU_TEAM_DIST, CU_GENERIC };
+enum { CU_LOOP, CU_TEAM_DIST, CU_GENERIC, CU_PARALLEL };
 
 /* ---- small helpers -------------------------------------------------------- */
 
@@ -79,7 +84,14 @@ static int cu__is_cxx_keyword(const char *s, size_t n)
 
 static const char *const cu__omp_api[] = {"omp_is_initial_device", "omp_get_team_num", "omp_get_num_teams",
                                          "omp_get_thread_num", "omp_get_num_threads", "omp_get_max_threads",
-                                         "omp_in_parallel", "omp_get_level", NULL};
+                                         "omp_in_parallel", "omp_get_level", "omp_get_device_num",
+                                         "omp_get_num_devices", "omp_get_initial_device",
+                                         "omp_get_default_device", "omp_get_active_level",
+                                         "omp_get_thread_limit", "omp_get_team_size",
+                                         "omp_get_ancestor_thread_num", "omp_in_final", "omp_get_dynamic",
+                                         "omp_get_cancellation", "omp_get_max_active_levels",
+                                         "omp_get_supported_active_levels", "omp_get_num_procs",
+                                         "omp_get_wtime", "omp_get_wtick", NULL};
 
 /* ---- copying text with token edits ---------------------------------------- */
 
@@ -88,6 +100,8 @@ typedef struct CopyCtx {
     const Vec *staged;    /* arrays read as A[var] from shared memory */
     const char *var;      /* the staged loop's variable */
     const char *outer;    /* the kernel loop's variable: A[outer] read once into a register */
+    int spmd;             /* every thread of a parallel region runs the text: master, critical,
+                           * atomic and flush become code, other omp constructs are errors */
 } CopyCtx;
 
 typedef struct TokEdit {
@@ -113,11 +127,94 @@ static int cu__is_our_pragma(const Cu *c, TSNode n)
     return !strncmp(a, "omp", 3) || !strncmp(a, "acc", 3);
 }
 
+/* What an omp pragma that is not one of our directives (the translator keeps
+ * no Pragma for it) means to the threads of a parallel region. */
+enum { CU_SY_NONE, CU_SY_BARRIER, CU_SY_SINGLE, CU_SY_MASTER, CU_SY_LOCK, CU_SY_FLUSH, CU_SY_OTHER };
+
+static int cu__sync_kind(const Cu *c, TSNode n, int *nowait)
+{
+    const char *t = c->u->src->text;
+    TSNode arg = node_field(n, "argument");
+    *nowait = 0;
+    if (ts_node_is_null(arg))
+        return CU_SY_NONE;
+    size_t i = ts_node_start_byte(arg), e = ts_node_end_byte(arg);
+    char w[4][24];
+    int nw = 0;
+    while (i < e && nw < 4) {
+        while (i < e && !(t[i] == '_' || (t[i] >= 'a' && t[i] <= 'z') || (t[i] >= 'A' && t[i] <= 'Z')))
+            i++;
+        size_t b = i;
+        while (i < e && (t[i] == '_' || (t[i] >= 'a' && t[i] <= 'z') || (t[i] >= 'A' && t[i] <= 'Z') ||
+                         (t[i] >= '0' && t[i] <= '9')))
+            i++;
+        if (i > b) {
+            snprintf(w[nw], sizeof w[nw], "%.*s", (int)(i - b), t + b);
+            if (nw >= 2 && !strcmp(w[nw], "nowait"))
+                *nowait = 1;
+            if (nw >= 2 && (!strcmp(w[nw], "copyprivate") || !strcmp(w[nw], "filter")))
+                return CU_SY_OTHER;
+            nw += nw < 2;
+        }
+    }
+    if (nw < 2 || strcmp(w[0], "omp"))
+        return CU_SY_NONE;
+    if (!strcmp(w[1], "barrier"))
+        return CU_SY_BARRIER;
+    if (!strcmp(w[1], "single"))
+        return CU_SY_SINGLE;
+    if (!strcmp(w[1], "master") || !strcmp(w[1], "masked"))
+        return CU_SY_MASTER;
+    if (!strcmp(w[1], "critical") || !strcmp(w[1], "atomic"))
+        return CU_SY_LOCK;
+    if (!strcmp(w[1], "flush"))
+        return CU_SY_FLUSH;
+    if (!strcmp(w[1], "taskyield"))
+        return CU_SY_NONE;
+    return CU_SY_OTHER;
+}
+
+static Pragma *cu__pragma_of(const Unit *u, TSNode n);
+
 static size_t cu__sync_edit(Cu *c, TSNode pragma, const CopyCtx *ctx, Vec *edits);
 
 static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
 {
     const char *t = c->u->src->text;
+    if (ctx && ctx->spmd && cu__is_our_pragma(c, n) && !cu__pragma_of(c->u, n)) {
+        /* run by every thread: master on thread 0, critical and atomic under
+         * the file's lock (the statement after the pragma is the body) */
+        int nowait;
+        const char *pre = "";
+        switch (cu__sync_kind(c, n, &nowait)) {
+        case CU_SY_MASTER: pre = "if (threadIdx.x == 0)"; break;
+        case CU_SY_LOCK:
+            pre = "for (int macc_once_ = macc_lock_acquire(&macc_lock_); macc_once_; macc_once_ = macc_lock_release(&macc_lock_))";
+            break;
+        case CU_SY_FLUSH: pre = "__threadfence();"; break;
+        case CU_SY_NONE: break;
+        default: {
+            char *txt = node_text(c->u, n);
+            char *nl = strchr(txt, '\n');
+            if (nl)
+                *nl = 0;
+            diag_error(c->u->diag, ts_node_start_byte(n),
+                       "'%s' is not supported here in the GPU version of a parallel region", txt);
+            c->errors++;
+            free(txt);
+            break;
+        }
+        }
+        TokEdit *e = xcalloc(1, sizeof *e);
+        e->start = ts_node_start_byte(n);
+        e->end = ts_node_end_byte(n);
+        Buf b = {0};
+        buf_puts(&b, pre);
+        cu__blank(c, &b, e->start, e->end);
+        e->text = b.data ? b.data : xstrdup("");
+        vec_push(edits, e);
+        return;
+    }
     if (cu__is_our_pragma(c, n)) {
         TokEdit *e = xcalloc(1, sizeof *e);
         e->start = ts_node_start_byte(n);
@@ -195,15 +292,17 @@ static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
     }
 }
 
-/* Copies the text of node n with the edits above. */
-static void cu__copy(Cu *c, TSNode n, Buf *out, const CopyCtx *ctx)
+/* Copies the text of node n, up to byte `limit` (0: its end), with the edits above. */
+static void cu__copy_upto(Cu *c, TSNode n, size_t limit, Buf *out, const CopyCtx *ctx)
 {
     Vec edits = {0};
     cu__collect_edits(c, n, ctx, &edits);
     size_t pos = ts_node_start_byte(n), end = ts_node_end_byte(n);
+    if (limit && limit < end)
+        end = limit;
     for (int i = 0; i < edits.len; i++) {
         TokEdit *e = edits.items[i];
-        if (e->start >= pos) {
+        if (e->start >= pos && e->end <= end) {
             buf_put(out, c->u->src->text + pos, e->start - pos);
             buf_puts(out, e->text);
             pos = e->end;
@@ -214,6 +313,11 @@ static void cu__copy(Cu *c, TSNode n, Buf *out, const CopyCtx *ctx)
     if (pos < end)
         buf_put(out, c->u->src->text + pos, end - pos);
     vec_free(&edits);
+}
+
+static void cu__copy(Cu *c, TSNode n, Buf *out, const CopyCtx *ctx)
+{
+    cu__copy_upto(c, n, 0, out, ctx);
 }
 
 /* ---- atomic, critical, flush (emit_atomic.c) --------------------------------- */
@@ -294,7 +398,7 @@ static int cu__sync_shared(void *cx, TSNode x, TSNode pragma)
             for (const char *q = d->decl_text + d->id_off + d->id_len; *q; q++)
                 rank += *q == '[';
             shared = (d->is_pointer && nsub > 0) || (d->is_array && nsub > rank);
-            if (!shared && c->r && c->mode != CU_LOOP && !ts_node_is_null(where)) {
+            if (!shared && c->r && (c->mode == CU_TEAM_DIST || c->mode == CU_GENERIC) && !ts_node_is_null(where)) {
                 /* a variable of the team (declared outside the loop directive
                  * that holds the atomic) is one per thread here, one per team in OpenMP */
                 TSNode loop = {0};
@@ -307,7 +411,8 @@ static int cu__sync_shared(void *cx, TSNode x, TSNode pragma)
                     if (node_is(prev, "preproc_call")) {
                         for (int i = 0; i < c->u->pragmas.len; i++) {
                             Pragma *q = c->u->pragmas.items[i];
-                            if (q->start == ts_node_start_byte(prev) && q->dir.kind == DIR_LOOP)
+                            if (q->start == ts_node_start_byte(prev) && q->dir.kind == DIR_LOOP &&
+                                (q->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_LOOP)))
                                 loop = p;
                         }
                     }
@@ -372,26 +477,25 @@ static void cu__line_dir(Cu *c, Buf *out, TSNode n)
 
 /* ---- device functions ------------------------------------------------------- */
 
-static TSNode cu__find_function(const Cu *c, TSNode n, const char *name)
+/* The file-scope definition of function `name` (not one of a system
+ * header's: CUDA has its own math and C library functions). */
+static TSNode cu__find_function(const Cu *c, const char *name)
 {
     TSNode null = {0};
-    uint32_t nc = ts_node_named_child_count(n);
-    for (uint32_t i = 0; i < nc; i++) {
-        TSNode k = ts_node_named_child(n, i);
-        if (node_is(k, "function_definition")) {
-            TSNode d = node_field(k, "declarator");
-            while (!ts_node_is_null(d) && !node_is(d, "function_declarator"))
-                d = node_field(d, "declarator");
-            TSNode id = node_field(d, "declarator");
-            if (node_is(id, "identifier")) {
-                size_t b = ts_node_start_byte(id), e = ts_node_end_byte(id);
-                if (strlen(name) == e - b && !strncmp(c->u->src->text + b, name, e - b))
-                    return k;
-            }
-        } else if (strncmp(node_type(k), "preproc_", 8) == 0) {
-            TSNode f = cu__find_function(c, k, name);
-            if (!ts_node_is_null(f))
-                return f;
+    size_t nl = strlen(name);
+    for (int i = 0; i < c->u->ntop; i++) {
+        TSNode k = c->u->top[i];
+        if (!node_is(k, "function_definition"))
+            continue;
+        TSNode d = node_field(k, "declarator");
+        while (!ts_node_is_null(d) && !node_is(d, "function_declarator"))
+            d = node_field(d, "declarator");
+        TSNode id = node_field(d, "declarator");
+        if (node_is(id, "identifier")) {
+            size_t b = ts_node_start_byte(id), e = ts_node_end_byte(id);
+            if (nl == e - b && !strncmp(c->u->src->text + b, name, e - b) &&
+                !source_in_system(c->u->src, ts_node_start_byte(k)))
+                return k;
         }
     }
     return null;
@@ -404,7 +508,7 @@ static void cu__calls(Cu *c, TSNode n)
         if (node_is(f, "identifier")) {
             char *name = node_text(c->u, f);
             if (!cu__in(&c->devfuncs, name)) {
-                TSNode def = cu__find_function(c, ts_tree_root_node(c->u->tree), name);
+                TSNode def = cu__find_function(c, name);
                 if (!ts_node_is_null(def)) {
                     TSNode *keep = xmalloc(sizeof *keep);
                     *keep = def;
@@ -422,48 +526,143 @@ static void cu__calls(Cu *c, TSNode n)
         cu__calls(c, ts_node_child(n, i));
 }
 
-static int cu__is_devfunc_node(const Cu *c, TSNode n)
+/* ---- the prelude: what the kernels need ------------------------------------ */
+
+/* Identifiers and type names under n, into the set. */
+static void cu__ids(const Cu *c, TSNode n, StrSet *ids)
 {
-    for (int i = 0; i < c->devnodes.len; i++)
-        if (ts_node_eq(*(TSNode *)c->devnodes.items[i], n))
+    if (node_is(n, "identifier") || node_is(n, "type_identifier")) {
+        size_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
+        strset_add(ids, c->u->src->text + b, e - b);
+        return;
+    }
+    uint32_t nc = ts_node_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        cu__ids(c, ts_node_child(n, i), ids);
+}
+
+static void cu__text_ids(const char *s, StrSet *ids)
+{
+    Vec names = {0};
+    an_text_ids(s, &names);
+    for (int i = 0; i < names.len; i++) {
+        strset_add(ids, names.items[i], strlen(names.items[i]));
+        free(names.items[i]);
+    }
+    vec_free(&names);
+}
+
+/* The struct/union/enum specifier with a body inside declaration n, if any. */
+static TSNode cu__tag_body(TSNode n)
+{
+    TSNode null = {0};
+    TSNode spec = node_is(n, "struct_specifier") || node_is(n, "union_specifier") || node_is(n, "enum_specifier")
+                      ? n
+                      : node_field(n, "type");
+    if ((node_is(spec, "struct_specifier") || node_is(spec, "union_specifier") || node_is(spec, "enum_specifier")) &&
+        !ts_node_is_null(node_field(spec, "body")))
+        return spec;
+    return null;
+}
+
+static int cu__name_in(const Cu *c, TSNode id, const StrSet *set)
+{
+    if (ts_node_is_null(id))
+        return 0;
+    size_t b = ts_node_start_byte(id), e = ts_node_end_byte(id);
+    return strset_has(set, c->u->src->text + b, e - b);
+}
+
+/* Does file-scope node n define a name in `need` (a typedef name, a tag,
+ * an enumerator, a variable)? */
+static int cu__defines_needed(const Cu *c, TSNode n, const StrSet *need)
+{
+    TSNode spec = cu__tag_body(n);
+    if (!ts_node_is_null(spec)) {
+        if (cu__name_in(c, node_field(spec, "name"), need))
             return 1;
+        if (node_is(spec, "enum_specifier")) {
+            TSNode body = node_field(spec, "body");
+            uint32_t k = ts_node_named_child_count(body);
+            for (uint32_t i = 0; i < k; i++) {
+                TSNode en = ts_node_named_child(body, i);
+                if (node_is(en, "enumerator") && cu__name_in(c, node_field(en, "name"), need))
+                    return 1;
+            }
+        }
+    }
+    if (node_is(n, "type_definition") || node_is(n, "declaration")) {
+        uint32_t k = ts_node_named_child_count(n);
+        for (uint32_t i = 0; i < k; i++) {
+            TSNode d = ts_node_named_child(n, i);
+            if (ts_node_eq(d, node_field(n, "type")))
+                continue;
+            if (node_is(d, "init_declarator"))
+                d = node_field(d, "declarator");
+            while (!ts_node_is_null(d) && !node_is(d, "identifier") && !node_is(d, "type_identifier")) {
+                TSNode inner = node_field(d, "declarator");
+                if (ts_node_is_null(inner) && ts_node_named_child_count(d))
+                    inner = ts_node_named_child(d, 0);
+                if (ts_node_eq(inner, d))
+                    break;
+                d = inner;
+            }
+            if ((node_is(d, "identifier") || node_is(d, "type_identifier")) && cu__name_in(c, d, need))
+                return 1;
+        }
+    }
     return 0;
 }
 
-/* ---- the prelude ---------------------------------------------------------- */
-
-static int cu__decl_kind(const Cu *c, TSNode decl, int *is_devproto)
+/* How a needed file-scope node goes into the device file:
+ *  0 not at all, 1 as it is, 2 only its struct/union/enum specifier,
+ *  3 as a __device__ copy (a constant table). */
+static int cu__prelude_kind(const Cu *c, TSNode n)
 {
-    /* 0 keep, 1 blank, 2 keep only the struct/union/enum specifier, 3 keep as __device__ */
-    *is_devproto = 0;
-    int vars = 0, protos = 0, dev = 0, constants = 1, tables = 1;
-    TSNode spec = node_field(decl, "type");
-    uint32_t nc = ts_node_named_child_count(decl);
-    int is_const = 0, is_extern = 0;
+    const char *t = node_type(n);
+    int sys = source_in_system(c->u->src, ts_node_start_byte(n));
+    if (source_file_is(c->u->src, ts_node_start_byte(n), "macc_rt.h"))
+        return 0; /* the device file includes it */
+    if (!strcmp(t, "type_definition")) {
+        if (!sys)
+            return 1;
+        /* a system header's typedef of a scalar type: the same type as the
+         * CUDA headers' (C++ allows the repetition); tagged types come from
+         * the headers that macc_device.h includes */
+        if (!ts_node_is_null(cu__tag_body(n)))
+            return 0;
+        TSNode d = node_field(n, "declarator");
+        char *name = ts_node_is_null(d) ? xstrdup("") : node_text(c->u, d);
+        int keyword = !strcmp(name, "wchar_t") || !strcmp(name, "char16_t") || !strcmp(name, "char32_t") ||
+                      !strcmp(name, "char8_t") || !strcmp(name, "bool");
+        free(name);
+        return keyword ? 0 : 1;
+    }
+    if (sys)
+        return 0;
+    if (!strcmp(t, "struct_specifier") || !strcmp(t, "union_specifier") || !strcmp(t, "enum_specifier"))
+        return 1;
+    if (strcmp(t, "declaration"))
+        return 0;
+    int vars = 0, protos = 0, constants = 1, tables = 1, is_const = 0, is_extern = 0;
+    uint32_t nc = ts_node_named_child_count(n);
     for (uint32_t i = 0; i < nc; i++) {
-        TSNode k = ts_node_named_child(decl, i);
+        TSNode k = ts_node_named_child(n, i);
         if (node_is(k, "type_qualifier")) {
             char *q = node_text(c->u, k);
             is_const |= !strcmp(q, "const");
             free(q);
-        }
-        if (node_is(k, "storage_class_specifier")) {
+        } else if (node_is(k, "storage_class_specifier")) {
             char *q = node_text(c->u, k);
             is_extern |= !strcmp(q, "extern");
             free(q);
         }
     }
     for (uint32_t i = 0; i < nc; i++) {
-        TSNode k = ts_node_named_child(decl, i);
+        TSNode k = ts_node_named_child(n, i);
         TSNode d = node_is(k, "init_declarator") ? node_field(k, "declarator") : k;
         if (node_is(d, "function_declarator")) {
             protos++;
-            TSNode id = node_field(d, "declarator");
-            if (node_is(id, "identifier")) {
-                char *name = node_text(c->u, id);
-                dev |= cu__in(&c->devfuncs, name);
-                free(name);
-            }
         } else if (node_is(k, "init_declarator")) {
             vars++;
             if (!node_is(d, "identifier"))
@@ -477,95 +676,144 @@ static int cu__decl_kind(const Cu *c, TSNode decl, int *is_devproto)
             tables = 0;
         }
     }
-    if (protos && !vars) {
-        *is_devproto = dev;
-        return dev ? 0 : 1;
-    }
-    if (!vars)
-        return 0;
-    if (is_const && constants && !is_extern)
-        return 0;
-    if (is_const && tables && !is_extern)
-        return 3; /* a constant table: a __device__ copy, for the functions regions call */
-    if ((node_is(spec, "struct_specifier") || node_is(spec, "union_specifier") || node_is(spec, "enum_specifier")) &&
-        !ts_node_is_null(node_field(spec, "body")))
-        return 2;
-    return 1;
+    int body = !ts_node_is_null(cu__tag_body(n));
+    if (!vars && !protos)
+        return 1;
+    if (vars && is_const && !is_extern && constants)
+        return 1;
+    if (vars && is_const && !is_extern && tables)
+        return 3;
+    return body ? 2 : 0;
 }
 
-static void cu__prelude(Cu *c, TSNode parent, Buf *out);
-
-static void cu__prelude_node(Cu *c, TSNode n, Buf *out)
+static void cu__line_at(Cu *c, Buf *out, size_t off)
 {
-    size_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
-    const char *t = node_type(n);
-    if (!strcmp(t, "function_definition")) {
-        if (cu__is_devfunc_node(c, n)) {
-            buf_puts(out, "__device__ ");
-            cu__copy(c, n, out, NULL);
-        } else {
-            cu__blank(c, out, b, e);
+    int line, col;
+    source_position(c->u->src, off, &line, &col);
+    buf_printf(out, "#line %d \"%s\"\n", line, source_cfile(c->u->src, off));
+}
+
+/* Top-level preprocessor lines that an input taken as already preprocessed
+ * (-fpreprocessed, .i) still holds: its includes and macros stay. */
+static int cu__kept_directive(const Cu *c, TSNode n)
+{
+    return !c->u->preprocessed && (node_is(n, "preproc_include") || node_is(n, "preproc_def") ||
+                                   node_is(n, "preproc_function_def") ||
+                                   (node_is(n, "preproc_call") && !cu__is_our_pragma(c, n)));
+}
+
+/* The device file's declarations: the file-scope types, enumerators and
+ * constants that kernels and device functions use (transitively), in the
+ * file's order; then a prototype of every device function, then their
+ * definitions. Nothing else of the user's file or its headers: no global is
+ * defined twice, and no host-only code meets nvcc's C++. */
+static void cu__prelude(Cu *c, Buf *out)
+{
+    Unit *u = c->u;
+    StrSet need = {0};
+    for (int i = 0; i < u->regions.len; i++) {
+        Region *r = u->regions.items[i];
+        cu__ids(c, r->stmt, &need);
+        for (int j = 0; j < r->caps.len; j++) {
+            Capture *k = r->caps.items[j];
+            if (k->decl) {
+                cu__text_ids(k->decl->spec, &need);
+                cu__text_ids(k->decl->decl_text, &need);
+            }
         }
-        return;
     }
-    if (!strcmp(t, "declaration")) {
-        int devproto;
-        int k = cu__decl_kind(c, n, &devproto);
-        if (k == 0) {
-            if (devproto)
-                buf_puts(out, "__device__ ");
-            cu__copy(c, n, out, NULL);
-        } else if (k == 3) {
+    for (int i = 0; i < c->devnodes.len; i++)
+        cu__ids(c, *(TSNode *)c->devnodes.items[i], &need);
+    /* types declared inside functions that regions use (hoisted) */
+    Vec local = {0};
+    for (int i = 0; i < u->regions.len; i++) {
+        Region *r = u->regions.items[i];
+        for (int j = 0; j < r->local_types.len; j++) {
+            TSNode *n = r->local_types.items[j];
+            int dup = 0;
+            for (int k = 0; k < local.len && !dup; k++)
+                dup = ts_node_eq(*(TSNode *)local.items[k], *n);
+            if (!dup) {
+                vec_push(&local, n);
+                cu__ids(c, *n, &need);
+            }
+        }
+    }
+    unsigned char *mark = xcalloc((size_t)u->ntop + 1, 1);
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = u->ntop - 1; i >= 0; i--) {
+            TSNode n = u->top[i];
+            if (mark[i] || !cu__defines_needed(c, n, &need))
+                continue;
+            int k = cu__prelude_kind(c, n);
+            mark[i] = (unsigned char)(k ? k : 255);
+            if (!k)
+                continue;
+            changed = 1;
+            cu__ids(c, k == 2 ? cu__tag_body(n) : n, &need);
+        }
+    }
+    for (int i = 0; i < u->ntop; i++) {
+        TSNode n = u->top[i];
+        size_t b = ts_node_start_byte(n);
+        if (cu__kept_directive(c, n)) {
+            cu__line_at(c, out, b);
+            buf_put(out, u->src->text + b, ts_node_end_byte(n) - b);
+            buf_puts(out, "\n");
+            continue;
+        }
+        if (!mark[i] || mark[i] == 255)
+            continue;
+        cu__line_at(c, out, b);
+        if (mark[i] == 3)
             buf_puts(out, "__device__ ");
-            cu__copy(c, n, out, NULL);
-        } else if (k == 2) {
-            TSNode spec = node_field(n, "type");
-            cu__copy(c, spec, out, NULL);
+        if (mark[i] == 2) {
+            cu__copy(c, cu__tag_body(n), out, NULL);
+            buf_puts(out, ";\n");
+            continue;
+        }
+        cu__copy(c, n, out, NULL);
+        if (!node_is(n, "declaration") && !node_is(n, "type_definition"))
             buf_puts(out, ";");
-            cu__blank(c, out, ts_node_end_byte(spec), e);
-        } else {
-            cu__blank(c, out, b, e);
+        buf_puts(out, "\n");
+    }
+    free(mark);
+    strset_free(&need);
+    StrSet seen = {0};
+    for (int i = 0; i < local.len; i++) {
+        TSNode n = *(TSNode *)local.items[i];
+        Buf t = {0};
+        local_type_text(u, n, &t);
+        if (strset_add(&seen, t.data, t.len)) {
+            cu__line_at(c, out, ts_node_start_byte(n));
+            buf_puts(out, t.data);
         }
-        return;
+        buf_free(&t);
     }
-    if (!strcmp(t, "preproc_call")) {
-        if (cu__is_our_pragma(c, n))
-            cu__blank(c, out, b, e);
-        else
-            buf_put(out, c->u->src->text + b, e - b);
-        return;
+    strset_free(&seen);
+    vec_free(&local);
+    /* device functions: prototypes first (a callee may be defined after its
+     * caller), then the definitions in the file's order */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < u->ntop; i++) {
+            TSNode n = u->top[i];
+            int dev = 0;
+            for (int j = 0; j < c->devnodes.len && !dev; j++)
+                dev = ts_node_eq(*(TSNode *)c->devnodes.items[j], n);
+            if (!dev)
+                continue;
+            cu__line_at(c, out, ts_node_start_byte(n));
+            buf_puts(out, "__device__ ");
+            if (pass == 0) {
+                cu__copy_upto(c, n, ts_node_start_byte(node_field(n, "body")), out, NULL);
+                buf_puts(out, ";\n");
+            } else {
+                cu__copy(c, n, out, NULL);
+                buf_puts(out, "\n");
+            }
+        }
     }
-    if (!strncmp(t, "preproc_if", 10) || !strcmp(t, "preproc_else") || !strncmp(t, "preproc_elif", 12)) {
-        cu__prelude(c, n, out);
-        return;
-    }
-    if (!strcmp(t, "ERROR") || !strcmp(t, "expression_statement") || strstr(t, "_statement")) {
-        cu__blank(c, out, b, e);
-        return;
-    }
-    cu__copy(c, n, out, NULL);
-}
-
-/* Copies the children of `parent` (the translation unit or a conditional
- * group), with the gaps between them. */
-static void cu__prelude(Cu *c, TSNode parent, Buf *out)
-{
-    size_t pos = ts_node_start_byte(parent);
-    uint32_t nc = ts_node_child_count(parent);
-    for (uint32_t i = 0; i < nc; i++) {
-        TSNode k = ts_node_child(parent, i);
-        size_t b = ts_node_start_byte(k);
-        if (b > pos)
-            buf_put(out, c->u->src->text + pos, b - pos);
-        if (ts_node_is_named(k))
-            cu__prelude_node(c, k, out);
-        else
-            buf_put(out, c->u->src->text + b, ts_node_end_byte(k) - b);
-        pos = ts_node_end_byte(k);
-    }
-    size_t e = ts_node_end_byte(parent);
-    if (e > pos)
-        buf_put(out, c->u->src->text + pos, e - pos);
 }
 
 /* ---- loops ---------------------------------------------------------------- */
@@ -805,7 +1053,9 @@ static int cu__has_inner_loops(const Unit *u, TSNode stmt)
 {
     for (int i = 0; i < u->pragmas.len; i++) {
         Pragma *p = u->pragmas.items[i];
-        if (p->dir.kind == DIR_LOOP && (p->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR)) &&
+        if (p->dir.kind == DIR_LOOP &&
+            ((p->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR)) || p->dir.cs == CS_LOOP ||
+             CS_IS_PARALLEL_REGION(p->dir.cs)) &&
             p->start >= ts_node_start_byte(stmt) && p->start < ts_node_end_byte(stmt))
             return 1;
     }
@@ -1002,9 +1252,402 @@ static int cu__team_shared_decl(Cu *c, TSNode k, const Vec *roots, const Vec *re
     return 1;
 }
 
+/* ---- parallel regions and the team's loop directives ------------------------ */
+
+/* Is v named in a private or firstprivate clause of d? */
+static int cu__named_private(const Directive *d, const char *v)
+{
+    for (int i = 0; i < d->nclauses; i++) {
+        const DirClause *cl = &d->clauses[i];
+        if (cl->kind == CL_PRIVATE || cl->kind == CL_FIRSTPRIVATE)
+            for (int j = 0; j < cl->nitems; j++)
+                if (!strcmp(cl->items[j].base, v))
+                    return 1;
+    }
+    return 0;
+}
+
+static void cu__line_dir_off(Cu *c, Buf *out, size_t off)
+{
+    int line, col;
+    source_position(c->u->src, off, &line, &col);
+    buf_printf(out, "#line %d \"%s\"\n%*s", line, c->path, col - 1, "");
+}
+
+/* Copies the bytes [from, to) of node n, which are whole children of n, with
+ * the edits of those children. */
+static void cu__copy_span(Cu *c, TSNode n, size_t from, size_t to, const CopyCtx *ctx, Buf *out)
+{
+    Vec edits = {0};
+    uint32_t nc = ts_node_child_count(n);
+    for (uint32_t i = 0; i < nc; i++) {
+        TSNode k = ts_node_child(n, i);
+        if (ts_node_start_byte(k) >= from && ts_node_end_byte(k) <= to)
+            cu__collect_edits(c, k, ctx, &edits);
+    }
+    size_t pos = from;
+    for (int i = 0; i < edits.len; i++) {
+        TokEdit *e = edits.items[i];
+        if (e->start >= pos && e->end <= to) {
+            buf_put(out, c->u->src->text + pos, e->start - pos);
+            buf_puts(out, e->text);
+            pos = e->end;
+        }
+        free(e->text);
+        free(e);
+    }
+    if (pos < to)
+        buf_put(out, c->u->src->text + pos, to - pos);
+    vec_free(&edits);
+}
+
+/* Index of the next named child of `parent` after i that is not a comment. */
+static uint32_t cu__next_index(TSNode parent, uint32_t i)
+{
+    uint32_t nc = ts_node_named_child_count(parent);
+    for (i++; i < nc && node_is(ts_node_named_child(parent, i), "comment"); i++)
+        ;
+    return i;
+}
+
+/* A worksharing loop of the enclosing parallel region: `for`, or a bare `loop`. */
+static int cu__is_ws_loop(const Pragma *p)
+{
+    return p && p->dir.kind == DIR_LOOP && ((p->dir.cs & CS_FOR) || p->dir.cs == CS_LOOP);
+}
+
+/* Does n, run by every thread of a parallel region, hold a construct that the
+ * threads meet together (a worksharing loop, barrier, single) or one we cannot
+ * run there? What a master, critical, atomic, simd or nested parallel for
+ * governs runs as written and is not looked into. */
+static int cu__spmd_needs(const Cu *c, TSNode n)
+{
+    uint32_t nc = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < nc; i++) {
+        TSNode k = ts_node_named_child(n, i);
+        if (node_is(k, "preproc_call")) {
+            Pragma *p = cu__pragma_of(c->u, k);
+            int nowait, kind;
+            if (p && p->dir.kind == DIR_LOOP) {
+                if (cu__is_ws_loop(p) || CS_IS_PARALLEL_REGION(p->dir.cs) ||
+                    (p->dir.cs & (CS_TEAMS | CS_DISTRIBUTE)))
+                    return 1;
+                i = cu__next_index(n, i);
+            } else if (!p && cu__is_our_pragma(c, k)) {
+                kind = cu__sync_kind(c, k, &nowait);
+                if (kind == CU_SY_BARRIER || kind == CU_SY_SINGLE || kind == CU_SY_OTHER)
+                    return 1;
+                if (kind == CU_SY_MASTER || kind == CU_SY_LOCK)
+                    i = cu__next_index(n, i);
+            }
+            continue;
+        }
+        if (cu__spmd_needs(c, k))
+            return 1;
+    }
+    return 0;
+}
+
+/* Does n hold a critical or atomic construct (the file needs macc_lock_)? */
+static int cu__uses_lock(const Cu *c, TSNode n)
+{
+    int nowait;
+    if (node_is(n, "preproc_call"))
+        return cu__is_our_pragma(c, n) && !cu__pragma_of(c->u, n) && cu__sync_kind(c, n, &nowait) == CU_SY_LOCK;
+    uint32_t nc = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        if (cu__uses_lock(c, ts_node_named_child(n, i)))
+            return 1;
+    return 0;
+}
+
+/* The type and the expression of variable v in kernel code. */
+static char *cu__var_type(const Region *r, const CopyCtx *ctx, const char *v)
+{
+    const Capture *k = cu__cap(r, v);
+    if (k && k->decl && ctx && ctx->writeback && cu__in(ctx->writeback, v))
+        return spec_unqualified(k->decl->spec);
+    return xsprintf("decltype(%s)", v);
+}
+
+/* Is v a mapped scalar reached through its device copy? */
+static int cu__mapped(const CopyCtx *ctx, const char *v)
+{
+    return ctx && ctx->writeback && cu__in(ctx->writeback, v);
+}
+
+static char *cu__var_expr(const CopyCtx *ctx, const char *v)
+{
+    if (ctx && ctx->writeback && cu__in(ctx->writeback, v))
+        return xsprintf("(*macc_p_%s)", v);
+    return xstrdup(v);
+}
+
+/* Opens a block giving every thread its own copies of the private,
+ * firstprivate and reduction variables of d (a loop directive or parallel
+ * region inside a team): reductions start at the operator's identity.
+ * *inner receives the context for the block's text (shadowed names are no
+ * longer written back through pointers; wb2 holds its list). Nothing is
+ * emitted when d has none of these clauses. */
+static int cu__shadow_open(Cu *c, const Region *r, const Pragma *p, const CopyCtx *ctx, CopyCtx *inner, Vec *wb2,
+                           Buf *b)
+{
+    const Directive *d = &p->dir;
+    int any = 0;
+    *inner = *ctx;
+    for (int i = 0; i < d->nclauses; i++) {
+        const DirClause *cl = &d->clauses[i];
+        ClauseKind k = cl->kind;
+        any |= k == CL_REDUCTION || k == CL_PRIVATE || k == CL_FIRSTPRIVATE;
+        for (int j = 0; j < cl->nitems && (k == CL_REDUCTION || k == CL_PRIVATE || k == CL_FIRSTPRIVATE); j++)
+            if (!cl->items[j].is_ident || cl->items[j].nsubs) {
+                diag_error(c->u->diag, pragma_src_off(p, cl->items[j].off),
+                           "%s of '%s' inside the region: the GPU version needs a variable name",
+                           directive_clause_name(k), cl->items[j].base);
+                c->errors++;
+                return 0;
+            }
+    }
+    if (!any)
+        return 0;
+    if (ctx->writeback)
+        for (int i = 0; i < ctx->writeback->len; i++) {
+            const char *w = ctx->writeback->items[i];
+            int shadowed = 0;
+            for (int q = 0; q < d->nclauses; q++) {
+                const DirClause *cl = &d->clauses[q];
+                if (cl->kind == CL_REDUCTION || cl->kind == CL_PRIVATE || cl->kind == CL_FIRSTPRIVATE)
+                    for (int j = 0; j < cl->nitems; j++)
+                        shadowed |= !strcmp(cl->items[j].base, w);
+            }
+            if (!shadowed)
+                vec_push(wb2, (void *)w);
+        }
+    inner->writeback = wb2;
+    buf_puts(b, "        {\n");
+    for (int pass = 0; pass < 2; pass++)
+        for (int q = 0; q < d->nclauses; q++) {
+            const DirClause *cl = &d->clauses[q];
+            for (int j = 0; j < cl->nitems; j++) {
+                const char *v = cl->items[j].base;
+                char *ty = cu__var_type(r, ctx, v), *ex = cu__var_expr(ctx, v);
+                if (pass == 0 && cl->kind == CL_REDUCTION && cu__mapped(ctx, v))
+                    buf_printf(b, "        %s macc_tot_%s;\n", ty, v); /* combined atomically at the end */
+                else if (pass == 0 && cl->kind == CL_REDUCTION)
+                    buf_printf(b, "        %s macc_orig_%s = %s;\n        %s macc_tot_%s;\n", ty, v, ex, ty, v);
+                else if (pass == 0 && cl->kind == CL_FIRSTPRIVATE)
+                    buf_printf(b, "        %s macc_fp_%s = %s;\n", ty, v, ex);
+                else if (pass == 1 && cl->kind == CL_REDUCTION)
+                    buf_printf(b, "        %s %s = macc_red<%s, %s>::id();\n", ty, v, cu__red_op(cl->modifier), ty);
+                else if (pass == 1 && cl->kind == CL_PRIVATE)
+                    buf_printf(b, "        %s %s;\n", ty, v);
+                else if (pass == 1 && cl->kind == CL_FIRSTPRIVATE)
+                    buf_printf(b, "        %s %s = macc_fp_%s;\n", ty, v, v);
+                free(ty);
+                free(ex);
+            }
+            if (pass == 0 && q == d->nclauses - 1)
+                buf_puts(b, "        {\n");
+        }
+    return 1;
+}
+
+/* Closes the block of cu__shadow_open: the reductions combined over the
+ * block and given to every thread (the variable's original value included). */
+static void cu__shadow_close(const Region *r, const Directive *d, const CopyCtx *ctx, int opened, Buf *b)
+{
+    if (!opened)
+        return;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int q = 0; q < d->nclauses; q++) {
+            const DirClause *cl = &d->clauses[q];
+            if (cl->kind != CL_REDUCTION)
+                continue;
+            for (int j = 0; j < cl->nitems; j++) {
+                const char *v = cl->items[j].base, *op = cu__red_op(cl->modifier);
+                char *ty = cu__var_type(r, ctx, v), *ex = cu__var_expr(ctx, v);
+                if (pass == 0)
+                    buf_printf(b, "        macc_tot_%s = macc_block_reduce<%s, %s>(%s);\n", v, op, ty, v);
+                else if (cu__mapped(ctx, v)) /* device memory that other teams may update too */
+                    buf_printf(b, "        if (threadIdx.x == 0) (void)macc_atomic_fetch<%s>(&%s, macc_tot_%s);\n",
+                               cu__red_atomic(cl->modifier), ex, v);
+                else
+                    buf_printf(b, "        %s = macc_red<%s, %s>::op(macc_orig_%s, macc_tot_%s);\n", ex, op, ty, v, v);
+                free(ty);
+                free(ex);
+            }
+        }
+        buf_puts(b, "        }\n");
+    }
+}
+
+/* A loop directive shared among the threads of the block (a worksharing loop
+ * of a parallel region, or a loop directive at the top of a team's body),
+ * with its own private copies and reductions; `barrier`: the threads wait for
+ * one another at its end. */
+static void cu__emit_shared_loop(Cu *c, const Region *r, const Pragma *p, TSNode loop, const CopyCtx *ctx, Buf *b)
+{
+    const DirClause *col = directive_find(&p->dir, CL_COLLAPSE);
+    const DirClause *lp = directive_find(&p->dir, CL_LASTPRIVATE);
+    int depth = col && col->ival > 0 ? (int)col->ival : 1;
+    if (lp) {
+        diag_error(c->u->diag, pragma_src_off(p, lp->off),
+                   "lastprivate on a loop directive inside the region is not supported in the GPU version");
+        c->errors++;
+        return;
+    }
+    CopyCtx in;
+    Vec wb2 = {0};
+    int opened = cu__shadow_open(c, r, p, ctx, &in, &wb2, b);
+    cu__emit_loop(c, r, loop, depth, "threadIdx.x", "blockDim.x", &in, b, "        ");
+    cu__shadow_close(r, &p->dir, ctx, opened, b);
+    vec_free(&wb2);
+}
+
+static void cu__spmd(Cu *c, const Region *r, TSNode n, const CopyCtx *ctx, Buf *b);
+
+/* The named children [i0, i1) of `parent`, run by every thread of a parallel
+ * region: worksharing loops shared among them, barriers and single
+ * constructs as barriers and thread 0, everything else by every thread. */
+static void cu__spmd_seq(Cu *c, const Region *r, TSNode parent, uint32_t i0, uint32_t i1, const CopyCtx *ctx,
+                         Buf *b)
+{
+    for (uint32_t i = i0; i < i1; i++) {
+        TSNode k = ts_node_named_child(parent, i);
+        if (node_is(k, "comment"))
+            continue;
+        if (!node_is(k, "preproc_call")) {
+            cu__spmd(c, r, k, ctx, b);
+            continue;
+        }
+        Pragma *p = cu__pragma_of(c->u, k);
+        uint32_t j = cu__next_index(parent, i);
+        if (p && p->dir.kind == DIR_LOOP) {
+            char t[64];
+            if (cu__is_ws_loop(p)) {
+                if (j < i1 && node_is(ts_node_named_child(parent, j), "for_statement")) {
+                    cu__emit_shared_loop(c, r, p, ts_node_named_child(parent, j), ctx, b);
+                    if (!directive_find(&p->dir, CL_NOWAIT))
+                        buf_puts(b, "        __syncthreads();\n");
+                    i = j;
+                }
+            } else if (CS_IS_PARALLEL_REGION(p->dir.cs) || (p->dir.cs & (CS_TEAMS | CS_DISTRIBUTE))) {
+                diag_error(c->u->diag, p->start, "'%s' inside a parallel region is not supported in the GPU version",
+                           directive_cs_text(p->dir.cs, t, sizeof t));
+                c->errors++;
+            }
+            /* simd, a nested parallel for: the statement runs on every thread as written */
+            continue;
+        }
+        if (p || !cu__is_our_pragma(c, k)) {
+            if (!p) { /* #pragma unroll and the like */
+                cu__copy(c, k, b, ctx);
+                buf_puts(b, "\n");
+            }
+            continue;
+        }
+        int nowait, kind = cu__sync_kind(c, k, &nowait);
+        if (kind == CU_SY_BARRIER) {
+            buf_puts(b, "        __syncthreads();\n");
+        } else if (kind == CU_SY_SINGLE) {
+            if (j < i1) {
+                buf_puts(b, "        if (threadIdx.x == 0) {\n");
+                cu__line_dir(c, b, ts_node_named_child(parent, j));
+                cu__copy(c, ts_node_named_child(parent, j), b, ctx);
+                buf_puts(b, "\n        }\n");
+                i = j;
+            }
+            if (!nowait)
+                buf_puts(b, "        __syncthreads();\n");
+        } else if (atomic_pragma_kind(c->u, k) != SYNC_NONE) {
+            /* atomic, critical, flush: run by every thread (emit_atomic.c), as
+             * everywhere else in kernels */
+            SyncCx sx;
+            AtomicEmit a;
+            cu__sync_init(c, ctx, &sx, &a);
+            a.no_frame = 1;
+            TSNode st = atomic_pragma_kind(c->u, k) == SYNC_FLUSH ? (TSNode){0} : atomic_pragma_stmt(k);
+            Buf code = {0};
+            int ok = atomic_emit(&a, k, &code) == 0;
+            c->errors += a.errors;
+            cu__line_dir(c, b, ts_node_is_null(st) ? k : st);
+            buf_puts(b, code.data ? code.data : "");
+            buf_puts(b, "\n");
+            buf_free(&code);
+            if (ok && !ts_node_is_null(st) && j < i1 && ts_node_eq(ts_node_named_child(parent, j), st))
+                i = j;
+        } else {
+            /* master: the copy's edits (others: an error there) */
+            cu__copy(c, k, b, ctx);
+            buf_puts(b, "\n");
+        }
+    }
+}
+
+/* Statement n run by every thread of a parallel region. Statements around
+ * worksharing constructs (blocks, loops, if) are emitted piece by piece:
+ * OpenMP makes every thread of the team meet those constructs. */
+static void cu__spmd(Cu *c, const Region *r, TSNode n, const CopyCtx *ctx, Buf *b)
+{
+    if (!cu__spmd_needs(c, n)) {
+        cu__line_dir(c, b, n);
+        cu__copy(c, n, b, ctx);
+        buf_puts(b, "\n");
+        return;
+    }
+    if (node_is(n, "compound_statement")) {
+        buf_puts(b, "        {\n");
+        cu__spmd_seq(c, r, n, 0, ts_node_named_child_count(n), ctx, b);
+        buf_puts(b, "        }\n");
+        return;
+    }
+    if (!(node_is(n, "for_statement") || node_is(n, "while_statement") || node_is(n, "do_statement") ||
+          node_is(n, "if_statement") || node_is(n, "else_clause"))) {
+        diag_error(c->u->diag, ts_node_start_byte(n),
+                   "a worksharing or barrier construct inside this statement is not supported in the GPU version");
+        c->errors++;
+        return;
+    }
+    size_t pos = ts_node_start_byte(n);
+    uint32_t nc = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < nc; i++) {
+        TSNode k = ts_node_named_child(n, i);
+        if (!cu__spmd_needs(c, k))
+            continue;
+        cu__line_dir_off(c, b, pos);
+        cu__copy_span(c, n, pos, ts_node_start_byte(k), ctx, b);
+        buf_puts(b, "\n");
+        cu__spmd(c, r, k, ctx, b);
+        pos = ts_node_end_byte(k);
+    }
+    if (pos < ts_node_end_byte(n)) {
+        cu__line_dir_off(c, b, pos);
+        cu__copy_span(c, n, pos, ts_node_end_byte(n), ctx, b);
+        buf_puts(b, "\n");
+    }
+}
+
+/* A parallel region inside a team's body (the named children [i0, i1) of
+ * parent: the region's statement, after any directives nested in it): every
+ * thread of the block runs it. */
+static void cu__emit_inner_parallel(Cu *c, const Region *r, const Pragma *p, TSNode parent, uint32_t i0,
+                                    uint32_t i1, const CopyCtx *ctx, Buf *b)
+{
+    CopyCtx in;
+    Vec wb2 = {0};
+    buf_puts(b, "        __syncthreads();\n");
+    int opened = cu__shadow_open(c, r, p, ctx, &in, &wb2, b);
+    in.spmd = 1;
+    cu__spmd_seq(c, r, parent, i0, i1, &in, b);
+    cu__shadow_close(r, &p->dir, ctx, opened, b);
+    buf_puts(b, "        __syncthreads();\n");
+    vec_free(&wb2);
+}
+
 /* A team runs a compound statement (or any statement): declarations and
  * local-only statements on every thread, loop directives shared among the
- * threads, other statements on thread 0 between barriers. */
+ * threads, parallel regions by every thread, other statements on thread 0
+ * between barriers. */
 static void cu__emit_team_body(Cu *c, const Region *r, TSNode stmt, const CopyCtx *ctx, Buf *b)
 {
     Unit *u = c->u;
@@ -1036,71 +1679,25 @@ static void cu__emit_team_body(Cu *c, const Region *r, TSNode stmt, const CopyCt
             continue;
         Pragma *p = node_is(k, "preproc_call") ? cu__pragma_of(u, k) : NULL;
         if (node_is(k, "preproc_call")) {
-            if (p && p->dir.kind == DIR_LOOP && (p->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR))) {
-                TSNode loop = ts_node_next_named_sibling(k);
-                while (node_is(loop, "comment"))
-                    loop = ts_node_next_named_sibling(loop);
-                const DirClause *col = directive_find(&p->dir, CL_COLLAPSE);
-                int depth = col && col->ival > 0 ? (int)col->ival : 1;
-                /* reductions of this loop: private per thread, combined and broadcast;
-                 * a mapped scalar (device memory) gets a private accumulator per
-                 * thread instead, combined into it atomically by each team's thread 0 */
-                Vec lwb = {0};
-                for (int q = 0; ctx && ctx->writeback && q < ctx->writeback->len; q++) {
-                    const char *w = ctx->writeback->items[q];
-                    if (!directive_lists(&p->dir, CL_REDUCTION, w))
-                        vec_push(&lwb, (void *)w);
-                }
-                CopyCtx lctx = {0};
-                if (ctx)
-                    lctx = *ctx;
-                lctx.writeback = &lwb;
+            if (p && p->dir.kind == DIR_LOOP && CS_IS_PARALLEL_REGION(p->dir.cs)) {
+                /* the region's statement: after the directives nested in it */
+                uint32_t j = cu__next_index(stmt, i);
+                while (j < nc && node_is(ts_node_named_child(stmt, j), "preproc_call") &&
+                       cu__pragma_of(u, ts_node_named_child(stmt, j)))
+                    j = cu__next_index(stmt, j);
+                if (j < nc)
+                    cu__emit_inner_parallel(c, r, p, stmt, i + 1, j + 1, ctx, b);
+                i = j;
+                continue;
+            }
+            if (p && p->dir.kind == DIR_LOOP && ((p->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR)) || p->dir.cs == CS_LOOP)) {
+                uint32_t j = cu__next_index(stmt, i);
+                /* a barrier first: thread 0's statements before it are seen */
                 buf_puts(b, "        __syncthreads();\n        {\n");
-                for (int pass = 0; pass < 2; pass++)
-                    for (int q = 0; q < p->dir.nclauses; q++) {
-                        const DirClause *cl = &p->dir.clauses[q];
-                        if (cl->kind != CL_REDUCTION)
-                            continue;
-                        for (int j = 0; j < cl->nitems; j++) {
-                            const char *v = cl->items[j].base;
-                            const Capture *kc = cu__cap(r, v);
-                            if (kc && ctx && ctx->writeback && cu__in(ctx->writeback, v)) {
-                                if (pass == 0) {
-                                    char *spec = spec_unqualified(kc->decl->spec);
-                                    buf_printf(b, "        %s %s = macc_red<%s, %s>::id();\n", spec, kc->decl->decl_text,
-                                               cu__red_op(cl->modifier), spec);
-                                    free(spec);
-                                }
-                            } else if (pass == 0)
-                                buf_printf(b, "        decltype(%s) macc_orig_%s = %s;\n", v, v, v);
-                            else
-                                buf_printf(b, "        %s = macc_red<%s, decltype(%s)>::id();\n", v, cu__red_op(cl->modifier), v);
-                        }
-                    }
-                cu__emit_loop(c, r, loop, depth, "threadIdx.x", "blockDim.x", &lctx, b, "        ");
-                for (int q = 0; q < p->dir.nclauses; q++) {
-                    const DirClause *cl = &p->dir.clauses[q];
-                    if (cl->kind != CL_REDUCTION)
-                        continue;
-                    for (int j = 0; j < cl->nitems; j++) {
-                        const char *v = cl->items[j].base;
-                        const Capture *kc = cu__cap(r, v);
-                        if (kc && ctx && ctx->writeback && cu__in(ctx->writeback, v)) {
-                            char *spec = spec_unqualified(kc->decl->spec);
-                            buf_printf(b, "        { %s macc_t_ = macc_block_reduce<%s, %s>(%s); if (threadIdx.x == 0) (void)macc_atomic_fetch<%s>(macc_p_%s, macc_t_); }\n",
-                                       spec, cu__red_op(cl->modifier), spec, v, cu__red_atomic(cl->modifier), v);
-                            free(spec);
-                        } else {
-                            buf_printf(b, "        %s = macc_red<%s, decltype(%s)>::op(macc_orig_%s, macc_block_reduce<%s, decltype(%s)>(%s));\n",
-                                       v, cu__red_op(cl->modifier), v, v, cu__red_op(cl->modifier), v, v);
-                        }
-                    }
-                }
-                vec_free(&lwb);
+                if (j < nc)
+                    cu__emit_shared_loop(c, r, p, ts_node_named_child(stmt, j), ctx, b);
                 buf_puts(b, "        }\n        __syncthreads();\n");
-                i++; /* the loop itself */
-                while (i + 1 < nc && node_is(ts_node_named_child(stmt, i), "comment"))
-                    i++;
+                i = j; /* the loop itself */
                 continue;
             }
             int sk = atomic_pragma_kind(u, k);
@@ -1399,15 +1996,22 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     const Directive *d = gv->dir;
     unsigned cs = gv->cs;
     int inner = cu__has_inner_loops(c->u, r->stmt);
-    enum { LOOP = CU_LOOP, TEAM_DIST = CU_TEAM_DIST, GENERIC = CU_GENERIC } mode;
+    enum { LOOP = CU_LOOP, TEAM_DIST = CU_TEAM_DIST, GENERIC = CU_GENERIC, PARALLEL = CU_PARALLEL } mode;
     if (cs & CS_PARALLEL_FOR)
         mode = LOOP;
     else if (cs & CS_DISTRIBUTE)
         mode = inner ? TEAM_DIST : LOOP;
     else if (cs & CS_SIMD)
         mode = LOOP;
+    else if (CS_IS_PARALLEL_REGION(cs))
+        mode = PARALLEL;
     else
         mode = GENERIC;
+    if (!c->lock && cu__uses_lock(c, r->stmt)) {
+        /* critical and atomic constructs of parallel regions: one lock for the file */
+        buf_puts(b, "\nstatic __device__ int macc_lock_;\n");
+        c->lock = 1;
+    }
 
     buf_printf(b, "\n/* target region %s:%d: nvidia version */\n", c->path, r->line);
     buf_printf(b, "struct macc_a_%s {\n    int macc_unused_;\n", sfx);
@@ -1420,6 +2024,7 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
             free(spec);
         }
     }
+    region_launch_fields(r, b, NULL);
     buf_puts(b, "};\n");
     buf_printf(b, "struct macc_p_%s {\n    void *macc_unused_;\n", sfx);
     for (int i = 0; i < r->caps.len; i++) {
@@ -1450,7 +2055,7 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
             continue;
         int fp = directive_lists(d, CL_FIRSTPRIVATE, k->name), lp = directive_lists(d, CL_LASTPRIVATE, k->name);
         fp |= directive_lists(d, CL_PRIVATE, k->name); /* the same, uninitialised */
-        if (mode == LOOP && (fp || lp))
+        if ((mode == LOOP || mode == PARALLEL) && (fp || lp)) /* PARALLEL: parallel's copies are per thread */
             vec_push(&thread_arrays, k->name);
         else if (fp || lp || k->target_fp) {
             vec_push(&scratch, k->name);
@@ -1465,7 +2070,7 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     Vec reds = {0}, treds = {0};
     if (mode == LOOP)
         cu__reductions(r, d, &reds);
-    else
+    else if (mode != PARALLEL) /* a parallel region (one block) combines its own */
         cu__reductions(r, d, &treds);
     /* writeback scalars that are neither reductions nor lastprivate: shared through the pointer */
     for (int i = 0; i < r->caps.len; i++) {
@@ -1485,7 +2090,7 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         if (!special)
             vec_push(&wb, k->name);
     }
-    CopyCtx ctx = {&wb, NULL, NULL, NULL};
+    CopyCtx ctx = {&wb, NULL, NULL, NULL, 0};
     /* writes to these run once per team in team kernels (thread 0) */
     Vec nonlocal = {0};
     for (int i = 0; i < wb.len; i++)
@@ -1505,11 +2110,22 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         buf_printf(b, ", %s *macc_part_%s", x->type, x->cap->name);
     }
     buf_puts(b, ")\n{\n    (void)macc_a_; (void)macc_p_;\n");
+    int shared_scalars = 0;
     for (int i = 0; i < r->caps.len; i++) {
         Capture *k = r->caps.items[i];
         const Decl *dd = k->decl;
         switch (k->kind) {
         case CAP_SCALAR:
+            if (mode == PARALLEL && k->written && !cu__named_private(d, k->name)) {
+                /* shared by the threads of the parallel region, as in OpenMP */
+                char *spec = spec_unqualified(dd->spec);
+                buf_printf(b, "    __shared__ %s %s;\n    if (threadIdx.x == 0) %s = macc_a_.%s;\n", spec, dd->decl_text,
+                           k->name, k->name);
+                free(spec);
+                shared_scalars = 1;
+                vec_push(&c->team_shared, xstrdup(k->name)); /* atomics on it are atomics */
+                break;
+            }
             buf_printf(b, "    %s %s = macc_a_.%s;\n", dd->spec, dd->decl_text, k->name);
             break;
         case CAP_PRIVATE:
@@ -1566,6 +2182,8 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         Red *x = treds.items[i];
         buf_printf(b, "    %s = macc_red<%s, %s>::id();\n", x->cap->name, cu__red_op(x->op), x->type);
     }
+    if (shared_scalars)
+        buf_puts(b, "    __syncthreads();\n");
     int collapse = r->collapse > 0 ? r->collapse : 1;
     Stage st;
     int staged = 0, tile = CU_TILE;
@@ -1632,6 +2250,27 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
             free(trip);
             cu__free_loop(&l);
         }
+    } else if (mode == PARALLEL) {
+        /* every thread of one block runs the region; its reductions start at the
+         * identity on every thread and are combined over the block at the end */
+        Vec preds = {0};
+        CopyCtx sctx = ctx;
+        sctx.spmd = 1;
+        cu__reductions(r, d, &preds);
+        for (int i = 0; i < preds.len; i++) {
+            Red *x = preds.items[i];
+            buf_printf(b, "    %s macc_orig_%s = %s;\n    %s = macc_red<%s, %s>::id();\n", x->type, x->cap->name,
+                       x->cap->name, x->cap->name, cu__red_op(x->op), x->type);
+        }
+        cu__spmd(c, r, r->stmt, &sctx, b);
+        for (int i = 0; i < preds.len; i++) {
+            Red *x = preds.items[i];
+            buf_printf(b, "    %s = macc_red<%s, %s>::op(macc_orig_%s, macc_block_reduce<%s, %s>(%s));\n", x->cap->name,
+                       cu__red_op(x->op), x->type, x->cap->name, cu__red_op(x->op), x->type, x->cap->name);
+            free(x->type);
+            free(x);
+        }
+        vec_free(&preds);
     } else {
         cu__emit_team_body(c, r, r->stmt, &ctx, b);
     }
@@ -1680,11 +2319,17 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         if (k->kind == CAP_SCALAR)
             buf_printf(b, "    %s %s = macc_a_->%s; (void)%s;\n", k->decl->spec, k->decl->decl_text, k->name, k->name);
     }
-    int inner_threads = mode != LOOP && inner;
+    int inner_threads = (mode != LOOP && inner) || mode == PARALLEL;
     if (staged)
         buf_printf(b, "    /* inner loop staged through shared memory in tiles of %d */\n", tile);
+    /* clause expressions were evaluated where the region was encountered
+     * (OpenMP's rule) and came in the argument block */
+    int vix = (int)(gv - r->versions);
+    char *nth_f = nth ? xsprintf("macc_a_->macc_%s_v%d", "num_threads", vix) : NULL;
+    char *tl_f = tl ? xsprintf("macc_a_->macc_%s_v%d", "thread_limit", vix) : NULL;
+    char *nt_f = nt ? xsprintf("macc_a_->macc_%s_v%d", "num_teams", vix) : NULL;
     buf_printf(b, "    int macc_block_ = %s%s%s;\n", nth ? "(int)(" : tl ? "(int)(" : "",
-               nth ? nth->arg : tl ? tl->arg : (mode == LOOP || inner_threads) ? "256" : "1", nth || tl ? ")" : "");
+               nth ? nth_f : tl ? tl_f : (mode == LOOP || inner_threads) ? "256" : "1", nth || tl ? ")" : "");
     buf_puts(b, "    if (macc_block_ < 1) macc_block_ = 1;\n    if (macc_block_ > 1024) macc_block_ = 1024;\n");
     if (reds.len || mode != LOOP)
         buf_puts(b, "    { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }\n");
@@ -1716,9 +2361,9 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
             buf_puts(b, "    const long long macc_total_ = 1LL << 40; /* bounds known only on the device */\n");
         buf_free(&tb);
         buf_printf(b, "    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, %s%s%s, %d);\n", nt ? "(int)(" : "",
-                   nt ? nt->arg : (cs & CS_TEAMS) ? "0" : "1", nt ? ")" : "", reds.len > 0 || !host_total);
+                   nt ? nt_f : (cs & CS_TEAMS) ? "0" : "1", nt ? ")" : "", reds.len > 0 || !host_total);
     } else if (mode == TEAM_DIST) {
-        buf_printf(b, "    int macc_grid_ = %s%s%s;\n", nt ? "(int)(" : "", nt ? nt->arg : "1024", nt ? ")" : "");
+        buf_printf(b, "    int macc_grid_ = %s%s%s;\n", nt ? "(int)(" : "", nt ? nt_f : "1024", nt ? ")" : "");
         buf_puts(b, "    if (macc_grid_ < 1) macc_grid_ = 1;\n");
     } else {
         buf_puts(b, "    int macc_grid_ = 1;\n");
@@ -1774,9 +2419,14 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     vec_free(&nonlocal);
     vec_free(&thread_arrays);
     vec_free(&scratch);
+    while (c->team_shared.len)
+        free(c->team_shared.items[--c->team_shared.len]);
     c->r = NULL;
     c->nonlocal = NULL;
     c->thread_arrays = NULL;
+    free(nth_f);
+    free(tl_f);
+    free(nt_f);
 }
 
 int emit_cuda(Unit *u, Buf *out, const char *display_path)
@@ -1823,8 +2473,7 @@ int emit_cuda(Unit *u, Buf *out, const char *display_path)
                   "#include <cuda_runtime.h>\n#include <string.h>\n#include \"macc_rt.h\"\n#include \"macc_device.h\"\n"
                   "#define restrict __restrict__\n"
                   "#pragma nv_diag_suppress 177\n#pragma nv_diag_suppress 550\n#pragma nv_diag_suppress 1675\n");
-    buf_printf(out, "#line 1 \"%s\"\n", c.path);
-    cu__prelude(&c, ts_tree_root_node(u->tree), out);
+    cu__prelude(&c, out);
     buf_puts(out, "\n");
     for (int i = 0; i < u->regions.len; i++)
         cu__region(&c, u->regions.items[i], out);

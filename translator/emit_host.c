@@ -21,6 +21,7 @@ typedef struct Emit {
     Unit *u;
     const char *path;  /* display path, escaped for strings */
     Vec edits;
+    StrSet hoisted;    /* texts of local type definitions already hoisted */
 } Emit;
 
 static void em__edit(Emit *e, size_t start, size_t end, char *text)
@@ -30,6 +31,131 @@ static void em__edit(Emit *e, size_t start, size_t end, char *text)
     x->end = end;
     x->text = text;
     vec_push(&e->edits, x);
+}
+
+/* ---- use_device_addr: the device's copy of a variable ------------------------
+ *
+ * Inside a target data construct with use_device_addr(x) (or use_device_ptr
+ * of a non-pointer), x names the device's copy: references in the body
+ * become (*macc_uda_x), and so do the names in the code generated for the
+ * regions and data directives nested in it. */
+
+static int em__is_idchar(char c)
+{
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* The use_device_addr names (char *, not owned) of the target data
+ * constructs whose body holds source offset off. */
+static void em__addr_names(const Emit *e, size_t off, Vec *names)
+{
+    for (int i = 0; i < e->u->datas.len; i++) {
+        const DataConstruct *d = e->u->datas.items[i];
+        /* the body: after the pragma (a target region right after it
+         * starts with its own pragma line) */
+        if (!d->usedev.len || ts_node_is_null(d->stmt) || off < d->pragma->end ||
+            off >= ts_node_end_byte(d->stmt))
+            continue;
+        for (int j = 0; j < d->usedev.len; j++) {
+            const UseDev *x = d->usedev.items[j];
+            if (x->addr)
+                vec_push(names, x->name);
+        }
+    }
+}
+
+/* `text` (generated C) with the identifiers in `names` replaced by
+ * (*macc_uda_<name>), except in strings, character constants, comments and
+ * after `.` or `->`. Takes text. */
+static char *em__subst(char *text, const Vec *names)
+{
+    if (!names->len || !text)
+        return text;
+    Buf b = {0};
+    const char *s = text;
+    char prev = 0; /* last significant character before an identifier */
+    while (*s) {
+        if (*s == '"' || *s == '\'') {
+            char q = *s;
+            const char *t = s + 1;
+            while (*t && *t != q)
+                t += t[0] == '\\' && t[1] ? 2 : 1;
+            if (*t)
+                t++;
+            buf_put(&b, s, (size_t)(t - s));
+            s = t;
+            prev = q;
+        } else if (s[0] == '/' && s[1] == '*') {
+            const char *t = strstr(s + 2, "*/");
+            t = t ? t + 2 : s + strlen(s);
+            buf_put(&b, s, (size_t)(t - s));
+            s = t;
+        } else if (s[0] == '/' && s[1] == '/') {
+            const char *t = strchr(s, '\n');
+            t = t ? t : s + strlen(s);
+            buf_put(&b, s, (size_t)(t - s));
+            s = t;
+        } else if (em__is_idchar(*s) && !(*s >= '0' && *s <= '9')) {
+            const char *t = s;
+            while (em__is_idchar(*t))
+                t++;
+            int hit = 0;
+            if (prev != '.' && prev != '>')
+                for (int i = 0; i < names->len && !hit; i++)
+                    hit = strlen(names->items[i]) == (size_t)(t - s) &&
+                          !memcmp(names->items[i], s, (size_t)(t - s));
+            if (hit) {
+                buf_puts(&b, "(*macc_uda_");
+                buf_put(&b, s, (size_t)(t - s));
+                buf_puts(&b, ")");
+            } else {
+                buf_put(&b, s, (size_t)(t - s));
+            }
+            s = t;
+            prev = 'a';
+        } else if (em__is_idchar(*s)) { /* a number (and its suffix) */
+            const char *t = s;
+            while (em__is_idchar(*t) || *t == '.')
+                t++;
+            buf_put(&b, s, (size_t)(t - s));
+            s = t;
+            prev = '0';
+        } else {
+            if (*s != ' ' && *s != '\t' && *s != '\n')
+                prev = (*s == '>' && s > text && s[-1] == '-') ? '>' : *s == '>' ? 'g' : *s;
+            buf_put(&b, s, 1);
+            s++;
+        }
+    }
+    free(text);
+    return b.data ? b.data : xstrdup("");
+}
+
+/* em__edit for generated code at source offset `at`: the names of enclosing
+ * use_device_addr constructs are substituted. */
+static void em__edit_gen(Emit *e, size_t start, size_t end, char *text, size_t at)
+{
+    Vec names = {0};
+    em__addr_names(e, at, &names);
+    em__edit(e, start, end, em__subst(text, &names));
+    vec_free(&names);
+}
+
+/* References to the use_device_addr names of d inside its body. */
+static void em__addr_refs(Emit *e, TSNode n, const DataConstruct *d)
+{
+    if (node_is(n, "identifier")) {
+        size_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+        for (int i = 0; i < d->usedev.len; i++) {
+            const UseDev *x = d->usedev.items[i];
+            if (x->addr && strlen(x->name) == b - a && !memcmp(e->u->src->text + a, x->name, b - a))
+                em__edit(e, a, b, xsprintf("(*macc_uda_%s)", x->name));
+        }
+        return;
+    }
+    uint32_t k = ts_node_child_count(n);
+    for (uint32_t i = 0; i < k; i++)
+        em__addr_refs(e, ts_node_child(n, i), d);
 }
 
 static int em__line(const Emit *e, size_t off)
@@ -82,7 +208,14 @@ static const char *em__device(int device, const char *expr, char *buf, size_t n)
     case MACC_DEVICE_ANY: return "MACC_DEVICE_ANY";
     case MACC_DEVICE_HOST: return "MACC_DEVICE_HOST";
     case MACC_DEVICE_NVIDIA: return "MACC_DEVICE_NVIDIA";
-    default: snprintf(buf, n, "(int)(%s)", expr ? expr : "0"); return buf;
+    default:
+        /* a literal number as it is; an expression may be negative
+         * (omp_initial_device, omp_invalid_device) */
+        if (!expr || strspn(expr, "0123456789") == strlen(expr))
+            snprintf(buf, n, "(int)(%s)", expr ? expr : "0");
+        else
+            snprintf(buf, n, "MACC_device_num((int)(%s))", expr);
+        return buf;
     }
 }
 
@@ -177,11 +310,30 @@ static int em__loop_clauses(Buf *b, const Directive *d, int parallel, int simd, 
             if (simd)
                 buf_printf(b, " %s(%s)", directive_clause_name(c->kind), c->arg ? c->arg : "1");
             break;
+        case CL_IF: /* a nested parallel's own if(...) */
+            if (parallel && c->name && strcmp(c->name, "parallel") == 0)
+                buf_printf(b, " if(%s)", c->arg ? c->arg : "1");
+            break;
+        case CL_NOWAIT: /* on a worksharing for */
+            if (d->kind == DIR_LOOP && (d->cs & CS_FOR))
+                buf_puts(b, " nowait");
+            break;
         default:
             break;
         }
     }
     return has_num_threads;
+}
+
+/* num_threads of the task's share of host threads, at most `limit` (a
+ * thread_limit) when there is one. */
+static void em__share(Buf *b, const char *limit)
+{
+    if (limit)
+        buf_printf(b, " num_threads((%s) > 0 && (%s) < macc_env_->nthreads ? (int)(%s) : macc_env_->nthreads)", limit,
+                   limit, limit);
+    else
+        buf_puts(b, " num_threads(macc_env_->nthreads)");
 }
 
 /* The thread_limit of a version: its directive's, else the target line's. */
@@ -194,25 +346,24 @@ static const char *em__thread_limit(const Region *r, const RVersion *v)
 }
 
 /* The host pragma for construct-set `cs` with the clauses of `d`; NULL when
- * the version has no loop construct. A thread_limit of `d`, else `outer` (the
- * version's, for loop directives inside the region), bounds the threads: the
- * host reducer runs the teams as one team of min(thread_limit, the task's
- * share of host threads) threads. */
+ * the version has no loop construct or parallel region. A thread_limit of
+ * `d`, else `outer` (the version's, for loop directives inside the region),
+ * bounds the threads: the host reducer runs the teams as one team of
+ * min(thread_limit, the task's share of host threads) threads. */
 static char *em__host_pragma(unsigned cs, const Directive *d, const char *outer)
 {
     Buf b = {0};
     int simd = (cs & CS_SIMD) != 0;
     const DirClause *tl = directive_find(d, CL_THREAD_LIMIT);
     const char *limit = tl && tl->arg ? tl->arg : outer;
-    if (cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR)) {
+    if (CS_IS_PARALLEL_REGION(cs)) {
+        buf_puts(&b, "#pragma omp parallel");
+        if (!em__loop_clauses(&b, d, 1, 0, limit))
+            em__share(&b, limit);
+    } else if (cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR)) {
         buf_printf(&b, "#pragma omp parallel for%s", simd ? " simd" : "");
-        if (!em__loop_clauses(&b, d, 1, simd, limit)) {
-            if (limit)
-                buf_printf(&b, " num_threads((%s) > 0 && (%s) < macc_env_->nthreads ? (int)(%s) : macc_env_->nthreads)",
-                           limit, limit, limit);
-            else
-                buf_puts(&b, " num_threads(macc_env_->nthreads)");
-        }
+        if (!em__loop_clauses(&b, d, 1, simd, limit))
+            em__share(&b, limit);
     } else if (simd) {
         buf_puts(&b, "#pragma omp simd");
         em__loop_clauses(&b, d, 0, 1, NULL);
@@ -230,6 +381,28 @@ static char *em__inner_pragma(const Directive *d)
     Buf b = {0};
     buf_puts(&b, "#pragma omp simd");
     em__loop_clauses(&b, d, 0, 1, NULL);
+    return b.data;
+}
+
+/* A worksharing loop (`for`, or a bare `loop` in a parallel region) of a
+ * region body, for the parallel region around it. */
+static char *em__for_pragma(const Directive *d)
+{
+    Buf b = {0};
+    buf_printf(&b, "#pragma omp for%s", (d->cs & CS_SIMD) ? " simd" : "");
+    em__loop_clauses(&b, d, 1, (d->cs & CS_SIMD) != 0, NULL);
+    return b.data;
+}
+
+/* A parallel region of a region body; `outer`: not inside another parallel
+ * construct of the version (then it gets the task's share of host threads,
+ * bounded by the version's thread_limit `limit`). */
+static char *em__parallel_pragma(const Directive *d, int outer, const char *limit)
+{
+    Buf b = {0};
+    buf_puts(&b, "#pragma omp parallel");
+    if (!em__loop_clauses(&b, d, 1, 0, outer ? limit : NULL) && outer)
+        em__share(&b, limit);
     return b.data;
 }
 
@@ -259,19 +432,34 @@ static void em__body(Emit *e, const Region *r, const RVersion *v, Buf *out)
     for (int i = 0; i < inner.len; i++) {
         Pragma *p = inner.items[i];
         char *text = NULL;
-        int outer = !(v->cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_SIMD));
-        if (outer) {
-            for (int j = 0; j < inner.len && outer; j++) {
-                Pragma *q = inner.items[j];
-                if (q == p || !(q->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR)))
-                    continue;
-                TSNode qs = ts_node_next_named_sibling(q->node);
-                if (!ts_node_is_null(qs) && ts_node_start_byte(qs) <= p->start && p->end <= ts_node_end_byte(qs) + 1)
-                    outer = 0;
+        /* outer: not inside a loop construct nor a parallel region (of the
+         * version or of a directive of the body); in_par: inside a parallel region */
+        int outer = !(v->cs & CS_LOOPS) && !CS_IS_PARALLEL_REGION(v->cs);
+        int in_par = CS_IS_PARALLEL_REGION(v->cs), in_loop = (v->cs & CS_LOOPS) != 0;
+        for (int j = 0; j < inner.len; j++) {
+            Pragma *q = inner.items[j];
+            int loopq = (q->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_FOR | CS_LOOP)) != 0;
+            if (q == p || !(loopq || CS_IS_PARALLEL_REGION(q->dir.cs)))
+                continue;
+            TSNode qs = ts_node_next_named_sibling(q->node);
+            while (node_is(qs, "comment") || node_is(qs, "preproc_call"))
+                qs = ts_node_next_named_sibling(qs);
+            /* p is in q's statement, or between q and it (parallel + for + loop) */
+            if (!ts_node_is_null(qs) && q->start < p->start && p->end <= ts_node_end_byte(qs) + 1) {
+                outer = 0;
+                in_par |= CS_IS_PARALLEL_REGION(q->dir.cs);
+                in_loop |= loopq;
             }
         }
-        if (outer && (p->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR)))
-            text = em__host_pragma(p->dir.cs, &p->dir, em__thread_limit(r, v));
+        unsigned pcs = p->dir.cs;
+        if (CS_IS_PARALLEL_REGION(pcs))
+            text = em__parallel_pragma(&p->dir, outer, em__thread_limit(r, v));
+        else if (pcs & CS_FOR)
+            text = em__for_pragma(&p->dir);
+        else if (pcs == CS_LOOP && in_par && !in_loop) /* a bare loop binds to the parallel region */
+            text = em__for_pragma(&p->dir);
+        else if (outer && (pcs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_LOOP)))
+            text = em__host_pragma(pcs == CS_LOOP ? CS_PARALLEL_FOR : pcs, &p->dir, em__thread_limit(r, v));
         else
             text = em__inner_pragma(&p->dir);
         Buf t = {0};
@@ -325,6 +513,52 @@ static char *em__row_pointer(const Capture *c)
     return xsprintf("%.*s(*%s)%s", d->arr_off, d->decl_text, d->name, d->decl_text + d->arr_off + d->arr_len);
 }
 
+/* The type definitions of the function's regions that live inside the
+ * function (local structs, enums, typedefs): copied before the outlined
+ * code, once per function, in the file's order. */
+static void em__local_types(Emit *e, const Region *first, Buf *b)
+{
+    Unit *u = e->u;
+    Vec all = {0};
+    for (int i = 0; i < u->regions.len; i++) {
+        Region *q = u->regions.items[i];
+        if (!ts_node_eq(q->func, first->func))
+            continue;
+        for (int j = 0; j < q->local_types.len; j++) {
+            TSNode *n = q->local_types.items[j];
+            int dup = 0;
+            for (int k = 0; k < all.len && !dup; k++)
+                dup = ts_node_eq(*(TSNode *)all.items[k], *n);
+            if (!dup)
+                vec_push(&all, n);
+        }
+    }
+    for (int pass = 0; pass < 2 && all.len; pass++) /* a tiny insertion sort by position */
+        for (int i = 1; i < all.len; i++)
+            for (int j = i; j > 0 && ts_node_start_byte(*(TSNode *)all.items[j - 1]) >
+                                      ts_node_start_byte(*(TSNode *)all.items[j]); j--) {
+                void *t = all.items[j];
+                all.items[j] = all.items[j - 1];
+                all.items[j - 1] = t;
+            }
+    int said = 0;
+    for (int i = 0; i < all.len; i++) {
+        TSNode n = *(TSNode *)all.items[i];
+        size_t sb = ts_node_start_byte(n);
+        Buf t = {0};
+        local_type_text(u, n, &t);
+        /* the same definition in another function (a copy-pasted enum) goes once */
+        if (strset_add(&e->hoisted, t.data, t.len)) {
+            if (!said++)
+                buf_puts(b, "\n/* types the regions of this function use, declared inside it */\n");
+            buf_printf(b, "#line %d \"%s\"\n", em__line(e, sb), source_cfile(u->src, sb));
+            buf_puts(b, t.data);
+        }
+        buf_free(&t);
+    }
+    vec_free(&all);
+}
+
 static void em__outlined(Emit *e, const Region *r, Buf *b)
 {
     const char *sfx = r->suffix;
@@ -338,6 +572,7 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
         buf_printf(b, "    %s %s;\n", spec, c->decl->decl_text);
         free(spec);
     }
+    region_launch_fields(r, b, NULL);
     buf_puts(b, "};\n");
 
     /* the host version */
@@ -459,11 +694,14 @@ static void em__call(Emit *e, const Region *r)
     buf_printf(&b, "    struct macc_a_%s macc_a_ = {0};\n", r->suffix);
     for (int i = 0; i < r->caps.len; i++) {
         Capture *c = r->caps.items[i];
-        if (c->kind == CAP_SCALAR)
+        if (c->kind == CAP_SCALAR && c->local_type) /* the hoisted type is another type for C */
+            buf_printf(&b, "    __builtin_memcpy(&macc_a_.%s, &%s, sizeof macc_a_.%s);\n", c->name, c->name, c->name);
+        else if (c->kind == CAP_SCALAR)
             buf_printf(&b, "    macc_a_.%s = %s;\n", c->name, c->name);
         else if (c->kind == CAP_PRIVATE) /* the user's variable is no longer used here */
             buf_printf(&b, "    (void)%s;\n", c->name);
     }
+    region_launch_fields(r, NULL, &b);
     em__maps(&b, &r->maps, "    ");
     em__deps(&b, &r->deps, "    ");
     char dbuf[256];
@@ -471,9 +709,9 @@ static void em__call(Emit *e, const Region *r)
     buf_printf(&b, "    MACC_target(&macc_r_%s, &macc_a_, sizeof macc_a_, %d, %s, %d, %s, %s, %s, %s);\n}",
                r->suffix, r->maps.len, r->maps.len ? "macc_m_" : "0", r->deps.len, r->deps.len ? "macc_d_" : "0",
                r->nowait ? "MACC_NOWAIT" : "0", dev, r->if_expr ? r->if_expr : "1");
-    size_t end = ts_node_end_byte(r->stmt);
+    size_t end = ts_node_end_byte(r->span);
     em__line_dir(e, &b, end);
-    em__edit(e, r->target->start, end, b.data);
+    em__edit_gen(e, r->target->start, end, b.data, r->target->start);
 }
 
 static void em__loc(Emit *e, Buf *b, const DataConstruct *d)
@@ -492,25 +730,52 @@ static void em__data(Emit *e, const DataConstruct *d)
     const char *maps = d->maps.len ? "macc_m_" : "0";
     const char *deps = d->deps.len ? "macc_d_" : "0";
     DirKind k = d->pragma->dir.kind;
+    size_t at = d->pragma->start;
     buf_printf(&b, "{ /* #pragma %s */\n", d->pragma->text);
     em__loc(e, &b, d);
     if (k == DIR_TASKWAIT || k == DIR_ACC_WAIT) {
         buf_puts(&b, "    MACC_taskwait(&macc_l_);\n}");
         em__line_dir(e, &b, d->pragma->end);
-        em__edit(e, d->pragma->start, d->pragma->end, b.data);
+        em__edit_gen(e, d->pragma->start, d->pragma->end, b.data, at);
         return;
     }
     em__maps(&b, &d->maps, "    ");
     if (k == DIR_TARGET_DATA || k == DIR_ACC_DATA) {
         buf_printf(&b, "    const int macc_if_ = (%s);\n", d->if_expr ? d->if_expr : "1");
         buf_printf(&b, "    if (macc_if_)\n        MACC_data_begin(&macc_l_, %d, %s, %s);", d->maps.len, maps, dev);
+        if (d->usedev.len) {
+            /* use_device_ptr: a pointer shadowed by one holding the device
+             * address; use_device_addr: the device's copy of a variable */
+            for (int i = 0; i < d->usedev.len; i++) {
+                const UseDev *x = d->usedev.items[i];
+                if (x->addr)
+                    buf_printf(&b,
+                               "\n    __typeof__(%s) *macc_uda_%s = (__typeof__(%s) *)(macc_if_ ? MACC_device_addr("
+                               "(const void *)&(%s), %s) : (const void *)&(%s));\n    (void)macc_uda_%s;",
+                               x->name, x->name, x->name, x->name, dev, x->name, x->name);
+                else
+                    buf_printf(&b,
+                               "\n    __typeof__(%s) macc_udp_%s = macc_if_ ? (__typeof__(%s))MACC_device_addr("
+                               "(const void *)(%s), %s) : (%s);",
+                               x->name, x->name, x->name, x->name, dev, x->name);
+            }
+            buf_puts(&b, "\n    {");
+            for (int i = 0; i < d->usedev.len; i++) {
+                const UseDev *x = d->usedev.items[i];
+                if (!x->addr)
+                    buf_printf(&b, "\n    __typeof__(macc_udp_%s) %s = macc_udp_%s;\n    (void)%s;", x->name, x->name,
+                               x->name, x->name);
+            }
+            em__addr_refs(e, d->stmt, d);
+        }
         em__line_dir(e, &b, d->pragma->end);
-        em__edit(e, d->pragma->start, d->pragma->end, b.data);
+        em__edit_gen(e, d->pragma->start, d->pragma->end, b.data, at);
         size_t end = ts_node_end_byte(d->stmt);
         Buf c = {0};
-        buf_printf(&c, "\n    if (macc_if_)\n        MACC_data_end(&macc_l_, %d, %s, %s);\n}", d->maps.len, maps, dev);
+        buf_printf(&c, "%s\n    if (macc_if_)\n        MACC_data_end(&macc_l_, %d, %s, %s);\n}",
+                   d->usedev.len ? "\n    }" : "", d->maps.len, maps, dev);
         em__line_dir(e, &c, end);
-        em__edit(e, end, end, c.data);
+        em__edit_gen(e, end, end, c.data, at);
         return;
     }
     em__deps(&b, &d->deps, "    ");
@@ -520,7 +785,7 @@ static void em__data(Emit *e, const DataConstruct *d)
     buf_printf(&b, "    if (%s)\n        %s(&macc_l_, %d, %s, %s, %d, %s, %s);\n}", d->if_expr ? d->if_expr : "1", fn,
                d->maps.len, maps, dev, d->deps.len, deps, d->nowait ? "MACC_NOWAIT" : "0");
     em__line_dir(e, &b, d->pragma->end);
-    em__edit(e, d->pragma->start, d->pragma->end, b.data);
+    em__edit_gen(e, d->pragma->start, d->pragma->end, b.data, at);
 }
 
 /* --managed: the C library's allocation functions, where an expression names
@@ -582,6 +847,7 @@ void emit_host(Unit *u, Buf *out, const char *display_path)
         if (!first)
             continue;
         Buf b = {0};
+        em__local_types(&e, r, &b);
         for (int j = i; j < u->regions.len; j++) {
             Region *q = u->regions.items[j];
             if (ts_node_eq(q->func, r->func))
@@ -598,6 +864,31 @@ void emit_host(Unit *u, Buf *out, const char *display_path)
     if (u->managed)
         em__managed(&e, ts_tree_root_node(u->tree));
 
+    for (int i = 0; i < u->blanks.len; i++) {
+        const Pragma *p = u->blanks.items[i];
+        Buf nl = {0};
+        for (size_t k = p->start; k < p->end; k++)
+            if (u->src->text[k] == '\n')
+                buf_puts(&nl, "\n");
+        em__edit(&e, p->start, p->end, nl.data ? nl.data : xstrdup(""));
+    }
+    /* the runtime's header, when the program includes it too: the file's
+     * own #include at the top is the one copy */
+    const Source *src = u->src;
+    for (int i = 0; i < src->nlines; i++) {
+        if (src->omark[i] || !source_file_is(src, src->lines[i], "macc_rt.h"))
+            continue;
+        int j = i;
+        while (j + 1 < src->nlines && !src->omark[j + 1] && source_file_is(src, src->lines[j + 1], "macc_rt.h"))
+            j++;
+        size_t b = src->lines[i], end = j + 1 < src->nlines ? src->lines[j + 1] : src->len;
+        Buf nl = {0};
+        for (size_t k = b; k < end; k++)
+            if (src->text[k] == '\n')
+                buf_puts(&nl, "\n");
+        em__edit(&e, b, end, nl.data ? nl.data : xstrdup(""));
+        i = j;
+    }
     if (e.edits.len)
         qsort(e.edits.items, (size_t)e.edits.len, sizeof(void *), em__cmp_edit);
 
@@ -620,5 +911,6 @@ void emit_host(Unit *u, Buf *out, const char *display_path)
         free(x);
     }
     vec_free(&e.edits);
+    strset_free(&e.hoisted);
     free(path);
 }

@@ -47,13 +47,34 @@ typedef struct Vec {
 void vec_push(Vec *v, void *p);
 void vec_free(Vec *v);
 
+/* A set of strings (open addressing; keys owned). */
+typedef struct StrSet {
+    char **keys;
+    size_t len, cap;
+} StrSet;
+int strset_has(const StrSet *set, const char *s, size_t n);
+int strset_add(StrSet *set, const char *s, size_t n);   /* 1 when newly added */
+void strset_free(StrSet *set);
+
 /* ---- source -------------------------------------------------------------- */
 typedef struct Source {
     char *path;      /* as given by the user (used in messages and #line) */
-    char *text;      /* whole file, NUL-terminated */
+    char *text;      /* whole file, NUL-terminated (line markers included) */
+    char *ptext;     /* the same bytes with line-marker lines blanked: what the C parser reads */
     size_t len;
     size_t *lines;   /* byte offset of the start of each line */
     int nlines;
+    /* Where each line comes from. Preprocessed input (`cc -E`) carries line
+     * markers (`# 12 "file.h" 1 3`, `#line 12 "f.c"`); without them every
+     * line is its own. */
+    int *oline;      /* per line: line number in its original file */
+    int *ofile;      /* per line: index into files */
+    unsigned char *osys;   /* per line: inside a system header (marker flag 3) */
+    unsigned char *omark;  /* per line: the line is a line marker */
+    char **files;    /* original file names, files[0] the main file */
+    char **cfiles;   /* the same, escaped for a C string literal */
+    int nfiles;
+    int has_markers; /* the text is preprocessed output */
 } Source;
 
 /* Reads `path`. Returns NULL and sets errno when it cannot be read. The caller
@@ -62,12 +83,21 @@ Source *source_read(const char *path);
 /* Makes a Source from memory (copied). */
 Source *source_from_string(const char *path, const char *text, size_t len);
 void source_delete(Source *s);
-/* Rewrites, in memory, lines that consist of a macro use expanding to one
- * _Pragma of our directives as the equivalent #pragma line (macros.c).
- * Returns the number of lines rewritten; line numbers do not change. */
-int source_expand_pragma_macros(Source *s);
-/* 1-based line and column of byte offset `off`. */
+/* 1-based line (in its original file) and column of byte offset `off`. */
 void source_position(const Source *s, size_t off, int *line, int *col);
+/* Index of the line holding byte `off` (0-based, in the text). */
+int source_line_index(const Source *s, size_t off);
+/* The original file of byte `off` (as named by the line markers; the
+ * source's path without them), plain and escaped for a C string literal. */
+const char *source_file(const Source *s, size_t off);
+const char *source_cfile(const Source *s, size_t off);
+/* Is byte `off` inside a system header (line-marker flag 3)? */
+int source_in_system(const Source *s, size_t off);
+/* Does byte `off` come from a file whose last path component is `base`? */
+int source_file_is(const Source *s, size_t off, const char *base);
+/* Renames the main file (messages, #line) when the text has no markers of its
+ * own name for it (in-memory sources, preprocessed temporaries). */
+void source_set_path(Source *s, const char *path);
 
 /* ---- diag ---------------------------------------------------------------- */
 typedef struct Diag {
@@ -104,8 +134,12 @@ typedef struct Unit {
     TSParser *parser;
     TSTree *tree;
     Vec pragmas;        /* Pragma *, in source order */
+    Vec blanks;         /* Pragma *: lines macc implements alone (omp requires), left out of the host file */
     Vec regions;        /* Region * (analyze) */
     Vec datas;          /* DataConstruct * (analyze) */
+    TSNode *top;        /* file-scope nodes in order, conditional groups flattened */
+    int ntop, captop;
+    int preprocessed;   /* the text is the preprocessor's output (cc -E) */
     int info;           /* --info: notes on implicit data-sharing decisions */
     int managed;        /* --managed: allocation calls go to MACC_malloc & co. */
 } Unit;
@@ -120,6 +154,9 @@ const char *node_type(TSNode n);
 int node_is(TSNode n, const char *type);
 char *node_text(const Unit *u, TSNode n);   /* caller frees */
 TSNode node_field(TSNode n, const char *field);
+/* The struct/union/enum specifier with a body inside a declaration,
+ * type_definition or specifier node, or a null node. */
+TSNode node_tag_body(TSNode n);
 /* The k-th loop of a perfect nest starting at `stmt` (0: stmt itself). */
 TSNode node_nth_loop(TSNode stmt, int k);
 /* Specifier text without top-level const/volatile (caller frees). */
@@ -157,6 +194,7 @@ typedef struct Capture {
     Decl *decl;
     int map;           /* index into the region's maps, or -1 */
     int read, written;
+    int local_type;    /* its type is defined inside the enclosing function (hoisted) */
     int target_fp;     /* arrays: firstprivate on the target construct itself (its clause or
                           defaultmap(firstprivate: aggregate)): one copy per task */
 } Capture;
@@ -189,6 +227,8 @@ typedef struct Region {
     Pragma *target;
     Vec ifdevs;        /* Pragma * */
     TSNode stmt;       /* the structured block */
+    TSNode span;       /* the statement after the target line: stmt, or the braces around
+                        * directives nested on their own lines (target { teams ... }) */
     TSNode func;       /* enclosing function_definition */
     char *func_name;
     int line, col;
@@ -206,7 +246,17 @@ typedef struct Region {
     int collapse;
     int nest_depth;    /* perfectly nested for loops at stmt */
     Vec loop_vars;     /* char *: iteration variables of the collapsed nest */
+    Vec local_types;   /* TSNode *: type definitions in the enclosing function the region needs */
 } Region;
+
+/* A list item of use_device_ptr / use_device_addr on target data: inside
+ * the construct a pointer holds the device address of the data it points to
+ * (addr 0: a shadowing copy of the pointer), any other variable is the
+ * device's copy (addr 1: references become (*macc_uda_<name>)). */
+typedef struct UseDev {
+    char *name;
+    int addr;
+} UseDev;
 
 /* Data constructs other than target regions: target data, enter/exit data,
  * update, taskwait, the OpenACC data family. */
@@ -221,6 +271,7 @@ typedef struct DataConstruct {
     char *device_expr;
     char *if_expr;
     int nowait;
+    Vec usedev;        /* UseDev *: target data use_device_ptr / use_device_addr */
 } DataConstruct;
 
 /* Releases a declaration; decl_delete(NULL) is a no-op. */
@@ -229,6 +280,20 @@ void decl_delete(Decl *d);
 /* Attaches directives to statements and analyses every region and data
  * construct. Reports errors through u->diag. */
 void analyze_unit(Unit *u);
+
+/* The clause expressions a GPU version's launch needs (num_teams,
+ * thread_limit, num_threads): evaluated where the region is encountered and
+ * passed in the argument block as `int macc_<clause>_v<version>`. Writes the
+ * struct fields to `fields` and the assignments to `macc_a_` to `assign`
+ * (either may be NULL). */
+void region_launch_fields(const Region *r, Buf *fields, Buf *assign);
+
+/* The tag macc gives an anonymous struct/union declared in a function, where
+ * it hoists the definition (macc_anon_L<line>_<col>; caller frees). */
+char *anon_tag(const Unit *u, TSNode spec);
+/* The text of a hoisted local type definition (an anonymous struct/union
+ * gets its anon_tag), with its closing ";" and a newline. */
+void local_type_text(const Unit *u, TSNode n, Buf *out);
 
 /* Appends (as owned strings) the identifiers of an expression kept as text. */
 void an_text_ids(const char *s, Vec *names);
@@ -280,7 +345,8 @@ TSNode atomic_target(Unit *u, TSNode pragma);
 /* ---- translate ------------------------------------------------------------ */
 typedef struct TranslateOptions {
     const char *outdir;   /* where the outputs go */
-    const char *display;  /* name for #line; default: the input path */
+    const char *display;  /* the user's name of the file (messages, #line); default: the input path */
+    const char *stem;     /* output names <stem>.host.c / .cuda.cu; default: the input's */
     int info;             /* --info: report implicit decisions */
     int managed;          /* --managed */
     FILE *diag_out;       /* default stderr */

@@ -133,7 +133,7 @@ static void parse__pragma_text(const Source *src, size_t b, size_t e, Pragma *p)
     p->text = t.data;
 }
 
-/* Does the pragma start with a loop directive (omp parallel/for/simd/teams/distribute)? */
+/* Does the pragma start with a loop directive (omp parallel/for/simd/teams/distribute/loop)? */
 static int parse__host_loop(const char *t)
 {
     while (*t == ' ' || *t == '\t')
@@ -143,11 +143,56 @@ static int parse__host_loop(const char *t)
     t += 3;
     while (*t == ' ' || *t == '\t')
         t++;
-    static const char *words[] = {"parallel", "for", "simd", "teams", "distribute", NULL};
+    static const char *words[] = {"parallel", "for", "simd", "teams", "distribute", "loop", NULL};
     for (int i = 0; words[i]; i++) {
         size_t n = strlen(words[i]);
         if (!strncmp(t, words[i], n) && !(t[n] == '_' || (t[n] >= 'a' && t[n] <= 'z')))
             return 1;
+    }
+    return 0;
+}
+
+static int parse__word(const char **s, const char *w)
+{
+    const char *p = *s;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    size_t n = strlen(w);
+    if (strncmp(p, w, n) || (p[n] && p[n] != ' ' && p[n] != '\t' && p[n] != '('))
+        return 0;
+    *s = p + n;
+    return 1;
+}
+
+/* Pragmas of ours that are not directives of the grammar: `omp requires`
+ * (returns 1: macc implements the requirement, the line leaves the host
+ * file) and OpenACC compute constructs (a warning: not translated yet). */
+static int parse__other(Unit *u, Pragma *p)
+{
+    const char *s = p->text;
+    if (parse__word(&s, "omp") && parse__word(&s, "requires")) {
+        /* unified_shared_memory (and unified_address, self_maps): what
+         * --managed does for this file: its heap is managed memory, valid on
+         * the host and every GPU at the same address */
+        if (strstr(s, "unified_shared_memory") || strstr(s, "unified_address") || strstr(s, "self_maps"))
+            u->managed = 1;
+        if (strstr(s, "reverse_offload"))
+            diag_error(u->diag, p->start, "'omp requires reverse_offload' is not supported: regions cannot call back to the host");
+        return 1;
+    }
+    s = p->text;
+    if (parse__word(&s, "acc")) {
+        static const char *const compute[] = {"parallel", "kernels", "serial", "loop", NULL};
+        for (int i = 0; compute[i]; i++) {
+            const char *q = s;
+            if (parse__word(&q, compute[i])) {
+                int with_loop = i < 3 && parse__word(&q, "loop");
+                diag_warning(u->diag, p->start,
+                             "OpenACC compute construct 'acc %s%s' is not translated yet: the code runs on the host",
+                             compute[i], with_loop ? " loop" : "");
+                break;
+            }
+        }
     }
     return 0;
 }
@@ -181,6 +226,8 @@ static void parse__collect(Unit *u, TSNode n)
                     free(p->text);
                     free(p->offmap);
                     free(p);
+                } else if (p->dir.kind == DIR_OTHER && parse__other(u, p)) {
+                    vec_push(&u->blanks, p); /* handled here: blanked in the host file */
                 } else if (p->dir.kind == DIR_OTHER) {
                     directive_free(&p->dir);
                     free(p->text);
@@ -198,6 +245,32 @@ static void parse__collect(Unit *u, TSNode n)
         parse__collect(u, ts_node_child(n, i));
 }
 
+/* The file-scope nodes in order (conditional groups flattened), walked once
+ * with a cursor: lookups of globals and functions scan this array instead of
+ * asking the tree for its i-th child (which walks from the first child). */
+static void parse__top(Unit *u, TSNode parent)
+{
+    TSTreeCursor cur = ts_tree_cursor_new(parent);
+    if (ts_tree_cursor_goto_first_child(&cur)) {
+        do {
+            TSNode k = ts_tree_cursor_current_node(&cur);
+            if (!ts_node_is_named(k))
+                continue;
+            const char *t = ts_node_type(k);
+            if (!strncmp(t, "preproc_if", 10) || !strcmp(t, "preproc_else") || !strncmp(t, "preproc_elif", 12)) {
+                parse__top(u, k);
+                continue;
+            }
+            if (u->ntop == u->captop) {
+                u->captop = u->captop ? 2 * u->captop : 256;
+                u->top = xrealloc(u->top, sizeof(TSNode) * (size_t)u->captop);
+            }
+            u->top[u->ntop++] = k;
+        } while (ts_tree_cursor_goto_next_sibling(&cur));
+    }
+    ts_tree_cursor_delete(&cur);
+}
+
 Unit *parse_unit(Source *src, Diag *diag)
 {
     Unit *u = xcalloc(1, sizeof *u);
@@ -208,11 +281,12 @@ Unit *parse_unit(Source *src, Diag *diag)
         unit_delete(u);
         return NULL;
     }
-    u->tree = ts_parser_parse_string(u->parser, NULL, src->text, (uint32_t)src->len);
+    u->tree = ts_parser_parse_string(u->parser, NULL, src->ptext, (uint32_t)src->len);
     if (!u->tree) {
         unit_delete(u);
         return NULL;
     }
+    parse__top(u, ts_tree_root_node(u->tree));
     parse__collect(u, ts_tree_root_node(u->tree));
     return u;
 }
@@ -270,6 +344,9 @@ void unit_delete(Unit *u)
         for (int j = 0; j < r->loop_vars.len; j++)
             free(r->loop_vars.items[j]);
         vec_free(&r->loop_vars);
+        for (int j = 0; j < r->local_types.len; j++)
+            free(r->local_types.items[j]);
+        vec_free(&r->local_types);
         free(r);
     }
     vec_free(&u->regions);
@@ -279,6 +356,11 @@ void unit_delete(Unit *u)
         parse__free_maps(&d->maps, &d->deps);
         free(d->device_expr);
         free(d->if_expr);
+        for (int j = 0; j < d->usedev.len; j++) {
+            free(((UseDev *)d->usedev.items[j])->name);
+            free(d->usedev.items[j]);
+        }
+        vec_free(&d->usedev);
         free(d);
     }
     vec_free(&u->datas);
@@ -290,6 +372,15 @@ void unit_delete(Unit *u)
         free(p);
     }
     vec_free(&u->pragmas);
+    for (int i = 0; i < u->blanks.len; i++) {
+        Pragma *p = u->blanks.items[i];
+        directive_free(&p->dir);
+        free(p->text);
+        free(p->offmap);
+        free(p);
+    }
+    vec_free(&u->blanks);
+    free(u->top);
     if (u->tree)
         ts_tree_delete(u->tree);
     if (u->parser)

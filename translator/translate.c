@@ -27,7 +27,8 @@ int translate_needed(const char *text)
 static int tr__run(Source *src, FILE *diag_out, Buf *out, Buf *cuda, const char *display, int info,
                    int managed)
 {
-    source_expand_pragma_macros(src);
+    if (display)
+        source_set_path(src, display);
     Diag diag;
     diag_init(&diag, src);
     if (diag_out)
@@ -38,12 +39,12 @@ static int tr__run(Source *src, FILE *diag_out, Buf *out, Buf *cuda, const char 
         return 1;
     }
     u->info = info;
-    u->managed = managed;
+    u->managed = managed || u->managed; /* --managed, or omp requires unified_shared_memory */
     analyze_unit(u);
     if (!diag.errors)
-        emit_host(u, out, display ? display : src->path);
+        emit_host(u, out, src->path);
     if (!diag.errors && cuda)
-        emit_cuda(u, cuda, display ? display : src->path);
+        emit_cuda(u, cuda, src->path);
     unit_delete(u);
     return diag.errors;
 }
@@ -105,14 +106,16 @@ int translate_file(const char *path, const TranslateOptions *opt, char **host_ou
         return 1;
     }
     const char *dir = opt->outdir && *opt->outdir ? opt->outdir : ".";
-    char *stem = tr__stem(path);
+    char *stem = opt->stem ? xstrdup(opt->stem) : tr__stem(path);
     char *outpath = xsprintf("%s/%s.host.c", dir, stem);
     char *cudapath = cuda.len ? xsprintf("%s/%s.cuda.cu", dir, stem) : NULL;
     free(stem);
     /* never write over the input */
     char in_real[PATH_MAX], out_real[PATH_MAX];
     int rc = 0;
-    if (realpath(path, in_real) && realpath(outpath, out_real) && strcmp(in_real, out_real) == 0) {
+    if (((realpath(path, in_real) && realpath(outpath, out_real) && strcmp(in_real, out_real) == 0)) ||
+        (opt->display && realpath(opt->display, in_real) && realpath(outpath, out_real) &&
+         strcmp(in_real, out_real) == 0)) {
         fprintf(dout, "macc: error: output '%s' would overwrite the input\n", outpath);
         rc = 1;
     } else {

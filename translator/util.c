@@ -1,4 +1,5 @@
 /* util.c: allocation, strings, buffers, vectors. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,4 +121,63 @@ void vec_free(Vec *v)
     free(v->items);
     v->items = NULL;
     v->len = v->cap = 0;
+}
+
+/* ---- string sets ------------------------------------------------------------ */
+
+static uint64_t util__hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+int strset_has(const StrSet *set, const char *s, size_t n)
+{
+    if (!set->cap)
+        return 0;
+    for (size_t i = util__hash(s, n) & (set->cap - 1);; i = (i + 1) & (set->cap - 1)) {
+        const char *k = set->keys[i];
+        if (!k)
+            return 0;
+        if (strlen(k) == n && !memcmp(k, s, n))
+            return 1;
+    }
+}
+
+int strset_add(StrSet *set, const char *s, size_t n)
+{
+    if (strset_has(set, s, n))
+        return 0;
+    if (2 * (set->len + 1) > set->cap) {
+        size_t ncap = set->cap ? 2 * set->cap : 64;
+        char **keys = xcalloc(ncap, sizeof(char *));
+        for (size_t i = 0; i < set->cap; i++) {
+            char *k = set->keys[i];
+            if (!k)
+                continue;
+            size_t j = util__hash(k, strlen(k)) & (ncap - 1);
+            while (keys[j])
+                j = (j + 1) & (ncap - 1);
+            keys[j] = k;
+        }
+        free(set->keys);
+        set->keys = keys;
+        set->cap = ncap;
+    }
+    size_t i = util__hash(s, n) & (set->cap - 1);
+    while (set->keys[i])
+        i = (i + 1) & (set->cap - 1);
+    set->keys[i] = xstrndup(s, n);
+    set->len++;
+    return 1;
+}
+
+void strset_free(StrSet *set)
+{
+    for (size_t i = 0; i < set->cap; i++)
+        free(set->keys[i]);
+    free(set->keys);
+    memset(set, 0, sizeof *set);
 }

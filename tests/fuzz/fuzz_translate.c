@@ -4,7 +4,7 @@
  * (nothing is written to disk; diagnostics go to /dev/null):
  *   1. translate_string, as the tests do (host file only);
  *   2. the steps of translate_file (translator/translate.c, tr__run) done here:
- *      source_from_string, source_expand_pragma_macros, parse_unit,
+ *      source_from_string (line markers of preprocessed text included), parse_unit,
  *      analyze_unit, then emit_host and emit_cuda when there is no error.
  * 3. the same with --managed (Unit.managed): no more errors than without.
  * Checks: both runs report the same number of errors up to emit_host and, when
@@ -71,9 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int err2 = -1; /* errors before emit_cuda, as translate_string counts them */
     Source *src = source_from_string("fuzz.c", text, strlen(text));
     CHECK(src != NULL);
-    int n = source_expand_pragma_macros(src);
-    CHECK(n >= 0);
     CHECK(src->text != NULL && src->text[src->len] == '\0');
+    CHECK(src->ptext != NULL && src->ptext[src->len] == '\0');
     Diag diag;
     diag_init(&diag, src);
     diag.out = devnull;
@@ -99,7 +98,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     Buf mhost = {0}, mcuda = {0};
     src = source_from_string("fuzz.c", text, strlen(text));
     CHECK(src != NULL);
-    source_expand_pragma_macros(src);
     diag_init(&diag, src);
     diag.out = devnull;
     u = parse_unit(src, &diag);

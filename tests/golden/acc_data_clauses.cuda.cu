@@ -12,25 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "acc_data_clauses.c"
-/* acc data with each data clause, OpenMP target regions inside. */
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region acc_data_clauses.c:8: nvidia version */

@@ -92,10 +92,10 @@ void acc_region(int n, float *a, float *b, float *c, float *t, float *d)
     { /* #pragma acc data copy(a[0:n]) copyin(b[0:n]) copyout(c[0:n]) create(t[0:n]) */
     static const MACC_SrcLoc macc_l_ = {"acc_data_clauses.c", 4, 5, "acc_region"};
     MACC_Map macc_m_[4] = {
-        {"a", (void *)(a), (void *)&(a)[0], (size_t)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
-        {"b", (void *)(b), (void *)&(b)[0], (size_t)(n) * sizeof((b)[0]), MACC_MAP_TO},
-        {"c", (void *)(c), (void *)&(c)[0], (size_t)(n) * sizeof((c)[0]), MACC_MAP_FROM},
-        {"t", (void *)(t), (void *)&(t)[0], (size_t)(n) * sizeof((t)[0]), MACC_MAP_ALLOC},
+        {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
+        {"b", (void *)(b), (void *)&(b)[0], (MACC_SIZE_T)(n) * sizeof((b)[0]), MACC_MAP_TO},
+        {"c", (void *)(c), (void *)&(c)[0], (MACC_SIZE_T)(n) * sizeof((c)[0]), MACC_MAP_FROM},
+        {"t", (void *)(t), (void *)&(t)[0], (MACC_SIZE_T)(n) * sizeof((t)[0]), MACC_MAP_ALLOC},
     };
     const int macc_if_ = (1);
     if (macc_if_)
@@ -105,9 +105,9 @@ void acc_region(int n, float *a, float *b, float *c, float *t, float *d)
         { /* #pragma acc data present(a[0:n], b[0:n]) no_create(d[0:n]) */
     static const MACC_SrcLoc macc_l_ = {"acc_data_clauses.c", 6, 9, "acc_region"};
     MACC_Map macc_m_[3] = {
-        {"a", (void *)(a), (void *)&(a)[0], (size_t)(n) * sizeof((a)[0]), MACC_MAP_ALLOC | MACC_MAP_PRESENT},
-        {"b", (void *)(b), (void *)&(b)[0], (size_t)(n) * sizeof((b)[0]), MACC_MAP_ALLOC | MACC_MAP_PRESENT},
-        {"d", (void *)(d), (void *)&(d)[0], (size_t)(n) * sizeof((d)[0]), MACC_MAP_ALLOC | MACC_MAP_NOCREATE},
+        {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_ALLOC | MACC_MAP_PRESENT},
+        {"b", (void *)(b), (void *)&(b)[0], (MACC_SIZE_T)(n) * sizeof((b)[0]), MACC_MAP_ALLOC | MACC_MAP_PRESENT},
+        {"d", (void *)(d), (void *)&(d)[0], (MACC_SIZE_T)(n) * sizeof((d)[0]), MACC_MAP_ALLOC | MACC_MAP_NOCREATE},
     };
     const int macc_if_ = (1);
     if (macc_if_)

@@ -12,37 +12,11 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "acc_data_deviceptr_attach.c"
-/* acc data deviceptr (a device address the user allocated, e.g. with
- * acc_malloc) and attach (a pointer member of a struct already present). */
+#line 3 "acc_data_deviceptr_attach.c"
 struct buf {
     int n;
     float *p;
 };
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region acc_data_deviceptr_attach.c:12: nvidia version */

@@ -55,7 +55,7 @@ void use_device_buffer(int n, const float *dbuf, float *a)
     static const MACC_SrcLoc macc_l_ = {"acc_data_deviceptr_attach.c", 10, 5, "use_device_buffer"};
     MACC_Map macc_m_[2] = {
         {"dbuf", (void *)(dbuf), (void *)(dbuf), 0, MACC_MAP_ATTACH | MACC_MAP_DEVICEPTR},
-        {"a", (void *)(a), (void *)&(a)[0], (size_t)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
+        {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
     };
     const int macc_if_ = (1);
     if (macc_if_)
@@ -126,8 +126,8 @@ void use_struct(struct buf *s)
     { /* #pragma acc data copy(p[0:n]) copyin(s[0:1]) attach(s->p) */
     static const MACC_SrcLoc macc_l_ = {"acc_data_deviceptr_attach.c", 24, 5, "use_struct"};
     MACC_Map macc_m_[3] = {
-        {"p", (void *)(p), (void *)&(p)[0], (size_t)(n) * sizeof((p)[0]), MACC_MAP_TOFROM},
-        {"s", (void *)(s), (void *)&(s)[0], (size_t)(1) * sizeof((s)[0]), MACC_MAP_TO},
+        {"p", (void *)(p), (void *)&(p)[0], (MACC_SIZE_T)(n) * sizeof((p)[0]), MACC_MAP_TOFROM},
+        {"s", (void *)(s), (void *)&(s)[0], (MACC_SIZE_T)(1) * sizeof((s)[0]), MACC_MAP_TO},
         {"s->p", (void *)&(s->p), (void *)&(s->p), sizeof(s->p), MACC_MAP_ATTACH},
     };
     const int macc_if_ = (1);

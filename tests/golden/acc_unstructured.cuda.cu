@@ -12,24 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "acc_unstructured.c"
-/* acc enter data copyin/create, acc update device/self/host, acc exit data
- * copyout/delete (with finalize), acc wait. */
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region acc_unstructured.c:6: nvidia version */

@@ -49,8 +49,8 @@ void acc_dynamic(int n, double *x, double *y)
     { /* #pragma acc enter data copyin(x[0:n]) create(y[0:n]) */
     static const MACC_SrcLoc macc_l_ = {"acc_unstructured.c", 5, 5, "acc_dynamic"};
     MACC_Map macc_m_[2] = {
-        {"x", (void *)(x), (void *)&(x)[0], (size_t)(n) * sizeof((x)[0]), MACC_MAP_TO},
-        {"y", (void *)(y), (void *)&(y)[0], (size_t)(n) * sizeof((y)[0]), MACC_MAP_ALLOC},
+        {"x", (void *)(x), (void *)&(x)[0], (MACC_SIZE_T)(n) * sizeof((x)[0]), MACC_MAP_TO},
+        {"y", (void *)(y), (void *)&(y)[0], (MACC_SIZE_T)(n) * sizeof((y)[0]), MACC_MAP_ALLOC},
     };
     if (1)
         MACC_data_enter(&macc_l_, 2, macc_m_, MACC_DEVICE_DEFAULT, 0, 0, 0);
@@ -70,7 +70,7 @@ void acc_dynamic(int n, double *x, double *y)
     { /* #pragma acc update self(y[0:n]) */
     static const MACC_SrcLoc macc_l_ = {"acc_unstructured.c", 9, 5, "acc_dynamic"};
     MACC_Map macc_m_[1] = {
-        {"y", (void *)(y), (void *)&(y)[0], (size_t)(n) * sizeof((y)[0]), MACC_MAP_FROM},
+        {"y", (void *)(y), (void *)&(y)[0], (MACC_SIZE_T)(n) * sizeof((y)[0]), MACC_MAP_FROM},
     };
     if (1)
         MACC_data_update(&macc_l_, 1, macc_m_, MACC_DEVICE_DEFAULT, 0, 0, 0);
@@ -80,7 +80,7 @@ void acc_dynamic(int n, double *x, double *y)
     { /* #pragma acc update device(x[0:1]) */
     static const MACC_SrcLoc macc_l_ = {"acc_unstructured.c", 11, 5, "acc_dynamic"};
     MACC_Map macc_m_[1] = {
-        {"x", (void *)(x), (void *)&(x)[0], (size_t)(1) * sizeof((x)[0]), MACC_MAP_TO},
+        {"x", (void *)(x), (void *)&(x)[0], (MACC_SIZE_T)(1) * sizeof((x)[0]), MACC_MAP_TO},
     };
     if (1)
         MACC_data_update(&macc_l_, 1, macc_m_, MACC_DEVICE_DEFAULT, 0, 0, 0);
@@ -89,7 +89,7 @@ void acc_dynamic(int n, double *x, double *y)
     { /* #pragma acc update host(y[0:n/2]) */
     static const MACC_SrcLoc macc_l_ = {"acc_unstructured.c", 12, 5, "acc_dynamic"};
     MACC_Map macc_m_[1] = {
-        {"y", (void *)(y), (void *)&(y)[0], (size_t)(n/2) * sizeof((y)[0]), MACC_MAP_FROM},
+        {"y", (void *)(y), (void *)&(y)[0], (MACC_SIZE_T)(n/2) * sizeof((y)[0]), MACC_MAP_FROM},
     };
     if (1)
         MACC_data_update(&macc_l_, 1, macc_m_, MACC_DEVICE_DEFAULT, 0, 0, 0);
@@ -103,8 +103,8 @@ void acc_dynamic(int n, double *x, double *y)
     { /* #pragma acc exit data copyout(y[0:n]) delete(x[0:n]) */
     static const MACC_SrcLoc macc_l_ = {"acc_unstructured.c", 14, 5, "acc_dynamic"};
     MACC_Map macc_m_[2] = {
-        {"y", (void *)(y), (void *)&(y)[0], (size_t)(n) * sizeof((y)[0]), MACC_MAP_FROM},
-        {"x", (void *)(x), (void *)&(x)[0], (size_t)(n) * sizeof((x)[0]), MACC_MAP_ALLOC},
+        {"y", (void *)(y), (void *)&(y)[0], (MACC_SIZE_T)(n) * sizeof((y)[0]), MACC_MAP_FROM},
+        {"x", (void *)(x), (void *)&(x)[0], (MACC_SIZE_T)(n) * sizeof((x)[0]), MACC_MAP_ALLOC},
     };
     if (1)
         MACC_data_exit(&macc_l_, 2, macc_m_, MACC_DEVICE_DEFAULT, 0, 0, 0);
@@ -113,7 +113,7 @@ void acc_dynamic(int n, double *x, double *y)
     { /* #pragma acc enter data copyin(x[0:n]) */
     static const MACC_SrcLoc macc_l_ = {"acc_unstructured.c", 15, 5, "acc_dynamic"};
     MACC_Map macc_m_[1] = {
-        {"x", (void *)(x), (void *)&(x)[0], (size_t)(n) * sizeof((x)[0]), MACC_MAP_TO},
+        {"x", (void *)(x), (void *)&(x)[0], (MACC_SIZE_T)(n) * sizeof((x)[0]), MACC_MAP_TO},
     };
     if (1)
         MACC_data_enter(&macc_l_, 1, macc_m_, MACC_DEVICE_DEFAULT, 0, 0, 0);
@@ -122,7 +122,7 @@ void acc_dynamic(int n, double *x, double *y)
     { /* #pragma acc exit data delete(x[0:n]) finalize */
     static const MACC_SrcLoc macc_l_ = {"acc_unstructured.c", 16, 5, "acc_dynamic"};
     MACC_Map macc_m_[1] = {
-        {"x", (void *)(x), (void *)&(x)[0], (size_t)(n) * sizeof((x)[0]), MACC_MAP_ALLOC | MACC_MAP_DELETE},
+        {"x", (void *)(x), (void *)&(x)[0], (MACC_SIZE_T)(n) * sizeof((x)[0]), MACC_MAP_ALLOC | MACC_MAP_DELETE},
     };
     if (1)
         MACC_data_exit(&macc_l_, 1, macc_m_, MACC_DEVICE_DEFAULT, 0, 0, 0);

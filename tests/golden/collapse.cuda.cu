@@ -12,21 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "collapse.c"
-/* collapse(2) and collapse(3). */
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region collapse.c:4: nvidia version */

@@ -94,7 +94,7 @@ void fill(int ni, int nj, int nk, double *a, double *b)
     macc_a_.ni = ni;
     macc_a_.nj = nj;
     MACC_Map macc_m_[1] = {
-        {"a", (void *)(a), (void *)&(a)[0], (size_t)(ni*nj) * sizeof((a)[0]), MACC_MAP_FROM},
+        {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(ni*nj) * sizeof((a)[0]), MACC_MAP_FROM},
     };
     MACC_target(&macc_r_fill_L4, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
@@ -107,7 +107,7 @@ void fill(int ni, int nj, int nk, double *a, double *b)
     macc_a_.nj = nj;
     macc_a_.nk = nk;
     MACC_Map macc_m_[1] = {
-        {"b", (void *)(b), (void *)&(b)[0], (size_t)(ni*nj*nk) * sizeof((b)[0]), MACC_MAP_FROM},
+        {"b", (void *)(b), (void *)&(b)[0], (MACC_SIZE_T)(ni*nj*nk) * sizeof((b)[0]), MACC_MAP_FROM},
     };
     MACC_target(&macc_r_fill_L9, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }

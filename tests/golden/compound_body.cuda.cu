@@ -12,27 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "compound_body.c"
-/* A target region whose body is a compound statement with sequential code and
- * an inner parallel for; another with only a teams construct inside. */
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region compound_body.c:5: nvidia version */
@@ -113,23 +92,19 @@ __global__ void macc_g_compound_L14(const struct macc_a_compound_L14 macc_a_, co
     (void)n;
     int *a = macc_p_.a;
     (void)a;
-        __syncthreads();
-        {
-        {
-            const long long macc_t0_ = ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
-            const long long macc_total_ = 1LL * macc_t0_;
-            for (long long macc_it_ = threadIdx.x; macc_it_ < macc_total_; macc_it_ += blockDim.x) {
-                long long macc_rest_ = macc_it_;
-                int i = (int)((0) + macc_rest_ * 1);
-                (void)i;
-                do
+    {
+        const long long macc_t0_ = ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
+        const long long macc_total_ = 1LL * macc_t0_;
+        for (long long macc_it_ = (long long)blockIdx.x * blockDim.x + threadIdx.x; macc_it_ < macc_total_; macc_it_ += (long long)gridDim.x * blockDim.x) {
+            long long macc_rest_ = macc_it_;
+            int i = (int)((0) + macc_rest_ * 1);
+            (void)i;
+            do
 #line 18 "compound_body.c"
             a[i] -= 1;
-                while (0);
-            }
+            while (0);
         }
-        }
-        __syncthreads();
+    }
 }
 extern "C" int macc_k_compound_L14_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
@@ -142,8 +117,9 @@ extern "C" int macc_k_compound_L14_nvidia(void *macc_args_, MACC_TaskEnv *macc_e
     int macc_block_ = 256;
     if (macc_block_ < 1) macc_block_ = 1;
     if (macc_block_ > 1024) macc_block_ = 1024;
-    { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
-    int macc_grid_ = 1;
+    const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
+    if (macc_total_ <= 0) return 0;
+    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
     macc_g_compound_L14<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }

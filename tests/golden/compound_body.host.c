@@ -59,12 +59,11 @@ static int macc_h_compound_L14(void *macc_args_, MACC_TaskEnv *macc_env_)
     (void)macc_a_;
     (void)n;
     (void)a;
-#line 15 "compound_body.c"
-    {
-        #pragma omp parallel for num_threads(macc_env_->nthreads)
+#line 17 "compound_body.c"
+#pragma omp parallel for num_threads(macc_env_->nthreads)
+#line 17 "compound_body.c"
         for (int i = 0; i < n; i++)
             a[i] -= 1;
-    }
     return 0;
 }
 #if defined(MACC_WITH_CUDA)
@@ -88,8 +87,8 @@ void compound(int n, int *a, int *flag)
     struct macc_a_compound_L5 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[2] = {
-        {"a", (void *)(a), (void *)&(a)[0], (size_t)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
-        {"flag", (void *)(flag), (void *)&(flag)[0], (size_t)(1) * sizeof((flag)[0]), MACC_MAP_FROM},
+        {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
+        {"flag", (void *)(flag), (void *)&(flag)[0], (MACC_SIZE_T)(1) * sizeof((flag)[0]), MACC_MAP_FROM},
     };
     MACC_target(&macc_r_compound_L5, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
@@ -100,7 +99,7 @@ void compound(int n, int *a, int *flag)
     struct macc_a_compound_L14 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[1] = {
-        {"a", (void *)(a), (void *)&(a)[0], (size_t)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
+        {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_compound_L14, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }

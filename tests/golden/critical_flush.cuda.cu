@@ -12,11 +12,10 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "critical_flush.c"
-/* #pragma omp critical (unnamed and named, with an atomic inside), flush,
- * atomics on a thread's own variables (plain statements), atomics in a
- * function the region calls, and in a teams region: on a variable of the
- * team (shared memory) and at the top of the team body (thread 0). */
+#line 5 "critical_flush.c"
+__device__ static void macc_d_bump(int *h, int k)
+;
+#line 5 "critical_flush.c"
 __device__ static void macc_d_bump(int *h, int k)
 {
     int local = 0;
@@ -29,52 +28,7 @@ __device__ static void macc_d_bump(int *h, int k)
 }
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
+static __device__ int macc_lock_;
 
 /* target region critical_flush.c:19: nvidia version */
 struct macc_a_loops_L19 {

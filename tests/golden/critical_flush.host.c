@@ -85,9 +85,9 @@ int loops(const int *a, int *h, int n)
     struct macc_a_loops_L19 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[3] = {
-        {"a", (void *)(a), (void *)&(a)[0], (size_t)(n) * sizeof((a)[0]), MACC_MAP_TO},
+        {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TO},
         {"total", (void *)&(total), (void *)&(total), sizeof(total), MACC_MAP_TOFROM},
-        {"h", (void *)(h), (void *)&(h)[0], (size_t)(16) * sizeof((h)[0]), MACC_MAP_TOFROM},
+        {"h", (void *)(h), (void *)&(h)[0], (MACC_SIZE_T)(16) * sizeof((h)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_loops_L19, &macc_a_, sizeof macc_a_, 3, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
@@ -162,8 +162,8 @@ void teams(const double *a, double *out, int n, int m)
     macc_a_.n = n;
     macc_a_.m = m;
     MACC_Map macc_m_[3] = {
-        {"a", (void *)(a), (void *)&(a)[0], (size_t)(n*m) * sizeof((a)[0]), MACC_MAP_TO},
-        {"out", (void *)(out), (void *)&(out)[0], (size_t)(n) * sizeof((out)[0]), MACC_MAP_FROM},
+        {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n*m) * sizeof((a)[0]), MACC_MAP_TO},
+        {"out", (void *)(out), (void *)&(out)[0], (MACC_SIZE_T)(n) * sizeof((out)[0]), MACC_MAP_FROM},
         {"hits", (void *)&(hits), (void *)&(hits), sizeof(hits), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_teams_L45, &macc_a_, sizeof macc_a_, 3, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);

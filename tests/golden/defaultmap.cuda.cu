@@ -12,51 +12,8 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "defaultmap.c"
-/* defaultmap: tofrom/to/from/alloc for scalars (written back or not),
- * aggregate (structs and arrays: tofrom, firstprivate), pointer, none with
- * every variable named, firstprivate and a loop bound mapped tofrom. */
+#line 4 "defaultmap.c"
 typedef struct { int hits; double sum; } stats;
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region defaultmap.c:10: nvidia version */

@@ -12,28 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "depend_forms.c"
-/* depend(in), depend(out), depend(inout), several items in one clause, and
- * several depend clauses on one target. */
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region depend_forms.c:6: nvidia version */

@@ -127,10 +127,10 @@ void pipeline(int n, int bs, float *a, float *b, float *c)
     macc_a_.k = k;
     macc_a_.bs = bs;
     MACC_Map macc_m_[1] = {
-        {"a", (void *)(a), (void *)&(a)[k], (size_t)(bs) * sizeof((a)[k]), MACC_MAP_FROM},
+        {"a", (void *)(a), (void *)&(a)[k], (MACC_SIZE_T)(bs) * sizeof((a)[k]), MACC_MAP_FROM},
     };
     MACC_Dep macc_d_[1] = {
-        {(void *)&(a)[k], (size_t)(bs) * sizeof((a)[k]), MACC_DEP_OUT},
+        {(void *)&(a)[k], (MACC_SIZE_T)(bs) * sizeof((a)[k]), MACC_DEP_OUT},
     };
     MACC_target(&macc_r_pipeline_L6, &macc_a_, sizeof macc_a_, 1, macc_m_, 1, macc_d_, MACC_NOWAIT, MACC_DEVICE_DEFAULT, 1);
 }
@@ -142,10 +142,10 @@ void pipeline(int n, int bs, float *a, float *b, float *c)
     macc_a_.k = k;
     macc_a_.bs = bs;
     MACC_Map macc_m_[1] = {
-        {"a", (void *)(a), (void *)&(a)[k], (size_t)(bs) * sizeof((a)[k]), MACC_MAP_TOFROM},
+        {"a", (void *)(a), (void *)&(a)[k], (MACC_SIZE_T)(bs) * sizeof((a)[k]), MACC_MAP_TOFROM},
     };
     MACC_Dep macc_d_[1] = {
-        {(void *)&(a)[k], (size_t)(bs) * sizeof((a)[k]), MACC_DEP_INOUT},
+        {(void *)&(a)[k], (MACC_SIZE_T)(bs) * sizeof((a)[k]), MACC_DEP_INOUT},
     };
     MACC_target(&macc_r_pipeline_L10, &macc_a_, sizeof macc_a_, 1, macc_m_, 1, macc_d_, MACC_NOWAIT, MACC_DEVICE_DEFAULT, 1);
 }
@@ -157,14 +157,14 @@ void pipeline(int n, int bs, float *a, float *b, float *c)
     macc_a_.k = k;
     macc_a_.bs = bs;
     MACC_Map macc_m_[3] = {
-        {"a", (void *)(a), (void *)&(a)[k], (size_t)(bs) * sizeof((a)[k]), MACC_MAP_TO},
-        {"b", (void *)(b), (void *)&(b)[k], (size_t)(bs) * sizeof((b)[k]), MACC_MAP_FROM},
-        {"c", (void *)(c), (void *)&(c)[k], (size_t)(bs) * sizeof((c)[k]), MACC_MAP_FROM},
+        {"a", (void *)(a), (void *)&(a)[k], (MACC_SIZE_T)(bs) * sizeof((a)[k]), MACC_MAP_TO},
+        {"b", (void *)(b), (void *)&(b)[k], (MACC_SIZE_T)(bs) * sizeof((b)[k]), MACC_MAP_FROM},
+        {"c", (void *)(c), (void *)&(c)[k], (MACC_SIZE_T)(bs) * sizeof((c)[k]), MACC_MAP_FROM},
     };
     MACC_Dep macc_d_[3] = {
-        {(void *)&(a)[k], (size_t)(bs) * sizeof((a)[k]), MACC_DEP_IN},
-        {(void *)&(b)[k], (size_t)(bs) * sizeof((b)[k]), MACC_DEP_OUT},
-        {(void *)&(c)[k], (size_t)(bs) * sizeof((c)[k]), MACC_DEP_OUT},
+        {(void *)&(a)[k], (MACC_SIZE_T)(bs) * sizeof((a)[k]), MACC_DEP_IN},
+        {(void *)&(b)[k], (MACC_SIZE_T)(bs) * sizeof((b)[k]), MACC_DEP_OUT},
+        {(void *)&(c)[k], (MACC_SIZE_T)(bs) * sizeof((c)[k]), MACC_DEP_OUT},
     };
     MACC_target(&macc_r_pipeline_L14, &macc_a_, sizeof macc_a_, 3, macc_m_, 3, macc_d_, MACC_NOWAIT, MACC_DEVICE_DEFAULT, 1);
 }

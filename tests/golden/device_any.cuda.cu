@@ -12,20 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "device_any.c"
-/* device(any) with a combined construct-set: one version per device kind, the
- * host one made by the host reducer (teams distribute parallel for becomes
- * parallel for). */
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region device_any.c:6: nvidia version */

@@ -83,7 +83,7 @@ void init(int n, int *v)
     struct macc_a_init_L6 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[1] = {
-        {"v", (void *)(v), (void *)&(v)[0], (size_t)(n) * sizeof((v)[0]), MACC_MAP_FROM},
+        {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_FROM},
     };
     MACC_target(&macc_r_init_L6, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }
@@ -94,7 +94,7 @@ void init(int n, int *v)
     struct macc_a_init_L10 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[1] = {
-        {"v", (void *)(v), (void *)&(v)[0], (size_t)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
+        {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_init_L10, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }

@@ -12,19 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "device_number.c"
-/* device(N): OpenMP's device number, a literal and an expression, in the
- * standard clause order (construct-set first) and in MACC's. */
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region device_number.c:5: nvidia version */

@@ -82,7 +82,7 @@ void bump(int n, int *v, int dev)
     struct macc_a_bump_L5 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[1] = {
-        {"v", (void *)(v), (void *)&(v)[0], (size_t)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
+        {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_bump_L5, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, (int)(0), 1);
 }
@@ -93,9 +93,9 @@ void bump(int n, int *v, int dev)
     struct macc_a_bump_L9 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[1] = {
-        {"v", (void *)(v), (void *)&(v)[0], (size_t)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
+        {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_bump_L9, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, (int)(dev + 1), 1);
+    MACC_target(&macc_r_bump_L9, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_device_num((int)(dev + 1)), 1);
 }
 #line 11 "device_number.c"
 

@@ -12,20 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "device_nvidia.c"
-/* device(nvidia): any GPU, a CUDA version only; also with an if_device line
- * naming a compute capability. */
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region device_nvidia.c:5: nvidia version */

@@ -12,24 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "enter_exit_data.c"
-/* target enter data / exit data with each map type they accept. */
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region enter_exit_data.c:6: nvidia version */

@@ -84,8 +84,8 @@ void lifetime(int n, float *a, float *b, float *w)
     { /* #pragma omp target enter data map(to: a[0:n]) map(alloc: w[0:n]) */
     static const MACC_SrcLoc macc_l_ = {"enter_exit_data.c", 4, 5, "lifetime"};
     MACC_Map macc_m_[2] = {
-        {"a", (void *)(a), (void *)&(a)[0], (size_t)(n) * sizeof((a)[0]), MACC_MAP_TO},
-        {"w", (void *)(w), (void *)&(w)[0], (size_t)(n) * sizeof((w)[0]), MACC_MAP_ALLOC},
+        {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TO},
+        {"w", (void *)(w), (void *)&(w)[0], (MACC_SIZE_T)(n) * sizeof((w)[0]), MACC_MAP_ALLOC},
     };
     if (1)
         MACC_data_enter(&macc_l_, 2, macc_m_, MACC_DEVICE_DEFAULT, 0, 0, 0);
@@ -107,7 +107,7 @@ void lifetime(int n, float *a, float *b, float *w)
     { /* #pragma omp target enter data map(to: b[0:n]) */
     static const MACC_SrcLoc macc_l_ = {"enter_exit_data.c", 10, 5, "lifetime"};
     MACC_Map macc_m_[1] = {
-        {"b", (void *)(b), (void *)&(b)[0], (size_t)(n) * sizeof((b)[0]), MACC_MAP_TO},
+        {"b", (void *)(b), (void *)&(b)[0], (MACC_SIZE_T)(n) * sizeof((b)[0]), MACC_MAP_TO},
     };
     if (1)
         MACC_data_enter(&macc_l_, 1, macc_m_, MACC_DEVICE_DEFAULT, 0, 0, 0);
@@ -128,8 +128,8 @@ void lifetime(int n, float *a, float *b, float *w)
     { /* #pragma omp target exit data map(from: b[0:n]) map(release: a[0:n]) */
     static const MACC_SrcLoc macc_l_ = {"enter_exit_data.c", 15, 5, "lifetime"};
     MACC_Map macc_m_[2] = {
-        {"b", (void *)(b), (void *)&(b)[0], (size_t)(n) * sizeof((b)[0]), MACC_MAP_FROM},
-        {"a", (void *)(a), (void *)&(a)[0], (size_t)(n) * sizeof((a)[0]), MACC_MAP_ALLOC},
+        {"b", (void *)(b), (void *)&(b)[0], (MACC_SIZE_T)(n) * sizeof((b)[0]), MACC_MAP_FROM},
+        {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_ALLOC},
     };
     if (1)
         MACC_data_exit(&macc_l_, 2, macc_m_, MACC_DEVICE_DEFAULT, 0, 0, 0);
@@ -138,7 +138,7 @@ void lifetime(int n, float *a, float *b, float *w)
     { /* #pragma omp target exit data map(delete: w[0:n]) */
     static const MACC_SrcLoc macc_l_ = {"enter_exit_data.c", 16, 5, "lifetime"};
     MACC_Map macc_m_[1] = {
-        {"w", (void *)(w), (void *)&(w)[0], (size_t)(n) * sizeof((w)[0]), MACC_MAP_ALLOC | MACC_MAP_DELETE},
+        {"w", (void *)(w), (void *)&(w)[0], (MACC_SIZE_T)(n) * sizeof((w)[0]), MACC_MAP_ALLOC | MACC_MAP_DELETE},
     };
     if (1)
         MACC_data_exit(&macc_l_, 1, macc_m_, MACC_DEVICE_DEFAULT, 0, 0, 0);

@@ -12,32 +12,11 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "host_pragmas_passthrough.c"
-/* Pragmas that are not macc's pass through: host OpenMP outside any region,
- * GCC pragmas, pragma once-style and unknown namespaces; one region among them. */
+#line 3 "host_pragmas_passthrough.c"
 #pragma GCC optimize("O3")
+
+#line 4 "host_pragmas_passthrough.c"
 #pragma weak helper_weak
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 

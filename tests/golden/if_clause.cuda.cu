@@ -12,23 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "if_clause.c"
-/* if(expr) and if(target: expr) on target. */
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region if_clause.c:4: nvidia version */

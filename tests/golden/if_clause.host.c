@@ -111,7 +111,7 @@ void maybe_offload(int n, double *v)
     struct macc_a_maybe_offload_L4 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[1] = {
-        {"v", (void *)(v), (void *)&(v)[0], (size_t)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
+        {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_maybe_offload_L4, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, n > 10000);
 }
@@ -122,7 +122,7 @@ void maybe_offload(int n, double *v)
     struct macc_a_maybe_offload_L8 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[1] = {
-        {"v", (void *)(v), (void *)&(v)[0], (size_t)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
+        {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_maybe_offload_L8, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, n > 10000 && n % 2 == 0);
 }
@@ -132,7 +132,7 @@ void maybe_offload(int n, double *v)
     { /* target region macc_k_maybe_offload_L12 */
     struct macc_a_maybe_offload_L12 macc_a_ = {0};
     MACC_Map macc_m_[1] = {
-        {"v", (void *)(v), (void *)&(v)[0], (size_t)(1) * sizeof((v)[0]), MACC_MAP_TOFROM},
+        {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(1) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_maybe_offload_L12, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 0);
 }

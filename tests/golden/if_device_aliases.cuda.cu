@@ -12,23 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "if_device_aliases.c"
-/* if_device architecture spellings: case-insensitive NVIDIA, the aliases cuda
- * and smp, and sm_90 / cc90 subtypes. */
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region if_device_aliases.c:5: nvidia version */

@@ -12,17 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "if_device_nvidia_only.c"
-/* device(any) with only an nvidia if_device line: exactly the kinds named
- * (a CUDA version only). */
-
-
-
-
-
-
-
-
 
 
 /* target region if_device_nvidia_only.c:5: nvidia version */

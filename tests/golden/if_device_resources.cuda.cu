@@ -12,20 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "if_device_resources.c"
-/* if_device lines for nvidia (with a compute capability) and host, each with
- * its own construct-set and resources(N) (seed 003, Figure 2). */
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region if_device_resources.c:6: nvidia version */

@@ -59,8 +59,8 @@ void update(int n, int bs, float *v, const float *f, float dt)
     macc_a_.bs = bs;
     macc_a_.dt = dt;
     MACC_Map macc_m_[2] = {
-        {"v", (void *)(v), (void *)&(v)[k], (size_t)(bs) * sizeof((v)[k]), MACC_MAP_TOFROM},
-        {"f", (void *)(f), (void *)&(f)[k], (size_t)(bs) * sizeof((f)[k]), MACC_MAP_TO},
+        {"v", (void *)(v), (void *)&(v)[k], (MACC_SIZE_T)(bs) * sizeof((v)[k]), MACC_MAP_TOFROM},
+        {"f", (void *)(f), (void *)&(f)[k], (MACC_SIZE_T)(bs) * sizeof((f)[k]), MACC_MAP_TO},
     };
     MACC_target(&macc_r_update_L6, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
 }

@@ -12,28 +12,8 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "inner_simd_reduction.c"
-/* An inner `simd reduction(+: a, b)` loop inside a region's outer loop
- * (the N-body shape). */
+#line 3 "inner_simd_reduction.c"
 #include <math.h>
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 

@@ -66,10 +66,10 @@ void forces(int n, const float *x, const float *y, float *fx, float *fy)
     struct macc_a_forces_L7 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[4] = {
-        {"x", (void *)(x), (void *)&(x)[0], (size_t)(n) * sizeof((x)[0]), MACC_MAP_TO},
-        {"y", (void *)(y), (void *)&(y)[0], (size_t)(n) * sizeof((y)[0]), MACC_MAP_TO},
-        {"fx", (void *)(fx), (void *)&(fx)[0], (size_t)(n) * sizeof((fx)[0]), MACC_MAP_FROM},
-        {"fy", (void *)(fy), (void *)&(fy)[0], (size_t)(n) * sizeof((fy)[0]), MACC_MAP_FROM},
+        {"x", (void *)(x), (void *)&(x)[0], (MACC_SIZE_T)(n) * sizeof((x)[0]), MACC_MAP_TO},
+        {"y", (void *)(y), (void *)&(y)[0], (MACC_SIZE_T)(n) * sizeof((y)[0]), MACC_MAP_TO},
+        {"fx", (void *)(fx), (void *)&(fx)[0], (MACC_SIZE_T)(n) * sizeof((fx)[0]), MACC_MAP_FROM},
+        {"fy", (void *)(fy), (void *)&(fy)[0], (MACC_SIZE_T)(n) * sizeof((fy)[0]), MACC_MAP_FROM},
     };
     MACC_target(&macc_r_forces_L7, &macc_a_, sizeof macc_a_, 4, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }

@@ -1,3 +1,4 @@
+/* MACC_GOLDEN: cpp (through the C preprocessor) */
 /* _Pragma in macro bodies, outside any region: the GCC pragma passes through
  * as a macro; the OpenMP loop directive, one of ours, becomes a #pragma line. */
 #define PRAGMA(x) _Pragma(#x)

@@ -4,19 +4,32 @@
 #endif
 #include "macc_rt.h"
 #line 1 "macro_pragma.c"
-/* _Pragma in macro bodies, outside any region: the GCC pragma passes through
- * as a macro; the OpenMP loop directive, one of ours, becomes a #pragma line. */
-#define PRAGMA(x) _Pragma(#x)
-#define UNROLL(n) PRAGMA(GCC unroll n)
-#define HOST_PARALLEL_FOR _Pragma("omp parallel for")
+# 0 "macro_pragma.c"
+# 0 "<built-in>"
+# 0 "<command-line>"
+# 1 "/usr/include/stdc-predef.h" 1 3 4
+# 0 "<command-line>" 2
+# 1 "macro_pragma.c"
+
+
+
+
+
+
 
 void host_only(int n, double *v)
 {
-    UNROLL(4)
+   
+# 10 "macro_pragma.c"
+#pragma GCC unroll 4
+# 10 "macro_pragma.c"
+   
     for (int i = 0; i < n; i++)
         v[i] += 1.0;
 
-    #pragma omp parallel for
+    
+# 14 "macro_pragma.c"
+#pragma omp parallel for
     for (int i = 0; i < n; i++)
         v[i] *= 2.0;
 }

@@ -1,6 +1,7 @@
+/* MACC_GOLDEN: cpp (through the C preprocessor) */
 /* Pragmas made by macros: _Pragma in #define, stringified arguments, nested
  * macros, a target region, a reduction and a taskwait all come from macros. */
-#include <stdio.h>
+int printf(const char *, ...);
 
 #define PRAGMA(x) _Pragma(#x)
 #define OFFLOAD(clauses) PRAGMA(omp target teams distribute parallel for clauses)

@@ -12,49 +12,22 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "macro_target.c"
-/* Pragmas made by macros: _Pragma in #define, stringified arguments, nested
- * macros, a target region, a reduction and a taskwait all come from macros. */
-#include <stdio.h>
-
-#define PRAGMA(x) _Pragma(#x)
-#define OFFLOAD(clauses) PRAGMA(omp target teams distribute parallel for clauses)
-#define TASKWAIT _Pragma("omp taskwait")
-#define N 1000
-
+#line 11 "macro_target.c"
+__device__ static double macc_d_scale(double v) ;
+#line 11 "macro_target.c"
 __device__ static double macc_d_scale(double v) { return 2.0 * v; }
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-/* target region macro_target.c:16: nvidia version */
-struct macc_a_main_L16 {
+/* target region macro_target.c:17: nvidia version */
+struct macc_a_main_L17 {
     int macc_unused_;
     int n;
 };
-struct macc_p_main_L16 {
+struct macc_p_main_L17 {
     void *macc_unused_;
     double (*a);
 };
-__global__ void macc_g_main_L16(const struct macc_a_main_L16 macc_a_, const struct macc_p_main_L16 macc_p_)
+__global__ void macc_g_main_L17(const struct macc_a_main_L17 macc_a_, const struct macc_p_main_L17 macc_p_)
 {
     (void)macc_a_; (void)macc_p_;
     int n = macc_a_.n;
@@ -69,16 +42,16 @@ __global__ void macc_g_main_L16(const struct macc_a_main_L16 macc_a_, const stru
             int i = (int)((0) + macc_rest_ * 1);
             (void)i;
             do
-#line 18 "macro_target.c"
+#line 19 "macro_target.c"
         a[i] = macc_d_scale(i);
             while (0);
         }
     }
 }
-extern "C" int macc_k_main_L16_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
+extern "C" int macc_k_main_L17_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
-    const struct macc_a_main_L16 *macc_a_ = (const struct macc_a_main_L16 *)macc_args_;
-    struct macc_p_main_L16 macc_p_;
+    const struct macc_a_main_L17 *macc_a_ = (const struct macc_a_main_L17 *)macc_args_;
+    struct macc_p_main_L17 macc_p_;
     memset(&macc_p_, 0, sizeof macc_p_);
     memcpy((void *)&macc_p_.a, &macc_env_->ptrs[0], sizeof(void *));
     cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;
@@ -89,21 +62,21 @@ extern "C" int macc_k_main_L16_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
-    macc_g_main_L16<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
+    macc_g_main_L17<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
 
-/* target region macro_target.c:19: nvidia version */
-struct macc_a_main_L19 {
+/* target region macro_target.c:20: nvidia version */
+struct macc_a_main_L20 {
     int macc_unused_;
     int n;
 };
-struct macc_p_main_L19 {
+struct macc_p_main_L20 {
     void *macc_unused_;
     double (*macc_p_s);
     double (*a);
 };
-__global__ void macc_g_main_L19(const struct macc_a_main_L19 macc_a_, const struct macc_p_main_L19 macc_p_, double *macc_part_s)
+__global__ void macc_g_main_L20(const struct macc_a_main_L20 macc_a_, const struct macc_p_main_L20 macc_p_, double *macc_part_s)
 {
     (void)macc_a_; (void)macc_p_;
     int n = macc_a_.n;
@@ -122,17 +95,17 @@ __global__ void macc_g_main_L19(const struct macc_a_main_L19 macc_a_, const stru
             int i = (int)((0) + macc_rest_ * 1);
             (void)i;
             do
-#line 21 "macro_target.c"
+#line 22 "macro_target.c"
         s += a[i];
             while (0);
         }
     }
     { double macc_v_ = macc_block_reduce<MACC_R_ADD, double>(s); if (threadIdx.x == 0) macc_part_s[blockIdx.x] = macc_v_; }
 }
-extern "C" int macc_k_main_L19_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
+extern "C" int macc_k_main_L20_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
-    const struct macc_a_main_L19 *macc_a_ = (const struct macc_a_main_L19 *)macc_args_;
-    struct macc_p_main_L19 macc_p_;
+    const struct macc_a_main_L20 *macc_a_ = (const struct macc_a_main_L20 *)macc_args_;
+    struct macc_p_main_L20 macc_p_;
     memset(&macc_p_, 0, sizeof macc_p_);
     memcpy((void *)&macc_p_.macc_p_s, &macc_env_->ptrs[1], sizeof(void *));
     memcpy((void *)&macc_p_.a, &macc_env_->ptrs[0], sizeof(void *));
@@ -147,7 +120,7 @@ extern "C" int macc_k_main_L19_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 1);
     double *macc_part_s = NULL;
     { cudaError_t e_ = cudaMallocAsync((void **)&macc_part_s, sizeof(double) * (size_t)macc_grid_, macc_s_); if (e_ != cudaSuccess) return (int)e_; }
-    macc_g_main_L19<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_, macc_part_s);
+    macc_g_main_L20<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_, macc_part_s);
     macc_finish_reduce<MACC_R_ADD, double><<<1, 256, 0, macc_s_>>>(macc_part_s, macc_grid_, macc_p_.macc_p_s);
     cudaFreeAsync(macc_part_s, macc_s_);
     return (int)cudaGetLastError();

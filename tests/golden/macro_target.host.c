@@ -4,60 +4,67 @@
 #endif
 #include "macc_rt.h"
 #line 1 "macro_target.c"
-/* Pragmas made by macros: _Pragma in #define, stringified arguments, nested
- * macros, a target region, a reduction and a taskwait all come from macros. */
-#include <stdio.h>
+# 0 "macro_target.c"
+# 0 "<built-in>"
+# 0 "<command-line>"
+# 1 "/usr/include/stdc-predef.h" 1 3 4
+# 0 "<command-line>" 2
+# 1 "macro_target.c"
 
-#define PRAGMA(x) _Pragma(#x)
-#define OFFLOAD(clauses) PRAGMA(omp target teams distribute parallel for clauses)
-#define TASKWAIT _Pragma("omp taskwait")
-#define N 1000
+
+
+int printf(const char *, ...);
+
+
+
+
+
 
 static double scale(double v) { return 2.0 * v; }
 
 
-/* target region macro_target.c:16: argument block, host version, version table */
-struct macc_a_main_L16 {
+/* target region macro_target.c:17: argument block, host version, version table */
+struct macc_a_main_L17 {
     int macc_unused_;
     int n;
 };
-static int macc_h_main_L16(void *macc_args_, MACC_TaskEnv *macc_env_)
+static int macc_h_main_L17(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
-    struct macc_a_main_L16 *macc_a_ = (struct macc_a_main_L16 *)macc_args_;
+    struct macc_a_main_L17 *macc_a_ = (struct macc_a_main_L17 *)macc_args_;
     int n = macc_a_->n;
     double (*a) = macc_env_->ptrs[0];
     (void)macc_a_;
     (void)n;
     (void)a;
-#line 17 "macro_target.c"
+#line 18 "macro_target.c"
 #pragma omp parallel for num_threads(macc_env_->nthreads)
-#line 17 "macro_target.c"
+#line 18 "macro_target.c"
     for (int i = 0; i < n; i++)
         a[i] = scale(i);
     return 0;
 }
 #if defined(MACC_WITH_CUDA)
-extern int macc_k_main_L16_nvidia(void *, MACC_TaskEnv *);
+extern int macc_k_main_L17_nvidia(void *, MACC_TaskEnv *);
 #endif
-static const MACC_Version macc_v_main_L16[] = {
+static const MACC_Version macc_v_main_L17[] = {
 #if defined(MACC_WITH_CUDA)
-    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_main_L16_nvidia},
+    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_main_L17_nvidia},
 #endif
-    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_main_L16},
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_main_L17},
 };
-static const MACC_Region macc_r_main_L16 = {
-    {"macro_target.c", 16, 5, "main"}, "macc_k_main_L16",
-    (int)(sizeof macc_v_main_L16 / sizeof macc_v_main_L16[0]), macc_v_main_L16
+static const MACC_Region macc_r_main_L17 = {
+    {"macro_target.c", 17, 1, "main"}, "macc_k_main_L17",
+    (int)(sizeof macc_v_main_L17 / sizeof macc_v_main_L17[0]), macc_v_main_L17
 };
 
-/* target region macro_target.c:19: argument block, host version, version table */
-struct macc_a_main_L19 {
+/* target region macro_target.c:20: argument block, host version, version table */
+struct macc_a_main_L20 {
     int macc_unused_;
     int n;
 };
-static int macc_h_main_L19(void *macc_args_, MACC_TaskEnv *macc_env_)
+static int macc_h_main_L20(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
-    struct macc_a_main_L19 *macc_a_ = (struct macc_a_main_L19 *)macc_args_;
+    struct macc_a_main_L20 *macc_a_ = (struct macc_a_main_L20 *)macc_args_;
     int n = macc_a_->n;
     double (*macc_p_s) = macc_env_->ptrs[1];
     double s = *macc_p_s;
@@ -66,60 +73,66 @@ static int macc_h_main_L19(void *macc_args_, MACC_TaskEnv *macc_env_)
     (void)n;
     (void)s;
     (void)a;
-#line 20 "macro_target.c"
+#line 21 "macro_target.c"
 #pragma omp parallel for reduction(+: s) num_threads(macc_env_->nthreads)
-#line 20 "macro_target.c"
+#line 21 "macro_target.c"
     for (int i = 0; i < n; i++)
         s += a[i];
     *macc_p_s = s;
     return 0;
 }
 #if defined(MACC_WITH_CUDA)
-extern int macc_k_main_L19_nvidia(void *, MACC_TaskEnv *);
+extern int macc_k_main_L20_nvidia(void *, MACC_TaskEnv *);
 #endif
-static const MACC_Version macc_v_main_L19[] = {
+static const MACC_Version macc_v_main_L20[] = {
 #if defined(MACC_WITH_CUDA)
-    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_main_L19_nvidia},
+    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_main_L20_nvidia},
 #endif
-    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_main_L19},
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_main_L20},
 };
-static const MACC_Region macc_r_main_L19 = {
-    {"macro_target.c", 19, 5, "main"}, "macc_k_main_L19",
-    (int)(sizeof macc_v_main_L19 / sizeof macc_v_main_L19[0]), macc_v_main_L19
+static const MACC_Region macc_r_main_L20 = {
+    {"macro_target.c", 20, 1, "main"}, "macc_k_main_L20",
+    (int)(sizeof macc_v_main_L20 / sizeof macc_v_main_L20[0]), macc_v_main_L20
 };
 
-#line 12 "macro_target.c"
+#line 13 "macro_target.c"
 int main(void)
 {
-    int n = N;
-    double a[N], s = 0.0;
-    { /* target region macc_k_main_L16 */
-    struct macc_a_main_L16 macc_a_ = {0};
+    int n = 1000;
+    double a[1000], s = 0.0;
+    
+# 17 "macro_target.c"
+{ /* target region macc_k_main_L17 */
+    struct macc_a_main_L17 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[1] = {
-        {"a", (void *)(a), (void *)&(a)[0], (size_t)(n) * sizeof((a)[0]), MACC_MAP_FROM},
+        {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_FROM},
     };
-    MACC_target(&macc_r_main_L16, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(&macc_r_main_L17, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
-#line 18 "macro_target.c"
+#line 19 "macro_target.c"
 
-    { /* target region macc_k_main_L19 */
-    struct macc_a_main_L19 macc_a_ = {0};
+    
+# 20 "macro_target.c"
+{ /* target region macc_k_main_L20 */
+    struct macc_a_main_L20 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[2] = {
-        {"a", (void *)(a), (void *)&(a)[0], (size_t)(n) * sizeof((a)[0]), MACC_MAP_TO},
+        {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TO},
         {"s", (void *)&(s), (void *)&(s), sizeof(s), MACC_MAP_TOFROM},
     };
-    MACC_target(&macc_r_main_L19, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(&macc_r_main_L20, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
-#line 21 "macro_target.c"
+#line 22 "macro_target.c"
 
-    { /* #pragma omp taskwait */
-    static const MACC_SrcLoc macc_l_ = {"macro_target.c", 22, 5, "main"};
+    
+# 23 "macro_target.c"
+{ /* #pragma omp taskwait */
+    static const MACC_SrcLoc macc_l_ = {"macro_target.c", 23, 1, "main"};
     MACC_taskwait(&macc_l_);
 }
-#line 23 "macro_target.c"
-    double want = 2.0 * (N - 1) * N / 2.0;
+#line 24 "macro_target.c"
+    double want = 2.0 * (1000 - 1) * 1000 / 2.0;
     if (s != want) {
         printf("FAIL: sum %g, expected %g\n", s, want);
         return 1;

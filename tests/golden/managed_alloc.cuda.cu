@@ -12,41 +12,8 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "managed_alloc.c"
-// MACC_FLAGS: --managed
-/* --managed: the allocation calls go to the runtime's allocator; a pointer
- * used in a region without a map clause is passed as it is (managed memory
- * is valid on every device); function-pointer uses are rewritten too. */
+#line 5 "managed_alloc.c"
 #include <stdlib.h>
-
-typedef void (*release_fn)(void *);
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 

@@ -12,22 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "map_always.c"
-/* The always modifier, with each direction, inside a data region where the
- * data is already present. */
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region map_always.c:7: nvidia version */

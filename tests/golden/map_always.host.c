@@ -83,8 +83,8 @@ void refresh(int n, float *a, float *b)
     { /* #pragma omp target data map(tofrom: a[0:n], b[0:n]) */
     static const MACC_SrcLoc macc_l_ = {"map_always.c", 5, 5, "refresh"};
     MACC_Map macc_m_[2] = {
-        {"a", (void *)(a), (void *)&(a)[0], (size_t)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
-        {"b", (void *)(b), (void *)&(b)[0], (size_t)(n) * sizeof((b)[0]), MACC_MAP_TOFROM},
+        {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TOFROM},
+        {"b", (void *)(b), (void *)&(b)[0], (MACC_SIZE_T)(n) * sizeof((b)[0]), MACC_MAP_TOFROM},
     };
     const int macc_if_ = (1);
     if (macc_if_)
@@ -95,8 +95,8 @@ void refresh(int n, float *a, float *b)
     struct macc_a_refresh_L7 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[2] = {
-        {"a", (void *)(a), (void *)&(a)[0], (size_t)(n) * sizeof((a)[0]), MACC_MAP_TO | MACC_MAP_ALWAYS},
-        {"b", (void *)(b), (void *)&(b)[0], (size_t)(n) * sizeof((b)[0]), MACC_MAP_FROM | MACC_MAP_ALWAYS},
+        {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TO | MACC_MAP_ALWAYS},
+        {"b", (void *)(b), (void *)&(b)[0], (MACC_SIZE_T)(n) * sizeof((b)[0]), MACC_MAP_FROM | MACC_MAP_ALWAYS},
     };
     MACC_target(&macc_r_refresh_L7, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
@@ -107,7 +107,7 @@ void refresh(int n, float *a, float *b)
     struct macc_a_refresh_L11 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[1] = {
-        {"a", (void *)(a), (void *)&(a)[0], (size_t)(n) * sizeof((a)[0]), MACC_MAP_TOFROM | MACC_MAP_ALWAYS},
+        {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TOFROM | MACC_MAP_ALWAYS},
     };
     MACC_target(&macc_r_refresh_L11, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }

@@ -12,21 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "map_kinds.c"
-/* Every map type: to, from, tofrom, alloc, and a map with no type (tofrom). */
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region map_kinds.c:4: nvidia version */

@@ -90,10 +90,10 @@ void stencil(int n, const double *in, double *out, double *acc, double *tmp)
     struct macc_a_stencil_L4 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[4] = {
-        {"in", (void *)(in), (void *)&(in)[0], (size_t)(n) * sizeof((in)[0]), MACC_MAP_TO},
-        {"out", (void *)(out), (void *)&(out)[0], (size_t)(n) * sizeof((out)[0]), MACC_MAP_FROM},
-        {"acc", (void *)(acc), (void *)&(acc)[0], (size_t)(n) * sizeof((acc)[0]), MACC_MAP_TOFROM},
-        {"tmp", (void *)(tmp), (void *)&(tmp)[0], (size_t)(n) * sizeof((tmp)[0]), MACC_MAP_ALLOC},
+        {"in", (void *)(in), (void *)&(in)[0], (MACC_SIZE_T)(n) * sizeof((in)[0]), MACC_MAP_TO},
+        {"out", (void *)(out), (void *)&(out)[0], (MACC_SIZE_T)(n) * sizeof((out)[0]), MACC_MAP_FROM},
+        {"acc", (void *)(acc), (void *)&(acc)[0], (MACC_SIZE_T)(n) * sizeof((acc)[0]), MACC_MAP_TOFROM},
+        {"tmp", (void *)(tmp), (void *)&(tmp)[0], (MACC_SIZE_T)(n) * sizeof((tmp)[0]), MACC_MAP_ALLOC},
     };
     MACC_target(&macc_r_stencil_L4, &macc_a_, sizeof macc_a_, 4, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
@@ -104,7 +104,7 @@ void stencil(int n, const double *in, double *out, double *acc, double *tmp)
     struct macc_a_stencil_L11 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[1] = {
-        {"acc", (void *)(acc), (void *)&(acc)[0], (size_t)(n) * sizeof((acc)[0]), MACC_MAP_TOFROM},
+        {"acc", (void *)(acc), (void *)&(acc)[0], (MACC_SIZE_T)(n) * sizeof((acc)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_stencil_L11, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }

@@ -12,23 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "metadirective.c"
-/* metadirective after a target line: when(device={kind(gpu)}: ...) with
- * default(...), and with otherwise(...). */
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region metadirective.c:6: nvidia version */

@@ -12,27 +12,11 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "multidim_section.c"
-/* Sections of a row of a 2-D array, a[i][0:n], in map and depend, and a whole
- * 2-D array section a[0:rows][0:COLS]. */
+#line 3 "multidim_section.c"
 #define ROWS 64
+
+#line 4 "multidim_section.c"
 #define COLS 128
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 

@@ -87,10 +87,10 @@ void rows(double (*a)[COLS], int nrows)
     struct macc_a_rows_L9 macc_a_ = {0};
     macc_a_.i = i;
     MACC_Map macc_m_[1] = {
-        {"a", (void *)(a), (void *)&(a)[i][0], (size_t)(COLS) * sizeof((a)[i][0]), MACC_MAP_TOFROM},
+        {"a", (void *)(a), (void *)&(a)[i][0], (MACC_SIZE_T)(COLS) * sizeof((a)[i][0]), MACC_MAP_TOFROM},
     };
     MACC_Dep macc_d_[1] = {
-        {(void *)&(a)[i][0], (size_t)(COLS) * sizeof((a)[i][0]), MACC_DEP_INOUT},
+        {(void *)&(a)[i][0], (MACC_SIZE_T)(COLS) * sizeof((a)[i][0]), MACC_DEP_INOUT},
     };
     MACC_target(&macc_r_rows_L9, &macc_a_, sizeof macc_a_, 1, macc_m_, 1, macc_d_, MACC_NOWAIT, MACC_DEVICE_DEFAULT, 1);
 }
@@ -107,7 +107,7 @@ void rows(double (*a)[COLS], int nrows)
     struct macc_a_rows_L17 macc_a_ = {0};
     macc_a_.nrows = nrows;
     MACC_Map macc_m_[1] = {
-        {"a", (void *)(a), (void *)&(a)[0], (size_t)(nrows) * sizeof((a)[0]), MACC_MAP_TOFROM},
+        {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(nrows) * sizeof((a)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_rows_L17, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }

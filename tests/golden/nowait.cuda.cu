@@ -12,17 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "nowait.c"
-/* nowait tasks, one per block, then taskwait. */
-
-
-
-
-
-
-
-
-
 
 
 /* target region nowait.c:5: nvidia version */

@@ -12,39 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "num_teams_thread_limit.c"
-/* num_teams, thread_limit and num_threads, literal and expression arguments; the host
- * version's threads bounded by thread_limit (of its line, of the target line, with
- * num_threads, for a loop directive inside the region). */
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region num_teams_thread_limit.c:6: nvidia version */
@@ -52,6 +19,8 @@ struct macc_a_launch_shape_L6 {
     int macc_unused_;
     int n;
     int teams;
+    int macc_num_teams_v0;
+    int macc_thread_limit_v0;
 };
 struct macc_p_launch_shape_L6 {
     void *macc_unused_;
@@ -89,12 +58,12 @@ extern "C" int macc_k_launch_shape_L6_nvidia(void *macc_args_, MACC_TaskEnv *mac
     cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;
     int n = macc_a_->n; (void)n;
     int teams = macc_a_->teams; (void)teams;
-    int macc_block_ = (int)(256);
+    int macc_block_ = (int)(macc_a_->macc_thread_limit_v0);
     if (macc_block_ < 1) macc_block_ = 1;
     if (macc_block_ > 1024) macc_block_ = 1024;
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
-    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, (int)(teams), 0);
+    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, (int)(macc_a_->macc_num_teams_v0), 0);
     macc_g_launch_shape_L6<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -103,6 +72,7 @@ extern "C" int macc_k_launch_shape_L6_nvidia(void *macc_args_, MACC_TaskEnv *mac
 struct macc_a_launch_shape_L10 {
     int macc_unused_;
     int n;
+    int macc_num_threads_v0;
 };
 struct macc_p_launch_shape_L10 {
     void *macc_unused_;
@@ -137,7 +107,7 @@ extern "C" int macc_k_launch_shape_L10_nvidia(void *macc_args_, MACC_TaskEnv *ma
     memcpy((void *)&macc_p_.v, &macc_env_->ptrs[0], sizeof(void *));
     cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;
     int n = macc_a_->n; (void)n;
-    int macc_block_ = (int)(4);
+    int macc_block_ = (int)(macc_a_->macc_num_threads_v0);
     if (macc_block_ < 1) macc_block_ = 1;
     if (macc_block_ > 1024) macc_block_ = 1024;
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
@@ -151,6 +121,8 @@ extern "C" int macc_k_launch_shape_L10_nvidia(void *macc_args_, MACC_TaskEnv *ma
 struct macc_a_launch_shape_L14 {
     int macc_unused_;
     int n;
+    int macc_num_teams_v0;
+    int macc_thread_limit_v0;
 };
 struct macc_p_launch_shape_L14 {
     void *macc_unused_;
@@ -185,12 +157,12 @@ extern "C" int macc_k_launch_shape_L14_nvidia(void *macc_args_, MACC_TaskEnv *ma
     memcpy((void *)&macc_p_.v, &macc_env_->ptrs[0], sizeof(void *));
     cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;
     int n = macc_a_->n; (void)n;
-    int macc_block_ = (int)(128);
+    int macc_block_ = (int)(macc_a_->macc_thread_limit_v0);
     if (macc_block_ < 1) macc_block_ = 1;
     if (macc_block_ > 1024) macc_block_ = 1024;
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
-    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, (int)(n / 128 + 1), 0);
+    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, (int)(macc_a_->macc_num_teams_v0), 0);
     macc_g_launch_shape_L14<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -200,6 +172,7 @@ struct macc_a_launch_shape_L20 {
     int macc_unused_;
     int n;
     int teams;
+    int macc_thread_limit_v1;
 };
 struct macc_p_launch_shape_L20 {
     void *macc_unused_;
@@ -237,7 +210,7 @@ extern "C" int macc_k_launch_shape_L20_nvidia(void *macc_args_, MACC_TaskEnv *ma
     cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;
     int n = macc_a_->n; (void)n;
     int teams = macc_a_->teams; (void)teams;
-    int macc_block_ = (int)(64);
+    int macc_block_ = (int)(macc_a_->macc_thread_limit_v1);
     if (macc_block_ < 1) macc_block_ = 1;
     if (macc_block_ > 1024) macc_block_ = 1024;
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
@@ -252,6 +225,7 @@ struct macc_a_launch_shape_L26 {
     int macc_unused_;
     int n;
     int teams;
+    int macc_thread_limit_v0;
 };
 struct macc_p_launch_shape_L26 {
     void *macc_unused_;
@@ -266,23 +240,19 @@ __global__ void macc_g_launch_shape_L26(const struct macc_a_launch_shape_L26 mac
     (void)v;
     int teams = macc_a_.teams;
     (void)teams;
-        __syncthreads();
-        {
-        {
-            const long long macc_t0_ = ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
-            const long long macc_total_ = 1LL * macc_t0_;
-            for (long long macc_it_ = threadIdx.x; macc_it_ < macc_total_; macc_it_ += blockDim.x) {
-                long long macc_rest_ = macc_it_;
-                int i = (int)((0) + macc_rest_ * 1);
-                (void)i;
-                do
+    {
+        const long long macc_t0_ = ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
+        const long long macc_total_ = 1LL * macc_t0_;
+        for (long long macc_it_ = (long long)blockIdx.x * blockDim.x + threadIdx.x; macc_it_ < macc_total_; macc_it_ += (long long)gridDim.x * blockDim.x) {
+            long long macc_rest_ = macc_it_;
+            int i = (int)((0) + macc_rest_ * 1);
+            (void)i;
+            do
 #line 30 "num_teams_thread_limit.c"
             v[i] -= 2.0f;
-                while (0);
-            }
+            while (0);
         }
-        }
-        __syncthreads();
+    }
 }
 extern "C" int macc_k_launch_shape_L26_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
@@ -293,11 +263,12 @@ extern "C" int macc_k_launch_shape_L26_nvidia(void *macc_args_, MACC_TaskEnv *ma
     cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;
     int n = macc_a_->n; (void)n;
     int teams = macc_a_->teams; (void)teams;
-    int macc_block_ = (int)(teams);
+    int macc_block_ = (int)(macc_a_->macc_thread_limit_v0);
     if (macc_block_ < 1) macc_block_ = 1;
     if (macc_block_ > 1024) macc_block_ = 1024;
-    { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
-    int macc_grid_ = 1;
+    const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
+    if (macc_total_ <= 0) return 0;
+    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
     macc_g_launch_shape_L26<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }

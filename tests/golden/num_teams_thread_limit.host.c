@@ -13,6 +13,8 @@ struct macc_a_launch_shape_L6 {
     int macc_unused_;
     int n;
     int teams;
+    int macc_num_teams_v0;
+    int macc_thread_limit_v0;
 };
 static int macc_h_launch_shape_L6(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
@@ -49,6 +51,7 @@ static const MACC_Region macc_r_launch_shape_L6 = {
 struct macc_a_launch_shape_L10 {
     int macc_unused_;
     int n;
+    int macc_num_threads_v0;
 };
 static int macc_h_launch_shape_L10(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
@@ -83,6 +86,8 @@ static const MACC_Region macc_r_launch_shape_L10 = {
 struct macc_a_launch_shape_L14 {
     int macc_unused_;
     int n;
+    int macc_num_teams_v0;
+    int macc_thread_limit_v0;
 };
 static int macc_h_launch_shape_L14(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
@@ -118,6 +123,7 @@ struct macc_a_launch_shape_L20 {
     int macc_unused_;
     int n;
     int teams;
+    int macc_thread_limit_v1;
 };
 static int macc_h_launch_shape_L20(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
@@ -155,6 +161,7 @@ struct macc_a_launch_shape_L26 {
     int macc_unused_;
     int n;
     int teams;
+    int macc_thread_limit_v0;
 };
 static int macc_h_launch_shape_L26(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
@@ -166,12 +173,11 @@ static int macc_h_launch_shape_L26(void *macc_args_, MACC_TaskEnv *macc_env_)
     (void)n;
     (void)v;
     (void)teams;
-#line 27 "num_teams_thread_limit.c"
-    {
-        #pragma omp parallel for num_threads((teams) > 0 && (teams) < macc_env_->nthreads ? (int)(teams) : macc_env_->nthreads)
+#line 29 "num_teams_thread_limit.c"
+#pragma omp parallel for num_threads((teams) > 0 && (teams) < macc_env_->nthreads ? (int)(teams) : macc_env_->nthreads)
+#line 29 "num_teams_thread_limit.c"
         for (int i = 0; i < n; i++)
             v[i] -= 2.0f;
-    }
     return 0;
 }
 #if defined(MACC_WITH_CUDA)
@@ -195,8 +201,10 @@ void launch_shape(int n, float *v, int teams)
     struct macc_a_launch_shape_L6 macc_a_ = {0};
     macc_a_.n = n;
     macc_a_.teams = teams;
+    macc_a_.macc_num_teams_v0 = (int)(teams);
+    macc_a_.macc_thread_limit_v0 = (int)(256);
     MACC_Map macc_m_[1] = {
-        {"v", (void *)(v), (void *)&(v)[0], (size_t)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
+        {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_launch_shape_L6, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
@@ -206,8 +214,9 @@ void launch_shape(int n, float *v, int teams)
     { /* target region macc_k_launch_shape_L10 */
     struct macc_a_launch_shape_L10 macc_a_ = {0};
     macc_a_.n = n;
+    macc_a_.macc_num_threads_v0 = (int)(4);
     MACC_Map macc_m_[1] = {
-        {"v", (void *)(v), (void *)&(v)[0], (size_t)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
+        {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_launch_shape_L10, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
@@ -217,8 +226,10 @@ void launch_shape(int n, float *v, int teams)
     { /* target region macc_k_launch_shape_L14 */
     struct macc_a_launch_shape_L14 macc_a_ = {0};
     macc_a_.n = n;
+    macc_a_.macc_num_teams_v0 = (int)(n / 128 + 1);
+    macc_a_.macc_thread_limit_v0 = (int)(128);
     MACC_Map macc_m_[1] = {
-        {"v", (void *)(v), (void *)&(v)[0], (size_t)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
+        {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_launch_shape_L14, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }
@@ -229,8 +240,9 @@ void launch_shape(int n, float *v, int teams)
     struct macc_a_launch_shape_L20 macc_a_ = {0};
     macc_a_.n = n;
     macc_a_.teams = teams;
+    macc_a_.macc_thread_limit_v1 = (int)(64);
     MACC_Map macc_m_[1] = {
-        {"v", (void *)(v), (void *)&(v)[0], (size_t)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
+        {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_launch_shape_L20, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }
@@ -241,8 +253,9 @@ void launch_shape(int n, float *v, int teams)
     struct macc_a_launch_shape_L26 macc_a_ = {0};
     macc_a_.n = n;
     macc_a_.teams = teams;
+    macc_a_.macc_thread_limit_v0 = (int)(teams);
     MACC_Map macc_m_[1] = {
-        {"v", (void *)(v), (void *)&(v)[0], (size_t)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
+        {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_launch_shape_L26, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }

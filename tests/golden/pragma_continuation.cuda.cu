@@ -12,23 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "pragma_continuation.c"
-/* Directives continued over several lines with backslash-newline. */
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region pragma_continuation.c:5: nvidia version */

@@ -54,8 +54,8 @@ void continued(int n, int bs, double *a, const double *b)
     macc_a_.k = k;
     macc_a_.bs = bs;
     MACC_Map macc_m_[2] = {
-        {"a", (void *)(a), (void *)&(a)[k], (size_t)(bs) * sizeof((a)[k]), MACC_MAP_TOFROM},
-        {"b", (void *)(b), (void *)&(b)[k], (size_t)(bs) * sizeof((b)[k]), MACC_MAP_TO},
+        {"a", (void *)(a), (void *)&(a)[k], (MACC_SIZE_T)(bs) * sizeof((a)[k]), MACC_MAP_TOFROM},
+        {"b", (void *)(b), (void *)&(b)[k], (MACC_SIZE_T)(bs) * sizeof((b)[k]), MACC_MAP_TO},
     };
     MACC_target(&macc_r_continued_L5, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
 }

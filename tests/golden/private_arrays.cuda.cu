@@ -12,76 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "private_arrays.c"
-/* private (on if_device lines), firstprivate and lastprivate arrays: per thread in a loop kernel, per task
- * on a target block, per team in a teams distribute with loops inside; on the
- * host an array again (not a pointer), so that the host construct copies it. */
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region private_arrays.c:7: nvidia version */
@@ -339,8 +269,11 @@ __global__ void macc_g_arrays_L40(const struct macc_a_arrays_L40 macc_a_, const 
         int s = 0;
         __syncthreads();
         {
+        {
         decltype(s) macc_orig_s = s;
-        s = macc_red<MACC_R_ADD, decltype(s)>::id();
+        decltype(s) macc_tot_s;
+        {
+        decltype(s) s = macc_red<MACC_R_ADD, decltype(s)>::id();
         {
             const long long macc_t0_ = ((long long)(100) > (long long)(0) ? ((long long)(100) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
             const long long macc_total_ = 1LL * macc_t0_;
@@ -354,7 +287,10 @@ __global__ void macc_g_arrays_L40(const struct macc_a_arrays_L40 macc_a_, const 
                 while (0);
             }
         }
-        s = macc_red<MACC_R_ADD, decltype(s)>::op(macc_orig_s, macc_block_reduce<MACC_R_ADD, decltype(s)>(s));
+        macc_tot_s = macc_block_reduce<MACC_R_ADD, decltype(s)>(s);
+        }
+        s = macc_red<MACC_R_ADD, decltype(s)>::op(macc_orig_s, macc_tot_s);
+        }
         }
         __syncthreads();
         if (threadIdx.x == 0) {

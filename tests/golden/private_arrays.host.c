@@ -284,7 +284,7 @@ void arrays(int *out, int n)
     struct macc_a_arrays_L7 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[2] = {
-        {"out", (void *)(out), (void *)&(out)[0], (size_t)(n) * sizeof((out)[0]), MACC_MAP_FROM},
+        {"out", (void *)(out), (void *)&(out)[0], (MACC_SIZE_T)(n) * sizeof((out)[0]), MACC_MAP_FROM},
         {"t", (void *)(t), (void *)(t), sizeof(t), MACC_MAP_TO},
     };
     MACC_target(&macc_r_arrays_L7, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
@@ -297,7 +297,7 @@ void arrays(int *out, int n)
     struct macc_a_arrays_L14 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[2] = {
-        {"out", (void *)(out), (void *)&(out)[0], (size_t)(n) * sizeof((out)[0]), MACC_MAP_FROM},
+        {"out", (void *)(out), (void *)&(out)[0], (MACC_SIZE_T)(n) * sizeof((out)[0]), MACC_MAP_FROM},
         {"w", (void *)(w), (void *)(w), sizeof(w), MACC_MAP_TO},
     };
     MACC_target(&macc_r_arrays_L14, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
@@ -310,7 +310,7 @@ void arrays(int *out, int n)
     struct macc_a_arrays_L21 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[2] = {
-        {"out", (void *)(out), (void *)&(out)[0], (size_t)(n) * sizeof((out)[0]), MACC_MAP_FROM},
+        {"out", (void *)(out), (void *)&(out)[0], (MACC_SIZE_T)(n) * sizeof((out)[0]), MACC_MAP_FROM},
         {"scratch", (void *)(scratch), (void *)(scratch), sizeof(scratch), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_arrays_L21, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
@@ -336,7 +336,7 @@ void arrays(int *out, int n)
     struct macc_a_arrays_L40 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[2] = {
-        {"out", (void *)(out), (void *)&(out)[0], (size_t)(n) * sizeof((out)[0]), MACC_MAP_FROM},
+        {"out", (void *)(out), (void *)&(out)[0], (MACC_SIZE_T)(n) * sizeof((out)[0]), MACC_MAP_FROM},
         {"g", (void *)(g), (void *)(g), sizeof(g), MACC_MAP_TO},
     };
     MACC_target(&macc_r_arrays_L40, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);

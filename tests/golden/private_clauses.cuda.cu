@@ -12,27 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "private_clauses.c"
-/* private and firstprivate on target; private, firstprivate and lastprivate
- * in the construct-set. */
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region private_clauses.c:7: nvidia version */

@@ -99,7 +99,7 @@ int privates(int n, int *v, int base)
     (void)t;
     macc_a_.base = base;
     MACC_Map macc_m_[1] = {
-        {"v", (void *)(v), (void *)&(v)[0], (size_t)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
+        {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_privates_L7, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
@@ -112,7 +112,7 @@ int privates(int n, int *v, int base)
     (void)t;
     macc_a_.scale = scale;
     MACC_Map macc_m_[2] = {
-        {"v", (void *)(v), (void *)&(v)[0], (size_t)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
+        {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
         {"last", (void *)&(last), (void *)&(last), sizeof(last), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_privates_L13, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);

@@ -12,64 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "reduction_many.c"
-/* Many reduction variables of one loop (one shared scratch for all the block
- * combines), and reductions in team kernels: of an inner loop into a mapped
- * scalar (combined atomically per team) and of teams distribute. */
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region reduction_many.c:13: nvidia version */
@@ -317,6 +259,9 @@ __global__ void macc_g_many_L36(const struct macc_a_many_L36 macc_a_, const stru
         __syncthreads();
         __syncthreads();
         {
+        {
+        long long macc_tot_total;
+        {
         long long total = macc_red<MACC_R_ADD, long long>::id();
         {
             const long long macc_t0_ = ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
@@ -331,7 +276,10 @@ __global__ void macc_g_many_L36(const struct macc_a_many_L36 macc_a_, const stru
                 while (0);
             }
         }
-        { long long macc_t_ = macc_block_reduce<MACC_R_ADD, long long>(total); if (threadIdx.x == 0) (void)macc_atomic_fetch<MACC_A_ADD>(macc_p_total, macc_t_); }
+        macc_tot_total = macc_block_reduce<MACC_R_ADD, long long>(total);
+        }
+        if (threadIdx.x == 0) (void)macc_atomic_fetch<MACC_A_ADD>(&(*macc_p_total), macc_tot_total);
+        }
         }
         __syncthreads();
         if (threadIdx.x == 0) {
@@ -393,8 +341,11 @@ __global__ void macc_g_many_L47(const struct macc_a_many_L47 macc_a_, const stru
         double row = 0.0;
         __syncthreads();
         {
+        {
         decltype(row) macc_orig_row = row;
-        row = macc_red<MACC_R_ADD, decltype(row)>::id();
+        decltype(row) macc_tot_row;
+        {
+        decltype(row) row = macc_red<MACC_R_ADD, decltype(row)>::id();
         {
             const long long macc_t0_ = ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
             const long long macc_total_ = 1LL * macc_t0_;
@@ -408,7 +359,10 @@ __global__ void macc_g_many_L47(const struct macc_a_many_L47 macc_a_, const stru
                 while (0);
             }
         }
-        row = macc_red<MACC_R_ADD, decltype(row)>::op(macc_orig_row, macc_block_reduce<MACC_R_ADD, decltype(row)>(row));
+        macc_tot_row = macc_block_reduce<MACC_R_ADD, decltype(row)>(row);
+        }
+        row = macc_red<MACC_R_ADD, decltype(row)>::op(macc_orig_row, macc_tot_row);
+        }
         }
         __syncthreads();
         if (threadIdx.x == 0) {

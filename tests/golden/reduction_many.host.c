@@ -219,7 +219,7 @@ void many(int n, const double *a, double *out)
     struct macc_a_many_L13 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[15] = {
-        {"a", (void *)(a), (void *)&(a)[0], (size_t)(n) * sizeof((a)[0]), MACC_MAP_TO},
+        {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TO},
         {"dsum", (void *)&(dsum), (void *)&(dsum), sizeof(dsum), MACC_MAP_TOFROM},
         {"fsum", (void *)&(fsum), (void *)&(fsum), sizeof(fsum), MACC_MAP_TOFROM},
         {"lsum", (void *)&(lsum), (void *)&(lsum), sizeof(lsum), MACC_MAP_TOFROM},
@@ -249,7 +249,7 @@ void many(int n, const double *a, double *out)
     MACC_Map macc_m_[3] = {
         {"total", (void *)&(total), (void *)&(total), sizeof(total), MACC_MAP_TOFROM},
         {"calls", (void *)&(calls), (void *)&(calls), sizeof(calls), MACC_MAP_TOFROM},
-        {"a", (void *)(a), (void *)&(a)[0], (size_t)(n) * sizeof((a)[0]), MACC_MAP_TO},
+        {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TO},
     };
     MACC_target(&macc_r_many_L36, &macc_a_, sizeof macc_a_, 3, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
@@ -262,7 +262,7 @@ void many(int n, const double *a, double *out)
     struct macc_a_many_L47 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[3] = {
-        {"a", (void *)(a), (void *)&(a)[0], (size_t)(n) * sizeof((a)[0]), MACC_MAP_TO},
+        {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TO},
         {"grand", (void *)&(grand), (void *)&(grand), sizeof(grand), MACC_MAP_TOFROM},
         {"most", (void *)&(most), (void *)&(most), sizeof(most), MACC_MAP_TOFROM},
     };

@@ -12,30 +12,8 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "reduction_ops.c"
-/* reduction with every operator: + * - min max & | ^ && ||. */
+#line 2 "reduction_ops.c"
 #include <limits.h>
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 

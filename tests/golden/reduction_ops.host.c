@@ -101,7 +101,7 @@ int reductions(int n, const int *v, int *out)
     struct macc_a_reductions_L8 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[11] = {
-        {"v", (void *)(v), (void *)&(v)[0], (size_t)(n) * sizeof((v)[0]), MACC_MAP_TO},
+        {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TO},
         {"s", (void *)&(s), (void *)&(s), sizeof(s), MACC_MAP_TOFROM},
         {"p", (void *)&(p), (void *)&(p), sizeof(p), MACC_MAP_TOFROM},
         {"d", (void *)&(d), (void *)&(d), sizeof(d), MACC_MAP_TOFROM},

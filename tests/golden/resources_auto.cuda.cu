@@ -12,19 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "resources_auto.c"
-/* resources(auto): the runtime learns each device's throughput. */
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region resources_auto.c:5: nvidia version */

@@ -52,7 +52,7 @@ void relax(int n, int bs, double *v)
     macc_a_.k = k;
     macc_a_.bs = bs;
     MACC_Map macc_m_[1] = {
-        {"v", (void *)(v), (void *)&(v)[k], (size_t)(bs) * sizeof((v)[k]), MACC_MAP_TOFROM},
+        {"v", (void *)(v), (void *)&(v)[k], (MACC_SIZE_T)(bs) * sizeof((v)[k]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_relax_L5, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
 }

@@ -12,24 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "schedule.c"
-/* schedule and dist_schedule. */
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region schedule.c:4: nvidia version */

@@ -115,7 +115,7 @@ void sched(int n, double *v)
     struct macc_a_sched_L4 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[1] = {
-        {"v", (void *)(v), (void *)&(v)[0], (size_t)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
+        {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_sched_L4, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
@@ -126,7 +126,7 @@ void sched(int n, double *v)
     struct macc_a_sched_L8 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[1] = {
-        {"v", (void *)(v), (void *)&(v)[0], (size_t)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
+        {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_sched_L8, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
@@ -137,7 +137,7 @@ void sched(int n, double *v)
     struct macc_a_sched_L12 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[1] = {
-        {"v", (void *)(v), (void *)&(v)[0], (size_t)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
+        {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_sched_L12, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }

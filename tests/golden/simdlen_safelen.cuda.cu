@@ -12,18 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "simdlen_safelen.c"
-/* simdlen and safelen on simd construct-sets. */
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region simdlen_safelen.c:4: nvidia version */

@@ -81,7 +81,7 @@ void shift_add(int n, float *x)
     struct macc_a_shift_add_L4 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[1] = {
-        {"x", (void *)(x), (void *)&(x)[0], (size_t)(n) * sizeof((x)[0]), MACC_MAP_TOFROM},
+        {"x", (void *)(x), (void *)&(x)[0], (MACC_SIZE_T)(n) * sizeof((x)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_shift_add_L4, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
@@ -92,7 +92,7 @@ void shift_add(int n, float *x)
     struct macc_a_shift_add_L8 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[1] = {
-        {"x", (void *)(x), (void *)&(x)[0], (size_t)(n) * sizeof((x)[0]), MACC_MAP_TOFROM},
+        {"x", (void *)(x), (void *)&(x)[0], (MACC_SIZE_T)(n) * sizeof((x)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_shift_add_L8, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }

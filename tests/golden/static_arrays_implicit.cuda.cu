@@ -12,24 +12,11 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "static_arrays_implicit.c"
-/* Statically sized global and local arrays are mapped whole without a map
- * clause (direction inferred: table is only read, hist is written). */
+#line 3 "static_arrays_implicit.c"
 #define N 1024
 
+#line 5 "static_arrays_implicit.c"
 __device__ static const double table[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region static_arrays_implicit.c:11: nvidia version */

@@ -12,20 +12,11 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "struct_member.c"
-/* Struct members in a region: scalars read through a struct pointer mapped
- * as p[0:1], and a section length taken from a member. */
+#line 3 "struct_member.c"
 struct grid {
     int n;
     double h;
 };
-
-
-
-
-
-
-
 
 
 /* target region struct_member.c:10: nvidia version */

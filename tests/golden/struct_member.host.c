@@ -51,8 +51,8 @@ void scale_grid(const struct grid *p, double *u)
     { /* target region macc_k_scale_grid_L10 */
     struct macc_a_scale_grid_L10 macc_a_ = {0};
     MACC_Map macc_m_[2] = {
-        {"p", (void *)(p), (void *)&(p)[0], (size_t)(1) * sizeof((p)[0]), MACC_MAP_TO},
-        {"u", (void *)(u), (void *)&(u)[0], (size_t)(p->n) * sizeof((u)[0]), MACC_MAP_TOFROM},
+        {"p", (void *)(p), (void *)&(p)[0], (MACC_SIZE_T)(1) * sizeof((p)[0]), MACC_MAP_TO},
+        {"u", (void *)(u), (void *)&(u)[0], (MACC_SIZE_T)(p->n) * sizeof((u)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_scale_grid_L10, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }

@@ -12,20 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "target_clauses_then_construct.c"
-/* The construct-set written after the clauses (seed 003, Figure 1 style):
- * `target device(any) map(...) teams distribute parallel for`. */
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region target_clauses_then_construct.c:5: nvidia version */

@@ -88,8 +88,8 @@ void axpy(int n, double a, const double *x, double *y)
     macc_a_.n = n;
     macc_a_.a = a;
     MACC_Map macc_m_[2] = {
-        {"x", (void *)(x), (void *)&(x)[0], (size_t)(n) * sizeof((x)[0]), MACC_MAP_TO},
-        {"y", (void *)(y), (void *)&(y)[0], (size_t)(n) * sizeof((y)[0]), MACC_MAP_TOFROM},
+        {"x", (void *)(x), (void *)&(x)[0], (MACC_SIZE_T)(n) * sizeof((x)[0]), MACC_MAP_TO},
+        {"y", (void *)(y), (void *)&(y)[0], (MACC_SIZE_T)(n) * sizeof((y)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_axpy_L5, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }
@@ -100,7 +100,7 @@ void axpy(int n, double a, const double *x, double *y)
     struct macc_a_axpy_L9 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[1] = {
-        {"y", (void *)(y), (void *)&(y)[0], (size_t)(n) * sizeof((y)[0]), MACC_MAP_TOFROM},
+        {"y", (void *)(y), (void *)&(y)[0], (MACC_SIZE_T)(n) * sizeof((y)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_axpy_L9, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
 }

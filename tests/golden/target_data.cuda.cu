@@ -12,21 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "target_data.c"
-/* target data around two regions that find their data present (no maps). */
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region target_data.c:6: nvidia version */

@@ -84,9 +84,9 @@ void jacobi_step(int n, const double *in, double *out, double *tmp)
     { /* #pragma omp target data map(to: in[0:n]) map(from: out[0:n]) map(alloc: tmp[0:n]) */
     static const MACC_SrcLoc macc_l_ = {"target_data.c", 4, 5, "jacobi_step"};
     MACC_Map macc_m_[3] = {
-        {"in", (void *)(in), (void *)&(in)[0], (size_t)(n) * sizeof((in)[0]), MACC_MAP_TO},
-        {"out", (void *)(out), (void *)&(out)[0], (size_t)(n) * sizeof((out)[0]), MACC_MAP_FROM},
-        {"tmp", (void *)(tmp), (void *)&(tmp)[0], (size_t)(n) * sizeof((tmp)[0]), MACC_MAP_ALLOC},
+        {"in", (void *)(in), (void *)&(in)[0], (MACC_SIZE_T)(n) * sizeof((in)[0]), MACC_MAP_TO},
+        {"out", (void *)(out), (void *)&(out)[0], (MACC_SIZE_T)(n) * sizeof((out)[0]), MACC_MAP_FROM},
+        {"tmp", (void *)(tmp), (void *)&(tmp)[0], (MACC_SIZE_T)(n) * sizeof((tmp)[0]), MACC_MAP_ALLOC},
     };
     const int macc_if_ = (1);
     if (macc_if_)

@@ -12,21 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "target_distribute_parallel_for.c"
-/* distribute parallel for (no teams) as the construct-set, on the target line
- * (MACC style, seed 003 Figure 1) and on an if_device line. */
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region target_distribute_parallel_for.c:5: nvidia version */

@@ -12,23 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "target_parallel_for.c"
-/* target parallel for, with a long loop variable, a <= bound and a
- * decrementing loop. */
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region target_parallel_for.c:5: nvidia version */

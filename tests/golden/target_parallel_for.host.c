@@ -116,7 +116,7 @@ void square(long n, double *v)
     struct macc_a_square_L5 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[1] = {
-        {"v", (void *)(v), (void *)&(v)[0], (size_t)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
+        {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_square_L5, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
@@ -127,7 +127,7 @@ void square(long n, double *v)
     struct macc_a_square_L9 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[1] = {
-        {"v", (void *)(v), (void *)&(v)[0], (size_t)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
+        {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_square_L9, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
@@ -138,7 +138,7 @@ void square(long n, double *v)
     struct macc_a_square_L13 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[1] = {
-        {"v", (void *)(v), (void *)&(v)[0], (size_t)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
+        {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_square_L13, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }

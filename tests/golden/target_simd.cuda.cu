@@ -12,25 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "target_simd.c"
-/* simd alone as the construct-set: target simd, and simd on if_device lines. */
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region target_simd.c:5: nvidia version */

@@ -54,8 +54,8 @@ float dot(int n, const float *x, const float *y)
     struct macc_a_dot_L5 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[3] = {
-        {"x", (void *)(x), (void *)&(x)[0], (size_t)(n) * sizeof((x)[0]), MACC_MAP_TO},
-        {"y", (void *)(y), (void *)&(y)[0], (size_t)(n) * sizeof((y)[0]), MACC_MAP_TO},
+        {"x", (void *)(x), (void *)&(x)[0], (MACC_SIZE_T)(n) * sizeof((x)[0]), MACC_MAP_TO},
+        {"y", (void *)(y), (void *)&(y)[0], (MACC_SIZE_T)(n) * sizeof((y)[0]), MACC_MAP_TO},
         {"s", (void *)&(s), (void *)&(s), sizeof(s), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_dot_L5, &macc_a_, sizeof macc_a_, 3, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
@@ -107,7 +107,7 @@ void negate(int n, float *x)
     struct macc_a_negate_L13 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[1] = {
-        {"x", (void *)(x), (void *)&(x)[0], (size_t)(n) * sizeof((x)[0]), MACC_MAP_TOFROM},
+        {"x", (void *)(x), (void *)&(x)[0], (MACC_SIZE_T)(n) * sizeof((x)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_negate_L13, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }

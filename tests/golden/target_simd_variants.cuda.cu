@@ -12,27 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "target_simd_variants.c"
-/* The construct-sets with simd: teams distribute parallel for simd,
- * teams distribute simd, distribute parallel for simd, parallel for simd. */
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region target_simd_variants.c:5: nvidia version */

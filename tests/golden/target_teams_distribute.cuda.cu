@@ -12,17 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "target_teams_distribute.c"
-/* target teams distribute: one iteration per team's initial thread; the inner
- * loop runs sequentially in each team. */
-
-
-
-
-
-
-
-
 
 
 /* target region target_teams_distribute.c:5: nvidia version */

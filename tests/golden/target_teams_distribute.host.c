@@ -58,7 +58,7 @@ void scale_rows(int rows, int cols, double *m, double f)
     macc_a_.cols = cols;
     macc_a_.f = f;
     MACC_Map macc_m_[1] = {
-        {"m", (void *)(m), (void *)&(m)[0], (size_t)(rows*cols) * sizeof((m)[0]), MACC_MAP_TOFROM},
+        {"m", (void *)(m), (void *)&(m)[0], (MACC_SIZE_T)(rows*cols) * sizeof((m)[0]), MACC_MAP_TOFROM},
     };
     MACC_target(&macc_r_scale_rows_L5, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }

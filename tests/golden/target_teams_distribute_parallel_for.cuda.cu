@@ -12,20 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "target_teams_distribute_parallel_for.c"
-/* target teams distribute parallel for: the combined construct-set on the
- * target line, no device clause (OpenMP's default device). */
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region target_teams_distribute_parallel_for.c:5: nvidia version */

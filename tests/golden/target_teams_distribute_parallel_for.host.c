@@ -52,9 +52,9 @@ void vadd(int n, const float *a, const float *b, float *c)
     struct macc_a_vadd_L5 macc_a_ = {0};
     macc_a_.n = n;
     MACC_Map macc_m_[3] = {
-        {"a", (void *)(a), (void *)&(a)[0], (size_t)(n) * sizeof((a)[0]), MACC_MAP_TO},
-        {"b", (void *)(b), (void *)&(b)[0], (size_t)(n) * sizeof((b)[0]), MACC_MAP_TO},
-        {"c", (void *)(c), (void *)&(c)[0], (size_t)(n) * sizeof((c)[0]), MACC_MAP_FROM},
+        {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TO},
+        {"b", (void *)(b), (void *)&(b)[0], (MACC_SIZE_T)(n) * sizeof((b)[0]), MACC_MAP_TO},
+        {"c", (void *)(c), (void *)&(c)[0], (MACC_SIZE_T)(n) * sizeof((c)[0]), MACC_MAP_FROM},
     };
     MACC_target(&macc_r_vadd_L5, &macc_a_, sizeof macc_a_, 3, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }

@@ -12,20 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "target_update.c"
-/* target update to(...) and from(...), a whole array and a part. */
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region target_update.c:5: nvidia version */

@@ -46,7 +46,7 @@ void refresh(int n, double *a)
     { /* #pragma omp target enter data map(to: a[0:n]) */
     static const MACC_SrcLoc macc_l_ = {"target_update.c", 4, 5, "refresh"};
     MACC_Map macc_m_[1] = {
-        {"a", (void *)(a), (void *)&(a)[0], (size_t)(n) * sizeof((a)[0]), MACC_MAP_TO},
+        {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_TO},
     };
     if (1)
         MACC_data_enter(&macc_l_, 1, macc_m_, MACC_DEVICE_DEFAULT, 0, 0, 0);
@@ -65,7 +65,7 @@ void refresh(int n, double *a)
     { /* #pragma omp target update from(a[0:n]) */
     static const MACC_SrcLoc macc_l_ = {"target_update.c", 8, 5, "refresh"};
     MACC_Map macc_m_[1] = {
-        {"a", (void *)(a), (void *)&(a)[0], (size_t)(n) * sizeof((a)[0]), MACC_MAP_FROM},
+        {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_FROM},
     };
     if (1)
         MACC_data_update(&macc_l_, 1, macc_m_, MACC_DEVICE_DEFAULT, 0, 0, 0);
@@ -75,7 +75,7 @@ void refresh(int n, double *a)
     { /* #pragma omp target update to(a[0:1]) */
     static const MACC_SrcLoc macc_l_ = {"target_update.c", 10, 5, "refresh"};
     MACC_Map macc_m_[1] = {
-        {"a", (void *)(a), (void *)&(a)[0], (size_t)(1) * sizeof((a)[0]), MACC_MAP_TO},
+        {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(1) * sizeof((a)[0]), MACC_MAP_TO},
     };
     if (1)
         MACC_data_update(&macc_l_, 1, macc_m_, MACC_DEVICE_DEFAULT, 0, 0, 0);
@@ -84,7 +84,7 @@ void refresh(int n, double *a)
     { /* #pragma omp target update from(a[n/2:n-n/2]) */
     static const MACC_SrcLoc macc_l_ = {"target_update.c", 11, 5, "refresh"};
     MACC_Map macc_m_[1] = {
-        {"a", (void *)(a), (void *)&(a)[n/2], (size_t)(n-n/2) * sizeof((a)[n/2]), MACC_MAP_FROM},
+        {"a", (void *)(a), (void *)&(a)[n/2], (MACC_SIZE_T)(n-n/2) * sizeof((a)[n/2]), MACC_MAP_FROM},
     };
     if (1)
         MACC_data_update(&macc_l_, 1, macc_m_, MACC_DEVICE_DEFAULT, 0, 0, 0);
@@ -93,7 +93,7 @@ void refresh(int n, double *a)
     { /* #pragma omp target exit data map(release: a[0:n]) */
     static const MACC_SrcLoc macc_l_ = {"target_update.c", 12, 5, "refresh"};
     MACC_Map macc_m_[1] = {
-        {"a", (void *)(a), (void *)&(a)[0], (size_t)(n) * sizeof((a)[0]), MACC_MAP_ALLOC},
+        {"a", (void *)(a), (void *)&(a)[0], (MACC_SIZE_T)(n) * sizeof((a)[0]), MACC_MAP_ALLOC},
     };
     if (1)
         MACC_data_exit(&macc_l_, 1, macc_m_, MACC_DEVICE_DEFAULT, 0, 0, 0);

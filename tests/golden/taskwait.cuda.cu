@@ -12,24 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "taskwait.c"
-/* taskwait after deferred tasks, twice in one function. */
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region taskwait.c:5: nvidia version */

@@ -91,7 +91,7 @@ void two_phases(int n, int bs, float *a, float *b)
     macc_a_.k = k;
     macc_a_.bs = bs;
     MACC_Map macc_m_[1] = {
-        {"a", (void *)(a), (void *)&(a)[k], (size_t)(bs) * sizeof((a)[k]), MACC_MAP_FROM},
+        {"a", (void *)(a), (void *)&(a)[k], (MACC_SIZE_T)(bs) * sizeof((a)[k]), MACC_MAP_FROM},
     };
     MACC_target(&macc_r_two_phases_L5, &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, MACC_NOWAIT, MACC_DEVICE_DEFAULT, 1);
 }
@@ -110,8 +110,8 @@ void two_phases(int n, int bs, float *a, float *b)
     macc_a_.k = k;
     macc_a_.bs = bs;
     MACC_Map macc_m_[2] = {
-        {"a", (void *)(a), (void *)&(a)[k], (size_t)(bs) * sizeof((a)[k]), MACC_MAP_TO},
-        {"b", (void *)(b), (void *)&(b)[k], (size_t)(bs) * sizeof((b)[k]), MACC_MAP_FROM},
+        {"a", (void *)(a), (void *)&(a)[k], (MACC_SIZE_T)(bs) * sizeof((a)[k]), MACC_MAP_TO},
+        {"b", (void *)(b), (void *)&(b)[k], (MACC_SIZE_T)(bs) * sizeof((b)[k]), MACC_MAP_FROM},
     };
     MACC_target(&macc_r_two_phases_L12, &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, MACC_NOWAIT, MACC_DEVICE_DEFAULT, 1);
 }

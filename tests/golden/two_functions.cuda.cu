@@ -12,32 +12,6 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "two_functions.c"
-/* Several functions, each with regions (one function with two, one static):
- * the generated names (macc_k_<func>_L<line>) must all be distinct. */
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region two_functions.c:5: nvidia version */

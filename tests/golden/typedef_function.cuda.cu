@@ -12,25 +12,17 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
-#line 1 "typedef_function.c"
-/* A region in a function whose parameters and locals use typedef'd types. */
+#line 2 "typedef_function.c"
 #include <stddef.h>
 
+#line 4 "typedef_function.c"
 typedef float real_t;
+#line 5 "typedef_function.c"
 typedef struct {
     real_t x, y;
 } vec2;
+#line 8 "typedef_function.c"
 typedef size_t index_t;
-
-
-
-
-
-
-
-
-
-
 
 
 /* target region typedef_function.c:12: nvidia version */

@@ -73,10 +73,11 @@ t "make: the program runs and checks itself" sh -c '"$1" | grep -qx PASS' sh "$m
 t "make: the translated host file is kept, with #line back to saxpy.c" \
     grep -q '^#line [0-9]* "saxpy.c"' "$mp/out/saxpy.host.c"
 t "make: a second make is a no-op" m -q
-# touching the header that saxpy.c includes rebuilds saxpy's object, not main's
+# touching the header that saxpy.c includes translates saxpy.c again (macc
+# translates what the preprocessor makes of it) and rebuilds its object, not main's
 touch_later "$mp/params.h"
 if m > "$log" 2>&1 && grep -q 'saxpy.host.o' "$log" && ! grep -q ' main.c' "$log" &&
-    ! grep -q -- '--translate' "$log"; then
+    grep -q -- '--translate .*saxpy.c' "$log"; then
     ok "make: header touched: only the dependent object rebuilt"
 else
     ko "make: header touched: only the dependent object rebuilt"
@@ -84,7 +85,7 @@ fi
 t "make: no-op again after the rebuild" m -q
 # touching the source re-translates it
 touch_later "$mp/saxpy.c"
-if m > "$log" 2>&1 && grep -q -- '--translate saxpy.c' "$log" && "$mp/out/saxpy-demo" | grep -qx PASS; then
+if m > "$log" 2>&1 && grep -q -- '--translate .*saxpy.c' "$log" && "$mp/out/saxpy-demo" | grep -qx PASS; then
     ok "make: source touched: translated again, still PASS"
 else
     ko "make: source touched: translated again, still PASS"
@@ -115,7 +116,7 @@ if command -v cmake > /dev/null 2>&1; then
     if grep -q 'macc.* -MD -MT .*vec.c.o -MF ' "$log"; then ok "cmake: macc was given -MD -MT -MF"; else ko "cmake: macc was given -MD -MT -MF"; fi
     t "cmake: the program runs (ctest)" sh -c 'cd "$1" && ctest --output-on-failure' sh "$ca"
     dep=$(ls "$ca"/CMakeFiles/vecdemo.dir/vec.c.o.d 2>/dev/null)
-    if [ -n "$dep" ] && grep -q 'vec.c.o: .*vec.c' "$dep" && grep -q 'vec.h' "$dep" && ! grep -q 'host\.c' "$dep"; then
+    if [ -n "$dep" ] && tr -d '\\\n' < "$dep" | grep -q 'vec.c.o: .*vec.c' && grep -q 'vec.h' "$dep" && ! grep -q 'host\.c' "$dep"; then
         ok "cmake: vec.c's depfile names vec.c and vec.h, not the temporary"
     else
         [ -n "$dep" ] && cp "$dep" "$log"

@@ -99,7 +99,7 @@ Test(analysis, nbody_region)
     cr_assert_str_eq(m0->name, "vx");
     cr_assert_eq(m0->kind, MACC_MAP_TOFROM);
     cr_assert_str_eq(m0->start, "(void *)&(vx)[k]");
-    cr_assert_str_eq(m0->bytes, "(size_t)(BS) * sizeof((vx)[k])");
+    cr_assert_str_eq(m0->bytes, "(MACC_SIZE_T)(BS) * sizeof((vx)[k])");
     cr_assert_eq(((RMap *)r->maps.items[3])->kind, MACC_MAP_TO);
     /* captures: n, BS? (not used inside), dt scalars; x..vz pointers; k scalar */
     cr_assert_eq(cap(r, "n")->kind, CAP_SCALAR);
@@ -292,17 +292,19 @@ Test(analysis, atomic_in_kernels)
     DONE();
 }
 
-Test(analysis, unmapped_pointer_is_an_error)
+Test(analysis, unmapped_pointer_is_an_implicit_attach_map)
 {
     ANALYSE("void f(int n, float *p) {\n"
             "  #pragma omp target parallel for\n"
             "  for (int i = 0; i < n; i++) p[i] = 0;\n"
             "}\n");
-    cr_assert_eq(nerr, 1);
-    char *msg = diag_text(errf);
-    cr_assert_not_null(strstr(msg, "t.c:2:3: error"));
-    cr_assert_not_null(strstr(msg, "'p'"));
-    free(msg);
+    cr_assert_eq(nerr, 0);
+    Region *r = u->regions.items[0];
+    cr_assert_eq(r->maps.len, 1);
+    RMap *m = r->maps.items[0];
+    cr_assert_str_eq(m->name, "p");
+    cr_assert(m->kind & MACC_MAP_ATTACH);
+    cr_assert_str_eq(m->bytes, "0");
     DONE();
 }
 
@@ -411,7 +413,7 @@ Test(analysis, multidim_section_and_struct_scalar)
     Region *r = u->regions.items[0];
     RMap *m = r->maps.items[0];
     cr_assert_str_eq(m->start, "(void *)&(a)[i][0]");
-    cr_assert_str_eq(m->bytes, "(size_t)(8) * sizeof((a)[i][0])");
+    cr_assert_str_eq(m->bytes, "(MACC_SIZE_T)(8) * sizeof((a)[i][0])");
     cr_assert_eq(cap(r, "prm")->kind, CAP_SCALAR);
     cr_assert_str_eq(cap(r, "prm")->decl->spec, "P");
     cr_assert_eq(cap(r, "a")->kind, CAP_PTR);
@@ -447,6 +449,42 @@ Test(analysis, generated_names_distinct_for_same_line)
     DONE();
 }
 
+Test(analysis, use_device_ptr_and_addr)
+{
+    ANALYSE("struct S { int v; };\n"
+            "void f(int n, float *p, struct S q) {\n"
+            "  float a[8], x = 0;\n"
+            "  #pragma omp target data map(p[0:n]) use_device_ptr(p, a) use_device_addr(x, q)\n"
+            "  { p[0] = a[0] + x + q.v; }\n"
+            "  #pragma omp target is_device_ptr(p) has_device_addr(x)\n"
+            "  p[0] = x;\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    DataConstruct *d = u->datas.items[0];
+    cr_assert_eq(d->usedev.len, 4);
+    const char *names[] = {"p", "a", "x", "q"};
+    int addr[] = {0, 1, 1, 1}; /* a non-pointer in use_device_ptr is use_device_addr */
+    for (int i = 0; i < 4; i++) {
+        UseDev *x = d->usedev.items[i];
+        cr_assert_str_eq(x->name, names[i]);
+        cr_assert_eq(x->addr, addr[i], "%s", names[i]);
+    }
+    Region *r = u->regions.items[0];
+    cr_assert_eq(cap(r, "p")->kind, CAP_PTR);
+    cr_assert_eq(((RMap *)r->maps.items[cap(r, "p")->map])->kind, MACC_MAP_DEVICEPTR);
+    cr_assert_eq(cap(r, "x")->kind, CAP_WRITEBACK);
+    RMap *mx = r->maps.items[cap(r, "x")->map];
+    cr_assert_eq(mx->kind, MACC_MAP_DEVICEPTR);
+    cr_assert_str_eq(mx->base, "(void *)&(x)");
+    Buf out = {0};
+    emit_host(u, &out, "t.c");
+    /* the body names the device's copies; members and strings are left alone */
+    cr_assert_not_null(strstr(out.data, "{ p[0] = (*macc_uda_a)[0] + (*macc_uda_x) + (*macc_uda_q).v; }"), "%s", out.data);
+    cr_assert_not_null(strstr(out.data, "__typeof__(macc_udp_p) p = macc_udp_p;"));
+    buf_free(&out);
+    DONE();
+}
+
 Test(analysis, translate_needed)
 {
     cr_assert(translate_needed("#pragma omp target\n"));
@@ -456,34 +494,175 @@ Test(analysis, translate_needed)
     cr_assert_not(translate_needed("int main(void) { return 0; }\n"));
 }
 
-Test(macros, pragma_from_macros_becomes_pragma_line)
+Test(source, line_markers_map_to_original_files)
 {
-    const char *text = "#define PRAGMA(x) _Pragma(#x)\n"
-                       "#define OFF(c) PRAGMA(omp target parallel for c)\n"
-                       "#define W _Pragma(\"omp taskwait\")\n"
-                       "#define G PRAGMA(GCC unroll 4)\n"
-                       "void f(int n, float *p) {\n"
-                       "  OFF(map(tofrom: p[0:n]))\n"
-                       "  for (int i = 0; i < n; i++) p[i] += 1;\n"
-                       "  W\n"
-                       "  G\n"
-                       "}\n";
-    Source *s = source_from_string("m.c", text, strlen(text));
-    int nlines = s->nlines;
-    cr_assert_eq(source_expand_pragma_macros(s), 2);
-    cr_assert_eq(s->nlines, nlines);
-    cr_assert_not_null(strstr(s->text, "  #pragma omp target parallel for map(tofrom: p[0:n])\n"));
-    cr_assert_not_null(strstr(s->text, "  #pragma omp taskwait\n"));
-    cr_assert_not_null(strstr(s->text, "  G\n")); /* not ours: left alone */
-    cr_assert_not_null(strstr(s->text, "#define W _Pragma")); /* definitions untouched */
+    const char *text = "# 0 \"main.c\"\n"                  /* line 0 */
+                       "# 1 \"/usr/include/stdio.h\" 1 3 4\n" /* 1 */
+                       "typedef unsigned long size_t;\n"     /* 2: stdio.h:1 */
+                       "# 2 \"main.c\" 2\n"                   /* 3 */
+                       "# 1 \"inc/my.h\" 1\n"                 /* 4 */
+                       "int g;\n"                            /* 5: my.h:1 */
+                       "# 3 \"main.c\" 2\n"                   /* 6 */
+                       "int main(void)\n"                    /* 7: main.c:3 */
+                       "{ return g; }\n";                    /* 8: main.c:4 */
+    Source *s = source_from_string("main.c", text, strlen(text));
+    int line, col;
+    cr_assert(s->has_markers);
+    source_position(s, s->lines[2] + 8, &line, &col);
+    cr_assert_eq(line, 1);
+    cr_assert_eq(col, 9);
+    cr_assert_str_eq(source_file(s, s->lines[2]), "/usr/include/stdio.h");
+    cr_assert(source_in_system(s, s->lines[2]));
+    source_position(s, s->lines[5], &line, &col);
+    cr_assert_eq(line, 1);
+    cr_assert_str_eq(source_file(s, s->lines[5]), "inc/my.h");
+    cr_assert(!source_in_system(s, s->lines[5]));
+    cr_assert(source_file_is(s, s->lines[5], "my.h"));
+    source_position(s, s->lines[8], &line, &col);
+    cr_assert_eq(line, 4);
+    cr_assert_str_eq(source_file(s, s->lines[8]), "main.c");
+    /* the parser reads the markers as blank lines */
+    cr_assert_eq(s->ptext[s->lines[1]], ' ');
+    cr_assert_eq(s->text[s->lines[1]], '#');
+    cr_assert_eq(s->ptext[s->lines[2]], 't');
     source_delete(s);
 }
 
-Test(macros, no_pragma_no_change)
+Test(source, no_markers_lines_are_their_own)
 {
-    const char *text = "#define SQ(x) ((x)*(x))\nint f(int a) {\n  return SQ(a);\n}\n";
+    const char *text = "int a;\n#pragma omp taskwait\nint b;\n";
     Source *s = source_from_string("m.c", text, strlen(text));
-    cr_assert_eq(source_expand_pragma_macros(s), 0);
-    cr_assert_str_eq(s->text, text);
+    int line, col;
+    cr_assert(!s->has_markers);
+    source_position(s, s->lines[2] + 4, &line, &col);
+    cr_assert_eq(line, 3);
+    cr_assert_eq(col, 5);
+    cr_assert_str_eq(source_file(s, 0), "m.c");
+    cr_assert_str_eq(s->ptext, text);
+    source_set_path(s, "shown.c");
+    cr_assert_str_eq(source_file(s, 0), "shown.c");
     source_delete(s);
+}
+
+Test(source, hash_line_directive_and_escaped_names)
+{
+    const char *text = "#line 40 \"dir/q\\\"x.c\"\nint a;\n";
+    Source *s = source_from_string("m.c", text, strlen(text));
+    int line, col;
+    source_position(s, s->lines[1], &line, &col);
+    cr_assert_eq(line, 40);
+    cr_assert_str_eq(source_file(s, s->lines[1]), "dir/q\"x.c");
+    cr_assert_str_eq(source_cfile(s, s->lines[1]), "dir/q\\\"x.c");
+    source_delete(s);
+}
+
+/* Directives nested on their own lines make the combined construct. */
+Test(analysis, nested_directives_combine)
+{
+    ANALYSE("void f(int n, float *p) {\n"
+            "  #pragma omp target map(tofrom: p[0:n]) if(n > 0)\n"
+            "  {\n"
+            "    #pragma omp teams num_teams(4)\n"
+            "    #pragma omp distribute parallel for collapse(1) if(n > 9)\n"
+            "    for (int i = 0; i < n; i++) p[i] = 0;\n"
+            "  }\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    cr_assert_eq(u->regions.len, 1);
+    Region *r = u->regions.items[0];
+    cr_assert_eq(r->versions[0].cs, CS_TEAMS | CS_DISTRIBUTE | CS_PARALLEL_FOR);
+    cr_assert(node_is(r->stmt, "for_statement"));
+    cr_assert(node_is(r->span, "compound_statement")); /* the host call replaces the braces too */
+    cr_assert_str_eq(r->if_expr, "n > 0");            /* the nested parallel's if is not the region's */
+    const Directive *d = r->versions[0].dir;
+    cr_assert_not_null(directive_find(d, CL_NUM_TEAMS));
+    cr_assert_eq(directive_find(d, CL_COLLAPSE)->ival, 1);
+    cr_assert_str_eq(directive_find(d, CL_IF)->arg, "n > 0");
+    for (int i = 0; i < u->pragmas.len; i++)
+        cr_assert(((Pragma *)u->pragmas.items[i])->used);
+    DONE();
+}
+
+Test(analysis, nested_parallel_for_and_loop)
+{
+    ANALYSE("void f(int n, float *p) {\n"
+            "  #pragma omp target parallel map(tofrom: p[0:n])\n"
+            "  #pragma omp for nowait\n"
+            "  for (int i = 0; i < n; i++) p[i] = 0;\n"
+            "  #pragma omp target teams map(tofrom: p[0:n])\n"
+            "  #pragma omp loop\n"
+            "  for (int i = 0; i < n; i++) p[i] = 1;\n"
+            "  #pragma omp target map(tofrom: p[0:n])\n"
+            "  #pragma omp loop\n"
+            "  for (int i = 0; i < n; i++) p[i] = 2;\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    cr_assert_eq(u->regions.len, 3);
+    Region *r = u->regions.items[0];
+    cr_assert_eq(r->versions[0].cs, CS_PARALLEL_FOR);
+    cr_assert_null(directive_find(r->versions[0].dir, CL_NOWAIT)); /* the for's nowait is not the region's */
+    cr_assert_eq(r->nowait, 0);
+    r = u->regions.items[1];
+    cr_assert_eq(r->versions[0].cs, CS_TEAMS | CS_LOOP | CS_DISTRIBUTE | CS_PARALLEL_FOR);
+    r = u->regions.items[2];
+    cr_assert_eq(r->versions[0].cs, CS_LOOP | CS_PARALLEL_FOR);
+    DONE();
+}
+
+Test(analysis, nested_not_combined)
+{
+    ANALYSE("void f(int n, float *p) {\n"
+            "  #pragma omp target teams map(tofrom: p[0:n])\n"
+            "  #pragma omp parallel for\n"
+            "  for (int i = 0; i < n; i++) p[i] = 0;\n"
+            "}\n");
+    cr_assert_eq(nerr, 1);
+    char *msg = diag_text(errf);
+    cr_assert_not_null(strstr(msg, "t.c:3:3: error: '#pragma omp parallel for' directly inside 'target teams'"));
+    free(msg);
+    DONE();
+}
+
+Test(analysis, nested_braces_with_more_stay_a_block)
+{
+    ANALYSE("void f(int n, float *p) {\n"
+            "  #pragma omp target teams map(tofrom: p[0:n])\n"
+            "  {\n"
+            "    #pragma omp parallel for\n"
+            "    for (int i = 0; i < n; i++) p[i] = 0;\n"
+            "  }\n"
+            "  #pragma omp target map(tofrom: p[0:n])\n"
+            "  {\n"
+            "    #pragma omp teams distribute parallel for\n"
+            "    for (int i = 0; i < n; i++) p[i] = 0;\n"
+            "    p[0] = 1;\n"
+            "  }\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    Region *r = u->regions.items[0];
+    cr_assert_eq(r->versions[0].cs, CS_TEAMS);
+    cr_assert(node_is(r->stmt, "compound_statement"));
+    r = u->regions.items[1];
+    cr_assert_eq(r->versions[0].cs, 0);
+    cr_assert(ts_node_eq(r->stmt, r->span));
+    DONE();
+}
+
+Test(analysis, nested_duplicate_and_collapse_errors)
+{
+    ANALYSE("void f(int n, float *p) {\n"
+            "  #pragma omp target thread_limit(64) map(tofrom: p[0:n])\n"
+            "  #pragma omp teams thread_limit(32)\n"
+            "  #pragma omp distribute\n"
+            "  for (int i = 0; i < n; i++) p[i] = 0;\n"
+            "  #pragma omp target map(tofrom: p[0:n])\n"
+            "  #pragma omp parallel for collapse(2)\n"
+            "  for (int i = 0; i < n; i++) p[i] = 0;\n"
+            "}\n");
+    cr_assert_eq(nerr, 2);
+    char *msg = diag_text(errf);
+    cr_assert_not_null(strstr(msg, "t.c:3:21: error: duplicate clause 'thread_limit'"));
+    cr_assert_not_null(strstr(msg, "t.c:7:28: error: collapse(2) is deeper than the loop nest"));
+    free(msg);
+    DONE();
 }

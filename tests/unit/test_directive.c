@@ -173,7 +173,9 @@ Test(directive, device_number_and_expression)
 
 Test(directive, device_bad_kind)
 {
-    bad("omp target device(gpu)", "gpu", "device kind");
+    ok("omp target device(gpu)"); /* a variable named gpu: OpenMP's device number */
+    cr_assert_eq(clause(0, CL_DEVICE)->modifier, DEVSEL_NUM);
+    cr_assert_str_eq(D.clauses[0].arg, "gpu");
     bad("omp target device()", ")", "device");
     bad("omp target device(ancestor: 1)", "ancestor", "ancestor");
 }
@@ -341,6 +343,10 @@ Test(directive, construct_sets_on_target)
         {"omp target simd", CS_SIMD},
         {"omp target teams", CS_TEAMS},
         {"omp target distribute", CS_DISTRIBUTE},
+        {"omp target parallel", CS_PARALLEL},
+        {"omp target teams loop", CS_TEAMS | CS_LOOP | CS_DISTRIBUTE | CS_PARALLEL_FOR},
+        {"omp target parallel loop", CS_PARALLEL | CS_LOOP | CS_PARALLEL_FOR},
+        {"omp target loop", CS_LOOP | CS_PARALLEL_FOR},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         ok(cases[i].t);
@@ -365,9 +371,17 @@ Test(directive, construct_set_after_clauses)
 
 Test(directive, construct_set_errors)
 {
-    bad("omp target parallel", NULL, "expected 'for'");
-    bad("omp target parallel map(to: a)", "map", "expected 'for'");
-    bad("omp target teams parallel for", "parallel", "expected 'distribute'");
+    bad("omp target parallel simd", "simd", "expected 'for' or 'loop' after 'parallel'");
+    bad("omp target parallel teams", "teams", "expected 'for' or 'loop'");
+    bad("omp target distribute parallel map(to: a)", "map", "expected 'for' after 'parallel'");
+    bad("omp target distribute parallel loop", "loop", "expected 'for' after 'parallel'");
+    bad("omp target teams parallel for", "parallel", "expected 'distribute' or 'loop'");
+    bad("omp target teams simd", "simd", "expected 'distribute' or 'loop'");
+    bad("omp target for", "for", "unknown clause 'for'");
+    bad("omp target teams loop simd", "simd", "construct-set");
+    bad("omp target loop num_teams(4)", "num_teams", "needs 'teams'");
+    bad("omp target parallel collapse(2)", "collapse", "not allowed on 'target parallel'");
+    bad("omp target parallel schedule(static)", "schedule", "not allowed on 'target parallel'");
     bad("omp target teams distribute map(to: a) simd", "simd", "construct-set");
     bad("omp target parallel for teams", "teams", "construct-set");
 }
@@ -649,7 +663,7 @@ Test(directive, if_device_errors)
     bad("omp if_device simd", "simd", "expected '('");
     bad("omp if_device(host) parallel for tokens(40)", "tokens", "unknown clause 'tokens' on 'if_device'");
     bad("omp if_device(host) parallel for map(to: a)", "map", "not allowed on 'if_device'");
-    bad("omp if_device(host) parallel", NULL, "expected 'for'");
+    bad("omp if_device(host) parallel simd", "simd", "expected 'for' or 'loop'");
 }
 
 /* ------------------------------------------------------------------ */
@@ -759,6 +773,13 @@ Test(directive, loop_directives)
         {"omp distribute parallel for", CS_DISTRIBUTE | CS_PARALLEL_FOR},
         {"omp teams", CS_TEAMS},
         {"omp teams distribute simd", CS_TEAMS | CS_DISTRIBUTE | CS_SIMD},
+        {"omp parallel", CS_PARALLEL},
+        {"omp parallel num_threads(4)", CS_PARALLEL},
+        {"omp for", CS_FOR},
+        {"omp for simd", CS_FOR | CS_SIMD},
+        {"omp loop", CS_LOOP},
+        {"omp teams loop", CS_TEAMS | CS_LOOP | CS_DISTRIBUTE | CS_PARALLEL_FOR},
+        {"omp parallel loop", CS_PARALLEL | CS_LOOP | CS_PARALLEL_FOR},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         ok(cases[i].t);
@@ -789,6 +810,118 @@ Test(directive, loop_errors)
     bad("omp parallel for nowait", "nowait", "not allowed");
     bad("omp simd if(x) simd", "x) |simd", "construct-set");
     bad("omp teams parallel for", "parallel", "expected 'distribute'");
+    bad("omp for num_threads(4)", "num_threads", "not allowed on 'for' (needs 'parallel for' or 'parallel')");
+    bad("omp loop schedule(static)", "schedule", "not allowed on 'loop'");
+    bad("omp loop firstprivate(x)", "firstprivate", "not allowed on 'loop'");
+    bad("omp parallel collapse(2)", "collapse", "not allowed on 'parallel'");
+    bad("omp parallel nowait", "nowait", "not allowed on 'parallel'");
+    bad("omp for simd loop", "loop", "construct-set");
+    bad("omp for order(x)", "x", "expected 'concurrent'");
+    bad("omp loop order(fast: concurrent)", "fast", "order modifier");
+    bad("omp simd order(concurrent) order(concurrent)", "concurrent) |order", "duplicate");
+}
+
+Test(directive, loop_new_constructs_clauses)
+{
+    ok("omp for schedule(static, 4) nowait reduction(+: s) collapse(2) lastprivate(x) firstprivate(y)");
+    cr_assert_eq(D.cs, CS_FOR);
+    cr_assert_eq(D.nclauses, 6);
+    cr_assert_eq(clause(1, CL_NOWAIT)->kind, CL_NOWAIT);
+    directive_free(&D);
+    ok("omp parallel num_threads(8) if(n > 100) private(t) firstprivate(u) shared(a) reduction(max: m)");
+    cr_assert_eq(D.cs, CS_PARALLEL);
+    cr_assert_eq(D.nclauses, 6);
+    directive_free(&D);
+    ok("omp loop collapse(2) private(t) lastprivate(x) reduction(+: s) order(concurrent)");
+    cr_assert_eq(D.cs, CS_LOOP);
+    cr_assert_str_eq(clause(4, CL_ORDER)->arg, "concurrent");
+    directive_free(&D);
+    ok("omp teams loop num_teams(4) thread_limit(64) order(reproducible: concurrent)");
+    cr_assert_eq(D.nclauses, 3);
+    directive_free(&D);
+    ok("omp target parallel map(tofrom: a[0:n]) num_threads(64) reduction(+: s)");
+    cr_assert_eq(D.kind, DIR_TARGET);
+    cr_assert_eq(D.cs, CS_PARALLEL);
+    directive_free(&D);
+    ok("omp target map(to: a) parallel if(parallel: n > 4)");
+    cr_assert_eq(D.cs, CS_PARALLEL);
+    cr_assert_str_eq(clause(1, CL_IF)->name, "parallel");
+}
+
+Test(directive, cs_text)
+{
+    static const struct { unsigned cs; const char *t; } cases[] = {
+        {0, ""},
+        {CS_TEAMS | CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_SIMD, "teams distribute parallel for simd"},
+        {CS_PARALLEL, "parallel"},
+        {CS_FOR | CS_SIMD, "for simd"},
+        {CS_LOOP, "loop"},
+        {CS_TEAMS | CS_LOOP | CS_DISTRIBUTE | CS_PARALLEL_FOR, "teams loop"},
+        {CS_PARALLEL | CS_LOOP | CS_PARALLEL_FOR, "parallel loop"},
+        {CS_LOOP | CS_PARALLEL_FOR, "loop"},
+    };
+    char buf[64];
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        cr_assert_str_eq(directive_cs_text(cases[i].cs, buf, sizeof buf), cases[i].t);
+}
+
+/* A directive on its own line directly inside another: the combined construct. */
+Test(directive, cs_nest)
+{
+    enum { T = CS_TEAMS, D_ = CS_DISTRIBUTE, PF = CS_PARALLEL_FOR, S = CS_SIMD, P = CS_PARALLEL, F = CS_FOR,
+           L = CS_LOOP };
+    static const struct { unsigned outer, inner, want; } cases[] = {
+        {0, T, T},
+        {0, T | D_ | PF, T | D_ | PF},
+        {0, PF | S, PF | S},
+        {0, P, P},
+        {0, S, S},
+        {0, L, L | PF},
+        {0, D_ | PF, D_ | PF},
+        {0, F, 0},
+        {T, D_ | PF, T | D_ | PF},
+        {T, D_ | PF | S, T | D_ | PF | S},
+        {T, D_, T | D_},
+        {T, L, T | L | D_ | PF},
+        {T, PF, 0},
+        {T, S, 0},
+        {T, P, 0},
+        {T, T, 0},
+        {T, T | D_ | PF, 0},
+        {P, F, PF},
+        {P, F | S, PF | S},
+        {P, L, P | L | PF},
+        {P, PF, 0},
+        {P, S, 0},
+        {P, P, 0},
+        {T | D_, PF, 0},
+        {PF, S, 0},
+        {P | L | PF, F, 0},
+        {0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        cr_assert_eq(directive_cs_nest(cases[i].outer, cases[i].inner), cases[i].want, "case %zu: %u + %u", i,
+                     cases[i].outer, cases[i].inner);
+}
+
+Test(directive, add_clause_copy)
+{
+    Directive t;
+    DirError e;
+    cr_assert_eq(directive_parse("omp target map(to: a[0:n], b[i][1:m])", &t, &e), 0);
+    ok("omp parallel for reduction(+: s) private(x) if(n > 1)");
+    for (int i = 0; i < D.nclauses; i++)
+        cr_assert_eq(directive_add_clause_copy(&t, &D.clauses[i]), 0);
+    directive_free(&D); /* the copies own their text */
+    cr_assert_eq(t.nclauses, 4);
+    cr_assert_eq(t.clauses[1].kind, CL_REDUCTION);
+    cr_assert_str_eq(t.clauses[1].items[0].base, "s");
+    cr_assert_str_eq(t.clauses[3].arg, "n > 1");
+    cr_assert_str_eq(t.clauses[0].items[1].subs[1].len, "m");
+    cr_assert_eq(directive_add_clause_copy(NULL, &t.clauses[0]), -1);
+    cr_assert(directive_clause_unique(CL_NUM_THREADS));
+    cr_assert(!directive_clause_unique(CL_MAP));
+    directive_free(&t);
 }
 
 /* ------------------------------------------------------------------ */
@@ -813,6 +946,25 @@ Test(directive, target_data)
     bad("omp target data nowait", "nowait", "not allowed on 'target data'");
     bad("omp target data map(delete: a)", "delete", "map");
     bad("omp target data", "data", "map");
+}
+
+Test(directive, use_device_and_device_addresses)
+{
+    ok("omp target data map(to: p[0:n]) use_device_ptr(p, q) use_device_addr(x, a[0:n]) device(dev + 1)");
+    cr_assert_eq(D.kind, DIR_TARGET_DATA);
+    cr_assert_eq(clause(1, CL_USE_DEVICE_PTR)->nitems, 2);
+    item(&D.clauses[2].items[1], "a", 1, 1);
+    cr_assert_eq(clause(3, CL_DEVICE)->modifier, DEVSEL_NUM);
+    cr_assert_str_eq(D.clauses[3].arg, "dev + 1");
+    ok("omp target data use_device_addr(x)"); /* no map needed */
+    cr_assert_str_eq(directive_clause_name(CL_USE_DEVICE_ADDR), "use_device_addr");
+    ok("omp target teams distribute parallel for has_device_addr(x, a) is_device_ptr(p)");
+    item(&clause(0, CL_HAS_DEVICE_ADDR)->items[1], "a", 1, 0);
+    cr_assert_str_eq(directive_clause_name(CL_HAS_DEVICE_ADDR), "has_device_addr");
+    bad("omp target use_device_ptr(p)", "use_device_ptr", "not allowed on 'target'");
+    bad("omp target enter data map(to: p) use_device_ptr(p)", "use_device_ptr", "not allowed");
+    bad("omp target data has_device_addr(x)", "has_device_addr", "not allowed on 'target data'");
+    bad("omp target data device(0)", "data", "'use_device_ptr'");
 }
 
 Test(directive, target_enter_data)
@@ -1014,8 +1166,8 @@ Test(directive, other_pragmas)
 {
     static const char *const others[] = {
         "", "   ", "once", "GCC ivdep", "GCC optimize(\"O3\")", "pack(push, 1)", "weak helper_weak",
-        "omp", "omp critical", "omp atomic update", "omp barrier", "omp for", "omp for simd",
-        "omp parallel", "omp parallel sections", "omp parallel num_threads(4)", "omp task depend(in: x)",
+        "omp", "omp critical", "omp atomic update", "omp barrier", "omp parallel master",
+        "omp parallel masked", "omp parallel sections", "omp parallel workshare", "omp task depend(in: x)",
         "omp declare simd", "omp declare reduction(merge : int : omp_out += omp_in)",
         "omp declare mapper(id: struct s v) map(v.a)", "omp begin metadirective", "omp end parallel",
         "omp single", "omp master", "omp section", "omp ordered", "omp flush", "omp taskloop",

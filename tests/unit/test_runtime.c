@@ -8,6 +8,8 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <pthread.h>
@@ -2545,4 +2547,347 @@ Test(sched, gpus_of_one_kind_are_estimated_apart)
     cr_assert_eq(d, rt->devices[1], "the faster GPU by its own history");
     cr_assert_eq(d2, rt->devices[1]);
     cr_assert_eq(d3, rt->devices[0]);
+}
+
+/* ---- OpenMP's device API (omp.c) ---------------------------------------------------------------
+ *
+ * The test program links libmaccrt.a before libgomp (as the driver does), so
+ * these calls reach the runtime's definitions. */
+
+Test(rt, omp_device_queries_host_only)
+{
+    cr_assert_eq(omp_get_num_devices(), 0);
+    cr_assert_eq(omp_get_initial_device(), 0);
+    cr_assert_eq(omp_get_initial_device(), macc_num_devices() - 1, "the host is the last device");
+    cr_assert_eq(omp_get_default_device(), 0);
+    cr_assert_eq(omp_get_device_num(), 0);
+    cr_assert_eq(omp_is_initial_device(), 1);
+    omp_set_default_device(3);
+    cr_assert_eq(omp_get_default_device(), 3);
+    /* a default that names no device: regions run on the host */
+    atomic_store(&seq_n, 0);
+    args_t a = {7, 0};
+    MACC_target(&r_record, &a, sizeof a, 0, NULL, 0, NULL, 0, MACC_DEVICE_DEFAULT, 1);
+    cr_assert_eq(atomic_load(&seq_n), 1);
+    cr_assert_eq(macc_device_tasks(0), 1);
+    omp_set_default_device(-1); /* omp_initial_device */
+    cr_assert_eq(omp_get_default_device(), omp_get_initial_device());
+}
+
+static void child_invalid_default_device(void)
+{
+    omp_set_default_device(-4); /* omp_invalid_device */
+    if (omp_get_default_device() != -4)
+        exit(3);
+    MACC_target(&r_record, &(args_t){1, 0}, sizeof(args_t), 0, NULL, 0, NULL, 0, MACC_DEVICE_DEFAULT, 1);
+}
+
+Test(rt, invalid_default_device_is_an_error)
+{
+    char buf[4096];
+    cr_assert_eq(run_child(child_invalid_default_device, buf, sizeof buf), 1);
+    cr_assert(strstr(buf, "device number is negative"), "got: %s", buf);
+}
+
+Test(rt, omp_default_device_from_the_environment)
+{
+    setenv("OMP_DEFAULT_DEVICE", "initial", 1);
+    cr_assert_eq(omp_get_default_device(), omp_get_initial_device());
+}
+
+Test(rt, omp_target_memory_on_the_host)
+{
+    int h = omp_get_initial_device();
+    cr_assert_null(omp_target_alloc(16, 5), "no device 5");
+    cr_assert_null(omp_target_alloc(16, -1));
+    cr_assert_null(omp_target_alloc(0, h));
+    int *p = omp_target_alloc(100 * sizeof(int), h);
+    cr_assert_not_null(p);
+    int a[100];
+    for (int i = 0; i < 100; i++)
+        a[i] = i;
+    cr_assert_eq(omp_target_memcpy(p, a, 50 * sizeof(int), 10 * sizeof(int), 20 * sizeof(int), h, h), 0);
+    cr_assert_eq(p[10], 20);
+    cr_assert_eq(p[59], 69);
+    cr_assert_eq(omp_target_memcpy(p, a, 4, 0, 0, h, 9), EINVAL);
+    cr_assert_eq(omp_target_memcpy(p, a, 0, 0, 0, h, h), 0);
+    cr_assert(omp_target_is_present(a, h), "everything is present on the host device");
+    cr_assert(!omp_target_is_present(a, 4));
+    cr_assert(omp_target_is_accessible(a, sizeof a, h));
+    cr_assert_eq(omp_get_mapped_ptr(a, h), (void *)a);
+    cr_assert_null(omp_get_mapped_ptr(a, 2));
+    cr_assert_neq(omp_target_associate_ptr(a, p, sizeof a, 0, h), 0, "nothing to associate on the host");
+    cr_assert_neq(omp_target_disassociate_ptr(a, h), 0);
+    omp_target_free(p, h);
+    omp_target_free(a, h); /* not omp_target_alloc's: ignored */
+    omp_target_free(NULL, h);
+    cr_assert_eq(MACC_device_addr(a, MACC_DEVICE_DEFAULT), (void *)a);
+}
+
+Test(rt, omp_target_memcpy_rect)
+{
+    int h = omp_get_initial_device();
+    cr_assert_eq(omp_target_memcpy_rect(NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, h, h), INT_MAX);
+    /* a 2x3x4 block of a 4x5x6 array into a 3x4x5 one, at offsets */
+    static int src[4][5][6], dst[3][4][5];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 5; j++)
+            for (int k = 0; k < 6; k++)
+                src[i][j][k] = 100 * i + 10 * j + k;
+    memset(dst, 0xff, sizeof dst);
+    size_t vol[3] = {2, 3, 4}, so[3] = {1, 2, 1}, dof[3] = {0, 1, 1}, sd[3] = {4, 5, 6}, dd[3] = {3, 4, 5};
+    cr_assert_eq(omp_target_memcpy_rect(dst, src, sizeof(int), 3, vol, dof, so, dd, sd, h, h), 0);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++)
+            for (int k = 0; k < 5; k++) {
+                int in = i < 2 && j >= 1 && j < 4 && k >= 1 && k < 5;
+                int want = in ? 100 * (i + 1) + 10 * (j - 1 + 2) + (k - 1 + 1) : -1;
+                cr_assert_eq(dst[i][j][k], want, "dst[%d][%d][%d] = %d", i, j, k, dst[i][j][k]);
+            }
+    cr_assert_eq(omp_target_memcpy_rect(dst, src, sizeof(int), 0, vol, dof, so, dd, sd, h, h), EINVAL);
+}
+
+Test(rt, device_numbers_of_expressions)
+{
+    cr_assert_eq(MACC_device_num(0), 0);
+    cr_assert_eq(MACC_device_num(5), 5);
+    cr_assert_eq(MACC_device_num(-1), MACC_DEVICE_HOST, "omp_initial_device");
+    cr_assert_eq(MACC_device_num(-4), MACC_DEVICE_INVALID, "omp_invalid_device");
+    cr_assert_eq(MACC_device_num(-2), MACC_DEVICE_INVALID);
+    cr_assert(!MACC_is_present(&seq_n, 4, MACC_DEVICE_INVALID));
+}
+
+static void child_invalid_device(void)
+{
+    MACC_target(&r_record, &(args_t){1, 0}, sizeof(args_t), 0, NULL, 0, NULL, 0, MACC_device_num(-4), 1);
+}
+
+static void child_invalid_data_device(void)
+{
+    static const MACC_SrcLoc loc = {"prog.c", 21, 5, "main"};
+    double x[4];
+    MACC_Map m = {"x", x, x, sizeof x, MACC_MAP_TO};
+    MACC_data_enter(&loc, 1, &m, MACC_device_num(-7), 0, NULL, 0);
+}
+
+Test(rt, negative_device_numbers_are_errors)
+{
+    char buf[4096];
+    cr_assert_eq(run_child(child_invalid_device, buf, sizeof buf), 1);
+    cr_assert(strstr(buf, "device number is negative"), "got: %s", buf);
+    cr_assert_eq(run_child(child_invalid_data_device, buf, sizeof buf), 1);
+    cr_assert(strstr(buf, "macc: error: prog.c:21: device number is negative"), "got: %s", buf);
+}
+
+Test(gpu, omp_device_queries_with_two_gpus)
+{
+    cr_assert_eq(omp_get_num_devices(), 2);
+    cr_assert_eq(omp_get_initial_device(), 2);
+    cr_assert_eq(omp_get_device_num(), 2, "host code runs on the initial device");
+    cr_assert_eq(omp_is_initial_device(), 1);
+    cr_assert_eq(omp_get_default_device(), 0, "unset: the first GPU");
+}
+
+Test(gpu, omp_default_device_with_macc_devices)
+{
+    setenv("MACC_DEVICES", "nvidia:1", 1);
+    setenv("OMP_DEFAULT_DEVICE", "0", 1);
+    cr_assert_eq(omp_get_num_devices(), 1, "renumbered as macc numbers them");
+    cr_assert_eq(omp_get_initial_device(), 1);
+    cr_assert_eq(omp_get_default_device(), 0);
+    static double x[10];
+    scale(&r_scale, x, 0, 10, 2.0, 0, MACC_MAP_TOFROM, 0, MACC_DEVICE_DEFAULT);
+    cr_assert_eq(atomic_load(&ran_gpu[1]), 1, "nvidia:1 of the machine is device 0");
+}
+
+Test(gpu, omp_default_device_from_the_environment)
+{
+    setenv("OMP_DEFAULT_DEVICE", "1", 1);
+    cr_assert_eq(omp_get_default_device(), 1);
+    static double x[100];
+    scale(&r_scale, x, 0, 100, 2.0, 0, MACC_MAP_TOFROM, 0, MACC_DEVICE_DEFAULT);
+    cr_assert_eq(atomic_load(&ran_gpu[1]), 1);
+}
+
+/* omp_set_default_device moves regions and data directives without a device
+ * clause (MACC_DEVICE_DEFAULT) to that device; the initial device's number
+ * sends them to the host. */
+Test(gpu, omp_set_default_device_moves_regions_and_data)
+{
+    enum { N = 100 };
+    static double x[N];
+    for (int i = 0; i < N; i++)
+        x[i] = i;
+    omp_set_default_device(1);
+    cr_assert_eq(omp_get_default_device(), 1);
+    scale(&r_scale, x, 0, N, 2.0, 0, MACC_MAP_TOFROM, 0, MACC_DEVICE_DEFAULT);
+    cr_assert_eq(atomic_load(&ran_gpu[1]), 1);
+    cr_assert_eq(atomic_load(&ran_gpu[0]) + atomic_load(&ran_host), 0);
+    MACC_Map m = {"x", x, x, sizeof x, MACC_MAP_TO};
+    MACC_data_enter(&dloc, 1, &m, MACC_DEVICE_DEFAULT, 0, NULL, 0);
+    cr_assert(omp_target_is_present(x, 1));
+    cr_assert(!omp_target_is_present(x, 0));
+    cr_assert(omp_target_is_present(x, 2), "the host device");
+    MACC_data_exit(&dloc, 1, &m, MACC_DEVICE_DEFAULT, 0, NULL, 0);
+    cr_assert(!omp_target_is_present(x, 1));
+    omp_set_default_device(omp_get_initial_device());
+    scale(&r_scale, x, 0, N, 2.0, 0, MACC_MAP_TOFROM, 0, MACC_DEVICE_DEFAULT);
+    cr_assert_eq(atomic_load(&ran_host), 1);
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(x[i], 4.0 * i);
+    cr_assert_eq(atomic_load(&env_errors), 0);
+}
+
+/* Device memory: allocated on a GPU (not host memory), copied host -> GPU,
+ * GPU -> GPU, GPU -> host, counted in the statistics, freed. */
+Test(gpu, omp_target_alloc_and_memcpy_between_devices)
+{
+    enum { N = 1000 };
+    int h = omp_get_initial_device();
+    static double a[N], b[N];
+    for (int i = 0; i < N; i++)
+        a[i] = i;
+    double *d0 = omp_target_alloc(sizeof a, 0), *d1 = omp_target_alloc(sizeof a, 1);
+    cr_assert_not_null(d0);
+    cr_assert_not_null(d1);
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 2);
+    cr_assert(!omp_target_is_present(d0, 0), "device memory is not mapped host memory");
+    cr_assert_eq(omp_target_memcpy(d0, a, sizeof a, 0, 0, 0, h), 0);
+    cr_assert_eq(atomic_load(&maccrt_rt.devices[0]->bytes_h2d), sizeof a);
+    cr_assert_eq(omp_target_memcpy(d1, d0, sizeof a / 2, 0, sizeof a / 2, 1, 0), 0, "GPU to GPU");
+    cr_assert_eq(omp_target_memcpy(b, d1, sizeof a / 2, 0, 0, h, 1), 0);
+    cr_assert_eq(atomic_load(&maccrt_rt.devices[1]->bytes_d2h), sizeof a / 2);
+    for (int i = 0; i < N / 2; i++)
+        cr_assert_eq(b[i], a[N / 2 + i]);
+    /* a 10x10 block of a 100x10 array, through a GPU */
+    size_t vol[2] = {10, 5}, off[2] = {3, 2}, zero[2] = {0, 0}, dims[2] = {100, 10}, sdims[2] = {10, 5};
+    cr_assert_eq(omp_target_memcpy_rect(d0, a, sizeof(double), 2, vol, zero, off, sdims, dims, 0, h), 0);
+    memset(b, 0, sizeof b);
+    cr_assert_eq(omp_target_memcpy(b, d0, 50 * sizeof(double), 0, 0, h, 0), 0);
+    for (int i = 0; i < 10; i++)
+        for (int j = 0; j < 5; j++)
+            cr_assert_eq(b[i * 5 + j], a[(3 + i) * 10 + 2 + j]);
+    omp_target_free(d0, 0);
+    omp_target_free(d1, 0); /* the wrong device: ignored */
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 1);
+    omp_target_free(d1, 1);
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 0);
+}
+
+/* omp_target_associate_ptr: the host array's device copy is the program's
+ * buffer, with an infinite reference count: maps find it present (no copy,
+ * nothing freed), exit data and delete leave it, always-maps copy. */
+Test(gpu, omp_target_associate_ptr)
+{
+    enum { N = 100 };
+    static double x[N];
+    for (int i = 0; i < N; i++)
+        x[i] = i;
+    double *buf = omp_target_alloc((N + 8) * sizeof(double), 0);
+    cr_assert_eq(omp_target_memcpy(buf, x, sizeof x, 8 * sizeof(double), 0, 0, omp_get_initial_device()), 0);
+    cr_assert_eq(omp_target_associate_ptr(x, buf, sizeof x, 8 * sizeof(double), 0), 0);
+    cr_assert_eq(omp_target_associate_ptr(x, buf, sizeof x, 8 * sizeof(double), 0), 0, "the same again");
+    cr_assert_neq(omp_target_associate_ptr(x + 10, buf, 8, 0, 0), 0, "inside another one");
+    cr_assert(omp_target_is_present(x + 50, 0));
+    cr_assert(!omp_target_is_present(x, 1));
+    cr_assert_eq(omp_get_mapped_ptr(x + 3, 0), (void *)(buf + 11));
+    unsigned long long h2d = atomic_load(&maccrt_rt.devices[0]->bytes_h2d);
+    scale(&r_scale, x, 0, N, 2.0, 0, MACC_MAP_TOFROM, 0, MACC_DEVICE_ANY);
+    cr_assert_eq(atomic_load(&ran_gpu[0]), 1, "the affinity rule: the GPU that holds it");
+    cr_assert_eq(x[5], 5.0, "present: no copy back");
+    cr_assert_eq(buf[8 + 5], 10.0);
+    cr_assert_eq(atomic_load(&maccrt_rt.devices[0]->bytes_h2d), h2d, "present: no copy in");
+    MACC_Map del = {"x", x, x, sizeof x, MACC_MAP_FROM | MACC_MAP_DELETE};
+    MACC_data_exit(&dloc, 1, &del, 0, 0, NULL, 0);
+    cr_assert(omp_target_is_present(x, 0), "infinite count: delete leaves it");
+    cr_assert_eq(x[5], 5.0);
+    MACC_Map up = {"x", x, x, sizeof x, MACC_MAP_FROM};
+    MACC_data_update(&dloc, 1, &up, 0, 0, NULL, 0);
+    cr_assert_eq(x[5], 10.0);
+    cr_assert_eq(omp_target_disassociate_ptr(x + 1, 0), EINVAL, "not where it starts");
+    cr_assert_eq(omp_target_disassociate_ptr(x, 0), 0);
+    cr_assert(!omp_target_is_present(x, 0));
+    cr_assert_eq(omp_target_disassociate_ptr(x, 0), EINVAL);
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 1, "the program's buffer is not freed");
+    omp_target_free(buf, 0);
+    /* mapped data cannot be associated */
+    MACC_Map m = {"x", x, x, sizeof x, MACC_MAP_TO};
+    MACC_data_enter(&dloc, 1, &m, 0, 0, NULL, 0);
+    double *buf2 = omp_target_alloc(sizeof x, 0);
+    cr_assert_eq(omp_target_associate_ptr(x, buf2, sizeof x, 0, 0), EINVAL);
+    omp_target_free(buf2, 0);
+    MACC_data_exit(&dloc, 1, &m, 0, 0, NULL, 0);
+    cr_assert_eq(atomic_load(&env_errors), 0);
+}
+
+/* omp_get_mapped_ptr and MACC_device_addr (use_device_ptr/addr) follow the
+ * present table: the device address while mapped, then NULL / the host
+ * address. */
+Test(gpu, mapped_pointers_follow_the_present_table)
+{
+    static double x[64];
+    cr_assert_null(omp_get_mapped_ptr(x, 0));
+    cr_assert_eq(MACC_device_addr(x, 0), (void *)x);
+    MACC_Map m = {"x", x, x + 8, 32 * sizeof(double), MACC_MAP_TO};
+    MACC_data_begin(&dloc, 1, &m, 1);
+    double *d = omp_get_mapped_ptr(x + 8, 1);
+    cr_assert_not_null(d);
+    cr_assert_neq(d, x + 8);
+    cr_assert_eq(omp_get_mapped_ptr(x + 10, 1), (void *)(d + 2));
+    cr_assert_null(omp_get_mapped_ptr(x + 8, 0));
+    cr_assert_null(omp_get_mapped_ptr(x, 1), "outside the section");
+    cr_assert_eq(MACC_device_addr(x + 8, 1), (void *)d);
+    cr_assert_eq(MACC_device_addr(x + 8, MACC_DEVICE_HOST), (void *)(x + 8));
+    cr_assert_eq(omp_get_mapped_ptr(x, omp_get_initial_device()), (void *)x);
+    MACC_data_end(&dloc, 1, &m, 1);
+    cr_assert_null(omp_get_mapped_ptr(x + 8, 1));
+    cr_assert_eq(MACC_device_addr(x + 8, 1), (void *)(x + 8));
+}
+
+/* is_device_ptr (a MACC_MAP_DEVICEPTR map) of omp_target_alloc's memory:
+ * device(any) tasks run on the device that owns it, the pointer untranslated. */
+static int fn_devptr_gpu(void *args, MACC_TaskEnv *env)
+{
+    double *p = *(double **)args;
+    if (env->device_kind != MACC_DEV_NVIDIA || env->ptrs[0] != p)
+        atomic_fetch_add(&env_errors, 1);
+    else
+        atomic_fetch_add(&ran_gpu[env->device_index], 1);
+    p[0] += 1;
+    return 0;
+}
+static int fn_devptr_host(void *args, MACC_TaskEnv *env)
+{
+    double *p = *(double **)args;
+    if (env->ptrs[0] != p)
+        atomic_fetch_add(&env_errors, 1);
+    atomic_fetch_add(&ran_host, 1);
+    p[0] += 1;
+    return 0;
+}
+static const MACC_Version r_devptr_v[] = {
+    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, fn_devptr_gpu},
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, fn_devptr_host},
+};
+static const MACC_Region r_devptr = {{"gpu.c", 90, 1, "test"}, "r_devptr", 2, r_devptr_v};
+
+Test(gpu, device_pointers_keep_tasks_on_their_device)
+{
+    for (int dev = 0; dev < 3; dev++) {
+        double *p = omp_target_alloc(sizeof(double), dev);
+        double zero = 0;
+        omp_target_memcpy(p, &zero, sizeof zero, 0, 0, dev, omp_get_initial_device());
+        MACC_Map m = {"p", p, p, 0, MACC_MAP_DEVICEPTR};
+        for (int k = 0; k < 20; k++)
+            MACC_target(&r_devptr, &p, sizeof p, 1, &m, 0, NULL, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+        MACC_taskwait(NULL);
+        double v = 0;
+        omp_target_memcpy(&v, p, sizeof v, 0, 0, omp_get_initial_device(), dev);
+        omp_target_free(p, dev);
+        cr_assert_eq(v, 20.0, "device %d: %g", dev, v);
+    }
+    cr_assert_eq(atomic_load(&ran_gpu[0]), 20);
+    cr_assert_eq(atomic_load(&ran_gpu[1]), 20);
+    cr_assert_eq(atomic_load(&ran_host), 20);
+    cr_assert_eq(atomic_load(&env_errors), 0);
 }
