@@ -3,6 +3,8 @@
  * - OpenMP API calls inside kernels (omp_get_thread_num, ...) are renamed by the
  *   translator to the macc_dev_omp_* functions below.
  * - Reduction identities and combiners for every operator of SPEC 1.1.
+ * - `#pragma omp atomic` and `#pragma omp critical` inside kernels: the
+ *   macc_atomic_* templates and the critical-section locks below.
  */
 #ifndef MACC_DEVICE_H
 #define MACC_DEVICE_H
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <type_traits>
 
 /* C under nvcc's C++: the C11 keywords the preprocessed user code may hold
  * (`bool` from <stdbool.h> is `_Bool` once preprocessed). */
@@ -85,25 +88,6 @@ __device__ static inline double macc_dev_omp_get_wtime(void)
 }
 __device__ static inline double macc_dev_omp_get_wtick(void) { return 1e-9; }
 
-/* The lock of critical and atomic constructs in parallel regions (one per
- * device file, in global memory): `for (int o_ = acquire(&l); o_; o_ =
- * release(&l)) stmt` runs stmt once holding it. Threads of one warp may spin
- * on it while another holds it: compute capability 7.0 and later schedule
- * them independently. */
-__device__ static inline int macc_lock_acquire(int *l)
-{
-    while (atomicCAS(l, 0, 1) != 0)
-        ;
-    __threadfence();
-    return 1;
-}
-__device__ static inline int macc_lock_release(int *l)
-{
-    __threadfence();
-    atomicExch(l, 0);
-    return 0;
-}
-
 /* Largest and lowest values of a type: min/max reduction identities. */
 template <typename T> struct macc_lim;
 #define MACC_LIM(T, LO, HI)                                                                        \
@@ -167,19 +151,67 @@ template <typename T> struct macc_red<MACC_R_LOR, T> {
     __device__ static T op(T a, T b) { return (T)(a || b); }
 };
 
+/* Scratch for block reductions: one slot per warp, shared by every reduction
+ * of a kernel (whatever its type), so that a kernel with many reduction
+ * variables needs 256 bytes of shared memory, not a tree per type. */
+__device__ static inline void *macc_red_scratch(void)
+{
+    __shared__ unsigned long long macc_red_sh_[32];
+    return macc_red_sh_;
+}
+
+/* Warp shuffles of types of 1, 2, 4 or 8 bytes, moved as their bits: v from
+ * the lane `o` places up in a segment of `width` lanes (its own value past the
+ * segment's end), or from lane `src`. */
+template <bool DOWN, typename T> __device__ static inline T macc_shfl_bits(unsigned mask, T v, unsigned o, int width)
+{
+    static_assert(sizeof(T) <= 8, "macc_shfl: a type of at most 8 bytes");
+    if constexpr (sizeof(T) == 8) {
+        unsigned long long b;
+        memcpy(&b, &v, 8);
+        b = DOWN ? __shfl_down_sync(mask, b, o, width) : __shfl_sync(mask, b, (int)o, width);
+        memcpy(&v, &b, 8);
+    } else {
+        unsigned int b = 0;
+        memcpy(&b, &v, sizeof(T));
+        b = DOWN ? __shfl_down_sync(mask, b, o, width) : __shfl_sync(mask, b, (int)o, width);
+        memcpy(&v, &b, sizeof(T));
+    }
+    return v;
+}
+template <typename T> __device__ static inline T macc_shfl_down(unsigned mask, T v, unsigned o, int width)
+{
+    return macc_shfl_bits<true>(mask, v, o, width);
+}
+
 /* Block-wide reduction of v (blockDim.x a power of two, at most 1024); the
- * result is returned to every thread of the block. */
+ * result is returned to every thread of the block. Every thread of the block
+ * must call it. Warps reduce with shuffles, then the first warp reduces the
+ * warps' results. */
 template <int OP, typename T> __device__ static inline T macc_block_reduce(T v)
 {
-    __shared__ T sh[1024];
+    static_assert(sizeof(T) <= sizeof(unsigned long long), "macc_block_reduce: a type of at most 8 bytes");
+    T *sh = (T *)macc_red_scratch();
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    const int width = blockDim.x < 32 ? (int)blockDim.x : 32;
+    const unsigned mask = width == 32 ? 0xffffffffu : ((1u << width) - 1u);
+    for (unsigned o = (unsigned)width / 2; o > 0; o >>= 1)
+        v = macc_red<OP, T>::op(v, macc_shfl_down(mask, v, o, width));
+    if (blockDim.x <= 32)
+        return macc_shfl_bits<false>(mask, v, 0, width);
+    __syncthreads(); /* the scratch of a previous reduction is free */
+    if (lane == 0)
+        sh[warp] = v;
     __syncthreads();
-    sh[threadIdx.x] = v;
-    __syncthreads();
-    for (unsigned o = blockDim.x / 2; o > 0; o >>= 1) {
-        if (threadIdx.x < o)
-            sh[threadIdx.x] = macc_red<OP, T>::op(sh[threadIdx.x], sh[threadIdx.x + o]);
-        __syncthreads();
+    if (warp == 0) {
+        const unsigned nw = blockDim.x >> 5;
+        v = lane < nw ? sh[lane] : macc_red<OP, T>::id();
+        for (unsigned o = 16; o > 0; o >>= 1)
+            v = macc_red<OP, T>::op(v, macc_shfl_down(0xffffffffu, v, o, 32));
+        if (lane == 0)
+            sh[0] = v;
     }
+    __syncthreads();
     T r = sh[0];
     __syncthreads();
     return r;
@@ -194,6 +226,236 @@ template <int OP, typename T> __global__ void macc_finish_reduce(const T *part, 
     acc = macc_block_reduce<OP, T>(acc);
     if (threadIdx.x == 0)
         *out = macc_red<OP, T>::op(*out, acc);
+}
+
+/* ---- atomics: `#pragma omp atomic` inside kernels --------------------------
+ *
+ * The translator rewrites the statement after the pragma into these calls:
+ * update `x op= e` is macc_atomic_fetch<OP>(&x, e) (it returns the old value;
+ * macc_atomic_apply<OP>(old, e) is the new one, for capture forms), read is
+ * macc_atomic_read, compare (min/max idioms) is MACC_A_MIN/MACC_A_MAX and
+ * `x == e ? d : x` is macc_atomic_cas. The value computed is the one C gives:
+ * (T)(x op e) with the usual conversions. CUDA's atomicAdd/Sub/And/Or/Xor/
+ * Min/Max/Exch serve the types and operators where they give the same result
+ * (int, unsigned, long long, unsigned long long and 8-byte long, float and
+ * double for add/sub); every other case is an atomicCAS loop on the bit
+ * pattern (1- and 2-byte types through the aligned 4-byte word around them),
+ * so any scalar type of 1, 2, 4 or 8 bytes works. Atomics are relaxed and
+ * device-wide; the translator adds __threadfence() for seq_cst, acq_rel,
+ * acquire and release. */
+enum {
+    MACC_A_ADD, MACC_A_SUB, MACC_A_MUL, MACC_A_DIV, MACC_A_AND, MACC_A_OR, MACC_A_XOR, MACC_A_SHL, MACC_A_SHR,
+    MACC_A_RSUB, MACC_A_RDIV, MACC_A_RSHL, MACC_A_RSHR, /* x = e op x */
+    MACC_A_MIN, MACC_A_MAX, /* x = e < x ? e : x, x = e > x ? e : x */
+    MACC_A_WR,              /* x = e */
+    MACC_A_LAND, MACC_A_LOR /* reductions combined atomically */
+};
+
+/* The new value of x. */
+template <int OP, typename T, typename E> __device__ static inline T macc_atomic_apply(T x, E e)
+{
+    if constexpr (OP == MACC_A_ADD) return (T)(x + e);
+    else if constexpr (OP == MACC_A_SUB) return (T)(x - e);
+    else if constexpr (OP == MACC_A_MUL) return (T)(x * e);
+    else if constexpr (OP == MACC_A_DIV) return (T)(x / e);
+    else if constexpr (OP == MACC_A_AND) return (T)(x & e);
+    else if constexpr (OP == MACC_A_OR) return (T)(x | e);
+    else if constexpr (OP == MACC_A_XOR) return (T)(x ^ e);
+    else if constexpr (OP == MACC_A_SHL) return (T)(x << e);
+    else if constexpr (OP == MACC_A_SHR) return (T)(x >> e);
+    else if constexpr (OP == MACC_A_RSUB) return (T)(e - x);
+    else if constexpr (OP == MACC_A_RDIV) return (T)(e / x);
+    else if constexpr (OP == MACC_A_RSHL) return (T)(e << x);
+    else if constexpr (OP == MACC_A_RSHR) return (T)(e >> x);
+    else if constexpr (OP == MACC_A_MIN) return e < x ? (T)e : x;
+    else if constexpr (OP == MACC_A_MAX) return e > x ? (T)e : x;
+    else if constexpr (OP == MACC_A_WR) return (T)e;
+    else if constexpr (OP == MACC_A_LAND) return (T)(x && e);
+    else return (T)(x || e);
+}
+
+/* Same bit pattern (not ==: NaNs and signed zeros compare by bits). */
+template <typename T> __device__ static inline bool macc_same_bits(T a, T b)
+{
+    if constexpr (sizeof(T) == 8) {
+        unsigned long long x, y;
+        memcpy(&x, &a, 8);
+        memcpy(&y, &b, 8);
+        return x == y;
+    } else {
+        unsigned int x = 0, y = 0;
+        memcpy(&x, &a, sizeof(T));
+        memcpy(&y, &b, sizeof(T));
+        return x == y;
+    }
+}
+
+/* The current value of *p, read once. */
+template <typename T> __device__ static inline T macc_atomic_read(const T *p)
+{
+    return *(const volatile T *)p;
+}
+
+/* atomicCAS on the bits of any type of 1, 2, 4 or 8 bytes; returns the old value. */
+template <typename T> __device__ static inline T macc_atomic_cas_bits(T *p, T cmp, T val)
+{
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8,
+                  "#pragma omp atomic on the GPU: a type of 1, 2, 4 or 8 bytes");
+    T r;
+    if constexpr (sizeof(T) == 8) {
+        unsigned long long c, v;
+        memcpy(&c, &cmp, 8);
+        memcpy(&v, &val, 8);
+        unsigned long long o = atomicCAS((unsigned long long *)p, c, v);
+        memcpy(&r, &o, 8);
+    } else if constexpr (sizeof(T) == 4) {
+        unsigned int c, v;
+        memcpy(&c, &cmp, 4);
+        memcpy(&v, &val, 4);
+        unsigned int o = atomicCAS((unsigned int *)p, c, v);
+        memcpy(&r, &o, 4);
+    } else if constexpr (sizeof(T) == 2) {
+        unsigned short int c, v;
+        memcpy(&c, &cmp, 2);
+        memcpy(&v, &val, 2);
+        unsigned short int o = atomicCAS((unsigned short int *)p, c, v);
+        memcpy(&r, &o, 2);
+    } else {
+        /* one byte: CAS on the aligned word that holds it */
+        unsigned int *w = (unsigned int *)((size_t)p & ~(size_t)3);
+        const unsigned sh = (unsigned)((size_t)p & 3) * 8u;
+        unsigned char c, v;
+        memcpy(&c, &cmp, 1);
+        memcpy(&v, &val, 1);
+        unsigned int cur = *(volatile unsigned int *)w;
+        for (;;) {
+            unsigned char b = (unsigned char)(cur >> sh);
+            if (b != c) {
+                memcpy(&r, &b, 1);
+                break;
+            }
+            unsigned int seen = atomicCAS(w, cur, (cur & ~(0xffu << sh)) | ((unsigned int)v << sh));
+            if (seen == cur) {
+                memcpy(&r, &c, 1);
+                break;
+            }
+            cur = seen;
+        }
+    }
+    return r;
+}
+
+/* The unsigned type of T's size, for CUDA's integer atomics. */
+template <typename T> using macc_atomic_uint =
+    typename std::conditional<sizeof(T) == 8, unsigned long long, unsigned int>::type;
+template <typename T> using macc_atomic_sint = typename std::conditional<sizeof(T) == 8, long long, int>::type;
+
+/* *p = macc_atomic_apply<OP>(*p, e) atomically; returns the old value. */
+template <int OP, typename T, typename E> __device__ static inline T macc_atomic_fetch(T *p, E e)
+{
+    constexpr bool ints = std::is_integral<T>::value && std::is_integral<E>::value &&
+                          (sizeof(T) == 4 || sizeof(T) == 8) && !std::is_same<T, bool>::value;
+    /* the arithmetic is done in T itself: x op e == x op (T)e */
+    constexpr bool in_t = std::is_same<decltype(T() + E()), T>::value;
+    if constexpr ((OP == MACC_A_ADD || OP == MACC_A_SUB) && ints) {
+        typedef macc_atomic_uint<T> U;
+        U d = (U)(T)e;
+        U o = atomicAdd((U *)p, OP == MACC_A_ADD ? d : (U)0 - d);
+        T r;
+        memcpy(&r, &o, sizeof r);
+        return r;
+    } else if constexpr ((OP == MACC_A_ADD || OP == MACC_A_SUB) && in_t &&
+                         (std::is_same<T, float>::value || std::is_same<T, double>::value)) {
+        /* x - e is x + (-e) exactly in IEEE arithmetic */
+        return atomicAdd(p, OP == MACC_A_ADD ? (T)e : -(T)e);
+    } else if constexpr ((OP == MACC_A_AND || OP == MACC_A_OR || OP == MACC_A_XOR) && ints) {
+        typedef macc_atomic_uint<T> U;
+        U d = (U)(T)e, o;
+        if constexpr (OP == MACC_A_AND) o = atomicAnd((U *)p, d);
+        else if constexpr (OP == MACC_A_OR) o = atomicOr((U *)p, d);
+        else o = atomicXor((U *)p, d);
+        T r;
+        memcpy(&r, &o, sizeof r);
+        return r;
+    } else if constexpr ((OP == MACC_A_MIN || OP == MACC_A_MAX) && ints && in_t) {
+        typedef typename std::conditional<std::is_signed<T>::value, macc_atomic_sint<T>, macc_atomic_uint<T>>::type S;
+        S d = (S)(T)e, o;
+        if constexpr (OP == MACC_A_MIN) o = atomicMin((S *)p, d);
+        else o = atomicMax((S *)p, d);
+        T r;
+        memcpy(&r, &o, sizeof r);
+        return r;
+    } else if constexpr (OP == MACC_A_WR && (sizeof(T) == 4 || sizeof(T) == 8)) {
+        typedef macc_atomic_uint<T> U;
+        T v = (T)e;
+        U d, o;
+        memcpy(&d, &v, sizeof d);
+        o = atomicExch((U *)p, d);
+        T r;
+        memcpy(&r, &o, sizeof r);
+        return r;
+    } else {
+        T old = macc_atomic_read(p);
+        for (;;) {
+            T seen = macc_atomic_cas_bits(p, old, macc_atomic_apply<OP>(old, e));
+            if (macc_same_bits(seen, old))
+                return old;
+            old = seen;
+        }
+    }
+}
+
+/* x = x == e ? d : x atomically (`atomic compare`); returns the old value. */
+template <typename T, typename E, typename D> __device__ static inline T macc_atomic_cas(T *p, E e, D d)
+{
+    T old = macc_atomic_read(p);
+    for (;;) {
+        if (!(old == e))
+            return old;
+        T seen = macc_atomic_cas_bits(p, old, (T)d);
+        if (macc_same_bits(seen, old))
+            return old;
+        old = seen;
+    }
+}
+
+/* ---- `#pragma omp critical` inside kernels -----------------------------------
+ *
+ * One lock per critical name (the translator passes a hash of the name; the
+ * unnamed critical has its own), per device file. The translator emits
+ *
+ *     for (bool done = false; !done;)
+ *         if (macc_critical_enter(lock)) { BLOCK; macc_critical_leave(lock); done = true; }
+ *
+ * The thread that takes the lock runs the block inside the loop, so threads of
+ * one warp that wait for it never keep it from finishing: no deadlock, with or
+ * without independent thread scheduling (sm_70 and later have it; earlier GPUs
+ * reconverge after the branch). The fences make the block's writes visible to
+ * the next holder. */
+template <unsigned long long NAME> __device__ unsigned int macc_critical_word_ = 0u;
+#define macc_critical_lock(NAME) (&macc_critical_word_<NAME>)
+
+__device__ static inline bool macc_critical_enter(unsigned int *lock)
+{
+    if (atomicCAS(lock, 0u, 1u) != 0u)
+        return false;
+    __threadfence();
+    return true;
+}
+__device__ static inline void macc_critical_leave(unsigned int *lock)
+{
+    __threadfence();
+    atomicExch(lock, 0u);
+}
+
+/* ---- firstprivate arrays -------------------------------------------------------
+ * `n` copies of `bytes` bytes of src, one after the other at dst (per team or
+ * per task copies of a firstprivate array). */
+__global__ static void macc_replicate(unsigned char *dst, const unsigned char *src, size_t bytes, int n)
+{
+    const size_t total = bytes * (size_t)n;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x)
+        dst[i] = src[i % bytes];
 }
 
 /* Grid size for a loop of `total` iterations in blocks of `block` threads:

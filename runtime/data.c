@@ -317,6 +317,8 @@ void *maccrt_map_acquire(maccrt_device *d, const MACC_Map *m, int ref, int task,
         /* a declare target variable: always present, never counted */
         if ((kind & MACC_MAP_ALWAYS) && (kind & MACC_MAP_TO))
             data__h2d(d, e, a, m->bytes, m, loc);
+        if ((kind & MACC_MAP_ALWAYS) && (kind & MACC_MAP_FROM))
+            *took = MACCRT_TOOK_REF; /* a task's release copies back (no count to give back) */
         void *r = data__translate(e, m->base);
         pthread_mutex_unlock(&pt->lock);
         return r;

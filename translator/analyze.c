@@ -916,6 +916,134 @@ static void an__info(Unit *u, const Region *r)
     }
 }
 
+/* defaultmap(behavior[: category]): the implicit behavior per category. */
+enum { DM_DEFAULT, DM_ALLOC, DM_TO, DM_FROM, DM_TOFROM, DM_FIRSTPRIVATE, DM_NONE, DM_PRESENT };
+enum { DM_SCALAR, DM_AGGREGATE, DM_POINTER, DM_NCAT };
+
+static void an__defaultmap(Unit *u, Pragma *tp, int dm[DM_NCAT])
+{
+    static const char *const behaviors[] = {"default", "alloc", "to", "from", "tofrom", "firstprivate", "none",
+                                            "present"};
+    static const char *const cats[] = {"scalar", "aggregate", "pointer"};
+    for (int i = 0; i < DM_NCAT; i++)
+        dm[i] = DM_DEFAULT;
+    const Directive *t = &tp->dir;
+    for (int i = 0; i < t->nclauses; i++) {
+        const DirClause *c = &t->clauses[i];
+        if (c->kind != CL_DEFAULTMAP)
+            continue;
+        const char *a = c->arg ? c->arg : "";
+        const char *colon = strchr(a, ':');
+        size_t bl = colon ? (size_t)(colon - a) : strlen(a);
+        while (bl && a[bl - 1] == ' ')
+            bl--;
+        int b = -1;
+        for (int k = 0; k < (int)(sizeof behaviors / sizeof behaviors[0]); k++)
+            if (strlen(behaviors[k]) == bl && !strncmp(a, behaviors[k], bl))
+                b = k;
+        const char *cat = colon ? colon + 1 : "all";
+        while (*cat == ' ')
+            cat++;
+        int ci = -2;
+        if (!strcmp(cat, "all"))
+            ci = -1;
+        for (int k = 0; k < DM_NCAT; k++)
+            if (!strcmp(cat, cats[k]))
+                ci = k;
+        if (b < 0 || ci == -2) {
+            diag_error(u->diag, pragma_src_off(tp, c->off),
+                       "defaultmap(%s): expected defaultmap(alloc|to|from|tofrom|firstprivate|none|default|present"
+                       "[: scalar|aggregate|pointer|all])",
+                       a);
+            continue;
+        }
+        for (int k = 0; k < DM_NCAT; k++)
+            if (ci < 0 || ci == k)
+                dm[k] = b;
+    }
+}
+
+static int an__dm_map_kind(int b)
+{
+    switch (b) {
+    case DM_ALLOC: return MACC_MAP_ALLOC;
+    case DM_TO: return MACC_MAP_TO;
+    case DM_FROM: return MACC_MAP_FROM;
+    case DM_PRESENT: return MACC_MAP_ALLOC | MACC_MAP_PRESENT;
+    default: return MACC_MAP_TOFROM;
+    }
+}
+
+/* Is the type `spec` a struct or union (directly or through a typedef of the file)? */
+static int an__is_aggregate(const Unit *u, const char *spec)
+{
+    const char *s = spec;
+    for (;;) {
+        while (*s == ' ')
+            s++;
+        if (!strncmp(s, "const ", 6) || !strncmp(s, "volatile ", 9))
+            s += s[0] == 'c' ? 6 : 9;
+        else
+            break;
+    }
+    if (!strncmp(s, "struct ", 7) || !strncmp(s, "union ", 6))
+        return 1;
+    TSNode root = ts_tree_root_node(u->tree);
+    for (uint32_t i = 0; i < ts_node_named_child_count(root); i++) {
+        TSNode k = ts_node_named_child(root, i);
+        if (!node_is(k, "type_definition"))
+            continue;
+        TSNode ty = node_field(k, "type");
+        if (!node_is(ty, "struct_specifier") && !node_is(ty, "union_specifier"))
+            continue;
+        for (uint32_t j = 0; j < ts_node_named_child_count(k); j++) {
+            TSNode d = ts_node_named_child(k, j);
+            if (!node_is(d, "type_identifier"))
+                continue;
+            char *name = node_text(u, d);
+            int hit = !strcmp(name, s);
+            free(name);
+            if (hit)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* Does an array declaration have a dimension that depends on a variable of
+ * the function (a variable-length array)? */
+static int an__is_vla(const Unit *u, const Decl *d)
+{
+    TSNode n = d->declarator;
+    int vla = 0;
+    while (!ts_node_is_null(n) && !vla) {
+        if (node_is(n, "array_declarator")) {
+            TSNode size = node_field(n, "size");
+            if (!ts_node_is_null(size)) {
+                char *text = node_text(u, size);
+                Vec ids = {0};
+                an_text_ids(text, &ids);
+                for (int i = 0; i < ids.len && !vla; i++) {
+                    if (!strcmp(ids.items[i], "sizeof"))
+                        continue;
+                    Decl *x = an__lookup(u, size, ids.items[i], NULL);
+                    vla = x && !x->is_global && !x->is_function;
+                    decl_delete(x);
+                }
+                for (int i = 0; i < ids.len; i++)
+                    free(ids.items[i]);
+                vec_free(&ids);
+                free(text);
+            }
+        }
+        if (node_is(n, "parenthesized_declarator") || node_is(n, "attributed_declarator"))
+            n = ts_node_named_child(n, 0);
+        else
+            n = node_field(n, "declarator");
+    }
+    return vla;
+}
+
 static void an__local_types(Unit *u, Region *r);
 
 /* ---- directives nested on their own lines ------------------------------------ */
@@ -1233,6 +1361,9 @@ static void an__region(Unit *u, Pragma *tp)
             an__items_to_deps(u, tp, tp->node, c, &r->deps);
     }
 
+    int dm[DM_NCAT];
+    an__defaultmap(u, tp, dm);
+
     /* variables the region uses */
     Vec uses = {0}, forvars = {0}, clause_ids = {0};
     an__collect_ids(u, r->stmt, &uses);
@@ -1266,22 +1397,28 @@ static void an__region(Unit *u, Pragma *tp)
             goto next; /* declared inside the region */
         if (d->is_function)
             goto next;
-        int reduction = 0, lastpriv = 0, priv = 0;
+        int reduction = 0, lastpriv = 0, priv = 0, fpriv = 0, fp_all = 1, vpriv = 0;
         for (int k = 0; k < r->nversions; k++) {
-            reduction |= an__name_in_clause(r->versions[k].dir, CL_REDUCTION, x->name);
-            lastpriv |= an__name_in_clause(r->versions[k].dir, CL_LASTPRIVATE, x->name);
+            const Directive *vd = r->versions[k].dir;
+            reduction |= an__name_in_clause(vd, CL_REDUCTION, x->name);
+            lastpriv |= an__name_in_clause(vd, CL_LASTPRIVATE, x->name);
+            fpriv |= an__name_in_clause(vd, CL_FIRSTPRIVATE, x->name);
+            fp_all &= an__name_in_clause(vd, CL_FIRSTPRIVATE, x->name);
+            vpriv |= an__name_in_clause(vd, CL_PRIVATE, x->name);
         }
         reduction |= an__name_in_clause(t, CL_REDUCTION, x->name);
+        int target_fp = an__name_in_clause(t, CL_FIRSTPRIVATE, x->name);
+        fpriv |= target_fp;
         priv = an__name_in_clause(t, CL_PRIVATE, x->name) || an__in_names(&r->loop_vars, x->name) ||
                an__in_names(&forvars, x->name);
         int mi = an__map_find(&r->maps, x->name);
         if (d->is_global && !d->is_array && !d->is_pointer && d->has_init && strstr(d->spec, "const"))
             goto next; /* a constant: visible to both the host and the device file */
-        int fpriv = an__name_in_clause(t, CL_FIRSTPRIVATE, x->name);
-        for (int k = 0; k < r->nversions; k++)
-            fpriv |= an__name_in_clause(r->versions[k].dir, CL_FIRSTPRIVATE, x->name);
+        /* defaultmap: what a variable no clause names becomes */
+        int listed = priv || vpriv || reduction || lastpriv || fpriv || mi >= 0 ||
+                     an__name_in_clause(t, CL_IS_DEVICE_PTR, x->name);
         /* (a clause expression such as num_threads(n) is evaluated on the host: n is captured) */
-        if (d->is_global && !priv && !reduction && !lastpriv && mi < 0 && !fpriv && !an__in_names(&clause_ids, x->name)) {
+        if (d->is_global && !listed && !an__in_names(&clause_ids, x->name)) {
             const DeclTarget *dt = an_declare_target(u, x->name);
             if (dt && !dt->link) {
                 /* declare target: the host version uses the variable, the
@@ -1291,6 +1428,28 @@ static void an__region(Unit *u, Pragma *tp)
                               "'%s' is declare target: the GPU version uses its device copy", x->name);
                 goto next;
             }
+        }
+        int cat = d->is_pointer ? DM_POINTER : (d->is_array || an__is_aggregate(u, d->spec)) ? DM_AGGREGATE : DM_SCALAR;
+        /* globals and names used only in clause expressions (evaluated before the region) keep their rule */
+        int dmb = listed || d->is_global || ts_node_eq(x->node, r->stmt) ? DM_DEFAULT : dm[cat];
+        /* a scalar or struct the region only reads: firstprivate gives the same values (no
+         * indirection, usable in launch clauses such as num_teams) */
+        if (cat != DM_POINTER && !d->is_array && !x->written && dmb != DM_NONE)
+            dmb = DM_DEFAULT;
+        if (dmb == DM_NONE) {
+            diag_error(u->diag, tp->start,
+                       "'%s' is used in the target region but no data-sharing or map clause names it "
+                       "(defaultmap(none))",
+                       x->name);
+            diag_note(u->diag, ts_node_start_byte(x->node), "'%s' is used here", x->name);
+            goto next;
+        }
+        if (d->is_array && (fpriv || lastpriv || vpriv || dmb == DM_FIRSTPRIVATE) && an__is_vla(u, d)) {
+            diag_error(u->diag, tp->start,
+                       "%s array '%s' has a variable length: only arrays of constant size can be private, "
+                       "firstprivate or lastprivate",
+                       lastpriv ? "lastprivate" : fpriv || dmb == DM_FIRSTPRIVATE ? "firstprivate" : "private", x->name);
+            goto next;
         }
         Capture *cap = xcalloc(1, sizeof *cap);
         cap->name = xstrdup(x->name);
@@ -1313,11 +1472,16 @@ static void an__region(Unit *u, Pragma *tp)
             cap->map = mi;
         } else if (d->is_array) {
             cap->kind = CAP_ARRAY;
+            cap->target_fp = target_fp || dmb == DM_FIRSTPRIVATE;
             if (mi < 0) {
+                /* firstprivate everywhere: the region's writes go to copies, nothing comes back */
+                int kind = lastpriv ? MACC_MAP_TOFROM
+                           : (cap->target_fp || (fpriv && fp_all)) ? MACC_MAP_TO
+                           : (dmb != DM_DEFAULT) ? an__dm_map_kind(dmb)
+                           : x->written ? MACC_MAP_TOFROM : MACC_MAP_TO;
                 mi = r->maps.len;
                 an__add_map(&r->maps, x->name, xsprintf("(void *)(%s)", x->name),
-                            xsprintf("(void *)(%s)", x->name), xsprintf("sizeof(%s)", x->name),
-                            x->written ? MACC_MAP_TOFROM : MACC_MAP_TO, 1, tp->start);
+                            xsprintf("(void *)(%s)", x->name), xsprintf("sizeof(%s)", x->name), kind, 1, tp->start);
             }
             cap->map = mi;
         } else if (d->is_pointer) {
@@ -1329,7 +1493,7 @@ static void an__region(Unit *u, Pragma *tp)
                  * is (--managed: heap data is managed memory, valid on every
                  * device at the same address). */
                 int known = an__name_in_clause(t, CL_IS_DEVICE_PTR, x->name) || an__data_covers(u, r->stmt, x->name) ||
-                            u->managed;
+                            u->managed || dmb != DM_DEFAULT;
                 mi = r->maps.len;
                 an__add_map(&r->maps, x->name, xsprintf("(void *)(%s)", x->name), xsprintf("(void *)(%s)", x->name),
                             xstrdup("0"), MACC_MAP_ATTACH, 1, tp->start);
@@ -1340,13 +1504,14 @@ static void an__region(Unit *u, Pragma *tp)
                               x->name);
             }
             cap->map = mi;
-        } else if (reduction || lastpriv || (mi >= 0 && !(((RMap *)r->maps.items[mi])->kind & MACC_MAP_ATTACH))) {
+        } else if (reduction || lastpriv || (mi >= 0 && !(((RMap *)r->maps.items[mi])->kind & MACC_MAP_ATTACH)) ||
+                   (dmb != DM_DEFAULT && dmb != DM_FIRSTPRIVATE)) {
             cap->kind = CAP_WRITEBACK;
             if (mi < 0) {
                 mi = r->maps.len;
                 an__add_map(&r->maps, x->name, xsprintf("(void *)&(%s)", x->name),
                             xsprintf("(void *)&(%s)", x->name), xsprintf("sizeof(%s)", x->name),
-                            MACC_MAP_TOFROM, 1, tp->start);
+                            reduction || lastpriv ? MACC_MAP_TOFROM : an__dm_map_kind(dmb), 1, tp->start);
             }
             cap->map = mi;
         } else {
@@ -2036,6 +2201,18 @@ void analyze_unit(Unit *u)
     }
 }
 
+/* ---- for the emitters -------------------------------------------------------- */
+
+Decl *analyze_lookup(const Unit *u, TSNode at, const char *name, TSNode *where)
+{
+    return an__lookup(u, at, name, where);
+}
+
+int directive_lists(const Directive *d, ClauseKind kind, const char *name)
+{
+    return an__name_in_clause(d, kind, name);
+}
+
 void region_launch_fields(const Region *r, Buf *fields, Buf *assign)
 {
     static const ClauseKind kinds[] = {CL_NUM_TEAMS, CL_THREAD_LIMIT, CL_NUM_THREADS};
@@ -2044,6 +2221,8 @@ void region_launch_fields(const Region *r, Buf *fields, Buf *assign)
             continue;
         for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
             const DirClause *c = directive_find(r->versions[v].dir, kinds[k]);
+            if (!c && kinds[k] == CL_THREAD_LIMIT) /* the target line's bounds every version */
+                c = directive_find(&r->target->dir, CL_THREAD_LIMIT);
             if (!c || !c->arg)
                 continue;
             const char *name = directive_clause_name(kinds[k]);

@@ -39,11 +39,17 @@ typedef struct Cu {
     Vec devfuncs;  /* char * names of the device functions (the unit's, not owned) */
     Vec devnodes;  /* TSNode * of their definitions (same order) */
     StrSet devvars; /* names of the globals with a device copy (macc_g_<name>) */
-    const Region *cur; /* the region whose kernel is being written */
     TSNode defid;      /* the name in a device variable's definition being written */
     int errors;
-    int lock;      /* macc_lock_ (critical/atomic in parallel regions) declared */
+    /* the region being emitted (NULL in the prelude) */
+    const Region *r;
+    int mode;            /* its kernel shape (CU_LOOP, CU_TEAM_DIST, CU_GENERIC) */
+    const Vec *nonlocal; /* names whose writes are not thread-local (device memory, team results) */
+    const Vec *thread_arrays; /* arrays copied into each thread (firstprivate/lastprivate) */
+    Vec team_shared;     /* variables of a team body in shared memory (atomics update them) */
 } Cu;
+
+enum { CU_LOOP, CU_TEAM_DIST, CU_GENERIC, CU_PARALLEL };
 
 /* ---- small helpers -------------------------------------------------------- */
 
@@ -137,9 +143,9 @@ static int cu__devvar_ref(const Cu *c, TSNode n)
           node_is(p, "parenthesized_declarator")) &&
          ts_node_eq(node_field(p, "declarator"), n)))
         return 0;
-    if (c->cur) {
+    if (c->r) {
         char *name = xstrndup(c->u->src->text + b, e - b);
-        const Capture *k = cu__cap(c->cur, name);
+        const Capture *k = cu__cap(c->r, name);
         free(name);
         if (k)
             return 0;
@@ -196,20 +202,23 @@ static int cu__sync_kind(const Cu *c, TSNode n, int *nowait)
 
 static Pragma *cu__pragma_of(const Unit *u, TSNode n);
 
+static size_t cu__sync_edit(Cu *c, TSNode pragma, const CopyCtx *ctx, Vec *edits);
+
 static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
 {
     const char *t = c->u->src->text;
     if (ctx && ctx->spmd && cu__is_our_pragma(c, n) && !cu__pragma_of(c->u, n)) {
-        /* run by every thread: master on thread 0, critical and atomic under
-         * the file's lock (the statement after the pragma is the body) */
+        /* run by every thread: master on thread 0; critical, atomic and flush
+         * as everywhere in kernels (emit_atomic.c; the statement after the
+         * pragma is the body) */
         int nowait;
         const char *pre = "";
         switch (cu__sync_kind(c, n, &nowait)) {
         case CU_SY_MASTER: pre = "if (threadIdx.x == 0)"; break;
         case CU_SY_LOCK:
-            pre = "for (int macc_once_ = macc_lock_acquire(&macc_lock_); macc_once_; macc_once_ = macc_lock_release(&macc_lock_))";
-            break;
-        case CU_SY_FLUSH: pre = "__threadfence();"; break;
+        case CU_SY_FLUSH:
+            cu__sync_edit(c, n, ctx, edits);
+            return;
         case CU_SY_NONE: break;
         default: {
             char *txt = node_text(c->u, n);
@@ -299,8 +308,17 @@ static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
         return;
     }
     uint32_t nc = ts_node_child_count(n);
-    for (uint32_t i = 0; i < nc; i++)
-        cu__collect_edits(c, ts_node_child(n, i), ctx, edits);
+    for (uint32_t i = 0; i < nc; i++) {
+        TSNode k = ts_node_child(n, i);
+        if (node_is(k, "preproc_call") && atomic_pragma_kind(c->u, k) != SYNC_NONE) {
+            /* atomic / critical / flush: the pragma and its statement become one edit */
+            size_t end = cu__sync_edit(c, k, ctx, edits);
+            while (i + 1 < nc && ts_node_start_byte(ts_node_child(n, i + 1)) < end)
+                i++;
+            continue;
+        }
+        cu__collect_edits(c, k, ctx, edits);
+    }
 }
 
 /* Copies the text of node n, up to byte `limit` (0: its end), with the edits above. */
@@ -329,6 +347,154 @@ static void cu__copy_upto(Cu *c, TSNode n, size_t limit, Buf *out, const CopyCtx
 static void cu__copy(Cu *c, TSNode n, Buf *out, const CopyCtx *ctx)
 {
     cu__copy_upto(c, n, 0, out, ctx);
+}
+
+/* ---- atomic, critical, flush (emit_atomic.c) --------------------------------- */
+
+typedef struct SyncCx {
+    Cu *c;
+    const CopyCtx *ctx;
+} SyncCx;
+
+static void cu__sync_copy(void *cx, TSNode n, Buf *out)
+{
+    SyncCx *s = cx;
+    cu__copy(s->c, n, out, s->ctx);
+}
+
+static const Capture *cu__cap(const Region *r, const char *name);
+
+/* Does the lvalue x of an atomic live in device memory that other threads
+ * see? Through a pointer (`*p`, `p->f`, `p[i]`), a mapped array, a mapped
+ * scalar, a global: yes. A variable of the kernel itself (private,
+ * firstprivate, declared in the region or in a device function, an array
+ * copied into each thread): no, it is the thread's own. */
+static int cu__sync_shared(void *cx, TSNode x, TSNode pragma)
+{
+    SyncCx *s = cx;
+    Cu *c = s->c;
+    int nsub = 0;
+    TSNode n = x;
+    for (;;) {
+        if (node_is(n, "parenthesized_expression") && ts_node_named_child_count(n) == 1) {
+            n = ts_node_named_child(n, 0);
+        } else if (node_is(n, "subscript_expression")) {
+            nsub++;
+            n = node_field(n, "argument");
+        } else if (node_is(n, "field_expression")) {
+            char *op = node_text(c->u, node_field(n, "operator"));
+            int arrow = !strcmp(op, "->");
+            free(op);
+            if (arrow || nsub)
+                return 1; /* through a pointer (a member subscripted: assume a pointer member) */
+            n = node_field(n, "argument");
+        } else {
+            break;
+        }
+    }
+    if (!node_is(n, "identifier"))
+        return 1; /* *p, a call: memory through a pointer */
+    char *name = node_text(c->u, n);
+    int shared = 1;
+    const Capture *k = c->r ? cu__cap(c->r, name) : NULL;
+    if ((s->ctx && s->ctx->writeback && cu__in(s->ctx->writeback, name)) || cu__in(&c->team_shared, name)) {
+        shared = 1;
+    } else if (k) {
+        int rank = 0;
+        for (const char *q = k->decl->decl_text + k->decl->id_off + k->decl->id_len; *q; q++)
+            rank += *q == '[';
+        switch (k->kind) {
+        case CAP_PTR:
+            shared = nsub > 0;
+            break;
+        case CAP_ARRAY:
+            shared = !(c->thread_arrays && cu__in(c->thread_arrays, name)) || nsub > rank;
+            break;
+        default:
+            shared = (k->decl->is_pointer && nsub > 0) || (k->decl->is_array && nsub > rank);
+            if (!shared && k->kind == CAP_SCALAR)
+                diag_warning(c->u->diag, ts_node_start_byte(pragma),
+                             "atomic update of firstprivate '%s': each GPU thread updates its own copy "
+                             "(map it, map(tofrom: %s), to share it)",
+                             name, name);
+            break;
+        }
+    } else {
+        TSNode where = {0};
+        Decl *d = analyze_lookup(c->u, n, name, &where);
+        if (d && !d->is_global) {
+            int rank = 0;
+            for (const char *q = d->decl_text + d->id_off + d->id_len; *q; q++)
+                rank += *q == '[';
+            shared = (d->is_pointer && nsub > 0) || (d->is_array && nsub > rank);
+            if (!shared && c->r && (c->mode == CU_TEAM_DIST || c->mode == CU_GENERIC) && !ts_node_is_null(where)) {
+                /* a variable of the team (declared outside the loop directive
+                 * that holds the atomic) is one per thread here, one per team in OpenMP */
+                TSNode loop = {0};
+                for (TSNode p = ts_node_parent(pragma); !ts_node_is_null(p); p = ts_node_parent(p)) {
+                    if (!node_is(p, "for_statement"))
+                        continue;
+                    TSNode prev = ts_node_prev_named_sibling(p);
+                    while (node_is(prev, "comment"))
+                        prev = ts_node_prev_named_sibling(prev);
+                    if (node_is(prev, "preproc_call")) {
+                        for (int i = 0; i < c->u->pragmas.len; i++) {
+                            Pragma *q = c->u->pragmas.items[i];
+                            if (q->start == ts_node_start_byte(prev) && q->dir.kind == DIR_LOOP &&
+                                (q->dir.cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_LOOP)))
+                                loop = p;
+                        }
+                    }
+                    if (!ts_node_is_null(loop))
+                        break;
+                }
+                if (!ts_node_is_null(loop) && ts_node_start_byte(where) < ts_node_start_byte(loop))
+                    diag_warning(c->u->diag, ts_node_start_byte(pragma),
+                                 "atomic update of '%s', declared outside the loop directive: on the GPU each "
+                                 "thread of the team updates its own copy",
+                                 name);
+            }
+        }
+        decl_delete(d);
+    }
+    free(name);
+    return shared;
+}
+
+static void cu__sync_init(Cu *c, const CopyCtx *ctx, SyncCx *sx, AtomicEmit *a)
+{
+    sx->c = c;
+    sx->ctx = ctx;
+    memset(a, 0, sizeof *a);
+    a->u = c->u;
+    a->copy = cu__sync_copy;
+    a->shared = cu__sync_shared;
+    a->cx = sx;
+}
+
+/* The edit for a sync pragma and its statement; returns the end of what it replaces. */
+static size_t cu__sync_edit(Cu *c, TSNode pragma, const CopyCtx *ctx, Vec *edits)
+{
+    SyncCx sx;
+    AtomicEmit a;
+    cu__sync_init(c, ctx, &sx, &a);
+    Buf b = {0};
+    TSNode stmt = atomic_pragma_kind(c->u, pragma) == SYNC_FLUSH ? (TSNode){0} : atomic_pragma_stmt(pragma);
+    size_t end = ts_node_end_byte(pragma);
+    if (atomic_emit(&a, pragma, &b) == 0 && !ts_node_is_null(stmt))
+        end = ts_node_end_byte(stmt);
+    c->errors += a.errors;
+    TokEdit *e = xcalloc(1, sizeof *e);
+    e->start = ts_node_start_byte(pragma);
+    e->end = end;
+    if (!b.data) {
+        cu__blank(c, &b, e->start, e->end);
+        if (!b.data)
+            buf_puts(&b, "");
+    }
+    e->text = b.data;
+    vec_push(edits, e);
+    return end;
 }
 
 static void cu__line_dir(Cu *c, Buf *out, TSNode n)
@@ -815,6 +981,59 @@ static const char *cu__red_op(int red)
     }
 }
 
+/* The atomic operation that combines a reduction's partial result. */
+static const char *cu__red_atomic(int red)
+{
+    switch (red) {
+    case RED_ADD: case RED_SUB: return "MACC_A_ADD";
+    case RED_MUL: return "MACC_A_MUL";
+    case RED_MIN: return "MACC_A_MIN";
+    case RED_MAX: return "MACC_A_MAX";
+    case RED_BAND: return "MACC_A_AND";
+    case RED_BOR: return "MACC_A_OR";
+    case RED_BXOR: return "MACC_A_XOR";
+    case RED_LAND: return "MACC_A_LAND";
+    default: return "MACC_A_LOR";
+    }
+}
+
+/* Is `name` used in the header (init, condition, update) of a for loop in n? */
+static int cu__in_loop_header(const Cu *c, TSNode n, const char *name)
+{
+    if (node_is(n, "for_statement")) {
+        static const char *const parts[] = {"initializer", "condition", "update"};
+        for (int i = 0; i < 3; i++) {
+            TSNode p = node_field(n, parts[i]);
+            if (ts_node_is_null(p))
+                continue;
+            char *t = node_text(c->u, p);
+            Vec ids = {0};
+            an_text_ids(t, &ids);
+            int hit = cu__in(&ids, name);
+            for (int j = 0; j < ids.len; j++)
+                free(ids.items[j]);
+            vec_free(&ids);
+            free(t);
+            if (hit)
+                return 1;
+        }
+    }
+    uint32_t nc = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        if (cu__in_loop_header(c, ts_node_named_child(n, i), name))
+            return 1;
+    return 0;
+}
+
+/* The array type of a declaration, its name left out: "double [N][M]". */
+static char *cu__array_type(const Decl *dd)
+{
+    char *spec = spec_unqualified(dd->spec);
+    char *t = xsprintf("%s %.*s%s", spec, dd->id_off, dd->decl_text, dd->decl_text + dd->id_off + dd->id_len);
+    free(spec);
+    return t;
+}
+
 typedef struct Red {
     const Capture *cap;
     int op;
@@ -884,6 +1103,13 @@ static int cu__writes_locals_only(const Cu *c, TSNode s, int library_calls)
         TSNode t = node_is(s, "assignment_expression") ? node_field(s, "left") : node_field(s, "argument");
         if (!node_is(t, "identifier") || cu__devvar_ref(c, t)) /* a global's device copy is shared */
             return 0;
+        if (c->nonlocal || c->team_shared.len) { /* a mapped scalar, a team's variable: not the thread's own */
+            char *name = node_text(c->u, t);
+            int shared = (c->nonlocal && cu__in(c->nonlocal, name)) || cu__in(&c->team_shared, name);
+            free(name);
+            if (shared)
+                return 0;
+        }
     }
     uint32_t nc = ts_node_named_child_count(s);
     for (uint32_t i = 0; i < nc; i++)
@@ -941,7 +1167,7 @@ static int cu__emit_loop(Cu *c, const Region *r, TSNode loop, int depth, const c
     for (int i = 0; i < r->nversions; i++)
         if (r->versions[i].kind == MACC_DEV_NVIDIA)
             gv = &r->versions[i];
-    if (gv) {
+    if (gv && c->mode == CU_LOOP) {
         for (int i = 0; i < gv->dir->nclauses; i++) {
             const DirClause *cl = &gv->dir->clauses[i];
             if (cl->kind != CL_LASTPRIVATE)
@@ -949,6 +1175,11 @@ static int cu__emit_loop(Cu *c, const Region *r, TSNode loop, int depth, const c
             for (int j = 0; j < cl->nitems; j++) {
                 const char *v = cl->items[j].base;
                 const Capture *k = cu__cap(r, v);
+                if (k && k->kind == CAP_ARRAY && k->map >= 0 && c->thread_arrays && cu__in(c->thread_arrays, v)) {
+                    buf_printf(b, "%s        if (macc_it_ == macc_total_ - 1) memcpy((void *)macc_p_.%s, %s, sizeof %s);\n",
+                               ind, v, v, v);
+                    continue;
+                }
                 if (!k || k->kind != CAP_WRITEBACK)
                     continue;
                 int isvar = -1;
@@ -967,6 +1198,69 @@ static int cu__emit_loop(Cu *c, const Region *r, TSNode loop, int depth, const c
     for (int k = 0; k < n; k++)
         cu__free_loop(&loops[k]);
     return 0;
+}
+
+/* Names of the variables that `omp atomic` pragmas inside n update directly. */
+static void cu__atomic_roots(Cu *c, TSNode n, Vec *names)
+{
+    if (node_is(n, "preproc_call")) {
+        TSNode x = atomic_target(c->u, n);
+        while (node_is(x, "parenthesized_expression") && ts_node_named_child_count(x) == 1)
+            x = ts_node_named_child(x, 0);
+        if (node_is(x, "identifier"))
+            vec_push(names, node_text(c->u, x));
+        return;
+    }
+    uint32_t nc = ts_node_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        cu__atomic_roots(c, ts_node_child(n, i), names);
+}
+
+/* A declaration of the team body of one variable that atomics update: one
+ * copy per team in shared memory (OpenMP shares it among the team's threads),
+ * initialised by thread 0; the name becomes a reference to it. Returns 1 when
+ * emitted. */
+static int cu__team_shared_decl(Cu *c, TSNode k, const Vec *roots, const Vec *reduced, const CopyCtx *ctx, Buf *b)
+{
+    if (!node_is(k, "declaration"))
+        return 0;
+    TSNode dcl = {0};
+    int count = 0;
+    for (uint32_t j = 0; j < ts_node_named_child_count(k); j++) {
+        TSNode x = ts_node_named_child(k, j);
+        if (node_is(x, "identifier") || node_is(x, "init_declarator") || node_is(x, "pointer_declarator") ||
+            node_is(x, "array_declarator")) {
+            dcl = x;
+            count++;
+        }
+    }
+    if (count != 1)
+        return 0;
+    TSNode id = node_is(dcl, "init_declarator") ? node_field(dcl, "declarator") : dcl;
+    if (!node_is(id, "identifier"))
+        return 0;
+    char *name = node_text(c->u, id);
+    Decl *d = NULL;
+    int hit = cu__in(roots, name) && !cu__in(reduced, name);
+    if (hit)
+        d = analyze_lookup(c->u, id, name, NULL);
+    if (!d) {
+        free(name);
+        return 0;
+    }
+    cu__line_dir(c, b, k);
+    buf_printf(b, "__shared__ %s macc_sh_%s; /* one per team: atomics update it */\n", d->spec, name);
+    buf_puts(b, "        __syncthreads();\n");
+    TSNode init = node_is(dcl, "init_declarator") ? node_field(dcl, "value") : (TSNode){0};
+    if (!ts_node_is_null(init) && !node_is(init, "initializer_list")) {
+        buf_printf(b, "        if (threadIdx.x == 0) macc_sh_%s = (", name);
+        cu__copy(c, init, b, ctx);
+        buf_puts(b, ");\n        __syncthreads();\n");
+    }
+    buf_printf(b, "        %s &%s = macc_sh_%s;\n", d->spec, name, name);
+    vec_push(&c->team_shared, name);
+    decl_delete(d);
+    return 1;
 }
 
 /* ---- parallel regions and the team's loop directives ------------------------ */
@@ -1065,19 +1359,6 @@ static int cu__spmd_needs(const Cu *c, TSNode n)
     return 0;
 }
 
-/* Does n hold a critical or atomic construct (the file needs macc_lock_)? */
-static int cu__uses_lock(const Cu *c, TSNode n)
-{
-    int nowait;
-    if (node_is(n, "preproc_call"))
-        return cu__is_our_pragma(c, n) && !cu__pragma_of(c->u, n) && cu__sync_kind(c, n, &nowait) == CU_SY_LOCK;
-    uint32_t nc = ts_node_named_child_count(n);
-    for (uint32_t i = 0; i < nc; i++)
-        if (cu__uses_lock(c, ts_node_named_child(n, i)))
-            return 1;
-    return 0;
-}
-
 /* The type and the expression of variable v in kernel code. */
 static char *cu__var_type(const Region *r, const CopyCtx *ctx, const char *v)
 {
@@ -1085,6 +1366,12 @@ static char *cu__var_type(const Region *r, const CopyCtx *ctx, const char *v)
     if (k && k->decl && ctx && ctx->writeback && cu__in(ctx->writeback, v))
         return spec_unqualified(k->decl->spec);
     return xsprintf("decltype(%s)", v);
+}
+
+/* Is v a mapped scalar reached through its device copy? */
+static int cu__mapped(const CopyCtx *ctx, const char *v)
+{
+    return ctx && ctx->writeback && cu__in(ctx->writeback, v);
 }
 
 static char *cu__var_expr(const CopyCtx *ctx, const char *v)
@@ -1142,7 +1429,9 @@ static int cu__shadow_open(Cu *c, const Region *r, const Pragma *p, const CopyCt
             for (int j = 0; j < cl->nitems; j++) {
                 const char *v = cl->items[j].base;
                 char *ty = cu__var_type(r, ctx, v), *ex = cu__var_expr(ctx, v);
-                if (pass == 0 && cl->kind == CL_REDUCTION)
+                if (pass == 0 && cl->kind == CL_REDUCTION && cu__mapped(ctx, v))
+                    buf_printf(b, "        %s macc_tot_%s;\n", ty, v); /* combined atomically at the end */
+                else if (pass == 0 && cl->kind == CL_REDUCTION)
                     buf_printf(b, "        %s macc_orig_%s = %s;\n        %s macc_tot_%s;\n", ty, v, ex, ty, v);
                 else if (pass == 0 && cl->kind == CL_FIRSTPRIVATE)
                     buf_printf(b, "        %s macc_fp_%s = %s;\n", ty, v, ex);
@@ -1177,6 +1466,9 @@ static void cu__shadow_close(const Region *r, const Directive *d, const CopyCtx 
                 char *ty = cu__var_type(r, ctx, v), *ex = cu__var_expr(ctx, v);
                 if (pass == 0)
                     buf_printf(b, "        macc_tot_%s = macc_block_reduce<%s, %s>(%s);\n", v, op, ty, v);
+                else if (cu__mapped(ctx, v)) /* device memory that other teams may update too */
+                    buf_printf(b, "        if (threadIdx.x == 0) (void)macc_atomic_fetch<%s>(&%s, macc_tot_%s);\n",
+                               cu__red_atomic(cl->modifier), ex, v);
                 else
                     buf_printf(b, "        %s = macc_red<%s, %s>::op(macc_orig_%s, macc_tot_%s);\n", ex, op, ty, v, v);
                 free(ty);
@@ -1265,8 +1557,25 @@ static void cu__spmd_seq(Cu *c, const Region *r, TSNode parent, uint32_t i0, uin
             }
             if (!nowait)
                 buf_puts(b, "        __syncthreads();\n");
+        } else if (atomic_pragma_kind(c->u, k) != SYNC_NONE) {
+            /* atomic, critical, flush: run by every thread (emit_atomic.c), as
+             * everywhere else in kernels */
+            SyncCx sx;
+            AtomicEmit a;
+            cu__sync_init(c, ctx, &sx, &a);
+            a.no_frame = 1;
+            TSNode st = atomic_pragma_kind(c->u, k) == SYNC_FLUSH ? (TSNode){0} : atomic_pragma_stmt(k);
+            Buf code = {0};
+            int ok = atomic_emit(&a, k, &code) == 0;
+            c->errors += a.errors;
+            cu__line_dir(c, b, ts_node_is_null(st) ? k : st);
+            buf_puts(b, code.data ? code.data : "");
+            buf_puts(b, "\n");
+            buf_free(&code);
+            if (ok && !ts_node_is_null(st) && j < i1 && ts_node_eq(ts_node_named_child(parent, j), st))
+                i = j;
         } else {
-            /* master, critical, atomic, flush: the copy's edits (others: an error there) */
+            /* master: the copy's edits (others: an error there) */
             cu__copy(c, k, b, ctx);
             buf_puts(b, "\n");
         }
@@ -1347,10 +1656,24 @@ static void cu__emit_team_body(Cu *c, const Region *r, TSNode stmt, const CopyCt
         buf_puts(b, "\n        }\n        __syncthreads();\n");
         return;
     }
+    Vec roots = {0}, reduced = {0};
+    cu__atomic_roots(c, stmt, &roots);
+    for (int i = 0; i < u->pragmas.len && roots.len; i++) {
+        Pragma *p = u->pragmas.items[i];
+        if (p->dir.kind != DIR_LOOP || p->start < ts_node_start_byte(stmt) || p->start >= ts_node_end_byte(stmt))
+            continue;
+        for (int q = 0; q < p->dir.nclauses; q++)
+            if (p->dir.clauses[q].kind == CL_REDUCTION)
+                for (int j = 0; j < p->dir.clauses[q].nitems; j++)
+                    vec_push(&reduced, p->dir.clauses[q].items[j].base);
+    }
+    int shared0 = c->team_shared.len;
     uint32_t nc = ts_node_named_child_count(stmt);
     for (uint32_t i = 0; i < nc; i++) {
         TSNode k = ts_node_named_child(stmt, i);
         if (node_is(k, "comment"))
+            continue;
+        if (roots.len && cu__team_shared_decl(c, k, &roots, &reduced, ctx, b))
             continue;
         Pragma *p = node_is(k, "preproc_call") ? cu__pragma_of(u, k) : NULL;
         if (node_is(k, "preproc_call")) {
@@ -1375,6 +1698,29 @@ static void cu__emit_team_body(Cu *c, const Region *r, TSNode stmt, const CopyCt
                 i = j; /* the loop itself */
                 continue;
             }
+            int sk = atomic_pragma_kind(u, k);
+            if (sk != SYNC_NONE) {
+                /* atomic, critical: once per team (thread 0), unless the atomic's
+                 * variable is each thread's own; flush: every thread */
+                SyncCx sx;
+                AtomicEmit a;
+                cu__sync_init(c, ctx, &sx, &a);
+                a.no_frame = 1;
+                TSNode st = sk == SYNC_FLUSH ? (TSNode){0} : atomic_pragma_stmt(k);
+                Buf code = {0};
+                int ok = atomic_emit(&a, k, &code) == 0;
+                c->errors += a.errors;
+                int all = sk == SYNC_FLUSH || (ok && sk == SYNC_ATOMIC && !a.was_atomic && cu__writes_locals_only(c, st, 0));
+                if (!all)
+                    buf_puts(b, "        if (threadIdx.x == 0) {\n");
+                cu__line_dir(c, b, ts_node_is_null(st) ? k : st);
+                buf_puts(b, code.data ? code.data : "");
+                buf_puts(b, all ? "\n" : "\n        }\n        __syncthreads();\n");
+                buf_free(&code);
+                while (ok && !ts_node_is_null(st) && i + 1 < nc && !ts_node_eq(ts_node_named_child(stmt, i), st))
+                    i++;
+                continue;
+            }
             continue; /* other pragmas: blanked */
         }
         if (node_is(k, "declaration") || cu__writes_locals_only(c, k, 0)) {
@@ -1388,6 +1734,12 @@ static void cu__emit_team_body(Cu *c, const Region *r, TSNode stmt, const CopyCt
             buf_puts(b, "\n        }\n        __syncthreads();\n");
         }
     }
+    while (c->team_shared.len > shared0)
+        free(c->team_shared.items[--c->team_shared.len]);
+    for (int i = 0; i < roots.len; i++)
+        free(roots.items[i]);
+    vec_free(&roots);
+    vec_free(&reduced);
 }
 
 /* ---- shared-memory staging of an inner loop (the N-body pattern) ------------
@@ -1643,7 +1995,7 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     const Directive *d = gv->dir;
     unsigned cs = gv->cs;
     int inner = cu__has_inner_loops(c->u, r->stmt);
-    enum { LOOP, TEAM_DIST, GENERIC, PARALLEL } mode;
+    enum { LOOP = CU_LOOP, TEAM_DIST = CU_TEAM_DIST, GENERIC = CU_GENERIC, PARALLEL = CU_PARALLEL } mode;
     if (cs & CS_PARALLEL_FOR)
         mode = LOOP;
     else if (cs & CS_DISTRIBUTE)
@@ -1654,13 +2006,8 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         mode = PARALLEL;
     else
         mode = GENERIC;
-    if (!c->lock && cu__uses_lock(c, r->stmt)) {
-        /* critical and atomic constructs of parallel regions: one lock for the file */
-        buf_puts(b, "\nstatic __device__ int macc_lock_;\n");
-        c->lock = 1;
-    }
 
-    c->cur = r;
+    c->r = r;
     buf_printf(b, "\n/* target region %s:%d: nvidia version */\n", c->path, r->line);
     buf_printf(b, "struct macc_a_%s {\n    int macc_unused_;\n", sfx);
     Vec wb = {0};
@@ -1692,12 +2039,34 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
             free(spec);
         }
     }
+    /* firstprivate/lastprivate arrays: a copy in each thread (loop kernels,
+     * clause of the loop construct), or copies in device memory made before
+     * the launch, one per team (team kernels) or one for the task (a
+     * firstprivate of the target alone) */
+    Vec thread_arrays = {0}, scratch = {0};
+    for (int i = 0; i < r->caps.len; i++) {
+        Capture *k = r->caps.items[i];
+        if (k->kind != CAP_ARRAY || k->map < 0)
+            continue;
+        int fp = directive_lists(d, CL_FIRSTPRIVATE, k->name), lp = directive_lists(d, CL_LASTPRIVATE, k->name);
+        fp |= directive_lists(d, CL_PRIVATE, k->name); /* the same, uninitialised */
+        if ((mode == LOOP || mode == PARALLEL) && (fp || lp)) /* PARALLEL: parallel's copies are per thread */
+            vec_push(&thread_arrays, k->name);
+        else if (fp || lp || k->target_fp) {
+            vec_push(&scratch, k->name);
+            buf_printf(b, "    void *macc_fp_%s;\n", k->name);
+        }
+    }
     buf_puts(b, "};\n");
 
-    /* reductions of the loop construct (grid-wide) */
-    Vec reds = {0};
+    /* reductions of the loop construct (grid-wide); in team kernels, reductions
+     * of the version's construct: private per thread, each team's result
+     * combined atomically at the end */
+    Vec reds = {0}, treds = {0};
     if (mode == LOOP)
         cu__reductions(r, d, &reds);
+    else if (mode != PARALLEL) /* a parallel region (one block) combines its own */
+        cu__reductions(r, d, &treds);
     /* writeback scalars that are neither reductions nor lastprivate: shared through the pointer */
     for (int i = 0; i < r->caps.len; i++) {
         Capture *k = r->caps.items[i];
@@ -1709,7 +2078,7 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         for (int v = 0; v < r->nversions; v++)
             for (int q = 0; q < r->versions[v].dir->nclauses; q++) {
                 const DirClause *cl = &r->versions[v].dir->clauses[q];
-                if (cl->kind == CL_LASTPRIVATE || (cl->kind == CL_REDUCTION && (mode == LOOP || mode == PARALLEL)))
+                if (cl->kind == CL_LASTPRIVATE || cl->kind == CL_REDUCTION)
                     for (int j = 0; j < cl->nitems; j++)
                         special |= !strcmp(cl->items[j].base, k->name);
             }
@@ -1717,6 +2086,15 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
             vec_push(&wb, k->name);
     }
     CopyCtx ctx = {&wb, NULL, NULL, NULL, 0};
+    /* writes to these run once per team in team kernels (thread 0) */
+    Vec nonlocal = {0};
+    for (int i = 0; i < wb.len; i++)
+        vec_push(&nonlocal, wb.items[i]);
+    for (int i = 0; i < treds.len; i++)
+        vec_push(&nonlocal, ((Red *)treds.items[i])->cap->name);
+    c->mode = mode;
+    c->nonlocal = &nonlocal;
+    c->thread_arrays = &thread_arrays;
 
     /* kernel */
     buf_printf(b, "__global__ void macc_g_%s(const struct macc_a_%s macc_a_, const struct macc_p_%s macc_p_", sfx, sfx,
@@ -1739,6 +2117,7 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
                            k->name, k->name);
                 free(spec);
                 shared_scalars = 1;
+                vec_push(&c->team_shared, xstrdup(k->name)); /* atomics on it are atomics */
                 break;
             }
             buf_printf(b, "    %s %s = macc_a_.%s;\n", dd->spec, dd->decl_text, k->name);
@@ -1751,16 +2130,38 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
                 buf_printf(b, "    %s %s = macc_p_.%s;\n", dd->spec, dd->decl_text, k->name);
             break;
         case CAP_ARRAY:
-            buf_printf(b, "    %s %.*s(*%s)%s = macc_p_.%s;\n", dd->spec, dd->arr_off, dd->decl_text, dd->name,
-                       dd->decl_text + dd->arr_off + dd->arr_len, k->name);
+            if (cu__in(&thread_arrays, k->name)) {
+                char *spec = spec_unqualified(dd->spec);
+                buf_printf(b, "    %s %s;\n", spec, dd->decl_text);
+                if (directive_lists(d, CL_FIRSTPRIVATE, k->name) || k->target_fp)
+                    buf_printf(b, "    memcpy(%s, (const void *)macc_p_.%s, sizeof %s);\n", k->name, k->name, k->name);
+                free(spec);
+            } else if (cu__in(&scratch, k->name)) {
+                /* this team's copy (the task's in a loop kernel) */
+                char *at = cu__array_type(dd);
+                char *off = mode == LOOP ? xstrdup("") : xsprintf(" + (size_t)blockIdx.x * sizeof(%s)", at);
+                buf_printf(b, "    %s %.*s(*%s)%s = (%s %.*s(*)%s)((unsigned char *)macc_p_.macc_fp_%s%s);\n", dd->spec,
+                           dd->arr_off, dd->decl_text, dd->name, dd->decl_text + dd->arr_off + dd->arr_len, dd->spec,
+                           dd->arr_off, dd->decl_text, dd->decl_text + dd->arr_off + dd->arr_len, k->name, off);
+                free(off);
+                free(at);
+            } else {
+                buf_printf(b, "    %s %.*s(*%s)%s = macc_p_.%s;\n", dd->spec, dd->arr_off, dd->decl_text, dd->name,
+                           dd->decl_text + dd->arr_off + dd->arr_len, k->name);
+            }
             break;
         case CAP_WRITEBACK: {
             char *spec = spec_unqualified(dd->spec);
             buf_printf(b, "    %s %.*s(*macc_p_%s)%s = macc_p_.macc_p_%s;\n", spec, dd->id_off, dd->decl_text, dd->name,
                        dd->decl_text + dd->id_off + dd->id_len, k->name);
+            int bound = cu__in(&wb, k->name) && cu__in_loop_header(c, r->stmt, k->name);
             if (!cu__in(&wb, k->name))
                 buf_printf(b, "    %s %s = *macc_p_%s;\n", spec, dd->decl_text, k->name);
+            else if (bound) /* loop bounds are read once, before the loop */
+                buf_printf(b, "    const %s %s = *macc_p_%s;\n", spec, dd->decl_text, k->name);
             free(spec);
+            if (bound)
+                buf_printf(b, "    (void)%s;\n", k->name);
             break;
         }
         }
@@ -1769,6 +2170,10 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     }
     for (int i = 0; i < reds.len; i++) {
         Red *x = reds.items[i];
+        buf_printf(b, "    %s = macc_red<%s, %s>::id();\n", x->cap->name, cu__red_op(x->op), x->type);
+    }
+    for (int i = 0; i < treds.len; i++) {
+        Red *x = treds.items[i];
         buf_printf(b, "    %s = macc_red<%s, %s>::id();\n", x->cap->name, cu__red_op(x->op), x->type);
     }
     if (shared_scalars)
@@ -1781,6 +2186,8 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         const DirClause *bl = directive_find(d, CL_NUM_THREADS);
         if (!bl)
             bl = directive_find(d, CL_THREAD_LIMIT);
+        if (!bl)
+            bl = directive_find(&r->target->dir, CL_THREAD_LIMIT);
         if (bl) {
             const char *a = bl->arg ? bl->arg : "";
             tile = a[strspn(a, "0123456789")] == 0 && *a ? atoi(a) : 0;
@@ -1810,6 +2217,29 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
             buf_printf(b, "        %s %s = (%s)((%s) + macc_it_ * %s);\n        (void)%s;\n", l.type, l.var, l.type, l.lb,
                        l.step, l.var);
             cu__emit_team_body(c, r, l.body, &ctx, b);
+            /* lastprivate: the team that ran the last iteration */
+            for (int q = 0; q < d->nclauses; q++) {
+                const DirClause *cl = &d->clauses[q];
+                if (cl->kind != CL_LASTPRIVATE)
+                    continue;
+                for (int j = 0; j < cl->nitems; j++) {
+                    const char *v = cl->items[j].base;
+                    const Capture *k = cu__cap(r, v);
+                    if (k && k->kind == CAP_ARRAY && cu__in(&scratch, v)) {
+                        char *at = cu__array_type(k->decl);
+                        buf_printf(b, "        __syncthreads();\n        if (threadIdx.x == 0 && macc_it_ == macc_total_ - 1) "
+                                      "memcpy((void *)macc_p_.%s, (const void *)%s, sizeof(%s));\n",
+                                   v, v, at);
+                        free(at);
+                    } else if (k && k->kind == CAP_WRITEBACK && !cu__in(&wb, v)) {
+                        if (!strcmp(v, l.var))
+                            buf_printf(b, "        if (threadIdx.x == 0 && macc_it_ == macc_total_ - 1) *macc_p_%s = (%s) + macc_total_ * %s;\n",
+                                       v, l.lb, l.step);
+                        else
+                            buf_printf(b, "        if (threadIdx.x == 0 && macc_it_ == macc_total_ - 1) *macc_p_%s = %s;\n", v, v);
+                    }
+                }
+            }
             buf_puts(b, "    }\n");
             free(trip);
             cu__free_loop(&l);
@@ -1838,11 +2268,21 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     } else {
         cu__emit_team_body(c, r, r->stmt, &ctx, b);
     }
-    /* write back lastprivate/reduction copies in generic shapes */
+    /* write back lastprivate/reduction copies in generic shapes: each team's
+     * reduction result combined atomically (the original value included once) */
     if (mode != LOOP) {
         for (int i = 0; i < r->caps.len; i++) {
             Capture *k = r->caps.items[i];
-            if (k->kind == CAP_WRITEBACK && !cu__in(&wb, k->name))
+            if (k->kind != CAP_WRITEBACK || cu__in(&wb, k->name))
+                continue;
+            const Red *tr = NULL;
+            for (int j = 0; j < treds.len; j++)
+                if (((Red *)treds.items[j])->cap == k)
+                    tr = treds.items[j];
+            if (tr)
+                buf_printf(b, "    if (threadIdx.x == 0) (void)macc_atomic_fetch<%s>(macc_p_%s, %s);\n",
+                           cu__red_atomic(tr->op), k->name, k->name);
+            else if (!(mode == TEAM_DIST && directive_lists(d, CL_LASTPRIVATE, k->name)))
                 buf_printf(b, "    if (threadIdx.x == 0 && blockIdx.x == 0) *macc_p_%s = %s;\n", k->name, k->name);
         }
     }
@@ -1863,6 +2303,8 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     }
     buf_puts(b, "    cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;\n");
     const DirClause *tl = directive_find(d, CL_THREAD_LIMIT);
+    if (!tl) /* thread_limit on the target line bounds every version */
+        tl = directive_find(&r->target->dir, CL_THREAD_LIMIT);
     const DirClause *nth = directive_find(d, CL_NUM_THREADS);
     const DirClause *nt = directive_find(d, CL_NUM_TEAMS);
     /* scalars for the clause expressions and the loop bounds */
@@ -1928,6 +2370,22 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     } else {
         buf_puts(b, "    int macc_grid_ = 1;\n");
     }
+    for (int i = 0; i < scratch.len; i++) {
+        /* copies of firstprivate/lastprivate arrays: one per team, or one for the task */
+        const Capture *k = cu__cap(r, scratch.items[i]);
+        char *at = cu__array_type(k->decl);
+        buf_printf(b, "    { const size_t macc_b_ = sizeof(%s); const int macc_n_ = %s;\n"
+                      "      cudaError_t e_ = cudaMallocAsync(&macc_p_.macc_fp_%s, macc_b_ * (size_t)macc_n_, macc_s_);\n"
+                      "      if (e_ != cudaSuccess) return (int)e_;\n",
+                   at, mode == LOOP ? "1" : "macc_grid_", k->name);
+        if (directive_lists(d, CL_FIRSTPRIVATE, k->name) || k->target_fp)
+            buf_printf(b, "      const size_t macc_all_ = macc_b_ * (size_t)macc_n_;\n"
+                          "      macc_replicate<<<(int)((macc_all_ + 255) / 256 < 1024 ? (macc_all_ + 255) / 256 : 1024), 256, 0, macc_s_>>>("
+                          "(unsigned char *)macc_p_.macc_fp_%s, (const unsigned char *)macc_p_.%s, macc_b_, macc_n_);\n",
+                       k->name, k->name);
+        buf_puts(b, "    }\n");
+        free(at);
+    }
     for (int i = 0; i < reds.len; i++) {
         Red *x = reds.items[i];
         buf_printf(b, "    %s *macc_part_%s = NULL;\n", x->type, x->cap->name);
@@ -1944,15 +2402,30 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
                    cu__red_op(x->op), x->type, x->cap->name, x->cap->name);
         buf_printf(b, "    cudaFreeAsync(macc_part_%s, macc_s_);\n", x->cap->name);
     }
+    for (int i = 0; i < scratch.len; i++)
+        buf_printf(b, "    cudaFreeAsync(macc_p_.macc_fp_%s, macc_s_);\n", (char *)scratch.items[i]);
     buf_puts(b, "    return (int)cudaGetLastError();\n}\n");
     for (int i = 0; i < reds.len; i++) {
         Red *x = reds.items[i];
         free(x->type);
         free(x);
     }
+    for (int i = 0; i < treds.len; i++) {
+        Red *x = treds.items[i];
+        free(x->type);
+        free(x);
+    }
     vec_free(&reds);
+    vec_free(&treds);
     vec_free(&wb);
-    c->cur = NULL;
+    vec_free(&nonlocal);
+    vec_free(&thread_arrays);
+    vec_free(&scratch);
+    while (c->team_shared.len)
+        free(c->team_shared.items[--c->team_shared.len]);
+    c->r = NULL;
+    c->nonlocal = NULL;
+    c->thread_arrays = NULL;
     free(nth_f);
     free(tl_f);
     free(nt_f);
@@ -2056,6 +2529,7 @@ int emit_cuda(Unit *u, Buf *out, const char *display_path)
             buf_printf(out, "    (const void *)&macc_g_%s,\n", ((DevVar *)u->devvars.items[i])->name);
         buf_puts(out, "};\n");
     }
+    vec_free(&c.team_shared);
     strset_free(&c.devvars);
     free(pathb.data);
     return c.errors;

@@ -266,8 +266,9 @@ static void em__items(Buf *b, const DirClause *c)
     }
 }
 
-/* Prints the loop clauses of `d` that the host construct keeps. */
-static int em__loop_clauses(Buf *b, const Directive *d, int parallel, int simd)
+/* Prints the loop clauses of `d` that the host construct keeps; `limit`, when
+ * not NULL, is a thread_limit that bounds num_threads. */
+static int em__loop_clauses(Buf *b, const Directive *d, int parallel, int simd, const char *limit)
 {
     int has_num_threads = 0;
     for (int i = 0; i < d->nclauses; i++) {
@@ -296,7 +297,11 @@ static int em__loop_clauses(Buf *b, const Directive *d, int parallel, int simd)
             break;
         case CL_NUM_THREADS:
             if (parallel) {
-                buf_printf(b, " num_threads(%s)", c->arg ? c->arg : "1");
+                const char *a = c->arg ? c->arg : "1";
+                if (limit)
+                    buf_printf(b, " num_threads((%s) > 0 && (%s) < (%s) ? (int)(%s) : (%s))", limit, limit, a, limit, a);
+                else
+                    buf_printf(b, " num_threads(%s)", a);
                 has_num_threads = 1;
             }
             break;
@@ -321,23 +326,48 @@ static int em__loop_clauses(Buf *b, const Directive *d, int parallel, int simd)
     return has_num_threads;
 }
 
+/* num_threads of the task's share of host threads, at most `limit` (a
+ * thread_limit) when there is one. */
+static void em__share(Buf *b, const char *limit)
+{
+    if (limit)
+        buf_printf(b, " num_threads((%s) > 0 && (%s) < macc_env_->nthreads ? (int)(%s) : macc_env_->nthreads)", limit,
+                   limit, limit);
+    else
+        buf_puts(b, " num_threads(macc_env_->nthreads)");
+}
+
+/* The thread_limit of a version: its directive's, else the target line's. */
+static const char *em__thread_limit(const Region *r, const RVersion *v)
+{
+    const DirClause *tl = directive_find(v->dir, CL_THREAD_LIMIT);
+    if (!tl)
+        tl = directive_find(&r->target->dir, CL_THREAD_LIMIT);
+    return tl ? tl->arg : NULL;
+}
+
 /* The host pragma for construct-set `cs` with the clauses of `d`; NULL when
- * the version has no loop construct or parallel region. */
-static char *em__host_pragma(unsigned cs, const Directive *d)
+ * the version has no loop construct or parallel region. A thread_limit of
+ * `d`, else `outer` (the version's, for loop directives inside the region),
+ * bounds the threads: the host reducer runs the teams as one team of
+ * min(thread_limit, the task's share of host threads) threads. */
+static char *em__host_pragma(unsigned cs, const Directive *d, const char *outer)
 {
     Buf b = {0};
     int simd = (cs & CS_SIMD) != 0;
+    const DirClause *tl = directive_find(d, CL_THREAD_LIMIT);
+    const char *limit = tl && tl->arg ? tl->arg : outer;
     if (CS_IS_PARALLEL_REGION(cs)) {
         buf_puts(&b, "#pragma omp parallel");
-        if (!em__loop_clauses(&b, d, 1, 0))
-            buf_puts(&b, " num_threads(macc_env_->nthreads)");
+        if (!em__loop_clauses(&b, d, 1, 0, limit))
+            em__share(&b, limit);
     } else if (cs & (CS_DISTRIBUTE | CS_PARALLEL_FOR)) {
         buf_printf(&b, "#pragma omp parallel for%s", simd ? " simd" : "");
-        if (!em__loop_clauses(&b, d, 1, simd))
-            buf_puts(&b, " num_threads(macc_env_->nthreads)");
+        if (!em__loop_clauses(&b, d, 1, simd, limit))
+            em__share(&b, limit);
     } else if (simd) {
         buf_puts(&b, "#pragma omp simd");
-        em__loop_clauses(&b, d, 0, 1);
+        em__loop_clauses(&b, d, 0, 1, NULL);
     } else {
         return NULL;
     }
@@ -351,7 +381,7 @@ static char *em__inner_pragma(const Directive *d)
         return xstrdup("");
     Buf b = {0};
     buf_puts(&b, "#pragma omp simd");
-    em__loop_clauses(&b, d, 0, 1);
+    em__loop_clauses(&b, d, 0, 1, NULL);
     return b.data;
 }
 
@@ -361,18 +391,19 @@ static char *em__for_pragma(const Directive *d)
 {
     Buf b = {0};
     buf_printf(&b, "#pragma omp for%s", (d->cs & CS_SIMD) ? " simd" : "");
-    em__loop_clauses(&b, d, 1, (d->cs & CS_SIMD) != 0);
+    em__loop_clauses(&b, d, 1, (d->cs & CS_SIMD) != 0, NULL);
     return b.data;
 }
 
 /* A parallel region of a region body; `outer`: not inside another parallel
- * construct of the version (then it gets the task's share of host threads). */
-static char *em__parallel_pragma(const Directive *d, int outer)
+ * construct of the version (then it gets the task's share of host threads,
+ * bounded by the version's thread_limit `limit`). */
+static char *em__parallel_pragma(const Directive *d, int outer, const char *limit)
 {
     Buf b = {0};
     buf_puts(&b, "#pragma omp parallel");
-    if (!em__loop_clauses(&b, d, 1, 0) && outer)
-        buf_puts(&b, " num_threads(macc_env_->nthreads)");
+    if (!em__loop_clauses(&b, d, 1, 0, outer ? limit : NULL) && outer)
+        em__share(&b, limit);
     return b.data;
 }
 
@@ -423,13 +454,13 @@ static void em__body(Emit *e, const Region *r, const RVersion *v, Buf *out)
         }
         unsigned pcs = p->dir.cs;
         if (CS_IS_PARALLEL_REGION(pcs))
-            text = em__parallel_pragma(&p->dir, outer);
+            text = em__parallel_pragma(&p->dir, outer, em__thread_limit(r, v));
         else if (pcs & CS_FOR)
             text = em__for_pragma(&p->dir);
         else if (pcs == CS_LOOP && in_par && !in_loop) /* a bare loop binds to the parallel region */
             text = em__for_pragma(&p->dir);
         else if (outer && (pcs & (CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_LOOP)))
-            text = em__host_pragma(pcs == CS_LOOP ? CS_PARALLEL_FOR : pcs, &p->dir);
+            text = em__host_pragma(pcs == CS_LOOP ? CS_PARALLEL_FOR : pcs, &p->dir, em__thread_limit(r, v));
         else
             text = em__inner_pragma(&p->dir);
         Buf t = {0};
@@ -570,10 +601,27 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
                 break;
             buf_printf(b, "    %s %s = macc_env_->ptrs[%d];\n", c->decl->spec, c->decl->decl_text, c->map);
             break;
-        case CAP_ARRAY:
+        case CAP_ARRAY: {
+            int fp = c->target_fp || (hv && directive_lists(hv->dir, CL_FIRSTPRIVATE, c->name));
+            int lp = hv && directive_lists(hv->dir, CL_LASTPRIVATE, c->name);
+            int pv = hv && directive_lists(hv->dir, CL_PRIVATE, c->name);
+            if (fp || lp || pv) {
+                /* an array again, not a pointer: the host construct's private/firstprivate/
+                 * lastprivate give each thread its own copy */
+                char *spec = spec_unqualified(c->decl->spec);
+                buf_printf(b, "    %s %s;\n", spec, c->decl->decl_text);
+                free(spec);
+                if (fp)
+                    buf_printf(b, "    __builtin_memcpy(%s, macc_env_->ptrs[%d], sizeof %s);\n", c->name, c->map, c->name);
+                if (lp)
+                    buf_printf(&after, "    __builtin_memcpy(macc_env_->ptrs[%d], %s, sizeof %s);\n", c->map, c->name,
+                               c->name);
+                break;
+            }
             decl = em__row_pointer(c);
             buf_printf(b, "    %s %s = macc_env_->ptrs[%d];\n", c->decl->spec, decl, c->map);
             break;
+        }
         case CAP_WRITEBACK: {
             char *pn = xsprintf("(*macc_p_%s)", c->name);
             decl = em__declarator(c, pn);
@@ -592,7 +640,7 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
     }
     buf_puts(b, unused.data);
     buf_free(&unused);
-    char *pragma = hv ? em__host_pragma(hv->cs, hv->dir) : NULL;
+    char *pragma = hv ? em__host_pragma(hv->cs, hv->dir, em__thread_limit(r, hv)) : NULL;
     size_t sb = ts_node_start_byte(r->stmt);
     int line, col;
     source_position(e->u->src, sb, &line, &col);

@@ -201,6 +201,8 @@ typedef struct Capture {
     int map;           /* index into the region's maps, or -1 */
     int read, written;
     int local_type;    /* its type is defined inside the enclosing function (hoisted) */
+    int target_fp;     /* arrays: firstprivate on the target construct itself (its clause or
+                          defaultmap(firstprivate: aggregate)): one copy per task */
 } Capture;
 
 typedef struct RMap {
@@ -325,6 +327,12 @@ void local_type_text(const Unit *u, TSNode n, Buf *out);
 /* Appends (as owned strings) the identifiers of an expression kept as text. */
 void an_text_ids(const char *s, Vec *names);
 
+/* The declaration of `name` visible at node `at` (NULL: none in the file);
+ * *where, when not NULL, receives the declaring node. Free with decl_delete. */
+Decl *analyze_lookup(const Unit *u, TSNode at, const char *name, TSNode *where);
+
+/* Does a `kind` clause of `d` list the variable `name`? */
+int directive_lists(const Directive *d, ClauseKind kind, const char *name);
 /* The declare target entry of `name` (the last directive naming it), or NULL. */
 const DeclTarget *an_declare_target(const Unit *u, const char *name);
 /* The device copy of global `name`, or NULL. */
@@ -347,6 +355,33 @@ int emit_cuda(Unit *u, Buf *out, const char *display_path);
  * diagnostics held back; on failure *why receives the first error's message
  * (caller frees). */
 int emit_cuda_probe(Unit *u, Region *r, char **why);
+
+/* ---- emit_atomic: atomic, critical and flush in device code ---------------- */
+enum { SYNC_NONE, SYNC_ATOMIC, SYNC_CRITICAL, SYNC_FLUSH };
+
+typedef struct AtomicEmit {
+    Unit *u;
+    /* copies node n with the caller's token edits (renamed variables, ...) */
+    void (*copy)(void *cx, TSNode n, Buf *out);
+    /* does the lvalue x live where other threads see it (device memory)? 0:
+     * in the thread's own registers or stack (the plain statement is emitted) */
+    int (*shared)(void *cx, TSNode x, TSNode pragma);
+    void *cx;
+    int no_frame;      /* emit the code alone, not padded to the source lines */
+    int quiet;         /* report nothing */
+    int errors;        /* errors reported */
+    int was_atomic;    /* the last atomic_emit made an atomic (not a plain statement) */
+} AtomicEmit;
+
+/* SYNC_ATOMIC for `#pragma omp atomic ...`, SYNC_CRITICAL, SYNC_FLUSH, else SYNC_NONE. */
+int atomic_pragma_kind(const Unit *u, TSNode n);
+/* The statement a pragma applies to: its next named sibling, comments skipped. */
+TSNode atomic_pragma_stmt(TSNode pragma);
+/* Appends the device code of the pragma `pragma` and its statement to out.
+ * Returns 0, or -1 after reporting an error. */
+int atomic_emit(AtomicEmit *a, TSNode pragma, Buf *out);
+/* The variable (lvalue) an `omp atomic` pragma updates or reads, or a null node. */
+TSNode atomic_target(Unit *u, TSNode pragma);
 
 /* ---- translate ------------------------------------------------------------ */
 typedef struct TranslateOptions {

@@ -43,6 +43,11 @@ static void tr__gpu_fallbacks(Unit *u)
         char *why = NULL;
         if (emit_cuda_probe(u, r, &why))
             continue;
+        if (!why || (!strstr(why, "not supported") && !strstr(why, "needs a variable name") &&
+                     !strstr(why, "canonical"))) {
+            free(why); /* invalid code (a malformed atomic, ...): the error stays */
+            continue;
+        }
         diag_warning(u->diag, r->target->start, "the GPU version of this region cannot be built (%s): it runs on the host",
                      why ? why : "unsupported construct");
         free(why);

@@ -111,7 +111,7 @@ static int macc_h_f2_L30(void *macc_args_, MACC_TaskEnv *macc_env_)
     (void)teams;
     (void)k;
 #line 31 "local_types.c"
-#pragma omp parallel for reduction(+: s) num_threads(macc_env_->nthreads)
+#pragma omp parallel for reduction(+: s) num_threads((teams[k] * 32) > 0 && (teams[k] * 32) < macc_env_->nthreads ? (int)(teams[k] * 32) : macc_env_->nthreads)
 #line 31 "local_types.c"
         for (int i = 0; i < n; i++)
             s += colour == BLUE ? 1 : 0;

@@ -27,7 +27,7 @@ static int macc_h_nested_teams_L7(void *macc_args_, MACC_TaskEnv *macc_env_)
     (void)a;
     (void)b;
 #line 10 "nested_teams.c"
-#pragma omp parallel for schedule(static, 1) num_threads(macc_env_->nthreads)
+#pragma omp parallel for schedule(static, 1) num_threads((256) > 0 && (256) < macc_env_->nthreads ? (int)(256) : macc_env_->nthreads)
 #line 10 "nested_teams.c"
     for (int i = 0; i < n; i++)
         a[i] += b[i];

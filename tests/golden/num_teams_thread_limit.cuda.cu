@@ -14,19 +14,19 @@
 #pragma nv_diag_suppress 1675
 
 
-/* target region num_teams_thread_limit.c:4: nvidia version */
-struct macc_a_launch_shape_L4 {
+/* target region num_teams_thread_limit.c:6: nvidia version */
+struct macc_a_launch_shape_L6 {
     int macc_unused_;
     int n;
     int teams;
     int macc_num_teams_v0;
     int macc_thread_limit_v0;
 };
-struct macc_p_launch_shape_L4 {
+struct macc_p_launch_shape_L6 {
     void *macc_unused_;
     float *v;
 };
-__global__ void macc_g_launch_shape_L4(const struct macc_a_launch_shape_L4 macc_a_, const struct macc_p_launch_shape_L4 macc_p_)
+__global__ void macc_g_launch_shape_L6(const struct macc_a_launch_shape_L6 macc_a_, const struct macc_p_launch_shape_L6 macc_p_)
 {
     (void)macc_a_; (void)macc_p_;
     int n = macc_a_.n;
@@ -43,16 +43,16 @@ __global__ void macc_g_launch_shape_L4(const struct macc_a_launch_shape_L4 macc_
             int i = (int)((0) + macc_rest_ * 1);
             (void)i;
             do
-#line 6 "num_teams_thread_limit.c"
+#line 8 "num_teams_thread_limit.c"
         v[i] += 1.0f;
             while (0);
         }
     }
 }
-extern "C" int macc_k_launch_shape_L4_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
+extern "C" int macc_k_launch_shape_L6_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
-    const struct macc_a_launch_shape_L4 *macc_a_ = (const struct macc_a_launch_shape_L4 *)macc_args_;
-    struct macc_p_launch_shape_L4 macc_p_;
+    const struct macc_a_launch_shape_L6 *macc_a_ = (const struct macc_a_launch_shape_L6 *)macc_args_;
+    struct macc_p_launch_shape_L6 macc_p_;
     memset(&macc_p_, 0, sizeof macc_p_);
     memcpy((void *)&macc_p_.v, &macc_env_->ptrs[0], sizeof(void *));
     cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;
@@ -64,21 +64,21 @@ extern "C" int macc_k_launch_shape_L4_nvidia(void *macc_args_, MACC_TaskEnv *mac
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, (int)(macc_a_->macc_num_teams_v0), 0);
-    macc_g_launch_shape_L4<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
+    macc_g_launch_shape_L6<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
 
-/* target region num_teams_thread_limit.c:8: nvidia version */
-struct macc_a_launch_shape_L8 {
+/* target region num_teams_thread_limit.c:10: nvidia version */
+struct macc_a_launch_shape_L10 {
     int macc_unused_;
     int n;
     int macc_num_threads_v0;
 };
-struct macc_p_launch_shape_L8 {
+struct macc_p_launch_shape_L10 {
     void *macc_unused_;
     float *v;
 };
-__global__ void macc_g_launch_shape_L8(const struct macc_a_launch_shape_L8 macc_a_, const struct macc_p_launch_shape_L8 macc_p_)
+__global__ void macc_g_launch_shape_L10(const struct macc_a_launch_shape_L10 macc_a_, const struct macc_p_launch_shape_L10 macc_p_)
 {
     (void)macc_a_; (void)macc_p_;
     int n = macc_a_.n;
@@ -93,16 +93,16 @@ __global__ void macc_g_launch_shape_L8(const struct macc_a_launch_shape_L8 macc_
             int i = (int)((0) + macc_rest_ * 1);
             (void)i;
             do
-#line 10 "num_teams_thread_limit.c"
+#line 12 "num_teams_thread_limit.c"
         v[i] *= 3.0f;
             while (0);
         }
     }
 }
-extern "C" int macc_k_launch_shape_L8_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
+extern "C" int macc_k_launch_shape_L10_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
-    const struct macc_a_launch_shape_L8 *macc_a_ = (const struct macc_a_launch_shape_L8 *)macc_args_;
-    struct macc_p_launch_shape_L8 macc_p_;
+    const struct macc_a_launch_shape_L10 *macc_a_ = (const struct macc_a_launch_shape_L10 *)macc_args_;
+    struct macc_p_launch_shape_L10 macc_p_;
     memset(&macc_p_, 0, sizeof macc_p_);
     memcpy((void *)&macc_p_.v, &macc_env_->ptrs[0], sizeof(void *));
     cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;
@@ -113,22 +113,22 @@ extern "C" int macc_k_launch_shape_L8_nvidia(void *macc_args_, MACC_TaskEnv *mac
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 1, 0);
-    macc_g_launch_shape_L8<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
+    macc_g_launch_shape_L10<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
 
-/* target region num_teams_thread_limit.c:12: nvidia version */
-struct macc_a_launch_shape_L12 {
+/* target region num_teams_thread_limit.c:14: nvidia version */
+struct macc_a_launch_shape_L14 {
     int macc_unused_;
     int n;
     int macc_num_teams_v0;
     int macc_thread_limit_v0;
 };
-struct macc_p_launch_shape_L12 {
+struct macc_p_launch_shape_L14 {
     void *macc_unused_;
     float *v;
 };
-__global__ void macc_g_launch_shape_L12(const struct macc_a_launch_shape_L12 macc_a_, const struct macc_p_launch_shape_L12 macc_p_)
+__global__ void macc_g_launch_shape_L14(const struct macc_a_launch_shape_L14 macc_a_, const struct macc_p_launch_shape_L14 macc_p_)
 {
     (void)macc_a_; (void)macc_p_;
     int n = macc_a_.n;
@@ -143,16 +143,16 @@ __global__ void macc_g_launch_shape_L12(const struct macc_a_launch_shape_L12 mac
             int i = (int)((0) + macc_rest_ * 1);
             (void)i;
             do
-#line 16 "num_teams_thread_limit.c"
+#line 18 "num_teams_thread_limit.c"
         v[i] -= 1.0f;
             while (0);
         }
     }
 }
-extern "C" int macc_k_launch_shape_L12_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
+extern "C" int macc_k_launch_shape_L14_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
-    const struct macc_a_launch_shape_L12 *macc_a_ = (const struct macc_a_launch_shape_L12 *)macc_args_;
-    struct macc_p_launch_shape_L12 macc_p_;
+    const struct macc_a_launch_shape_L14 *macc_a_ = (const struct macc_a_launch_shape_L14 *)macc_args_;
+    struct macc_p_launch_shape_L14 macc_p_;
     memset(&macc_p_, 0, sizeof macc_p_);
     memcpy((void *)&macc_p_.v, &macc_env_->ptrs[0], sizeof(void *));
     cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;
@@ -163,6 +163,112 @@ extern "C" int macc_k_launch_shape_L12_nvidia(void *macc_args_, MACC_TaskEnv *ma
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, (int)(macc_a_->macc_num_teams_v0), 0);
-    macc_g_launch_shape_L12<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
+    macc_g_launch_shape_L14<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
+    return (int)cudaGetLastError();
+}
+
+/* target region num_teams_thread_limit.c:20: nvidia version */
+struct macc_a_launch_shape_L20 {
+    int macc_unused_;
+    int n;
+    int teams;
+    int macc_thread_limit_v1;
+};
+struct macc_p_launch_shape_L20 {
+    void *macc_unused_;
+    float *v;
+};
+__global__ void macc_g_launch_shape_L20(const struct macc_a_launch_shape_L20 macc_a_, const struct macc_p_launch_shape_L20 macc_p_)
+{
+    (void)macc_a_; (void)macc_p_;
+    int n = macc_a_.n;
+    (void)n;
+    float *v = macc_p_.v;
+    (void)v;
+    int teams = macc_a_.teams;
+    (void)teams;
+    {
+        const long long macc_t0_ = ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
+        const long long macc_total_ = 1LL * macc_t0_;
+        for (long long macc_it_ = (long long)blockIdx.x * blockDim.x + threadIdx.x; macc_it_ < macc_total_; macc_it_ += (long long)gridDim.x * blockDim.x) {
+            long long macc_rest_ = macc_it_;
+            int i = (int)((0) + macc_rest_ * 1);
+            (void)i;
+            do
+#line 24 "num_teams_thread_limit.c"
+        v[i] += 2.0f;
+            while (0);
+        }
+    }
+}
+extern "C" int macc_k_launch_shape_L20_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
+{
+    const struct macc_a_launch_shape_L20 *macc_a_ = (const struct macc_a_launch_shape_L20 *)macc_args_;
+    struct macc_p_launch_shape_L20 macc_p_;
+    memset(&macc_p_, 0, sizeof macc_p_);
+    memcpy((void *)&macc_p_.v, &macc_env_->ptrs[0], sizeof(void *));
+    cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;
+    int n = macc_a_->n; (void)n;
+    int teams = macc_a_->teams; (void)teams;
+    int macc_block_ = (int)(macc_a_->macc_thread_limit_v1);
+    if (macc_block_ < 1) macc_block_ = 1;
+    if (macc_block_ > 1024) macc_block_ = 1024;
+    const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
+    if (macc_total_ <= 0) return 0;
+    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_g_launch_shape_L20<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
+    return (int)cudaGetLastError();
+}
+
+/* target region num_teams_thread_limit.c:26: nvidia version */
+struct macc_a_launch_shape_L26 {
+    int macc_unused_;
+    int n;
+    int teams;
+    int macc_thread_limit_v0;
+};
+struct macc_p_launch_shape_L26 {
+    void *macc_unused_;
+    float *v;
+};
+__global__ void macc_g_launch_shape_L26(const struct macc_a_launch_shape_L26 macc_a_, const struct macc_p_launch_shape_L26 macc_p_)
+{
+    (void)macc_a_; (void)macc_p_;
+    int n = macc_a_.n;
+    (void)n;
+    float *v = macc_p_.v;
+    (void)v;
+    int teams = macc_a_.teams;
+    (void)teams;
+    {
+        const long long macc_t0_ = ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
+        const long long macc_total_ = 1LL * macc_t0_;
+        for (long long macc_it_ = (long long)blockIdx.x * blockDim.x + threadIdx.x; macc_it_ < macc_total_; macc_it_ += (long long)gridDim.x * blockDim.x) {
+            long long macc_rest_ = macc_it_;
+            int i = (int)((0) + macc_rest_ * 1);
+            (void)i;
+            do
+#line 30 "num_teams_thread_limit.c"
+            v[i] -= 2.0f;
+            while (0);
+        }
+    }
+}
+extern "C" int macc_k_launch_shape_L26_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
+{
+    const struct macc_a_launch_shape_L26 *macc_a_ = (const struct macc_a_launch_shape_L26 *)macc_args_;
+    struct macc_p_launch_shape_L26 macc_p_;
+    memset(&macc_p_, 0, sizeof macc_p_);
+    memcpy((void *)&macc_p_.v, &macc_env_->ptrs[0], sizeof(void *));
+    cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;
+    int n = macc_a_->n; (void)n;
+    int teams = macc_a_->teams; (void)teams;
+    int macc_block_ = (int)(macc_a_->macc_thread_limit_v0);
+    if (macc_block_ < 1) macc_block_ = 1;
+    if (macc_block_ > 1024) macc_block_ = 1024;
+    const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
+    if (macc_total_ <= 0) return 0;
+    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_g_launch_shape_L26<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }

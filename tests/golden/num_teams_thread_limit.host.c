@@ -4,19 +4,21 @@
 #endif
 #include "macc_rt.h"
 #line 1 "num_teams_thread_limit.c"
-/* num_teams, thread_limit and num_threads, literal and expression arguments. */
+/* num_teams, thread_limit and num_threads, literal and expression arguments; the host
+ * version's threads bounded by thread_limit (of its line, of the target line, with
+ * num_threads, for a loop directive inside the region). */
 
-/* target region num_teams_thread_limit.c:4: argument block, host version, version table */
-struct macc_a_launch_shape_L4 {
+/* target region num_teams_thread_limit.c:6: argument block, host version, version table */
+struct macc_a_launch_shape_L6 {
     int macc_unused_;
     int n;
     int teams;
     int macc_num_teams_v0;
     int macc_thread_limit_v0;
 };
-static int macc_h_launch_shape_L4(void *macc_args_, MACC_TaskEnv *macc_env_)
+static int macc_h_launch_shape_L6(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
-    struct macc_a_launch_shape_L4 *macc_a_ = (struct macc_a_launch_shape_L4 *)macc_args_;
+    struct macc_a_launch_shape_L6 *macc_a_ = (struct macc_a_launch_shape_L6 *)macc_args_;
     int n = macc_a_->n;
     float *v = macc_env_->ptrs[0];
     int teams = macc_a_->teams;
@@ -24,106 +26,184 @@ static int macc_h_launch_shape_L4(void *macc_args_, MACC_TaskEnv *macc_env_)
     (void)n;
     (void)v;
     (void)teams;
-#line 5 "num_teams_thread_limit.c"
-#pragma omp parallel for num_threads(macc_env_->nthreads)
-#line 5 "num_teams_thread_limit.c"
+#line 7 "num_teams_thread_limit.c"
+#pragma omp parallel for num_threads((256) > 0 && (256) < macc_env_->nthreads ? (int)(256) : macc_env_->nthreads)
+#line 7 "num_teams_thread_limit.c"
     for (int i = 0; i < n; i++)
         v[i] += 1.0f;
     return 0;
 }
 #if defined(MACC_WITH_CUDA)
-extern int macc_k_launch_shape_L4_nvidia(void *, MACC_TaskEnv *);
+extern int macc_k_launch_shape_L6_nvidia(void *, MACC_TaskEnv *);
 #endif
-static const MACC_Version macc_v_launch_shape_L4[] = {
+static const MACC_Version macc_v_launch_shape_L6[] = {
 #if defined(MACC_WITH_CUDA)
-    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_launch_shape_L4_nvidia},
+    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_launch_shape_L6_nvidia},
 #endif
-    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_launch_shape_L4},
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_launch_shape_L6},
 };
-static const MACC_Region macc_r_launch_shape_L4 = {
-    {"num_teams_thread_limit.c", 4, 5, "launch_shape"}, "macc_k_launch_shape_L4",
-    (int)(sizeof macc_v_launch_shape_L4 / sizeof macc_v_launch_shape_L4[0]), macc_v_launch_shape_L4
+static const MACC_Region macc_r_launch_shape_L6 = {
+    {"num_teams_thread_limit.c", 6, 5, "launch_shape"}, "macc_k_launch_shape_L6",
+    (int)(sizeof macc_v_launch_shape_L6 / sizeof macc_v_launch_shape_L6[0]), macc_v_launch_shape_L6
 };
-static const MACC_Region *macc_rp_launch_shape_L4(void) { return &macc_r_launch_shape_L4; }
+static const MACC_Region *macc_rp_launch_shape_L6(void) { return &macc_r_launch_shape_L6; }
 
-/* target region num_teams_thread_limit.c:8: argument block, host version, version table */
-struct macc_a_launch_shape_L8 {
+/* target region num_teams_thread_limit.c:10: argument block, host version, version table */
+struct macc_a_launch_shape_L10 {
     int macc_unused_;
     int n;
     int macc_num_threads_v0;
 };
-static int macc_h_launch_shape_L8(void *macc_args_, MACC_TaskEnv *macc_env_)
+static int macc_h_launch_shape_L10(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
-    struct macc_a_launch_shape_L8 *macc_a_ = (struct macc_a_launch_shape_L8 *)macc_args_;
+    struct macc_a_launch_shape_L10 *macc_a_ = (struct macc_a_launch_shape_L10 *)macc_args_;
     int n = macc_a_->n;
     float *v = macc_env_->ptrs[0];
     (void)macc_a_;
     (void)n;
     (void)v;
-#line 9 "num_teams_thread_limit.c"
+#line 11 "num_teams_thread_limit.c"
 #pragma omp parallel for num_threads(4)
-#line 9 "num_teams_thread_limit.c"
+#line 11 "num_teams_thread_limit.c"
     for (int i = 0; i < n; i++)
         v[i] *= 3.0f;
     return 0;
 }
 #if defined(MACC_WITH_CUDA)
-extern int macc_k_launch_shape_L8_nvidia(void *, MACC_TaskEnv *);
+extern int macc_k_launch_shape_L10_nvidia(void *, MACC_TaskEnv *);
 #endif
-static const MACC_Version macc_v_launch_shape_L8[] = {
+static const MACC_Version macc_v_launch_shape_L10[] = {
 #if defined(MACC_WITH_CUDA)
-    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_launch_shape_L8_nvidia},
+    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_launch_shape_L10_nvidia},
 #endif
-    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_launch_shape_L8},
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_launch_shape_L10},
 };
-static const MACC_Region macc_r_launch_shape_L8 = {
-    {"num_teams_thread_limit.c", 8, 5, "launch_shape"}, "macc_k_launch_shape_L8",
-    (int)(sizeof macc_v_launch_shape_L8 / sizeof macc_v_launch_shape_L8[0]), macc_v_launch_shape_L8
+static const MACC_Region macc_r_launch_shape_L10 = {
+    {"num_teams_thread_limit.c", 10, 5, "launch_shape"}, "macc_k_launch_shape_L10",
+    (int)(sizeof macc_v_launch_shape_L10 / sizeof macc_v_launch_shape_L10[0]), macc_v_launch_shape_L10
 };
-static const MACC_Region *macc_rp_launch_shape_L8(void) { return &macc_r_launch_shape_L8; }
+static const MACC_Region *macc_rp_launch_shape_L10(void) { return &macc_r_launch_shape_L10; }
 
-/* target region num_teams_thread_limit.c:12: argument block, host version, version table */
-struct macc_a_launch_shape_L12 {
+/* target region num_teams_thread_limit.c:14: argument block, host version, version table */
+struct macc_a_launch_shape_L14 {
     int macc_unused_;
     int n;
     int macc_num_teams_v0;
     int macc_thread_limit_v0;
 };
-static int macc_h_launch_shape_L12(void *macc_args_, MACC_TaskEnv *macc_env_)
+static int macc_h_launch_shape_L14(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
-    struct macc_a_launch_shape_L12 *macc_a_ = (struct macc_a_launch_shape_L12 *)macc_args_;
+    struct macc_a_launch_shape_L14 *macc_a_ = (struct macc_a_launch_shape_L14 *)macc_args_;
     int n = macc_a_->n;
     float *v = macc_env_->ptrs[0];
     (void)macc_a_;
     (void)n;
     (void)v;
-#line 15 "num_teams_thread_limit.c"
+#line 17 "num_teams_thread_limit.c"
 #pragma omp parallel for num_threads(2)
-#line 15 "num_teams_thread_limit.c"
+#line 17 "num_teams_thread_limit.c"
     for (int i = 0; i < n; i++)
         v[i] -= 1.0f;
     return 0;
 }
 #if defined(MACC_WITH_CUDA)
-extern int macc_k_launch_shape_L12_nvidia(void *, MACC_TaskEnv *);
+extern int macc_k_launch_shape_L14_nvidia(void *, MACC_TaskEnv *);
 #endif
-static const MACC_Version macc_v_launch_shape_L12[] = {
+static const MACC_Version macc_v_launch_shape_L14[] = {
 #if defined(MACC_WITH_CUDA)
-    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_launch_shape_L12_nvidia},
+    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_launch_shape_L14_nvidia},
 #endif
-    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_launch_shape_L12},
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_launch_shape_L14},
 };
-static const MACC_Region macc_r_launch_shape_L12 = {
-    {"num_teams_thread_limit.c", 12, 5, "launch_shape"}, "macc_k_launch_shape_L12",
-    (int)(sizeof macc_v_launch_shape_L12 / sizeof macc_v_launch_shape_L12[0]), macc_v_launch_shape_L12
+static const MACC_Region macc_r_launch_shape_L14 = {
+    {"num_teams_thread_limit.c", 14, 5, "launch_shape"}, "macc_k_launch_shape_L14",
+    (int)(sizeof macc_v_launch_shape_L14 / sizeof macc_v_launch_shape_L14[0]), macc_v_launch_shape_L14
 };
-static const MACC_Region *macc_rp_launch_shape_L12(void) { return &macc_r_launch_shape_L12; }
+static const MACC_Region *macc_rp_launch_shape_L14(void) { return &macc_r_launch_shape_L14; }
 
-#line 2 "num_teams_thread_limit.c"
+/* target region num_teams_thread_limit.c:20: argument block, host version, version table */
+struct macc_a_launch_shape_L20 {
+    int macc_unused_;
+    int n;
+    int teams;
+    int macc_thread_limit_v1;
+};
+static int macc_h_launch_shape_L20(void *macc_args_, MACC_TaskEnv *macc_env_)
+{
+    struct macc_a_launch_shape_L20 *macc_a_ = (struct macc_a_launch_shape_L20 *)macc_args_;
+    int n = macc_a_->n;
+    float *v = macc_env_->ptrs[0];
+    int teams = macc_a_->teams;
+    (void)macc_a_;
+    (void)n;
+    (void)v;
+    (void)teams;
+#line 23 "num_teams_thread_limit.c"
+#pragma omp parallel for num_threads((64) > 0 && (64) < (teams) ? (int)(64) : (teams))
+#line 23 "num_teams_thread_limit.c"
+    for (int i = 0; i < n; i++)
+        v[i] += 2.0f;
+    return 0;
+}
+#if defined(MACC_WITH_CUDA)
+extern int macc_k_launch_shape_L20_nvidia(void *, MACC_TaskEnv *);
+#endif
+static const MACC_Version macc_v_launch_shape_L20[] = {
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_launch_shape_L20},
+#if defined(MACC_WITH_CUDA)
+    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_launch_shape_L20_nvidia},
+#endif
+};
+static const MACC_Region macc_r_launch_shape_L20 = {
+    {"num_teams_thread_limit.c", 20, 5, "launch_shape"}, "macc_k_launch_shape_L20",
+    (int)(sizeof macc_v_launch_shape_L20 / sizeof macc_v_launch_shape_L20[0]), macc_v_launch_shape_L20
+};
+static const MACC_Region *macc_rp_launch_shape_L20(void) { return &macc_r_launch_shape_L20; }
+
+/* target region num_teams_thread_limit.c:26: argument block, host version, version table */
+struct macc_a_launch_shape_L26 {
+    int macc_unused_;
+    int n;
+    int teams;
+    int macc_thread_limit_v0;
+};
+static int macc_h_launch_shape_L26(void *macc_args_, MACC_TaskEnv *macc_env_)
+{
+    struct macc_a_launch_shape_L26 *macc_a_ = (struct macc_a_launch_shape_L26 *)macc_args_;
+    int n = macc_a_->n;
+    float *v = macc_env_->ptrs[0];
+    int teams = macc_a_->teams;
+    (void)macc_a_;
+    (void)n;
+    (void)v;
+    (void)teams;
+#line 29 "num_teams_thread_limit.c"
+#pragma omp parallel for num_threads((teams) > 0 && (teams) < macc_env_->nthreads ? (int)(teams) : macc_env_->nthreads)
+#line 29 "num_teams_thread_limit.c"
+        for (int i = 0; i < n; i++)
+            v[i] -= 2.0f;
+    return 0;
+}
+#if defined(MACC_WITH_CUDA)
+extern int macc_k_launch_shape_L26_nvidia(void *, MACC_TaskEnv *);
+#endif
+static const MACC_Version macc_v_launch_shape_L26[] = {
+#if defined(MACC_WITH_CUDA)
+    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_launch_shape_L26_nvidia},
+#endif
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_launch_shape_L26},
+};
+static const MACC_Region macc_r_launch_shape_L26 = {
+    {"num_teams_thread_limit.c", 26, 5, "launch_shape"}, "macc_k_launch_shape_L26",
+    (int)(sizeof macc_v_launch_shape_L26 / sizeof macc_v_launch_shape_L26[0]), macc_v_launch_shape_L26
+};
+static const MACC_Region *macc_rp_launch_shape_L26(void) { return &macc_r_launch_shape_L26; }
+
+#line 4 "num_teams_thread_limit.c"
 void launch_shape(int n, float *v, int teams)
 {
-    { /* target region macc_k_launch_shape_L4 */
-    struct macc_a_launch_shape_L4 macc_a_ = {0};
+    { /* target region macc_k_launch_shape_L6 */
+    struct macc_a_launch_shape_L6 macc_a_ = {0};
     macc_a_.n = n;
     macc_a_.teams = teams;
     macc_a_.macc_num_teams_v0 = (int)(teams);
@@ -131,33 +211,59 @@ void launch_shape(int n, float *v, int teams)
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(macc_rp_launch_shape_L4(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_launch_shape_L6(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
-#line 6 "num_teams_thread_limit.c"
+#line 8 "num_teams_thread_limit.c"
 
 
-    { /* target region macc_k_launch_shape_L8 */
-    struct macc_a_launch_shape_L8 macc_a_ = {0};
+    { /* target region macc_k_launch_shape_L10 */
+    struct macc_a_launch_shape_L10 macc_a_ = {0};
     macc_a_.n = n;
     macc_a_.macc_num_threads_v0 = (int)(4);
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(macc_rp_launch_shape_L8(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_launch_shape_L10(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
-#line 10 "num_teams_thread_limit.c"
+#line 12 "num_teams_thread_limit.c"
 
 
-    { /* target region macc_k_launch_shape_L12 */
-    struct macc_a_launch_shape_L12 macc_a_ = {0};
+    { /* target region macc_k_launch_shape_L14 */
+    struct macc_a_launch_shape_L14 macc_a_ = {0};
     macc_a_.n = n;
     macc_a_.macc_num_teams_v0 = (int)(n / 128 + 1);
     macc_a_.macc_thread_limit_v0 = (int)(128);
     MACC_Map macc_m_[1] = {
         {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
     };
-    MACC_target(macc_rp_launch_shape_L12(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
+    MACC_target(macc_rp_launch_shape_L14(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }
-#line 16 "num_teams_thread_limit.c"
+#line 18 "num_teams_thread_limit.c"
+
+
+    { /* target region macc_k_launch_shape_L20 */
+    struct macc_a_launch_shape_L20 macc_a_ = {0};
+    macc_a_.n = n;
+    macc_a_.teams = teams;
+    macc_a_.macc_thread_limit_v1 = (int)(64);
+    MACC_Map macc_m_[1] = {
+        {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
+    };
+    MACC_target(macc_rp_launch_shape_L20(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
+}
+#line 24 "num_teams_thread_limit.c"
+
+
+    { /* target region macc_k_launch_shape_L26 */
+    struct macc_a_launch_shape_L26 macc_a_ = {0};
+    macc_a_.n = n;
+    macc_a_.teams = teams;
+    macc_a_.macc_thread_limit_v0 = (int)(teams);
+    MACC_Map macc_m_[1] = {
+        {"v", (void *)(v), (void *)&(v)[0], (MACC_SIZE_T)(n) * sizeof((v)[0]), MACC_MAP_TOFROM},
+    };
+    MACC_target(macc_rp_launch_shape_L26(), &macc_a_, sizeof macc_a_, 1, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+}
+#line 31 "num_teams_thread_limit.c"
 
 }

@@ -17,8 +17,6 @@
 
 
 
-static __device__ int macc_lock_;
-
 /* target region target_parallel.c:11: nvidia version */
 struct macc_a_target_parallel_L11 {
     int macc_unused_;
@@ -70,7 +68,6 @@ __global__ void macc_g_target_parallel_L11(const struct macc_a_target_parallel_L
         }
         __syncthreads();
         {
-        double macc_orig_sum = (*macc_p_sum);
         double macc_tot_sum;
         {
         double sum = macc_red<MACC_R_ADD, double>::id();
@@ -89,7 +86,7 @@ __global__ void macc_g_target_parallel_L11(const struct macc_a_target_parallel_L
         }
         macc_tot_sum = macc_block_reduce<MACC_R_ADD, double>(sum);
         }
-        (*macc_p_sum) = macc_red<MACC_R_ADD, double>::op(macc_orig_sum, macc_tot_sum);
+        if (threadIdx.x == 0) (void)macc_atomic_fetch<MACC_A_ADD>(&(*macc_p_sum), macc_tot_sum);
         }
         __syncthreads();
         if (threadIdx.x == 0) {
@@ -112,14 +109,10 @@ __global__ void macc_g_target_parallel_L11(const struct macc_a_target_parallel_L
             }
         }
         __syncthreads();
-for (int macc_once_ = macc_lock_acquire(&macc_lock_); macc_once_; macc_once_ = macc_lock_release(&macc_lock_))
-
 #line 29 "target_parallel.c"
-        count[0] += 1;
-for (int macc_once_ = macc_lock_acquire(&macc_lock_); macc_once_; macc_once_ = macc_lock_release(&macc_lock_))
-
+        { unsigned int *macc_lk_ = macc_critical_lock(0x0ULL); /* critical */ for (bool macc_done_ = false; !macc_done_;) if (macc_critical_enter(macc_lk_)) { count[0] += 1; macc_critical_leave(macc_lk_); macc_done_ = true; } }
 #line 31 "target_parallel.c"
-        count[0] += 1;
+        (void)macc_atomic_fetch<MACC_A_ADD>(&(count[0]), (1));
 if (threadIdx.x == 0)
 
 #line 33 "target_parallel.c"

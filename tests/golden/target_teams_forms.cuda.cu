@@ -226,7 +226,6 @@ __global__ void macc_g_teams_forms_L26(const struct macc_a_teams_forms_L26 macc_
         __syncthreads();
         {
         {
-        double macc_orig_total = (*macc_p_total);
         double macc_tot_total;
         {
         double total = macc_red<MACC_R_ADD, double>::id();
@@ -245,7 +244,7 @@ __global__ void macc_g_teams_forms_L26(const struct macc_a_teams_forms_L26 macc_
         }
         macc_tot_total = macc_block_reduce<MACC_R_ADD, double>(total);
         }
-        (*macc_p_total) = macc_red<MACC_R_ADD, double>::op(macc_orig_total, macc_tot_total);
+        if (threadIdx.x == 0) (void)macc_atomic_fetch<MACC_A_ADD>(&(*macc_p_total), macc_tot_total);
         }
         __syncthreads();
         }

@@ -83,8 +83,11 @@ __global__ void macc_g_addresses_L31(const struct macc_a_addresses_L31 macc_a_, 
     double (*macc_p_s) = macc_p_.macc_p_s;
     double (*a) = macc_p_.a;
     (void)a;
+        if (threadIdx.x == 0) {
 #line 33 "use_device.c"
         (*macc_p_s) += a[0];
+        }
+        __syncthreads();
 }
 extern "C" int macc_k_addresses_L31_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
 {

@@ -189,6 +189,109 @@ Test(analysis, static_arrays_mapped_whole)
     DONE();
 }
 
+Test(analysis, defaultmap_categories)
+{
+    ANALYSE("typedef struct { int a; } S;\n"
+            "void f(int n, double *p) {\n"
+            "  int w = 0, r = 1; S st; double arr[4]; double fa[4];\n"
+            "  #pragma omp target defaultmap(tofrom: scalar) defaultmap(from: aggregate) defaultmap(firstprivate: pointer)\n"
+            "  { w = r; st.a = 1; arr[0] = p[0]; }\n"
+            "  #pragma omp target defaultmap(firstprivate: aggregate)\n"
+            "  { fa[0] = 1; }\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    Region *r = u->regions.items[0];
+    cr_assert_eq(cap(r, "w")->kind, CAP_WRITEBACK);
+    cr_assert_eq(((RMap *)r->maps.items[cap(r, "w")->map])->kind, MACC_MAP_TOFROM);
+    cr_assert_eq(cap(r, "r")->kind, CAP_SCALAR); /* only read: firstprivate */
+    cr_assert_eq(cap(r, "st")->kind, CAP_WRITEBACK); /* a struct through a typedef: aggregate */
+    cr_assert_eq(((RMap *)r->maps.items[cap(r, "st")->map])->kind, MACC_MAP_FROM);
+    cr_assert_eq(((RMap *)r->maps.items[cap(r, "arr")->map])->kind, MACC_MAP_FROM);
+    cr_assert_eq(((RMap *)r->maps.items[cap(r, "p")->map])->kind, MACC_MAP_ATTACH); /* no error */
+    Region *r2 = u->regions.items[1];
+    Capture *fa = cap(r2, "fa");
+    cr_assert(fa->target_fp);
+    cr_assert_eq(((RMap *)r2->maps.items[fa->map])->kind, MACC_MAP_TO);
+    DONE();
+}
+
+Test(analysis, defaultmap_none_and_bad_behavior)
+{
+    ANALYSE("void f(int n, double *p) {\n"
+            "  double k = 2;\n"
+            "  #pragma omp target teams distribute parallel for defaultmap(none) map(tofrom: p[0:n]) firstprivate(n)\n"
+            "  for (int i = 0; i < n; i++) p[i] *= k;\n"
+            "  #pragma omp target defaultmap(maybe: scalar) map(tofrom: p[0:n])\n"
+            "  p[0] = 1;\n"
+            "}\n");
+    cr_assert_eq(nerr, 2);
+    char *msg = diag_text(errf);
+    cr_assert_not_null(strstr(msg, "'k' is used in the target region but no data-sharing or map clause names it"));
+    cr_assert_null(strstr(msg, "'i' is used"));
+    cr_assert_not_null(strstr(msg, "defaultmap(maybe: scalar): expected"));
+    free(msg);
+    DONE();
+}
+
+Test(analysis, private_arrays)
+{
+    ANALYSE("void f(int n, int m, int *out) {\n"
+            "  int t[4] = {0}; int l[2]; int v[m];\n"
+            "  #pragma omp target teams distribute parallel for firstprivate(t) lastprivate(l) map(from: out[0:n])\n"
+            "  for (int i = 0; i < n; i++) { l[0] = t[i % 4]; out[i] = l[0]; }\n"
+            "  #pragma omp target teams distribute parallel for firstprivate(v) map(from: out[0:n])\n"
+            "  for (int i = 0; i < n; i++) out[i] = v[0];\n"
+            "}\n");
+    cr_assert_eq(nerr, 1);
+    Region *r = u->regions.items[0];
+    cr_assert_eq(cap(r, "t")->kind, CAP_ARRAY);
+    cr_assert_eq(((RMap *)r->maps.items[cap(r, "t")->map])->kind, MACC_MAP_TO); /* firstprivate everywhere */
+    cr_assert_eq(((RMap *)r->maps.items[cap(r, "l")->map])->kind, MACC_MAP_TOFROM);
+    char *msg = diag_text(errf);
+    cr_assert_not_null(strstr(msg, "firstprivate array 'v' has a variable length"));
+    free(msg);
+    /* the host version holds arrays again, copied in and out */
+    Buf out = {0};
+    emit_host(u, &out, "t.c");
+    cr_assert_not_null(strstr(out.data, "    int t[4];\n    __builtin_memcpy(t, macc_env_->ptrs["));
+    cr_assert_not_null(strstr(out.data, "firstprivate(t) lastprivate(l)"));
+    cr_assert_not_null(strstr(out.data, "__builtin_memcpy(macc_env_->ptrs[1], l, sizeof l);"));
+    buf_free(&out);
+    DONE();
+}
+
+Test(analysis, atomic_in_kernels)
+{
+    ANALYSE("void f(int n, int *h) {\n"
+            "  int c = 0; double d = 0;\n"
+            "  #pragma omp target teams distribute parallel for map(tofrom: c, d, h[0:8])\n"
+            "  for (int i = 0; i < n; i++) {\n"
+            "    int mine = 0, v;\n"
+            "    #pragma omp atomic\n"
+            "    h[i % 8] += 2;\n"
+            "    #pragma omp atomic capture\n"
+            "    v = c++;\n"
+            "    #pragma omp atomic\n"
+            "    d = d * 0.5;\n"
+            "    #pragma omp atomic\n"
+            "    mine++;\n"
+            "    #pragma omp critical (name)\n"
+            "    h[0] += v + mine;\n"
+            "  }\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    Buf out = {0};
+    cr_assert_eq(emit_cuda(u, &out, "t.c"), 0);
+    cr_assert_not_null(strstr(out.data, "(void)macc_atomic_fetch<MACC_A_ADD>(&(h[i % 8]), (2));"));
+    cr_assert_not_null(strstr(out.data, "(v) = macc_atomic_fetch<MACC_A_ADD>(&((*macc_p_c)), macc_e_);"));
+    cr_assert_not_null(strstr(out.data, "(void)macc_atomic_fetch<MACC_A_MUL>(&((*macc_p_d)), (0.5));"));
+    cr_assert_not_null(strstr(out.data, "    mine++;")); /* the thread's own variable: the plain statement */
+    cr_assert_not_null(strstr(out.data, "macc_critical_enter(macc_lk_)"));
+    cr_assert_null(strstr(out.data, "#pragma omp atomic"));
+    buf_free(&out);
+    DONE();
+}
+
 Test(analysis, unmapped_pointer_is_an_implicit_attach_map)
 {
     ANALYSE("void f(int n, float *p) {\n"
@@ -558,6 +661,25 @@ Test(analysis, declare_target_extern_and_unused)
     cr_assert(an_devvar(u, "ext")->init_from_host);
     cr_assert(!an_devvar(u, "here")->init_from_host);
     cr_assert(!ts_node_is_null(an_devvar(u, "here")->init));
+    DONE();
+}
+
+/* A declare target global named in a version's private or firstprivate
+ * clause is the region's own copy (captured, per thread on the GPU); one no
+ * clause names is the device copy; defaultmap does not change that. */
+Test(analysis, declare_target_with_version_privates)
+{
+    ANALYSE("double t[4];\n"
+            "int g;\n"
+            "#pragma omp declare target enter(t, g)\n"
+            "void f(int n) {\n"
+            "  #pragma omp target teams distribute parallel for private(t) firstprivate(n) defaultmap(none)\n"
+            "  for (int i = 0; i < n; i++) { t[0] = i; g += (int)t[0]; }\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    Region *r = u->regions.items[0];
+    cr_assert_not_null(cap(r, "t"), "private(t): the region's copy");
+    cr_assert_null(cap(r, "g"), "declare target: the device copy");
     DONE();
 }
 

@@ -2631,6 +2631,11 @@ Test(gpu, declare_target_to_has_a_present_copy_on_every_gpu)
     memcpy(gs.copy[0] + sizeof(double), &(double){-1.0}, sizeof(double));
     MACC_data_end(&dloc, 1, &always, 0);
     cr_assert_eq(g[1], -1.0, "always from");
+    /* a task's map(always, tofrom: g) copies both ways too */
+    g[2] = 5.0;
+    scale(&r_scale_gpu_only, g, 0, 8, 2.0, 0, MACC_MAP_TOFROM | MACC_MAP_ALWAYS, 0, 1);
+    cr_assert_eq(fsym_get(&gs, 1, 2), 10.0, "always to, then the task");
+    cr_assert_eq(g[2], 10.0, "always from: the task's copy back");
     cr_assert_eq(atomic_load(&fgpu_live_allocs), 0, "the copy is the device variable: nothing allocated");
     long sref, dref;
     maccrt_map_counts(maccrt_rt.devices[0], g, &sref, &dref);
