@@ -1,7 +1,8 @@
 # macc: GNU Make build.
 #   make              build build/bin/macc and build/lib/libmaccrt.{a,so}
 #   make check        every test (unit, golden, bad inputs, end-to-end, driver), then
-#                     all of them again with everything built with ASan/UBSan
+#                     all of them again with everything built with ASan/UBSan, the
+#                     integration tests, the conformance smoke subset, a fuzz smoke run
 #   make demo         build, translate samples/nbody.c, build and run it
 #   make golden-update  regenerate the expected outputs of tests/golden
 #   SANITIZE=address,undefined  build with sanitizers (into $(BUILD))
@@ -143,6 +144,11 @@ check: all $(UNIT_BIN)
 	@RESULTS=$(CURDIR)/$(BUILD)/results.txt sh tests/run.sh bad $(BUILD)/asan || true
 	@RESULTS=$(CURDIR)/$(BUILD)/results.txt E2E_CFLAGS="$(ASAN_FLAGS)" sh tests/run.sh driver $(BUILD)/asan || true
 	@RESULTS=$(CURDIR)/$(BUILD)/results.txt sh tests/integration/run.sh $(BUILD) || true
+	@$(MAKE) --no-print-directory conformance-smoke > $(BUILD)/conformance-smoke.log 2>&1; s=$$?; \
+	grep -E '^NEW FAILURE|passed, ' $(BUILD)/conformance-smoke.log; \
+	p=$$(sed -n 's/^\([0-9]*\) passed, .*/\1/p' $(BUILD)/conformance-smoke.log | tail -n 1); \
+	n=$$(grep -c '^NEW FAILURE' $(BUILD)/conformance-smoke.log); [ "$$s" -eq 0 ] || [ "$$n" -gt 0 ] || n=1; \
+	echo "$${p:-0} $$n conformance-smoke (known failures not counted)" >> $(BUILD)/results.txt
 	@$(MAKE) --no-print-directory fuzz-smoke || true
 	@sh tests/run.sh summary $(BUILD)
 
