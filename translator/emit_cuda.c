@@ -243,6 +243,24 @@ static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
         return;
     }
     if (cu__is_our_pragma(c, n)) {
+        /* outside parallel regions a thread runs the code alone: barrier,
+         * single, master, task (undeferred), sections need nothing; ordered
+         * (a loop's iterations in order) and cancel would be wrong dropped */
+        if (!cu__pragma_of(c->u, n)) {
+            const char *a = t + ts_node_start_byte(n);
+            const char *w = strstr(a, "omp");
+            size_t len = ts_node_end_byte(n) - ts_node_start_byte(n);
+            if (w && (size_t)(w - a) < len) {
+                w += 3;
+                while (*w == ' ' || *w == '\t')
+                    w++;
+                if (!strncmp(w, "ordered", 7) || !strncmp(w, "cancel", 6)) {
+                    diag_error(c->u->diag, ts_node_start_byte(n), "'#pragma omp %.*s' is not supported in the GPU version",
+                               (int)strcspn(w, " \t\n("), w);
+                    c->errors++;
+                }
+            }
+        }
         TokEdit *e = xcalloc(1, sizeof *e);
         e->start = ts_node_start_byte(n);
         e->end = ts_node_end_byte(n);
@@ -2458,6 +2476,7 @@ int emit_cuda_probe(Unit *u, Region *r, char **why)
     dg->warnings = warns;
     buf_free(&scratch);
     strset_free(&c.devvars);
+    vec_free(&c.team_shared);
     *why = NULL;
     if (c.errors && text) {
         /* "file:line:col: error: message": the message */
