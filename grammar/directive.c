@@ -319,9 +319,10 @@ static const char *const dir__clause_names[CL_NCLAUSES] = {
     [CL_SIMDLEN] = "simdlen", [CL_SAFELEN] = "safelen",
     [CL_RESOURCES] = "resources", [CL_TO] = "to", [CL_FROM] = "from",
     [CL_DEFAULTMAP] = "defaultmap", [CL_IS_DEVICE_PTR] = "is_device_ptr",
+    [CL_LINK] = "link", [CL_DEVICE_TYPE] = "device_type", [CL_INDIRECT] = "indirect",
     [CL_HAS_DEVICE_ADDR] = "has_device_addr", [CL_USE_DEVICE_PTR] = "use_device_ptr",
     [CL_USE_DEVICE_ADDR] = "use_device_addr",
-    [CL_ORDER] = "order",
+    [CL_ORDER] = "order", [CL_ACCEPTED] = "default",
     [CL_ACC_COPY] = "copy", [CL_ACC_COPYIN] = "copyin",
     [CL_ACC_COPYOUT] = "copyout", [CL_ACC_CREATE] = "create",
     [CL_ACC_PRESENT] = "present", [CL_ACC_NO_CREATE] = "no_create",
@@ -348,9 +349,13 @@ static const DirName dir__omp_names[] = {
     {"simdlen", CL_SIMDLEN}, {"safelen", CL_SAFELEN},
     {"resources", CL_RESOURCES}, {"to", CL_TO}, {"enter", CL_TO},
     {"from", CL_FROM}, {"defaultmap", CL_DEFAULTMAP},
-    {"is_device_ptr", CL_IS_DEVICE_PTR}, {"has_device_addr", CL_HAS_DEVICE_ADDR},
+    {"is_device_ptr", CL_IS_DEVICE_PTR}, {"link", CL_LINK},
+    {"device_type", CL_DEVICE_TYPE}, {"indirect", CL_INDIRECT},
+    {"has_device_addr", CL_HAS_DEVICE_ADDR},
     {"use_device_ptr", CL_USE_DEVICE_PTR}, {"use_device_addr", CL_USE_DEVICE_ADDR},
-    {"is_device_ptr", CL_IS_DEVICE_PTR}, {"order", CL_ORDER},
+    {"order", CL_ORDER},
+    {"default", CL_ACCEPTED}, {"uses_allocators", CL_ACCEPTED}, {"allocate", CL_ACCEPTED},
+    {"aligned", CL_ACCEPTED}, {"nontemporal", CL_ACCEPTED},
 };
 
 static const DirName dir__acc_names[] = {
@@ -852,8 +857,25 @@ static int dir__cl_reduction(DirP *p, DirClause *c, int a, int b)
         return dir__fail(p, i, "expected a reduction operator and ':' in 'reduction'");
     if (!(op = dir__text(p, a, colon)))
         return -1;
+    /* modifiers: task (the reduction also covers tasks that say in_reduction:
+     * macc's regions are not such tasks) and default; inscan needs scan */
+    const char *o = op;
+    if (!strncmp(o, "task", 4) || !strncmp(o, "default", 7)) {
+        const char *q = o + (o[0] == 't' ? 4 : 7);
+        while (*q == ' ')
+            q++;
+        if (*q == ',') {
+            q++;
+            while (*q == ' ')
+                q++;
+            o = q;
+        }
+    } else if (!strncmp(o, "inscan", 6) && (o[6] == ',' || o[6] == ' ')) {
+        free(op);
+        return dir__fail(p, i, "'reduction(inscan, ...)' (with scan) is not supported");
+    }
     for (int k = RED_ADD; k <= RED_LOR; k++)
-        if (strcmp(op, ops[k]) == 0)
+        if (strcmp(o, ops[k]) == 0)
             c->modifier = k;
     if (!c->modifier) {
         int r = op[0] ? dir__fail(p, i, "unknown reduction operator '%.48s'", op)
@@ -913,7 +935,7 @@ static int dir__is_list_kind(ClauseKind k)
 {
     switch (k) {
     case CL_PRIVATE: case CL_FIRSTPRIVATE: case CL_LASTPRIVATE: case CL_SHARED:
-    case CL_TO: case CL_FROM: case CL_IS_DEVICE_PTR: case CL_HAS_DEVICE_ADDR:
+    case CL_TO: case CL_FROM: case CL_IS_DEVICE_PTR: case CL_LINK: case CL_HAS_DEVICE_ADDR:
     case CL_USE_DEVICE_PTR: case CL_USE_DEVICE_ADDR:
     case CL_ACC_COPY: case CL_ACC_COPYIN: case CL_ACC_COPYOUT: case CL_ACC_CREATE:
     case CL_ACC_PRESENT: case CL_ACC_NO_CREATE: case CL_ACC_DEVICEPTR: case CL_ACC_ATTACH:
@@ -923,6 +945,23 @@ static int dir__is_list_kind(ClauseKind k)
     default:
         return 0;
     }
+}
+
+/* device_type(host|nohost|any) of declare target. */
+static int dir__cl_device_type(DirP *p, DirClause *c, int a, int b)
+{
+    int i = dir__skip_ws(p, a, b), n = dir__word_at(p, i, b);
+    if (dir__is(p, i, n, "any"))
+        c->modifier = DEVTYPE_ANY;
+    else if (dir__is(p, i, n, "host"))
+        c->modifier = DEVTYPE_HOST;
+    else if (dir__is(p, i, n, "nohost"))
+        c->modifier = DEVTYPE_NOHOST;
+    else
+        return dir__fail(p, i, "expected host, nohost or any in 'device_type'");
+    if (dir__skip_ws(p, i + n, b) != b)
+        return dir__fail(p, dir__skip_ws(p, i + n, b), "unexpected text in 'device_type'");
+    return 0;
 }
 
 /* A list clause; acc copyin(readonly: ...) and copyout/create(zero: ...)
@@ -968,6 +1007,7 @@ static int dir__clause(DirP *p, Directive *d, ClauseKind k, int off, int n)
         return 0;
     case CL_ACC_ASYNC:
     case CL_ACC_WAIT:
+    case CL_INDIRECT:
         dir__ws(p);
         if (p->pos >= p->lim || p->s[p->pos] != '(')
             return 0;
@@ -982,6 +1022,8 @@ static int dir__clause(DirP *p, Directive *d, ClauseKind k, int off, int n)
     switch (k) {
     case CL_DEVICE:
         return dir__cl_device(p, c, a, b);
+    case CL_DEVICE_TYPE:
+        return dir__cl_device_type(p, c, a, b);
     case CL_MAP:
         return dir__cl_map(p, d, c, a, b);
     case CL_DEPEND:
@@ -1003,6 +1045,21 @@ static int dir__clause(DirP *p, Directive *d, ClauseKind k, int off, int n)
         return 0;
     case CL_SCHEDULE: case CL_DIST_SCHEDULE: case CL_DEFAULTMAP:
         return dir__arg(p, c, a, b);
+    case CL_ACCEPTED: {
+        /* no effect on what macc builds: default data-sharing (macc's implicit
+         * rules apply), allocators (placement only; predefined allocators
+         * exist everywhere), alignment and non-temporal hints */
+        if (!(c->name = dir__text(p, c->off, c->off + dir__word_at(p, c->off, p->lim))))
+            return -1;
+        if (dir__arg(p, c, a, b) < 0)
+            return -1;
+        if (!strcmp(c->name, "uses_allocators") && strchr(c->arg, '('))
+            return dir__fail(p, a, "'uses_allocators' with traits (a user-defined allocator) is not supported");
+        if (!strcmp(c->name, "default") && strcmp(c->arg, "shared") && strcmp(c->arg, "none") &&
+            strcmp(c->arg, "firstprivate") && strcmp(c->arg, "private"))
+            return dir__fail(p, a, "expected shared, none, firstprivate or private in 'default'");
+        return 0;
+    }
     case CL_ORDER: {
         /* [reproducible: | unconstrained:] concurrent */
         int colon = dir__scan(p, a, b, ":", 0), i = a, k;
@@ -1171,6 +1228,7 @@ static int dir__unique(ClauseKind k)
     case CL_NUM_THREADS: case CL_COLLAPSE: case CL_SCHEDULE: case CL_DIST_SCHEDULE:
     case CL_SIMDLEN: case CL_SAFELEN: case CL_RESOURCES: case CL_ACC_FINALIZE:
     case CL_ACC_ASYNC: case CL_ACC_WAIT: case CL_ACC_IF_PRESENT: case CL_ORDER:
+    case CL_DEVICE_TYPE: case CL_INDIRECT:
         return 1;
     default:
         return 0;
@@ -1255,7 +1313,7 @@ static int dir__end(DirP *p, const char *dname)
     (B_(CL_NUM_TEAMS) | B_(CL_THREAD_LIMIT) | B_(CL_NUM_THREADS) | B_(CL_COLLAPSE) |        \
      B_(CL_REDUCTION) | B_(CL_PRIVATE) | B_(CL_FIRSTPRIVATE) | B_(CL_LASTPRIVATE) |         \
      B_(CL_SCHEDULE) | B_(CL_DIST_SCHEDULE) | B_(CL_SIMDLEN) | B_(CL_SAFELEN) | B_(CL_SHARED) | \
-     B_(CL_ORDER))
+     B_(CL_ORDER) | B_(CL_ACCEPTED))
 #define DIR__TARGET_OK                                                                      \
     (DIR__CS_CLAUSES | B_(CL_DEVICE) | B_(CL_MAP) | B_(CL_NOWAIT) | B_(CL_DEPEND) |         \
      B_(CL_IF) | B_(CL_IS_DEVICE_PTR) | B_(CL_HAS_DEVICE_ADDR) | B_(CL_DEFAULTMAP) |          \
@@ -1643,21 +1701,22 @@ static int dir__omp(DirP *p, Directive *d)
     if (dir__is(p, off, n, "metadirective"))
         return dir__metadirective(p, d);
     if (dir__is(p, off, n, "taskwait")) {
+        /* depend(...) (5.0): macc waits for every deferred task, those the
+         * dependences name included; nowait (5.1): nothing to wait for */
         d->kind = DIR_TASKWAIT;
-        dir__ws(p);
-        if (p->pos < p->lim)
-            return dir__fail(p, p->pos, "'taskwait' takes no clauses");
-        return 0;
+        return dir__body(p, d, B_(CL_DEPEND) | B_(CL_NOWAIT), "taskwait", DIR__CS_NO, 0, 0, NULL);
     }
-    if (dir__is(p, off, n, "declare") || dir__is(p, off, n, "begin")) {
+    if (dir__is(p, off, n, "declare") || dir__is(p, off, n, "begin") || dir__is(p, off, n, "declare_target")) {
         int begin = p->s[off] == 'b';
-        if (begin && !dir__accept(p, "declare"))
+        /* 5.2 spells directive names with underscores too: declare_target */
+        if (begin && !dir__accept(p, "declare_target") && (!dir__accept(p, "declare") || !dir__accept(p, "target")))
             return 0;
-        if (!dir__accept(p, "target"))
+        if (!begin && !dir__is(p, off, n, "declare_target") && !dir__accept(p, "target"))
             return 0; /* declare simd / reduction / mapper / variant, begin ...: not ours */
         d->kind = DIR_DECLARE_TARGET;
         if (begin)
-            return dir__body(p, d, 0, "begin declare target", DIR__CS_NO, 0, 0, NULL);
+            return dir__body(p, d, B_(CL_DEVICE_TYPE) | B_(CL_INDIRECT), "begin declare target",
+                             DIR__CS_NO, 0, 0, NULL);
         dir__ws(p);
         if (p->pos < p->lim && p->s[p->pos] == '(') {
             int a, b, coff = p->pos;
@@ -1666,10 +1725,11 @@ static int dir__omp(DirP *p, Directive *d)
                 return -1;
             return dir__end(p, "declare target(...)");
         }
-        return dir__body(p, d, B_(CL_TO), "declare target", DIR__CS_NO, 0, 0, NULL);
+        return dir__body(p, d, B_(CL_TO) | B_(CL_LINK) | B_(CL_DEVICE_TYPE) | B_(CL_INDIRECT),
+                         "declare target", DIR__CS_NO, 0, 0, NULL);
     }
     if (dir__is(p, off, n, "end")) {
-        if (!dir__accept(p, "declare") || !dir__accept(p, "target"))
+        if (!dir__accept(p, "declare_target") && (!dir__accept(p, "declare") || !dir__accept(p, "target")))
             return 0;
         d->kind = DIR_END_DECLARE_TARGET;
         return dir__end(p, "end declare target");

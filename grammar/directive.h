@@ -68,6 +68,12 @@ typedef enum ClauseKind {
     CL_FROM,          /* target update from(list) */
     CL_DEFAULTMAP,    /* arg = inner text, kept for re-emission */
     CL_IS_DEVICE_PTR,
+    CL_LINK,          /* declare target link(list) */
+    CL_DEVICE_TYPE,   /* declare target device_type(host|nohost|any): modifier = DEVTYPE_* */
+    CL_INDIRECT,      /* declare target indirect[(expr)]: arg = expr, or NULL when bare */
+    CL_ACCEPTED,      /* default(...), uses_allocators(...), allocate(...), aligned(...),
+                         nontemporal(...): accepted with no effect on the translation;
+                         name = the clause's name, arg = its inner text */
     CL_HAS_DEVICE_ADDR, /* target has_device_addr(list) (OpenMP 5.1) */
     CL_USE_DEVICE_PTR,  /* target data use_device_ptr(list) */
     CL_USE_DEVICE_ADDR, /* target data use_device_addr(list) */
@@ -96,6 +102,7 @@ typedef enum ClauseKind {
 enum { DEVSEL_ANY = 1, DEVSEL_HOST, DEVSEL_NVIDIA, DEVSEL_NUM };
 enum { MAPT_TOFROM = 0, MAPT_TO, MAPT_FROM, MAPT_ALLOC, MAPT_RELEASE, MAPT_DELETE };
 enum { DEP_IN = 1, DEP_OUT = 2, DEP_INOUT = 3 };
+enum { DEVTYPE_ANY = 0, DEVTYPE_HOST, DEVTYPE_NOHOST };
 enum {
     RED_ADD = 1, RED_MUL, RED_SUB, RED_MIN, RED_MAX, RED_BAND, RED_BOR, RED_BXOR, RED_LAND, RED_LOR
 };

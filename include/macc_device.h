@@ -88,25 +88,6 @@ __device__ static inline double macc_dev_omp_get_wtime(void)
 }
 __device__ static inline double macc_dev_omp_get_wtick(void) { return 1e-9; }
 
-/* The lock of critical and atomic constructs in parallel regions (one per
- * device file, in global memory): `for (int o_ = acquire(&l); o_; o_ =
- * release(&l)) stmt` runs stmt once holding it. Threads of one warp may spin
- * on it while another holds it: compute capability 7.0 and later schedule
- * them independently. */
-__device__ static inline int macc_lock_acquire(int *l)
-{
-    while (atomicCAS(l, 0, 1) != 0)
-        ;
-    __threadfence();
-    return 1;
-}
-__device__ static inline int macc_lock_release(int *l)
-{
-    __threadfence();
-    atomicExch(l, 0);
-    return 0;
-}
-
 /* Largest and lowest values of a type: min/max reduction identities. */
 template <typename T> struct macc_lim;
 #define MACC_LIM(T, LO, HI)                                                                        \

@@ -174,6 +174,28 @@ MACC_API void MACC_data_exit(const MACC_SrcLoc *loc, int nmaps, const MACC_Map *
 MACC_API void MACC_data_update(const MACC_SrcLoc *loc, int nmaps, const MACC_Map *maps, int device,
                                int ndeps, const MACC_Dep *deps, int flags);
 
+/* Declare target variables (`#pragma omp declare target`): a global's device
+ * copy on every GPU for the whole run, the device file's __device__ variable.
+ * The host file registers its variables from a constructor (before main);
+ * when the GPUs start, each gets a present-table entry for the variable's
+ * host range that names the device copy, so that maps and updates of the
+ * variable reach it. */
+enum {
+    MACC_DT_LINK = 1, /* link(list): present only while mapped (reference counts as usual) */
+    MACC_DT_INIT = 2  /* the device copy starts as the host's bytes (the device file has no initialiser) */
+};
+typedef struct MACC_DeclareTarget {
+    const char *name; /* the variable */
+    void *host;       /* its host address */
+    MACC_SIZE_T bytes;
+    int flags;        /* MACC_DT_* */
+} MACC_DeclareTarget;
+/* Registers n variables; symbols[i] is vars[i]'s device variable as CUDA's
+ * cudaGetSymbolAddress takes it (the address of the __device__ variable in the
+ * device file's host code). */
+MACC_API void MACC_declare_target(const MACC_SrcLoc *loc, int n, const MACC_DeclareTarget *vars,
+                                  const void *const *symbols);
+
 /* Is [p, p+bytes) present on `device`? (omp_target_is_present / acc_is_present) */
 MACC_API int MACC_is_present(const void *p, MACC_SIZE_T bytes, int device);
 

@@ -663,6 +663,20 @@ static int cuda__synchronize(maccrt_device *d)
     return (int)e;
 }
 
+/* A declare target variable's device copy on d. */
+static int cuda__symbol_address(maccrt_device *d, const void *symbol, void **devptr)
+{
+    cuda__gpu *g = d->pdata;
+    cuda__call c;
+    cudaError_t e = cuda__enter(g, &c);
+    if (e == cudaSuccess)
+        e = cudaGetSymbolAddress(devptr, symbol);
+    cuda__leave(&c);
+    if (e != cudaSuccess)
+        cuda__clear();
+    return (int)e;
+}
+
 static const char *cuda__error_string(int err)
 {
     if (err == MACCRT_ERR_NOMEM)
@@ -693,6 +707,7 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .mem_info = cuda__mem_info,
     .prefetch = cuda__prefetch,
     .advise_read_mostly = cuda__advise_read_mostly,
+    .symbol_address = cuda__symbol_address,
 };
 
 #endif /* CUDA__HAVE_HEADERS */

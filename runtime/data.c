@@ -31,6 +31,12 @@
  * so that it uses the copy the data construct made rather than a stale host
  * copy.
  *
+ * Declare target variables (declare.c) have permanent entries on every
+ * device with its own memory, naming the device file's copy of the variable
+ * (maccrt_mapping.perm): `to`/`enter` ones are always present (maps copy
+ * only with `always`), `link` ones count references like any entry but keep
+ * their storage when the count drops to zero (absent until mapped again).
+ *
  * Copies are made with the table's lock held.
  */
 #include "internal.h"
@@ -307,14 +313,34 @@ void *maccrt_map_acquire(maccrt_device *d, const MACC_Map *m, int ref, int task,
             data__not_present(d, m, loc);
         data__partial(d, m, &copy, loc);
     }
+    if (e && e->perm == MACCRT_PERM_TO) {
+        /* a declare target variable: always present, never counted */
+        if ((kind & MACC_MAP_ALWAYS) && (kind & MACC_MAP_TO))
+            data__h2d(d, e, a, m->bytes, m, loc);
+        if ((kind & MACC_MAP_ALWAYS) && (kind & MACC_MAP_FROM))
+            *took = MACCRT_TOOK_REF; /* a task's release copies back (no count to give back) */
+        void *r = data__translate(e, m->base);
+        pthread_mutex_unlock(&pt->lock);
+        return r;
+    }
+    if (e && e->perm == MACCRT_PERM_LINK && !e->sref && !e->dref &&
+        (kind & (MACC_MAP_PRESENT | MACC_MAP_NOCREATE))) {
+        /* a declare target link variable that is not mapped: absent */
+        pthread_mutex_unlock(&pt->lock);
+        if (kind & MACC_MAP_PRESENT)
+            data__not_present(d, m, loc);
+        return m->base;
+    }
     if (e) {
+        /* a link variable mapped afresh: its device copy is filled as a new entry's */
+        int fresh = e->perm == MACCRT_PERM_LINK && !e->sref && !e->dref;
         if (ref == MACCRT_REF_STRUCTURED)
             e->sref++;
         else
             e->dref++;
         if (!task && !shared)
             data__pin(pt, e);
-        if ((kind & MACC_MAP_ALWAYS) && (kind & MACC_MAP_TO))
+        if ((fresh || (kind & MACC_MAP_ALWAYS)) && (kind & MACC_MAP_TO))
             data__h2d(d, e, a, m->bytes, m, loc);
         *took = MACCRT_TOOK_REF;
         void *r = data__translate(e, m->base);
@@ -368,8 +394,14 @@ void maccrt_map_release(maccrt_device *d, const MACC_Map *m, int ref, int del,
     int partial;
     pthread_mutex_lock(&pt->lock);
     maccrt_mapping *e = data__lookup(pt, a, b, &partial);
-    if (!e || partial) {
+    if (!e || partial || (e->perm == MACCRT_PERM_LINK && !e->sref && !e->dref)) {
         /* Not mapped (exit data of absent data is allowed): nothing to do. */
+        pthread_mutex_unlock(&pt->lock);
+        return;
+    }
+    if (e->perm == MACCRT_PERM_TO) {
+        if ((kind & MACC_MAP_FROM) && (kind & MACC_MAP_ALWAYS))
+            data__d2h(d, e, a, m->bytes, m, loc);
         pthread_mutex_unlock(&pt->lock);
         return;
     }
@@ -384,10 +416,12 @@ void maccrt_map_release(maccrt_device *d, const MACC_Map *m, int ref, int del,
     if (e->sref == 0 && e->dref == 0 && !e->assoc) {
         if (kind & MACC_MAP_FROM)
             data__d2h(d, e, a, m->bytes, m, loc);
-        maccrt_rtree_remove(&pt->tree, &e->node);
         data__unpin(pt, e);
-        d->plugin->free(d, e->dev_start);
-        free(e);
+        if (e->perm == MACCRT_PERM_NONE) { /* a link variable's copy stays where it is */
+            maccrt_rtree_remove(&pt->tree, &e->node);
+            d->plugin->free(d, e->dev_start);
+            free(e);
+        }
     } else if ((kind & MACC_MAP_FROM) && (kind & MACC_MAP_ALWAYS)) {
         data__d2h(d, e, a, m->bytes, m, loc);
     }
@@ -408,6 +442,8 @@ void maccrt_map_update(maccrt_device *d, const MACC_Map *m, const MACC_SrcLoc *l
     int partial;
     pthread_mutex_lock(&pt->lock);
     maccrt_mapping *e = data__lookup(pt, a, b, &partial);
+    if (e && e->perm == MACCRT_PERM_LINK && !e->sref && !e->dref)
+        e = NULL; /* a link variable that is not mapped */
     if (!e || partial) {
         /* OpenMP: an update of absent data does nothing; acc update without
          * if_present passes MACC_MAP_PRESENT to make it an error. */
@@ -441,16 +477,18 @@ int maccrt_map_is_present(maccrt_device *d, const void *p, size_t bytes)
     if (!(d->plugin->caps & MACCRT_CAP_SHARED_MEM) && maccrt_managed_owns(p, bytes))
         return 1;
     pthread_mutex_lock(&pt->lock);
-    int r;
+    maccrt_mapping *e;
+    int partial = 0;
     if (bytes == 0) {
-        r = maccrt_rtree_find(&pt->tree, (uintptr_t)p) != NULL;
+        e = (maccrt_mapping *)maccrt_rtree_find(&pt->tree, (uintptr_t)p);
     } else {
         MACC_Map m = {.start = (void *)p, .bytes = bytes};
         uintptr_t a, b;
         maccrt_section(&m, &a, &b);
-        int partial;
-        r = data__lookup(pt, a, b, &partial) != NULL && !partial;
+        e = data__lookup(pt, a, b, &partial);
     }
+    /* a declare target link variable is present only while mapped */
+    int r = e && !partial && !(e->perm == MACCRT_PERM_LINK && !e->sref && !e->dref);
     pthread_mutex_unlock(&pt->lock);
     return r;
 }
@@ -465,6 +503,31 @@ void maccrt_map_counts(maccrt_device *d, const void *p, long *sref, long *dref)
     pthread_mutex_unlock(&pt->lock);
 }
 
+int maccrt_ptable_add_var(maccrt_device *d, void *host, size_t bytes, void *dev, int perm,
+                          const char *name)
+{
+    maccrt_ptable *pt = d->ptable;
+    MACC_Map m = {.start = host, .bytes = bytes};
+    uintptr_t a, b;
+    maccrt_section(&m, &a, &b);
+    int partial, r = 0;
+    pthread_mutex_lock(&pt->lock);
+    maccrt_mapping *e = data__lookup(pt, a, b, &partial);
+    if (e) {
+        r = e->perm != MACCRT_PERM_NONE && e->node.start == a && e->node.end == b ? 1 : -1;
+    } else {
+        e = maccrt_xcalloc(1, sizeof *e);
+        e->node.start = a;
+        e->node.end = b;
+        e->dev_start = dev;
+        e->name = name;
+        e->perm = perm;
+        maccrt_rtree_insert(&pt->tree, &e->node);
+    }
+    pthread_mutex_unlock(&pt->lock);
+    return r;
+}
+
 void *maccrt_map_device_ptr(maccrt_device *d, const void *p)
 {
     maccrt_ptable *pt = d->ptable;
@@ -472,6 +535,8 @@ void *maccrt_map_device_ptr(maccrt_device *d, const void *p)
         return (void *)p;
     pthread_mutex_lock(&pt->lock);
     maccrt_mapping *e = (maccrt_mapping *)maccrt_rtree_find(&pt->tree, (uintptr_t)p);
+    if (e && e->perm == MACCRT_PERM_LINK && !e->sref && !e->dref)
+        e = NULL; /* a declare target link variable that is not mapped */
     void *r = e ? data__translate(e, p) : NULL;
     pthread_mutex_unlock(&pt->lock);
     return r;

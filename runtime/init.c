@@ -387,6 +387,7 @@ static void init__start(void)
             defdev = (int)v;
     }
     atomic_store(&rt->default_device, defdev);
+    maccrt_declare_start(); /* declare target variables: their device copies */
     atexit(init__shutdown);
 }
 

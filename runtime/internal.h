@@ -15,6 +15,10 @@
  * macc_rt.h (included below with default visibility) are exported.
  *
  * Locking (outer to inner; never take an outer lock while holding an inner one):
+ *   declare lock          declare.c's registration list: held while a
+ *                         variable's entries are made (present-table locks,
+ *                         the plugin's symbol lookup and copies under it);
+ *                         never taken under another runtime lock
  *   maccrt_rt.lock        dependences, ready queue, tokens, task states,
  *                         per-thread child counters, live-task count
  *   plugin locks          e.g. the host pool's queue lock, a GPU's queue lock
@@ -183,6 +187,11 @@ typedef struct maccrt_plugin {
     /* A hint: managed [p, p + bytes) is read by several devices (set) or
      * written again (!set): read-mostly copies on each reader, or not. */
     void (*advise_read_mostly)(struct maccrt_device *d, const void *p, size_t bytes, int set);
+
+    /* Declare target variables (optional): the device address on d of a
+     * device variable of the program (`symbol` as MACC_declare_target got
+     * it). 0 on success, else a device error code. */
+    int (*symbol_address)(struct maccrt_device *d, const void *symbol, void **devptr);
 } maccrt_plugin;
 
 struct maccrt_ptable; /* data.c */
@@ -249,11 +258,20 @@ typedef struct maccrt_mapping {
      * once, cleared when the entry goes away. */
     int pinned;
     maccrt_rnode pin;
+    /* A declare target variable's device copy (MACCRT_PERM_*): the entry is
+     * never removed and its device memory never freed. PERM_TO: present for
+     * the whole run (OpenMP's infinite reference count: maps copy only with
+     * `always`, counts are not kept). PERM_LINK: present only while its
+     * counts are above zero (a map copies in and out as for any entry), the
+     * device copy's storage staying in place between maps. */
+    int perm;
     /* Made by omp_target_associate_ptr: the device memory is the program's,
      * the reference count is infinite (no map removes the entry or frees the
      * memory; only omp_target_disassociate_ptr removes it). */
     int assoc;
 } maccrt_mapping;
+
+enum { MACCRT_PERM_NONE = 0, MACCRT_PERM_TO, MACCRT_PERM_LINK };
 
 typedef struct maccrt_ptable {
     pthread_mutex_t lock;
@@ -310,6 +328,22 @@ void maccrt_data_op(maccrt_device *d, int op, int nmaps, const MACC_Map *maps,
 int maccrt_map_is_present(maccrt_device *d, const void *p, size_t bytes);
 /* Counts of the entry containing p (-1 each if none); for tests. */
 void maccrt_map_counts(maccrt_device *d, const void *p, long *sref, long *dref);
+/* A declare target variable's entry on d: host range [host, host + bytes),
+ * device copy dev, kind MACCRT_PERM_TO or MACCRT_PERM_LINK. Returns 0, 1 when
+ * the same variable already has one (registered by another file), -1 when
+ * the range overlaps other mapped data (nothing added). */
+int maccrt_ptable_add_var(maccrt_device *d, void *host, size_t bytes, void *dev, int perm,
+                          const char *name);
+
+/* ---- declare target variables (declare.c) ---- */
+
+/* The devices are up (end of maccrt_init): the variables registered so far
+ * get their entries, later registrations get them at once. */
+void maccrt_declare_start(void);
+/* Entries for every registered variable on d, a device with its own memory
+ * (maccrt_declare_start does it for the devices of the runtime; tests call it
+ * for devices of their own). */
+void maccrt_declare_device(maccrt_device *d);
 /* The device address of host address p on d when an entry of d's table holds
  * it (managed memory: p itself), else NULL. */
 void *maccrt_map_device_ptr(maccrt_device *d, const void *p);

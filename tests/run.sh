@@ -165,7 +165,7 @@ e2e)
         # a first line "// MACC_FLAGS: ..." gives macc options (e.g. --managed)
         flags=$(sed -n '1s|^// MACC_FLAGS: ||p' "$src")
         # shellcheck disable=SC2086
-        if ! "$macc" -O2 -Wall ${E2E_CFLAGS:-} ${MFLAGS:-} $flags "$src" -o "$tmp/bin/$name" -lm > "$tmp/build.log" 2>&1; then
+        if ! "$macc" -O2 -Wall ${E2E_CFLAGS:-} ${MACC_RUN_FLAGS:-} $flags "$src" -o "$tmp/bin/$name" -lm > "$tmp/build.log" 2>&1; then
             head -n 30 "$tmp/build.log"
             ko "e2e $name: build failed"
             return
@@ -187,11 +187,11 @@ e2e)
     run_one stream "$top/samples/stream.c" 2000000 4
     run_one matmul "$top/samples/matmul.c" 4 64
     # managed memory (--managed): seed 000's samples, host-only here
-    MFLAGS=--managed run_one managed_struct "$top/samples/managed_struct.c" 512 64 64
+    MACC_RUN_FLAGS=--managed run_one managed_struct "$top/samples/managed_struct.c" 512 64 64
     run_one jacobi "$top/samples/jacobi.c" 128 40
-    MFLAGS=--managed run_one jacobi_managed "$top/samples/jacobi.c" 128 40
+    MACC_RUN_FLAGS=--managed run_one jacobi_managed "$top/samples/jacobi.c" 128 40
     run_one alloc_loop "$top/samples/alloc_loop.c" 50000 20
-    MFLAGS=--managed run_one alloc_loop_managed "$top/samples/alloc_loop.c" 50000 20
+    MACC_RUN_FLAGS=--managed run_one alloc_loop_managed "$top/samples/alloc_loop.c" 50000 20
     for src in "$top"/tests/e2e/*.c; do
         run_one "$(basename "$src" .c)" "$src"
     done

@@ -1377,7 +1377,6 @@ static void an__region(Unit *u, Pragma *tp)
             vec_push(&uses, x);
         }
     }
-    an__free_names(&clause_ids);
 
     for (int i = 0; i < uses.len; i++) {
         IdUse *x = uses.items[i];
@@ -1409,6 +1408,18 @@ static void an__region(Unit *u, Pragma *tp)
         /* defaultmap: what a variable no clause names becomes */
         int listed = priv || vpriv || reduction || lastpriv || fpriv || mi >= 0 ||
                      an__name_in_clause(t, CL_IS_DEVICE_PTR, x->name);
+        /* (a clause expression such as num_threads(n) is evaluated on the host: n is captured) */
+        if (d->is_global && !listed && !an__in_names(&clause_ids, x->name)) {
+            const DeclTarget *dt = an_declare_target(u, x->name);
+            if (dt && !dt->link) {
+                /* declare target: the host version uses the variable, the
+                 * GPU version its device copy (no map, no copy) */
+                if (u->info)
+                    diag_note(u->diag, r->target->start,
+                              "'%s' is declare target: the GPU version uses its device copy", x->name);
+                goto next;
+            }
+        }
         int cat = d->is_pointer ? DM_POINTER : (d->is_array || an__is_aggregate(u, d->spec)) ? DM_AGGREGATE : DM_SCALAR;
         /* globals and names used only in clause expressions (evaluated before the region) keep their rule */
         int dmb = listed || d->is_global || ts_node_eq(x->node, r->stmt) ? DM_DEFAULT : dm[cat];
@@ -1510,6 +1521,7 @@ static void an__region(Unit *u, Pragma *tp)
     }
     vec_free(&uses);
     an__free_names(&forvars);
+    an__free_names(&clause_ids);
     vec_free(&nested);
     /* loop directives inside the region must annotate for loops */
     for (int i = 0; i < u->pragmas.len; i++) {
@@ -1535,6 +1547,452 @@ static void an__region(Unit *u, Pragma *tp)
     if (u->info)
         an__info(u, r);
     vec_push(&u->regions, r);
+}
+
+/* ---- declare target ---------------------------------------------------------
+ *
+ * Names come from list clauses (`declare target(list)`, `to`, `enter`,
+ * `link`) and from the declarations inside `declare target` / `begin declare
+ * target` ... `end declare target` blocks (the innermost block's device_type).
+ * Then the device code: the functions GPU versions call (transitively) and
+ * the declare target functions of the file (not device_type(host)) get
+ * __device__ copies; the globals that GPU versions and device functions use
+ * get device variables: declare target ones, and globals that device
+ * functions use without a directive (treated as link, with a warning). */
+
+const DeclTarget *an_declare_target(const Unit *u, const char *name)
+{
+    const DeclTarget *r = NULL;
+    for (int i = 0; i < u->dtargets.len; i++) {
+        const DeclTarget *x = u->dtargets.items[i];
+        if (!strcmp(x->name, name))
+            r = x;
+    }
+    return r;
+}
+
+const DevVar *an_devvar(const Unit *u, const char *name)
+{
+    for (int i = 0; i < u->devvars.len; i++) {
+        const DevVar *x = u->devvars.items[i];
+        if (!strcmp(x->name, name))
+            return x;
+    }
+    return NULL;
+}
+
+int an_global_var_ref(const Unit *u, TSNode id)
+{
+    char *name = node_text(u, id);
+    Decl *d = an__lookup(u, id, name, NULL);
+    int r = d && d->is_global && !d->is_function;
+    decl_delete(d);
+    free(name);
+    return r;
+}
+
+static void an__dt_add(Unit *u, const char *name, size_t n, int link, int devtype, int indirect, size_t off)
+{
+    DeclTarget *x = xcalloc(1, sizeof *x);
+    x->name = xstrndup(name, n);
+    x->link = link;
+    x->device_type = devtype;
+    x->indirect = indirect;
+    x->off = off;
+    vec_push(&u->dtargets, x);
+}
+
+/* The functions and variables that file-scope node n declares (a block's
+ * contents). System headers included inside a block are left alone. */
+static void an__dt_node(Unit *u, TSNode n, int devtype, int indirect)
+{
+    const char *t = u->src->text;
+    if (source_in_system(u->src, ts_node_start_byte(n)))
+        return;
+    if (node_is(n, "function_definition")) {
+        TSNode id = an__declarator_ident(node_field(n, "declarator"));
+        if (!ts_node_is_null(id))
+            an__dt_add(u, t + ts_node_start_byte(id), ts_node_end_byte(id) - ts_node_start_byte(id), 0, devtype,
+                       indirect, ts_node_start_byte(id));
+        return;
+    }
+    if (!node_is(n, "declaration"))
+        return;
+    uint32_t nc = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < nc; i++) {
+        TSNode c = ts_node_named_child(n, i);
+        if (!an__is_declarator(c))
+            continue;
+        TSNode id = an__declarator_ident(c);
+        if (!ts_node_is_null(id))
+            an__dt_add(u, t + ts_node_start_byte(id), ts_node_end_byte(id) - ts_node_start_byte(id), 0, devtype,
+                       indirect, ts_node_start_byte(id));
+    }
+}
+
+typedef struct AnBlock {
+    Pragma *open;
+    size_t from, to;
+    int devtype, indirect;
+} AnBlock;
+
+static void an__declare_collect(Unit *u)
+{
+    AnBlock stack[32];
+    int sp = 0;
+    Vec blocks = {0};
+    TSNode root = ts_tree_root_node(u->tree);
+    for (int i = 0; i < u->pragmas.len; i++) {
+        Pragma *p = u->pragmas.items[i];
+        if (p->dir.kind != DIR_DECLARE_TARGET && p->dir.kind != DIR_END_DECLARE_TARGET)
+            continue;
+        p->used = 1;
+        int local = !ts_node_is_null(an__enclosing(p->node, "function_definition"));
+        if (local && (p->dir.kind == DIR_END_DECLARE_TARGET || (!directive_find(&p->dir, CL_TO) &&
+                                                                !directive_find(&p->dir, CL_LINK)))) {
+            diag_error(u->diag, p->start, "a declare target block inside a function is not supported: put it at file scope");
+            continue;
+        }
+        if (p->dir.kind == DIR_END_DECLARE_TARGET) {
+            if (!sp) {
+                diag_error(u->diag, p->start, "'end declare target' without a 'declare target' before it");
+                continue;
+            }
+            AnBlock *b = xmalloc(sizeof *b);
+            *b = stack[--sp];
+            b->to = p->start;
+            vec_push(&blocks, b);
+            continue;
+        }
+        const DirClause *dtc = directive_find(&p->dir, CL_DEVICE_TYPE);
+        int devtype = dtc ? dtc->modifier : DEVTYPE_ANY;
+        int indirect = directive_find(&p->dir, CL_INDIRECT) != NULL;
+        int list = 0;
+        for (int k = 0; k < p->dir.nclauses; k++) {
+            const DirClause *c = &p->dir.clauses[k];
+            if (c->kind != CL_TO && c->kind != CL_LINK)
+                continue;
+            list = 1;
+            for (int j = 0; j < c->nitems; j++) {
+                const DirItem *it = &c->items[j];
+                size_t off = pragma_src_off(p, it->off);
+                if (!it->is_ident || it->nsubs) {
+                    diag_error(u->diag, off, "declare target takes names of variables and functions");
+                    continue;
+                }
+                /* at block scope: what the name means there */
+                Decl *d = local ? an__lookup(u, p->node, it->base, NULL)
+                                : an__scan_list(u, root, it->base, (uint32_t)p->start, 1, NULL);
+                if (!d)
+                    diag_error(u->diag, off, "'%s' is not declared before this directive", it->base);
+                else if (!d->is_global)
+                    diag_error(u->diag, off, "'%s' is a local variable: declare target takes globals and functions",
+                               it->base);
+                else
+                    an__dt_add(u, it->base, strlen(it->base), c->kind == CL_LINK, devtype, indirect, off);
+                decl_delete(d);
+            }
+        }
+        if (list)
+            continue;
+        if (sp == (int)(sizeof stack / sizeof stack[0])) {
+            diag_error(u->diag, p->start, "declare target blocks nested too deeply");
+            continue;
+        }
+        stack[sp].open = p;
+        stack[sp].from = p->end;
+        stack[sp].to = 0;
+        stack[sp].devtype = devtype;
+        stack[sp].indirect = indirect;
+        sp++;
+    }
+    while (sp > 0)
+        diag_error(u->diag, stack[--sp].open->start, "'declare target' without 'end declare target'");
+    /* declarations inside blocks: the innermost block's clauses */
+    for (int i = 0; i < u->ntop && blocks.len; i++) {
+        size_t pos = ts_node_start_byte(u->top[i]);
+        const AnBlock *in = NULL;
+        for (int k = 0; k < blocks.len; k++) {
+            const AnBlock *b = blocks.items[k];
+            if (b->from <= pos && pos < b->to && (!in || b->from > in->from))
+                in = b;
+        }
+        if (in)
+            an__dt_node(u, u->top[i], in->devtype, in->indirect);
+    }
+    for (int k = 0; k < blocks.len; k++)
+        free(blocks.items[k]);
+    vec_free(&blocks);
+}
+
+/* The file's own definition of function `name` (not a system header's:
+ * CUDA has its own math and C library functions). */
+static TSNode an__find_function(const Unit *u, const char *name)
+{
+    TSNode null = {0};
+    size_t nl = strlen(name);
+    for (int i = 0; i < u->ntop; i++) {
+        TSNode k = u->top[i];
+        if (!node_is(k, "function_definition"))
+            continue;
+        TSNode d = node_field(k, "declarator");
+        while (!ts_node_is_null(d) && !node_is(d, "function_declarator"))
+            d = node_field(d, "declarator");
+        TSNode id = node_field(d, "declarator");
+        if (node_is(id, "identifier")) {
+            size_t b = ts_node_start_byte(id), e = ts_node_end_byte(id);
+            if (nl == e - b && !strncmp(u->src->text + b, name, e - b) &&
+                !source_in_system(u->src, ts_node_start_byte(k)))
+                return k;
+        }
+    }
+    return null;
+}
+
+static int an__is_devfunc(const Unit *u, const char *name)
+{
+    for (int i = 0; i < u->devfuncs.len; i++)
+        if (!strcmp(u->devfuncs.items[i], name))
+            return 1;
+    return 0;
+}
+
+static void an__devfunc_calls(Unit *u, TSNode n);
+
+static void an__devfunc_add(Unit *u, char *name, TSNode def)
+{
+    TSNode *keep = xmalloc(sizeof *keep);
+    *keep = def;
+    vec_push(&u->devfuncs, name);
+    vec_push(&u->devfnodes, keep);
+    an__devfunc_calls(u, node_field(def, "body"));
+}
+
+/* Functions called under n that the file defines: device functions. */
+static void an__devfunc_calls(Unit *u, TSNode n)
+{
+    if (node_is(n, "call_expression")) {
+        TSNode f = node_field(n, "function");
+        if (node_is(f, "identifier")) {
+            char *name = node_text(u, f);
+            TSNode def = an__is_devfunc(u, name) ? (TSNode){0} : an__find_function(u, name);
+            const DeclTarget *dt = ts_node_is_null(def) ? NULL : an_declare_target(u, name);
+            if (dt && dt->device_type == DEVTYPE_HOST) {
+                diag_error(u->diag, ts_node_start_byte(f),
+                           "'%s' is declare target device_type(host): it cannot be called on the GPU", name);
+                free(name);
+            } else if (!ts_node_is_null(def)) {
+                an__devfunc_add(u, name, def);
+            } else {
+                free(name);
+            }
+        }
+    }
+    uint32_t nc = ts_node_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        an__devfunc_calls(u, ts_node_child(n, i));
+}
+
+static int an__has_gpu(const Region *r)
+{
+    for (int i = 0; i < r->nversions; i++)
+        if (r->versions[i].kind == MACC_DEV_NVIDIA)
+            return 1;
+    return 0;
+}
+
+/* Names declared as variables by file-scope declarations (not system headers'). */
+static void an__global_names(const Unit *u, StrSet *names)
+{
+    for (int i = 0; i < u->ntop; i++) {
+        TSNode n = u->top[i];
+        if (!node_is(n, "declaration") || source_in_system(u->src, ts_node_start_byte(n)))
+            continue;
+        uint32_t nc = ts_node_named_child_count(n);
+        for (uint32_t k = 0; k < nc; k++) {
+            TSNode c = ts_node_named_child(n, k);
+            TSNode dd = node_is(c, "init_declarator") ? node_field(c, "declarator") : c;
+            if (!an__is_declarator(c) || node_is(dd, "function_declarator"))
+                continue;
+            TSNode id = an__declarator_ident(c);
+            if (!ts_node_is_null(id))
+                strset_add(names, u->src->text + ts_node_start_byte(id), ts_node_end_byte(id) - ts_node_start_byte(id));
+        }
+    }
+}
+
+/* The declaration that defines global `name` in this file: one with an
+ * initialiser, else one without `extern`, else the first. */
+static int an__devvar_def(Unit *u, DevVar *v)
+{
+    int best = -1;
+    for (int i = 0; i < u->ntop; i++) {
+        TSNode n = u->top[i];
+        if (!node_is(n, "declaration") || source_in_system(u->src, ts_node_start_byte(n)))
+            continue;
+        int is_extern = 0;
+        uint32_t nc = ts_node_named_child_count(n);
+        for (uint32_t k = 0; k < nc; k++) {
+            TSNode c = ts_node_named_child(n, k);
+            if (node_is(c, "storage_class_specifier")) {
+                char *q = node_text(u, c);
+                is_extern |= !strcmp(q, "extern");
+                free(q);
+            }
+        }
+        for (uint32_t k = 0; k < nc; k++) {
+            TSNode c = ts_node_named_child(n, k);
+            TSNode dd = node_is(c, "init_declarator") ? node_field(c, "declarator") : c;
+            if (!an__is_declarator(c) || node_is(dd, "function_declarator"))
+                continue;
+            TSNode id = an__declarator_ident(c);
+            if (ts_node_is_null(id))
+                continue;
+            size_t b = ts_node_start_byte(id), e = ts_node_end_byte(id);
+            if (e - b != strlen(v->name) || strncmp(u->src->text + b, v->name, e - b))
+                continue;
+            int rank = node_is(c, "init_declarator") ? 3 : !is_extern ? 2 : 1;
+            if (rank > best) {
+                best = rank;
+                v->decl = n;
+                v->declarator = dd;
+                v->init = node_is(c, "init_declarator") ? node_field(c, "value") : (TSNode){0};
+            }
+        }
+    }
+    if (best < 0)
+        return -1;
+    v->init_from_host = best == 1;
+    v->spec = an__spec_text(u, v->decl);
+    return 0;
+}
+
+static int an__cmp_devvar(const void *a, const void *b)
+{
+    const DevVar *x = *(DevVar *const *)a, *y = *(DevVar *const *)b;
+    uint32_t p = ts_node_start_byte(x->declarator), q = ts_node_start_byte(y->declarator);
+    return p < q ? -1 : p > q;
+}
+
+/* Adds global `name` (used at node `at`, or NULL) as a device variable. */
+static void an__devvar_add(Unit *u, const char *name, int link, int implicit, TSNode at)
+{
+    if (an_devvar(u, name))
+        return;
+    DevVar *v = xcalloc(1, sizeof *v);
+    v->name = xstrdup(name);
+    v->link = link;
+    v->implicit = implicit;
+    if (an__devvar_def(u, v) != 0) {
+        free(v->name);
+        free(v);
+        return;
+    }
+    if (node_is(v->declarator, "array_declarator") && ts_node_is_null(node_field(v->declarator, "size")) &&
+        ts_node_is_null(v->init)) {
+        diag_error(u->diag, ts_node_start_byte(ts_node_is_null(at) ? v->declarator : at),
+                   "the device copy of '%s' needs its size: declare it with one in this file", name);
+        free(v->spec);
+        free(v->name);
+        free(v);
+        return;
+    }
+    vec_push(&u->devvars, v);
+}
+
+/* Globals used under n: by a GPU version (r) or by device function `fname`. */
+static void an__devvar_uses(Unit *u, TSNode n, const Region *r, const char *fname, const StrSet *globals)
+{
+    if (node_is(n, "identifier")) {
+        size_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
+        if (!strset_has(globals, u->src->text + b, e - b))
+            return;
+        TSNode p = ts_node_parent(n);
+        if (an__is_declarator(p) && ts_node_eq(node_field(p, "declarator"), n))
+            return; /* a declarator's own name */
+        if (node_is(p, "declaration") || node_is(p, "parameter_declaration"))
+            return;
+        char *name = xstrndup(u->src->text + b, e - b);
+        Decl *d = an_devvar(u, name) ? NULL : an__lookup(u, n, name, NULL);
+        if (d && d->is_global && !d->is_function &&
+            !(d->has_init && !d->is_pointer && strstr(d->spec, "const"))) { /* constants are in the prelude */
+            const DeclTarget *dt = an_declare_target(u, name);
+            if (dt)
+                an__devvar_add(u, name, dt->link, 0, n);
+            else if (!r) {
+                diag_warning(u->diag, b,
+                             "'%s' is used on the GPU by '%s' but is in no declare target directive: it is "
+                             "treated as declare target link(%s), its device copy holding data only while a "
+                             "region maps it",
+                             name, fname, name);
+                an__devvar_add(u, name, 1, 1, n);
+            }
+        }
+        decl_delete(d);
+        free(name);
+        return;
+    }
+    uint32_t nc = ts_node_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        an__devvar_uses(u, ts_node_child(n, i), r, fname, globals);
+}
+
+static void an__device_code(Unit *u)
+{
+    int gpu = 0;
+    for (int i = 0; i < u->regions.len; i++) {
+        Region *r = u->regions.items[i];
+        if (!an__has_gpu(r))
+            continue;
+        gpu = 1;
+        an__devfunc_calls(u, r->stmt);
+    }
+    if (!gpu)
+        return; /* no device file */
+    for (int i = 0; i < u->dtargets.len; i++) {
+        const DeclTarget *x = u->dtargets.items[i];
+        if (x->device_type == DEVTYPE_HOST || an__is_devfunc(u, x->name) || an_declare_target(u, x->name) != x)
+            continue;
+        TSNode def = an__find_function(u, x->name);
+        if (!ts_node_is_null(def))
+            an__devfunc_add(u, xstrdup(x->name), def);
+    }
+    StrSet globals = {0};
+    an__global_names(u, &globals);
+    for (int i = 0; i < u->regions.len; i++) {
+        Region *r = u->regions.items[i];
+        if (an__has_gpu(r))
+            an__devvar_uses(u, r->stmt, r, NULL, &globals);
+    }
+    for (int i = 0; i < u->devfuncs.len; i++) {
+        TSNode def = *(TSNode *)u->devfnodes.items[i];
+        an__devvar_uses(u, node_field(def, "body"), NULL, u->devfuncs.items[i], &globals);
+    }
+    /* declare target variables the file defines: a device copy even when no
+     * device code here uses them (maps and updates reach it) */
+    for (int i = 0; i < u->dtargets.len; i++) {
+        const DeclTarget *x = u->dtargets.items[i];
+        if (an_declare_target(u, x->name) != x || !strset_has(&globals, x->name, strlen(x->name)) ||
+            an_devvar(u, x->name))
+            continue;
+        DevVar probe = {.name = x->name};
+        if (an__devvar_def(u, &probe) == 0) {
+            int is_const = probe.spec && strstr(probe.spec, "const") && !ts_node_is_null(probe.init) &&
+                           !node_is(probe.declarator, "pointer_declarator");
+            free(probe.spec);
+            if (!probe.init_from_host && !is_const)
+                an__devvar_add(u, x->name, x->link, 0, (TSNode){0});
+        }
+    }
+    strset_free(&globals);
+    if (u->devvars.len > 1)
+        qsort(u->devvars.items, (size_t)u->devvars.len, sizeof(void *), an__cmp_devvar);
+    /* the table's name: the same in the host and the device file, unique
+     * per translated text */
+    unsigned long long h = 1469598103934665603ULL;
+    for (size_t i = 0; i < u->src->len; i++)
+        h = (h ^ (unsigned char)u->src->text[i]) * 1099511628211ULL;
+    u->dt_key = xsprintf("macc_dt_%016llx", h);
 }
 
 /* ---- types declared inside the enclosing function --------------------------- */
@@ -1716,11 +2174,13 @@ void analyze_unit(Unit *u)
             break;
         }
     }
+    an__declare_collect(u);
     for (int i = 0; i < u->pragmas.len; i++) {
         Pragma *p = u->pragmas.items[i];
         if (p->dir.kind == DIR_TARGET)
             an__region(u, p);
     }
+    an__device_code(u);
     for (int i = 0; i < u->pragmas.len; i++) {
         Pragma *p = u->pragmas.items[i];
         if (p->used)
@@ -1761,6 +2221,18 @@ void region_launch_fields(const Region *r, Buf *fields, Buf *assign)
                 buf_printf(fields, "    int macc_%s_v%d;\n", name, v);
             if (assign)
                 buf_printf(assign, "    macc_a_.macc_%s_v%d = (int)(%s);\n", name, v, c->arg);
+        }
+        /* if(parallel: e): false makes the parallel region one thread */
+        const Directive *d = r->versions[v].dir;
+        for (int j = 0; j < d->nclauses; j++) {
+            const DirClause *c = &d->clauses[j];
+            if (c->kind != CL_IF || !c->arg || !c->name || strcmp(c->name, "parallel"))
+                continue;
+            if (fields)
+                buf_printf(fields, "    int macc_if_parallel_v%d;\n", v);
+            if (assign)
+                buf_printf(assign, "    macc_a_.macc_if_parallel_v%d = (%s) != 0;\n", v, c->arg);
+            break;
         }
     }
 }

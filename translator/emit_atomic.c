@@ -202,6 +202,10 @@ out:
         a->errors++;
     }
     free(text);
+    if (rc) {
+        free(cl->name);
+        cl->name = NULL;
+    }
     return rc ? -1 : 0;
 }
 

@@ -36,10 +36,11 @@
 typedef struct Cu {
     Unit *u;
     const char *path;
-    Vec devfuncs;  /* char * names of functions called from regions */
+    Vec devfuncs;  /* char * names of the device functions (the unit's, not owned) */
     Vec devnodes;  /* TSNode * of their definitions (same order) */
+    StrSet devvars; /* names of the globals with a device copy (macc_g_<name>) */
+    TSNode defid;      /* the name in a device variable's definition being written */
     int errors;
-    int lock;      /* macc_lock_ (critical/atomic in parallel regions) declared */
     /* the region being emitted (NULL in the prelude) */
     const Region *r;
     int mode;            /* its kernel shape (CU_LOOP, CU_TEAM_DIST, CU_GENERIC) */
@@ -127,6 +128,31 @@ static int cu__is_our_pragma(const Cu *c, TSNode n)
     return !strncmp(a, "omp", 3) || !strncmp(a, "acc", 3);
 }
 
+static const Capture *cu__cap(const Region *r, const char *name);
+
+/* Does identifier n name a global's device copy here (not a variable of the
+ * region's kernel, a local or a parameter)? */
+static int cu__devvar_ref(const Cu *c, TSNode n)
+{
+    size_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
+    if (!strset_has(&c->devvars, c->u->src->text + b, e - b))
+        return 0;
+    TSNode p = ts_node_parent(n);
+    if ((node_is(p, "call_expression") && ts_node_eq(node_field(p, "function"), n)) ||
+        ((node_is(p, "init_declarator") || node_is(p, "array_declarator") || node_is(p, "pointer_declarator") ||
+          node_is(p, "parenthesized_declarator")) &&
+         ts_node_eq(node_field(p, "declarator"), n)))
+        return 0;
+    if (c->r) {
+        char *name = xstrndup(c->u->src->text + b, e - b);
+        const Capture *k = cu__cap(c->r, name);
+        free(name);
+        if (k)
+            return 0;
+    }
+    return an_global_var_ref(c->u, n);
+}
+
 /* What an omp pragma that is not one of our directives (the translator keeps
  * no Pragma for it) means to the threads of a parallel region. */
 enum { CU_SY_NONE, CU_SY_BARRIER, CU_SY_SINGLE, CU_SY_MASTER, CU_SY_LOCK, CU_SY_FLUSH, CU_SY_OTHER };
@@ -182,16 +208,17 @@ static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
 {
     const char *t = c->u->src->text;
     if (ctx && ctx->spmd && cu__is_our_pragma(c, n) && !cu__pragma_of(c->u, n)) {
-        /* run by every thread: master on thread 0, critical and atomic under
-         * the file's lock (the statement after the pragma is the body) */
+        /* run by every thread: master on thread 0; critical, atomic and flush
+         * as everywhere in kernels (emit_atomic.c; the statement after the
+         * pragma is the body) */
         int nowait;
         const char *pre = "";
         switch (cu__sync_kind(c, n, &nowait)) {
         case CU_SY_MASTER: pre = "if (threadIdx.x == 0)"; break;
         case CU_SY_LOCK:
-            pre = "for (int macc_once_ = macc_lock_acquire(&macc_lock_); macc_once_; macc_once_ = macc_lock_release(&macc_lock_))";
-            break;
-        case CU_SY_FLUSH: pre = "__threadfence();"; break;
+        case CU_SY_FLUSH:
+            cu__sync_edit(c, n, ctx, edits);
+            return;
         case CU_SY_NONE: break;
         default: {
             char *txt = node_text(c->u, n);
@@ -266,6 +293,8 @@ static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
         if (!repl && node_is(n, "identifier") && ctx && ctx->writeback && cu__in(ctx->writeback, name) &&
             node_is(p, "field_expression") && ts_node_eq(node_field(p, "argument"), n))
             repl = xsprintf("(*macc_p_%s)", name);
+        if (!repl && node_is(n, "identifier") && (ts_node_eq(n, c->defid) || cu__devvar_ref(c, n)))
+            repl = xsprintf("macc_g_%s", name);
         if (!repl && cu__is_cxx_keyword(name, e - b))
             repl = xsprintf("macc_kw_%s", name);
         free(name);
@@ -477,55 +506,6 @@ static void cu__line_dir(Cu *c, Buf *out, TSNode n)
 
 /* ---- device functions ------------------------------------------------------- */
 
-/* The file-scope definition of function `name` (not one of a system
- * header's: CUDA has its own math and C library functions). */
-static TSNode cu__find_function(const Cu *c, const char *name)
-{
-    TSNode null = {0};
-    size_t nl = strlen(name);
-    for (int i = 0; i < c->u->ntop; i++) {
-        TSNode k = c->u->top[i];
-        if (!node_is(k, "function_definition"))
-            continue;
-        TSNode d = node_field(k, "declarator");
-        while (!ts_node_is_null(d) && !node_is(d, "function_declarator"))
-            d = node_field(d, "declarator");
-        TSNode id = node_field(d, "declarator");
-        if (node_is(id, "identifier")) {
-            size_t b = ts_node_start_byte(id), e = ts_node_end_byte(id);
-            if (nl == e - b && !strncmp(c->u->src->text + b, name, e - b) &&
-                !source_in_system(c->u->src, ts_node_start_byte(k)))
-                return k;
-        }
-    }
-    return null;
-}
-
-static void cu__calls(Cu *c, TSNode n)
-{
-    if (node_is(n, "call_expression")) {
-        TSNode f = node_field(n, "function");
-        if (node_is(f, "identifier")) {
-            char *name = node_text(c->u, f);
-            if (!cu__in(&c->devfuncs, name)) {
-                TSNode def = cu__find_function(c, name);
-                if (!ts_node_is_null(def)) {
-                    TSNode *keep = xmalloc(sizeof *keep);
-                    *keep = def;
-                    vec_push(&c->devfuncs, name);
-                    vec_push(&c->devnodes, keep);
-                    name = NULL;
-                    cu__calls(c, node_field(def, "body"));
-                }
-            }
-            free(name);
-        }
-    }
-    uint32_t nc = ts_node_child_count(n);
-    for (uint32_t i = 0; i < nc; i++)
-        cu__calls(c, ts_node_child(n, i));
-}
-
 /* ---- the prelude: what the kernels need ------------------------------------ */
 
 /* Identifiers and type names under n, into the set. */
@@ -724,6 +704,13 @@ static void cu__prelude(Cu *c, Buf *out)
     }
     for (int i = 0; i < c->devnodes.len; i++)
         cu__ids(c, *(TSNode *)c->devnodes.items[i], &need);
+    for (int i = 0; i < u->devvars.len; i++) {
+        const DevVar *v = u->devvars.items[i];
+        cu__text_ids(v->spec, &need);
+        cu__ids(c, v->declarator, &need);
+        if (!ts_node_is_null(v->init))
+            cu__ids(c, v->init, &need);
+    }
     /* types declared inside functions that regions use (hoisted) */
     Vec local = {0};
     for (int i = 0; i < u->regions.len; i++) {
@@ -793,6 +780,30 @@ static void cu__prelude(Cu *c, Buf *out)
     }
     strset_free(&seen);
     vec_free(&local);
+    /* globals with a device copy (declare target variables): __device__
+     * variables named macc_g_<name>, initialised as the host's */
+    for (int i = 0; i < u->devvars.len; i++) {
+        const DevVar *v = u->devvars.items[i];
+        cu__line_at(c, out, ts_node_start_byte(v->declarator));
+        char *spec = ts_node_is_null(v->init) ? spec_unqualified(v->spec) : xstrdup(v->spec);
+        buf_printf(out, "static __device__ %s ", spec);
+        free(spec);
+        TSNode id = v->declarator;
+        while (!ts_node_is_null(id) && !node_is(id, "identifier"))
+            id = node_is(id, "parenthesized_declarator") || node_is(id, "attributed_declarator")
+                     ? ts_node_named_child(id, 0)
+                     : node_field(id, "declarator");
+        c->defid = id;
+        cu__copy(c, v->declarator, out, NULL);
+        c->defid = (TSNode){0};
+        if (!ts_node_is_null(v->init)) {
+            buf_puts(out, " = ");
+            cu__copy(c, v->init, out, NULL);
+        }
+        buf_printf(out, ";%s\n", v->implicit ? " /* used by a device function: treated as declare target link */"
+                                  : v->link   ? " /* declare target link */"
+                                              : "");
+    }
     /* device functions: prototypes first (a callee may be defined after its
      * caller), then the definitions in the file's order */
     for (int pass = 0; pass < 2; pass++) {
@@ -1090,7 +1101,7 @@ static int cu__writes_locals_only(const Cu *c, TSNode s, int library_calls)
     }
     if (node_is(s, "assignment_expression") || node_is(s, "update_expression")) {
         TSNode t = node_is(s, "assignment_expression") ? node_field(s, "left") : node_field(s, "argument");
-        if (!node_is(t, "identifier"))
+        if (!node_is(t, "identifier") || cu__devvar_ref(c, t)) /* a global's device copy is shared */
             return 0;
         if (c->nonlocal || c->team_shared.len) { /* a mapped scalar, a team's variable: not the thread's own */
             char *name = node_text(c->u, t);
@@ -1345,19 +1356,6 @@ static int cu__spmd_needs(const Cu *c, TSNode n)
         if (cu__spmd_needs(c, k))
             return 1;
     }
-    return 0;
-}
-
-/* Does n hold a critical or atomic construct (the file needs macc_lock_)? */
-static int cu__uses_lock(const Cu *c, TSNode n)
-{
-    int nowait;
-    if (node_is(n, "preproc_call"))
-        return cu__is_our_pragma(c, n) && !cu__pragma_of(c->u, n) && cu__sync_kind(c, n, &nowait) == CU_SY_LOCK;
-    uint32_t nc = ts_node_named_child_count(n);
-    for (uint32_t i = 0; i < nc; i++)
-        if (cu__uses_lock(c, ts_node_named_child(n, i)))
-            return 1;
     return 0;
 }
 
@@ -1815,7 +1813,7 @@ static int cu__only_indexed(const Cu *c, TSNode n, const char *name, const char 
 }
 
 /* Does the expression text use only scalar captures (and macros, constants)? */
-static int cu__names_only_scalars(const Region *r, const char *s)
+static int cu__names_only_scalars(const Cu *c, const Region *r, const char *s)
 {
     while (*s) {
         if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_') {
@@ -1824,8 +1822,9 @@ static int cu__names_only_scalars(const Region *r, const char *s)
                 s++;
             char *name = xstrndup(w, (size_t)(s - w));
             const Capture *k = cu__cap(r, name);
+            int dev = !k && strset_has(&c->devvars, name, strlen(name)); /* a device copy: not on the host */
             free(name);
-            if (k && k->kind != CAP_SCALAR)
+            if ((k && k->kind != CAP_SCALAR) || dev)
                 return 0;
         } else {
             s++;
@@ -1886,8 +1885,8 @@ static int cu__stage_plan(Cu *c, const Region *r, Stage *st)
     }
     if (ts_node_is_null(loop) || cu__loop_quiet(c, r, loop, &st->l) != 0)
         return 0;
-    if (strcmp(st->l.step, "1") || (st->l.cmp != '<' && st->l.cmp != 'l') || !cu__names_only_scalars(r, st->l.lb) ||
-        !cu__names_only_scalars(r, st->l.ub) || cu__jumps(st->l.body) || !cu__writes_locals_only(c, st->l.body, 1)) {
+    if (strcmp(st->l.step, "1") || (st->l.cmp != '<' && st->l.cmp != 'l') || !cu__names_only_scalars(c, r, st->l.lb) ||
+        !cu__names_only_scalars(c, r, st->l.ub) || cu__jumps(st->l.body) || !cu__writes_locals_only(c, st->l.body, 1)) {
         cu__free_loop(&st->l);
         return 0;
     }
@@ -2007,12 +2006,8 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         mode = PARALLEL;
     else
         mode = GENERIC;
-    if (!c->lock && cu__uses_lock(c, r->stmt)) {
-        /* critical and atomic constructs of parallel regions: one lock for the file */
-        buf_puts(b, "\nstatic __device__ int macc_lock_;\n");
-        c->lock = 1;
-    }
 
+    c->r = r;
     buf_printf(b, "\n/* target region %s:%d: nvidia version */\n", c->path, r->line);
     buf_printf(b, "struct macc_a_%s {\n    int macc_unused_;\n", sfx);
     Vec wb = {0};
@@ -2097,7 +2092,6 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         vec_push(&nonlocal, wb.items[i]);
     for (int i = 0; i < treds.len; i++)
         vec_push(&nonlocal, ((Red *)treds.items[i])->cap->name);
-    c->r = r;
     c->mode = mode;
     c->nonlocal = &nonlocal;
     c->thread_arrays = &thread_arrays;
@@ -2331,6 +2325,13 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     buf_printf(b, "    int macc_block_ = %s%s%s;\n", nth ? "(int)(" : tl ? "(int)(" : "",
                nth ? nth_f : tl ? tl_f : (mode == LOOP || inner_threads) ? "256" : "1", nth || tl ? ")" : "");
     buf_puts(b, "    if (macc_block_ < 1) macc_block_ = 1;\n    if (macc_block_ > 1024) macc_block_ = 1024;\n");
+    for (int j = 0; j < d->nclauses; j++) {
+        const DirClause *ic = &d->clauses[j];
+        if (ic->kind == CL_IF && ic->arg && ic->name && !strcmp(ic->name, "parallel")) {
+            buf_printf(b, "    if (!macc_a_->macc_if_parallel_v%d) macc_block_ = 1; /* if(parallel: false) */\n", vix);
+            break;
+        }
+    }
     if (reds.len || mode != LOOP)
         buf_puts(b, "    { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }\n");
     int host_total = 0;
@@ -2347,7 +2348,8 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
                 break;
             }
             /* bounds that use pointers or arrays: known only on the device */
-            if (!cu__names_only_scalars(r, l.lb) || !cu__names_only_scalars(r, l.ub) || !cu__names_only_scalars(r, l.step))
+            if (!cu__names_only_scalars(c, r, l.lb) || !cu__names_only_scalars(c, r, l.ub) ||
+                !cu__names_only_scalars(c, r, l.step))
                 ok = 0;
             char *trip = cu__trip(&l);
             buf_printf(&tb, " * %s", trip);
@@ -2448,8 +2450,10 @@ int emit_cuda(Unit *u, Buf *out, const char *display_path)
         buf_put(&pathb, s, 1);
     }
     c.path = pathb.data;
-    for (int i = 0; i < u->regions.len; i++)
-        cu__calls(&c, ((Region *)u->regions.items[i])->stmt);
+    c.devfuncs = u->devfuncs;
+    c.devnodes = u->devfnodes;
+    for (int i = 0; i < u->devvars.len; i++)
+        strset_add(&c.devvars, ((DevVar *)u->devvars.items[i])->name, strlen(((DevVar *)u->devvars.items[i])->name));
 
     buf_printf(out, "/* @generated by macc %s from %s: do not edit. */\n", MACC_VERSION_STRING, c.path);
     /* the compute capabilities that if_device lines ask for: the driver adds them to nvcc's targets */
@@ -2477,13 +2481,17 @@ int emit_cuda(Unit *u, Buf *out, const char *display_path)
     buf_puts(out, "\n");
     for (int i = 0; i < u->regions.len; i++)
         cu__region(&c, u->regions.items[i], out);
-    for (int i = 0; i < c.devfuncs.len; i++) {
-        free(c.devfuncs.items[i]);
-        free(c.devnodes.items[i]);
+    if (u->devvars.len) {
+        /* what the host file registers (same order): the device variables as
+         * cudaGetSymbolAddress takes them */
+        buf_printf(out, "\n/* declare target variables: registered by the host file */\nextern \"C\" const void *const %s[] = {\n",
+                   u->dt_key);
+        for (int i = 0; i < u->devvars.len; i++)
+            buf_printf(out, "    (const void *)&macc_g_%s,\n", ((DevVar *)u->devvars.items[i])->name);
+        buf_puts(out, "};\n");
     }
-    vec_free(&c.devfuncs);
-    vec_free(&c.devnodes);
     vec_free(&c.team_shared);
+    strset_free(&c.devvars);
     free(pathb.data);
     return c.errors;
 }

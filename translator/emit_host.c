@@ -310,8 +310,9 @@ static int em__loop_clauses(Buf *b, const Directive *d, int parallel, int simd, 
             if (simd)
                 buf_printf(b, " %s(%s)", directive_clause_name(c->kind), c->arg ? c->arg : "1");
             break;
-        case CL_IF: /* a nested parallel's own if(...) */
-            if (parallel && c->name && strcmp(c->name, "parallel") == 0)
+        case CL_IF: /* a nested parallel's own if(...); the combined construct's
+                     * if without a modifier applies to its parallel too */
+            if (parallel && ((c->name && strcmp(c->name, "parallel") == 0) || (!c->name && d->kind == DIR_TARGET)))
                 buf_printf(b, " if(%s)", c->arg ? c->arg : "1");
             break;
         case CL_NOWAIT: /* on a worksharing for */
@@ -733,7 +734,22 @@ static void em__data(Emit *e, const DataConstruct *d)
     size_t at = d->pragma->start;
     buf_printf(&b, "{ /* #pragma %s */\n", d->pragma->text);
     em__loc(e, &b, d);
-    if (k == DIR_TASKWAIT || k == DIR_ACC_WAIT) {
+    if (k == DIR_TASKWAIT && directive_find(&d->pragma->dir, CL_NOWAIT)) {
+        /* taskwait nowait: no task waits */
+        buf_puts(&b, "    (void)macc_l_;\n}");
+        em__line_dir(e, &b, d->pragma->end);
+        em__edit_gen(e, d->pragma->start, d->pragma->end, b.data, at);
+        return;
+    }
+    if (k == DIR_TASKWAIT) {
+        /* the runtime's deferred regions, then the host's OpenMP tasks */
+        buf_puts(&b, "    MACC_taskwait(&macc_l_);\n");
+        buf_puts(&b, "#pragma omp taskwait\n}");
+        em__line_dir(e, &b, d->pragma->end);
+        em__edit_gen(e, d->pragma->start, d->pragma->end, b.data, at);
+        return;
+    }
+    if (k == DIR_ACC_WAIT) {
         buf_puts(&b, "    MACC_taskwait(&macc_l_);\n}");
         em__line_dir(e, &b, d->pragma->end);
         em__edit_gen(e, d->pragma->start, d->pragma->end, b.data, at);
@@ -830,6 +846,49 @@ static void em__managed(Emit *e, TSNode n)
         em__managed(e, ts_node_child(n, i));
 }
 
+/* declare target pragmas: the host file's C compiler need not see them (its
+ * OpenMP may not know the newer forms); the lines stay. */
+static void em__declare_pragmas(Emit *e)
+{
+    const Unit *u = e->u;
+    for (int i = 0; i < u->pragmas.len; i++) {
+        const Pragma *p = u->pragmas.items[i];
+        if (p->dir.kind != DIR_DECLARE_TARGET && p->dir.kind != DIR_END_DECLARE_TARGET)
+            continue;
+        Buf nl = {0};
+        for (size_t k = p->start; k < p->end; k++)
+            if (u->src->text[k] == '\n')
+                buf_puts(&nl, "\n");
+        em__edit(e, p->start, p->end, nl.data ? nl.data : xstrdup(""));
+    }
+}
+
+/* The device copies of the file's globals (declare target variables), when
+ * the device file is built: registered with the runtime before main, with
+ * the device file's table of their symbols. */
+static void em__devvars(const Emit *e, Buf *b)
+{
+    const Unit *u = e->u;
+    if (!u->devvars.len)
+        return;
+    const DevVar *first = u->devvars.items[0];
+    buf_printf(b, "\n#if defined(MACC_WITH_CUDA)\n/* declare target variables: their device copies are in the device file */\n");
+    buf_printf(b, "extern const void *const %s[];\n", u->dt_key);
+    buf_puts(b, "static void macc_dt_register_(void) __attribute__((constructor));\nstatic void macc_dt_register_(void)\n{\n");
+    buf_printf(b, "    static const MACC_SrcLoc macc_l_ = {\"%s\", %d, 1, \"declare target\"};\n", e->path,
+               em__line(e, ts_node_start_byte(first->declarator)));
+    buf_printf(b, "    MACC_DeclareTarget macc_v_[%d] = {\n", u->devvars.len);
+    for (int i = 0; i < u->devvars.len; i++) {
+        const DevVar *v = u->devvars.items[i];
+        const char *fl = v->link && v->init_from_host ? "MACC_DT_LINK | MACC_DT_INIT"
+                         : v->link                    ? "MACC_DT_LINK"
+                         : v->init_from_host          ? "MACC_DT_INIT"
+                                                      : "0";
+        buf_printf(b, "        {\"%s\", (void *)&(%s), sizeof(%s), %s},\n", v->name, v->name, v->name, fl);
+    }
+    buf_printf(b, "    };\n    MACC_declare_target(&macc_l_, %d, macc_v_, %s);\n}\n#endif\n", u->devvars.len, u->dt_key);
+}
+
 void emit_host(Unit *u, Buf *out, const char *display_path)
 {
     Emit e = {0};
@@ -863,6 +922,7 @@ void emit_host(Unit *u, Buf *out, const char *display_path)
         em__data(&e, u->datas.items[i]);
     if (u->managed)
         em__managed(&e, ts_tree_root_node(u->tree));
+    em__declare_pragmas(&e);
 
     for (int i = 0; i < u->blanks.len; i++) {
         const Pragma *p = u->blanks.items[i];
@@ -905,6 +965,7 @@ void emit_host(Unit *u, Buf *out, const char *display_path)
         pos = x->end;
     }
     buf_put(out, u->src->text + pos, u->src->len - pos);
+    em__devvars(&e, out);
     for (int i = 0; i < e.edits.len; i++) {
         Edit *x = e.edits.items[i];
         free(x->text);

@@ -139,6 +139,11 @@ typedef struct Unit {
     Vec datas;          /* DataConstruct * (analyze) */
     TSNode *top;        /* file-scope nodes in order, conditional groups flattened */
     int ntop, captop;
+    Vec dtargets;       /* DeclTarget *: names in declare target directives (analyze) */
+    Vec devfuncs;       /* char *: functions with a __device__ copy (analyze) */
+    Vec devfnodes;      /* TSNode *: their definitions, same order */
+    Vec devvars;        /* DevVar *: globals with a device copy (analyze) */
+    char *dt_key;       /* the device file's table of device variables: macc_dt_<hash> */
     int preprocessed;   /* the text is the preprocessor's output (cc -E) */
     int info;           /* --info: notes on implicit data-sharing decisions */
     int managed;        /* --managed: allocation calls go to MACC_malloc & co. */
@@ -274,6 +279,29 @@ typedef struct DataConstruct {
     Vec usedev;        /* UseDev *: target data use_device_ptr / use_device_addr */
 } DataConstruct;
 
+/* A name in a declare target directive (a list, or a declaration inside a
+ * declare target ... end declare target block). */
+typedef struct DeclTarget {
+    char *name;
+    int link;          /* link(list) (else to / enter / a block) */
+    int device_type;   /* DEVTYPE_* */
+    int indirect;
+    size_t off;        /* where it is named, for diagnostics */
+} DeclTarget;
+
+/* A global with a device copy: a __device__ variable of the device file
+ * (macc_g_<name>), registered by the host file with the runtime. */
+typedef struct DevVar {
+    char *name;
+    char *spec;        /* specifiers without storage class */
+    TSNode decl;       /* the file-scope declaration that defines it */
+    TSNode declarator; /* its declarator (without the initialiser) */
+    TSNode init;       /* the initialiser, or null */
+    int link;          /* link(list), or not in a declare target directive (used by a device function) */
+    int implicit;      /* not in a declare target directive */
+    int init_from_host;/* no definition in this file: the device copy starts as the host's bytes */
+} DevVar;
+
 /* Releases a declaration; decl_delete(NULL) is a no-op. */
 void decl_delete(Decl *d);
 
@@ -304,6 +332,13 @@ Decl *analyze_lookup(const Unit *u, TSNode at, const char *name, TSNode *where);
 
 /* Does a `kind` clause of `d` list the variable `name`? */
 int directive_lists(const Directive *d, ClauseKind kind, const char *name);
+/* The declare target entry of `name` (the last directive naming it), or NULL. */
+const DeclTarget *an_declare_target(const Unit *u, const char *name);
+/* The device copy of global `name`, or NULL. */
+const DevVar *an_devvar(const Unit *u, const char *name);
+/* Does identifier node `id` name a file-scope variable (not a local, a
+ * parameter or a function)? */
+int an_global_var_ref(const Unit *u, TSNode id);
 
 /* ---- emit ---------------------------------------------------------------- */
 /* Emits the host file of `u` into *out. `display_path` is the file name used in

@@ -372,6 +372,26 @@ void unit_delete(Unit *u)
         free(p);
     }
     vec_free(&u->pragmas);
+    for (int i = 0; i < u->dtargets.len; i++) {
+        DeclTarget *x = u->dtargets.items[i];
+        free(x->name);
+        free(x);
+    }
+    vec_free(&u->dtargets);
+    for (int i = 0; i < u->devfuncs.len; i++) {
+        free(u->devfuncs.items[i]);
+        free(u->devfnodes.items[i]);
+    }
+    vec_free(&u->devfuncs);
+    vec_free(&u->devfnodes);
+    for (int i = 0; i < u->devvars.len; i++) {
+        DevVar *v = u->devvars.items[i];
+        free(v->name);
+        free(v->spec);
+        free(v);
+    }
+    vec_free(&u->devvars);
+    free(u->dt_key);
     for (int i = 0; i < u->blanks.len; i++) {
         Pragma *p = u->blanks.items[i];
         directive_free(&p->dir);

@@ -16,8 +16,6 @@
 typedef struct { int a; double b; } pair;
 
 
-static __device__ int macc_lock_;
-
 /* target region atomic_forms.c:21: nvidia version */
 struct macc_a_main_L21 {
     int macc_unused_;

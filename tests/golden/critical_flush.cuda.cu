@@ -28,8 +28,6 @@ __device__ static void macc_d_bump(int *h, int k)
 }
 
 
-static __device__ int macc_lock_;
-
 /* target region critical_flush.c:19: nvidia version */
 struct macc_a_loops_L19 {
     int macc_unused_;

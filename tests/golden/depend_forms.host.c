@@ -174,6 +174,7 @@ void pipeline(int n, int bs, float *a, float *b, float *c)
     { /* #pragma omp taskwait */
     static const MACC_SrcLoc macc_l_ = {"depend_forms.c", 20, 5, "pipeline"};
     MACC_taskwait(&macc_l_);
+#pragma omp taskwait
 }
 #line 21 "depend_forms.c"
 }

@@ -90,6 +90,7 @@ void clear(int n, double *v)
     { /* #pragma omp taskwait */
     static const MACC_SrcLoc macc_l_ = {"device_host.c", 13, 5, "clear"};
     MACC_taskwait(&macc_l_);
+#pragma omp taskwait
 }
 #line 14 "device_host.c"
 }

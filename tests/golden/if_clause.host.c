@@ -20,7 +20,7 @@ static int macc_h_maybe_offload_L4(void *macc_args_, MACC_TaskEnv *macc_env_)
     (void)n;
     (void)v;
 #line 5 "if_clause.c"
-#pragma omp parallel for num_threads(macc_env_->nthreads)
+#pragma omp parallel for if(n > 10000) num_threads(macc_env_->nthreads)
 #line 5 "if_clause.c"
     for (int i = 0; i < n; i++)
         v[i] += 1.0;

@@ -57,6 +57,7 @@ void gpu_only(int n, float *v)
     { /* #pragma omp taskwait */
     static const MACC_SrcLoc macc_l_ = {"if_device_nvidia_only.c", 9, 5, "gpu_only"};
     MACC_taskwait(&macc_l_);
+#pragma omp taskwait
 }
 #line 10 "if_device_nvidia_only.c"
 }

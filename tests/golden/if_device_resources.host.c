@@ -70,6 +70,7 @@ void update(int n, int bs, float *v, const float *f, float dt)
     { /* #pragma omp taskwait */
     static const MACC_SrcLoc macc_l_ = {"if_device_resources.c", 12, 5, "update"};
     MACC_taskwait(&macc_l_);
+#pragma omp taskwait
 }
 #line 13 "if_device_resources.c"
 }

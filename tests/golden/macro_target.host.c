@@ -130,6 +130,7 @@ int main(void)
 { /* #pragma omp taskwait */
     static const MACC_SrcLoc macc_l_ = {"macro_target.c", 23, 1, "main"};
     MACC_taskwait(&macc_l_);
+#pragma omp taskwait
 }
 #line 24 "macro_target.c"
     double want = 2.0 * (1000 - 1) * 1000 / 2.0;

@@ -100,6 +100,7 @@ void rows(double (*a)[COLS], int nrows)
     { /* #pragma omp taskwait */
     static const MACC_SrcLoc macc_l_ = {"multidim_section.c", 15, 5, "rows"};
     MACC_taskwait(&macc_l_);
+#pragma omp taskwait
 }
 #line 16 "multidim_section.c"
 

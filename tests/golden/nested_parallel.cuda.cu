@@ -18,6 +18,7 @@
 struct macc_a_nested_parallel_L7 {
     int macc_unused_;
     int n;
+    int macc_if_parallel_v0;
 };
 struct macc_p_nested_parallel_L7 {
     void *macc_unused_;
@@ -62,6 +63,7 @@ extern "C" int macc_k_nested_parallel_L7_nvidia(void *macc_args_, MACC_TaskEnv *
     int macc_block_ = 256;
     if (macc_block_ < 1) macc_block_ = 1;
     if (macc_block_ > 1024) macc_block_ = 1024;
+    if (!macc_a_->macc_if_parallel_v0) macc_block_ = 1; /* if(parallel: false) */
     { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;

@@ -12,6 +12,7 @@
 struct macc_a_nested_parallel_L7 {
     int macc_unused_;
     int n;
+    int macc_if_parallel_v0;
 };
 static int macc_h_nested_parallel_L7(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
@@ -233,6 +234,7 @@ float nested_parallel(int n, int m, float *a, const float *b)
     { /* target region macc_k_nested_parallel_L7 */
     struct macc_a_nested_parallel_L7 macc_a_ = {0};
     macc_a_.n = n;
+    macc_a_.macc_if_parallel_v0 = (n > 1000) != 0;
     MACC_Map macc_m_[2] = {
         {"b", (void *)(b), (void *)&(b)[0], (MACC_SIZE_T)(n) * sizeof((b)[0]), MACC_MAP_TO},
         {"s", (void *)&(s), (void *)&(s), sizeof(s), MACC_MAP_TOFROM},

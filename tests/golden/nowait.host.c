@@ -62,6 +62,7 @@ void blocks(int n, int bs, double *v)
     { /* #pragma omp taskwait */
     static const MACC_SrcLoc macc_l_ = {"nowait.c", 9, 5, "blocks"};
     MACC_taskwait(&macc_l_);
+#pragma omp taskwait
 }
 #line 10 "nowait.c"
 }

@@ -65,6 +65,7 @@ void continued(int n, int bs, double *a, const double *b)
     { /* #pragma omp taskwait */
     static const MACC_SrcLoc macc_l_ = {"pragma_continuation.c", 15, 5, "continued"};
     MACC_taskwait(&macc_l_);
+#pragma omp taskwait
 }
 #line 16 "pragma_continuation.c"
 }

@@ -62,6 +62,7 @@ void relax(int n, int bs, double *v)
     { /* #pragma omp taskwait */
     static const MACC_SrcLoc macc_l_ = {"resources_auto.c", 11, 5, "relax"};
     MACC_taskwait(&macc_l_);
+#pragma omp taskwait
 }
 #line 12 "resources_auto.c"
 }

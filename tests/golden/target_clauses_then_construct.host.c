@@ -109,6 +109,7 @@ void axpy(int n, double a, const double *x, double *y)
     { /* #pragma omp taskwait */
     static const MACC_SrcLoc macc_l_ = {"target_clauses_then_construct.c", 12, 5, "axpy"};
     MACC_taskwait(&macc_l_);
+#pragma omp taskwait
 }
 #line 13 "target_clauses_then_construct.c"
 }

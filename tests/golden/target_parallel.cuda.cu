@@ -17,8 +17,6 @@
 
 
 
-static __device__ int macc_lock_;
-
 /* target region target_parallel.c:11: nvidia version */
 struct macc_a_target_parallel_L11 {
     int macc_unused_;

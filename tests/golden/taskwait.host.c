@@ -101,6 +101,7 @@ void two_phases(int n, int bs, float *a, float *b)
     { /* #pragma omp taskwait */
     static const MACC_SrcLoc macc_l_ = {"taskwait.c", 9, 5, "two_phases"};
     MACC_taskwait(&macc_l_);
+#pragma omp taskwait
 }
 #line 10 "taskwait.c"
 
@@ -121,6 +122,7 @@ void two_phases(int n, int bs, float *a, float *b)
     { /* #pragma omp taskwait */
     static const MACC_SrcLoc macc_l_ = {"taskwait.c", 16, 5, "two_phases"};
     MACC_taskwait(&macc_l_);
+#pragma omp taskwait
 }
 #line 17 "taskwait.c"
 }

@@ -556,6 +556,133 @@ Test(source, hash_line_directive_and_escaped_names)
     source_delete(s);
 }
 
+/* ---- declare target ---------------------------------------------------------------------- */
+
+static const DeclTarget *dt(const Unit *u, const char *name)
+{
+    return an_declare_target(u, name);
+}
+
+Test(analysis, declare_target_names)
+{
+    ANALYSE("#pragma omp declare target\n"
+            "int a[8], b = 1;\n"
+            "double f(double v) { return v; }\n"
+            "  #pragma omp begin declare target device_type(nohost)\n"
+            "  int g(void);\n"
+            "  #pragma omp end declare target\n"
+            "#pragma omp end declare target\n"
+            "int l; int e;\n"
+            "#pragma omp declare target link(l) enter(e) device_type(host) indirect\n"
+            "#pragma omp declare target(f)\n"
+            "int outside;\n");
+    cr_assert_eq(nerr, 0);
+    cr_assert_not_null(dt(u, "a"));
+    cr_assert_not_null(dt(u, "b"));
+    cr_assert_eq(dt(u, "f")->device_type, DEVTYPE_ANY, "the last directive naming f");
+    cr_assert_eq(dt(u, "g")->device_type, DEVTYPE_NOHOST, "the innermost block");
+    cr_assert(dt(u, "l")->link);
+    cr_assert(!dt(u, "e")->link);
+    cr_assert_eq(dt(u, "e")->device_type, DEVTYPE_HOST);
+    cr_assert(dt(u, "e")->indirect);
+    cr_assert_null(dt(u, "outside"));
+    cr_assert_eq(u->devvars.len, 0, "no region with a GPU version: no device file");
+    DONE();
+}
+
+/* Declare target globals are not captured: the host version uses the
+ * variable, the kernel its device copy; a firstprivate, a private loop
+ * variable and a mapped one keep their data-sharing; a non declare target
+ * global array is still mapped; globals that device functions use get device
+ * copies (those outside any directive with a warning, as link). */
+Test(analysis, declare_target_globals_in_regions)
+{
+    ANALYSE("int g = 1, i;\n"
+            "double t[4];\n"
+            "int m;\n"
+            "#pragma omp declare target enter(g, i, t, m)\n"
+            "double plain[4];\n"
+            "int other;\n"
+            "int uses_other(void) { return other; }\n"
+            "static int unused_dt(void) { return 2; }\n"
+            "#pragma omp declare target(unused_dt)\n"
+            "void f(void) {\n"
+            "  #pragma omp target map(tofrom: m) firstprivate(g)\n"
+            "  { for (i = 0; i < 4; i++) t[i] = g + plain[i] + m + uses_other(); }\n"
+            "  #pragma omp target\n"
+            "  { g = 2; }\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    Region *r = u->regions.items[0];
+    cr_assert_null(cap(r, "t"), "declare target: not captured");
+    cr_assert_eq(cap(r, "g")->kind, CAP_SCALAR, "firstprivate(g)");
+    cr_assert_eq(cap(r, "i")->kind, CAP_PRIVATE, "a loop variable");
+    cr_assert_eq(cap(r, "m")->kind, CAP_WRITEBACK, "map(tofrom: m): through the map");
+    cr_assert_eq(cap(r, "plain")->kind, CAP_ARRAY);
+    cr_assert_null(cap((Region *)u->regions.items[1], "g"));
+    const char *names[] = {"g", "i", "t", "m", "other"};
+    cr_assert_eq(u->devvars.len, 5);
+    for (int k = 0; k < 5; k++)
+        cr_assert_str_eq(((DevVar *)u->devvars.items[k])->name, names[k], "file order");
+    const DevVar *o = an_devvar(u, "other");
+    cr_assert(o->implicit && o->link);
+    cr_assert(!an_devvar(u, "g")->link);
+    cr_assert_null(an_devvar(u, "plain"), "used only by the region: mapped");
+    int have_unused = 0, have_uses = 0;
+    for (int k = 0; k < u->devfuncs.len; k++) {
+        have_unused |= !strcmp(u->devfuncs.items[k], "unused_dt");
+        have_uses |= !strcmp(u->devfuncs.items[k], "uses_other");
+    }
+    cr_assert(have_unused, "a declare target function no region calls");
+    cr_assert(have_uses);
+    cr_assert_eq(diag.warnings, 1);
+    char *msg = diag_text(errf);
+    cr_assert(strstr(msg, "'other' is used on the GPU by 'uses_other' but is in no declare target directive"), "%s",
+              msg);
+    free(msg);
+    cr_assert(!strncmp(u->dt_key, "macc_dt_", 8));
+    DONE();
+}
+
+/* A variable declared extern here: its device copy starts as the host's
+ * bytes; a declare target variable defined here but not used on the device
+ * still gets one (maps and updates reach it). */
+Test(analysis, declare_target_extern_and_unused)
+{
+    ANALYSE("extern int ext;\n"
+            "int here[3] = {1, 2, 3};\n"
+            "#pragma omp declare target(ext, here)\n"
+            "void f(int *p) {\n"
+            "  #pragma omp target map(tofrom: p[0:1])\n"
+            "  p[0] = ext;\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    cr_assert_eq(u->devvars.len, 2);
+    cr_assert(an_devvar(u, "ext")->init_from_host);
+    cr_assert(!an_devvar(u, "here")->init_from_host);
+    cr_assert(!ts_node_is_null(an_devvar(u, "here")->init));
+    DONE();
+}
+
+/* A declare target global named in a version's private or firstprivate
+ * clause is the region's own copy (captured, per thread on the GPU); one no
+ * clause names is the device copy; defaultmap does not change that. */
+Test(analysis, declare_target_with_version_privates)
+{
+    ANALYSE("double t[4];\n"
+            "int g;\n"
+            "#pragma omp declare target enter(t, g)\n"
+            "void f(int n) {\n"
+            "  #pragma omp target teams distribute parallel for private(t) firstprivate(n) defaultmap(none)\n"
+            "  for (int i = 0; i < n; i++) { t[0] = i; g += (int)t[0]; }\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    Region *r = u->regions.items[0];
+    cr_assert_not_null(cap(r, "t"), "private(t): the region's copy");
+    cr_assert_null(cap(r, "g"), "declare target: the device copy");
+    DONE();
+}
+
 /* Directives nested on their own lines make the combined construct. */
 Test(analysis, nested_directives_combine)
 {

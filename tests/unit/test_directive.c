@@ -805,7 +805,15 @@ Test(directive, loop_clauses)
 
 Test(directive, loop_errors)
 {
-    bad("omp parallel for default(none)", "default", "unknown clause 'default' on 'parallel for'");
+    bad("omp parallel for proc_bind(close)", "proc_bind", "unknown clause 'proc_bind' on 'parallel for'");
+    ok("omp parallel for default(none) aligned(a: 64) nontemporal(a)");
+    cr_assert_eq(D.clauses[0].kind, CL_ACCEPTED);
+    cr_assert_str_eq(D.clauses[0].name, "default");
+    cr_assert_str_eq(D.clauses[0].arg, "none");
+    bad("omp parallel for default(everything)", "everything", "expected shared, none, firstprivate or private");
+    ok("omp target teams distribute parallel for reduction(task, +: s)");
+    cr_assert_eq(D.clauses[0].modifier, RED_ADD);
+    bad("omp target parallel for reduction(inscan, +: s)", "inscan", "inscan");
     bad("omp parallel for map(to: a)", "map", "not allowed on 'parallel for'");
     bad("omp parallel for nowait", "nowait", "not allowed");
     bad("omp simd if(x) simd", "x) |simd", "construct-set");
@@ -933,8 +941,11 @@ Test(directive, taskwait)
     ok("omp taskwait");
     cr_assert_eq(D.kind, DIR_TASKWAIT);
     cr_assert_eq(D.nclauses, 0);
-    bad("omp taskwait nowait", "nowait", "taskwait");
-    bad("omp taskwait depend(in: a)", "depend", "taskwait");
+    ok("omp taskwait nowait");
+    cr_assert_eq(D.nclauses, 1);
+    ok("omp taskwait depend(in: a) depend(out: b[0:n])");
+    cr_assert_eq(D.nclauses, 2);
+    bad("omp taskwait untied", "untied", "taskwait");
 }
 
 Test(directive, target_data)
@@ -1036,9 +1047,47 @@ Test(directive, declare_target)
     ok("omp end declare target");
     cr_assert_eq(D.kind, DIR_END_DECLARE_TARGET);
     bad("omp declare target(a) to(b)", "to(b)", "unexpected");
-    bad("omp declare target link(x)", "link", "unknown clause");
     bad("omp end declare target x", "x", "unexpected");
     bad("omp declare target map(to: a)", "map", "not allowed");
+}
+
+Test(directive, declare_target_clauses)
+{
+    ok("omp declare target link(x, y[0:2]) to(f) device_type(nohost)");
+    cr_assert_eq(D.nclauses, 3);
+    cr_assert_eq(clause(0, CL_LINK)->nitems, 2);
+    item(&D.clauses[0].items[1], "y", 1, 1);
+    cr_assert_eq(clause(2, CL_DEVICE_TYPE)->modifier, DEVTYPE_NOHOST);
+    directive_free(&D);
+    ok("omp declare target enter(f) device_type(host) indirect");
+    cr_assert_eq(clause(1, CL_DEVICE_TYPE)->modifier, DEVTYPE_HOST);
+    cr_assert_null(clause(2, CL_INDIRECT)->arg);
+    directive_free(&D);
+    ok("omp declare target to(f) indirect(1) device_type( any )");
+    cr_assert_str_eq(clause(1, CL_INDIRECT)->arg, "1");
+    cr_assert_eq(clause(2, CL_DEVICE_TYPE)->modifier, DEVTYPE_ANY);
+    directive_free(&D);
+    ok("omp begin declare target device_type(nohost) indirect");
+    cr_assert_eq(D.kind, DIR_DECLARE_TARGET);
+    cr_assert_eq(clause(0, CL_DEVICE_TYPE)->modifier, DEVTYPE_NOHOST);
+    directive_free(&D);
+    ok("omp declare_target enter(f)");
+    cr_assert_eq(D.kind, DIR_DECLARE_TARGET);
+    cr_assert_eq(clause(0, CL_TO)->nitems, 1);
+    directive_free(&D);
+    ok("omp begin declare_target");
+    cr_assert_eq(D.kind, DIR_DECLARE_TARGET);
+    directive_free(&D);
+    ok("omp end declare_target");
+    cr_assert_eq(D.kind, DIR_END_DECLARE_TARGET);
+    directive_free(&D);
+    bad("omp declare target to(f) device_type(gpu)", "gpu", "expected host, nohost or any");
+    bad("omp declare target to(f) device_type(host, any)", ",", "unexpected text");
+    bad("omp declare target to(f) device_type(host) device_type(any)", "device_type(any)", "duplicate");
+    bad("omp begin declare target to(f)", "to", "not allowed");
+    bad("omp begin declare target link(f)", "link", "not allowed");
+    bad("omp target link(x)", "link", "not allowed");
+    bad("omp target update to(x) device_type(host)", "device_type", "not allowed");
 }
 
 /* ------------------------------------------------------------------ */

@@ -1448,6 +1448,20 @@ static void fgpu_advise(maccrt_device *d, const void *p, size_t bytes, int set)
     atomic_fetch_add(set ? &fgpu_advise_set : &fgpu_advise_unset, 1);
 }
 
+/* A declare target variable's device copies on the fake GPUs: the "device
+ * variable" (what the device file defines, one copy per GPU) is this struct;
+ * its address is the symbol the host file registers. */
+typedef struct fsym {
+    unsigned char copy[2][256];
+} fsym;
+static int fgpu_symbol_address(maccrt_device *d, const void *symbol, void **devptr)
+{
+    if (!symbol || d->index > 1)
+        return 13; /* cudaErrorInvalidSymbol */
+    *devptr = ((fsym *)symbol)->copy[d->index];
+    return 0;
+}
+
 const maccrt_plugin maccrt_cuda_plugin = {
     .name = "nvidia",
     .kind = MACC_DEV_NVIDIA,
@@ -1468,6 +1482,7 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .mem_info = fgpu_mem_info,
     .prefetch = fgpu_prefetch,
     .advise_read_mostly = fgpu_advise,
+    .symbol_address = fgpu_symbol_address,
 };
 
 static void gpu_env(void)
@@ -2547,6 +2562,181 @@ Test(sched, gpus_of_one_kind_are_estimated_apart)
     cr_assert_eq(d, rt->devices[1], "the faster GPU by its own history");
     cr_assert_eq(d2, rt->devices[1]);
     cr_assert_eq(d3, rt->devices[0]);
+}
+
+/* ---- declare target variables on the fake GPUs ---------------------------------------------- */
+
+static double fsym_get(const fsym *s, int gpu, int i)
+{
+    double v;
+    memcpy(&v, s->copy[gpu] + i * sizeof v, sizeof v);
+    return v;
+}
+
+static void fsym_fill(fsym *s, double v)
+{
+    for (int g = 0; g < 2; g++)
+        for (int i = 0; i < 32; i++)
+            memcpy(s->copy[g] + i * sizeof v, &v, sizeof v);
+}
+
+/* declare target to(g): registered before the runtime starts (as the host
+ * file's constructor does); each GPU has its own copy, present for the whole
+ * run; updates copy, task maps use the copy without copying (infinite
+ * reference count), only `always` copies; nothing is allocated or freed. */
+Test(gpu, declare_target_to_has_a_present_copy_on_every_gpu)
+{
+    static double g[8];
+    static fsym gs;
+    for (int i = 0; i < 8; i++)
+        g[i] = i;
+    fsym_fill(&gs, 7.0); /* the device file's initialiser */
+    MACC_DeclareTarget v = {"g", g, sizeof g, 0};
+    const void *syms[] = {&gs};
+    MACC_declare_target(&dloc, 1, &v, syms);
+    cr_assert(MACC_is_present(g, sizeof g, 0), "the runtime starts: g is present on nvidia:0");
+    cr_assert(MACC_is_present(g + 2, 8, 1));
+    cr_assert(!MACC_is_present(g, sizeof g + 8, 0), "a larger range is not");
+    cr_assert_eq(fsym_get(&gs, 0, 3), 7.0, "the device copy keeps its initialiser until an update");
+    cr_assert_eq(atomic_load(&maccrt_rt.devices[0]->bytes_h2d), 0);
+
+    MACC_Map to = {"g", g, g, sizeof g, MACC_MAP_TO};
+    MACC_data_update(&dloc, 1, &to, MACC_DEVICE_DEFAULT, 0, NULL, 0);
+    cr_assert_eq(fsym_get(&gs, 0, 3), 3.0, "update to: the default device's copy");
+    cr_assert_eq(fsym_get(&gs, 1, 3), 7.0, "the other GPU's copy is its own");
+
+    /* a task on nvidia:1 mapping g tofrom: it gets nvidia:1's copy, nothing moves */
+    scale(&r_scale_gpu_only, g, 0, 8, 2.0, 0, MACC_MAP_TOFROM, 0, 1);
+    cr_assert_eq(atomic_load(&ran_gpu[1]), 1);
+    cr_assert_eq(atomic_load(&env_errors), 0);
+    cr_assert_eq(fsym_get(&gs, 1, 3), 14.0);
+    cr_assert_eq(g[3], 3.0, "no copy back: g is always present");
+    cr_assert_eq(atomic_load(&maccrt_rt.devices[1]->bytes_h2d), 0);
+    cr_assert_eq(atomic_load(&maccrt_rt.devices[1]->bytes_d2h), 0);
+    MACC_Map from = {"g", g, g + 2, 2 * sizeof(double), MACC_MAP_FROM};
+    MACC_data_update(&dloc, 1, &from, 1, 0, NULL, 0);
+    cr_assert_eq(g[3], 14.0, "update from: a section of nvidia:1's copy");
+    cr_assert_eq(g[4], 4.0);
+
+    /* data constructs: enter/exit (even delete) change nothing; always copies */
+    MACC_Map all = {"g", g, g, sizeof g, MACC_MAP_TOFROM | MACC_MAP_DELETE};
+    MACC_data_enter(&dloc, 1, &all, 0, 0, NULL, 0);
+    MACC_data_exit(&dloc, 1, &all, 0, 0, NULL, 0);
+    cr_assert(MACC_is_present(g, sizeof g, 0));
+    cr_assert_eq(fsym_get(&gs, 0, 3), 3.0);
+    MACC_Map always = {"g", g, g, sizeof g, MACC_MAP_TOFROM | MACC_MAP_ALWAYS};
+    g[0] = 100.0;
+    MACC_data_begin(&dloc, 1, &always, 0);
+    cr_assert_eq(fsym_get(&gs, 0, 0), 100.0, "always to");
+    memcpy(gs.copy[0] + sizeof(double), &(double){-1.0}, sizeof(double));
+    MACC_data_end(&dloc, 1, &always, 0);
+    cr_assert_eq(g[1], -1.0, "always from");
+    /* a task's map(always, tofrom: g) copies both ways too */
+    g[2] = 5.0;
+    scale(&r_scale_gpu_only, g, 0, 8, 2.0, 0, MACC_MAP_TOFROM | MACC_MAP_ALWAYS, 0, 1);
+    cr_assert_eq(fsym_get(&gs, 1, 2), 10.0, "always to, then the task");
+    cr_assert_eq(g[2], 10.0, "always from: the task's copy back");
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 0, "the copy is the device variable: nothing allocated");
+    long sref, dref;
+    maccrt_map_counts(maccrt_rt.devices[0], g, &sref, &dref);
+    cr_assert_eq(sref, 0);
+    cr_assert_eq(dref, 0);
+}
+
+/* declare target link(l): the device copy is the device variable, but l is
+ * present only while mapped, and maps copy in and out as for any data. */
+Test(gpu, declare_target_link_is_present_only_while_mapped)
+{
+    static double l[8];
+    static fsym ls;
+    for (int i = 0; i < 8; i++)
+        l[i] = i;
+    fsym_fill(&ls, 7.0);
+    MACC_DeclareTarget v = {"l", l, sizeof l, MACC_DT_LINK};
+    const void *syms[] = {&ls};
+    MACC_declare_target(&dloc, 1, &v, syms);
+    cr_assert(!MACC_is_present(l, sizeof l, 0));
+    MACC_Map to = {"l", l, l, sizeof l, MACC_MAP_TO};
+    MACC_data_update(&dloc, 1, &to, 0, 0, NULL, 0);
+    cr_assert_eq(fsym_get(&ls, 0, 3), 7.0, "not mapped: update does nothing");
+    MACC_data_enter(&dloc, 1, &to, MACC_DEVICE_DEFAULT, 0, NULL, 0);
+    cr_assert(MACC_is_present(l, sizeof l, 0));
+    cr_assert(!MACC_is_present(l, sizeof l, 1));
+    cr_assert_eq(fsym_get(&ls, 0, 3), 3.0, "enter data copies into the device variable");
+    /* on nvidia:0, present: the task uses the copy */
+    scale(&r_scale_gpu_only, l, 0, 8, 2.0, 0, MACC_MAP_TOFROM, 0, 0);
+    cr_assert_eq(fsym_get(&ls, 0, 3), 6.0);
+    cr_assert_eq(l[3], 3.0);
+    /* on nvidia:1, absent: mapped for the task, in and out of nvidia:1's variable */
+    scale(&r_scale_gpu_only, l, 0, 8, 3.0, 0, MACC_MAP_TOFROM, 0, 1);
+    cr_assert_eq(fsym_get(&ls, 1, 3), 9.0);
+    cr_assert_eq(l[3], 9.0);
+    cr_assert(!MACC_is_present(l, sizeof l, 1));
+    cr_assert_eq(atomic_load(&env_errors), 0);
+    /* exit data from: copied back, absent again, the variable stays */
+    MACC_Map from = {"l", l, l, sizeof l, MACC_MAP_FROM};
+    MACC_data_exit(&dloc, 1, &from, MACC_DEVICE_DEFAULT, 0, NULL, 0);
+    cr_assert_eq(l[3], 6.0);
+    cr_assert(!MACC_is_present(l, sizeof l, 0));
+    MACC_data_exit(&dloc, 1, &from, MACC_DEVICE_DEFAULT, 0, NULL, 0); /* absent: nothing */
+    cr_assert_eq(l[3], 6.0);
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 0);
+    cr_assert_not_null(maccrt_rt.devices[0]->ptable->tree.root, "the entry stays for the next map");
+}
+
+/* map(present:) of a link variable that is not mapped: absent, an error. */
+Test(gpu, declare_target_link_absent_is_not_present, .exit_code = 1)
+{
+    static double l[8];
+    static fsym ls;
+    MACC_DeclareTarget v = {"l", l, sizeof l, MACC_DT_LINK};
+    const void *syms[] = {&ls};
+    MACC_declare_target(&dloc, 1, &v, syms);
+    MACC_Map m = {"l", l, l, sizeof l, MACC_MAP_TO | MACC_MAP_PRESENT};
+    MACC_data_begin(&dloc, 1, &m, 0);
+}
+
+/* Registered after the start (a library loaded later): at once. MACC_DT_INIT:
+ * the device copy starts as the host's bytes. The same variable registered
+ * again (a second file with its own device copy): the first stays. A missing
+ * symbol: a warning, no entry. */
+Test(gpu, declare_target_after_the_start_twice_and_without_symbol)
+{
+    static double a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8};
+    static fsym as, as2;
+    cr_assert_eq(macc_num_devices(), 3);
+    MACC_DeclareTarget v = {"a", a, sizeof a, MACC_DT_INIT};
+    const void *syms[] = {&as};
+    MACC_declare_target(&dloc, 1, &v, syms);
+    cr_assert(MACC_is_present(a, sizeof a, 0));
+    cr_assert_eq(fsym_get(&as, 0, 2), 3.0, "initialised from the host");
+    cr_assert_eq(fsym_get(&as, 1, 2), 3.0);
+    const void *syms2[] = {&as2};
+    MACC_declare_target(&dloc, 1, &v, syms2);
+    a[2] = 30.0;
+    MACC_Map to = {"a", a, a, sizeof a, MACC_MAP_TO};
+    MACC_data_update(&dloc, 1, &to, 0, 0, NULL, 0);
+    cr_assert_eq(fsym_get(&as, 0, 2), 30.0, "the first registration's copy");
+    cr_assert_eq(fsym_get(&as2, 0, 2), 0.0);
+    MACC_DeclareTarget w = {"b", b, sizeof b, 0};
+    const void *nosym[] = {NULL};
+    MACC_declare_target(&dloc, 1, &w, nosym);
+    cr_assert(!MACC_is_present(b, sizeof b, 0));
+}
+
+/* Without GPUs the variable is the host's: registration is harmless. */
+Test(rt, declare_target_host_only)
+{
+    static double h[4] = {1, 2, 3, 4};
+    static fsym hs;
+    MACC_DeclareTarget v = {"h", h, sizeof h, 0};
+    const void *syms[] = {&hs};
+    MACC_declare_target(&dloc, 1, &v, syms);
+    cr_assert_eq(macc_num_devices(), 1);
+    MACC_Map to = {"h", h, h, sizeof h, MACC_MAP_TO};
+    MACC_data_update(&dloc, 1, &to, MACC_DEVICE_DEFAULT, 0, NULL, 0);
+    cr_assert_eq(fsym_get(&hs, 0, 0), 0.0);
+    cr_assert_eq(h[0], 1.0);
 }
 
 /* ---- OpenMP's device API (omp.c) ---------------------------------------------------------------

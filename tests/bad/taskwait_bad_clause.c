@@ -1,5 +1,5 @@
 // EXPECT: 10: taskwait
-/* taskwait takes no clause. */
+/* taskwait takes no untied clause. */
 void f(int n, int bs, double *a)
 {
     for (int k = 0; k < n; k += bs) {
@@ -7,5 +7,5 @@ void f(int n, int bs, double *a)
         for (int i = k; i < k + bs; i++)
             a[i] += 1.0;
     }
-    #pragma omp taskwait nowait
+    #pragma omp taskwait untied
 }
