@@ -346,9 +346,10 @@ driver)
     # _OPENACC as GCC and NVHPC define it: with -fopenacc or -acc, or in a file with OpenACC directives
     printf '#include <stdio.h>\nint main(void) {\n#ifdef _OPENACC\nputs("acc");\n#else\nputs("noacc");\n#endif\nint a[4];\n#pragma omp target map(from: a)\nfor (int i = 0; i < 4; i++) a[i] = i;\nreturn a[3] != 3; }\n' > oacc.c
     sed 's/^#pragma omp target map(from: a)/#pragma acc data copyout(a)/' oacc.c > oacc2.c
-    if MACC_NVCC= "$macc" oacc.c -o oacc 2> err.txt && [ "$(./oacc)" = noacc ] &&
-        MACC_NVCC= "$macc" -acc oacc.c -o oacc 2>> err.txt && [ "$(./oacc)" = acc ] &&
-        MACC_NVCC= "$macc" oacc2.c -o oacc2 2>> err.txt && [ "$(./oacc2)" = acc ]; then ok
+    # shellcheck disable=SC2086
+    if MACC_NVCC= "$macc" ${E2E_CFLAGS:-} oacc.c -o oacc 2> err.txt && [ "$(./oacc)" = noacc ] &&
+        MACC_NVCC= "$macc" ${E2E_CFLAGS:-} -acc oacc.c -o oacc 2>> err.txt && [ "$(./oacc)" = acc ] &&
+        MACC_NVCC= "$macc" ${E2E_CFLAGS:-} oacc2.c -o oacc2 2>> err.txt && [ "$(./oacc2)" = acc ]; then ok
     else cat err.txt; ko "driver: _OPENACC only for OpenACC files or -fopenacc/-acc"; fi
     # omp requires unified_shared_memory: the file's allocations go to the managed allocator
     if "$macc" --translate "$top/tests/e2e/requires_usm.c" -o out 2> err.txt && grep -q 'MACC_malloc' out/requires_usm.host.c &&

@@ -53,8 +53,11 @@ static int source__marker(const char *t, const char *end, int *line, char **name
     if (p >= end || *p < '0' || *p > '9')
         return 0;
     long n = 0;
-    while (p < end && *p >= '0' && *p <= '9')
+    while (p < end && *p >= '0' && *p <= '9') {
+        if (n > 100000000)
+            return 0; /* not a line number any file has */
         n = n * 10 + (*p++ - '0');
+    }
     while (p < end && (*p == ' ' || *p == '\t'))
         p++;
     *name = NULL;
