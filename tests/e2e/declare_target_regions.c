@@ -69,6 +69,6 @@ int main(void)
 
     if (fails)
         return 1;
-    printf("declare_target_regions: ok (%s)\n", dev ? "gpu" : "host");
+    printf("PASS (regions on the %s)\n", dev ? "GPU" : "host");
     return 0;
 }
