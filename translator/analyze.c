@@ -2006,7 +2006,7 @@ static void an__device_code(Unit *u)
 
 /* ---- types declared inside the enclosing function --------------------------- */
 
-static void an__ids_all(const Unit *u, TSNode n, StrSet *ids)
+void node_ids(const Unit *u, TSNode n, StrSet *ids)
 {
     if (node_is(n, "identifier") || node_is(n, "type_identifier")) {
         size_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
@@ -2015,15 +2015,42 @@ static void an__ids_all(const Unit *u, TSNode n, StrSet *ids)
     }
     uint32_t nc = ts_node_child_count(n);
     for (uint32_t i = 0; i < nc; i++)
-        an__ids_all(u, ts_node_child(n, i), ids);
+        node_ids(u, ts_node_child(n, i), ids);
 }
 
-static int an__has_name(const Unit *u, TSNode id, const StrSet *ids)
+void text_ids(const char *s, StrSet *ids)
+{
+    Vec names = {0};
+    an_text_ids(s, &names);
+    for (int i = 0; i < names.len; i++) {
+        strset_add(ids, names.items[i], strlen(names.items[i]));
+        free(names.items[i]);
+    }
+    vec_free(&names);
+}
+
+int node_name_in(const Unit *u, TSNode id, const StrSet *ids)
 {
     if (ts_node_is_null(id))
         return 0;
     size_t b = ts_node_start_byte(id), e = ts_node_end_byte(id);
     return strset_has(ids, u->src->text + b, e - b);
+}
+
+int tag_defines(const Unit *u, TSNode spec, const StrSet *ids)
+{
+    if (node_name_in(u, node_field(spec, "name"), ids))
+        return 1;
+    if (!node_is(spec, "enum_specifier"))
+        return 0;
+    TSNode body = node_field(spec, "body");
+    uint32_t k = ts_node_named_child_count(body);
+    for (uint32_t i = 0; i < k; i++) {
+        TSNode en = ts_node_named_child(body, i);
+        if (node_is(en, "enumerator") && node_name_in(u, node_field(en, "name"), ids))
+            return 1;
+    }
+    return 0;
 }
 
 /* The struct/union/enum specifier with a body that node n (a declaration,
@@ -2045,7 +2072,7 @@ static int an__defines_type(const Unit *u, TSNode n, const StrSet *ids)
 {
     TSNode spec = node_tag_body(n);
     if (!ts_node_is_null(spec)) {
-        if (an__has_name(u, node_field(spec, "name"), ids))
+        if (tag_defines(u, spec, ids))
             return 1;
         if (ts_node_is_null(node_field(spec, "name")) && !node_is(spec, "enum_specifier")) {
             char *t = anon_tag(u, spec);
@@ -2054,21 +2081,12 @@ static int an__defines_type(const Unit *u, TSNode n, const StrSet *ids)
             if (hit)
                 return 1;
         }
-        if (node_is(spec, "enum_specifier")) {
-            TSNode body = node_field(spec, "body");
-            uint32_t k = ts_node_named_child_count(body);
-            for (uint32_t i = 0; i < k; i++) {
-                TSNode en = ts_node_named_child(body, i);
-                if (node_is(en, "enumerator") && an__has_name(u, node_field(en, "name"), ids))
-                    return 1;
-            }
-        }
     }
     if (node_is(n, "type_definition")) {
         uint32_t k = ts_node_named_child_count(n);
         for (uint32_t i = 0; i < k; i++) {
             TSNode d = ts_node_named_child(n, i);
-            if (node_is(d, "type_identifier") && an__has_name(u, d, ids))
+            if (node_is(d, "type_identifier") && node_name_in(u, d, ids))
                 return 1;
         }
     }
@@ -2115,26 +2133,20 @@ static void an__local_types(Unit *u, Region *r)
     if (ts_node_is_null(body))
         return;
     StrSet ids = {0};
-    an__ids_all(u, r->stmt, &ids);
+    node_ids(u, r->stmt, &ids);
     for (int i = 0; i < r->caps.len; i++) {
         Capture *c = r->caps.items[i];
-        if (!c->decl)
-            continue;
-        Vec names = {0};
-        an_text_ids(c->decl->spec, &names);
-        an_text_ids(c->decl->decl_text, &names);
-        for (int j = 0; j < names.len; j++) {
-            strset_add(&ids, names.items[j], strlen(names.items[j]));
-            free(names.items[j]);
+        if (c->decl) {
+            text_ids(c->decl->spec, &ids);
+            text_ids(c->decl->decl_text, &ids);
         }
-        vec_free(&names);
     }
     for (int changed = 1; changed;) {
         changed = 0;
         int before = r->local_types.len;
         an__local_walk(u, r, body, &ids, &changed);
         for (int i = before; i < r->local_types.len; i++)
-            an__ids_all(u, *(TSNode *)r->local_types.items[i], &ids);
+            node_ids(u, *(TSNode *)r->local_types.items[i], &ids);
     }
     if (r->local_types.len > 1)
         qsort(r->local_types.items, (size_t)r->local_types.len, sizeof(void *), an__cmp_nodes);
@@ -2145,14 +2157,8 @@ static void an__local_types(Unit *u, Region *r)
         Capture *c = r->caps.items[i];
         if (!c->decl)
             continue;
-        Vec names = {0};
-        an_text_ids(c->decl->spec, &names);
         StrSet one = {0};
-        for (int j = 0; j < names.len; j++) {
-            strset_add(&one, names.items[j], strlen(names.items[j]));
-            free(names.items[j]);
-        }
-        vec_free(&names);
+        text_ids(c->decl->spec, &one);
         for (int j = 0; j < r->local_types.len && !c->local_type; j++)
             c->local_type = an__defines_type(u, *(TSNode *)r->local_types.items[j], &one);
         strset_free(&one);
@@ -2260,4 +2266,23 @@ void local_type_text(const Unit *u, TSNode n, Buf *out)
     }
     buf_put(out, u->src->text + sb, se - sb);
     buf_puts(out, node_is(spec, "type_definition") ? "\n" : ";\n");
+}
+
+void unit_local_types(const Unit *u, const TSNode *func, Vec *out)
+{
+    for (int i = 0; i < u->regions.len; i++) {
+        Region *q = u->regions.items[i];
+        if (func && !ts_node_eq(q->func, *func))
+            continue;
+        for (int j = 0; j < q->local_types.len; j++) {
+            TSNode *n = q->local_types.items[j];
+            int dup = 0;
+            for (int k = 0; k < out->len && !dup; k++)
+                dup = ts_node_eq(*(TSNode *)out->items[k], *n);
+            if (!dup)
+                vec_push(out, n);
+        }
+    }
+    if (out->len > 1)
+        qsort(out->items, (size_t)out->len, sizeof(void *), an__cmp_nodes);
 }

@@ -9,19 +9,6 @@
 
 #include "macc.h"
 
-static char *source__cescape(const char *s)
-{
-    Buf b = {0};
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            buf_put(&b, "\\", 1);
-        buf_put(&b, s, 1);
-    }
-    if (!b.data)
-        buf_puts(&b, "");
-    return b.data;
-}
-
 static int source__file_index(Source *s, const char *name)
 {
     for (int i = 0; i < s->nfiles; i++)
@@ -30,7 +17,7 @@ static int source__file_index(Source *s, const char *name)
     s->files = xrealloc(s->files, sizeof(char *) * (size_t)(s->nfiles + 1));
     s->cfiles = xrealloc(s->cfiles, sizeof(char *) * (size_t)(s->nfiles + 1));
     s->files[s->nfiles] = xstrdup(name);
-    s->cfiles[s->nfiles] = source__cescape(name);
+    s->cfiles[s->nfiles] = c_escape(name);
     return s->nfiles++;
 }
 
@@ -139,7 +126,7 @@ static Source *source__index(Source *s)
                     free(s->files[0]);
                     free(s->cfiles[0]);
                     s->files[0] = xstrdup(name);
-                    s->cfiles[0] = source__cescape(name);
+                    s->cfiles[0] = c_escape(name);
                 }
                 cur_file = source__file_index(s, name);
                 cur_sys = sys;
@@ -165,7 +152,7 @@ void source_set_path(Source *s, const char *path)
         free(s->files[0]);
         free(s->cfiles[0]);
         s->files[0] = xstrdup(path);
-        s->cfiles[0] = source__cescape(path);
+        s->cfiles[0] = c_escape(path);
     }
     free(old);
 }

@@ -525,6 +525,26 @@ static int dr__has_acc_pragma(const char *path)
     return r;
 }
 
+/* GCC's dependency options for the preprocessor step: -MD/-MMD, -MF file,
+ * the user's -MT/-MQ targets or else `target`, -MP. The strings are not
+ * copied: they must outlive *args. */
+static void dr__dep_args(const Opts *o, Vec *args, const char *file, const char *target)
+{
+    vec_push(args, o->dep_mode == 'D' || o->dep_mode == 'M' ? "-MD" : "-MMD");
+    vec_push(args, "-MF");
+    vec_push(args, (void *)file);
+    for (int k = 0; k < o->dep_targets.len; k++) {
+        vec_push(args, "-MT");
+        vec_push(args, o->dep_targets.items[k]);
+    }
+    if (!o->dep_targets.len) {
+        vec_push(args, "-MT");
+        vec_push(args, (void *)target);
+    }
+    if (o->dep_phony)
+        vec_push(args, "-MP");
+}
+
 static char *dr__preprocess(const Opts *o, const char *in, const char *dir, const char *stem, int i,
                             const Vec *extra, int *rc)
 {
@@ -629,21 +649,9 @@ int driver_main(int argc, char **argv)
             Vec depargs = {0};
             char *df = NULL, *dt = NULL;
             if (o.dep_mode) {
-                vec_push(&depargs, o.dep_mode == 'D' || o.dep_mode == 'M' ? "-MD" : "-MMD");
                 df = o.dep_file ? xstrdup(o.dep_file) : xsprintf("%s/%s.d", to.outdir, stem);
-                vec_push(&depargs, "-MF");
-                vec_push(&depargs, df);
-                for (int k = 0; k < o.dep_targets.len; k++) {
-                    vec_push(&depargs, "-MT");
-                    vec_push(&depargs, o.dep_targets.items[k]);
-                }
-                if (!o.dep_targets.len) {
-                    dt = xsprintf("%s/%s.host.c", to.outdir, stem);
-                    vec_push(&depargs, "-MT");
-                    vec_push(&depargs, dt);
-                }
-                if (o.dep_phony)
-                    vec_push(&depargs, "-MP");
+                dt = xsprintf("%s/%s.host.c", to.outdir, stem);
+                dr__dep_args(&o, &depargs, df, dt);
             }
             char *ifile = dr__preprocess(&o, in, tdir, stem, i, &depargs, &prc);
             vec_free(&depargs);
@@ -761,7 +769,6 @@ int driver_main(int argc, char **argv)
                 char *uo_own = NULL;
                 if (!uo && (o.compile_only || o.assemble))
                     uo = uo_own = xsprintf("%s.%s", stem, o.assemble ? "s" : "o");
-                vec_push(&depargs, o.dep_mode == 'D' || o.dep_mode == 'M' ? "-MD" : "-MMD");
                 if (o.dep_file)
                     pdepfile = xstrdup(o.dep_file);
                 else if (o.compile_only || o.assemble) {
@@ -771,19 +778,8 @@ int driver_main(int argc, char **argv)
                 } else {
                     pdepfile = xsprintf("%s.d", stem);
                 }
-                vec_push(&depargs, "-MF");
-                vec_push(&depargs, pdepfile);
-                for (int k = 0; k < o.dep_targets.len; k++) {
-                    vec_push(&depargs, "-MT");
-                    vec_push(&depargs, o.dep_targets.items[k]);
-                }
-                if (!o.dep_targets.len) {
-                    pdeptarget = (o.compile_only || o.assemble) ? xstrdup(uo) : xsprintf("%s.o", stem);
-                    vec_push(&depargs, "-MT");
-                    vec_push(&depargs, pdeptarget);
-                }
-                if (o.dep_phony)
-                    vec_push(&depargs, "-MP");
+                pdeptarget = (o.compile_only || o.assemble) ? xstrdup(uo) : xsprintf("%s.o", stem);
+                dr__dep_args(&o, &depargs, pdepfile, pdeptarget);
                 free(uo_own);
                 deps_done = 1;
             }

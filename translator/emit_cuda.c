@@ -526,69 +526,13 @@ static void cu__line_dir(Cu *c, Buf *out, TSNode n)
 
 /* ---- the prelude: what the kernels need ------------------------------------ */
 
-/* Identifiers and type names under n, into the set. */
-static void cu__ids(const Cu *c, TSNode n, StrSet *ids)
-{
-    if (node_is(n, "identifier") || node_is(n, "type_identifier")) {
-        size_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
-        strset_add(ids, c->u->src->text + b, e - b);
-        return;
-    }
-    uint32_t nc = ts_node_child_count(n);
-    for (uint32_t i = 0; i < nc; i++)
-        cu__ids(c, ts_node_child(n, i), ids);
-}
-
-static void cu__text_ids(const char *s, StrSet *ids)
-{
-    Vec names = {0};
-    an_text_ids(s, &names);
-    for (int i = 0; i < names.len; i++) {
-        strset_add(ids, names.items[i], strlen(names.items[i]));
-        free(names.items[i]);
-    }
-    vec_free(&names);
-}
-
-/* The struct/union/enum specifier with a body inside declaration n, if any. */
-static TSNode cu__tag_body(TSNode n)
-{
-    TSNode null = {0};
-    TSNode spec = node_is(n, "struct_specifier") || node_is(n, "union_specifier") || node_is(n, "enum_specifier")
-                      ? n
-                      : node_field(n, "type");
-    if ((node_is(spec, "struct_specifier") || node_is(spec, "union_specifier") || node_is(spec, "enum_specifier")) &&
-        !ts_node_is_null(node_field(spec, "body")))
-        return spec;
-    return null;
-}
-
-static int cu__name_in(const Cu *c, TSNode id, const StrSet *set)
-{
-    if (ts_node_is_null(id))
-        return 0;
-    size_t b = ts_node_start_byte(id), e = ts_node_end_byte(id);
-    return strset_has(set, c->u->src->text + b, e - b);
-}
-
 /* Does file-scope node n define a name in `need` (a typedef name, a tag,
  * an enumerator, a variable)? */
 static int cu__defines_needed(const Cu *c, TSNode n, const StrSet *need)
 {
-    TSNode spec = cu__tag_body(n);
-    if (!ts_node_is_null(spec)) {
-        if (cu__name_in(c, node_field(spec, "name"), need))
-            return 1;
-        if (node_is(spec, "enum_specifier")) {
-            TSNode body = node_field(spec, "body");
-            uint32_t k = ts_node_named_child_count(body);
-            for (uint32_t i = 0; i < k; i++) {
-                TSNode en = ts_node_named_child(body, i);
-                if (node_is(en, "enumerator") && cu__name_in(c, node_field(en, "name"), need))
-                    return 1;
-            }
-        }
-    }
+    TSNode spec = node_tag_body(n);
+    if (!ts_node_is_null(spec) && tag_defines(c->u, spec, need))
+        return 1;
     if (node_is(n, "type_definition") || node_is(n, "declaration")) {
         uint32_t k = ts_node_named_child_count(n);
         for (uint32_t i = 0; i < k; i++) {
@@ -605,7 +549,7 @@ static int cu__defines_needed(const Cu *c, TSNode n, const StrSet *need)
                     break;
                 d = inner;
             }
-            if ((node_is(d, "identifier") || node_is(d, "type_identifier")) && cu__name_in(c, d, need))
+            if ((node_is(d, "identifier") || node_is(d, "type_identifier")) && node_name_in(c->u, d, need))
                 return 1;
         }
     }
@@ -627,7 +571,7 @@ static int cu__prelude_kind(const Cu *c, TSNode n)
         /* a system header's typedef of a scalar type: the same type as the
          * CUDA headers' (C++ allows the repetition); tagged types come from
          * the headers that macc_device.h includes */
-        if (!ts_node_is_null(cu__tag_body(n)))
+        if (!ts_node_is_null(node_tag_body(n)))
             return 0;
         TSNode d = node_field(n, "declarator");
         char *name = ts_node_is_null(d) ? xstrdup("") : node_text(c->u, d);
@@ -674,7 +618,7 @@ static int cu__prelude_kind(const Cu *c, TSNode n)
             tables = 0;
         }
     }
-    int body = !ts_node_is_null(cu__tag_body(n));
+    int body = !ts_node_is_null(node_tag_body(n));
     if (!vars && !protos)
         return 1;
     if (vars && is_const && !is_extern && constants)
@@ -711,39 +655,29 @@ static void cu__prelude(Cu *c, Buf *out)
     StrSet need = {0};
     for (int i = 0; i < u->regions.len; i++) {
         Region *r = u->regions.items[i];
-        cu__ids(c, r->stmt, &need);
+        node_ids(c->u, r->stmt, &need);
         for (int j = 0; j < r->caps.len; j++) {
             Capture *k = r->caps.items[j];
             if (k->decl) {
-                cu__text_ids(k->decl->spec, &need);
-                cu__text_ids(k->decl->decl_text, &need);
+                text_ids(k->decl->spec, &need);
+                text_ids(k->decl->decl_text, &need);
             }
         }
     }
     for (int i = 0; i < c->devnodes.len; i++)
-        cu__ids(c, *(TSNode *)c->devnodes.items[i], &need);
+        node_ids(c->u, *(TSNode *)c->devnodes.items[i], &need);
     for (int i = 0; i < u->devvars.len; i++) {
         const DevVar *v = u->devvars.items[i];
-        cu__text_ids(v->spec, &need);
-        cu__ids(c, v->declarator, &need);
+        text_ids(v->spec, &need);
+        node_ids(c->u, v->declarator, &need);
         if (!ts_node_is_null(v->init))
-            cu__ids(c, v->init, &need);
+            node_ids(c->u, v->init, &need);
     }
     /* types declared inside functions that regions use (hoisted) */
     Vec local = {0};
-    for (int i = 0; i < u->regions.len; i++) {
-        Region *r = u->regions.items[i];
-        for (int j = 0; j < r->local_types.len; j++) {
-            TSNode *n = r->local_types.items[j];
-            int dup = 0;
-            for (int k = 0; k < local.len && !dup; k++)
-                dup = ts_node_eq(*(TSNode *)local.items[k], *n);
-            if (!dup) {
-                vec_push(&local, n);
-                cu__ids(c, *n, &need);
-            }
-        }
-    }
+    unit_local_types(u, NULL, &local);
+    for (int i = 0; i < local.len; i++)
+        node_ids(c->u, *(TSNode *)local.items[i], &need);
     unsigned char *mark = xcalloc((size_t)u->ntop + 1, 1);
     for (int changed = 1; changed;) {
         changed = 0;
@@ -756,7 +690,7 @@ static void cu__prelude(Cu *c, Buf *out)
             if (!k)
                 continue;
             changed = 1;
-            cu__ids(c, k == 2 ? cu__tag_body(n) : n, &need);
+            node_ids(c->u, k == 2 ? node_tag_body(n) : n, &need);
         }
     }
     for (int i = 0; i < u->ntop; i++) {
@@ -774,7 +708,7 @@ static void cu__prelude(Cu *c, Buf *out)
         if (mark[i] == 3)
             buf_puts(out, "__device__ ");
         if (mark[i] == 2) {
-            cu__copy(c, cu__tag_body(n), out, NULL);
+            cu__copy(c, node_tag_body(n), out, NULL);
             buf_puts(out, ";\n");
             continue;
         }
@@ -2449,15 +2383,31 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     free(nt_f);
 }
 
+/* The emitter's state for unit u: the unit's device functions (not owned)
+ * and the names of its device variables. */
+static void cu__init(Cu *c, Unit *u, const char *path)
+{
+    memset(c, 0, sizeof *c);
+    c->u = u;
+    c->path = path;
+    c->devfuncs = u->devfuncs;
+    c->devnodes = u->devfnodes;
+    for (int i = 0; i < u->devvars.len; i++) {
+        const char *name = ((DevVar *)u->devvars.items[i])->name;
+        strset_add(&c->devvars, name, strlen(name));
+    }
+}
+
+static void cu__fini(Cu *c)
+{
+    vec_free(&c->team_shared);
+    strset_free(&c->devvars);
+}
+
 int emit_cuda_probe(Unit *u, Region *r, char **why)
 {
-    Cu c = {0};
-    c.u = u;
-    c.path = "";
-    c.devfuncs = u->devfuncs; /* not owned */
-    c.devnodes = u->devfnodes;
-    for (int i = 0; i < u->devvars.len; i++)
-        strset_add(&c.devvars, ((DevVar *)u->devvars.items[i])->name, strlen(((DevVar *)u->devvars.items[i])->name));
+    Cu c;
+    cu__init(&c, u, "");
     Diag *dg = u->diag;
     FILE *out = dg->out;
     int errs = dg->errors, warns = dg->warnings;
@@ -2475,8 +2425,7 @@ int emit_cuda_probe(Unit *u, Region *r, char **why)
     dg->errors = errs;
     dg->warnings = warns;
     buf_free(&scratch);
-    strset_free(&c.devvars);
-    vec_free(&c.team_shared);
+    cu__fini(&c);
     *why = NULL;
     if (c.errors && text) {
         /* "file:line:col: error: message": the message */
@@ -2500,18 +2449,8 @@ int emit_cuda(Unit *u, Buf *out, const char *display_path)
     if (!any)
         return 0;
     Cu c = {0};
-    c.u = u;
-    Buf pathb = {0};
-    for (const char *s = display_path; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            buf_puts(&pathb, "\\");
-        buf_put(&pathb, s, 1);
-    }
-    c.path = pathb.data;
-    c.devfuncs = u->devfuncs;
-    c.devnodes = u->devfnodes;
-    for (int i = 0; i < u->devvars.len; i++)
-        strset_add(&c.devvars, ((DevVar *)u->devvars.items[i])->name, strlen(((DevVar *)u->devvars.items[i])->name));
+    char *path = c_escape(display_path);
+    cu__init(&c, u, path);
 
     buf_printf(out, "/* @generated by macc %s from %s: do not edit. */\n", MACC_VERSION_STRING, c.path);
     /* the compute capabilities that if_device lines ask for: the driver adds them to nvcc's targets */
@@ -2548,8 +2487,7 @@ int emit_cuda(Unit *u, Buf *out, const char *display_path)
             buf_printf(out, "    (const void *)&macc_g_%s,\n", ((DevVar *)u->devvars.items[i])->name);
         buf_puts(out, "};\n");
     }
-    vec_free(&c.team_shared);
-    strset_free(&c.devvars);
-    free(pathb.data);
+    cu__fini(&c);
+    free(path);
     return c.errors;
 }

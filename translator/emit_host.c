@@ -158,6 +158,16 @@ static void em__addr_refs(Emit *e, TSNode n, const DataConstruct *d)
         em__addr_refs(e, ts_node_child(n, i), d);
 }
 
+/* Replaces bytes [start, end) by their newlines alone (lines keep their numbers). */
+static void em__blank(Emit *e, size_t start, size_t end)
+{
+    Buf nl = {0};
+    for (size_t k = start; k < end; k++)
+        if (e->u->src->text[k] == '\n')
+            buf_puts(&nl, "\n");
+    em__edit(e, start, end, nl.data ? nl.data : xstrdup(""));
+}
+
 static int em__line(const Emit *e, size_t off)
 {
     int line, col;
@@ -168,19 +178,6 @@ static int em__line(const Emit *e, size_t off)
 static void em__line_dir(const Emit *e, Buf *b, size_t off)
 {
     buf_printf(b, "\n#line %d \"%s\"\n", em__line(e, off), e->path);
-}
-
-static char *em__escape(const char *s)
-{
-    Buf b = {0};
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            buf_put(&b, "\\", 1);
-        buf_put(&b, s, 1);
-    }
-    if (!b.data)
-        buf_puts(&b, "");
-    return b.data;
 }
 
 static const char *em__map_kind(int k, char *buf, size_t n)
@@ -228,7 +225,7 @@ static void em__maps(Buf *b, const Vec *maps, const char *indent)
     for (int i = 0; i < maps->len; i++) {
         RMap *m = maps->items[i];
         char kb[160];
-        char *name = em__escape(m->name);
+        char *name = c_escape(m->name);
         buf_printf(b, "%s    {\"%s\", %s, %s, %s, %s},\n", indent, name, m->base, m->start, m->bytes,
                    em__map_kind(m->kind, kb, sizeof kb));
         free(name);
@@ -521,27 +518,7 @@ static void em__local_types(Emit *e, const Region *first, Buf *b)
 {
     Unit *u = e->u;
     Vec all = {0};
-    for (int i = 0; i < u->regions.len; i++) {
-        Region *q = u->regions.items[i];
-        if (!ts_node_eq(q->func, first->func))
-            continue;
-        for (int j = 0; j < q->local_types.len; j++) {
-            TSNode *n = q->local_types.items[j];
-            int dup = 0;
-            for (int k = 0; k < all.len && !dup; k++)
-                dup = ts_node_eq(*(TSNode *)all.items[k], *n);
-            if (!dup)
-                vec_push(&all, n);
-        }
-    }
-    for (int pass = 0; pass < 2 && all.len; pass++) /* a tiny insertion sort by position */
-        for (int i = 1; i < all.len; i++)
-            for (int j = i; j > 0 && ts_node_start_byte(*(TSNode *)all.items[j - 1]) >
-                                      ts_node_start_byte(*(TSNode *)all.items[j]); j--) {
-                void *t = all.items[j];
-                all.items[j] = all.items[j - 1];
-                all.items[j - 1] = t;
-            }
+    unit_local_types(u, &first->func, &all);
     int said = 0;
     for (int i = 0; i < all.len; i++) {
         TSNode n = *(TSNode *)all.items[i];
@@ -858,11 +835,7 @@ static void em__declare_pragmas(Emit *e)
         const Pragma *p = u->pragmas.items[i];
         if (p->dir.kind != DIR_DECLARE_TARGET && p->dir.kind != DIR_END_DECLARE_TARGET)
             continue;
-        Buf nl = {0};
-        for (size_t k = p->start; k < p->end; k++)
-            if (u->src->text[k] == '\n')
-                buf_puts(&nl, "\n");
-        em__edit(e, p->start, p->end, nl.data ? nl.data : xstrdup(""));
+        em__blank(e, p->start, p->end);
     }
 }
 
@@ -896,7 +869,7 @@ void emit_host(Unit *u, Buf *out, const char *display_path)
 {
     Emit e = {0};
     e.u = u;
-    char *path = em__escape(display_path);
+    char *path = c_escape(display_path);
     e.path = path;
 
     /* outlined code, grouped per function, before the function */
@@ -951,11 +924,7 @@ void emit_host(Unit *u, Buf *out, const char *display_path)
     }
     for (int i = 0; i < u->blanks.len; i++) {
         const Pragma *p = u->blanks.items[i];
-        Buf nl = {0};
-        for (size_t k = p->start; k < p->end; k++)
-            if (u->src->text[k] == '\n')
-                buf_puts(&nl, "\n");
-        em__edit(&e, p->start, p->end, nl.data ? nl.data : xstrdup(""));
+        em__blank(&e, p->start, p->end);
     }
     /* the runtime's header, when the program includes it too: the file's
      * own #include at the top is the one copy */
@@ -967,11 +936,7 @@ void emit_host(Unit *u, Buf *out, const char *display_path)
         while (j + 1 < src->nlines && !src->omark[j + 1] && source_file_is(src, src->lines[j + 1], "macc_rt.h"))
             j++;
         size_t b = src->lines[i], end = j + 1 < src->nlines ? src->lines[j + 1] : src->len;
-        Buf nl = {0};
-        for (size_t k = b; k < end; k++)
-            if (src->text[k] == '\n')
-                buf_puts(&nl, "\n");
-        em__edit(&e, b, end, nl.data ? nl.data : xstrdup(""));
+        em__blank(&e, b, end);
         i = j;
     }
     if (e.edits.len)

@@ -38,6 +38,8 @@ void buf_put(Buf *b, const char *s, size_t n);
 void buf_puts(Buf *b, const char *s);
 void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void buf_free(Buf *b);
+/* s with '"' and '\\' escaped, for a C string literal (caller frees). */
+char *c_escape(const char *s);
 
 /* Growable array of pointers. */
 typedef struct Vec {
@@ -160,6 +162,14 @@ const char *node_type(TSNode n);
 int node_is(TSNode n, const char *type);
 char *node_text(const Unit *u, TSNode n);   /* caller frees */
 TSNode node_field(TSNode n, const char *field);
+/* Identifiers and type names under n (or in an expression kept as text) into the set. */
+void node_ids(const Unit *u, TSNode n, StrSet *ids);
+void text_ids(const char *s, StrSet *ids);
+/* Is the name at node id (may be null) in the set? */
+int node_name_in(const Unit *u, TSNode id, const StrSet *ids);
+/* Does struct/union/enum specifier `spec` define a name in the set (its tag,
+ * an enumerator)? */
+int tag_defines(const Unit *u, TSNode spec, const StrSet *ids);
 /* The struct/union/enum specifier with a body inside a declaration,
  * type_definition or specifier node, or a null node. */
 TSNode node_tag_body(TSNode n);
@@ -317,6 +327,10 @@ void analyze_unit(Unit *u);
  * (either may be NULL). */
 void region_launch_fields(const Region *r, Buf *fields, Buf *assign);
 
+/* The local type definitions (Region.local_types) of the regions of
+ * function *func (NULL: of every region), each once, in the file's order; the
+ * nodes are the regions' (not owned). */
+void unit_local_types(const Unit *u, const TSNode *func, Vec *out);
 /* The tag macc gives an anonymous struct/union declared in a function, where
  * it hoists the definition (macc_anon_L<line>_<col>; caller frees). */
 char *anon_tag(const Unit *u, TSNode spec);

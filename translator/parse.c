@@ -207,6 +207,21 @@ static int parse__other(Unit *u, Pragma *p)
     return 0;
 }
 
+static void parse__pragma_free(Pragma *p)
+{
+    directive_free(&p->dir);
+    free(p->text);
+    free(p->offmap);
+    free(p);
+}
+
+static void parse__pragmas_free(Vec *v)
+{
+    for (int i = 0; i < v->len; i++)
+        parse__pragma_free(v->items[i]);
+    vec_free(v);
+}
+
 static void parse__collect(Unit *u, TSNode n)
 {
     if (node_is(n, "preproc_call")) {
@@ -241,10 +256,7 @@ static void parse__collect(Unit *u, TSNode n)
                     if (kept == 1)
                         vec_push(&u->blanks, p); /* handled here: blanked in the host file */
                 } else if (p->dir.kind == DIR_OTHER) {
-                    directive_free(&p->dir);
-                    free(p->text);
-                    free(p->offmap);
-                    free(p);
+                    parse__pragma_free(p);
                 } else {
                     vec_push(&u->pragmas, p);
                 }
@@ -376,14 +388,7 @@ void unit_delete(Unit *u)
         free(d);
     }
     vec_free(&u->datas);
-    for (int i = 0; i < u->pragmas.len; i++) {
-        Pragma *p = u->pragmas.items[i];
-        directive_free(&p->dir);
-        free(p->text);
-        free(p->offmap);
-        free(p);
-    }
-    vec_free(&u->pragmas);
+    parse__pragmas_free(&u->pragmas);
     for (int i = 0; i < u->dtargets.len; i++) {
         DeclTarget *x = u->dtargets.items[i];
         free(x->name);
@@ -404,22 +409,8 @@ void unit_delete(Unit *u)
     }
     vec_free(&u->devvars);
     free(u->dt_key);
-    for (int i = 0; i < u->blanks.len; i++) {
-        Pragma *p = u->blanks.items[i];
-        directive_free(&p->dir);
-        free(p->text);
-        free(p->offmap);
-        free(p);
-    }
-    vec_free(&u->blanks);
-    for (int i = 0; i < u->host_dep_tasks.len; i++) {
-        Pragma *p = u->host_dep_tasks.items[i];
-        directive_free(&p->dir);
-        free(p->text);
-        free(p->offmap);
-        free(p);
-    }
-    vec_free(&u->host_dep_tasks);
+    parse__pragmas_free(&u->blanks);
+    parse__pragmas_free(&u->host_dep_tasks);
     free(u->top);
     if (u->tree)
         ts_tree_delete(u->tree);

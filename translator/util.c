@@ -123,6 +123,19 @@ void vec_free(Vec *v)
     v->len = v->cap = 0;
 }
 
+char *c_escape(const char *s)
+{
+    Buf b = {0};
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            buf_put(&b, "\\", 1);
+        buf_put(&b, s, 1);
+    }
+    if (!b.data)
+        buf_puts(&b, "");
+    return b.data;
+}
+
 /* ---- string sets ------------------------------------------------------------ */
 
 static uint64_t util__hash(const char *s, size_t n)
