@@ -355,6 +355,14 @@ driver)
     if "$macc" --translate "$top/tests/e2e/requires_usm.c" -o out 2> err.txt && grep -q 'MACC_malloc' out/requires_usm.host.c &&
         ! grep -q 'pragma omp requires' out/requires_usm.host.c; then ok
     else cat err.txt; ko "driver: omp requires unified_shared_memory"; fi
+    # a region in a header: #line directives name the header and its lines
+    printf 'static inline void twice(int n, double *a) {\n#pragma omp target teams distribute parallel for map(tofrom: a[0:n])\nfor (int i = 0; i < n; i++) a[i] *= 2;\n}\n' > twice.h
+    printf '#include "twice.h"\nint main(void) { double a[4] = {1, 2, 3, 4}; twice(4, a); return a[3] != 8; }\n' > usetwice.c
+    # shellcheck disable=SC2086
+    if "$macc" --translate usetwice.c -o out 2> err.txt && grep -q '^#line 3 "twice.h"' out/usetwice.host.c &&
+        { [ ! -f out/usetwice.cuda.cu ] || grep -q '^#line 3 "twice.h"' out/usetwice.cuda.cu; } &&
+        MACC_NVCC= "$macc" ${E2E_CFLAGS:-} usetwice.c -o usetwice 2>> err.txt && ./usetwice; then ok
+    else cat err.txt; ko "driver: a region in a header keeps the header's lines"; fi
     # a region whose GPU version cannot be built runs on the host, with a warning
     printf 'void g(double *a);\nvoid f(int n, double *a) {\n#pragma omp target parallel map(tofrom: a[0:n])\n{\n#pragma omp single\n#pragma omp task\ng(a);\n}\n}\n' > fallback.c
     if "$macc" --translate fallback.c -o out 2> err.txt && grep -q "fallback.c:3:1: warning: the GPU version of this region cannot be built" err.txt &&

@@ -515,11 +515,11 @@ static size_t cu__sync_edit(Cu *c, TSNode pragma, const CopyCtx *ctx, Vec *edits
     return end;
 }
 
+static void cu__line_dir_off(Cu *c, Buf *out, size_t off);
+
 static void cu__line_dir(Cu *c, Buf *out, TSNode n)
 {
-    int line, col;
-    source_position(c->u->src, ts_node_start_byte(n), &line, &col);
-    buf_printf(out, "#line %d \"%s\"\n%*s", line, c->path, col - 1, "");
+    cu__line_dir_off(c, out, ts_node_start_byte(n));
 }
 
 /* ---- device functions ------------------------------------------------------- */
@@ -1234,7 +1234,8 @@ static void cu__line_dir_off(Cu *c, Buf *out, size_t off)
 {
     int line, col;
     source_position(c->u->src, off, &line, &col);
-    buf_printf(out, "#line %d \"%s\"\n%*s", line, c->path, col - 1, "");
+    /* the line is the one of the file the byte comes from (a header's, too) */
+    buf_printf(out, "#line %d \"%s\"\n%*s", line, source_cfile(c->u->src, off), col - 1, "");
 }
 
 /* Copies the bytes [from, to) of node n, which are whole children of n, with

@@ -177,7 +177,7 @@ static int em__line(const Emit *e, size_t off)
 
 static void em__line_dir(const Emit *e, Buf *b, size_t off)
 {
-    buf_printf(b, "\n#line %d \"%s\"\n", em__line(e, off), e->path);
+    buf_printf(b, "\n#line %d \"%s\"\n", em__line(e, off), source_cfile(e->u->src, off));
 }
 
 static const char *em__map_kind(int k, char *buf, size_t n)
@@ -622,10 +622,10 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
     int line, col;
     source_position(e->u->src, sb, &line, &col);
     if (pragma) {
-        buf_printf(b, "#line %d \"%s\"\n%s\n", line, e->path, pragma);
+        buf_printf(b, "#line %d \"%s\"\n%s\n", line, source_cfile(e->u->src, sb), pragma);
         free(pragma);
     }
-    buf_printf(b, "#line %d \"%s\"\n", line, e->path);
+    buf_printf(b, "#line %d \"%s\"\n", line, source_cfile(e->u->src, sb));
     buf_printf(b, "%*s", col - 1, "");
     if (hv)
         em__body(e, r, hv, b);
