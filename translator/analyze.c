@@ -1222,6 +1222,18 @@ static int an__nested(Unit *u, Region *r, TSNode n, Vec *nested, Pragma **loop_f
         }
         break;
     }
+    if (node_is(n, "preproc_call")) {
+        /* a host construct's line (single, critical, ...) right after the
+         * target lines: parse.c braces it with its statement when the text
+         * has room (cc -E output from GCC has); else the user must */
+        char *t = node_text(u, n);
+        char *nl = strchr(t, '\n');
+        if (nl)
+            *nl = 0;
+        diag_error(u->diag, ts_node_start_byte(n), "'%s' right after a target directive: put braces around it and its statement", t);
+        free(t);
+        return -1;
+    }
     if (!an__is_statement(n)) {
         diag_error(u->diag, tp->start, "target directive has no statement after it");
         return -1;

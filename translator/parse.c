@@ -295,6 +295,214 @@ static void parse__top(Unit *u, TSNode parent)
     ts_tree_cursor_delete(&cur);
 }
 
+/* ---- Directives that stand where C wants one statement ----
+ *
+ * `for (...)` + `#pragma omp atomic` + `x += 1;` is valid OpenMP, but to C's
+ * grammar a #pragma line is not a statement, so tree-sitter sees a loop
+ * without a body. And `#pragma omp target parallel` + `#pragma omp single` +
+ * `{...}` is one construct whose statement is two nodes (the single line and
+ * the block). For both, the parse text gets braces around the directive lines
+ * and the statement after them: the '\n' before the first line becomes '{'
+ * and a blank after the statement '}'. Offsets do not move, the user's text
+ * (what is emitted) is unchanged, and the analysis sees one block. */
+
+typedef struct {
+    size_t open;      /* the '\n' before the first braced pragma line */
+    size_t from, to;  /* the pragma lines blanked for the statement's parse */
+} ParseBrace;
+
+static int is_ident_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+static int parse__ws(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/* Offset of "#" when line i of the parse text is a #pragma line, else -1. */
+static long parse__pragma_line(const Source *s, int i)
+{
+    size_t b = s->lines[i], e = i + 1 < s->nlines ? s->lines[i + 1] : s->len;
+    size_t k = b;
+    while (k < e && (s->ptext[k] == ' ' || s->ptext[k] == '\t'))
+        k++;
+    if (k >= e || s->ptext[k] != '#')
+        return -1;
+    size_t h = k++;
+    while (k < e && (s->ptext[k] == ' ' || s->ptext[k] == '\t'))
+        k++;
+    return e - k >= 6 && !memcmp(s->ptext + k, "pragma", 6) && (k + 6 == e || !is_ident_char(s->ptext[k + 6])) ? (long)h
+                                                                                                             : -1;
+}
+
+/* The first word after "omp" of the pragma at `h`, copied into w. */
+static void parse__omp_word(const Source *s, size_t h, char *w, size_t cap)
+{
+    const char *p = s->ptext + h + 1;
+    w[0] = 0;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    p += 6;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (strncmp(p, "omp", 3) || is_ident_char(p[3]))
+        return;
+    p += 3;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    size_t n = 0;
+    while (is_ident_char(p[n]) && n + 1 < cap) {
+        w[n] = p[n];
+        n++;
+    }
+    w[n] = 0;
+    if (!strcmp(w, "target")) { /* target data/enter/exit/update are not constructs with a body here */
+        const char *q = p + n;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if ((!strncmp(q, "data", 4) && !is_ident_char(q[4])) || !strncmp(q, "enter", 5) || !strncmp(q, "exit", 4) ||
+            !strncmp(q, "update", 6))
+            strcpy(w, "target-data");
+    }
+}
+
+/* Constructs with a statement that macc does not merge into a target line. */
+static int parse__host_construct(const char *w)
+{
+    static const char *const names[] = {"single", "master", "masked", "critical", "sections", "task",
+                                        "taskloop", "taskgroup", "ordered", "atomic", "scope"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!strcmp(w, names[i]))
+            return 1;
+    return 0;
+}
+
+/* Is the text before offset `b` (blanks skipped) the end of a statement head
+ * that wants a statement: `)` of for/if/while/switch, `else`, `do`? */
+static int parse__after_head(const Source *s, size_t b)
+{
+    size_t k = b;
+    while (k > 0 && parse__ws(s->ptext[k - 1]))
+        k--;
+    if (k == 0)
+        return 0;
+    if (s->ptext[k - 1] == ')')
+        return 1;
+    size_t w = k;
+    while (w > 0 && is_ident_char(s->ptext[w - 1]))
+        w--;
+    if (w > 0 && s->ptext[w - 1] == '#')
+        return 0;
+    return (k - w == 4 && !memcmp(s->ptext + w, "else", 4)) || (k - w == 2 && !memcmp(s->ptext + w, "do", 2));
+}
+
+static void parse__brace_pragmas(Source *s, TSParser *parser)
+{
+    Vec braces = {0};
+    for (int i = 0; i < s->nlines;) {
+        long h = parse__pragma_line(s, i);
+        if (h < 0) {
+            i++;
+            continue;
+        }
+        int first = i, last = i;
+        int j = i + 1;
+        for (; j < s->nlines; j++) { /* the run: pragma lines, blank lines between */
+            if (parse__pragma_line(s, j) >= 0) {
+                last = j;
+                continue;
+            }
+            size_t b = s->lines[j], e = j + 1 < s->nlines ? s->lines[j + 1] : s->len;
+            while (b < e && parse__ws(s->ptext[b]))
+                b++;
+            if (b < e)
+                break;
+        }
+        int open = -1;
+        size_t low = 0; /* the '{' goes in [low, the '#' of line open) */
+        if (parse__after_head(s, s->lines[first])) {
+            open = first;
+            low = s->lines[first] > 0 ? s->lines[first] - 1 : 0;
+        } else {
+            char w[32];
+            parse__omp_word(s, (size_t)h, w, sizeof w);
+            if (!strcmp(w, "target")) {
+                for (int k = first + 1; k <= last && open < 0; k++) {
+                    long hk = parse__pragma_line(s, k);
+                    if (hk < 0)
+                        continue;
+                    parse__omp_word(s, (size_t)hk, w, sizeof w);
+                    if (parse__host_construct(w))
+                        open = k;
+                    else
+                        low = k + 1 < s->nlines ? s->lines[k + 1] : s->len; /* not the '\n' ending a pragma */
+                }
+            }
+        }
+        long ho = open >= 0 ? parse__pragma_line(s, open) : -1;
+        if (open > first)
+            low = low > s->lines[first + 1] ? low : s->lines[first + 1];
+        if (ho > 0 && (size_t)ho - 1 >= low && parse__ws(s->ptext[ho - 1])) {
+            ParseBrace *pb = xcalloc(1, sizeof *pb);
+            pb->open = (size_t)ho - 1;
+            pb->from = s->lines[open];
+            pb->to = last + 1 < s->nlines ? s->lines[last + 1] : s->len;
+            vec_push(&braces, pb);
+        }
+        i = j > last ? j : last + 1;
+    }
+    if (!braces.len)
+        return;
+    /* the statements after the braced lines, from a parse without them */
+    char *t = xmalloc(s->len + 1);
+    memcpy(t, s->ptext, s->len + 1);
+    for (int i = 0; i < braces.len; i++) {
+        ParseBrace *pb = braces.items[i];
+        for (size_t k = pb->from; k < pb->to; k++)
+            if (t[k] != '\n')
+                t[k] = ' ';
+    }
+    TSTree *tree = ts_parser_parse_string(parser, NULL, t, (uint32_t)s->len);
+    unsigned char *placed = xcalloc(s->len + 1, 1);
+    for (int i = 0; tree && i < braces.len; i++) {
+        ParseBrace *pb = braces.items[i];
+        size_t st = pb->to;
+        while (st < s->len && parse__ws(t[st]))
+            st++;
+        if (st >= s->len || !parse__ws(s->ptext[pb->open]))
+            continue;
+        TSNode n = ts_node_descendant_for_byte_range(ts_tree_root_node(tree), (uint32_t)st, (uint32_t)st);
+        for (;;) {
+            TSNode p = ts_node_parent(n);
+            if (ts_node_is_null(p) || ts_node_start_byte(p) != st || node_is(p, "translation_unit"))
+                break;
+            n = p;
+        }
+        const char *ty = node_type(n);
+        size_t tl = strlen(ty);
+        if (ts_node_start_byte(n) != st || ts_node_has_error(n) ||
+            !(tl > 10 && !strcmp(ty + tl - 10, "_statement")))
+            continue;
+        size_t e = ts_node_end_byte(n);
+        while (e < s->len && placed[e])
+            e++;
+        if (e >= s->len || !parse__ws(s->ptext[e]))
+            continue;
+        s->ptext[pb->open] = '{';
+        s->ptext[e] = '}';
+        placed[e] = 1;
+    }
+    if (tree)
+        ts_tree_delete(tree);
+    free(placed);
+    free(t);
+    for (int i = 0; i < braces.len; i++)
+        free(braces.items[i]);
+    vec_free(&braces);
+}
+
 Unit *parse_unit(Source *src, Diag *diag)
 {
     Unit *u = xcalloc(1, sizeof *u);
@@ -305,6 +513,7 @@ Unit *parse_unit(Source *src, Diag *diag)
         unit_delete(u);
         return NULL;
     }
+    parse__brace_pragmas(src, u->parser);
     u->tree = ts_parser_parse_string(u->parser, NULL, src->ptext, (uint32_t)src->len);
     if (!u->tree) {
         unit_delete(u);

@@ -793,3 +793,40 @@ Test(analysis, nested_duplicate_and_collapse_errors)
     free(msg);
     DONE();
 }
+
+/* `#pragma omp atomic` as a loop's unbraced body, and a host construct right
+ * after `target parallel`: the parse text gets braces, the region's statement
+ * is the construct with its block. Without room for the brace (no blank before
+ * the construct's line) the error says what to write. */
+Test(analysis, directive_as_statement)
+{
+    ANALYSE("void f(int *c, int *r) {\n"
+            "  #pragma omp target teams map(tofrom: c[:1])\n"
+            "  for (int i = 0; i < 10; ++i)\n"
+            "    #pragma omp atomic\n"
+            "    c[0] += 1;\n"
+            "  #pragma omp target parallel map(tofrom: r[:1])\n"
+            "  #pragma omp single\n"
+            "  { r[0] = 1; }\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    cr_assert_eq(u->regions.len, 2);
+    Region *r = u->regions.items[1];
+    cr_assert(node_is(r->stmt, "compound_statement"));
+    cr_assert_eq(src->text[ts_node_start_byte(r->stmt)], ' ', "the brace is in the parse text only");
+    DONE();
+}
+
+Test(analysis, host_construct_after_target_without_room)
+{
+    ANALYSE("void f(int *r) {\n"
+            "#pragma omp target parallel map(tofrom: r[:1])\n"
+            "#pragma omp single\n"
+            "  { r[0] = 1; }\n"
+            "}\n");
+    cr_assert_eq(nerr, 1);
+    char *msg = diag_text(errf);
+    cr_assert_not_null(strstr(msg, "t.c:3:1: error: '#pragma omp single' right after a target directive"), "%s", msg);
+    free(msg);
+    DONE();
+}
