@@ -2277,6 +2277,8 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     char *nt_f = nt ? xsprintf("macc_a_->macc_%s_v%d", "num_teams", vix) : NULL;
     buf_printf(b, "    int macc_block_ = %s%s%s;\n", nth ? "(int)(" : tl ? "(int)(" : "",
                nth ? nth_f : tl ? tl_f : (mode == LOOP || inner_threads) ? "256" : "1", nth || tl ? ")" : "");
+    if (nth && tl) /* num_threads bounded by the thread_limit */
+        buf_printf(b, "    if ((int)(%s) > 0 && macc_block_ > (int)(%s)) macc_block_ = (int)(%s);\n", tl_f, tl_f, tl_f);
     buf_puts(b, "    if (macc_block_ < 1) macc_block_ = 1;\n    if (macc_block_ > 1024) macc_block_ = 1024;\n");
     for (int j = 0; j < d->nclauses; j++) {
         const DirClause *ic = &d->clauses[j];

@@ -617,10 +617,16 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
     }
     buf_puts(b, unused.data);
     buf_free(&unused);
-    char *pragma = hv ? em__host_pragma(hv->cs, hv->dir, em__thread_limit(r, hv)) : NULL;
+    const char *tlim = hv ? em__thread_limit(r, hv) : NULL;
+    char *pragma = hv ? em__host_pragma(hv->cs, hv->dir, tlim) : NULL;
     size_t sb = ts_node_start_byte(r->stmt);
     int line, col;
     source_position(e->u->src, sb, &line, &col);
+    if (tlim) /* the region's thread-limit-var, as omp_get_thread_limit() reads it in the region's code */
+        buf_printf(b,
+                   "    const int macc_tl_ = (int)(%s); (void)macc_tl_;\n"
+                   "#define omp_get_thread_limit() (macc_tl_ > 0 ? macc_tl_ : omp_get_thread_limit())\n",
+                   tlim);
     if (pragma) {
         buf_printf(b, "#line %d \"%s\"\n%s\n", line, source_cfile(e->u->src, sb), pragma);
         free(pragma);
@@ -630,6 +636,8 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
     if (hv)
         em__body(e, r, hv, b);
     buf_puts(b, "\n");
+    if (tlim)
+        buf_puts(b, "#undef omp_get_thread_limit\n");
     if (after.data)
         buf_puts(b, after.data);
     buf_free(&after);

@@ -110,11 +110,14 @@ static int macc_h_f2_L30(void *macc_args_, MACC_TaskEnv *macc_env_)
     (void)colour;
     (void)teams;
     (void)k;
+    const int macc_tl_ = (int)(teams[k] * 32); (void)macc_tl_;
+#define omp_get_thread_limit() (macc_tl_ > 0 ? macc_tl_ : omp_get_thread_limit())
 #line 31 "local_types.c"
 #pragma omp parallel for reduction(+: s) num_threads((teams[k] * 32) > 0 && (teams[k] * 32) < macc_env_->nthreads ? (int)(teams[k] * 32) : macc_env_->nthreads)
 #line 31 "local_types.c"
         for (int i = 0; i < n; i++)
             s += colour == BLUE ? 1 : 0;
+#undef omp_get_thread_limit
     *macc_p_s = s;
     return 0;
 }

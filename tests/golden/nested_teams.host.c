@@ -26,11 +26,14 @@ static int macc_h_nested_teams_L7(void *macc_args_, MACC_TaskEnv *macc_env_)
     (void)n;
     (void)a;
     (void)b;
+    const int macc_tl_ = (int)(256); (void)macc_tl_;
+#define omp_get_thread_limit() (macc_tl_ > 0 ? macc_tl_ : omp_get_thread_limit())
 #line 10 "nested_teams.c"
 #pragma omp parallel for schedule(static, 1) num_threads((256) > 0 && (256) < macc_env_->nthreads ? (int)(256) : macc_env_->nthreads)
 #line 10 "nested_teams.c"
     for (int i = 0; i < n; i++)
         a[i] += b[i];
+#undef omp_get_thread_limit
     return 0;
 }
 #if defined(MACC_WITH_CUDA)

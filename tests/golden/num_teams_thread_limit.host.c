@@ -26,11 +26,14 @@ static int macc_h_launch_shape_L6(void *macc_args_, MACC_TaskEnv *macc_env_)
     (void)n;
     (void)v;
     (void)teams;
+    const int macc_tl_ = (int)(256); (void)macc_tl_;
+#define omp_get_thread_limit() (macc_tl_ > 0 ? macc_tl_ : omp_get_thread_limit())
 #line 7 "num_teams_thread_limit.c"
 #pragma omp parallel for num_threads((256) > 0 && (256) < macc_env_->nthreads ? (int)(256) : macc_env_->nthreads)
 #line 7 "num_teams_thread_limit.c"
     for (int i = 0; i < n; i++)
         v[i] += 1.0f;
+#undef omp_get_thread_limit
     return 0;
 }
 #if defined(MACC_WITH_CUDA)
@@ -138,11 +141,14 @@ static int macc_h_launch_shape_L20(void *macc_args_, MACC_TaskEnv *macc_env_)
     (void)n;
     (void)v;
     (void)teams;
+    const int macc_tl_ = (int)(64); (void)macc_tl_;
+#define omp_get_thread_limit() (macc_tl_ > 0 ? macc_tl_ : omp_get_thread_limit())
 #line 23 "num_teams_thread_limit.c"
 #pragma omp parallel for num_threads((64) > 0 && (64) < (teams) ? (int)(64) : (teams))
 #line 23 "num_teams_thread_limit.c"
     for (int i = 0; i < n; i++)
         v[i] += 2.0f;
+#undef omp_get_thread_limit
     return 0;
 }
 #if defined(MACC_WITH_CUDA)
@@ -177,11 +183,14 @@ static int macc_h_launch_shape_L26(void *macc_args_, MACC_TaskEnv *macc_env_)
     (void)n;
     (void)v;
     (void)teams;
+    const int macc_tl_ = (int)(teams); (void)macc_tl_;
+#define omp_get_thread_limit() (macc_tl_ > 0 ? macc_tl_ : omp_get_thread_limit())
 #line 29 "num_teams_thread_limit.c"
 #pragma omp parallel for num_threads((teams) > 0 && (teams) < macc_env_->nthreads ? (int)(teams) : macc_env_->nthreads)
 #line 29 "num_teams_thread_limit.c"
         for (int i = 0; i < n; i++)
             v[i] -= 2.0f;
+#undef omp_get_thread_limit
     return 0;
 }
 #if defined(MACC_WITH_CUDA)
