@@ -1778,7 +1778,7 @@ static int an__is_devfunc(const Unit *u, const char *name)
     return 0;
 }
 
-static void an__devfunc_calls(Unit *u, TSNode n);
+static void an__devfunc_calls(Unit *u, TSNode n, unsigned context);
 
 static void an__devfunc_add(Unit *u, char *name, TSNode def)
 {
@@ -1786,16 +1786,18 @@ static void an__devfunc_add(Unit *u, char *name, TSNode def)
     *keep = def;
     vec_push(&u->devfuncs, name);
     vec_push(&u->devfnodes, keep);
-    an__devfunc_calls(u, node_field(def, "body"));
+    an__devfunc_calls(u, node_field(def, "body"), VT_TARGET);
 }
 
-/* Functions called under n that the file defines: device functions. */
-static void an__devfunc_calls(Unit *u, TSNode n)
+/* Functions called under n that the file defines: device functions (a call's
+ * declare variant for the GPU in the given context instead of its base). */
+static void an__devfunc_calls(Unit *u, TSNode n, unsigned context)
 {
     if (node_is(n, "call_expression")) {
         TSNode f = node_field(n, "function");
         if (node_is(f, "identifier")) {
-            char *name = node_text(u, f);
+            const char *var = variant_of_call(u, f, context, 1);
+            char *name = var ? xstrdup(var) : node_text(u, f);
             TSNode def = an__is_devfunc(u, name) ? (TSNode){0} : an__find_function(u, name);
             const DeclTarget *dt = ts_node_is_null(def) ? NULL : an_declare_target(u, name);
             if (dt && dt->device_type == DEVTYPE_HOST) {
@@ -1811,7 +1813,7 @@ static void an__devfunc_calls(Unit *u, TSNode n)
     }
     uint32_t nc = ts_node_child_count(n);
     for (uint32_t i = 0; i < nc; i++)
-        an__devfunc_calls(u, ts_node_child(n, i));
+        an__devfunc_calls(u, ts_node_child(n, i), context);
 }
 
 static int an__has_gpu(const Region *r)
@@ -1966,7 +1968,11 @@ static void an__device_code(Unit *u)
         if (!an__has_gpu(r))
             continue;
         gpu = 1;
-        an__devfunc_calls(u, r->stmt);
+        unsigned cs = 0;
+        for (int k = 0; k < r->nversions; k++)
+            if (r->versions[k].kind == MACC_DEV_NVIDIA)
+                cs = r->versions[k].cs;
+        an__devfunc_calls(u, r->stmt, variant_context(cs));
     }
     if (!gpu)
         return; /* no device file */
@@ -2202,6 +2208,7 @@ void analyze_unit(Unit *u)
         }
     }
     an__declare_collect(u);
+    variants_collect(u);
     for (int i = 0; i < u->pragmas.len; i++) {
         Pragma *p = u->pragmas.items[i];
         if (p->dir.kind == DIR_TARGET)

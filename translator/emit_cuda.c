@@ -130,6 +130,18 @@ static int cu__is_our_pragma(const Cu *c, TSNode n)
 
 static const Capture *cu__cap(const Region *r, const char *name);
 
+/* The construct traits of the code being emitted (declare variant): the
+ * region's GPU construct set, or `target` alone in device functions. */
+static unsigned cu__variant_context(const Cu *c)
+{
+    unsigned cs = 0;
+    if (c->r)
+        for (int k = 0; k < c->r->nversions; k++)
+            if (c->r->versions[k].kind == MACC_DEV_NVIDIA)
+                cs = c->r->versions[k].cs;
+    return c->r ? variant_context(cs) : VT_TARGET;
+}
+
 /* Does identifier n name a global's device copy here (not a variable of the
  * region's kernel, a local or a parameter)? */
 static int cu__devvar_ref(const Cu *c, TSNode n)
@@ -296,6 +308,11 @@ static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
         char *name = xstrndup(t + b, e - b);
         char *repl = NULL;
         TSNode p = ts_node_parent(n);
+        const char *var = node_is(n, "identifier") ? variant_of_call(c->u, n, cu__variant_context(c), 1) : NULL;
+        if (var) { /* declare variant: the GPU's variant of the call in this context */
+            free(name);
+            name = xstrdup(var);
+        }
         if (node_is(n, "identifier") && cu__in(&c->devfuncs, name) &&
             ((node_is(p, "call_expression") && ts_node_eq(node_field(p, "function"), n)) ||
              node_is(p, "function_declarator")))
@@ -315,6 +332,8 @@ static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
             repl = xsprintf("macc_g_%s", name);
         if (!repl && cu__is_cxx_keyword(name, e - b))
             repl = xsprintf("macc_kw_%s", name);
+        if (!repl && var)
+            repl = xstrdup(var);
         free(name);
         if (repl) {
             TokEdit *x = xcalloc(1, sizeof *x);
@@ -381,6 +400,7 @@ static void cu__sync_copy(void *cx, TSNode n, Buf *out)
 }
 
 static const Capture *cu__cap(const Region *r, const char *name);
+
 
 /* Does the lvalue x of an atomic live in device memory that other threads
  * see? Through a pointer (`*p`, `p->f`, `p[i]`), a mapped array, a mapped

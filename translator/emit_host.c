@@ -416,6 +416,27 @@ static int em__cmp_edit(const void *a, const void *b)
 
 /* The region's statement text for the host version of `v`, inner loop
  * directives reduced. */
+/* Calls under n whose declare variant for the host in this context is not
+ * the base: edits naming the variant. The C compiler cannot see that the
+ * outlined code was inside `target`. */
+static void em__variant_calls(const Unit *u, TSNode n, unsigned context, Vec *edits)
+{
+    if (node_is(n, "identifier")) {
+        const char *var = variant_of_call(u, n, context, 0);
+        if (var) {
+            Edit *x = xcalloc(1, sizeof *x);
+            x->start = ts_node_start_byte(n);
+            x->end = ts_node_end_byte(n);
+            x->text = xstrdup(var);
+            vec_push(edits, x);
+        }
+        return;
+    }
+    uint32_t nc = ts_node_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        em__variant_calls(u, ts_node_child(n, i), context, edits);
+}
+
 static void em__body(Emit *e, const Region *r, const RVersion *v, Buf *out)
 {
     const Unit *u = e->u;
@@ -475,6 +496,8 @@ static void em__body(Emit *e, const Region *r, const RVersion *v, Buf *out)
         x->text = t.data;
         vec_push(&edits, x);
     }
+    if (u->variants.len) /* declare variant: calls in the region's code */
+        em__variant_calls(u, r->stmt, variant_context(v->cs), &edits);
     if (edits.len)
         qsort(edits.items, (size_t)edits.len, sizeof(void *), em__cmp_edit);
     size_t pos = sb;

@@ -146,11 +146,25 @@ typedef struct Unit {
     Vec devfuncs;       /* char *: functions with a __device__ copy (analyze) */
     Vec devfnodes;      /* TSNode *: their definitions, same order */
     Vec devvars;        /* DevVar *: globals with a device copy (analyze) */
+    Vec variants;       /* declare variant directives (variant.c) */
     char *dt_key;       /* the device file's table of device variables: macc_dt_<hash> */
     int preprocessed;   /* the text is the preprocessor's output (cc -E) */
     int info;           /* --info: notes on implicit data-sharing decisions */
     int managed;        /* --managed: allocation calls go to MACC_malloc & co. */
 } Unit;
+
+/* declare variant (variant.c): construct traits of a call's context. */
+enum { VT_TARGET = 1, VT_TEAMS = 2, VT_PARALLEL = 4, VT_FOR = 8, VT_SIMD = 16 };
+/* Collects the unit's `declare variant` directives (file scope). */
+void variants_collect(Unit *u);
+void variants_free(Unit *u);
+/* The traits of a region's code with construct set cs (target included). */
+unsigned variant_context(unsigned cs);
+/* The variant a call to base[0..len) resolves to in a context (VT_* traits)
+ * on the GPU (gpu) or the host, or NULL for the base function. */
+const char *variant_pick(const Unit *u, const char *base, size_t len, unsigned context, int gpu);
+/* The same for identifier `id` when it is the function of a call expression. */
+const char *variant_of_call(const Unit *u, TSNode id, unsigned context, int gpu);
 
 /* Parses the source and collects its pragmas (malformed ones are reported).
  * Returns NULL only if the parser itself cannot be created. */

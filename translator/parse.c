@@ -610,6 +610,7 @@ void unit_delete(Unit *u)
     }
     vec_free(&u->devfuncs);
     vec_free(&u->devfnodes);
+    variants_free(u);
     for (int i = 0; i < u->devvars.len; i++) {
         DevVar *v = u->devvars.items[i];
         free(v->name);
