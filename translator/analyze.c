@@ -1517,7 +1517,12 @@ static void an__region(Unit *u, Pragma *tp)
             }
             cap->map = mi;
         } else if (reduction || lastpriv || (mi >= 0 && !(((RMap *)r->maps.items[mi])->kind & MACC_MAP_ATTACH)) ||
-                   (dmb != DM_DEFAULT && dmb != DM_FIRSTPRIVATE)) {
+                   (dmb != DM_DEFAULT && dmb != DM_FIRSTPRIVATE) ||
+                   (cat == DM_AGGREGATE && dmb == DM_DEFAULT && x->written && !listed)) {
+            /* (a struct the region writes: an aggregate, implicitly tofrom) */
+            if (mi < 0 && cat == DM_AGGREGATE && dmb == DM_DEFAULT && u->info)
+                diag_note(u->diag, r->target->start, "'%s' is mapped implicitly: tofrom (a struct the region writes)",
+                          x->name);
             cap->kind = CAP_WRITEBACK;
             if (mi < 0) {
                 mi = r->maps.len;

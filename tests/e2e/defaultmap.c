@@ -111,6 +111,18 @@ int main(void)
         rows++;
     }
     check(rows == 10 && grand == 10.0 * n, "teams distribute: reduction and atomic per team");
+
+    /* a struct the region writes, named by no clause: an aggregate, implicitly tofrom
+     * (defaultmap(default) says the same); a scalar stays firstprivate */
+    struct pair { int s; int v[4]; } pr = {0, {0, 0, 0, 0}};
+    int sc = 1;
+    #pragma omp target defaultmap(default)
+    {
+        pr.s = 10;
+        pr.v[3] = 7;
+        sc = 17;
+    }
+    check(pr.s == 10 && pr.v[3] == 7 && sc == 1, "implicit struct map is tofrom, scalar firstprivate");
     free(a);
     if (fails)
         return 1;
