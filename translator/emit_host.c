@@ -437,7 +437,78 @@ static void em__variant_calls(const Unit *u, TSNode n, unsigned context, Vec *ed
         em__variant_calls(u, ts_node_child(n, i), context, edits);
 }
 
-static void em__body(Emit *e, const Region *r, const RVersion *v, Buf *out)
+/* Does the region's code use scalar `name` in a way that needs the mapped
+ * variable itself rather than a copy (its address is taken), with nothing that
+ * would make a rewrite of its uses wrong (a declaration of the same name, a
+ * clause of the host construct or of a directive inside naming it)? */
+static int em__ident_is(const Unit *u, TSNode n, const char *name)
+{
+    size_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
+    return node_is(n, "identifier") && e - b == strlen(name) && !strncmp(u->src->text + b, name, e - b);
+}
+
+static int em__addr_taken(const Unit *u, TSNode n, const char *name, int *blocked)
+{
+    int hit = 0;
+    if (node_is(n, "pointer_expression")) {
+        TSNode op = ts_node_child(n, 0), arg = node_field(n, "argument");
+        if (!ts_node_is_null(op) && u->src->text[ts_node_start_byte(op)] == '&' && node_is(arg, "identifier") &&
+            em__ident_is(u, arg, name))
+            hit = 1;
+    }
+    if ((node_is(n, "init_declarator") || node_is(n, "declaration") || node_is(n, "parameter_declaration") ||
+         node_is(n, "pointer_declarator") || node_is(n, "array_declarator")) &&
+        em__ident_is(u, node_field(n, "declarator"), name))
+        *blocked = 1;
+    if (node_is(n, "preproc_call")) {
+        char *t = node_text(u, n);
+        StrSet ids = {0};
+        text_ids(t, &ids);
+        if (strset_has(&ids, name, strlen(name)))
+            *blocked = 1;
+        strset_free(&ids);
+        free(t);
+    }
+    uint32_t nc = ts_node_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        hit |= em__addr_taken(u, ts_node_child(n, i), name, blocked);
+    return hit;
+}
+
+static int em__scalar_direct(const Unit *u, const Region *r, const RVersion *hv, const char *name)
+{
+    if (!hv)
+        return 0;
+    for (int i = 0; i < hv->dir->nclauses; i++) { /* the clauses that stay on the host construct */
+        ClauseKind k = hv->dir->clauses[i].kind;
+        if (k != CL_MAP && k != CL_DEPEND && directive_lists(hv->dir, k, name))
+            return 0;
+    }
+    int blocked = 0;
+    int taken = em__addr_taken(u, r->stmt, name, &blocked);
+    return taken && !blocked;
+}
+
+/* Uses of the names in `direct` under n become (*macc_p_<name>). */
+static void em__direct_uses(const Unit *u, TSNode n, const StrSet *direct, Vec *edits)
+{
+    if (node_is(n, "identifier")) {
+        size_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
+        if (strset_has(direct, u->src->text + b, e - b)) {
+            Edit *x = xcalloc(1, sizeof *x);
+            x->start = b;
+            x->end = e;
+            x->text = xsprintf("(*macc_p_%.*s)", (int)(e - b), u->src->text + b);
+            vec_push(edits, x);
+        }
+        return;
+    }
+    uint32_t nc = ts_node_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        em__direct_uses(u, ts_node_child(n, i), direct, edits);
+}
+
+static void em__body(Emit *e, const Region *r, const RVersion *v, const StrSet *direct, Buf *out)
 {
     const Unit *u = e->u;
     size_t sb = ts_node_start_byte(r->stmt), se = ts_node_end_byte(r->stmt);
@@ -496,6 +567,8 @@ static void em__body(Emit *e, const Region *r, const RVersion *v, Buf *out)
         x->text = t.data;
         vec_push(&edits, x);
     }
+    if (direct && direct->len)
+        em__direct_uses(u, r->stmt, direct, &edits);
     if (u->variants.len) /* declare variant: calls in the region's code */
         em__variant_calls(u, r->stmt, variant_context(v->cs), &edits);
     if (edits.len)
@@ -586,6 +659,7 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
     Buf unused = {0};
     buf_puts(&unused, "    (void)macc_a_;\n");
     Buf after = {0};
+    StrSet direct = {0}; /* mapped scalars used through their mapped address */
     for (int i = 0; i < r->caps.len; i++) {
         Capture *c = r->caps.items[i];
         char *decl = NULL;
@@ -627,6 +701,12 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
             decl = em__declarator(c, pn);
             free(pn);
             buf_printf(b, "    %s %s = macc_env_->ptrs[%d];\n", c->decl->spec, decl, c->map);
+            if (em__scalar_direct(e->u, r, hv, c->name)) {
+                /* the region takes its address: the mapped variable itself, not a copy */
+                strset_add(&direct, c->name, strlen(c->name));
+                buf_printf(&unused, "    (void)macc_p_%s;\n", c->name);
+                break;
+            }
             char *spec = spec_unqualified(c->decl->spec);
             buf_printf(b, "    %s %s = *macc_p_%s;\n", spec, c->decl->decl_text, c->name);
             free(spec);
@@ -635,7 +715,7 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
         }
         }
         free(decl);
-        if (c->kind != CAP_PTR || c->map >= 0)
+        if ((c->kind != CAP_PTR || c->map >= 0) && !strset_has(&direct, c->name, strlen(c->name)))
             buf_printf(&unused, "    (void)%s;\n", c->name);
     }
     buf_puts(b, unused.data);
@@ -657,7 +737,8 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
     buf_printf(b, "#line %d \"%s\"\n", line, source_cfile(e->u->src, sb));
     buf_printf(b, "%*s", col - 1, "");
     if (hv)
-        em__body(e, r, hv, b);
+        em__body(e, r, hv, &direct, b);
+    strset_free(&direct);
     buf_puts(b, "\n");
     if (tlim)
         buf_puts(b, "#undef omp_get_thread_limit\n");

@@ -70,13 +70,22 @@ int main(void)
         #pragma omp target data use_device_addr(s)
         #pragma omp target has_device_addr(s)
         s += 1;
+        /* a mapped scalar whose address the region takes: the mapped variable
+         * itself (on every device), the address use_device_addr gave */
+        int same = 0;
+        #pragma omp target map(tofrom: same, s) is_device_ptr(ps)
+        {
+            same = (&s == ps);
+            *ps += 1;
+        }
+        check(same, "a mapped scalar's address in the region is its device address");
     }
     for (int i = 0; i < 64; i++)
         if (a[i] != 2.0 * i) {
             check(0, "has_device_addr: the array's device copy");
             break;
         }
-    check(s == 3, "has_device_addr: the scalar's device copy");
+    check(s == 4, "has_device_addr: the scalar's device copy");
     free(x);
     if (errors)
         return 1;
