@@ -368,6 +368,11 @@ driver)
     if "$macc" --translate fallback.c -o out 2> err.txt && grep -q "fallback.c:3:1: warning: the GPU version of this region cannot be built" err.txt &&
         ! grep -q 'MACC_DEV_NVIDIA' out/fallback.host.c && [ ! -f out/fallback.cuda.cu ]; then ok
     else cat err.txt; ko "driver: host fallback of a region without a GPU version"; fi
+    # a task that privatises data inside a region: the GPU would run it in place
+    printf 'void f(int *x) {\n#pragma omp target map(tofrom: x[0:1])\n{\n#pragma omp task default(firstprivate)\nx[0]++;\n}\n}\n' > taskfp.c
+    if "$macc" --translate taskfp.c -o out 2> err.txt &&
+        grep -q "taskfp.c:2:1: warning: the GPU version of this region cannot be built ('#pragma omp task' with private or firstprivate data" err.txt; then ok
+    else cat err.txt; ko "driver: a privatising task makes a region host-only"; fi
     # a pointer with no map: OpenMP's implicit zero-length map, said by --info
     if "$macc" --info --translate "$top/tests/e2e/implicit_pointer.c" -o out 2> err.txt &&
         grep -q "implicit_pointer.c:16:.*note: pointer 'out' has no map here" err.txt; then ok

@@ -659,6 +659,7 @@ int driver_main(int argc, char **argv)
             free(dt);
             to.display = in;
             to.stem = stem;
+            to.host_only = o.targets && !strstr(o.targets, "nvidia") && !strstr(o.targets, "cuda");
             if (!ifile || translate_file(ifile, &to, NULL, NULL))
                 rc = 1;
             free(ifile);
@@ -803,6 +804,7 @@ int driver_main(int argc, char **argv)
             to.managed = o.managed;
             to.display = in;
             to.stem = stem;
+            to.host_only = !want_nvidia;
             if (o.verbose || o.dry)
                 fprintf(stderr, "macc --translate %s -o %s\n", ifile, tmpdir);
             int trc = translate_file(ifile, &to, &host, &cuda);

@@ -216,6 +216,40 @@ static Pragma *cu__pragma_of(const Unit *u, TSNode n);
 
 static size_t cu__sync_edit(Cu *c, TSNode pragma, const CopyCtx *ctx, Vec *edits);
 
+/* A directive of the user's that the GPU version leaves out where one thread
+ * runs the code (barrier, single, master, task run undeferred, sections need
+ * nothing): an error for those whose meaning would be lost (ordered: the
+ * iterations in order; cancel; a task that privatises data: its writes would
+ * reach the shared variables). */
+static void cu__check_dropped(Cu *c, TSNode n)
+{
+    const char *t = c->u->src->text;
+    if (!cu__pragma_of(c->u, n)) {
+        const char *a = t + ts_node_start_byte(n);
+        const char *w = strstr(a, "omp");
+        size_t len = ts_node_end_byte(n) - ts_node_start_byte(n);
+        if (w && (size_t)(w - a) < len) {
+            w += 3;
+            while (*w == ' ' || *w == '\t')
+                w++;
+            /* a task that privatises (private, firstprivate, default(...)): run
+             * undeferred in place, its writes would reach the shared variables */
+            size_t wl = strcspn(w, " \t\n(");
+            int task_priv = 0;
+            if (wl == 4 && !strncmp(w, "task", 4)) {
+                char *pt = xstrndup(a, len);
+                task_priv = strstr(pt, "private") || strstr(pt, "default");
+                free(pt);
+            }
+            if (!strncmp(w, "ordered", 7) || !strncmp(w, "cancel", 6) || task_priv) {
+                diag_error(c->u->diag, ts_node_start_byte(n), "'#pragma omp %.*s'%s is not supported in the GPU version",
+                           (int)wl, w, task_priv ? " with private or firstprivate data" : "");
+                c->errors++;
+            }
+        }
+    }
+}
+
 static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
 {
     const char *t = c->u->src->text;
@@ -258,21 +292,7 @@ static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
         /* outside parallel regions a thread runs the code alone: barrier,
          * single, master, task (undeferred), sections need nothing; ordered
          * (a loop's iterations in order) and cancel would be wrong dropped */
-        if (!cu__pragma_of(c->u, n)) {
-            const char *a = t + ts_node_start_byte(n);
-            const char *w = strstr(a, "omp");
-            size_t len = ts_node_end_byte(n) - ts_node_start_byte(n);
-            if (w && (size_t)(w - a) < len) {
-                w += 3;
-                while (*w == ' ' || *w == '\t')
-                    w++;
-                if (!strncmp(w, "ordered", 7) || !strncmp(w, "cancel", 6)) {
-                    diag_error(c->u->diag, ts_node_start_byte(n), "'#pragma omp %.*s' is not supported in the GPU version",
-                               (int)strcspn(w, " \t\n("), w);
-                    c->errors++;
-                }
-            }
-        }
+        cu__check_dropped(c, n);
         TokEdit *e = xcalloc(1, sizeof *e);
         e->start = ts_node_start_byte(n);
         e->end = ts_node_end_byte(n);
@@ -1694,6 +1714,7 @@ static void cu__emit_team_body(Cu *c, const Region *r, TSNode stmt, const CopyCt
                     i++;
                 continue;
             }
+            cu__check_dropped(c, k);
             continue; /* other pragmas: blanked */
         }
         if (node_is(k, "declaration") || cu__writes_locals_only(c, k, 0)) {

@@ -475,6 +475,31 @@ static int em__addr_taken(const Unit *u, TSNode n, const char *name, int *blocke
     return hit;
 }
 
+/* Does a directive line under n privatise `name` (names it in a private,
+ * firstprivate or lastprivate clause, or says default(private|firstprivate))? */
+static int em__inner_privatizes(const Unit *u, TSNode n, const char *name)
+{
+    if (node_is(n, "preproc_call")) {
+        char *t = node_text(u, n);
+        int hit = 0;
+        if (strstr(t, "default(firstprivate)") || strstr(t, "default(private)")) {
+            hit = 1;
+        } else if (strstr(t, "private")) {
+            StrSet ids = {0};
+            text_ids(t, &ids);
+            hit = strset_has(&ids, name, strlen(name));
+            strset_free(&ids);
+        }
+        free(t);
+        return hit;
+    }
+    uint32_t nc = ts_node_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        if (em__inner_privatizes(u, ts_node_child(n, i), name))
+            return 1;
+    return 0;
+}
+
 static int em__scalar_direct(const Unit *u, const Region *r, const RVersion *hv, const char *name)
 {
     if (!hv)
@@ -679,6 +704,18 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
             int fp = c->target_fp || (hv && directive_lists(hv->dir, CL_FIRSTPRIVATE, c->name));
             int lp = hv && directive_lists(hv->dir, CL_LASTPRIVATE, c->name);
             int pv = hv && directive_lists(hv->dir, CL_PRIVATE, c->name);
+            if (!fp && !lp && !pv && em__inner_privatizes(e->u, r->stmt, c->name)) {
+                /* a directive in the body makes the array private or firstprivate (task
+                 * default(firstprivate), ...): that needs an array, not a pointer, so the
+                 * region works on an array copied in and back */
+                char *spec = spec_unqualified(c->decl->spec);
+                buf_printf(b, "    %s %s;\n", spec, c->decl->decl_text);
+                free(spec);
+                buf_printf(b, "    __builtin_memcpy(%s, macc_env_->ptrs[%d], sizeof %s);\n", c->name, c->map, c->name);
+                buf_printf(&after, "    __builtin_memcpy(macc_env_->ptrs[%d], %s, sizeof %s);\n", c->map, c->name,
+                           c->name);
+                break;
+            }
             if (fp || lp || pv) {
                 /* an array again, not a pointer: the host construct's private/firstprivate/
                  * lastprivate give each thread its own copy */

@@ -418,6 +418,7 @@ typedef struct TranslateOptions {
     const char *stem;     /* output names <stem>.host.c / .cuda.cu; default: the input's */
     int info;             /* --info: report implicit decisions */
     int managed;          /* --managed */
+    int host_only;        /* --targets without nvidia: no device file, no GPU-version checks */
     FILE *diag_out;       /* default stderr */
 } TranslateOptions;
 

@@ -137,7 +137,7 @@ int translate_file(const char *path, const TranslateOptions *opt, char **host_ou
         return 1;
     }
     Buf out = {0}, cuda = {0};
-    int errors = tr__run(src, dout, &out, &cuda, opt->display, opt->info, opt->managed);
+    int errors = tr__run(src, dout, &out, opt->host_only ? NULL : &cuda, opt->display, opt->info, opt->managed);
     if (errors) {
         source_delete(src);
         buf_free(&out);
