@@ -1385,7 +1385,7 @@ static void an__region(Unit *u, Pragma *tp)
         for (int j = 0; j < d->nclauses; j++) {
             const DirClause *c = &d->clauses[j];
             if (c->kind == CL_NUM_THREADS || c->kind == CL_SCHEDULE || c->kind == CL_NUM_TEAMS ||
-                c->kind == CL_THREAD_LIMIT || c->kind == CL_IF)
+                c->kind == CL_THREAD_LIMIT || c->kind == CL_IF || c->kind == CL_DIST_SCHEDULE)
                 an_text_ids(c->arg, &clause_ids);
         }
     }

@@ -2318,6 +2318,12 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     char *nt_f = nt ? xsprintf("macc_a_->macc_%s_v%d", "num_teams", vix) : NULL;
     buf_printf(b, "    int macc_block_ = %s%s%s;\n", nth ? "(int)(" : tl ? "(int)(" : "",
                nth ? nth_f : tl ? tl_f : (mode == LOOP || inner_threads) ? "256" : "1", nth || tl ? ")" : "");
+    const DirClause *ds = directive_find(d, CL_DIST_SCHEDULE);
+    const char *ds_chunk = ds && ds->arg ? strchr(ds->arg, ',') : NULL;
+    if (ds_chunk && mode == LOOP && (cs & CS_DISTRIBUTE) && !(cs & CS_PARALLEL_FOR) && !nth && !tl)
+        /* distribute alone, dist_schedule(static, C): a team (block) of C threads
+         * per chunk, chunks to teams round-robin, as the grid-stride loop deals them */
+        buf_printf(b, "    macc_block_ = (int)(%s);\n", ds_chunk + 1);
     if (nth && tl) /* num_threads bounded by the thread_limit */
         buf_printf(b, "    if ((int)(%s) > 0 && macc_block_ > (int)(%s)) macc_block_ = (int)(%s);\n", tl_f, tl_f, tl_f);
     buf_puts(b, "    if (macc_block_ < 1) macc_block_ = 1;\n    if (macc_block_ > 1024) macc_block_ = 1024;\n");
