@@ -523,8 +523,9 @@ macc_ring *macc_ring_new(macc_dist *d, size_t bytes, int thread)
         MPI_Query_thread(&prov);
         if (prov < MPI_THREAD_MULTIPLE)
             mm__die("a ring per thread (thread %d) needs MPI_THREAD_MULTIPLE: initialise MPI with "
-                    "MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...) (this MPI gave level %d)",
-                    thread, prov);
+                    "MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...) (the thread level is %s)",
+                    thread, prov == MPI_THREAD_SINGLE ? "MPI_THREAD_SINGLE" : prov == MPI_THREAD_FUNNELED ? "MPI_THREAD_FUNNELED"
+                                                                                                   : "MPI_THREAD_SERIALIZED");
     }
     macc_ring *r = calloc(1, sizeof *r);
     if (!r)
