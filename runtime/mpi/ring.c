@@ -344,9 +344,12 @@ macc_dist *macc_dist_new(MPI_Comm comm, size_t global_len, size_t elem_size)
     d->host_dev = omp_get_initial_device();
     d->dev = mm__pick_device(d->comm);
     if (d->dev == d->host_dev) {
-        d->local = calloc(d->bytes ? d->bytes : 1, 1);
+        /* written now: the pages are the rank's from the start (no page
+         * faults inside the ring, and the memory measured is the memory used) */
+        d->local = malloc(d->bytes ? d->bytes : 1);
         if (!d->local)
             mm__die("cannot allocate the slice: %zu bytes of host memory", d->bytes);
+        memset(d->local, 0, d->bytes);
         d->dev_local = d->local;
         d->dev_bytes = d->bytes;
     } else {
@@ -547,9 +550,10 @@ macc_ring *macc_ring_new(macc_dist *d, size_t bytes, int thread)
             if (r->staging)
                 hostb += bytes;
         } else {
-            r->host[b] = r->dev[b] = calloc(bytes ? bytes : 1, 1);
+            r->host[b] = r->dev[b] = malloc(bytes ? bytes : 1);
             if (!r->host[b])
                 mm__die("cannot allocate a ring buffer of %zu bytes", bytes);
+            memset(r->host[b], 0, bytes); /* touched now, as the slice */
             devb += bytes;
         }
     }
