@@ -125,7 +125,7 @@ macc_ring *macc_ring_new(macc_dist *d, size_t bytes, int thread);
 void macc_ring_delete(macc_ring *r);
 /* Where the next contribution goes: a host address, present on the device
  * (write it with a region, or write it on the host and `target update to` it).
- * Owned by the ring; changes after each macc_ring_run. */
+ * Owned by the ring; the same buffer every round. */
 void *macc_ring_buffer(macc_ring *r);
 /* Runs one ring step: update(own contribution), then P-1 times receive from
  * the left, forward to the right, update. Returns when every contribution of
