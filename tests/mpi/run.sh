@@ -185,6 +185,16 @@ if mpicc --showme > /dev/null 2>&1; then
         cat "$tmp/build.log"; tail -n 10 "$tmp/out" "$tmp/err"; ko "OMPI_CC=macc mpicc ... -lmaccrt_mpi"
     fi
 fi
+# the driver: --mpi compiles and links with the MPI wrapper (MACC_MPICC) and puts the
+# module before libmaccrt.a; -lmaccrt_mpi alone adds the module, the compiler stays cc
+if "$macc" --mpi -### "$top/samples/ring_g4.c" -o "$tmp/x" 2> "$tmp/err" && grep -q '^mpicc .*-E ' "$tmp/err" &&
+    grep -q '^mpicc .*libmaccrt_mpi\.a .*libmaccrt\.a' "$tmp/err" &&
+    MACC_MPICC=no-such-mpicc "$macc" --mpi -### "$top/samples/ring_g4.c" -o "$tmp/x" 2>&1 | grep -q '^no-such-mpicc '; then ok
+else cat "$tmp/err"; ko "driver: --mpi sub-commands"; fi
+printf 'int main(void) { return 0; }\n' > "$tmp/noop.c"
+if "$macc" -### "$tmp/noop.c" -o "$tmp/x" -lmaccrt_mpi 2> "$tmp/err" && grep -q '^cc .*libmaccrt_mpi\.a .*libmaccrt\.a' "$tmp/err" &&
+    ! grep -q -- '-lmaccrt_mpi' "$tmp/err"; then ok
+else cat "$tmp/err"; ko "driver: -lmaccrt_mpi"; fi
 # -lmaccrt_mpi where the module is missing: a clear error (a macc copy without it)
 mkdir -p "$tmp/inst/bin" "$tmp/inst/lib" "$tmp/inst/include"
 cp "$macc" "$tmp/inst/bin/macc"
