@@ -31,6 +31,12 @@ CUDA_HOME ?= /usr/local/cuda
 HAVE_CUDA := $(wildcard $(CUDA_HOME)/include/cuda_runtime_api.h)
 RTCUDA := $(if $(HAVE_CUDA),$(if $(wildcard runtime/cuda.c),$(BUILD)/lib/libmaccrt_cuda.a))
 
+# The MPI module (libmaccrt_mpi): built when an MPI compiler wrapper is found.
+MPICC ?= mpicc
+HAVE_MPI := $(shell command -v $(MPICC) 2>/dev/null)
+RTMPI := $(if $(HAVE_MPI),$(BUILD)/lib/libmaccrt_mpi.a $(BUILD)/include/macc_mpi.h \
+           $(if $(HAVE_CUDA),$(BUILD)/lib/libmaccrt_mpi_cuda.a))
+
 GRAMMAR_OBJ := $(GRAMMAR_SRC:%.c=$(BUILD)/obj/%.o)
 TRANSLATOR_OBJ := $(TRANSLATOR_SRC:%.c=$(BUILD)/obj/%.o)
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(BUILD)/obj/%.o)
@@ -45,13 +51,13 @@ PUBHDR := $(BUILD)/include/macc_rt.h $(BUILD)/include/macc_device.h
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all runtime gpu-check check-integration fuzz-smoke deps check check-unit check-golden check-bad check-e2e check-asan demo \
+.PHONY: all runtime gpu-check gpu-check-mpi check-mpi check-integration fuzz-smoke deps check check-unit check-golden check-bad check-e2e check-asan demo \
         golden-update clean unit
 
 all: $(MACC) runtime
 
 # The runtime alone (no tree-sitter needed): what the GPU machine builds.
-runtime: $(RTLIB) $(RTSO) $(PUBHDR) $(RTCUDA)
+runtime: $(RTLIB) $(RTSO) $(PUBHDR) $(RTCUDA) $(RTMPI)
 
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP):
@@ -92,6 +98,20 @@ $(BUILD)/lib/libmaccrt_cuda.a: runtime/cuda.c runtime/internal.h include/macc_rt
 		-c runtime/cuda.c -o $(BUILD)/obj/runtime-cuda/cuda.o
 	rm -f $@ && ar rcs $@ $(BUILD)/obj/runtime-cuda/cuda.o
 
+# OMPI_CC/MPICH_CC: the wrapper compiles with $(CC) (sanitizers included).
+$(BUILD)/obj/mpi/ring.o: runtime/mpi/ring.c include/macc_mpi.h
+	@mkdir -p $(@D)
+	OMPI_CC=$(CC) MPICH_CC=$(CC) $(MPICC) $(CPPFLAGS) $(CFLAGS) -fPIC -c $< -o $@
+
+$(BUILD)/lib/libmaccrt_mpi.a: $(BUILD)/obj/mpi/ring.o
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/lib/libmaccrt_mpi_cuda.a: runtime/mpi/cuda.c
+	@mkdir -p $(BUILD)/obj/mpi $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -I$(CUDA_HOME)/include -c $< -o $(BUILD)/obj/mpi/cuda.o
+	rm -f $@ && ar rcs $@ $(BUILD)/obj/mpi/cuda.o
+
 $(BUILD)/include/%.h: include/%.h
 	@mkdir -p $(@D)
 	cp $< $@
@@ -123,6 +143,10 @@ check-e2e: all
 check-integration: all
 	@sh tests/integration/run.sh $(BUILD)
 
+# The MPI module: the ring sample under mpirun (skipped without mpicc/mpirun).
+check-mpi: all
+	@sh tests/mpi/run.sh $(BUILD)
+
 # The unit and end-to-end tests again, built with ASan and UBSan (the samples too).
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 check-asan:
@@ -144,6 +168,8 @@ check: all $(UNIT_BIN)
 	@RESULTS=$(CURDIR)/$(BUILD)/results.txt sh tests/run.sh bad $(BUILD)/asan || true
 	@RESULTS=$(CURDIR)/$(BUILD)/results.txt E2E_CFLAGS="$(ASAN_FLAGS)" sh tests/run.sh driver $(BUILD)/asan || true
 	@RESULTS=$(CURDIR)/$(BUILD)/results.txt sh tests/integration/run.sh $(BUILD) || true
+	@RESULTS=$(CURDIR)/$(BUILD)/results.txt sh tests/mpi/run.sh $(BUILD) || true
+	@RESULTS=$(CURDIR)/$(BUILD)/results.txt E2E_CFLAGS="$(ASAN_FLAGS)" sh tests/mpi/run.sh $(BUILD)/asan || true
 	@$(MAKE) --no-print-directory conformance-smoke > $(BUILD)/conformance-smoke.log 2>&1; s=$$?; \
 	grep -E '^NEW FAILURE|passed, ' $(BUILD)/conformance-smoke.log; \
 	p=$$(sed -n 's/^\([0-9]*\) passed, .*/\1/p' $(BUILD)/conformance-smoke.log | tail -n 1); \
@@ -173,6 +199,10 @@ demo: all
 # end-to-end test on the GPU alone and shared, print "N passed, N failed".
 gpu-check:
 	@sh tests/gpu-check.sh $(BUILD)
+
+# On a machine with GPUs and MPI: the ring sample with one rank per GPU.
+gpu-check-mpi:
+	@sh tests/mpi/gpu.sh $(BUILD)
 
 # Conformance (OpenMP_VV, OpenACCV-V in ../shared/conformance or $MACC_CONFORMANCE; not
 # part of check; tests/conformance/README.md). CONF_ARGS: more run.sh options (-j, timeouts).
@@ -208,8 +238,8 @@ MACC_VERSION := $(shell sed -n 's/.*MACC_VERSION_STRING "\(.*\)".*/\1/p' transla
 PC_SUBST = -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(MACC_VERSION)|g' \
            -e 's|@LIBDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))|g' \
            -e 's|@INCLUDEDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))|g'
-INSTALLED_LIBS := libmaccrt.a libmaccrt.so libmaccrt_cuda.a
-INSTALLED_HDRS := macc_rt.h macc_device.h
+INSTALLED_LIBS := libmaccrt.a libmaccrt.so libmaccrt_cuda.a libmaccrt_mpi.a libmaccrt_mpi_cuda.a
+INSTALLED_HDRS := macc_rt.h macc_device.h macc_mpi.h
 
 .PHONY: install uninstall
 install: all
@@ -221,9 +251,9 @@ install: all
 	$(INSTALL) -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(LIBDIR)' '$(DESTDIR)$(INCLUDEDIR)' \
 		'$(DESTDIR)$(PKGCONFIGDIR)' '$(DESTDIR)$(MANDIR)/man1'
 	$(INSTALL) -m 755 $(MACC) '$(DESTDIR)$(BINDIR)/macc'
-	$(INSTALL) -m 644 $(RTLIB) $(RTCUDA) '$(DESTDIR)$(LIBDIR)/'
+	$(INSTALL) -m 644 $(RTLIB) $(RTCUDA) $(filter %.a,$(RTMPI)) '$(DESTDIR)$(LIBDIR)/'
 	$(INSTALL) -m 755 $(RTSO) '$(DESTDIR)$(LIBDIR)/'
-	$(INSTALL) -m 644 $(PUBHDR) '$(DESTDIR)$(INCLUDEDIR)/'
+	$(INSTALL) -m 644 $(PUBHDR) $(filter %.h,$(RTMPI)) '$(DESTDIR)$(INCLUDEDIR)/'
 	sed $(PC_SUBST) macc.pc.in > '$(DESTDIR)$(PKGCONFIGDIR)/macc.pc'
 	chmod 644 '$(DESTDIR)$(PKGCONFIGDIR)/macc.pc'
 	$(INSTALL) -m 644 docs/macc.1 '$(DESTDIR)$(MANDIR)/man1/macc.1'

@@ -21,6 +21,7 @@ typedef struct Opts {
     Vec ldflags;  /* link options and libraries, in order (owned) */
     const char *output;
     int compile_only, translate_only, verbose, dry, keep, info, managed;
+    int mpi;                    /* --mpi, or -lmaccrt_mpi: link the MPI module */
     int fpreprocessed;          /* -fpreprocessed: inputs are already preprocessed */
     int openacc, openacc_flag;  /* -fopenacc / -acc given (openacc_flag: -fopenacc, in cflags) */
     int preprocess, assemble;   /* -E, -S */
@@ -51,12 +52,14 @@ static void dr__usage(FILE *f)
           "  --targets=LIST     device kinds to build for: host,nvidia (default: host,nvidia)\n"
           "  --cuda-arch=sm_NN  GPU architecture for the device file (default sm_90)\n"
           "  --managed          put heap allocations in managed memory\n"
+          "  --mpi              compile and link with the MPI compiler wrapper (MACC_MPICC,\n"
+          "                     default mpicc) and the MPI module (libmaccrt_mpi, macc_mpi.h)\n"
           "  --info             report implicit mapping decisions\n"
           "  --keep-files       keep the temporary files\n"
           "  -Xnvcc OPT         pass OPT to nvcc only\n"
           "  -Xhost OPT         pass OPT to the host C compiler's compile step only\n"
           "  --help, --version\n"
-          "Environment: MACC_CC (C compiler, default cc)\n",
+          "Environment: MACC_CC (C compiler, default cc), MACC_MPICC (with --mpi, default mpicc)\n",
           f);
 }
 
@@ -94,6 +97,8 @@ static int dr__parse(int argc, char **argv, Opts *o)
         }
         if (!strcmp(a, "--translate")) { o->translate_only = 1; continue; }
         if (!strcmp(a, "--managed")) { o->managed = 1; continue; }
+        if (!strcmp(a, "--mpi")) { o->mpi = 2; continue; }
+        if (!strcmp(a, "-lmaccrt_mpi")) { o->mpi = o->mpi ? o->mpi : 1; continue; }
         if (!strcmp(a, "--info")) { o->info = 1; continue; }
         if (!strcmp(a, "--keep-files")) { o->keep = 1; continue; }
         if (!strncmp(a, "--targets=", 10)) { o->targets = a + 10; continue; }
@@ -216,10 +221,28 @@ static char *dr__self_dir(void)
     return xstrdup(buf);
 }
 
+/* --mpi: the host compiler is the MPI wrapper (dr__use_mpicc). */
+static int dr__use_mpicc;
+
 static const char *dr__cc(void)
 {
+    if (dr__use_mpicc) {
+        const char *m = getenv("MACC_MPICC");
+        return m && *m ? m : "mpicc";
+    }
     const char *cc = getenv("MACC_CC");
     return cc && *cc ? cc : "cc";
+}
+
+/* --mpi: the wrapper compiles with MACC_CC (else cc), never with macc itself
+ * (OMPI_CC=macc mpicc ... --mpi would call macc again). */
+static void dr__mpi_setup(void)
+{
+    const char *cc = getenv("MACC_CC");
+    cc = cc && *cc ? cc : "cc";
+    setenv("OMPI_CC", cc, 1);
+    setenv("MPICH_CC", cc, 1);
+    dr__use_mpicc = 1;
 }
 
 /* nvcc: $MACC_NVCC, else nvcc on PATH, else /usr/local/cuda/bin/nvcc; NULL if none. */
@@ -585,6 +608,8 @@ int driver_main(int argc, char **argv)
         rc = 1;
         goto out;
     }
+    if (o.mpi == 2)
+        dr__mpi_setup();
     if (!o.inputs.len) {
         /* `macc -v`, `-dumpversion`, `-dumpmachine`, `-print-*`: the C compiler answers */
         if (o.verbose || o.cflags.len) {
@@ -700,6 +725,8 @@ int driver_main(int argc, char **argv)
     char *incdir = xsprintf("%s/../include", self);
     char *rtlib = xsprintf("%s/../lib/libmaccrt.a", self);
     char *rtcuda = xsprintf("%s/../lib/libmaccrt_cuda.a", self);
+    char *rtmpi = xsprintf("%s/../lib/libmaccrt_mpi.a", self);
+    char *rtmpicuda = xsprintf("%s/../lib/libmaccrt_mpi_cuda.a", self);
     if (nvcc && access(rtcuda, R_OK) != 0) {
         if (o.verbose)
             fprintf(stderr, "macc: note: %s not found: the runtime was built without CUDA\n", rtcuda);
@@ -970,11 +997,26 @@ int driver_main(int argc, char **argv)
         free(srcdir);
         free(stem);
     }
+    if (!rc && !no_link && o.mpi && access(rtmpi, R_OK) != 0) {
+        fprintf(stderr, "macc: error: %s not found: macc was built without MPI (install an MPI compiler "
+                        "wrapper, mpicc, and rebuild)\n", rtmpi);
+        rc = 1;
+    }
     if (!rc && !no_link) {
         Vec cmd = {0};
         dr__cc_command(&o, &cmd);
         dr__push_all(&cmd, &objs);
         char *cudaL = NULL, *cudaR = NULL;
+        /* the MPI module before libmaccrt.a, which it calls; its CUDA part
+         * (weak references from the module) whenever the GPU plugin is linked */
+        if (o.mpi) {
+            if (linked_cuda && access(rtmpicuda, R_OK) == 0) {
+                vec_push(&cmd, "-Wl,--whole-archive");
+                vec_push(&cmd, rtmpicuda);
+                vec_push(&cmd, "-Wl,--no-whole-archive");
+            }
+            vec_push(&cmd, rtmpi);
+        }
         /* the plugin before libmaccrt.a: the archive resolves what the
          * plugin needs even when the user's objects call nothing of it */
         if (linked_cuda) {
@@ -1020,6 +1062,8 @@ cleanup:
     free(incdir);
     free(rtlib);
     free(rtcuda);
+    free(rtmpi);
+    free(rtmpicuda);
     free(nvcc);
     free(cudalib);
     free(arch);

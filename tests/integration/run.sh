@@ -166,6 +166,9 @@ inst() { "$MAKE" --no-print-directory -C "$top" BUILD="$build" "$@"; }
 files="bin/macc lib/libmaccrt.a lib/libmaccrt.so include/macc_rt.h include/macc_device.h
 lib/pkgconfig/macc.pc share/man/man1/macc.1"
 [ -f "$build/lib/libmaccrt_cuda.a" ] && files="$files lib/libmaccrt_cuda.a"
+# the MPI module, built where mpicc is
+[ -f "$build/lib/libmaccrt_mpi.a" ] && files="$files lib/libmaccrt_mpi.a include/macc_mpi.h"
+[ -f "$build/lib/libmaccrt_mpi_cuda.a" ] && files="$files lib/libmaccrt_mpi_cuda.a"
 t "install: make install PREFIX=..." inst install PREFIX="$prefix"
 missing=
 for f in $files; do [ -f "$prefix/$f" ] || missing="$missing $f"; done
