@@ -236,6 +236,13 @@ static void parse__collect(Unit *u, TSNode n)
                 p->end = ts_node_end_byte(n);
                 size_t ab = ts_node_is_null(arg) ? de : ts_node_start_byte(arg);
                 size_t ae = ts_node_is_null(arg) ? de : ts_node_end_byte(arg);
+                /* the line as the user wrote it (the parse text may have moved its
+                 * last character: parse__brace_pragmas) */
+                const char *ut = u->src->text;
+                while (ae < u->src->len && ut[ae] != '\n' && !(ut[ae] == '\r' && ut[ae + 1] == '\n'))
+                    ae++;
+                if (p->end > 0 && ut[p->end - 1] != '\n' && p->end < ae + 1)
+                    p->end = ae < u->src->len ? ae + 1 : ae;
                 parse__pragma_text(u->src, ab, ae, p);
                 DirError err;
                 int kept;
@@ -309,6 +316,7 @@ static void parse__top(Unit *u, TSNode parent)
 typedef struct {
     size_t open;      /* the '\n' before the first braced pragma line */
     size_t from, to;  /* the pragma lines blanked for the statement's parse */
+    size_t steal;     /* when not 0: the last character of the pragma line before, made its '\n' */
 } ParseBrace;
 
 static int is_ident_char(char c)
@@ -444,9 +452,28 @@ static void parse__brace_pragmas(Source *s, TSParser *parser)
         long ho = open >= 0 ? parse__pragma_line(s, open) : -1;
         if (open > first)
             low = low > s->lines[first + 1] ? low : s->lines[first + 1];
+        size_t at = 0, steal = 0;
         if (ho > 0 && (size_t)ho - 1 >= low && parse__ws(s->ptext[ho - 1])) {
+            at = (size_t)ho - 1;
+        } else if (ho > 0 && open > first) {
+            /* no blank before the line (GCC 13's and Clang's -E): the last
+             * character of the pragma line before it moves to make room (the
+             * line's text is read from the user's text, see parse__collect) */
+            int pl = open - 1;
+            while (pl > first && parse__pragma_line(s, pl) < 0)
+                pl--;
+            long hp = parse__pragma_line(s, pl);
+            size_t nl = s->lines[pl + 1] - 1;
+            if (hp >= 0 && s->ptext[nl] == '\n' && nl > (size_t)hp + 8 && s->ptext[nl - 1] != '\\' &&
+                s->ptext[nl - 1] != '\r') {
+                at = nl;
+                steal = nl - 1;
+            }
+        }
+        if (at) {
             ParseBrace *pb = xcalloc(1, sizeof *pb);
-            pb->open = (size_t)ho - 1;
+            pb->open = at;
+            pb->steal = steal;
             pb->from = s->lines[open];
             pb->to = last + 1 < s->nlines ? s->lines[last + 1] : s->len;
             vec_push(&braces, pb);
@@ -490,6 +517,8 @@ static void parse__brace_pragmas(Source *s, TSParser *parser)
             e++;
         if (e >= s->len || !parse__ws(s->ptext[e]))
             continue;
+        if (pb->steal)
+            s->ptext[pb->steal] = '\n';
         s->ptext[pb->open] = '{';
         s->ptext[e] = '}';
         placed[e] = 1;
