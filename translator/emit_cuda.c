@@ -250,6 +250,25 @@ static void cu__check_dropped(Cu *c, TSNode n)
     }
 }
 
+/* Is cast expression n `(void *)0` (C's NULL after preprocessing)? */
+static int cu__is_c_null(const Cu *c, TSNode n)
+{
+    TSNode ty = node_field(n, "type"), v = node_field(n, "value");
+    if (!node_is(v, "number_literal"))
+        return 0;
+    const char *t = c->u->src->text;
+    size_t vb = ts_node_start_byte(v), ve = ts_node_end_byte(v);
+    if (ve - vb != 1 || t[vb] != '0')
+        return 0;
+    char buf[32];
+    size_t k = 0;
+    for (size_t i = ts_node_start_byte(ty); i < ts_node_end_byte(ty) && k + 1 < sizeof buf; i++)
+        if (t[i] != ' ' && t[i] != '\t')
+            buf[k++] = t[i];
+    buf[k] = 0;
+    return !strcmp(buf, "void*");
+}
+
 static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
 {
     const char *t = c->u->src->text;
@@ -300,6 +319,16 @@ static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
         cu__blank(c, &b, e->start, e->end);
         e->text = b.data ? b.data : xstrdup("");
         vec_push(edits, e);
+        return;
+    }
+    if (node_is(n, "cast_expression") && cu__is_c_null(c, n)) {
+        /* C's NULL, ((void *)0) once preprocessed: C++ converts no void * to
+         * another pointer type, a literal 0 it does */
+        TokEdit *x = xcalloc(1, sizeof *x);
+        x->start = ts_node_start_byte(n);
+        x->end = ts_node_end_byte(n);
+        x->text = xstrdup("0");
+        vec_push(edits, x);
         return;
     }
     if (ctx && ctx->staged && node_is(n, "subscript_expression")) {

@@ -48,6 +48,18 @@ int main(void)
         double want = (i & 1) ? (i > N - i ? i : N - i) : (i < N - i ? i : N - i) + 0.5;
         bad += x[i] != want;
     }
+    /* NULL is ((void *)0) in C: assigned to and compared with typed pointers in a kernel */
+    int *p1 = &y[0], *p2 = NULL, nulls = 0;
+#pragma omp target map(tofrom: nulls)
+    {
+        nulls += p2 == NULL;
+        p1 = NULL;
+        nulls += p1 == NULL;
+    }
+    if (nulls != 2) {
+        printf("FAIL: NULL in a kernel: %d\n", nulls);
+        bad++;
+    }
     if (bad) {
         printf("FAIL: %d wrong\n", bad);
         return 1;
