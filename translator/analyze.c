@@ -2198,28 +2198,48 @@ static int an__defines_type(const Unit *u, TSNode n, const StrSet *ids)
     return 0;
 }
 
+/* The type declarations under n before the region that define a name in ids
+ * go to r->local_types (one walk with a cursor; nothing at or after the
+ * region's start is visited). */
 static void an__local_walk(Unit *u, Region *r, TSNode n, const StrSet *ids, int *changed)
 {
     uint32_t rs = ts_node_start_byte(r->stmt);
-    if (ts_node_start_byte(n) >= rs)
-        return;
-    const char *t = node_type(n);
-    if (!strcmp(t, "declaration") || !strcmp(t, "type_definition") || !strcmp(t, "struct_specifier") ||
-        !strcmp(t, "union_specifier") || !strcmp(t, "enum_specifier")) {
-        if ((!strcmp(t, "type_definition") || !ts_node_is_null(node_tag_body(n))) && an__defines_type(u, n, ids)) {
-            for (int i = 0; i < r->local_types.len; i++)
-                if (ts_node_eq(*(TSNode *)r->local_types.items[i], n))
-                    return;
-            TSNode *keep = xmalloc(sizeof *keep);
-            *keep = n;
-            vec_push(&r->local_types, keep);
-            *changed = 1;
+    TSTreeCursor cur = ts_tree_cursor_new(n);
+    for (;;) {
+        TSNode k = ts_tree_cursor_current_node(&cur);
+        int descend = 0;
+        if (ts_node_start_byte(k) >= rs) {
+            /* the siblings after it start later still */
+            if (!ts_tree_cursor_goto_parent(&cur))
+                break;
+        } else if (ts_node_is_named(k)) {
+            const char *t = node_type(k);
+            if (!strcmp(t, "declaration") || !strcmp(t, "type_definition") || !strcmp(t, "struct_specifier") ||
+                !strcmp(t, "union_specifier") || !strcmp(t, "enum_specifier")) {
+                if ((!strcmp(t, "type_definition") || !ts_node_is_null(node_tag_body(k))) &&
+                    an__defines_type(u, k, ids)) {
+                    int dup = 0;
+                    for (int i = 0; i < r->local_types.len && !dup; i++)
+                        dup = ts_node_eq(*(TSNode *)r->local_types.items[i], k);
+                    if (!dup) {
+                        TSNode *keep = xmalloc(sizeof *keep);
+                        *keep = k;
+                        vec_push(&r->local_types, keep);
+                        *changed = 1;
+                    }
+                }
+            } else {
+                descend = 1;
+            }
         }
-        return;
+        if (descend && ts_tree_cursor_goto_first_child(&cur))
+            continue;
+        while (!ts_tree_cursor_goto_next_sibling(&cur))
+            if (!ts_tree_cursor_goto_parent(&cur))
+                goto done;
     }
-    uint32_t nc = ts_node_named_child_count(n);
-    for (uint32_t i = 0; i < nc; i++)
-        an__local_walk(u, r, ts_node_named_child(n, i), ids, changed);
+done:
+    ts_tree_cursor_delete(&cur);
 }
 
 static int an__cmp_nodes(const void *a, const void *b)
