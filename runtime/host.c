@@ -8,18 +8,31 @@
  * Concurrency is bounded by tokens, not by the pool: the pool grows on demand
  * (a task is submitted and no worker is idle) up to MACCRT_MAX_HOST_WORKERS,
  * the most tasks that 100 tokens can admit at once. Workers are joined at exit.
+ *
+ * A worker that finds the queue empty spins a while (HOST__SPIN polls of the
+ * queue length, yielding the core between them) before it sleeps on the
+ * condition variable; submit wakes a sleeping worker only when the spinning
+ * workers are fewer than the queued tasks (else one of those takes it), so a steady stream of tasks costs
+ * no futex call per task. The spinning count and the queue length are
+ * sequentially consistent atomics: a spinner that gives up decrements the
+ * first and then reads the second, submit increments the second and then
+ * reads the first, so at least one of them sees the other.
  */
 #include "internal.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define HOST__SPIN 2000 /* polls of an empty queue before a worker sleeps */
 
 typedef struct host__pool {
     pthread_mutex_t lock;
     pthread_cond_t cv;
     maccrt_task *head, *tail; /* placed tasks waiting for a worker */
-    int queued;
-    int nworkers, nidle;
+    atomic_int queued;        /* written under lock, polled without it */
+    atomic_int spinning;      /* workers polling the queue */
+    int nworkers, nidle;      /* nidle: asleep on cv */
     int stop;
     pthread_t threads[MACCRT_MAX_HOST_WORKERS];
 } host__pool;
@@ -31,6 +44,15 @@ static void *host__worker(void *arg)
     self->is_worker = 1;
     pthread_mutex_lock(&pool->lock);
     for (;;) {
+        if (!pool->head && !pool->stop) {
+            /* spin before sleeping: the next task is usually close */
+            pthread_mutex_unlock(&pool->lock);
+            atomic_fetch_add(&pool->spinning, 1);
+            for (int i = 0; i < HOST__SPIN && !atomic_load(&pool->queued); i++)
+                sched_yield();
+            atomic_fetch_sub(&pool->spinning, 1);
+            pthread_mutex_lock(&pool->lock);
+        }
         while (!pool->head && !pool->stop) {
             pool->nidle++;
             pthread_cond_wait(&pool->cv, &pool->lock);
@@ -42,7 +64,7 @@ static void *host__worker(void *arg)
         pool->head = t->pnext;
         if (!pool->head)
             pool->tail = NULL;
-        pool->queued--;
+        atomic_fetch_sub(&pool->queued, 1);
         pthread_mutex_unlock(&pool->lock);
         maccrt_task_execute(t);
         pthread_mutex_lock(&pool->lock);
@@ -119,8 +141,9 @@ static void host__submit(maccrt_device *d, maccrt_task *t)
     else
         pool->head = t;
     pool->tail = t;
-    pool->queued++;
-    if (pool->queued > pool->nidle && pool->nworkers < MACCRT_MAX_HOST_WORKERS && !pool->stop) {
+    int queued = atomic_fetch_add(&pool->queued, 1) + 1;
+    int spinning = atomic_load(&pool->spinning);
+    if (queued > pool->nidle + spinning && pool->nworkers < MACCRT_MAX_HOST_WORKERS && !pool->stop) {
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         /* Workers run user code with OpenMP; give them the usual main-thread
@@ -132,8 +155,8 @@ static void host__submit(maccrt_device *d, maccrt_task *t)
             maccrt_fatal(t->loc, "cannot start a host worker thread");
         pthread_attr_destroy(&attr);
     }
-    if (pool->nidle > 0)
-        pthread_cond_signal(&pool->cv);
+    if (pool->nidle > 0 && queued > spinning)
+        pthread_cond_signal(&pool->cv); /* else a spinning worker takes it */
     pthread_mutex_unlock(&pool->lock);
 }
 
