@@ -26,22 +26,28 @@
 
 #define HOST__SPIN 2000 /* polls of an empty queue before a worker sleeps */
 
-typedef struct host__pool {
+typedef struct host__pool host__pool;
+static __thread host__pool *host__mine; /* the pool of the calling worker */
+static __thread int host__coming;       /* the calling worker is counted in its pool's coming */
+
+struct host__pool {
     pthread_mutex_t lock;
     pthread_cond_t cv;
     maccrt_task *head, *tail; /* placed tasks waiting for a worker */
     atomic_int queued;        /* written under lock, polled without it */
     atomic_int spinning;      /* workers polling the queue */
+    int coming;               /* workers completing a task, back for one queued next */
     int nworkers, nidle;      /* nidle: asleep on cv */
     int stop;
     pthread_t threads[MACCRT_MAX_HOST_WORKERS];
-} host__pool;
+};
 
 static void *host__worker(void *arg)
 {
     host__pool *pool = arg;
     maccrt_thread *self = maccrt_thread_self();
     self->is_worker = 1;
+    host__mine = pool;
     pthread_mutex_lock(&pool->lock);
     for (;;) {
         if (!pool->head && !pool->stop) {
@@ -68,6 +74,10 @@ static void *host__worker(void *arg)
         pthread_mutex_unlock(&pool->lock);
         maccrt_task_execute(t);
         pthread_mutex_lock(&pool->lock);
+        if (host__coming) {
+            pool->coming--;
+            host__coming = 0;
+        }
     }
     pthread_mutex_unlock(&pool->lock);
     return NULL;
@@ -134,6 +144,11 @@ static int host__copy(maccrt_device *d, void *dst, const void *src, size_t bytes
 static void host__submit(maccrt_device *d, maccrt_task *t)
 {
     host__pool *pool = d->pdata;
+    /* A worker of this pool completing its task comes back for the first
+     * task placed meanwhile: no other worker is needed or woken for it. */
+    maccrt_thread *self = maccrt_thread_self();
+    int returning = host__mine == pool && self->finishing;
+    self->finishing = 0;
     pthread_mutex_lock(&pool->lock);
     t->pnext = NULL;
     if (pool->tail)
@@ -142,8 +157,15 @@ static void host__submit(maccrt_device *d, maccrt_task *t)
         pool->head = t;
     pool->tail = t;
     int queued = atomic_fetch_add(&pool->queued, 1) + 1;
-    int spinning = atomic_load(&pool->spinning);
-    if (queued > pool->nidle + spinning && pool->nworkers < MACCRT_MAX_HOST_WORKERS && !pool->stop) {
+    if (returning) {
+        pool->coming++;
+        host__coming = 1;
+    }
+    int spinning = atomic_load(&pool->spinning) + pool->coming;
+    /* a new worker when the queue outgrows the workers that will look at
+     * it, never more workers than tasks placed here (maccrt_rt.lock is held) */
+    if (queued > pool->nidle + spinning && pool->nworkers < d->nplaced &&
+        pool->nworkers < MACCRT_MAX_HOST_WORKERS && !pool->stop) {
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         /* Workers run user code with OpenMP; give them the usual main-thread

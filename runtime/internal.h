@@ -459,6 +459,8 @@ typedef struct maccrt_thread {
     int refs;             /* 1 for the live thread + 1 per unfinished deferred child */
     int is_worker;        /* a runtime helper (host pool worker, GPU helper) */
     int unthrottled;      /* a throttle wait of this thread stalled: not throttled again (task.c) */
+    int finishing;        /* in the completion of a task it ran: a pool worker goes back to its
+                           * queue next, so the first task submitted meanwhile needs no other worker */
     struct maccrt_task *current; /* task this thread is executing */
 } maccrt_thread;
 

@@ -590,7 +590,9 @@ static void task__finish(maccrt_task *t)
 {
     maccrt_runtime *rt = &maccrt_rt;
     maccrt_thread *creator_to_free = NULL;
+    maccrt_thread *self = maccrt_thread_self();
     pthread_mutex_lock(&rt->lock);
+    self->finishing = 1;
     maccrt_sched_release(t);
     task__deps_remove(t);
     for (int i = 0; i < t->nsuccs; i++) {
@@ -617,6 +619,7 @@ static void task__finish(maccrt_task *t)
     if (rt->throttled && rt->live <= rt->pending_max / 2)
         pthread_cond_broadcast(&rt->throttle_cv);
     maccrt_sched_dispatch();
+    self->finishing = 0;
     int last = --t->refs == 0;
     pthread_mutex_unlock(&rt->lock);
     if (last)
