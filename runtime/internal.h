@@ -277,6 +277,7 @@ enum { MACCRT_PERM_NONE = 0, MACCRT_PERM_TO, MACCRT_PERM_LINK };
 typedef struct maccrt_ptable {
     pthread_mutex_t lock;
     maccrt_rtree tree;
+    atomic_long entries;      /* nodes in tree: read without the lock by a host task's maps */
     pthread_mutex_t pin_lock; /* innermost: guards pins and allocs only */
     maccrt_rtree pins;        /* the pinned entries' ranges (maccrt_mapping.pin) */
     maccrt_rtree allocs;      /* omp_target_alloc's blocks on this device (device addresses) */
