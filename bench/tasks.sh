@@ -9,7 +9,9 @@
 # 100k and 1M tasks, chained (64 depend(inout) chains) and independent, REPS
 # times (default 3; the best time and the lowest peak memory count), and
 # prints microseconds per task and peak resident memory (MiB) of both, with
-# the ratios macc / libgomp. SIZES="10000 100000 1000000" changes the sizes.
+# the ratios macc / libgomp. SIZES="10000 100000 1000000" changes the sizes;
+# MACC_FLAGS adds options to macc's build (--targets=host: no CUDA runtime
+# linked, which is most of a small program's resident memory).
 set -eu
 
 if [ $# -lt 1 ]; then
@@ -26,9 +28,10 @@ cc=${CC:-cc}
 
 echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')"
-echo "build: $build/bin/macc -O2 bench/tasks.c; $cc -O2 -fopenmp bench/tasks.c"
+flags=${MACC_FLAGS:-}
+echo "build: $build/bin/macc -O2 $flags bench/tasks.c; $cc -O2 -fopenmp bench/tasks.c"
 echo "run: MACC_DEVICES=host MACC_HOST_THREADS=2 tasks N MODE (macc); tasks N MODE (libgomp); best of $reps"
-"$build/bin/macc" -O2 "$root/bench/tasks.c" -o "$out/tasks_macc"
+"$build/bin/macc" -O2 $flags "$root/bench/tasks.c" -o "$out/tasks_macc"
 $cc -O2 -fopenmp "$root/bench/tasks.c" -o "$out/tasks_gomp"
 
 # best PROGRAM N MODE: "us MiB" (best of REPS; "fail fail" when a run fails)

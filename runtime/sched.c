@@ -189,7 +189,8 @@ void maccrt_sched_dispatch(void)
         }
         if (!fit) {
             /* fits nowhere now: it reserves its candidates (no overtaking) */
-            maccrt_device *w = rt->policy->choose(t, t->cand, 0, backlog);
+            maccrt_device *w = !(t->cand & (t->cand - 1)) ? rt->devices[__builtin_ctzll(t->cand)]
+                                                          : rt->policy->choose(t, t->cand, 0, backlog);
             if (w)
                 backlog[w->num]++;
             reserved |= t->cand;
