@@ -477,6 +477,7 @@ long macc_device_tasks(int d)
     maccrt_init();
     if (d < 0 || d >= maccrt_rt.ndevices)
         return 0;
+    maccrt_task_flush_counts();
     pthread_mutex_lock(&maccrt_rt.lock);
     long n = maccrt_rt.devices[d]->tasks_run + atomic_load(&maccrt_rt.devices[d]->tasks_direct);
     pthread_mutex_unlock(&maccrt_rt.lock);

@@ -223,7 +223,8 @@ typedef struct maccrt_device {
     /* Statistics (stats.c). Counters updated under maccrt_rt.lock, bytes with
      * atomics (copies run outside the lock). */
     long tasks_run;
-    atomic_long tasks_direct; /* tasks run at once by their creating thread (the throttle), no lock */
+    atomic_long tasks_direct; /* tasks run at once by their creating threads (the throttle): added in
+                               * batches (maccrt_task_flush_counts), no lock */
     int running;       /* tasks placed and not finished */
     double busy_since; /* when running went 0 -> 1 */
     double busy_s;     /* time with at least one task running */
@@ -543,6 +544,9 @@ maccrt_thread *maccrt_thread_self(void);
 maccrt_device *maccrt_data_device(int device, const MACC_SrcLoc *loc);
 /* Waits until every live task has finished. */
 void maccrt_task_wait_all(void);
+/* Adds the calling thread's count of tasks it ran directly to the host's
+ * tasks_direct (done every 64, at taskwait and at thread exit). */
+void maccrt_task_flush_counts(void);
 /* The same, but gives up when no task has finished for stall_s seconds;
  * returns how many tasks are still live (used at exit). */
 long maccrt_task_drain(double stall_s);

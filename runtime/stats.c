@@ -29,6 +29,7 @@ void maccrt_stats_print(FILE *f)
     maccrt_runtime *rt = &maccrt_rt;
     /* After a fatal error another thread may hold the lock forever: read
      * without it then (the numbers are only a report). */
+    maccrt_task_flush_counts();
     int locked = !atomic_load(&rt->fatal);
     if (locked)
         pthread_mutex_lock(&rt->lock);

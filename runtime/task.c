@@ -28,6 +28,18 @@
 /* ---- per-thread state --------------------------------------------------------- */
 
 static pthread_key_t task__key;
+/* Tasks this thread ran directly (the throttle) not yet added to the host's
+ * count: one atomic add per 64, at a taskwait, at thread exit and when the
+ * counts are read (maccrt_task_flush_counts). */
+static __thread long task__direct_runs;
+
+void maccrt_task_flush_counts(void)
+{
+    if (task__direct_runs && maccrt_rt.host) {
+        atomic_fetch_add(&maccrt_rt.host->tasks_direct, task__direct_runs);
+        task__direct_runs = 0;
+    }
+}
 static pthread_once_t task__key_once = PTHREAD_ONCE_INIT;
 static __thread maccrt_thread *task__self;
 
@@ -41,6 +53,7 @@ static void task__thread_free(maccrt_thread *th)
 static void task__thread_exit(void *p)
 {
     maccrt_thread *th = p;
+    maccrt_task_flush_counts();
     task__self = NULL; /* a later destructor calling in gets a fresh struct */
     pthread_mutex_lock(&maccrt_rt.lock);
     int last = --th->refs == 0;
@@ -710,7 +723,8 @@ void maccrt_task_execute(maccrt_task *t)
     t->t_end = t->timed ? maccrt_now() : 0.0;
     self->current = outer;
     if (t->direct) {
-        atomic_fetch_add(&d->tasks_direct, 1);
+        if (++task__direct_runs == 64)
+            maccrt_task_flush_counts();
         task__free(t);
         return;
     }
@@ -724,6 +738,7 @@ void MACC_taskwait(const MACC_SrcLoc *loc)
     (void)loc;
     maccrt_init();
     maccrt_thread *self = maccrt_thread_self();
+    maccrt_task_flush_counts();
     pthread_mutex_lock(&maccrt_rt.lock);
     while (self->children > 0)
         pthread_cond_wait(&self->cv, &maccrt_rt.lock);
