@@ -64,6 +64,7 @@ void maccrt_ptable_fini(maccrt_device *d)
     while (pt->tree.root) {
         maccrt_mapping *e = (maccrt_mapping *)pt->tree.root;
         maccrt_rtree_remove(&pt->tree, &e->node);
+        atomic_fetch_sub(&pt->entries, 1);
         free(e);
     }
     pt->pins.root = NULL; /* its nodes were in the entries */
@@ -262,6 +263,10 @@ void *maccrt_map_acquire(maccrt_device *d, const MACC_Map *m, int ref, int task,
     *took = MACCRT_TOOK_NONE;
     if (kind & MACC_MAP_DEVICEPTR)
         return m->base;
+    /* A task on the host with an empty table: nothing to find, nothing to
+     * make (the task path's common case, without the table's lock). */
+    if (task && shared && !(kind & MACC_MAP_PRESENT) && atomic_load(&pt->entries) == 0)
+        return m->base;
 
     if (m->bytes == 0 || (kind & MACC_MAP_ATTACH)) {
         /* Zero-length section or attach: translate the pointer when it points
@@ -366,6 +371,7 @@ void *maccrt_map_acquire(maccrt_device *d, const MACC_Map *m, int ref, int task,
     else
         e->dref = 1;
     maccrt_rtree_insert(&pt->tree, &e->node);
+    atomic_fetch_add(&pt->entries, 1);
     if (!task && !shared)
         data__pin(pt, e);
     if (kind & MACC_MAP_TO)
@@ -419,6 +425,7 @@ void maccrt_map_release(maccrt_device *d, const MACC_Map *m, int ref, int del,
         data__unpin(pt, e);
         if (e->perm == MACCRT_PERM_NONE) { /* a link variable's copy stays where it is */
             maccrt_rtree_remove(&pt->tree, &e->node);
+            atomic_fetch_sub(&pt->entries, 1);
             d->plugin->free(d, e->dev_start);
             free(e);
         }
@@ -523,6 +530,7 @@ int maccrt_ptable_add_var(maccrt_device *d, void *host, size_t bytes, void *dev,
         e->name = name;
         e->perm = perm;
         maccrt_rtree_insert(&pt->tree, &e->node);
+        atomic_fetch_add(&pt->entries, 1);
     }
     pthread_mutex_unlock(&pt->lock);
     return r;
@@ -567,6 +575,7 @@ int maccrt_map_associate(maccrt_device *d, const void *host, void *dev, size_t b
     e->name = "(associated)";
     e->assoc = 1;
     maccrt_rtree_insert(&pt->tree, &e->node);
+    atomic_fetch_add(&pt->entries, 1);
     if (!(d->plugin->caps & MACCRT_CAP_SHARED_MEM))
         data__pin(pt, e); /* tasks using it run on d (the affinity rule) */
     pthread_mutex_unlock(&pt->lock);
@@ -583,6 +592,7 @@ int maccrt_map_disassociate(maccrt_device *d, const void *host)
         return EINVAL;
     }
     maccrt_rtree_remove(&pt->tree, &e->node);
+    atomic_fetch_sub(&pt->entries, 1);
     data__unpin(pt, e);
     free(e);
     pthread_mutex_unlock(&pt->lock);

@@ -8,29 +8,57 @@
  * Concurrency is bounded by tokens, not by the pool: the pool grows on demand
  * (a task is submitted and no worker is idle) up to MACCRT_MAX_HOST_WORKERS,
  * the most tasks that 100 tokens can admit at once. Workers are joined at exit.
+ *
+ * A worker that finds the queue empty spins a while (HOST__SPIN polls of the
+ * queue length, yielding the core between them) before it sleeps on the
+ * condition variable; submit wakes a sleeping worker only when the spinning
+ * workers are fewer than the queued tasks (else one of those takes it), so a steady stream of tasks costs
+ * no futex call per task. The spinning count and the queue length are
+ * sequentially consistent atomics: a spinner that gives up decrements the
+ * first and then reads the second, submit increments the second and then
+ * reads the first, so at least one of them sees the other.
  */
 #include "internal.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct host__pool {
+#define HOST__SPIN 2000 /* polls of an empty queue before a worker sleeps */
+
+typedef struct host__pool host__pool;
+static __thread host__pool *host__mine; /* the pool of the calling worker */
+static __thread int host__coming;       /* the calling worker is counted in its pool's coming */
+
+struct host__pool {
     pthread_mutex_t lock;
     pthread_cond_t cv;
     maccrt_task *head, *tail; /* placed tasks waiting for a worker */
-    int queued;
-    int nworkers, nidle;
+    atomic_int queued;        /* written under lock, polled without it */
+    atomic_int spinning;      /* workers polling the queue */
+    int coming;               /* workers completing a task, back for one queued next */
+    int nworkers, nidle;      /* nidle: asleep on cv */
     int stop;
     pthread_t threads[MACCRT_MAX_HOST_WORKERS];
-} host__pool;
+};
 
 static void *host__worker(void *arg)
 {
     host__pool *pool = arg;
     maccrt_thread *self = maccrt_thread_self();
     self->is_worker = 1;
+    host__mine = pool;
     pthread_mutex_lock(&pool->lock);
     for (;;) {
+        if (!pool->head && !pool->stop) {
+            /* spin before sleeping: the next task is usually close */
+            pthread_mutex_unlock(&pool->lock);
+            atomic_fetch_add(&pool->spinning, 1);
+            for (int i = 0; i < HOST__SPIN && !atomic_load(&pool->queued); i++)
+                sched_yield();
+            atomic_fetch_sub(&pool->spinning, 1);
+            pthread_mutex_lock(&pool->lock);
+        }
         while (!pool->head && !pool->stop) {
             pool->nidle++;
             pthread_cond_wait(&pool->cv, &pool->lock);
@@ -42,10 +70,14 @@ static void *host__worker(void *arg)
         pool->head = t->pnext;
         if (!pool->head)
             pool->tail = NULL;
-        pool->queued--;
+        atomic_fetch_sub(&pool->queued, 1);
         pthread_mutex_unlock(&pool->lock);
         maccrt_task_execute(t);
         pthread_mutex_lock(&pool->lock);
+        if (host__coming) {
+            pool->coming--;
+            host__coming = 0;
+        }
     }
     pthread_mutex_unlock(&pool->lock);
     return NULL;
@@ -112,6 +144,11 @@ static int host__copy(maccrt_device *d, void *dst, const void *src, size_t bytes
 static void host__submit(maccrt_device *d, maccrt_task *t)
 {
     host__pool *pool = d->pdata;
+    /* A worker of this pool completing its task comes back for the first
+     * task placed meanwhile: no other worker is needed or woken for it. */
+    maccrt_thread *self = maccrt_thread_self();
+    int returning = host__mine == pool && self->finishing;
+    self->finishing = 0;
     pthread_mutex_lock(&pool->lock);
     t->pnext = NULL;
     if (pool->tail)
@@ -119,8 +156,16 @@ static void host__submit(maccrt_device *d, maccrt_task *t)
     else
         pool->head = t;
     pool->tail = t;
-    pool->queued++;
-    if (pool->queued > pool->nidle && pool->nworkers < MACCRT_MAX_HOST_WORKERS && !pool->stop) {
+    int queued = atomic_fetch_add(&pool->queued, 1) + 1;
+    if (returning) {
+        pool->coming++;
+        host__coming = 1;
+    }
+    int spinning = atomic_load(&pool->spinning) + pool->coming;
+    /* a new worker when the queue outgrows the workers that will look at
+     * it, never more workers than tasks placed here (maccrt_rt.lock is held) */
+    if (queued > pool->nidle + spinning && pool->nworkers < d->nplaced &&
+        pool->nworkers < MACCRT_MAX_HOST_WORKERS && !pool->stop) {
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         /* Workers run user code with OpenMP; give them the usual main-thread
@@ -132,8 +177,8 @@ static void host__submit(maccrt_device *d, maccrt_task *t)
             maccrt_fatal(t->loc, "cannot start a host worker thread");
         pthread_attr_destroy(&attr);
     }
-    if (pool->nidle > 0)
-        pthread_cond_signal(&pool->cv);
+    if (pool->nidle > 0 && queued > spinning)
+        pthread_cond_signal(&pool->cv); /* else a spinning worker takes it */
     pthread_mutex_unlock(&pool->lock);
 }
 

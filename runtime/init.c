@@ -17,8 +17,11 @@
 #include <unistd.h>
 
 maccrt_runtime maccrt_rt = {
-    .lock = PTHREAD_MUTEX_INITIALIZER,
+    /* adaptive: spins briefly before sleeping (the lock is held for short
+     * stretches, and a futex sleep costs more than the wait) */
+    .lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP,
     .idle_cv = PTHREAD_COND_INITIALIZER,
+    .throttle_cv = PTHREAD_COND_INITIALIZER,
 };
 
 /* The CUDA plugin lives in libmaccrt_cuda.a, which the driver links (whole
@@ -387,6 +390,20 @@ static void init__start(void)
             defdev = (int)v;
     }
     atomic_store(&rt->default_device, defdev);
+    /* The throttle (task.c): 64 pending tasks per thread that runs them, as
+     * libgomp bounds its queue (64 x the team's threads). */
+    long runners = rt->host_threads;
+    for (int d = 0; d < rt->ngpus; d++)
+        runners += rt->devices[d]->concurrency > 0 ? rt->devices[d]->concurrency : 1;
+    const char *pm = getenv("MACC_PENDING_MAX");
+    long pmv = pm && *pm ? maccrt_parse_positive(pm) : 0;
+    if (pm && *pm && pmv < 0)
+        maccrt_fatal(NULL, "MACC_PENDING_MAX: invalid value '%s' (expected a positive integer)", pm);
+    rt->pending_max = pmv > 0 ? pmv : 64 * runners;
+    /* Time stamps per task only where something reads them: the scheduler's
+     * estimates when there is a choice of devices (resources(auto) asks for
+     * them per task), the statistics, the trace. */
+    rt->timed = rt->ndevices > 1 || rt->stats || maccrt_trace_on();
     maccrt_declare_start(); /* declare target variables: their device copies */
     atexit(init__shutdown);
 }
@@ -460,8 +477,9 @@ long macc_device_tasks(int d)
     maccrt_init();
     if (d < 0 || d >= maccrt_rt.ndevices)
         return 0;
+    maccrt_task_flush_counts();
     pthread_mutex_lock(&maccrt_rt.lock);
-    long n = maccrt_rt.devices[d]->tasks_run;
+    long n = maccrt_rt.devices[d]->tasks_run + atomic_load(&maccrt_rt.devices[d]->tasks_direct);
     pthread_mutex_unlock(&maccrt_rt.lock);
     return n;
 }

@@ -223,6 +223,8 @@ typedef struct maccrt_device {
     /* Statistics (stats.c). Counters updated under maccrt_rt.lock, bytes with
      * atomics (copies run outside the lock). */
     long tasks_run;
+    atomic_long tasks_direct; /* tasks run at once by their creating threads (the throttle): added in
+                               * batches (maccrt_task_flush_counts), no lock */
     int running;       /* tasks placed and not finished */
     double busy_since; /* when running went 0 -> 1 */
     double busy_s;     /* time with at least one task running */
@@ -276,6 +278,7 @@ enum { MACCRT_PERM_NONE = 0, MACCRT_PERM_TO, MACCRT_PERM_LINK };
 typedef struct maccrt_ptable {
     pthread_mutex_t lock;
     maccrt_rtree tree;
+    atomic_long entries;      /* nodes in tree: read without the lock by a host task's maps */
     pthread_mutex_t pin_lock; /* innermost: guards pins and allocs only */
     maccrt_rtree pins;        /* the pinned entries' ranges (maccrt_mapping.pin) */
     maccrt_rtree allocs;      /* omp_target_alloc's blocks on this device (device addresses) */
@@ -457,6 +460,9 @@ typedef struct maccrt_thread {
     pthread_cond_t cv;    /* with maccrt_rt.lock: children == 0, undeferred task progress */
     int refs;             /* 1 for the live thread + 1 per unfinished deferred child */
     int is_worker;        /* a runtime helper (host pool worker, GPU helper) */
+    int unthrottled;      /* a throttle wait of this thread stalled: not throttled again (task.c) */
+    int finishing;        /* in the completion of a task it ran: a pool worker goes back to its
+                           * queue next, so the first task submitted meanwhile needs no other worker */
     struct maccrt_task *current; /* task this thread is executing */
 } maccrt_thread;
 
@@ -465,6 +471,8 @@ typedef struct maccrt_task {
     const MACC_Region *region; /* NULL for data operations */
     const MACC_SrcLoc *loc;
     int deferred;   /* MACC_NOWAIT */
+    int direct;     /* deferred, run at once by its creating thread outside the scheduler (the throttle) */
+    int timed;      /* t_start / t_end taken (maccrt_rt.timed, or resources(auto)) */
     int op;         /* MACCRT_OP_*: a data operation instead of a region */
 
     /* Copied arguments (one allocation with the task). */
@@ -502,7 +510,8 @@ typedef struct maccrt_task {
     /* Dependences (guarded by maccrt_rt.lock). */
     int npreds;
     int nsuccs, capsuccs;
-    struct maccrt_task **succs;
+    struct maccrt_task **succs; /* succ_small until it holds more */
+    struct maccrt_task *succ_small[4];
     unsigned long mark; /* id of the last task that got an edge from this one */
 
     int state;
@@ -512,9 +521,18 @@ typedef struct maccrt_task {
     struct maccrt_task *qprev, *qnext; /* ready queue */
     struct maccrt_task *pnext;         /* plugin queue link */
 
-    double t_create, t_start, t_end;
+    double t_start, t_end; /* when timed */
     void *pdata; /* plugin per-task state */
 } maccrt_task;
+
+/* Task blocks (freelist.c): per-thread free lists by size class, batches of
+ * MACCRT_FL_BATCH blocks moving between threads through a global stack.
+ * maccrt_block_alloc never returns NULL; the block is max_align_t-aligned. */
+#define MACCRT_FL_BATCH 64
+void *maccrt_block_alloc(size_t n);
+void maccrt_block_free(void *p);
+/* Blocks in the calling thread's lists, and batches in the global stacks. */
+void maccrt_block_stats(long *local, long *batches);
 
 /* Runs a placed task on its device in the calling thread: maps, the version
  * (through plugin->run) or the data operation, unmapping, then completion.
@@ -526,6 +544,9 @@ maccrt_thread *maccrt_thread_self(void);
 maccrt_device *maccrt_data_device(int device, const MACC_SrcLoc *loc);
 /* Waits until every live task has finished. */
 void maccrt_task_wait_all(void);
+/* Adds the calling thread's count of tasks it ran directly to the host's
+ * tasks_direct (done every 64, at taskwait and at thread exit). */
+void maccrt_task_flush_counts(void);
 /* The same, but gives up when no task has finished for stall_s seconds;
  * returns how many tasks are still live (used at exit). */
 long maccrt_task_drain(double stall_s);
@@ -646,6 +667,14 @@ typedef struct maccrt_runtime {
     maccrt_task *ready_head, *ready_tail;
     int ready_cand[MACCRT_MAX_DEVICES]; /* ready tasks that have device d as a candidate */
     int stopped;                    /* helpers stopped: run everything inline */
+    /* The throttle: a thread that creates a deferred task while pending_max
+     * tasks are live runs it at once itself when it can (no dependences, the
+     * host its only device; task.c), else waits until live is down to
+     * pending_max / 2 (throttled: threads waiting on throttle_cv). */
+    long pending_max;
+    int throttled;
+    pthread_cond_t throttle_cv;
+    int timed;                      /* time stamps per task (see init.c) */
     atomic_int fatal;               /* a fatal error is exiting the process */
 } maccrt_runtime;
 

@@ -110,7 +110,8 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
     t->dev = d;
     t->ver = v;
     t->tokens = need;
-    t->exp_end = maccrt_now() + sched__estimate(t, d);
+    /* the expected end: eft compares it across devices (one device: no choice) */
+    t->exp_end = maccrt_rt.ndevices > 1 ? maccrt_now() + sched__estimate(t, d) : 0.0;
     t->dprev = NULL;
     t->dnext = d->placed;
     if (d->placed)
@@ -188,7 +189,8 @@ void maccrt_sched_dispatch(void)
         }
         if (!fit) {
             /* fits nowhere now: it reserves its candidates (no overtaking) */
-            maccrt_device *w = rt->policy->choose(t, t->cand, 0, backlog);
+            maccrt_device *w = !(t->cand & (t->cand - 1)) ? rt->devices[__builtin_ctzll(t->cand)]
+                                                          : rt->policy->choose(t, t->cand, 0, backlog);
             if (w)
                 backlog[w->num]++;
             reserved |= t->cand;
@@ -196,7 +198,9 @@ void maccrt_sched_dispatch(void)
                 break;
             continue;
         }
-        maccrt_device *d = rt->policy->choose(t, t->cand, fit, backlog);
+        /* one candidate, free: no choice to make */
+        maccrt_device *d = t->cand == fit && !(fit & (fit - 1)) ? rt->devices[__builtin_ctzll(fit)]
+                                                                 : rt->policy->choose(t, t->cand, fit, backlog);
         if (!(fit & MACCRT_BIT(d->num))) {
             /* it would finish earlier by waiting for d (the tail rule) */
             backlog[d->num]++;
@@ -226,7 +230,7 @@ void maccrt_sched_release(maccrt_task *t)
     t->dprev = t->dnext = NULL;
     d->nplaced--;
     maccrt_stats_finished(d, t);
-    if (t->region)
+    if (t->region && t->timed)
         maccrt_rt.policy->observe(t, d, t->t_end - t->t_start);
     t->tokens = 0;
 }

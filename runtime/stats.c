@@ -10,7 +10,7 @@
 void maccrt_stats_placed(maccrt_device *d, maccrt_task *t)
 {
     (void)t;
-    if (d->running++ == 0)
+    if (d->running++ == 0 && maccrt_rt.timed)
         d->busy_since = maccrt_now();
 }
 
@@ -20,7 +20,7 @@ void maccrt_stats_finished(maccrt_device *d, maccrt_task *t)
         d->tasks_run++;
         d->task_s += t->t_end - t->t_start;
     }
-    if (--d->running == 0)
+    if (--d->running == 0 && maccrt_rt.timed)
         d->busy_s += maccrt_now() - d->busy_since;
 }
 
@@ -29,6 +29,7 @@ void maccrt_stats_print(FILE *f)
     maccrt_runtime *rt = &maccrt_rt;
     /* After a fatal error another thread may hold the lock forever: read
      * without it then (the numbers are only a report). */
+    maccrt_task_flush_counts();
     int locked = !atomic_load(&rt->fatal);
     if (locked)
         pthread_mutex_lock(&rt->lock);
@@ -41,7 +42,7 @@ void maccrt_stats_print(FILE *f)
         maccrt_device *d = rt->devices[i];
         double busy = d->busy_s + (d->running ? now - d->busy_since : 0);
         fprintf(f, "macc: %-12s %10ld %10.3f %10.3f %7d %5d %14llu %14llu\n", d->name,
-                d->tasks_run, busy, d->task_s, d->tokens_total, d->tokens_peak_used,
+                d->tasks_run + atomic_load(&d->tasks_direct), busy, d->task_s, d->tokens_total, d->tokens_peak_used,
                 (unsigned long long)atomic_load(&d->bytes_h2d),
                 (unsigned long long)atomic_load(&d->bytes_d2h));
     }

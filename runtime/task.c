@@ -28,6 +28,18 @@
 /* ---- per-thread state --------------------------------------------------------- */
 
 static pthread_key_t task__key;
+/* Tasks this thread ran directly (the throttle) not yet added to the host's
+ * count: one atomic add per 64, at a taskwait, at thread exit and when the
+ * counts are read (maccrt_task_flush_counts). */
+static __thread long task__direct_runs;
+
+void maccrt_task_flush_counts(void)
+{
+    if (task__direct_runs && maccrt_rt.host) {
+        atomic_fetch_add(&maccrt_rt.host->tasks_direct, task__direct_runs);
+        task__direct_runs = 0;
+    }
+}
 static pthread_once_t task__key_once = PTHREAD_ONCE_INIT;
 static __thread maccrt_thread *task__self;
 
@@ -41,6 +53,7 @@ static void task__thread_free(maccrt_thread *th)
 static void task__thread_exit(void *p)
 {
     maccrt_thread *th = p;
+    maccrt_task_flush_counts();
     task__self = NULL; /* a later destructor calling in gets a fresh struct */
     pthread_mutex_lock(&maccrt_rt.lock);
     int last = --th->refs == 0;
@@ -123,8 +136,19 @@ static void task__edge(maccrt_task *pred, maccrt_task *t)
         return;
     pred->mark = t->id;
     if (pred->nsuccs == pred->capsuccs) {
-        pred->capsuccs = pred->capsuccs ? 2 * pred->capsuccs : 4;
-        pred->succs = maccrt_xrealloc(pred->succs, (size_t)pred->capsuccs * sizeof *pred->succs);
+        /* the first successors fit in the task itself */
+        int small = 4;
+        if (!pred->capsuccs) {
+            pred->succs = pred->succ_small;
+            pred->capsuccs = small;
+        } else if (pred->succs == pred->succ_small) {
+            pred->succs = maccrt_xmalloc((size_t)2 * small * sizeof *pred->succs);
+            memcpy(pred->succs, pred->succ_small, (size_t)small * sizeof *pred->succs);
+            pred->capsuccs = 2 * small;
+        } else {
+            pred->capsuccs *= 2;
+            pred->succs = maccrt_xrealloc(pred->succs, (size_t)pred->capsuccs * sizeof *pred->succs);
+        }
     }
     pred->succs[pred->nsuccs++] = t;
     t->npreds++;
@@ -346,7 +370,7 @@ static maccrt_task *task__alloc(size_t args_size, int nmaps, int ndeps)
     size_t off_cache = off_took + task__align((size_t)nmaps * sizeof(int));
     size_t off_deps = off_cache + task__align((size_t)nmaps * sizeof(void *));
     size_t total = off_deps + (size_t)ndeps * sizeof(MACC_Dep);
-    char *p = maccrt_xmalloc(total);
+    char *p = maccrt_block_alloc(total);
     maccrt_task *t = (maccrt_task *)p;
     memset(t, 0, sizeof *t);
     t->args = p + off_args;
@@ -375,10 +399,53 @@ static void task__fill(maccrt_task *t, const void *args, const MACC_Map *maps, c
         memcpy(t->deps, deps, (size_t)t->ndeps * sizeof *deps);
 }
 
+static void task__free_succs(maccrt_task *t)
+{
+    if (t->succs != t->succ_small)
+        free(t->succs);
+    t->succs = NULL;
+    t->nsuccs = t->capsuccs = 0;
+}
+
 static void task__free(maccrt_task *t)
 {
-    free(t->succs);
-    free(t);
+    task__free_succs(t);
+    maccrt_block_free(t);
+}
+
+/* The throttle's wait: a thread (not inside a task) that creates a deferred
+ * task while pending_max tasks are live waits until half of them finished,
+ * so memory stays flat however far ahead the program would run. A wait
+ * that sees no task finish for 100 ms gives up, and that thread is not
+ * throttled again: its own OpenMP team may hold the tokens that the live
+ * tasks need (a parallel region inside a task creating regions).
+ * maccrt_rt.lock held. */
+static void task__throttle(maccrt_thread *self)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    if (self->current || self->unthrottled || rt->stopped || rt->live < rt->pending_max)
+        return;
+    unsigned long seen = rt->finished;
+    double since = maccrt_now();
+    rt->throttled++;
+    while (rt->live > rt->pending_max / 2 && !rt->stopped) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 20 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&rt->throttle_cv, &rt->lock, &ts);
+        if (rt->finished != seen) {
+            seen = rt->finished;
+            since = maccrt_now();
+        } else if (maccrt_now() - since > 0.1) {
+            self->unthrottled = 1;
+            break;
+        }
+    }
+    rt->throttled--;
 }
 
 /* Submits t (its candidates set) and, when undeferred, waits for it, running
@@ -387,13 +454,14 @@ static void task__submit(maccrt_task *t)
 {
     maccrt_runtime *rt = &maccrt_rt;
     maccrt_thread *self = maccrt_thread_self();
-    t->t_create = maccrt_now();
 
     pthread_mutex_lock(&rt->lock);
     if (rt->stopped)
         t->deferred = 0; /* after shutdown (a late atexit handler): run it here */
+    if (t->deferred)
+        task__throttle(self);
     t->id = ++rt->next_id;
-    rt->live++;
+    __atomic_add_fetch(&rt->live, 1, __ATOMIC_RELAXED); /* read without the lock by MACC_target */
     if (t->deferred) {
         t->creator = self;
         self->children++;
@@ -430,6 +498,34 @@ static void task__submit(maccrt_task *t)
         maccrt_cache_flush(NULL); /* the program reads the host copy next */
 }
 
+/* The throttle's other half, as libgomp runs a task undeferred when its queue
+ * is deep: a deferred task without dependences whose only device is the host,
+ * created while pending_max tasks are live, runs at once in the creating
+ * thread, outside the scheduler (no lock, no tokens: that thread's core is
+ * the one the program lent the runtime by creating tasks). Nothing can depend
+ * on it and it ends before MACC_target returns, so no taskwait counts it.
+ * Returns 1 when it ran. */
+static int task__direct(maccrt_task *t)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    maccrt_device *h = rt->host;
+    if (t->ndeps || t->cand != MACCRT_BIT(h->num) ||
+        __atomic_load_n(&rt->live, __ATOMIC_RELAXED) < rt->pending_max ||
+        __atomic_load_n(&rt->stopped, __ATOMIC_RELAXED))
+        return 0;
+    const MACC_Version *v = maccrt_pick_version(t->region, h, t->fallback);
+    if (!v || v->resources == MACC_RES_AUTO)
+        return 0; /* resources(auto) learns from every instance: the scheduler's path */
+    int res = v->resources == MACC_RES_DEFAULT ? MACCRT_RES_HOST_DEFERRED : v->resources;
+    t->direct = 1;
+    t->dev = h;
+    t->ver = v;
+    t->tokens = res < 1 ? 1 : res > MACCRT_TOKENS ? MACCRT_TOKENS : res; /* its share of threads; none taken */
+    t->state = MACCRT_TASK_RUNNING;
+    maccrt_task_execute(t);
+    return 1;
+}
+
 void MACC_target(const MACC_Region *r, const void *args, size_t args_size, int nmaps,
                  const MACC_Map *maps, int ndeps, const MACC_Dep *deps, int flags, int device,
                  int ifcond)
@@ -447,6 +543,8 @@ void MACC_target(const MACC_Region *r, const void *args, size_t args_size, int n
     t->nested = !t->deferred && self->current != NULL;
     task__fill(t, args, maps, deps);
     task__choose_devices(t, device, ifcond);
+    if (t->deferred && task__direct(t))
+        return;
     task__submit(t);
 }
 
@@ -505,7 +603,9 @@ static void task__finish(maccrt_task *t)
 {
     maccrt_runtime *rt = &maccrt_rt;
     maccrt_thread *creator_to_free = NULL;
+    maccrt_thread *self = maccrt_thread_self();
     pthread_mutex_lock(&rt->lock);
+    self->finishing = 1;
     maccrt_sched_release(t);
     task__deps_remove(t);
     for (int i = 0; i < t->nsuccs; i++) {
@@ -514,9 +614,7 @@ static void task__finish(maccrt_task *t)
         if (--s->npreds == 0)
             maccrt_sched_ready(s);
     }
-    free(t->succs);
-    t->succs = NULL;
-    t->nsuccs = t->capsuccs = 0;
+    task__free_succs(t);
     t->state = MACCRT_TASK_DONE;
     if (t->creator) {
         maccrt_thread *c = t->creator;
@@ -529,9 +627,12 @@ static void task__finish(maccrt_task *t)
     if (t->waiter)
         pthread_cond_signal(&t->waiter->cv);
     rt->finished++;
-    if (--rt->live == 0)
+    if (__atomic_sub_fetch(&rt->live, 1, __ATOMIC_RELAXED) == 0)
         pthread_cond_broadcast(&rt->idle_cv);
+    if (rt->throttled && rt->live <= rt->pending_max / 2)
+        pthread_cond_broadcast(&rt->throttle_cv);
     maccrt_sched_dispatch();
+    self->finishing = 0;
     int last = --t->refs == 0;
     pthread_mutex_unlock(&rt->lock);
     if (last)
@@ -546,11 +647,13 @@ void maccrt_task_execute(maccrt_task *t)
     maccrt_task *outer = self->current;
     maccrt_device *d = t->dev;
     self->current = t;
-    t->t_start = maccrt_now();
+    t->timed = maccrt_rt.timed || (t->ver && t->ver->resources == MACC_RES_AUTO);
+    t->t_start = t->timed ? maccrt_now() : 0.0;
     if (t->op) {
+        double d0 = maccrt_trace_on() ? maccrt_now() : 0.0;
         maccrt_data_op(d, t->op, t->nmaps, t->maps, t->loc);
-        if (maccrt_trace_on())
-            maccrt_trace_event(MACCRT_TRACE_DATA, d, "data", t->t_start, maccrt_now(), 0);
+        if (d0 > 0.0)
+            maccrt_trace_event(MACCRT_TRACE_DATA, d, "data", d0, maccrt_now(), 0);
     } else {
         int shared = (d->plugin->caps & MACCRT_CAP_SHARED_MEM) != 0;
         /* per map: a host task's section under the coherence directory */
@@ -617,8 +720,14 @@ void maccrt_task_execute(maccrt_task *t)
                 maccrt_map_drop_private(d, &t->maps[i], t->ptrs[i], t->loc);
         }
     }
-    t->t_end = maccrt_now();
+    t->t_end = t->timed ? maccrt_now() : 0.0;
     self->current = outer;
+    if (t->direct) {
+        if (++task__direct_runs == 64)
+            maccrt_task_flush_counts();
+        task__free(t);
+        return;
+    }
     task__finish(t);
 }
 
@@ -629,6 +738,7 @@ void MACC_taskwait(const MACC_SrcLoc *loc)
     (void)loc;
     maccrt_init();
     maccrt_thread *self = maccrt_thread_self();
+    maccrt_task_flush_counts();
     pthread_mutex_lock(&maccrt_rt.lock);
     while (self->children > 0)
         pthread_cond_wait(&self->cv, &maccrt_rt.lock);

@@ -212,16 +212,155 @@ static Decl *an__decl_match(const Unit *u, TSNode decl, const char *name, int is
     return found;
 }
 
+/* ---- the file-scope index ------------------------------------------------------
+ * Built once per unit on first use: every name that a file-scope declaration
+ * or function definition declares, in file order (lookups of globals cost a
+ * hash probe, not a scan of the file and its headers per identifier), the
+ * typedef names of struct and union types, and the file's own function
+ * definitions. */
+
+typedef struct AnName {
+    uint32_t pos;   /* start byte of the file-scope node */
+    int top;        /* its index in u->top */
+    TSNode decl;    /* a declaration's declarator naming it, or the function_definition */
+    int prev;       /* the previous file-scope declaration of the same name, or -1 */
+    int func;       /* a function definition */
+} AnName;
+
+struct AnIndex {
+    AnName *names;
+    int nnames, cap;
+    StrMap last;       /* name -> its last entry in names */
+    StrSet aggregates; /* typedef names of struct/union types (direct children of the root) */
+    StrMap funcs;      /* name -> u->top index of the file's own definition (not a system header's) */
+};
+
+static void an__index_add(AnIndex *x, const Unit *u, TSNode id, int top, TSNode decl, int func)
+{
+    if (x->nnames == x->cap) {
+        x->cap = x->cap ? 2 * x->cap : 256;
+        x->names = xrealloc(x->names, sizeof *x->names * (size_t)x->cap);
+    }
+    uint32_t b = ts_node_start_byte(id), e = ts_node_end_byte(id);
+    int *last = strmap_put(&x->last, u->src->text + b, e - b, -1);
+    AnName *n = &x->names[x->nnames];
+    n->pos = ts_node_start_byte(u->top[top]);
+    n->top = top;
+    n->decl = decl;
+    n->prev = *last;
+    n->func = func;
+    *last = x->nnames++;
+}
+
+static const AnIndex *an__index(const Unit *u)
+{
+    if (u->index)
+        return u->index;
+    AnIndex *x = xcalloc(1, sizeof *x);
+    TSTreeCursor cur = ts_tree_cursor_new(ts_tree_root_node(u->tree));
+    for (int i = 0; i < u->ntop; i++) {
+        TSNode c = u->top[i];
+        if (node_is(c, "declaration")) {
+            ts_tree_cursor_reset(&cur, c);
+            for (int ok = ts_tree_cursor_goto_first_child(&cur); ok; ok = ts_tree_cursor_goto_next_sibling(&cur)) {
+                TSNode d = ts_tree_cursor_current_node(&cur);
+                if (!ts_node_is_named(d) || !an__is_declarator(d))
+                    continue;
+                TSNode id = an__declarator_ident(d);
+                if (!ts_node_is_null(id))
+                    an__index_add(x, u, id, i, d, 0);
+            }
+        } else if (node_is(c, "function_definition")) {
+            TSNode fd = node_field(c, "declarator");
+            TSNode id = an__declarator_ident(fd);
+            if (!ts_node_is_null(id))
+                an__index_add(x, u, id, i, c, 1);
+            /* an__find_function's definition: declarator chain to a function_declarator naming it */
+            TSNode d = fd;
+            while (!ts_node_is_null(d) && !node_is(d, "function_declarator"))
+                d = node_field(d, "declarator");
+            TSNode fid = node_field(d, "declarator");
+            if (node_is(fid, "identifier") && !source_in_system(u->src, ts_node_start_byte(c))) {
+                uint32_t b = ts_node_start_byte(fid), e = ts_node_end_byte(fid);
+                strmap_put(&x->funcs, u->src->text + b, e - b, i);
+            }
+        }
+    }
+    /* struct/union typedefs: the root's own children (not inside conditional groups) */
+    ts_tree_cursor_reset(&cur, ts_tree_root_node(u->tree));
+    for (int ok = ts_tree_cursor_goto_first_child(&cur); ok; ok = ts_tree_cursor_goto_next_sibling(&cur)) {
+        TSNode k = ts_tree_cursor_current_node(&cur);
+        if (!node_is(k, "type_definition"))
+            continue;
+        TSNode ty = node_field(k, "type");
+        if (!node_is(ty, "struct_specifier") && !node_is(ty, "union_specifier"))
+            continue;
+        uint32_t nc = ts_node_named_child_count(k);
+        for (uint32_t j = 0; j < nc; j++) {
+            TSNode d = ts_node_named_child(k, j);
+            if (node_is(d, "type_identifier"))
+                strset_add(&x->aggregates, u->src->text + ts_node_start_byte(d),
+                           ts_node_end_byte(d) - ts_node_start_byte(d));
+        }
+    }
+    ts_tree_cursor_delete(&cur);
+    ((Unit *)u)->index = x; /* built on first use: every Unit is the caller's, never a const object */
+    return x;
+}
+
+void an_index_delete(AnIndex *x)
+{
+    if (!x)
+        return;
+    free(x->names);
+    strmap_free(&x->last);
+    strset_free(&x->aggregates);
+    strmap_free(&x->funcs);
+    free(x);
+}
+
+/* The file-scope declaration of `name` before byte `limit` (the last one
+ * wins; function definitions only when `global`). */
+static Decl *an__file_lookup(const Unit *u, const char *name, uint32_t limit, int global, TSNode *where)
+{
+    const AnIndex *x = an__index(u);
+    const int *last = strmap_get(&x->last, name, strlen(name));
+    for (int i = last ? *last : -1; i >= 0; i = x->names[i].prev) {
+        const AnName *n = &x->names[i];
+        if (n->pos >= limit || (n->func && !global))
+            continue;
+        Decl *d;
+        if (n->func) {
+            d = xcalloc(1, sizeof *d);
+            d->name = xstrdup(name);
+            d->spec = xstrdup("");
+            d->decl_text = xstrdup("");
+            d->is_function = 1;
+            d->is_global = 1;
+        } else {
+            d = an__make_decl(u, u->top[n->top], n->decl, 0, global);
+        }
+        if (where)
+            *where = u->top[n->top];
+        return d;
+    }
+    return NULL;
+}
+
 /* Searches a list of siblings (declarations, possibly inside preprocessor
- * conditionals) before byte `limit`. Last declaration wins. */
+ * conditionals) before byte `limit`. Last declaration wins. File scope: the
+ * index. */
 static Decl *an__scan_list(const Unit *u, TSNode parent, const char *name, uint32_t limit, int global,
                            TSNode *where)
 {
+    if (node_is(parent, "translation_unit"))
+        return an__file_lookup(u, name, limit, global, where);
     Decl *found = NULL;
-    int file_scope = node_is(parent, "translation_unit");
-    uint32_t nc = file_scope ? (uint32_t)u->ntop : ts_node_named_child_count(parent);
-    for (uint32_t i = 0; i < nc; i++) {
-        TSNode c = file_scope ? u->top[i] : ts_node_named_child(parent, i);
+    TSTreeCursor cur = ts_tree_cursor_new(parent);
+    for (int ok = ts_tree_cursor_goto_first_child(&cur); ok; ok = ts_tree_cursor_goto_next_sibling(&cur)) {
+        TSNode c = ts_tree_cursor_current_node(&cur);
+        if (!ts_node_is_named(c))
+            continue;
         if (ts_node_start_byte(c) >= limit)
             break;
         Decl *d = NULL;
@@ -259,6 +398,7 @@ static Decl *an__scan_list(const Unit *u, TSNode parent, const char *name, uint3
                 *where = c;
         }
     }
+    ts_tree_cursor_delete(&cur);
     return found;
 }
 
@@ -988,26 +1128,7 @@ static int an__is_aggregate(const Unit *u, const char *spec)
     }
     if (!strncmp(s, "struct ", 7) || !strncmp(s, "union ", 6))
         return 1;
-    TSNode root = ts_tree_root_node(u->tree);
-    for (uint32_t i = 0; i < ts_node_named_child_count(root); i++) {
-        TSNode k = ts_node_named_child(root, i);
-        if (!node_is(k, "type_definition"))
-            continue;
-        TSNode ty = node_field(k, "type");
-        if (!node_is(ty, "struct_specifier") && !node_is(ty, "union_specifier"))
-            continue;
-        for (uint32_t j = 0; j < ts_node_named_child_count(k); j++) {
-            TSNode d = ts_node_named_child(k, j);
-            if (!node_is(d, "type_identifier"))
-                continue;
-            char *name = node_text(u, d);
-            int hit = !strcmp(name, s);
-            free(name);
-            if (hit)
-                return 1;
-        }
-    }
-    return 0;
+    return strset_has(&an__index(u)->aggregates, s, strlen(s));
 }
 
 /* Does an array declaration have a dimension that depends on a variable of
@@ -1755,24 +1876,8 @@ static void an__declare_collect(Unit *u)
  * CUDA has its own math and C library functions). */
 static TSNode an__find_function(const Unit *u, const char *name)
 {
-    TSNode null = {0};
-    size_t nl = strlen(name);
-    for (int i = 0; i < u->ntop; i++) {
-        TSNode k = u->top[i];
-        if (!node_is(k, "function_definition"))
-            continue;
-        TSNode d = node_field(k, "declarator");
-        while (!ts_node_is_null(d) && !node_is(d, "function_declarator"))
-            d = node_field(d, "declarator");
-        TSNode id = node_field(d, "declarator");
-        if (node_is(id, "identifier")) {
-            size_t b = ts_node_start_byte(id), e = ts_node_end_byte(id);
-            if (nl == e - b && !strncmp(u->src->text + b, name, e - b) &&
-                !source_in_system(u->src, ts_node_start_byte(k)))
-                return k;
-        }
-    }
-    return null;
+    const int *i = strmap_get(&an__index(u)->funcs, name, strlen(name));
+    return i ? u->top[*i] : (TSNode){0};
 }
 
 static int an__is_devfunc(const Unit *u, const char *name)
@@ -2116,28 +2221,48 @@ static int an__defines_type(const Unit *u, TSNode n, const StrSet *ids)
     return 0;
 }
 
+/* The type declarations under n before the region that define a name in ids
+ * go to r->local_types (one walk with a cursor; nothing at or after the
+ * region's start is visited). */
 static void an__local_walk(Unit *u, Region *r, TSNode n, const StrSet *ids, int *changed)
 {
     uint32_t rs = ts_node_start_byte(r->stmt);
-    if (ts_node_start_byte(n) >= rs)
-        return;
-    const char *t = node_type(n);
-    if (!strcmp(t, "declaration") || !strcmp(t, "type_definition") || !strcmp(t, "struct_specifier") ||
-        !strcmp(t, "union_specifier") || !strcmp(t, "enum_specifier")) {
-        if ((!strcmp(t, "type_definition") || !ts_node_is_null(node_tag_body(n))) && an__defines_type(u, n, ids)) {
-            for (int i = 0; i < r->local_types.len; i++)
-                if (ts_node_eq(*(TSNode *)r->local_types.items[i], n))
-                    return;
-            TSNode *keep = xmalloc(sizeof *keep);
-            *keep = n;
-            vec_push(&r->local_types, keep);
-            *changed = 1;
+    TSTreeCursor cur = ts_tree_cursor_new(n);
+    for (;;) {
+        TSNode k = ts_tree_cursor_current_node(&cur);
+        int descend = 0;
+        if (ts_node_start_byte(k) >= rs) {
+            /* the siblings after it start later still */
+            if (!ts_tree_cursor_goto_parent(&cur))
+                break;
+        } else if (ts_node_is_named(k)) {
+            const char *t = node_type(k);
+            if (!strcmp(t, "declaration") || !strcmp(t, "type_definition") || !strcmp(t, "struct_specifier") ||
+                !strcmp(t, "union_specifier") || !strcmp(t, "enum_specifier")) {
+                if ((!strcmp(t, "type_definition") || !ts_node_is_null(node_tag_body(k))) &&
+                    an__defines_type(u, k, ids)) {
+                    int dup = 0;
+                    for (int i = 0; i < r->local_types.len && !dup; i++)
+                        dup = ts_node_eq(*(TSNode *)r->local_types.items[i], k);
+                    if (!dup) {
+                        TSNode *keep = xmalloc(sizeof *keep);
+                        *keep = k;
+                        vec_push(&r->local_types, keep);
+                        *changed = 1;
+                    }
+                }
+            } else {
+                descend = 1;
+            }
         }
-        return;
+        if (descend && ts_tree_cursor_goto_first_child(&cur))
+            continue;
+        while (!ts_tree_cursor_goto_next_sibling(&cur))
+            if (!ts_tree_cursor_goto_parent(&cur))
+                goto done;
     }
-    uint32_t nc = ts_node_named_child_count(n);
-    for (uint32_t i = 0; i < nc; i++)
-        an__local_walk(u, r, ts_node_named_child(n, i), ids, changed);
+done:
+    ts_tree_cursor_delete(&cur);
 }
 
 static int an__cmp_nodes(const void *a, const void *b)

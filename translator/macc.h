@@ -58,6 +58,18 @@ int strset_has(const StrSet *set, const char *s, size_t n);
 int strset_add(StrSet *set, const char *s, size_t n);   /* 1 when newly added */
 void strset_free(StrSet *set);
 
+/* A map from strings to ints (open addressing; keys owned). */
+typedef struct StrMap {
+    char **keys;
+    int *vals;
+    size_t len, cap;
+} StrMap;
+/* The value of key s[0..n), or NULL when absent (valid until the next put). */
+int *strmap_get(const StrMap *m, const char *s, size_t n);
+/* Adds the key with value val unless present; returns the key's value either way. */
+int *strmap_put(StrMap *m, const char *s, size_t n, int val);
+void strmap_free(StrMap *m);
+
 /* ---- source -------------------------------------------------------------- */
 typedef struct Source {
     char *path;      /* as given by the user (used in messages and #line) */
@@ -130,6 +142,8 @@ typedef struct Pragma {
     DirError err;
 } Pragma;
 
+typedef struct AnIndex AnIndex; /* file-scope names (analyze.c) */
+
 typedef struct Unit {
     Source *src;
     Diag *diag;
@@ -142,6 +156,7 @@ typedef struct Unit {
     Vec datas;          /* DataConstruct * (analyze) */
     TSNode *top;        /* file-scope nodes in order, conditional groups flattened */
     int ntop, captop;
+    AnIndex *index;     /* what top[] declares, by name: built on the first lookup (analyze) */
     Vec dtargets;       /* DeclTarget *: names in declare target directives (analyze) */
     Vec devfuncs;       /* char *: functions with a __device__ copy (analyze) */
     Vec devfnodes;      /* TSNode *: their definitions, same order */
@@ -170,6 +185,7 @@ const char *variant_of_call(const Unit *u, TSNode id, unsigned context, int gpu)
  * Returns NULL only if the parser itself cannot be created. */
 Unit *parse_unit(Source *src, Diag *diag);
 void unit_delete(Unit *u);
+void an_index_delete(AnIndex *x);
 
 /* Tree helpers. */
 const char *node_type(TSNode n);

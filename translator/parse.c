@@ -222,9 +222,10 @@ static void parse__pragmas_free(Vec *v)
     vec_free(v);
 }
 
-static void parse__collect(Unit *u, TSNode n)
+/* A preproc_call node: a pragma of ours is parsed and kept. */
+static void parse__collect_one(Unit *u, TSNode n)
 {
-    if (node_is(n, "preproc_call")) {
+    {
         TSNode dirn = node_field(n, "directive");
         if (!ts_node_is_null(dirn)) {
             uint32_t db = ts_node_start_byte(dirn), de = ts_node_end_byte(dirn);
@@ -269,11 +270,27 @@ static void parse__collect(Unit *u, TSNode n)
                 }
             }
         }
-        return;
     }
-    uint32_t nc = ts_node_child_count(n);
-    for (uint32_t i = 0; i < nc; i++)
-        parse__collect(u, ts_node_child(n, i));
+}
+
+/* Every pragma of the tree, in order. The text is searched for `#pragma`
+ * and the tree asked for the node there (a descent from the root), which
+ * costs far less than visiting every node of a unit that holds its system
+ * headers. An occurrence that is no preproc_call in the tree (in a comment, a
+ * string, a macro's definition) is no pragma. */
+static void parse__collect(Unit *u, TSNode root)
+{
+    const char *t = u->src->ptext, *end = t + u->src->len;
+    for (const char *h = t; (h = memchr(h, '#', (size_t)(end - h))) != NULL; h++) {
+        if (end - h < 7 || memcmp(h, "#pragma", 7) != 0)
+            continue;
+        uint32_t b = (uint32_t)(h - t);
+        TSNode n = ts_node_named_descendant_for_byte_range(root, b, b + 7);
+        while (!ts_node_is_null(n) && ts_node_start_byte(n) == b && !node_is(n, "preproc_call"))
+            n = ts_node_parent(n);
+        if (!ts_node_is_null(n) && node_is(n, "preproc_call") && ts_node_start_byte(n) == b)
+            parse__collect_one(u, n);
+    }
 }
 
 /* The file-scope nodes in order (conditional groups flattened), walked once
@@ -651,6 +668,7 @@ void unit_delete(Unit *u)
     parse__pragmas_free(&u->blanks);
     parse__pragmas_free(&u->host_dep_tasks);
     free(u->top);
+    an_index_delete(u->index);
     if (u->tree)
         ts_tree_delete(u->tree);
     if (u->parser)

@@ -194,3 +194,57 @@ void strset_free(StrSet *set)
     free(set->keys);
     memset(set, 0, sizeof *set);
 }
+
+/* ---- string maps ------------------------------------------------------------ */
+
+static size_t util__map_slot(const StrMap *m, const char *s, size_t n)
+{
+    for (size_t i = util__hash(s, n) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+        const char *k = m->keys[i];
+        if (!k || (strlen(k) == n && !memcmp(k, s, n)))
+            return i;
+    }
+}
+
+int *strmap_get(const StrMap *m, const char *s, size_t n)
+{
+    if (!m->cap)
+        return NULL;
+    size_t i = util__map_slot(m, s, n);
+    return m->keys[i] ? &m->vals[i] : NULL;
+}
+
+int *strmap_put(StrMap *m, const char *s, size_t n, int val)
+{
+    int *v = strmap_get(m, s, n);
+    if (v)
+        return v;
+    if (2 * (m->len + 1) > m->cap) {
+        StrMap g = {xcalloc(m->cap ? 2 * m->cap : 64, sizeof(char *)), NULL, m->len, m->cap ? 2 * m->cap : 64};
+        g.vals = xcalloc(g.cap, sizeof(int));
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->keys[i])
+                continue;
+            size_t j = util__map_slot(&g, m->keys[i], strlen(m->keys[i]));
+            g.keys[j] = m->keys[i];
+            g.vals[j] = m->vals[i];
+        }
+        free(m->keys);
+        free(m->vals);
+        *m = g;
+    }
+    size_t i = util__map_slot(m, s, n);
+    m->keys[i] = xstrndup(s, n);
+    m->vals[i] = val;
+    m->len++;
+    return &m->vals[i];
+}
+
+void strmap_free(StrMap *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        free(m->keys[i]);
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}

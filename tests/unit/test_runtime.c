@@ -59,6 +59,7 @@ static void clean_env(void)
     unsetenv("MACC_TARGET_OFFLOAD");
     unsetenv("OMP_TARGET_OFFLOAD");
     unsetenv("MACC_STATS");
+    unsetenv("MACC_PENDING_MAX");
     setenv("MACC_HOST_THREADS", "4", 1);
 }
 
@@ -1971,6 +1972,10 @@ Test(rt, device_queries)
 
 Test(rt, statistics_table)
 {
+    /* one device, no MACC_STATS: no time stamps unless asked for */
+    maccrt_init();
+    cr_assert_eq(maccrt_rt.timed, 0);
+    maccrt_rt.timed = 1; /* as MACC_STATS=1 sets it */
     for (int i = 0; i < 3; i++)
         target(&r_count, i, 10, MACC_NOWAIT, 0, NULL);
     target(&r_count, 9, 0, 0, 0, NULL);
@@ -1999,6 +2004,72 @@ Test(rt, statistics_table)
     cr_assert_geq(tsum, 0.025);
     free(buf);
     macc_print_stats(); /* to stderr; must not crash */
+}
+
+/* ---- the throttle ------------------------------------------------------------------------------ */
+
+static atomic_long thr_ran, thr_max_live, thr_chain[8];
+static int fn_throttle(void *args, MACC_TaskEnv *env)
+{
+    (void)env;
+    const args_t *a = args;
+    long live = __atomic_load_n(&maccrt_rt.live, __ATOMIC_RELAXED);
+    long m = atomic_load(&thr_max_live);
+    while (live > m && !atomic_compare_exchange_weak(&thr_max_live, &m, live))
+        ;
+    if (a->ms >= 0) {
+        /* chained: the chain's counter must hold the task's position in it */
+        long want = a->id / 8;
+        cr_assert_eq(atomic_load(&thr_chain[a->id % 8]), want, "task %d ran out of order", a->id);
+        atomic_store(&thr_chain[a->id % 8], want + 1);
+    }
+    atomic_fetch_add(&thr_ran, 1);
+    return 0;
+}
+HOST_REGION(r_throttle, fn_throttle, MACC_RES_DEFAULT);
+
+Test(rt, throttle_runs_independent_tasks_in_the_creating_thread)
+{
+    maccrt_init();
+    cr_assert_eq(maccrt_rt.pending_max, 64 * 4, "64 x MACC_HOST_THREADS");
+    long n = 20000;
+    for (long i = 0; i < n; i++) {
+        args_t a = {(int)i, -1};
+        MACC_target(&r_throttle, &a, sizeof a, 0, NULL, 0, NULL, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+        cr_assert_leq(__atomic_load_n(&maccrt_rt.live, __ATOMIC_RELAXED), maccrt_rt.pending_max);
+    }
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&thr_ran), n);
+    cr_assert_eq(macc_device_tasks(maccrt_rt.host->num), n, "direct runs are counted");
+    cr_assert_gt(atomic_load(&maccrt_rt.host->tasks_direct), 0, "some ran in the creating thread");
+    cr_assert_eq(maccrt_rt.live, 0);
+}
+
+Test(rt, throttle_bounds_pending_dependent_tasks)
+{
+    setenv("MACC_PENDING_MAX", "32", 1);
+    maccrt_init();
+    cr_assert_eq(maccrt_rt.pending_max, 32);
+    long n = 8000;
+    static long cell[8];
+    for (long i = 0; i < n; i++) {
+        args_t a = {(int)i, 0};
+        MACC_Dep d = {&cell[i % 8], sizeof cell[0], MACC_DEP_INOUT};
+        MACC_target(&r_throttle, &a, sizeof a, 0, NULL, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+        cr_assert_leq(__atomic_load_n(&maccrt_rt.live, __ATOMIC_RELAXED), 32);
+    }
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&thr_ran), n);
+    cr_assert_leq(atomic_load(&thr_max_live), 32);
+    for (int c = 0; c < 8; c++)
+        cr_assert_eq(atomic_load(&thr_chain[c]), n / 8);
+    cr_assert_eq(atomic_load(&maccrt_rt.host->tasks_direct), 0, "tasks with dependences go through the scheduler");
+}
+
+Test(rt, throttle_bad_value_is_fatal, .exit_code = 1)
+{
+    setenv("MACC_PENDING_MAX", "-3", 1);
+    maccrt_init();
 }
 
 /* ---- the range tree ------------------------------------------------------------------------- */
