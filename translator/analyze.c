@@ -656,7 +656,8 @@ static void an__items_to_maps(Unit *u, Pragma *p, TSNode at, const DirClause *c,
             int k = kind;
             if (attach)
                 k = (k & ~MACC_MAP_DIR_MASK) | MACC_MAP_ATTACH;
-            an__add_map(maps, it->base, base, start, bytes, k, 0, pragma_src_off(p, it->off));
+            RMap *m = an__add_map(maps, it->base, base, start, bytes, k, 0, pragma_src_off(p, it->off));
+            m->from_value = attach && (kind & MACC_MAP_FROM) && d && d->is_pointer;
         }
         decl_delete(d);
     }
@@ -1635,6 +1636,12 @@ static void an__region(Unit *u, Pragma *tp)
                               "pointer '%s' has no map here: it is translated at run time if its data is present "
                               "on the device (a data region, enter data), else passed as it is",
                               x->name);
+            } else if (((RMap *)r->maps.items[mi])->from_value && x->written) {
+                /* map(from: p) of the pointer itself (OpenMP maps the variable): the
+                 * value the region gives it comes back */
+                cap->ptr_back = r->maps.len + 1;
+                an__add_map(&r->maps, x->name, xsprintf("(void *)&(%s)", x->name), xsprintf("(void *)&(%s)", x->name),
+                            xsprintf("sizeof(%s)", x->name), MACC_MAP_FROM, 1, tp->start);
             }
             cap->map = mi;
         } else if (reduction || lastpriv || (mi >= 0 && !(((RMap *)r->maps.items[mi])->kind & MACC_MAP_ATTACH)) ||

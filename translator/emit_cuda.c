@@ -2050,7 +2050,9 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         const Decl *dd = k->decl;
         if (k->map < 0)
             continue;
-        if (k->kind == CAP_PTR)
+        if (k->kind == CAP_PTR && k->ptr_back)
+            buf_printf(b, "    %s %s;\n    void *macc_pv_%s;\n", dd->spec, dd->decl_text, k->name);
+        else if (k->kind == CAP_PTR)
             buf_printf(b, "    %s %s;\n", dd->spec, dd->decl_text);
         else if (k->kind == CAP_ARRAY)
             buf_printf(b, "    %s %.*s(*%s)%s;\n", dd->spec, dd->arr_off, dd->decl_text, dd->name,
@@ -2309,6 +2311,12 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
                 buf_printf(b, "    if (threadIdx.x == 0 && blockIdx.x == 0) *macc_p_%s = %s;\n", k->name, k->name);
         }
     }
+    for (int i = 0; i < r->caps.len; i++) { /* map(from: p): the pointer's value comes back */
+        Capture *k = r->caps.items[i];
+        if (k->kind == CAP_PTR && k->ptr_back)
+            buf_printf(b, "    if (threadIdx.x == 0 && blockIdx.x == 0) memcpy(macc_p_.macc_pv_%s, &%s, sizeof %s);\n",
+                       k->name, k->name, k->name);
+    }
     buf_puts(b, "}\n");
 
     /* launch function */
@@ -2323,6 +2331,8 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
             buf_printf(b, "    memcpy((void *)&macc_p_.macc_p_%s, &macc_env_->ptrs[%d], sizeof(void *));\n", k->name, k->map);
         else
             buf_printf(b, "    memcpy((void *)&macc_p_.%s, &macc_env_->ptrs[%d], sizeof(void *));\n", k->name, k->map);
+        if (k->kind == CAP_PTR && k->ptr_back)
+            buf_printf(b, "    macc_p_.macc_pv_%s = macc_env_->ptrs[%d];\n", k->name, k->ptr_back - 1);
     }
     buf_puts(b, "    cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;\n");
     const DirClause *tl = directive_find(d, CL_THREAD_LIMIT);

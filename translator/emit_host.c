@@ -699,6 +699,9 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
             if (c->map < 0)
                 break;
             buf_printf(b, "    %s %s = macc_env_->ptrs[%d];\n", c->decl->spec, c->decl->decl_text, c->map);
+            if (c->ptr_back)
+                buf_printf(&after, "    __builtin_memcpy(macc_env_->ptrs[%d], &%s, sizeof %s);\n", c->ptr_back - 1,
+                           c->name, c->name);
             break;
         case CAP_ARRAY: {
             int fp = c->target_fp || (hv && directive_lists(hv->dir, CL_FIRSTPRIVATE, c->name));

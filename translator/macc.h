@@ -243,6 +243,8 @@ typedef struct Capture {
     int local_type;    /* its type is defined inside the enclosing function (hoisted) */
     int target_fp;     /* arrays: firstprivate on the target construct itself (its clause or
                           defaultmap(firstprivate: aggregate)): one copy per task */
+    int ptr_back;      /* pointers in map(from|tofrom: p) that the region assigns: 1 + the index
+                          of a map of the variable itself, its final value written back there */
 } Capture;
 
 typedef struct RMap {
@@ -252,6 +254,7 @@ typedef struct RMap {
     char *bytes;       /* size expression */
     int kind;          /* MACC_MAP_* value */
     int implicit;
+    int from_value;    /* a pointer named without a section in map(from|tofrom: p) */
     size_t off;        /* where it was written, for diagnostics */
 } RMap;
 
