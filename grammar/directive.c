@@ -322,7 +322,7 @@ static const char *const dir__clause_names[CL_NCLAUSES] = {
     [CL_LINK] = "link", [CL_DEVICE_TYPE] = "device_type", [CL_INDIRECT] = "indirect",
     [CL_HAS_DEVICE_ADDR] = "has_device_addr", [CL_USE_DEVICE_PTR] = "use_device_ptr",
     [CL_USE_DEVICE_ADDR] = "use_device_addr",
-    [CL_ORDER] = "order", [CL_ACCEPTED] = "default",
+    [CL_ORDER] = "order", [CL_LINEAR] = "linear", [CL_ACCEPTED] = "default",
     [CL_ACC_COPY] = "copy", [CL_ACC_COPYIN] = "copyin",
     [CL_ACC_COPYOUT] = "copyout", [CL_ACC_CREATE] = "create",
     [CL_ACC_PRESENT] = "present", [CL_ACC_NO_CREATE] = "no_create",
@@ -353,7 +353,7 @@ static const DirName dir__omp_names[] = {
     {"device_type", CL_DEVICE_TYPE}, {"indirect", CL_INDIRECT},
     {"has_device_addr", CL_HAS_DEVICE_ADDR},
     {"use_device_ptr", CL_USE_DEVICE_PTR}, {"use_device_addr", CL_USE_DEVICE_ADDR},
-    {"order", CL_ORDER},
+    {"order", CL_ORDER}, {"linear", CL_LINEAR},
     {"default", CL_ACCEPTED}, {"uses_allocators", CL_ACCEPTED}, {"allocate", CL_ACCEPTED},
     {"aligned", CL_ACCEPTED}, {"nontemporal", CL_ACCEPTED}, {"bind", CL_ACCEPTED},
 };
@@ -964,8 +964,30 @@ static int dir__cl_device_type(DirP *p, DirClause *c, int a, int b)
     return 0;
 }
 
-/* A list clause; acc copyin(readonly: ...) and copyout/create(zero: ...)
- * set modifier = 1. */
+/* linear(list[: step]): OpenMP 4.5's val(list) / ref(list) / uval(list)
+ * modifiers and 5.2's step(s), val after the colon are kept in arg. */
+static int dir__cl_linear(DirP *p, DirClause *c, int a, int b)
+{
+    if (dir__arg(p, c, a, b) < 0)
+        return -1;
+    int colon = dir__scan(p, a, b, ":", 1);
+    if (colon < 0)
+        return -1;
+    int la = dir__skip_ws(p, a, colon), lb = colon;
+    int n = dir__word_at(p, la, lb);
+    if (n && (dir__is(p, la, n, "val") || dir__is(p, la, n, "ref") || dir__is(p, la, n, "uval")) &&
+        dir__skip_ws(p, la + n, lb) < lb && p->s[dir__skip_ws(p, la + n, lb)] == '(') {
+        int o = dir__skip_ws(p, la + n, lb), cl = dir__scan(p, o + 1, lb, ")", 0);
+        if (cl < 0)
+            return -1;
+        la = o + 1;
+        lb = cl;
+    }
+    return dir__list(p, c, la, lb);
+}
+
+/* A list clause; acc copyin(readonly: ...), copyout/create(zero: ...) and
+ * lastprivate(conditional: ...) set modifier = 1. */
 static int dir__cl_list(DirP *p, DirClause *c, int a, int b, const char *name)
 {
     int colon = dir__scan(p, a, b, ":", 1);
@@ -974,7 +996,8 @@ static int dir__cl_list(DirP *p, DirClause *c, int a, int b, const char *name)
     if (colon < b) {
         int i = dir__skip_ws(p, a, colon), n = dir__word_at(p, i, colon);
         const char *want = c->kind == CL_ACC_COPYIN ? "readonly"
-                         : (c->kind == CL_ACC_COPYOUT || c->kind == CL_ACC_CREATE) ? "zero" : NULL;
+                         : (c->kind == CL_ACC_COPYOUT || c->kind == CL_ACC_CREATE) ? "zero"
+                         : c->kind == CL_LASTPRIVATE ? "conditional" : NULL;
         if (!want || !n || dir__skip_ws(p, i + n, colon) != colon)
             return dir__fail(p, colon, "expected ',' or ')' before ':' in '%s'", name);
         if (!dir__is(p, i, n, want))
@@ -1045,6 +1068,8 @@ static int dir__clause(DirP *p, Directive *d, ClauseKind k, int off, int n)
         return 0;
     case CL_SCHEDULE: case CL_DIST_SCHEDULE: case CL_DEFAULTMAP:
         return dir__arg(p, c, a, b);
+    case CL_LINEAR:
+        return dir__cl_linear(p, c, a, b);
     case CL_ACCEPTED: {
         /* no effect on what macc builds: default data-sharing (macc's implicit
          * rules apply), allocators (placement only; predefined allocators
@@ -1205,6 +1230,8 @@ static unsigned dir__needs(ClauseKind k, DirKind dk)
     case CL_LASTPRIVATE:
     case CL_ORDER:
         return CS_LOOPS;
+    case CL_LINEAR:
+        return CS_PARALLEL_FOR | CS_FOR | CS_SIMD;
     case CL_REDUCTION:
         return CS_TEAMS | CS_PARALLEL_FOR | CS_SIMD | CS_PARALLEL | CS_FOR | CS_LOOP;
     case CL_DIST_SCHEDULE:
@@ -1317,7 +1344,7 @@ static int dir__end(DirP *p, const char *dname)
     (B_(CL_NUM_TEAMS) | B_(CL_THREAD_LIMIT) | B_(CL_NUM_THREADS) | B_(CL_COLLAPSE) |        \
      B_(CL_REDUCTION) | B_(CL_PRIVATE) | B_(CL_FIRSTPRIVATE) | B_(CL_LASTPRIVATE) |         \
      B_(CL_SCHEDULE) | B_(CL_DIST_SCHEDULE) | B_(CL_SIMDLEN) | B_(CL_SAFELEN) | B_(CL_SHARED) | \
-     B_(CL_ORDER) | B_(CL_ACCEPTED))
+     B_(CL_ORDER) | B_(CL_LINEAR) | B_(CL_ACCEPTED))
 #define DIR__TARGET_OK                                                                      \
     (DIR__CS_CLAUSES | B_(CL_DEVICE) | B_(CL_MAP) | B_(CL_NOWAIT) | B_(CL_DEPEND) |         \
      B_(CL_IF) | B_(CL_IS_DEVICE_PTR) | B_(CL_HAS_DEVICE_ADDR) | B_(CL_DEFAULTMAP) |          \

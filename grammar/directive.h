@@ -79,6 +79,8 @@ typedef enum ClauseKind {
     CL_USE_DEVICE_PTR,  /* target data use_device_ptr(list) */
     CL_USE_DEVICE_ADDR, /* target data use_device_addr(list) */
     CL_ORDER,         /* order([reproducible:|unconstrained:] concurrent): arg = inner text; no effect */
+    CL_LINEAR,        /* linear(list[: step]), linear(val(list)[: step]), linear(list: step(s)):
+                         arg = the inner text (passed to host constructs), items = the list */
     /* OpenACC */
     CL_ACC_COPY,
     CL_ACC_COPYIN,

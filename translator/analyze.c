@@ -1535,7 +1535,7 @@ static void an__region(Unit *u, Pragma *tp)
         for (int k = 0; k < r->nversions; k++) {
             const Directive *vd = r->versions[k].dir;
             reduction |= an__name_in_clause(vd, CL_REDUCTION, x->name);
-            lastpriv |= an__name_in_clause(vd, CL_LASTPRIVATE, x->name);
+            lastpriv |= an__name_in_clause(vd, CL_LASTPRIVATE, x->name) || an__name_in_clause(vd, CL_LINEAR, x->name);
             fpriv |= an__name_in_clause(vd, CL_FIRSTPRIVATE, x->name);
             fp_all &= an__name_in_clause(vd, CL_FIRSTPRIVATE, x->name);
             vpriv |= an__name_in_clause(vd, CL_PRIVATE, x->name);

@@ -2017,6 +2017,15 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     const char *sfx = r->suffix;
     const Directive *d = gv->dir;
     unsigned cs = gv->cs;
+    for (int i = 0; i < d->nclauses; i++) {
+        const DirClause *k = &d->clauses[i];
+        if (k->kind == CL_LINEAR || (k->kind == CL_LASTPRIVATE && k->modifier)) {
+            diag_error(c->u->diag, pragma_src_off(r->target, k->off), "'%s' is not supported in the GPU version",
+                       k->kind == CL_LINEAR ? "linear" : "lastprivate(conditional:)");
+            c->errors++;
+            return;
+        }
+    }
     int inner = cu__has_inner_loops(c->u, r->stmt);
     enum { LOOP = CU_LOOP, TEAM_DIST = CU_TEAM_DIST, GENERIC = CU_GENERIC, PARALLEL = CU_PARALLEL } mode;
     if (cs & CS_PARALLEL_FOR)

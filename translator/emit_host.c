@@ -284,9 +284,13 @@ static int em__loop_clauses(Buf *b, const Directive *d, int parallel, int simd, 
         case CL_LASTPRIVATE:
             if (!parallel && c->kind == CL_FIRSTPRIVATE)
                 break;
-            buf_printf(b, " %s(", directive_clause_name(c->kind));
+            buf_printf(b, " %s(%s", directive_clause_name(c->kind),
+                       c->kind == CL_LASTPRIVATE && c->modifier ? "conditional: " : "");
             em__items(b, c);
             buf_puts(b, ")");
+            break;
+        case CL_LINEAR:
+            buf_printf(b, " linear(%s)", c->arg ? c->arg : "");
             break;
         case CL_SCHEDULE:
             if (parallel)
