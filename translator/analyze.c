@@ -685,6 +685,62 @@ static void an__data(Unit *u, Pragma *p)
 
 /* ---- regions ------------------------------------------------------------ */
 
+/* OpenACC async/wait on a compute construct: async(q) makes the region a
+ * deferred task with an inout dependence on queue q's token (tasks of one
+ * queue run in order), wait(q, ...) an in dependence on each queue named
+ * (after their tasks), a bare wait waits for every queue first. */
+static void an__acc_queues(const Directive *t, Region *r)
+{
+    for (int i = 0; i < t->nclauses; i++) {
+        const DirClause *c = &t->clauses[i];
+        if (c->kind == CL_ACC_ASYNC) {
+            RDep *d = xcalloc(1, sizeof *d);
+            r->nowait = 1;
+            d->addr = xsprintf("MACC_acc_queue(%s)", c->arg ? c->arg : "MACC_ACC_ASYNC_NOVAL");
+            d->bytes = xstrdup("1");
+            d->kind = MACC_DEP_INOUT;
+            vec_push(&r->deps, d);
+        } else if (c->kind == CL_ACC_WAIT) {
+            Vec ids = {0};
+            const char *a = c->arg;
+            /* wait(devnum: n: queues: list) keeps the list */
+            const char *q = a ? strstr(a, "queues") : NULL;
+            if (q && strchr(q, ':'))
+                a = strchr(q, ':') + 1;
+            else if (a && strstr(a, "devnum") && strrchr(a, ':'))
+                a = strrchr(a, ':') + 1;
+            if (!a || !*a) {
+                RDep *d = xcalloc(1, sizeof *d);
+                d->addr = xstrdup("MACC_acc_wait_all_token()");
+                d->bytes = xstrdup("1");
+                d->kind = MACC_DEP_IN;
+                vec_push(&r->deps, d);
+                continue;
+            }
+            /* split the list at top-level commas */
+            int depth = 0;
+            const char *b = a;
+            for (const char *s = a;; s++) {
+                if (*s == '(' || *s == '[')
+                    depth++;
+                else if (*s == ')' || *s == ']')
+                    depth--;
+                if (*s == 0 || (*s == ',' && depth == 0)) {
+                    RDep *d = xcalloc(1, sizeof *d);
+                    d->addr = xsprintf("MACC_acc_queue(%.*s)", (int)(s - b), b);
+                    d->bytes = xstrdup("1");
+                    d->kind = MACC_DEP_IN;
+                    vec_push(&r->deps, d);
+                    b = s + 1;
+                    if (!*s)
+                        break;
+                }
+            }
+            vec_free(&ids);
+        }
+    }
+}
+
 static int an__cap_find(const Region *r, const char *name)
 {
     for (int i = 0; i < r->caps.len; i++)
@@ -1143,6 +1199,7 @@ static int an__merge_nested(Unit *u, Pragma *tp, Pragma *q, unsigned cs)
             x->name = xstrdup("parallel"); /* the nested parallel's own if */
     }
     t->cs = cs;
+    t->acc_par |= d->acc_par; /* an acc loop's gang/vector/independent */
     q->used = 1;
     return 0;
 }
@@ -1181,6 +1238,13 @@ static int an__nested(Unit *u, Region *r, TSNode n, Vec *nested, Pragma **loop_f
             }
             if (!q || q->dir.kind != DIR_LOOP)
                 break;
+            if (q->dir.acc && !q->dir.cs && !(tp->dir.cs & CS_LOOPS)) {
+                /* acc loop seq right after the compute construct: the loop runs as it is */
+                tp->dir.acc_par |= q->dir.acc_par;
+                q->used = 1;
+                n = an__next_stmt(q->node);
+                continue;
+            }
             unsigned cs = directive_cs_nest(tp->dir.cs, q->dir.cs);
             if (!cs) {
                 char a[64], b[64];
@@ -1311,6 +1375,7 @@ static void an__region(Unit *u, Pragma *tp)
         return;
     }
 
+    acc_region_prepare(u, r);
     an__versions(u, r);
 
     /* loop nest and collapse */
@@ -1367,11 +1432,16 @@ static void an__region(Unit *u, Pragma *tp)
     /* explicit maps and dependences */
     for (int i = 0; i < t->nclauses; i++) {
         const DirClause *c = &t->clauses[i];
+        int ok, kind = t->is_acc ? an__acc_kind(c->kind, &ok) : (ok = 0);
         if (c->kind == CL_MAP)
             an__items_to_maps(u, tp, tp->node, c, an__map_kind(c->modifier, c->always), &r->maps);
         else if (c->kind == CL_DEPEND)
             an__items_to_deps(u, tp, tp->node, c, &r->deps);
+        else if (ok) /* OpenACC data clauses: the maps of the region */
+            an__items_to_maps(u, tp, tp->node, c, kind, &r->maps);
     }
+    if (t->is_acc)
+        an__acc_queues(t, r);
 
     int dm[DM_NCAT];
     an__defaultmap(u, tp, dm);
@@ -1418,7 +1488,7 @@ static void an__region(Unit *u, Pragma *tp)
             fp_all &= an__name_in_clause(vd, CL_FIRSTPRIVATE, x->name);
             vpriv |= an__name_in_clause(vd, CL_PRIVATE, x->name);
         }
-        reduction |= an__name_in_clause(t, CL_REDUCTION, x->name);
+        reduction |= an__name_in_clause(t, CL_REDUCTION, x->name) || acc_inner_reduction(u, r, x->name);
         int target_fp = an__name_in_clause(t, CL_FIRSTPRIVATE, x->name);
         fpriv |= target_fp;
         priv = an__name_in_clause(t, CL_PRIVATE, x->name) || an__in_names(&r->loop_vars, x->name) ||
@@ -1517,7 +1587,9 @@ static void an__region(Unit *u, Pragma *tp)
             }
             cap->map = mi;
         } else if (reduction || lastpriv || (mi >= 0 && !(((RMap *)r->maps.items[mi])->kind & MACC_MAP_ATTACH)) ||
-                   (dmb != DM_DEFAULT && dmb != DM_FIRSTPRIVATE)) {
+                   (dmb != DM_DEFAULT && dmb != DM_FIRSTPRIVATE) ||
+                   (t->acc == ACC_KERNELS && x->written && !vpriv && !fpriv)) {
+            /* (OpenACC kernels: a scalar it writes is copied in and out) */
             cap->kind = CAP_WRITEBACK;
             if (mi < 0) {
                 mi = r->maps.len;
