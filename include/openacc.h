@@ -1,7 +1,8 @@
 /* openacc.h: the OpenACC runtime API as macc implements it (libmaccrt,
  * runtime/acc.c), over the same data directory as macc's data directives
  * and regions. The driver puts this directory first on the include path of
- * OpenACC files, so that <openacc.h> is this file and not the C compiler's.
+ * the preprocessor step, so that <openacc.h> is this file and not the C
+ * compiler's.
  *
  * Devices: acc_device_nvidia numbers macc's GPUs 0..n-1; acc_device_host is
  * the host (one device, number 0). Asynchronous queues are the runtime's
@@ -21,14 +22,16 @@ extern "C" {
 #define _OPENACC 201811
 #endif
 
+/* The values of GCC's <openacc.h>: a file compiled against it calls the
+ * same routines (libmaccrt's come first at link time). */
 typedef enum acc_device_t {
+    acc_device_current = -1,
     acc_device_none = 0,
     acc_device_default = 1,
     acc_device_host = 2,
-    acc_device_not_host = 3,
-    acc_device_nvidia = 4,
-    acc_device_radeon = 5,
-    acc_device_current = 6
+    acc_device_not_host = 4,
+    acc_device_nvidia = 5,
+    acc_device_radeon = 8
 } acc_device_t;
 
 typedef enum acc_device_property_t {

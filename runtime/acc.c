@@ -259,13 +259,13 @@ static void acc__op(int op, void *p, size_t bytes, int kind, int async, const ch
 {
     MACC_Map m = {name, p, p, bytes, kind};
     MACC_Dep dep = {NULL, 1, MACC_DEP_INOUT};
-    int ndeps = 0, flags = 0;
+    int ndeps = 0, flags = 0; /* (the queue's dependence, should the call become deferred) */
     if (!p)
         return;
     if (async != acc_async_sync) {
-        dep.addr = MACC_acc_queue(async);
-        ndeps = 1;
-        flags = MACC_NOWAIT;
+        /* after the queue's work, and done before the call returns: a
+         * region queued next finds the data present when it is created */
+        acc_wait(async);
     }
     if (op == ACC__ENTER)
         MACC_data_enter(&acc__loc, 1, &m, MACC_DEVICE_DEFAULT, ndeps, ndeps ? &dep : NULL, flags);

@@ -1399,6 +1399,8 @@ static void an__region(Unit *u, Pragma *tp)
                 lp = q;
         }
         diag_error(u->diag, lp->start, "'%s' needs a for loop as the next statement", an__cs_name(loopcs));
+    } else if (loopcs && r->collapse > r->nest_depth && t->acc) {
+        r->collapse = r->nest_depth; /* OpenACC collapse(force: n): the perfectly nested loops */
     } else if (loopcs && r->collapse > r->nest_depth) {
         const DirClause *c = NULL;
         Pragma *cp = tp;
@@ -1437,8 +1439,10 @@ static void an__region(Unit *u, Pragma *tp)
             an__items_to_maps(u, tp, tp->node, c, an__map_kind(c->modifier, c->always), &r->maps);
         else if (c->kind == CL_DEPEND)
             an__items_to_deps(u, tp, tp->node, c, &r->deps);
-        else if (ok) /* OpenACC data clauses: the maps of the region */
-            an__items_to_maps(u, tp, tp->node, c, kind, &r->maps);
+        else if (ok) /* OpenACC data clauses: the maps of the region; with an if
+                      * clause, present is not checked (false: the host runs it
+                      * without its data clauses) */
+            an__items_to_maps(u, tp, tp->node, c, r->if_expr ? kind & ~MACC_MAP_PRESENT : kind, &r->maps);
     }
     if (t->is_acc)
         an__acc_queues(t, r);

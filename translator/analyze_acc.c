@@ -502,6 +502,12 @@ static void acc__race_warnings(Unit *u, TSNode loop, const Directive *d, const D
             strset_has(&seen, v, strlen(v)) || !acc__top_level(w->node, body))
             continue;
         strset_add(&seen, v, strlen(v));
+        TSNode st = w->node;
+        while (!ts_node_is_null(st) && !acc__is(st, "expression_statement"))
+            st = ts_node_parent(st);
+        TSNode prev = ts_node_is_null(st) ? st : ts_node_prev_named_sibling(st);
+        if (acc__is(prev, "preproc_call") && atomic_pragma_kind(u, prev) == SYNC_ATOMIC)
+            continue; /* an atomic update */
         if (acc__listed(d, CL_PRIVATE, v) || acc__listed(d, CL_REDUCTION, v) || acc__listed(d, CL_FIRSTPRIVATE, v) ||
             acc__listed(outer, CL_PRIVATE, v) || acc__listed(outer, CL_REDUCTION, v) ||
             acc__listed(outer, CL_FIRSTPRIVATE, v))

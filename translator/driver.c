@@ -494,15 +494,12 @@ static void dr__cpp_command(const Opts *o, Vec *cmd, const char *in, const char 
     if (acc && !o->openacc_flag && dr__cc_has_openacc())
         vec_push(cmd, "-fopenacc");
     vec_push(cmd, "-D__MACC__=1");
-    if (acc) { /* macc's <openacc.h> (its runtime's), ahead of the user's and the compiler's */
-        vec_push(cmd, "-I");
-        vec_push(cmd, (void *)incdir);
-    }
+    /* macc's <openacc.h> (its runtime's routines), ahead of the user's and the compiler's */
+    vec_push(cmd, "-I");
+    vec_push(cmd, (void *)incdir);
     for (int i = 0; i < o->cflags.len; i++)
         vec_push(cmd, o->cflags.items[i]);
     dr__push_all(cmd, &o->xhost);
-    vec_push(cmd, "-I");
-    vec_push(cmd, (void *)incdir); /* macc_rt.h, for programs that call the runtime */
     vec_push(cmd, (void *)in);
     vec_push(cmd, "-o");
     vec_push(cmd, (void *)out);
