@@ -576,6 +576,35 @@ static TSNode acc__pragma_loop(const Pragma *q)
     return acc__is(s, "for_statement") ? s : (TSNode){0};
 }
 
+static int acc__line(const Unit *u, TSNode n);
+
+/* Does a reduction clause of d name an array (or an array section)? Those
+ * loops run sequentially (an array reduction is not translated). */
+static const char *acc__array_reduction(const Unit *u, const Directive *d, TSNode at)
+{
+    for (int i = 0; i < d->nclauses; i++) {
+        const DirClause *c = &d->clauses[i];
+        for (int j = 0; c->kind == CL_REDUCTION && j < c->nitems; j++) {
+            Decl *decl = c->items[j].is_ident ? analyze_lookup(u, at, c->items[j].base, NULL) : NULL;
+            int arr = c->items[j].nsubs > 0 || (decl && (decl->is_array || decl->is_pointer));
+            decl_delete(decl);
+            if (arr)
+                return c->items[j].base;
+        }
+    }
+    return NULL;
+}
+
+static void acc__no_array_reduction(Unit *u, Directive *d, TSNode loop, size_t off)
+{
+    const char *a = d->cs ? acc__array_reduction(u, d, loop) : NULL;
+    if (a) {
+        d->cs = 0;
+        diag_warning(u->diag, off, "reduction of array '%s' is not supported: the loop at line %d runs sequentially",
+                     a, acc__line(u, loop));
+    }
+}
+
 void acc_region_prepare(Unit *u, Region *r)
 {
     Pragma *tp = r->target;
@@ -607,9 +636,11 @@ void acc_region_prepare(Unit *u, Region *r)
                          acc__line(u, r->stmt), why, acc__line(u, at));
             free(why);
         }
-    } else if (t->acc == ACC_PARALLEL && (t->cs & CS_LOOPS)) {
-        acc__race_warnings(u, r->stmt, t, NULL);
     }
+    if (acc__is(r->stmt, "for_statement"))
+        acc__no_array_reduction(u, t, r->stmt, tp->start);
+    if (t->acc == ACC_PARALLEL && (t->cs & CS_LOOPS))
+        acc__race_warnings(u, r->stmt, t, NULL);
     if (u->info) {
         static const char *const what[] = {"", "target teams (gangs: CUDA blocks; host: one team)",
                                            "target (one thread; its loops decided one by one)",
@@ -628,6 +659,7 @@ void acc_region_prepare(Unit *u, Region *r)
         TSNode loop = acc__pragma_loop(q);
         if (ts_node_is_null(loop))
             continue; /* reported by the analysis */
+        acc__no_array_reduction(u, &q->dir, loop, q->start);
         if (t->acc == ACC_SERIAL && q->dir.cs) {
             q->dir.cs = 0;
         } else if (t->acc == ACC_KERNELS && q->dir.cs && !(q->dir.acc_par & ACC_INDEPENDENT)) {
