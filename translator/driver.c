@@ -891,6 +891,13 @@ int driver_main(int argc, char **argv)
         const char *user_obj = final_obj ? final_obj : obj;
         Vec cmd = {0};
         dr__cc_command(&o, &cmd);
+        /* macc's <openacc.h> ahead of the user's and the compiler's (a file
+         * compiled as it is may include it too) */
+        vec_push(&cmd, NULL);
+        vec_push(&cmd, NULL);
+        memmove(&cmd.items[5], &cmd.items[3], sizeof(void *) * (size_t)(cmd.len - 5));
+        cmd.items[3] = "-I";
+        cmd.items[4] = incdir;
         dr__push_all(&cmd, &o.xhost);
         if (cuda)
             vec_push(&cmd, "-DMACC_WITH_CUDA=1");
