@@ -80,8 +80,9 @@ int main(void)
     bad |= check("error", error, 0.25);
     bad |= check("Anew[1][1]", Anew[1][1], 0.25);
 
-    /* a dependence: kept sequential (macc warns), the result is the serial one */
-    #pragma acc kernels copy(b[0:n])
+    /* a dependence, said with seq (without it macc finds it, warns and runs
+     * the loop sequentially: tests/unit/test_analysis.c) */
+    #pragma acc kernels loop seq copy(b[0:n])
     for (int i = 1; i < n; i++)
         b[i] = b[i - 1] + 1.0;
     bad |= check("prefix", b[n - 1], (double)(n - 1));
