@@ -46,7 +46,7 @@ TSC_OBJ := $(BUILD)/obj/deps/ts_c_parser.o
 MACC := $(BUILD)/bin/macc
 RTLIB := $(BUILD)/lib/libmaccrt.a
 RTSO := $(BUILD)/lib/libmaccrt.so
-PUBHDR := $(BUILD)/include/macc_rt.h $(BUILD)/include/macc_device.h
+PUBHDR := $(BUILD)/include/macc_rt.h $(BUILD)/include/macc_device.h $(BUILD)/include/openacc.h
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -240,7 +240,7 @@ PC_SUBST = -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(MACC_VERSION)|g' \
            -e 's|@LIBDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))|g' \
            -e 's|@INCLUDEDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))|g'
 INSTALLED_LIBS := libmaccrt.a libmaccrt.so libmaccrt_cuda.a libmaccrt_mpi.a libmaccrt_mpi_cuda.a
-INSTALLED_HDRS := macc_rt.h macc_device.h macc_mpi.h
+INSTALLED_HDRS := macc_rt.h macc_device.h macc_mpi.h openacc.h
 
 .PHONY: install uninstall
 install: all

@@ -331,6 +331,10 @@ static const char *const dir__clause_names[CL_NCLAUSES] = {
     [CL_ACC_HOST] = "host", [CL_ACC_SELF] = "self", [CL_ACC_DEVICE] = "device",
     [CL_ACC_FINALIZE] = "finalize", [CL_ACC_ASYNC] = "async",
     [CL_ACC_WAIT] = "wait", [CL_ACC_IF_PRESENT] = "if_present",
+    [CL_ACC_GANG] = "gang", [CL_ACC_WORKER] = "worker", [CL_ACC_VECTOR] = "vector",
+    [CL_ACC_SEQ] = "seq", [CL_ACC_INDEPENDENT] = "independent", [CL_ACC_AUTO] = "auto",
+    [CL_ACC_TILE] = "tile", [CL_ACC_NUM_WORKERS] = "num_workers",
+    [CL_ACC_DEVICE_TYPE] = "device_type", [CL_ACC_DEFAULT] = "default",
 };
 
 typedef struct DirName {
@@ -371,6 +375,12 @@ static const DirName dir__acc_names[] = {
     {"detach", CL_ACC_DETACH}, {"delete", CL_ACC_DELETE}, {"host", CL_ACC_HOST},
     {"self", CL_ACC_SELF}, {"device", CL_ACC_DEVICE}, {"finalize", CL_ACC_FINALIZE},
     {"async", CL_ACC_ASYNC}, {"wait", CL_ACC_WAIT}, {"if_present", CL_ACC_IF_PRESENT},
+    {"private", CL_PRIVATE}, {"firstprivate", CL_FIRSTPRIVATE}, {"reduction", CL_REDUCTION},
+    {"collapse", CL_COLLAPSE}, {"num_gangs", CL_NUM_TEAMS}, {"vector_length", CL_THREAD_LIMIT},
+    {"num_workers", CL_ACC_NUM_WORKERS}, {"gang", CL_ACC_GANG}, {"worker", CL_ACC_WORKER},
+    {"vector", CL_ACC_VECTOR}, {"seq", CL_ACC_SEQ}, {"independent", CL_ACC_INDEPENDENT},
+    {"auto", CL_ACC_AUTO}, {"tile", CL_ACC_TILE}, {"device_type", CL_ACC_DEVICE_TYPE},
+    {"dtype", CL_ACC_DEVICE_TYPE}, {"default", CL_ACC_DEFAULT},
     {"if", CL_IF},
 };
 
@@ -890,6 +900,12 @@ static int dir__cl_reduction(DirP *p, DirClause *c, int a, int b)
 static int dir__cl_collapse(DirP *p, DirClause *c, int a, int b)
 {
     long v = 0;
+    if (p->is_acc) { /* OpenACC 3.3: collapse(force: n) */
+        int i = dir__skip_ws(p, a, b), n = dir__word_at(p, i, b);
+        int colon = dir__skip_ws(p, i + n, b);
+        if (dir__is(p, i, n, "force") && colon < b && p->s[colon] == ':')
+            a = colon + 1;
+    }
     if (dir__arg(p, c, a, b) < 0)
         return -1;
     if (!dir__intlit(c->arg, &v) || v <= 0)
@@ -1024,13 +1040,23 @@ static int dir__clause(DirP *p, Directive *d, ClauseKind k, int off, int n)
     case CL_NOWAIT:
     case CL_ACC_FINALIZE:
     case CL_ACC_IF_PRESENT:
+    case CL_ACC_SEQ:
+    case CL_ACC_INDEPENDENT:
+    case CL_ACC_AUTO:
         dir__ws(p);
         if (p->pos < p->lim && p->s[p->pos] == '(')
             return dir__fail(p, p->pos, "clause '%s' takes no argument", name);
         return 0;
+    case CL_ACC_SELF: /* on a compute construct: self[(cond)], run on the host when cond holds */
+        if (d->kind != DIR_TARGET)
+            break;
+        /* fall through */
     case CL_ACC_ASYNC:
     case CL_ACC_WAIT:
     case CL_INDIRECT:
+    case CL_ACC_GANG:
+    case CL_ACC_WORKER:
+    case CL_ACC_VECTOR:
         dir__ws(p);
         if (p->pos >= p->lim || p->s[p->pos] != '(')
             return 0;
@@ -1067,9 +1093,16 @@ static int dir__clause(DirP *p, Directive *d, ClauseKind k, int off, int n)
             c->ival = v;
         return 0;
     case CL_SCHEDULE: case CL_DIST_SCHEDULE: case CL_DEFAULTMAP:
+    case CL_ACC_TILE: case CL_ACC_NUM_WORKERS: case CL_ACC_DEVICE_TYPE:
         return dir__arg(p, c, a, b);
     case CL_LINEAR:
         return dir__cl_linear(p, c, a, b);
+    case CL_ACC_DEFAULT:
+        if (dir__arg(p, c, a, b) < 0)
+            return -1;
+        if (strcmp(c->arg, "none") && strcmp(c->arg, "present"))
+            return dir__fail(p, dir__skip_ws(p, a, b), "expected none or present in 'default'");
+        return 0;
     case CL_ACCEPTED: {
         /* no effect on what macc builds: default data-sharing (macc's implicit
          * rules apply), allocators (placement only; predefined allocators
@@ -1258,7 +1291,8 @@ static int dir__unique(ClauseKind k)
     case CL_DEVICE: case CL_NOWAIT: case CL_IF: case CL_NUM_TEAMS: case CL_THREAD_LIMIT:
     case CL_NUM_THREADS: case CL_COLLAPSE: case CL_SCHEDULE: case CL_DIST_SCHEDULE:
     case CL_SIMDLEN: case CL_SAFELEN: case CL_RESOURCES: case CL_ACC_FINALIZE:
-    case CL_ACC_ASYNC: case CL_ACC_WAIT: case CL_ACC_IF_PRESENT: case CL_ORDER:
+    case CL_ACC_ASYNC: case CL_ACC_IF_PRESENT: case CL_ORDER: case CL_ACC_DEFAULT:
+    case CL_ACC_SEQ: case CL_ACC_INDEPENDENT: case CL_ACC_AUTO:
     case CL_DEVICE_TYPE: case CL_INDIRECT:
         return 1;
     default:
@@ -1292,6 +1326,8 @@ static int dir__check(DirP *p, const Directive *d, const char *dname)
                                  directive_clause_name(c->kind), dname);
             }
         if (d->kind != DIR_TARGET && d->kind != DIR_IF_DEVICE && d->kind != DIR_LOOP)
+            continue;
+        if (d->acc) /* OpenACC: every clause of the table applies to its construct */
             continue;
         if (d->kind == DIR_IF_DEVICE && d->cs == 0)
             continue;
@@ -1781,6 +1817,93 @@ static int dir__omp(DirP *p, Directive *d)
     return 0; /* critical, atomic, barrier, for, task, ...: not ours */
 }
 
+#define DIR__ACC_COMPUTE_OK                                                                 \
+    (DIR__ACC_DATA_OK | DIR__ACC_ASYNC | B_(CL_PRIVATE) | B_(CL_FIRSTPRIVATE) |              \
+     B_(CL_REDUCTION) | B_(CL_NUM_TEAMS) | B_(CL_THREAD_LIMIT) | B_(CL_ACC_NUM_WORKERS) |    \
+     B_(CL_ACC_DEFAULT) | B_(CL_ACC_SELF) | B_(CL_ACC_DEVICE_TYPE))
+#define DIR__ACC_LOOP_OK                                                                    \
+    (B_(CL_ACC_GANG) | B_(CL_ACC_WORKER) | B_(CL_ACC_VECTOR) | B_(CL_ACC_SEQ) |              \
+     B_(CL_ACC_INDEPENDENT) | B_(CL_ACC_AUTO) | B_(CL_ACC_TILE) | B_(CL_COLLAPSE) |          \
+     B_(CL_PRIVATE) | B_(CL_REDUCTION) | B_(CL_ACC_DEVICE_TYPE))
+
+/* Drops the clauses that follow a device_type(list) clause whose list names
+ * neither `*` nor the device kinds macc builds for all of (they may only be
+ * tuning clauses: num_gangs, vector_length, gang, async, ...; the loop's
+ * meaning does not change). device_type(*) keeps them. */
+static void dir__acc_device_type(Directive *d)
+{
+    int keep = 1, n = 0;
+    for (int i = 0; i < d->nclauses; i++) {
+        DirClause *c = &d->clauses[i];
+        if (c->kind == CL_ACC_DEVICE_TYPE)
+            keep = c->arg && strchr(c->arg, '*') != NULL;
+        if (keep || c->kind == CL_ACC_DEVICE_TYPE) {
+            d->clauses[n++] = *c;
+            continue;
+        }
+        free(c->name);
+        free(c->arg);
+        dir__free_items(c->items, c->nitems);
+    }
+    d->nclauses = n;
+}
+
+/* acc parallel|kernels|serial [loop] clauses, acc loop clauses: the
+ * construct-set of the OpenMP construct each one is translated as
+ * (docs/TRANSLATION.md): parallel ~ target teams, serial and kernels ~
+ * target (one thread; kernels' loops decided by the analysis), a loop with
+ * gang, worker, vector or none of them ~ distribute parallel for (a bare
+ * `loop` inside a region: what its place makes it), seq ~ no loop construct. */
+static int dir__acc_compute(DirP *p, Directive *d, int which)
+{
+    static const char *const names[] = {"", "acc parallel", "acc kernels", "acc serial", "acc loop"};
+    char name[32];
+    int loop = which == ACC_LOOP || dir__accept(p, "loop");
+    uint64_t ok = which == ACC_LOOP ? DIR__ACC_LOOP_OK : DIR__ACC_COMPUTE_OK | (loop ? DIR__ACC_LOOP_OK : 0);
+    d->acc = which;
+    d->acc_loop = loop && which != ACC_LOOP;
+    d->kind = which == ACC_LOOP ? DIR_LOOP : DIR_TARGET;
+    snprintf(name, sizeof name, "%s%s", names[which], d->acc_loop ? " loop" : "");
+    if (dir__body(p, d, ok, name, DIR__CS_NO, 0, 0, NULL) < 0)
+        return -1;
+    dir__acc_device_type(d);
+    for (int i = 0; i < d->nclauses; i++) {
+        DirClause *c = &d->clauses[i];
+        switch (c->kind) {
+        case CL_ACC_GANG: d->acc_par |= ACC_GANG; break;
+        case CL_ACC_WORKER: d->acc_par |= ACC_WORKER; break;
+        case CL_ACC_VECTOR: d->acc_par |= ACC_VECTOR; break;
+        case CL_ACC_SEQ: d->acc_par |= ACC_SEQ; break;
+        case CL_ACC_INDEPENDENT: d->acc_par |= ACC_INDEPENDENT; break;
+        case CL_ACC_AUTO: d->acc_par |= ACC_AUTO; break;
+        case CL_ACC_SELF: { /* self(cond): the host runs it when cond holds */
+            char *t = c->arg ? malloc(strlen(c->arg) + 4) : NULL;
+            if (c->arg && !t)
+                return dir__fail(p, c->off, "out of memory");
+            if (t)
+                sprintf(t, "!(%s)", c->arg);
+            free(c->arg);
+            c->arg = t ? t : strdup("0");
+            c->kind = CL_IF;
+            if (!c->arg)
+                return dir__fail(p, c->off, "out of memory");
+            break;
+        }
+        default: break;
+        }
+    }
+    if ((d->acc_par & ACC_SEQ) && (d->acc_par & (ACC_GANG | ACC_WORKER | ACC_VECTOR | ACC_INDEPENDENT | ACC_AUTO)))
+        return dir__fail(p, directive_find(d, CL_ACC_SEQ)->off,
+                         "'seq' cannot be combined with gang, worker, vector, independent or auto");
+    if (which == ACC_LOOP)
+        d->cs = (d->acc_par & ACC_SEQ) ? 0 : CS_LOOP;
+    else if (loop)
+        d->cs = (d->acc_par & ACC_SEQ) || which == ACC_SERIAL ? 0 : CS_TEAMS | CS_DISTRIBUTE | CS_PARALLEL_FOR;
+    else
+        d->cs = which == ACC_PARALLEL ? CS_TEAMS : 0;
+    return 0;
+}
+
 static int dir__acc(DirP *p, Directive *d)
 {
     int off, n;
@@ -1822,8 +1945,16 @@ static int dir__acc(DirP *p, Directive *d)
         }
         return dir__body(p, d, B_(CL_ACC_ASYNC) | B_(CL_IF), "acc wait", DIR__CS_NO, 0, 0, NULL);
     }
+    if (dir__is(p, off, n, "parallel"))
+        return dir__acc_compute(p, d, ACC_PARALLEL);
+    if (dir__is(p, off, n, "kernels"))
+        return dir__acc_compute(p, d, ACC_KERNELS);
+    if (dir__is(p, off, n, "serial"))
+        return dir__acc_compute(p, d, ACC_SERIAL);
+    if (dir__is(p, off, n, "loop"))
+        return dir__acc_compute(p, d, ACC_LOOP);
     d->is_acc = 0;
-    return 0; /* parallel, kernels, loop, routine, ...: not ours */
+    return 0; /* routine, atomic, declare, host_data, ...: not ours */
 }
 
 /* ------------------------------------------------------------------ */

@@ -99,6 +99,18 @@ typedef enum ClauseKind {
     CL_ACC_ASYNC,     /* arg = optional expr (NULL when bare) */
     CL_ACC_WAIT,      /* arg = optional list text */
     CL_ACC_IF_PRESENT,
+    /* OpenACC compute constructs and loop (the others map to OpenMP's kinds:
+     * num_gangs -> CL_NUM_TEAMS, vector_length -> CL_THREAD_LIMIT, self(c) -> CL_IF !(c)) */
+    CL_ACC_GANG,      /* gang[(...)]: arg = inner text or NULL */
+    CL_ACC_WORKER,    /* worker[(...)] */
+    CL_ACC_VECTOR,    /* vector[(...)] */
+    CL_ACC_SEQ,
+    CL_ACC_INDEPENDENT,
+    CL_ACC_AUTO,
+    CL_ACC_TILE,      /* tile(list): arg; no effect (the loop keeps its gang/vector mapping) */
+    CL_ACC_NUM_WORKERS, /* arg; no effect */
+    CL_ACC_DEVICE_TYPE, /* device_type(list): arg; the clauses after it were kept only for `*` */
+    CL_ACC_DEFAULT,   /* default(none|present): arg */
     CL_NCLAUSES
 } ClauseKind;
 
@@ -144,9 +156,17 @@ typedef struct DirClause {
     DirItem *items;
 } DirClause;
 
+/* OpenACC constructs (Directive.acc). */
+enum { ACC_PARALLEL = 1, ACC_KERNELS, ACC_SERIAL, ACC_LOOP };
+/* Directive.acc_par: the loop clauses of an acc loop (or combined construct). */
+enum { ACC_GANG = 1, ACC_WORKER = 2, ACC_VECTOR = 4, ACC_SEQ = 8, ACC_INDEPENDENT = 16, ACC_AUTO = 32 };
+
 typedef struct Directive {
     DirKind kind;
     int is_acc;
+    int acc;       /* ACC_*: acc parallel/kernels/serial [loop] (kind DIR_TARGET), acc loop (DIR_LOOP) */
+    int acc_loop;  /* a combined construct: acc parallel/kernels/serial loop */
+    unsigned acc_par; /* ACC_GANG | ACC_WORKER | ... */
     unsigned cs;   /* construct-set bits (target, if_device, loop) */
     int arch;      /* if_device: ARCH_* */
     int min_cc;    /* if_device: minimum compute capability * 10 (cc35 -> 35), 0 if none */

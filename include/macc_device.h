@@ -46,6 +46,9 @@ __attribute__((constructor)) static void macc_dev_info_register_(void)
 
 /* OpenMP API on the device: a team is a block, a thread is a thread of it. */
 __device__ static inline int macc_dev_omp_is_initial_device(void) { return 0; }
+/* OpenACC's acc_on_device in kernels: acc_device_not_host (4) and
+ * acc_device_nvidia (5) of include/openacc.h */
+__device__ static inline int macc_dev_acc_on_device(int t) { return t == 4 || t == 5; }
 __device__ static inline int macc_dev_omp_get_device_num(void) { return macc_dev_info_[0]; }
 __device__ static inline int macc_dev_omp_get_num_devices(void) { return macc_dev_info_[1]; }
 __device__ static inline int macc_dev_omp_get_initial_device(void) { return macc_dev_info_[1]; }

@@ -217,6 +217,13 @@ MACC_API void MACC_free(void *p);
 MACC_API void *MACC_aligned_alloc(MACC_SIZE_T align, MACC_SIZE_T n);
 MACC_API int MACC_posix_memalign(void **out, MACC_SIZE_T align, MACC_SIZE_T n);
 
+/* OpenACC queues (runtime/acc.c): the token of queue q, an address that
+ * work on q depends on (inout; acc_async_noval, -1: the default queue), and
+ * one that is returned after waiting for every queue (a bare wait clause). */
+#define MACC_ACC_ASYNC_NOVAL (-1)
+MACC_API void *MACC_acc_queue(int q);
+MACC_API void *MACC_acc_wait_all_token(void);
+
 /* OpenMP 5.1 device memory routines that libmaccrt defines (with the rest of
  * OpenMP's device API: omp_target_alloc, omp_target_memcpy, ...; see
  * docs/RUNTIME.md) and that older <omp.h> files (GCC 12) do not declare. */

@@ -826,6 +826,62 @@ static void an__data(Unit *u, Pragma *p)
 
 /* ---- regions ------------------------------------------------------------ */
 
+/* OpenACC async/wait on a compute construct: async(q) makes the region a
+ * deferred task with an inout dependence on queue q's token (tasks of one
+ * queue run in order), wait(q, ...) an in dependence on each queue named
+ * (after their tasks), a bare wait waits for every queue first. */
+static void an__acc_queues(const Directive *t, Region *r)
+{
+    for (int i = 0; i < t->nclauses; i++) {
+        const DirClause *c = &t->clauses[i];
+        if (c->kind == CL_ACC_ASYNC) {
+            RDep *d = xcalloc(1, sizeof *d);
+            r->nowait = 1;
+            d->addr = xsprintf("MACC_acc_queue(%s)", c->arg ? c->arg : "MACC_ACC_ASYNC_NOVAL");
+            d->bytes = xstrdup("1");
+            d->kind = MACC_DEP_INOUT;
+            vec_push(&r->deps, d);
+        } else if (c->kind == CL_ACC_WAIT) {
+            Vec ids = {0};
+            const char *a = c->arg;
+            /* wait(devnum: n: queues: list) keeps the list */
+            const char *q = a ? strstr(a, "queues") : NULL;
+            if (q && strchr(q, ':'))
+                a = strchr(q, ':') + 1;
+            else if (a && strstr(a, "devnum") && strrchr(a, ':'))
+                a = strrchr(a, ':') + 1;
+            if (!a || !*a) {
+                RDep *d = xcalloc(1, sizeof *d);
+                d->addr = xstrdup("MACC_acc_wait_all_token()");
+                d->bytes = xstrdup("1");
+                d->kind = MACC_DEP_IN;
+                vec_push(&r->deps, d);
+                continue;
+            }
+            /* split the list at top-level commas */
+            int depth = 0;
+            const char *b = a;
+            for (const char *s = a;; s++) {
+                if (*s == '(' || *s == '[')
+                    depth++;
+                else if (*s == ')' || *s == ']')
+                    depth--;
+                if (*s == 0 || (*s == ',' && depth == 0)) {
+                    RDep *d = xcalloc(1, sizeof *d);
+                    d->addr = xsprintf("MACC_acc_queue(%.*s)", (int)(s - b), b);
+                    d->bytes = xstrdup("1");
+                    d->kind = MACC_DEP_IN;
+                    vec_push(&r->deps, d);
+                    b = s + 1;
+                    if (!*s)
+                        break;
+                }
+            }
+            vec_free(&ids);
+        }
+    }
+}
+
 static int an__cap_find(const Region *r, const char *name)
 {
     for (int i = 0; i < r->caps.len; i++)
@@ -1265,6 +1321,7 @@ static int an__merge_nested(Unit *u, Pragma *tp, Pragma *q, unsigned cs)
             x->name = xstrdup("parallel"); /* the nested parallel's own if */
     }
     t->cs = cs;
+    t->acc_par |= d->acc_par; /* an acc loop's gang/vector/independent */
     q->used = 1;
     return 0;
 }
@@ -1303,6 +1360,13 @@ static int an__nested(Unit *u, Region *r, TSNode n, Vec *nested, Pragma **loop_f
             }
             if (!q || q->dir.kind != DIR_LOOP)
                 break;
+            if (q->dir.acc && !q->dir.cs && !(tp->dir.cs & CS_LOOPS)) {
+                /* acc loop seq right after the compute construct: the loop runs as it is */
+                tp->dir.acc_par |= q->dir.acc_par;
+                q->used = 1;
+                n = an__next_stmt(q->node);
+                continue;
+            }
             unsigned cs = directive_cs_nest(tp->dir.cs, q->dir.cs);
             if (!cs) {
                 char a[64], b[64];
@@ -1433,6 +1497,7 @@ static void an__region(Unit *u, Pragma *tp)
         return;
     }
 
+    acc_region_prepare(u, r);
     an__versions(u, r);
 
     /* loop nest and collapse */
@@ -1456,6 +1521,8 @@ static void an__region(Unit *u, Pragma *tp)
                 lp = q;
         }
         diag_error(u->diag, lp->start, "'%s' needs a for loop as the next statement", an__cs_name(loopcs));
+    } else if (loopcs && r->collapse > r->nest_depth && t->acc) {
+        r->collapse = r->nest_depth; /* OpenACC collapse(force: n): the perfectly nested loops */
     } else if (loopcs && r->collapse > r->nest_depth) {
         const DirClause *c = NULL;
         Pragma *cp = tp;
@@ -1489,11 +1556,18 @@ static void an__region(Unit *u, Pragma *tp)
     /* explicit maps and dependences */
     for (int i = 0; i < t->nclauses; i++) {
         const DirClause *c = &t->clauses[i];
+        int ok, kind = t->is_acc ? an__acc_kind(c->kind, &ok) : (ok = 0);
         if (c->kind == CL_MAP)
             an__items_to_maps(u, tp, tp->node, c, an__map_kind(c->modifier, c->always), &r->maps);
         else if (c->kind == CL_DEPEND)
             an__items_to_deps(u, tp, tp->node, c, &r->deps);
+        else if (ok) /* OpenACC data clauses: the maps of the region; with an if
+                      * clause, present is not checked (false: the host runs it
+                      * without its data clauses) */
+            an__items_to_maps(u, tp, tp->node, c, r->if_expr ? kind & ~MACC_MAP_PRESENT : kind, &r->maps);
     }
+    if (t->is_acc)
+        an__acc_queues(t, r);
 
     int dm[DM_NCAT];
     an__defaultmap(u, tp, dm);
@@ -1540,7 +1614,7 @@ static void an__region(Unit *u, Pragma *tp)
             fp_all &= an__name_in_clause(vd, CL_FIRSTPRIVATE, x->name);
             vpriv |= an__name_in_clause(vd, CL_PRIVATE, x->name);
         }
-        reduction |= an__name_in_clause(t, CL_REDUCTION, x->name);
+        reduction |= an__name_in_clause(t, CL_REDUCTION, x->name) || acc_inner_reduction(u, r, x->name);
         int target_fp = an__name_in_clause(t, CL_FIRSTPRIVATE, x->name);
         fpriv |= target_fp;
         priv = an__name_in_clause(t, CL_PRIVATE, x->name) || an__in_names(&r->loop_vars, x->name) ||
@@ -1646,8 +1720,10 @@ static void an__region(Unit *u, Pragma *tp)
             cap->map = mi;
         } else if (reduction || lastpriv || (mi >= 0 && !(((RMap *)r->maps.items[mi])->kind & MACC_MAP_ATTACH)) ||
                    (dmb != DM_DEFAULT && dmb != DM_FIRSTPRIVATE) ||
-                   (cat == DM_AGGREGATE && dmb == DM_DEFAULT && x->written && !listed)) {
-            /* (a struct the region writes: an aggregate, implicitly tofrom) */
+                   (cat == DM_AGGREGATE && dmb == DM_DEFAULT && x->written && !listed) ||
+                   (t->acc == ACC_KERNELS && x->written && !vpriv && !fpriv)) {
+            /* (a struct the region writes: an aggregate, implicitly tofrom; OpenACC
+             * kernels: a scalar it writes is copied in and out) */
             if (mi < 0 && cat == DM_AGGREGATE && dmb == DM_DEFAULT && u->info)
                 diag_note(u->diag, r->target->start, "'%s' is mapped implicitly: tofrom (a struct the region writes)",
                           x->name);

@@ -517,11 +517,12 @@ static void dr__cpp_command(const Opts *o, Vec *cmd, const char *in, const char 
     if (acc && !o->openacc_flag && dr__cc_has_openacc())
         vec_push(cmd, "-fopenacc");
     vec_push(cmd, "-D__MACC__=1");
+    /* macc's <openacc.h> (its runtime's routines), ahead of the user's and the compiler's */
+    vec_push(cmd, "-I");
+    vec_push(cmd, (void *)incdir);
     for (int i = 0; i < o->cflags.len; i++)
         vec_push(cmd, o->cflags.items[i]);
     dr__push_all(cmd, &o->xhost);
-    vec_push(cmd, "-I");
-    vec_push(cmd, (void *)incdir); /* macc_rt.h, for programs that call the runtime */
     vec_push(cmd, (void *)in);
     vec_push(cmd, "-o");
     vec_push(cmd, (void *)out);
@@ -919,6 +920,13 @@ int driver_main(int argc, char **argv)
         const char *user_obj = final_obj ? final_obj : obj;
         Vec cmd = {0};
         dr__cc_command(&o, &cmd);
+        /* macc's <openacc.h> ahead of the user's and the compiler's (a file
+         * compiled as it is may include it too) */
+        vec_push(&cmd, NULL);
+        vec_push(&cmd, NULL);
+        memmove(&cmd.items[5], &cmd.items[3], sizeof(void *) * (size_t)(cmd.len - 5));
+        cmd.items[3] = "-I";
+        cmd.items[4] = incdir;
         dr__push_all(&cmd, &o.xhost);
         if (cuda)
             vec_push(&cmd, "-DMACC_WITH_CUDA=1");

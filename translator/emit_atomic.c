@@ -81,7 +81,11 @@ int atomic_pragma_kind(const Unit *u, TSNode n)
         return SYNC_NONE;
     const char *s = at__skip_ws(text);
     int kind = SYNC_NONE;
-    if (at__word(s, "omp")) {
+    if (at__word(s, "acc")) { /* OpenACC's atomic: OpenMP's forms and clauses */
+        s = at__skip_ws(s + 3);
+        if (at__word(s, "atomic"))
+            kind = SYNC_ATOMIC;
+    } else if (at__word(s, "omp")) {
         s = at__skip_ws(s + 3);
         if (at__word(s, "atomic"))
             kind = SYNC_ATOMIC;

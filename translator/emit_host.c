@@ -418,6 +418,33 @@ static int em__cmp_edit(const void *a, const void *b)
     return x->end < y->end ? -1 : x->end > y->end;
 }
 
+/* `#pragma acc atomic ...` lines under n: edits that make them `omp atomic`
+ * (the same forms and clauses), which the host compiler implements. */
+static void em__acc_atomics(const Unit *u, TSNode n, Vec *edits)
+{
+    if (node_is(n, "preproc_call")) {
+        if (atomic_pragma_kind(u, n) != SYNC_ATOMIC)
+            return;
+        const char *t = u->src->text;
+        size_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
+        const char *acc = NULL;
+        for (size_t k = b + 1; k + 3 <= e && !acc; k++) /* "#pragma acc": the word after "pragma" */
+            if (!memcmp(t + k, "acc", 3) && (t[k - 1] == ' ' || t[k - 1] == '\t'))
+                acc = t + k;
+        if (!acc)
+            return;
+        Edit *x = xcalloc(1, sizeof *x);
+        x->start = (size_t)(acc - t);
+        x->end = x->start + 3;
+        x->text = xstrdup("omp");
+        vec_push(edits, x);
+        return;
+    }
+    uint32_t nc = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        em__acc_atomics(u, ts_node_named_child(n, i), edits);
+}
+
 /* The region's statement text for the host version of `v`, inner loop
  * directives reduced. */
 /* Calls under n whose declare variant for the host in this context is not
@@ -600,6 +627,7 @@ static void em__body(Emit *e, const Region *r, const RVersion *v, const StrSet *
         em__direct_uses(u, r->stmt, direct, &edits);
     if (u->variants.len) /* declare variant: calls in the region's code */
         em__variant_calls(u, r->stmt, variant_context(v->cs), &edits);
+    em__acc_atomics(u, r->stmt, &edits);
     if (edits.len)
         qsort(edits.items, (size_t)edits.len, sizeof(void *), em__cmp_edit);
     size_t pos = sb;

@@ -388,6 +388,16 @@ const DevVar *an_devvar(const Unit *u, const char *name);
  * parameter or a function)? */
 int an_global_var_ref(const Unit *u, TSNode id);
 
+/* ---- analyze_acc: OpenACC compute constructs ------------------------------- */
+/* Decides what an OpenACC region's loops become (kernels: dependences,
+ * reductions, private scalars; serial: sequential loops; parallel loop:
+ * warnings on racing scalars) and gives --info notes; called before the
+ * region's versions are made. No effect on OpenMP regions. */
+void acc_region_prepare(Unit *u, Region *r);
+/* Does an acc loop inside OpenACC region r name `name` in a reduction clause
+ * (the construct then copies the variable, as OpenACC 2.7 says)? */
+int acc_inner_reduction(const Unit *u, const Region *r, const char *name);
+
 /* ---- emit ---------------------------------------------------------------- */
 /* Emits the host file of `u` into *out. `display_path` is the file name used in
  * #line directives and source locations. */

@@ -167,7 +167,7 @@ static int parse__word(const char **s, const char *w)
 /* Pragmas of ours that are not directives of the grammar: `omp requires`
  * (returns 1: macc implements the requirement, the line leaves the host
  * file), host tasks with dependences (returns 2: kept in u->host_dep_tasks)
- * and OpenACC compute constructs (a warning: not translated yet). */
+ * (OpenACC compute constructs are directives of the grammar). */
 static int parse__other(Unit *u, Pragma *p)
 {
     const char *s = p->text;
@@ -189,20 +189,6 @@ static int parse__other(Unit *u, Pragma *p)
          * deferred regions first (emit_host) */
         vec_push(&u->host_dep_tasks, p);
         return 2;
-    }
-    s = p->text;
-    if (parse__word(&s, "acc")) {
-        static const char *const compute[] = {"parallel", "kernels", "serial", "loop", NULL};
-        for (int i = 0; compute[i]; i++) {
-            const char *q = s;
-            if (parse__word(&q, compute[i])) {
-                int with_loop = i < 3 && parse__word(&q, "loop");
-                diag_warning(u->diag, p->start,
-                             "OpenACC compute construct 'acc %s%s' is not translated yet: the code runs on the host",
-                             compute[i], with_loop ? " loop" : "");
-                break;
-            }
-        }
     }
     return 0;
 }

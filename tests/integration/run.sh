@@ -163,7 +163,7 @@ fi
 # ---- install -------------------------------------------------------------------
 prefix=$tmp/prefix
 inst() { "$MAKE" --no-print-directory -C "$top" BUILD="$build" "$@"; }
-files="bin/macc lib/libmaccrt.a lib/libmaccrt.so include/macc_rt.h include/macc_device.h
+files="bin/macc lib/libmaccrt.a lib/libmaccrt.so include/macc_rt.h include/macc_device.h include/openacc.h
 lib/pkgconfig/macc.pc share/man/man1/macc.1"
 [ -f "$build/lib/libmaccrt_cuda.a" ] && files="$files lib/libmaccrt_cuda.a"
 # the MPI module, built where mpicc is

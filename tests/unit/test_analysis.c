@@ -834,3 +834,119 @@ Test(analysis, host_construct_after_target_without_room)
     cr_assert_eq(src->text[r->target->end - 1], '\n');
     DONE();
 }
+
+/* ---- OpenACC compute constructs ---------------------------------------- */
+
+Test(analysis, acc_kernels_reduction_found)
+{
+    ANALYSE("double fmax(double, double); double fabs(double);\n"
+            "void f(int n, double (*A)[64], double (*B)[64]) {\n"
+            "  double err = 0.0, s = 0.0, t;\n"
+            "#pragma acc kernels copyin(A[0:n]) copyout(B[0:n])\n"
+            "  for (int j = 1; j < n; j++)\n"
+            "    for (int i = 1; i < 63; i++) {\n"
+            "      t = A[j][i - 1] + A[j][i + 1];\n"
+            "      B[j][i] = 0.5 * t;\n"
+            "      err = fmax(err, fabs(B[j][i] - A[j][i]));\n"
+            "      s += t;\n"
+            "    }\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    cr_assert_eq(diag.warnings, 0);
+    Region *r = u->regions.items[0];
+    const Directive *t = &r->target->dir;
+    cr_assert_eq(t->cs, CS_TEAMS | CS_DISTRIBUTE | CS_PARALLEL_FOR);
+    cr_assert(directive_lists(t, CL_REDUCTION, "err"));
+    cr_assert(directive_lists(t, CL_REDUCTION, "s"));
+    cr_assert(directive_lists(t, CL_PRIVATE, "t"));
+    cr_assert_eq(cap(r, "err")->kind, CAP_WRITEBACK);
+    DONE();
+}
+
+Test(analysis, acc_kernels_dependence_runs_seq)
+{
+    ANALYSE("void f(int n, float *a, float *b) {\n"
+            "  float c = 0;\n"
+            "#pragma acc kernels\n"
+            "  for (int i = 1; i < n; i++) a[i] = a[i - 1] + b[i];\n"
+            "#pragma acc kernels\n"
+            "  for (int i = 1; i < n; i++) { b[i] = c; c = a[i]; }\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    cr_assert_eq(diag.warnings, 2);
+    char *msg = diag_text(errf);
+    cr_assert(strstr(msg, "t.c:4:3: warning: loop at line 4 is not parallelised: 'a' is written as 'a[i]' and read as "
+                          "'a[i-1]'"),
+              "%s", msg);
+    cr_assert(strstr(msg, "scalar 'c' is carried from one iteration to the next"), "%s", msg);
+    free(msg);
+    cr_assert_eq(((Region *)u->regions.items[0])->target->dir.cs, 0);
+    cr_assert_eq(((Region *)u->regions.items[1])->target->dir.cs, 0);
+    DONE();
+}
+
+Test(analysis, acc_parallel_loop_racing_scalar_warns)
+{
+    ANALYSE("void f(int n, float *a) {\n"
+            "  float x = 0, y;\n"
+            "#pragma acc parallel loop copy(a[0:n])\n"
+            "  for (int i = 0; i < n; i++) { x = a[i]; a[i] = 2 * x; }\n"
+            "#pragma acc parallel loop copy(a[0:n]) private(y)\n"
+            "  for (int i = 0; i < n; i++) { y = a[i]; a[i] = 2 * y; }\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    cr_assert_eq(diag.warnings, 1);
+    char *msg = diag_text(errf);
+    cr_assert(strstr(msg, "t.c:4:33: warning: 'x' is written by every iteration of this parallel loop"), "%s", msg);
+    free(msg);
+    DONE();
+}
+
+Test(analysis, acc_serial_and_kernels_loops)
+{
+    ANALYSE("void f(int n, float *a, float s) {\n"
+            "#pragma acc serial copy(a[0:n])\n"
+            "  {\n"
+            "#pragma acc loop\n"
+            "    for (int i = 0; i < n; i++) a[i] += 1;\n"
+            "    a[0] = 0;\n"
+            "  }\n"
+            "#pragma acc kernels copy(a[0:n])\n"
+            "  {\n"
+            "#pragma acc loop\n"
+            "    for (int i = 0; i < n; i++) a[i] += s;\n"
+            "    s = a[0];\n"
+            "  }\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    int seen = 0;
+    for (int i = 0; i < u->pragmas.len; i++) {
+        Pragma *p = u->pragmas.items[i];
+        if (p->dir.kind == DIR_LOOP && p->dir.acc) {
+            cr_assert_eq(p->dir.cs, seen == 0 ? 0u : (unsigned)CS_LOOP); /* serial: seq; kernels: independent */
+            seen++;
+        }
+    }
+    cr_assert_eq(seen, 2);
+    Region *k = u->regions.items[1];
+    cr_assert_eq(cap(k, "s")->kind, CAP_WRITEBACK); /* kernels: a scalar it writes is copied back */
+    DONE();
+}
+
+Test(analysis, acc_async_wait_dependences)
+{
+    ANALYSE("void f(int n, float *a) {\n"
+            "#pragma acc parallel loop async(2) wait(1, 3) copy(a[0:n])\n"
+            "  for (int i = 0; i < n; i++) a[i] += 1;\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    Region *r = u->regions.items[0];
+    cr_assert(r->nowait);
+    cr_assert_eq(r->deps.len, 3);
+    cr_assert_str_eq(((RDep *)r->deps.items[0])->addr, "MACC_acc_queue(2)");
+    cr_assert_eq(((RDep *)r->deps.items[0])->kind, MACC_DEP_INOUT);
+    cr_assert_str_eq(((RDep *)r->deps.items[2])->addr, "MACC_acc_queue( 3)");
+    cr_assert_eq(((RDep *)r->deps.items[2])->kind, MACC_DEP_IN);
+    cr_assert_eq(r->maps.len >= 1, 1);
+    DONE();
+}

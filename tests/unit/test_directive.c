@@ -1224,7 +1224,7 @@ Test(directive, other_pragmas)
         "omp declare simd", "omp declare reduction(merge : int : omp_out += omp_in)",
         "omp declare mapper(id: struct s v) map(v.a)", "omp begin metadirective", "omp end parallel",
         "omp single", "omp master", "omp section", "omp ordered", "omp flush", "omp taskloop",
-        "acc", "acc parallel loop", "acc kernels", "acc loop gang vector", "acc routine seq",
+        "acc", "acc routine seq",
         "acc host_data use_device(a)", "acc declare create(x)", "acc atomic", "acc cache(a[0:n])",
         "ompx foo", "accx", "omp_target", "omp (x)",
     };
@@ -1307,4 +1307,67 @@ Test(directive, continuation_and_newlines)
     ok("omp target teams distribute \\\n   parallel for map(tofrom:\n a[0:n])");
     cr_assert_eq(D.cs, CS_TEAMS | CS_DISTRIBUTE | CS_PARALLEL_FOR);
     item(&D.clauses[0].items[0], "a", 1, 1);
+}
+
+Test(directive, acc_compute_constructs)
+{
+    ok("acc parallel num_gangs(8) vector_length(128) num_workers(4) copy(a[0:n]) present(b) "
+       "private(t) firstprivate(s) reduction(+:sum) async(1) wait(2, 3) default(present)");
+    cr_assert_eq(D.kind, DIR_TARGET);
+    cr_assert_eq(D.acc, ACC_PARALLEL);
+    cr_assert_eq(D.cs, CS_TEAMS);
+    cr_assert_str_eq(clause(0, CL_NUM_TEAMS)->arg, "8");
+    cr_assert_str_eq(clause(1, CL_THREAD_LIMIT)->arg, "128");
+    clause(2, CL_ACC_NUM_WORKERS);
+    cr_assert_eq(clause(7, CL_REDUCTION)->modifier, RED_ADD);
+    cr_assert_str_eq(clause(9, CL_ACC_WAIT)->arg, "2, 3");
+    directive_free(&D);
+    ok("acc kernels copyin(a[0:n])");
+    cr_assert_eq(D.acc, ACC_KERNELS);
+    cr_assert_eq(D.cs, 0);
+    directive_free(&D);
+    ok("acc serial self(on_host)");
+    cr_assert_eq(D.acc, ACC_SERIAL);
+    cr_assert_eq(D.cs, 0);
+    cr_assert_str_eq(clause(0, CL_IF)->arg, "!(on_host)");
+    directive_free(&D);
+    bad("acc parallel bogus(1)", "bogus", "unknown clause");
+    bad("acc parallel default(shared)", "shared", "none or present");
+}
+
+Test(directive, acc_loops)
+{
+    ok("acc parallel loop gang vector collapse(2) reduction(max:m) private(x)");
+    cr_assert_eq(D.kind, DIR_TARGET);
+    cr_assert(D.acc_loop);
+    cr_assert_eq(D.cs, CS_TEAMS | CS_DISTRIBUTE | CS_PARALLEL_FOR);
+    cr_assert_eq(D.acc_par, ACC_GANG | ACC_VECTOR);
+    cr_assert_eq(clause(2, CL_COLLAPSE)->ival, 2);
+    directive_free(&D);
+    ok("acc parallel loop seq");
+    cr_assert_eq(D.cs, 0);
+    directive_free(&D);
+    ok("acc serial loop gang");
+    cr_assert_eq(D.cs, 0);
+    directive_free(&D);
+    ok("acc loop worker(4) vector(32) independent tile(8, 8)");
+    cr_assert_eq(D.kind, DIR_LOOP);
+    cr_assert_eq(D.acc, ACC_LOOP);
+    cr_assert_eq(D.cs, CS_LOOP);
+    cr_assert_eq(D.acc_par, ACC_WORKER | ACC_VECTOR | ACC_INDEPENDENT);
+    cr_assert_str_eq(clause(0, CL_ACC_WORKER)->arg, "4");
+    directive_free(&D);
+    ok("acc loop seq");
+    cr_assert_eq(D.cs, 0);
+    directive_free(&D);
+    ok("acc loop collapse(force: 3)");
+    cr_assert_eq(clause(0, CL_COLLAPSE)->ival, 3);
+    directive_free(&D);
+    /* clauses after device_type(x) are kept only for device_type(*) */
+    ok("acc parallel loop device_type(nvidia) num_gangs(4) device_type(*) vector_length(32)");
+    cr_assert_eq(D.nclauses, 3);
+    clause(2, CL_THREAD_LIMIT);
+    directive_free(&D);
+    bad("acc loop seq gang", "seq", "cannot be combined");
+    bad("acc loop copy(a)", "copy", "not allowed");
 }

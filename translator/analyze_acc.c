@@ -1,0 +1,694 @@
+/* analyze_acc.c: OpenACC compute constructs on the OpenMP region model.
+ *
+ * The grammar gives `acc parallel|kernels|serial [loop]` the construct-set of
+ * the OpenMP construct it is translated as (target teams, target, target
+ * teams distribute parallel for) and `acc loop` a bare `loop` (or none for
+ * seq); analyze.c then builds the region as for `omp target`. What is
+ * OpenACC's own is decided here, before the region's versions are made:
+ *
+ *   - `kernels`: the compiler decides. A loop (kernels loop, a kernels
+ *     construct whose statement is one loop nest, an `acc loop` without
+ *     independent/seq inside kernels) is parallelised when its iterations are
+ *     independent (acc__deps); scalars written by every iteration before they
+ *     are read become private, `s += e`, `s = s * e`, `s = fmax(s, e)`, ... are
+ *     reductions (as NVHPC finds them); any other dependence keeps the loop
+ *     sequential with a warning that names it.
+ *   - `serial`: one thread; its loops run sequentially.
+ *   - `parallel loop` / `acc loop` in `parallel`: the user asserts
+ *     independence; a scalar written by every iteration without a private or
+ *     reduction clause gets a warning (the iterations race on it).
+ *   - --info: one note per construct saying what it became.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "macc.h"
+
+static int acc__is(TSNode n, const char *t) { return node_is(n, t); }
+
+/* The iteration variable of a for loop (`i = 0` or `int i = 0`), or NULL. */
+static char *acc__loop_var(const Unit *u, TSNode loop)
+{
+    TSNode init = node_field(loop, "initializer");
+    if (acc__is(init, "assignment_expression") && acc__is(node_field(init, "left"), "identifier"))
+        return node_text(u, node_field(init, "left"));
+    if (acc__is(init, "declaration")) {
+        TSNode d = node_field(init, "declarator");
+        if (acc__is(d, "init_declarator"))
+            d = node_field(d, "declarator");
+        if (acc__is(d, "identifier"))
+            return node_text(u, d);
+    }
+    return NULL;
+}
+
+/* Text without blanks (for comparing subscripts). */
+static char *acc__squeeze(const Unit *u, TSNode n)
+{
+    char *t = node_text(u, n), *o = t;
+    for (char *s = t; *s; s++)
+        if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r')
+            *o++ = *s;
+    *o = 0;
+    return t;
+}
+
+/* Does text t hold identifier w as a whole word? */
+static int acc__has_word(const char *t, const char *w)
+{
+    size_t n = strlen(w);
+    for (const char *p = strstr(t, w); p; p = strstr(p + 1, w)) {
+        int before = p > t && (p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') || (p[-1] >= 'A' && p[-1] <= 'Z') ||
+                               (p[-1] >= '0' && p[-1] <= '9'));
+        char c = p[n];
+        int after = c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        if (!before && !after)
+            return 1;
+    }
+    return 0;
+}
+
+/* Is node n (an lvalue expression) written: the left of an assignment or the
+ * operand of ++/--? *rmw: also read (compound assignment, ++). */
+static int acc__written(TSNode n, int *rmw)
+{
+    TSNode p = ts_node_parent(n);
+    *rmw = 0;
+    while (acc__is(p, "parenthesized_expression")) {
+        n = p;
+        p = ts_node_parent(p);
+    }
+    if (acc__is(p, "assignment_expression") && ts_node_eq(node_field(p, "left"), n)) {
+        TSNode op = node_field(p, "operator");
+        *rmw = ts_node_end_byte(op) - ts_node_start_byte(op) != 1;
+        return 1;
+    }
+    if (acc__is(p, "update_expression")) {
+        *rmw = 1;
+        return 1;
+    }
+    return 0;
+}
+
+typedef struct AccAccess {
+    char *base;   /* array (or scalar) name */
+    char *text;   /* the whole access, blanks removed */
+    TSNode node;
+    int write, rmw;
+    int scalar;
+} AccAccess;
+
+typedef struct AccScan {
+    const Unit *u;
+    StrSet locals;   /* declared inside the loop body, or loop variables of inner loops */
+    Vec acc;         /* AccAccess * */
+    const char *exit_why;
+    TSNode exit_at;
+    int depth;       /* inner loops / switch around (break is theirs) */
+} AccScan;
+
+static void acc__scan(AccScan *s, TSNode n);
+
+static void acc__add(AccScan *s, TSNode node, char *base, int scalar)
+{
+    AccAccess *a = xcalloc(1, sizeof *a);
+    a->base = base;
+    a->text = acc__squeeze(s->u, node);
+    a->node = node;
+    a->scalar = scalar;
+    a->write = acc__written(node, &a->rmw);
+    vec_push(&s->acc, a);
+}
+
+static void acc__scan_children(AccScan *s, TSNode n)
+{
+    uint32_t nc = ts_node_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        acc__scan(s, ts_node_child(n, i));
+}
+
+static void acc__declared(AccScan *s, TSNode decl)
+{
+    uint32_t nc = ts_node_named_child_count(decl);
+    for (uint32_t i = 0; i < nc; i++) {
+        TSNode d = ts_node_named_child(decl, i);
+        while (!ts_node_is_null(d) && !acc__is(d, "identifier")) {
+            TSNode k = node_field(d, "declarator");
+            if (ts_node_is_null(k))
+                break;
+            d = k;
+        }
+        if (acc__is(d, "identifier")) {
+            char *t = node_text(s->u, d);
+            strset_add(&s->locals, t, strlen(t));
+            free(t);
+        }
+    }
+}
+
+static void acc__scan(AccScan *s, TSNode n)
+{
+    const char *t = node_type(n);
+    if (!strcmp(t, "declaration")) {
+        acc__declared(s, n);
+        acc__scan_children(s, n);
+        return;
+    }
+    if (!strcmp(t, "for_statement") || !strcmp(t, "while_statement") || !strcmp(t, "do_statement") ||
+        !strcmp(t, "switch_statement")) {
+        if (!strcmp(t, "for_statement")) {
+            char *v = acc__loop_var(s->u, n);
+            if (v)
+                strset_add(&s->locals, v, strlen(v));
+            free(v);
+        }
+        s->depth++;
+        acc__scan_children(s, n);
+        s->depth--;
+        return;
+    }
+    if ((!strcmp(t, "break_statement") && !s->depth) || !strcmp(t, "return_statement") ||
+        !strcmp(t, "goto_statement")) {
+        if (!s->exit_why) {
+            s->exit_why = !strcmp(t, "return_statement") ? "a return" : !strcmp(t, "goto_statement") ? "a goto" : "a break";
+            s->exit_at = n;
+        }
+        return;
+    }
+    if (!strcmp(t, "subscript_expression")) {
+        /* the whole access a[i][j]: its base and every index */
+        TSNode b = n;
+        while (acc__is(b, "subscript_expression")) {
+            acc__scan(s, node_field(b, "index"));
+            b = node_field(b, "argument");
+        }
+        if (acc__is(b, "identifier") || acc__is(b, "field_expression")) {
+            acc__add(s, n, acc__squeeze(s->u, b), 0);
+            if (acc__is(b, "field_expression"))
+                acc__scan(s, node_field(b, "argument"));
+        } else {
+            acc__scan(s, b);
+        }
+        return;
+    }
+    if (!strcmp(t, "pointer_expression") && ts_node_child_count(n) > 0) {
+        int rmw;
+        TSNode op = ts_node_child(n, 0);
+        if (ts_node_end_byte(op) - ts_node_start_byte(op) == 1 && s->u->src->text[ts_node_start_byte(op)] == '*' &&
+            acc__written(n, &rmw) && !s->exit_why) {
+            s->exit_why = "a write through a pointer";
+            s->exit_at = n;
+        }
+        acc__scan_children(s, n);
+        return;
+    }
+    if (!strcmp(t, "call_expression")) {
+        acc__scan(s, node_field(n, "arguments")); /* the function's name is not a variable */
+        return;
+    }
+    if (!strcmp(t, "field_expression")) {
+        int rmw;
+        if (acc__written(n, &rmw)) { /* s.x = ...: the struct as a scalar */
+            TSNode b = node_field(n, "argument");
+            if (acc__is(b, "identifier"))
+                acc__add(s, n, node_text(s->u, b), 1);
+        }
+        acc__scan(s, node_field(n, "argument"));
+        return;
+    }
+    if (!strcmp(t, "identifier")) {
+        acc__add(s, n, node_text(s->u, n), 1);
+        return;
+    }
+    acc__scan_children(s, n);
+}
+
+/* The reduction operator of statement-level write `w` of scalar `v` (RED_*),
+ * or 0: v += e, v -= e, v *= e, v &= e, v |= e, v ^= e, v = v op e, v = e op v,
+ * v = fmax(v, e) / fmin / max / min (either order), v = v > e ? v : e; e
+ * must not mention v. */
+static int acc__red_op(const Unit *u, TSNode w, const char *v)
+{
+    TSNode as = ts_node_parent(w);
+    while (acc__is(as, "parenthesized_expression"))
+        as = ts_node_parent(as);
+    if (!acc__is(as, "assignment_expression") || !acc__is(ts_node_parent(as), "expression_statement"))
+        return 0;
+    TSNode op = node_field(as, "operator"), right = node_field(as, "right");
+    char *ot = node_text(u, op);
+    char *rt = node_text(u, right);
+    int red = 0, once = 0;
+    if (!strcmp(ot, "+=") || !strcmp(ot, "-="))
+        red = RED_ADD;
+    else if (!strcmp(ot, "*="))
+        red = RED_MUL;
+    else if (!strcmp(ot, "&="))
+        red = RED_BAND;
+    else if (!strcmp(ot, "|="))
+        red = RED_BOR;
+    else if (!strcmp(ot, "^="))
+        red = RED_BXOR;
+    if (red) {
+        if (acc__has_word(rt, v))
+            red = 0;
+        goto done;
+    }
+    if (strcmp(ot, "="))
+        goto done;
+    while (acc__is(right, "parenthesized_expression"))
+        right = ts_node_named_child(right, 0);
+    if (acc__is(right, "binary_expression")) {
+        char *bo = node_text(u, node_field(right, "operator"));
+        char *l = acc__squeeze(u, node_field(right, "left")), *r = acc__squeeze(u, node_field(right, "right"));
+        once = (!strcmp(l, v) && !acc__has_word(r, v)) ||
+               (!strcmp(r, v) && !acc__has_word(l, v) && strcmp(bo, "-") != 0);
+        if (once) {
+            static const struct { const char *op; int red; } ops[] = {
+                {"+", RED_ADD}, {"-", RED_ADD}, {"*", RED_MUL}, {"&", RED_BAND}, {"|", RED_BOR},
+                {"^", RED_BXOR}, {"&&", RED_LAND}, {"||", RED_LOR}};
+            for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+                if (!strcmp(bo, ops[i].op))
+                    red = ops[i].red;
+        }
+        free(bo);
+        free(l);
+        free(r);
+    } else if (acc__is(right, "call_expression")) {
+        char *f = node_text(u, node_field(right, "function"));
+        TSNode args = node_field(right, "arguments");
+        if (ts_node_named_child_count(args) == 2) {
+            char *a = acc__squeeze(u, ts_node_named_child(args, 0)), *b = acc__squeeze(u, ts_node_named_child(args, 1));
+            once = (!strcmp(a, v) && !acc__has_word(b, v)) || (!strcmp(b, v) && !acc__has_word(a, v));
+            if (once && (!strcmp(f, "fmax") || !strcmp(f, "fmaxf") || !strcmp(f, "fmaxl") || !strcmp(f, "max")))
+                red = RED_MAX;
+            if (once && (!strcmp(f, "fmin") || !strcmp(f, "fminf") || !strcmp(f, "fminl") || !strcmp(f, "min")))
+                red = RED_MIN;
+            free(a);
+            free(b);
+        }
+        free(f);
+    } else if (acc__is(right, "conditional_expression")) {
+        TSNode c = node_field(right, "condition"), x = node_field(right, "consequence"),
+               y = node_field(right, "alternative");
+        while (acc__is(c, "parenthesized_expression"))
+            c = ts_node_named_child(c, 0);
+        if (acc__is(c, "binary_expression")) {
+            char *co = node_text(u, node_field(c, "operator"));
+            char *cl = acc__squeeze(u, node_field(c, "left")), *cr = acc__squeeze(u, node_field(c, "right"));
+            char *xs = acc__squeeze(u, x), *ys = acc__squeeze(u, y);
+            int gt = !strcmp(co, ">") || !strcmp(co, ">="), lt = !strcmp(co, "<") || !strcmp(co, "<=");
+            /* v = v > e ? v : e (max), v = e > v ? e : v (max), and the < forms (min) */
+            if ((gt || lt) && !strcmp(cl, xs) && !strcmp(cr, ys) && (!strcmp(cl, v) || !strcmp(cr, v))) {
+                const char *e = !strcmp(cl, v) ? cr : cl;
+                if (!acc__has_word(e, v))
+                    red = (gt == !strcmp(cl, v)) ? RED_MAX : RED_MIN;
+            }
+            free(co);
+            free(cl);
+            free(cr);
+            free(xs);
+            free(ys);
+        }
+    }
+done:
+    free(ot);
+    free(rt);
+    return red;
+}
+
+/* Is statement-level node n directly in the loop body (not under an if, a
+ * nested loop, ...)? */
+static int acc__top_level(TSNode n, TSNode body)
+{
+    for (TSNode p = ts_node_parent(n); !ts_node_is_null(p); p = ts_node_parent(p)) {
+        if (ts_node_eq(p, body))
+            return 1;
+        const char *t = node_type(p);
+        if (!strcmp(t, "if_statement") || !strcmp(t, "for_statement") || !strcmp(t, "while_statement") ||
+            !strcmp(t, "do_statement") || !strcmp(t, "switch_statement") || !strcmp(t, "conditional_expression") ||
+            (!strcmp(t, "binary_expression")))
+            return 0;
+    }
+    return 0;
+}
+
+static void acc__scan_free(AccScan *s)
+{
+    for (int i = 0; i < s->acc.len; i++) {
+        AccAccess *a = s->acc.items[i];
+        free(a->base);
+        free(a->text);
+        free(a);
+    }
+    vec_free(&s->acc);
+    strset_free(&s->locals);
+}
+
+static int acc__listed(const Directive *d, ClauseKind k, const char *name)
+{
+    return d && directive_lists(d, k, name);
+}
+
+static void acc__add_clause(Directive *d, ClauseKind k, int red, const char *name)
+{
+    DirItem it = {0};
+    DirClause c = {0};
+    it.base = (char *)name;
+    it.is_ident = 1;
+    c.kind = k;
+    c.modifier = red;
+    c.nitems = 1;
+    c.items = &it;
+    if (directive_add_clause_copy(d, &c) < 0) {
+        fputs("macc: fatal error: out of memory\n", stderr);
+        exit(1);
+    }
+}
+
+/* Kernels: are the iterations of `loop` independent? Returns NULL and adds
+ * the private and reduction clauses it found to `d`, or the reason (caller
+ * frees) and *at, the node to name. `outer` holds clauses of the enclosing
+ * construct (private/reduction names there are not dependences). */
+static char *acc__deps(Unit *u, TSNode loop, Directive *d, const Directive *outer, TSNode *at)
+{
+    AccScan s = {0};
+    s.u = u;
+    char *iv = acc__loop_var(u, loop);
+    TSNode body = node_field(loop, "body");
+    char *why = NULL;
+    *at = loop;
+    if (!iv) {
+        why = xstrdup("its iteration variable is not recognised");
+        goto out;
+    }
+    acc__scan(&s, body);
+    if (s.exit_why) {
+        why = xsprintf("it has %s", s.exit_why);
+        *at = s.exit_at;
+        goto out;
+    }
+    /* arrays: every access of a written array must be the same element, one
+     * that names the loop variable */
+    for (int i = 0; i < s.acc.len && !why; i++) {
+        AccAccess *w = s.acc.items[i];
+        if (w->scalar || !w->write || strset_has(&s.locals, w->base, strlen(w->base)))
+            continue;
+        if (!acc__has_word(w->text, iv)) {
+            why = xsprintf("every iteration writes '%s' (not an element indexed by '%s')", w->text, iv);
+            *at = w->node;
+            break;
+        }
+        for (int j = 0; j < s.acc.len; j++) {
+            AccAccess *o = s.acc.items[j];
+            if (o->scalar || strcmp(o->base, w->base) || !strcmp(o->text, w->text))
+                continue;
+            why = xsprintf("'%s' is written as '%s' and %s as '%s' by other iterations", w->base, w->text,
+                           o->write ? "written" : "read", o->text);
+            *at = o->node;
+            break;
+        }
+    }
+    /* scalars declared outside the loop and written in it */
+    StrSet seen = {0};
+    for (int i = 0; i < s.acc.len && !why; i++) {
+        AccAccess *w = s.acc.items[i];
+        const char *v = w->base;
+        if (!w->scalar || !w->write || !strcmp(v, iv) || strset_has(&s.locals, v, strlen(v)) ||
+            strset_has(&seen, v, strlen(v)))
+            continue;
+        strset_add(&seen, v, strlen(v));
+        if (acc__listed(d, CL_PRIVATE, v) || acc__listed(d, CL_REDUCTION, v) || acc__listed(outer, CL_PRIVATE, v) ||
+            acc__listed(outer, CL_REDUCTION, v))
+            continue;
+        Decl *decl = analyze_lookup(u, loop, v, NULL);
+        int is_var = decl && !decl->is_function;
+        decl_delete(decl);
+        if (!is_var)
+            continue;
+        /* a reduction: every occurrence is a reduction statement of one operator */
+        int red = -1;
+        AccAccess *first = NULL;
+        for (int j = 0; j < s.acc.len; j++) {
+            AccAccess *o = s.acc.items[j];
+            if (!o->scalar || strcmp(o->base, v))
+                continue;
+            if (!first)
+                first = o;
+            int r = o->write ? acc__red_op(u, o->node, v) : 0;
+            if (!o->write) {
+                /* a read inside the reduction statement's own right side is not
+                 * possible (acc__red_op requires e without v); any other read
+                 * breaks the reduction */
+                TSNode p = ts_node_parent(o->node);
+                while (!ts_node_is_null(p) && !acc__is(p, "assignment_expression"))
+                    p = ts_node_parent(p);
+                TSNode l = ts_node_is_null(p) ? p : node_field(p, "left");
+                char *lt = ts_node_is_null(l) ? xstrdup("") : acc__squeeze(u, l);
+                r = !strcmp(lt, v) ? acc__red_op(u, l, v) : 0;
+                free(lt);
+            }
+            if (!r || (red >= 0 && red != r)) {
+                red = 0;
+                break;
+            }
+            red = r;
+        }
+        if (red > 0) {
+            acc__add_clause(d, CL_REDUCTION, red, v);
+            if (u->info)
+                diag_note(u->diag, ts_node_start_byte(first->node), "'%s' is a %s reduction of the loop", v,
+                          directive_reduction_op(red));
+            continue;
+        }
+        /* private: first met as a whole-variable write at the top of the body,
+         * whose right side does not read it */
+        if (first && first->write && !first->rmw && acc__top_level(first->node, body)) {
+            TSNode as = ts_node_parent(first->node);
+            char *rt = acc__is(as, "assignment_expression") ? node_text(u, node_field(as, "right")) : xstrdup(v);
+            int reads = acc__has_word(rt, v);
+            free(rt);
+            if (!reads) {
+                acc__add_clause(d, CL_PRIVATE, 0, v);
+                if (u->info)
+                    diag_note(u->diag, ts_node_start_byte(first->node),
+                              "'%s' is private to each iteration (written before it is read)", v);
+                continue;
+            }
+        }
+        why = xsprintf("scalar '%s' is carried from one iteration to the next", v);
+        *at = first ? first->node : loop;
+    }
+    strset_free(&seen);
+out:
+    free(iv);
+    acc__scan_free(&s);
+    return why;
+}
+
+/* parallel loop: scalars every iteration writes with no clause saying what
+ * they are. */
+static void acc__race_warnings(Unit *u, TSNode loop, const Directive *d, const Directive *outer)
+{
+    AccScan s = {0};
+    s.u = u;
+    char *iv = acc__loop_var(u, loop);
+    TSNode body = node_field(loop, "body");
+    acc__scan(&s, body);
+    StrSet seen = {0};
+    for (int i = 0; i < s.acc.len; i++) {
+        AccAccess *w = s.acc.items[i];
+        const char *v = w->base;
+        if (!w->scalar || !w->write || (iv && !strcmp(v, iv)) || strset_has(&s.locals, v, strlen(v)) ||
+            strset_has(&seen, v, strlen(v)) || !acc__top_level(w->node, body))
+            continue;
+        strset_add(&seen, v, strlen(v));
+        TSNode st = w->node;
+        while (!ts_node_is_null(st) && !acc__is(st, "expression_statement"))
+            st = ts_node_parent(st);
+        TSNode prev = ts_node_is_null(st) ? st : ts_node_prev_named_sibling(st);
+        if (acc__is(prev, "preproc_call") && atomic_pragma_kind(u, prev) == SYNC_ATOMIC)
+            continue; /* an atomic update */
+        if (acc__listed(d, CL_PRIVATE, v) || acc__listed(d, CL_REDUCTION, v) || acc__listed(d, CL_FIRSTPRIVATE, v) ||
+            acc__listed(outer, CL_PRIVATE, v) || acc__listed(outer, CL_REDUCTION, v) ||
+            acc__listed(outer, CL_FIRSTPRIVATE, v))
+            continue;
+        Decl *decl = analyze_lookup(u, loop, v, NULL);
+        int is_var = decl && !decl->is_function && !decl->is_array;
+        decl_delete(decl);
+        if (is_var)
+            diag_warning(u->diag, ts_node_start_byte(w->node),
+                         "'%s' is written by every iteration of this parallel loop but is in no private or reduction "
+                         "clause: the iterations race on it",
+                         v);
+    }
+    strset_free(&seen);
+    free(iv);
+    acc__scan_free(&s);
+}
+
+static const char *acc__name(const Directive *d)
+{
+    static const char *const n[] = {"acc", "acc parallel", "acc kernels", "acc serial", "acc loop"};
+    return n[d->acc >= 0 && d->acc <= ACC_LOOP ? d->acc : 0];
+}
+
+/* The loop levels of an acc loop as written ("gang vector"), or "". */
+static void acc__levels(const Directive *d, char *buf, size_t n)
+{
+    buf[0] = 0;
+    if (d->acc_par & ACC_GANG)
+        strncat(buf, "gang ", n - strlen(buf) - 1);
+    if (d->acc_par & ACC_WORKER)
+        strncat(buf, "worker ", n - strlen(buf) - 1);
+    if (d->acc_par & ACC_VECTOR)
+        strncat(buf, "vector ", n - strlen(buf) - 1);
+    if (buf[0])
+        buf[strlen(buf) - 1] = 0;
+}
+
+/* A loop's parallelism after the decisions: the note --info prints. */
+static void acc__info_loop(Unit *u, size_t off, const Directive *d, int line)
+{
+    char lv[32];
+    acc__levels(d, lv, sizeof lv);
+    if (!(d->cs & CS_LOOPS) && !(d->cs & CS_PARALLEL_FOR))
+        diag_note(u->diag, off, "%s: the loop at line %d runs sequentially (seq)", acc__name(d), line);
+    else
+        diag_note(u->diag, off,
+                  "%s: the loop at line %d is parallel (%s): CUDA blocks x threads on the GPU, a parallel for "
+                  "over the task's host threads on the host",
+                  acc__name(d), line, lv[0] ? lv : "gang vector");
+}
+
+static int acc__line(const Unit *u, TSNode n)
+{
+    int line, col;
+    source_position(u->src, ts_node_start_byte(n), &line, &col);
+    return line;
+}
+
+/* The for loop a pragma applies to (comments skipped), or a null node. */
+static TSNode acc__pragma_loop(const Pragma *q)
+{
+    TSNode s = ts_node_next_named_sibling(q->node);
+    while (acc__is(s, "comment") || acc__is(s, "preproc_call"))
+        s = ts_node_next_named_sibling(s);
+    return acc__is(s, "for_statement") ? s : (TSNode){0};
+}
+
+static int acc__line(const Unit *u, TSNode n);
+
+/* Does a reduction clause of d name an array (or an array section)? Those
+ * loops run sequentially (an array reduction is not translated). */
+static const char *acc__array_reduction(const Unit *u, const Directive *d, TSNode at)
+{
+    for (int i = 0; i < d->nclauses; i++) {
+        const DirClause *c = &d->clauses[i];
+        for (int j = 0; c->kind == CL_REDUCTION && j < c->nitems; j++) {
+            Decl *decl = c->items[j].is_ident ? analyze_lookup(u, at, c->items[j].base, NULL) : NULL;
+            int arr = c->items[j].nsubs > 0 || (decl && (decl->is_array || decl->is_pointer));
+            decl_delete(decl);
+            if (arr)
+                return c->items[j].base;
+        }
+    }
+    return NULL;
+}
+
+static void acc__no_array_reduction(Unit *u, Directive *d, TSNode loop, size_t off)
+{
+    const char *a = d->cs ? acc__array_reduction(u, d, loop) : NULL;
+    if (a) {
+        d->cs = 0;
+        diag_warning(u->diag, off, "reduction of array '%s' is not supported: the loop at line %d runs sequentially",
+                     a, acc__line(u, loop));
+    }
+}
+
+void acc_region_prepare(Unit *u, Region *r)
+{
+    Pragma *tp = r->target;
+    Directive *t = &tp->dir;
+    if (!t->acc)
+        return;
+    /* kernels whose statement is a block holding one loop nest: that loop */
+    if (t->acc == ACC_KERNELS && !t->acc_loop && t->cs == 0 && acc__is(r->stmt, "compound_statement")) {
+        TSNode only = {0};
+        int n = 0;
+        uint32_t nc = ts_node_named_child_count(r->stmt);
+        for (uint32_t i = 0; i < nc; i++) {
+            TSNode k = ts_node_named_child(r->stmt, i);
+            if (!acc__is(k, "comment"))
+                n++, only = k;
+        }
+        if (n == 1 && acc__is(only, "for_statement"))
+            r->stmt = only;
+    }
+    if (t->acc == ACC_KERNELS && acc__is(r->stmt, "for_statement")) {
+        if (t->cs == 0 && !(t->acc_par & ACC_SEQ))
+            t->cs = CS_TEAMS | CS_DISTRIBUTE | CS_PARALLEL_FOR;
+        TSNode at;
+        char *why = t->cs && !(t->acc_par & ACC_INDEPENDENT) ? acc__deps(u, r->stmt, t, NULL, &at) : NULL;
+        if (why) {
+            t->cs = 0;
+            diag_warning(u->diag, ts_node_start_byte(r->stmt),
+                         "loop at line %d is not parallelised: %s (line %d); it runs sequentially (seq)",
+                         acc__line(u, r->stmt), why, acc__line(u, at));
+            free(why);
+        }
+    }
+    if (acc__is(r->stmt, "for_statement"))
+        acc__no_array_reduction(u, t, r->stmt, tp->start);
+    if (t->acc == ACC_PARALLEL && (t->cs & CS_LOOPS))
+        acc__race_warnings(u, r->stmt, t, NULL);
+    if (u->info) {
+        static const char *const what[] = {"", "target teams (gangs: CUDA blocks; host: one team)",
+                                           "target (one thread; its loops decided one by one)",
+                                           "target (one thread)", ""};
+        if (t->acc_loop || (t->cs & CS_LOOPS))
+            acc__info_loop(u, tp->start, t, acc__line(u, r->stmt));
+        else
+            diag_note(u->diag, tp->start, "%s: a region, as %s", acc__name(t), what[t->acc]);
+    }
+    /* loops of the region's statement */
+    for (int i = 0; i < u->pragmas.len; i++) {
+        Pragma *q = u->pragmas.items[i];
+        if (q == tp || q->dir.kind != DIR_LOOP || !q->dir.acc || q->start < ts_node_start_byte(r->stmt) ||
+            q->start >= ts_node_end_byte(r->stmt))
+            continue;
+        TSNode loop = acc__pragma_loop(q);
+        if (ts_node_is_null(loop))
+            continue; /* reported by the analysis */
+        acc__no_array_reduction(u, &q->dir, loop, q->start);
+        if (t->acc == ACC_SERIAL && q->dir.cs) {
+            q->dir.cs = 0;
+        } else if (t->acc == ACC_KERNELS && q->dir.cs && !(q->dir.acc_par & ACC_INDEPENDENT)) {
+            TSNode at;
+            char *why = acc__deps(u, loop, &q->dir, t, &at);
+            if (why) {
+                q->dir.cs = 0;
+                diag_warning(u->diag, ts_node_start_byte(loop),
+                             "loop at line %d is not parallelised: %s (line %d); it runs sequentially (seq)",
+                             acc__line(u, loop), why, acc__line(u, at));
+                free(why);
+            }
+        } else if (t->acc == ACC_PARALLEL && q->dir.cs) {
+            acc__race_warnings(u, loop, &q->dir, t);
+        }
+        if (u->info)
+            acc__info_loop(u, q->start, &q->dir, acc__line(u, loop));
+    }
+}
+
+int acc_inner_reduction(const Unit *u, const Region *r, const char *name)
+{
+    if (!r->target->dir.acc)
+        return 0;
+    for (int i = 0; i < u->pragmas.len; i++) {
+        Pragma *q = u->pragmas.items[i];
+        if (q->dir.kind == DIR_LOOP && q->dir.acc && q->start >= ts_node_start_byte(r->stmt) &&
+            q->start < ts_node_end_byte(r->stmt) && directive_lists(&q->dir, CL_REDUCTION, name))
+            return 1;
+    }
+    return 0;
+}
