@@ -2,8 +2,9 @@
 # ring.sh: seed 001's evaluation (Wei et al., the DCA++ ring) with
 # samples/ring_g4.c and libmaccrt_mpi. Three tables:
 #   1. memory of G4 per rank vs P (the slice, the ring buffers, and the
-#      measured peak resident growth of the ring phase on the host; target:
-#      <= 1/P of G4 + 3 buffers of G_sigma), with the time per measurement;
+#      measured growth of the ring phase: peak resident memory on the host,
+#      GPU memory in use (cudaMemGetInfo) with GPU=1; target: <= 1/P of G4 +
+#      3 buffers of G_sigma), with the time per measurement;
 #   2. time per measurement vs the sub-ring size S at the largest P;
 #   3. effective ring bandwidth vs the link's peak for the same message size
 #      (170 MB by default), measured in the same run by a plain MPI ring of
@@ -81,13 +82,13 @@ for np in $nps; do
     whole=$(field 's/^G4: \([0-9.]*\) MB whole.*/\1/p')
     slice=$(field 's/^memory per rank: slice \([0-9.]*\) MB.*/\1/p')
     bufs=$(field 's/.*ring buffers \([0-9.]*\) MB.*/\1/p')
-    meas=$(field 's/^memory per rank measured: peak resident growth of the ring phase \([0-9.]*\) MB.*/\1/p')
-    target=$(field 's/.* = \([0-9.]*\) MB): .*/\1/p')
+    meas=$(field 's/^memory per rank measured: .* growth of the ring phase \([0-9.]*\) MB.*/\1/p')
+    target=$(field 's/.* = \([0-9.]*\) MB[,)].*/\1/p')
     verdict=$(field 's/^memory per rank measured: .*: \(.*\)$/\1/p')
     tm=$(field 's/^time per measurement: \([0-9.]*\) ms.*/\1/p')
     l1=$(field 's/^check: L1 = \([^,]*\),.*/\1/p')
     l2=$(field 's/^check: .* L2 = \([^ ]*\) .*/\1/p')
-    [ "$gpu" = 1 ] && meas="$(field 's/.*module total \([0-9.]*\) MB.*/\1/p') (allocated on the GPU)"
+    [ "$gpu" = 1 ] && meas="$meas (GPU)"
     echo "| $np | $whole | $slice | $bufs | $target | $meas ${verdict:+($verdict)} | $tm | ${l1:--} | ${l2:--} |"
 done
 

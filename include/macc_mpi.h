@@ -94,6 +94,12 @@ MPI_Comm macc_dist_comm(const macc_dist *d);
  * pinned host memory are counted by macc_dist_host_bytes. */
 size_t macc_dist_bytes(const macc_dist *d);
 size_t macc_dist_host_bytes(const macc_dist *d);
+/* Measured: how much the memory in use on the slice's GPU has grown since
+ * macc_dist_new began to allocate the slice (cudaMemGetInfo; everything on
+ * that GPU counts, so one rank per GPU; allocations are rounded up to the
+ * driver's granularity, 2 MiB). Call it while the rings exist to see the
+ * slice and their buffers. 0 for host memory or without the CUDA part. */
+size_t macc_dist_device_used(const macc_dist *d);
 
 /* Sets the slice to zero. */
 void macc_dist_zero(macc_dist *d);

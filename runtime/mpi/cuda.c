@@ -45,6 +45,7 @@ void maccmpi_cuda_free(int ompdev, void *p);
 int maccmpi_cuda_memset(int ompdev, void *p, size_t bytes);
 void *maccmpi_cuda_host_alloc(size_t bytes);
 void maccmpi_cuda_host_free(void *p);
+int maccmpi_cuda_mem_used(int ompdev, size_t *used);
 
 void *maccmpi_cuda_malloc(int ompdev, size_t bytes)
 {
@@ -98,4 +99,22 @@ void *maccmpi_cuda_host_alloc(size_t bytes)
 void maccmpi_cuda_host_free(void *p)
 {
     cudaFreeHost(p);
+}
+
+/* Bytes in use on the GPU (cudaMemGetInfo: total - free, every process's
+ * allocations and contexts included). Returns 0, or -1 when it cannot tell. */
+int maccmpi_cuda_mem_used(int ompdev, size_t *used)
+{
+    int ord = mc__ordinal(ompdev), cur = 0;
+    if (ord < 0)
+        return -1;
+    size_t fr = 0, tot = 0;
+    cudaGetDevice(&cur);
+    cudaSetDevice(ord);
+    cudaError_t e = cudaMemGetInfo(&fr, &tot);
+    cudaSetDevice(cur);
+    if (e != cudaSuccess)
+        return -1;
+    *used = tot - fr;
+    return 0;
 }

@@ -62,6 +62,7 @@ extern void maccmpi_cuda_free(int ompdev, void *p) __attribute__((weak));
 extern int maccmpi_cuda_memset(int ompdev, void *p, size_t bytes) __attribute__((weak));
 extern void *maccmpi_cuda_host_alloc(size_t bytes) __attribute__((weak));
 extern void maccmpi_cuda_host_free(void *p) __attribute__((weak));
+extern int maccmpi_cuda_mem_used(int ompdev, size_t *used) __attribute__((weak));
 
 #define MM_TAG_BASE 0x4d41 /* + thread index */
 #define MM_CHUNK ((size_t)64 << 20)
@@ -74,6 +75,8 @@ struct macc_dist {
     void *local;        /* host address (name) of the slice */
     void *dev_local;    /* its device address */
     size_t dev_bytes, host_bytes; /* accounting, under lock */
+    size_t gpu_used0;   /* GPU memory in use before the slice was allocated */
+    int gpu_measured;   /* gpu_used0 is known (the CUDA part is linked) */
     pthread_mutex_t lock;         /* updates of the slice, accounting */
 };
 
@@ -94,6 +97,7 @@ struct macc_ring {
     int started, quit;
     long job_seq, done_seq; /* done_seq read by the ring thread with atomics */
     int job_buf, job_origin;
+    int job_received;       /* job_buf was filled by MPI (staging: copy it to the GPU first) */
     macc_ring_update_fn fn;
     void *arg;
 };
@@ -168,6 +172,16 @@ static double mm__timeout(void)
     pthread_once(&mm__timeout_once, mm__timeout_init);
     return mm__timeout_s;
 }
+
+/* Open MPI moves a large message only inside MPI calls (fragment by
+ * fragment where the transport has no single copy), so while a transfer is
+ * in flight the waits call MPI_Test back to back (yielding the CPU between
+ * calls) for the first MM_SPIN_S seconds of a wait: with sleeps between the
+ * tests a 170 MB message moved at a third of the link's speed (H200 node,
+ * 2026-11-22). Past that, or with nothing in flight, they back off. */
+#ifndef MM_SPIN_S
+#define MM_SPIN_S 1.0
+#endif
 
 /* Backs off while polling: yields first, then sleeps up to 50 us. */
 static void mm__pause(int *spins)
@@ -296,6 +310,8 @@ static void mm__copy(void *dst, int ddev, const void *src, int sdev, size_t byte
         mm__die("copying %s (%zu bytes, device %d to %d) failed (error %d)", what, bytes, sdev, ddev, rc);
 }
 
+static void mm__wait_one(MPI_Request *req, const char *call, const char *what);
+
 /* ---- communicators --------------------------------------------------------- */
 
 int macc_mpi_split(MPI_Comm comm, int size, MPI_Comm *ring, MPI_Comm *across)
@@ -343,6 +359,12 @@ macc_dist *macc_dist_new(MPI_Comm comm, size_t global_len, size_t elem_size)
     d->bytes = d->count * elem_size;
     d->host_dev = omp_get_initial_device();
     d->dev = mm__pick_device(d->comm);
+    /* every rank has initialised its runtime (contexts on every GPU it
+     * sees) once all have picked their devices: the GPU memory in use is
+     * measured from here (macc_dist_device_used) */
+    MPI_Request bar;
+    mm__check(MPI_Ibarrier(d->comm, &bar), "MPI_Ibarrier", "macc_dist_new");
+    mm__wait_one(&bar, "MPI_Ibarrier", "macc_dist_new");
     if (d->dev == d->host_dev) {
         /* written now: the pages are the rank's from the start (no page
          * faults inside the ring, and the memory measured is the memory used) */
@@ -354,6 +376,7 @@ macc_dist *macc_dist_new(MPI_Comm comm, size_t global_len, size_t elem_size)
         d->dev_bytes = d->bytes;
     } else {
         int mapped;
+        d->gpu_measured = maccmpi_cuda_mem_used && !maccmpi_cuda_mem_used(d->dev, &d->gpu_used0);
         mm__gpu_pair(d->dev, d->bytes, 0, &d->local, &d->dev_local, &mapped, "the slice");
         d->dev_bytes = d->bytes;
         macc_dist_zero(d);
@@ -397,6 +420,14 @@ size_t macc_dist_host_bytes(const macc_dist *d)
     size_t b = d->host_bytes;
     pthread_mutex_unlock(&m->lock);
     return b;
+}
+
+size_t macc_dist_device_used(const macc_dist *d)
+{
+    size_t now = 0;
+    if (!d->gpu_measured || maccmpi_cuda_mem_used(d->dev, &now))
+        return 0;
+    return now > d->gpu_used0 ? now - d->gpu_used0 : 0;
 }
 
 void macc_dist_zero(macc_dist *d)
@@ -448,10 +479,14 @@ static void mm__wait_one(MPI_Request *req, const char *call, const char *what)
         mm__check(MPI_Test(req, &flag, &st), call, what);
         if (flag)
             return;
-        if (mm__now() - t0 > limit)
+        double now = mm__now();
+        if (now - t0 > limit)
             mm__die("%s (%s) did not complete within %g s (MACC_MPI_TIMEOUT): a peer failed or stalled; aborting",
                     call, what, limit);
-        mm__pause(&spins);
+        if (now - t0 < MM_SPIN_S)
+            sched_yield();
+        else
+            mm__pause(&spins);
     }
 }
 
@@ -501,9 +536,13 @@ static void *ring__helper(void *arg)
             pthread_cond_wait(&r->cv, &r->mu);
         if (r->quit)
             break;
-        int b = r->job_buf, origin = r->job_origin;
+        int b = r->job_buf, origin = r->job_origin, received = r->job_received;
         pthread_mutex_unlock(&r->mu);
-        if (r->staging)
+        /* Only a buffer MPI received into is newer on the host. The own
+         * contribution (step 0) was written on the GPU: its staging buffer
+         * is a copy of it when P > 1 and stale when P = 1 (nothing is sent),
+         * so copying it back would overwrite the contribution. */
+        if (r->staging && received)
             mm__copy(r->dev[b], d->dev, r->host[b], d->host_dev, r->bytes, "a received contribution to the GPU");
         pthread_mutex_lock(&d->lock);
         r->fn(d, d->local, d->offset, d->count, r->host[b], origin, r->arg);
@@ -611,11 +650,14 @@ static void *ring__mpi_buf(const macc_ring *r, int b)
     return r->staging ? r->host[b] : r->dev[b];
 }
 
-static void ring__start_update(macc_ring *r, int b, int origin)
+/* Hands buffer b (made by `origin`; `received`: by MPI, not on this GPU) to
+ * the helper. */
+static void ring__start_update(macc_ring *r, int b, int origin, int received)
 {
     pthread_mutex_lock(&r->mu);
     r->job_buf = b;
     r->job_origin = origin;
+    r->job_received = received;
     r->job_seq++;
     pthread_cond_signal(&r->cv);
     pthread_mutex_unlock(&r->mu);
@@ -635,7 +677,7 @@ static void ring__wait(macc_ring *r, MPI_Request *want, int upd, const char *cal
     int spins = 0;
     for (;;) {
         int busy = ring__update_busy(r);
-        int done = 1;
+        int done = 1, active = 0;
         MPI_Request *all[4] = {&r->recv, &r->send[0], &r->send[1], &r->send[2]};
         for (int i = 0; i < 4; i++) {
             if (*all[i] == MPI_REQUEST_NULL)
@@ -649,6 +691,7 @@ static void ring__wait(macc_ring *r, MPI_Request *want, int upd, const char *cal
                          i ? r->right : r->left, r->thread, step);
                 mm__check(err, "MPI_Test", what);
             }
+            active |= *all[i] != MPI_REQUEST_NULL;
         }
         if (want && *want != MPI_REQUEST_NULL)
             done = 0;
@@ -664,7 +707,10 @@ static void ring__wait(macc_ring *r, MPI_Request *want, int upd, const char *cal
                     "(MACC_MPI_TIMEOUT): the peer failed or stalled; aborting",
                     call, peer, r->thread, step, r->d->size, limit);
         }
-        mm__pause(&spins);
+        if (active && now - w0 < MM_SPIN_S)
+            sched_yield(); /* a transfer in flight: keep it moving */
+        else
+            mm__pause(&spins);
     }
     if (want)
         r->wait_s += mm__now() - w0;
@@ -699,7 +745,7 @@ void macc_ring_run(macc_ring *r, macc_ring_update_fn fn, void *arg)
         ring__post_recv(r, 1, 1);
         ring__post_send(r, 0, 0);
     }
-    ring__start_update(r, 0, d->rank);
+    ring__start_update(r, 0, d->rank, 0);
     for (int s = 1; s < p; s++) {
         int cur = s % 3, nxt = (s + 1) % 3;
         ring__wait(r, &r->recv, 0, "MPI_Irecv from", r->left, s);
@@ -710,7 +756,7 @@ void macc_ring_run(macc_ring *r, macc_ring_update_fn fn, void *arg)
             ring__post_recv(r, nxt, s + 1);
         }
         ring__wait(r, NULL, 1, "", 0, s);
-        ring__start_update(r, cur, (d->rank - s + p) % p);
+        ring__start_update(r, cur, (d->rank - s + p) % p, 1);
     }
     ring__wait(r, NULL, 1, "", 0, p);
     for (int b = 0; b < 3; b++)
