@@ -506,6 +506,23 @@ static int em__addr_taken(const Unit *u, TSNode n, const char *name, int *blocke
     return hit;
 }
 
+/* The RED_* operator of a reduction clause of the version or the target line
+ * naming `name` (min and max: 0, their copy may start at the original) */
+static int em__region_reduction(const Region *r, const RVersion *hv, const char *name)
+{
+    const Directive *ds[2] = {hv->dir, &r->target->dir};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < ds[k]->nclauses; i++) {
+            const DirClause *c = &ds[k]->clauses[i];
+            if (c->kind != CL_REDUCTION || c->modifier == RED_MIN || c->modifier == RED_MAX)
+                continue;
+            for (int j = 0; j < c->nitems; j++)
+                if (c->items[j].base && !strcmp(c->items[j].base, name))
+                    return c->modifier;
+        }
+    return 0;
+}
+
 /* Does a directive line under n privatise `name` (names it in a private,
  * firstprivate or lastprivate clause, or says default(private|firstprivate))? */
 static int em__inner_privatizes(const Unit *u, TSNode n, const char *name)
@@ -780,6 +797,22 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
                 break;
             }
             char *spec = spec_unqualified(c->decl->spec);
+            int red = hv && !(hv->cs & (CS_LOOPS | CS_PARALLEL)) ? em__region_reduction(r, hv, c->name) : 0;
+            if (red) {
+                /* a reduction of the region itself (target teams, acc serial/parallel
+                 * without a loop): the one team's private copy starts at the identity
+                 * and is combined with the original at the end */
+                int one = red == RED_MUL || red == RED_LAND;
+                buf_printf(b, "    %s %s = %s;\n", spec, c->decl->decl_text, red == RED_BAND ? "~0" : one ? "1" : "0");
+                if (red == RED_LAND || red == RED_LOR)
+                    buf_printf(&after, "    *macc_p_%s = *macc_p_%s %s %s;\n", c->name, c->name,
+                               red == RED_LAND ? "&&" : "||", c->name);
+                else
+                    buf_printf(&after, "    *macc_p_%s %s= %s;\n", c->name,
+                               red == RED_SUB ? "+" : directive_reduction_op(red), c->name);
+                free(spec);
+                break;
+            }
             buf_printf(b, "    %s %s = *macc_p_%s;\n", spec, c->decl->decl_text, c->name);
             free(spec);
             buf_printf(&after, "    *macc_p_%s = %s;\n", c->name, c->name);
@@ -958,6 +991,11 @@ static void em__data(Emit *e, const DataConstruct *d)
         em__edit_gen(e, end, end, c.data, at);
         return;
     }
+    if ((k == DIR_ACC_UPDATE || k == DIR_ACC_ENTER_DATA || k == DIR_ACC_EXIT_DATA) &&
+        (directive_find(&d->pragma->dir, CL_ACC_WAIT) || directive_find(&d->pragma->dir, CL_ACC_ASYNC)))
+        /* wait(q) / async(q) on a data directive: after the queues' tasks (all of
+         * them: a wait for every queue is a correct wait for one), then at once */
+        buf_puts(&b, "    MACC_taskwait(&macc_l_);\n");
     em__deps(&b, &d->deps, "    ");
     const char *fn = (k == DIR_TARGET_ENTER_DATA || k == DIR_ACC_ENTER_DATA) ? "MACC_data_enter"
                      : (k == DIR_TARGET_EXIT_DATA || k == DIR_ACC_EXIT_DATA) ? "MACC_data_exit"

@@ -97,6 +97,16 @@ int main(void)
     #pragma acc wait(1)
     bad |= check("async b[7]", b[7], 21.0);
 
+    /* an async region on present data, then update ... wait(1) inside the data region */
+    #pragma acc data copyin(b[0:n])
+    {
+        #pragma acc parallel loop present(b[0:n]) async(1)
+        for (int i = 0; i < n; i++)
+            b[i] = 2.0 * i;
+        #pragma acc update self(b[0:n]) wait(1)
+    }
+    bad |= check("update wait b[5]", b[5], 10.0);
+
     /* atomics */
     #pragma acc parallel loop copy(count)
     for (int i = 0; i < n; i++) {
