@@ -985,8 +985,11 @@ static void em__data(Emit *e, const DataConstruct *d)
         em__edit_gen(e, d->pragma->start, d->pragma->end, b.data, at);
         size_t end = ts_node_end_byte(d->stmt);
         Buf c = {0};
-        buf_printf(&c, "%s\n    if (macc_if_)\n        MACC_data_end(&macc_l_, %d, %s, %s);\n}",
-                   d->usedev.len ? "\n    }" : "", d->maps.len, maps, dev);
+        /* acc data: async work on its data ends before the data leaves the
+         * device (OpenACC programs count on it; waiting for all is correct) */
+        buf_printf(&c, "%s\n%s    if (macc_if_)\n        MACC_data_end(&macc_l_, %d, %s, %s);\n}",
+                   d->usedev.len ? "\n    }" : "", k == DIR_ACC_DATA ? "    MACC_taskwait(&macc_l_);\n" : "",
+                   d->maps.len, maps, dev);
         em__line_dir(e, &c, end);
         em__edit_gen(e, end, end, c.data, at);
         return;

@@ -129,6 +129,7 @@ void acc_region(int n, float *a, float *b, float *c, float *t, float *d)
 #line 10 "acc_data_clauses.c"
 
         }
+    MACC_taskwait(&macc_l_);
     if (macc_if_)
         MACC_data_end(&macc_l_, 3, macc_m_, MACC_DEVICE_DEFAULT);
 }
@@ -148,6 +149,7 @@ void acc_region(int n, float *a, float *b, float *c, float *t, float *d)
 #line 16 "acc_data_clauses.c"
 
     }
+    MACC_taskwait(&macc_l_);
     if (macc_if_)
         MACC_data_end(&macc_l_, 4, macc_m_, MACC_DEVICE_DEFAULT);
 }

@@ -75,6 +75,7 @@ void use_device_buffer(int n, const float *dbuf, float *a)
 #line 14 "acc_data_deviceptr_attach.c"
 
     }
+    MACC_taskwait(&macc_l_);
     if (macc_if_)
         MACC_data_end(&macc_l_, 2, macc_m_, MACC_DEVICE_DEFAULT);
 }
@@ -148,6 +149,7 @@ void use_struct(struct buf *s)
 #line 28 "acc_data_deviceptr_attach.c"
 
     }
+    MACC_taskwait(&macc_l_);
     if (macc_if_)
         MACC_data_end(&macc_l_, 3, macc_m_, MACC_DEVICE_DEFAULT);
 }
