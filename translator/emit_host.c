@@ -554,7 +554,8 @@ static int em__scalar_direct(const Unit *u, const Region *r, const RVersion *hv,
         return 0;
     for (int i = 0; i < hv->dir->nclauses; i++) { /* the clauses that stay on the host construct */
         ClauseKind k = hv->dir->clauses[i].kind;
-        if (k != CL_MAP && k != CL_DEPEND && directive_lists(hv->dir, k, name))
+        if (k != CL_MAP && k != CL_DEPEND && k != CL_HAS_DEVICE_ADDR && k != CL_IS_DEVICE_PTR &&
+            directive_lists(hv->dir, k, name))
             return 0;
     }
     int blocked = 0;

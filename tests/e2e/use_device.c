@@ -79,6 +79,11 @@ int main(void)
             *ps += 1;
         }
         check(same, "a mapped scalar's address in the region is its device address");
+        int same2 = 0;
+        #pragma omp target data use_device_addr(s)
+        #pragma omp target map(tofrom: same2) has_device_addr(s) is_device_ptr(ps)
+        same2 = (&s == ps);
+        check(same2, "has_device_addr: the scalar's address is its device address");
     }
     for (int i = 0; i < 64; i++)
         if (a[i] != 2.0 * i) {
