@@ -2017,6 +2017,15 @@ static int fn_throttle(void *args, MACC_TaskEnv *env)
     long m = atomic_load(&thr_max_live);
     while (live > m && !atomic_compare_exchange_weak(&thr_max_live, &m, live))
         ;
+    if (a->ms < 0) {
+        /* independent: 20 us of work, so that the workers fall behind the
+         * creating thread on any machine and the throttle is reached */
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+        while ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < 20000);
+    }
     if (a->ms >= 0) {
         /* chained: the chain's counter must hold the task's position in it */
         long want = a->id / 8;
