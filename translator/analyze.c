@@ -2009,12 +2009,12 @@ static void an__devfunc_calls(Unit *u, TSNode n, unsigned context)
         an__devfunc_calls(u, ts_node_child(n, i), context);
 }
 
-static int an__has_gpu(const Region *r)
+const RVersion *region_gpu_version(const Region *r)
 {
     for (int i = 0; i < r->nversions; i++)
         if (r->versions[i].kind == MACC_DEV_NVIDIA)
-            return 1;
-    return 0;
+            return &r->versions[i];
+    return NULL;
 }
 
 /* Names declared as variables by file-scope declarations (not system headers'). */
@@ -2158,14 +2158,11 @@ static void an__device_code(Unit *u)
     int gpu = 0;
     for (int i = 0; i < u->regions.len; i++) {
         Region *r = u->regions.items[i];
-        if (!an__has_gpu(r))
+        const RVersion *gv = region_gpu_version(r);
+        if (!gv)
             continue;
         gpu = 1;
-        unsigned cs = 0;
-        for (int k = 0; k < r->nversions; k++)
-            if (r->versions[k].kind == MACC_DEV_NVIDIA)
-                cs = r->versions[k].cs;
-        an__devfunc_calls(u, r->stmt, variant_context(cs));
+        an__devfunc_calls(u, r->stmt, variant_context(gv->cs));
     }
     if (!gpu)
         return; /* no device file */
@@ -2181,7 +2178,7 @@ static void an__device_code(Unit *u)
     an__global_names(u, &globals);
     for (int i = 0; i < u->regions.len; i++) {
         Region *r = u->regions.items[i];
-        if (an__has_gpu(r))
+        if (region_gpu_version(r))
             an__devvar_uses(u, r->stmt, r, NULL, &globals);
     }
     for (int i = 0; i < u->devfuncs.len; i++) {

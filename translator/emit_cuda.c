@@ -134,12 +134,8 @@ static const Capture *cu__cap(const Region *r, const char *name);
  * region's GPU construct set, or `target` alone in device functions. */
 static unsigned cu__variant_context(const Cu *c)
 {
-    unsigned cs = 0;
-    if (c->r)
-        for (int k = 0; k < c->r->nversions; k++)
-            if (c->r->versions[k].kind == MACC_DEV_NVIDIA)
-                cs = c->r->versions[k].cs;
-    return c->r ? variant_context(cs) : VT_TARGET;
+    const RVersion *gv = c->r ? region_gpu_version(c->r) : NULL;
+    return c->r ? variant_context(gv ? gv->cs : 0) : VT_TARGET;
 }
 
 /* Does identifier n name a global's device copy here (not a variable of the
@@ -1184,10 +1180,7 @@ static int cu__emit_loop(Cu *c, const Region *r, TSNode loop, int depth, const c
     cu__copy(c, body, b, ctx);
     buf_printf(b, "\n%s        while (0);\n", ind);
     /* lastprivate: the thread of the sequentially last iteration */
-    const RVersion *gv = NULL;
-    for (int i = 0; i < r->nversions; i++)
-        if (r->versions[i].kind == MACC_DEV_NVIDIA)
-            gv = &r->versions[i];
+    const RVersion *gv = region_gpu_version(r);
     if (gv && c->mode == CU_LOOP) {
         for (int i = 0; i < gv->dir->nclauses; i++) {
             const DirClause *cl = &gv->dir->clauses[i];
@@ -2008,10 +2001,7 @@ static void cu__emit_staged(Cu *c, const Region *r, Stage *st, const CopyCtx *wc
 
 static void cu__region(Cu *c, const Region *r, Buf *b)
 {
-    const RVersion *gv = NULL;
-    for (int i = 0; i < r->nversions; i++)
-        if (r->versions[i].kind == MACC_DEV_NVIDIA)
-            gv = &r->versions[i];
+    const RVersion *gv = region_gpu_version(r);
     if (!gv)
         return;
     const char *sfx = r->suffix;

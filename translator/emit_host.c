@@ -40,11 +40,6 @@ static void em__edit(Emit *e, size_t start, size_t end, char *text)
  * become (*macc_uda_x), and so do the names in the code generated for the
  * regions and data directives nested in it. */
 
-static int em__is_idchar(char c)
-{
-    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
 /* The use_device_addr names (char *, not owned) of the target data
  * constructs whose body holds source offset off. */
 static void em__addr_names(const Emit *e, size_t off, Vec *names)
@@ -95,9 +90,9 @@ static char *em__subst(char *text, const Vec *names)
             t = t ? t : s + strlen(s);
             buf_put(&b, s, (size_t)(t - s));
             s = t;
-        } else if (em__is_idchar(*s) && !(*s >= '0' && *s <= '9')) {
+        } else if (ident_char(*s) && !(*s >= '0' && *s <= '9')) {
             const char *t = s;
-            while (em__is_idchar(*t))
+            while (ident_char(*t))
                 t++;
             int hit = 0;
             if (prev != '.' && prev != '>')
@@ -113,9 +108,9 @@ static char *em__subst(char *text, const Vec *names)
             }
             s = t;
             prev = 'a';
-        } else if (em__is_idchar(*s)) { /* a number (and its suffix) */
+        } else if (ident_char(*s)) { /* a number (and its suffix) */
             const char *t = s;
-            while (em__is_idchar(*t) || *t == '.')
+            while (ident_char(*t) || *t == '.')
                 t++;
             buf_put(&b, s, (size_t)(t - s));
             s = t;
@@ -854,10 +849,7 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
     buf_puts(b, "    return 0;\n}\n");
 
     /* version table and region descriptor */
-    int has_gpu = 0;
-    for (int i = 0; i < r->nversions; i++)
-        has_gpu |= r->versions[i].kind == MACC_DEV_NVIDIA;
-    if (has_gpu)
+    if (region_gpu_version(r))
         buf_printf(b, "#if defined(MACC_WITH_CUDA)\nextern int macc_k_%s_nvidia(void *, MACC_TaskEnv *);\n#endif\n", sfx);
     buf_printf(b, "static const MACC_Version macc_v_%s[] = {\n", sfx);
     for (int i = 0; i < r->nversions; i++) {

@@ -168,6 +168,9 @@ typedef struct Unit {
     int managed;        /* --managed: allocation calls go to MACC_malloc & co. */
 } Unit;
 
+/* Is c a character of a C identifier (letter, digit, '_')? */
+int ident_char(char c);
+
 /* declare variant (variant.c): construct traits of a call's context. */
 enum { VT_TARGET = 1, VT_TEAMS = 2, VT_PARALLEL = 4, VT_FOR = 8, VT_SIMD = 16 };
 /* Collects the unit's `declare variant` directives (file scope). */
@@ -353,6 +356,8 @@ void decl_delete(Decl *d);
  * construct. Reports errors through u->diag. */
 void analyze_unit(Unit *u);
 
+/* The region's GPU (nvidia) version, or NULL when it has none. */
+const RVersion *region_gpu_version(const Region *r);
 /* The clause expressions a GPU version's launch needs (num_teams,
  * thread_limit, num_threads): evaluated where the region is encountered and
  * passed in the argument block as `int macc_<clause>_v<version>`. Writes the

@@ -322,11 +322,6 @@ typedef struct {
     size_t steal;     /* when not 0: the last character of the pragma line before, made its '\n' */
 } ParseBrace;
 
-static int is_ident_char(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
 static int parse__ws(char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
@@ -344,7 +339,7 @@ static long parse__pragma_line(const Source *s, int i)
     size_t h = k++;
     while (k < e && (s->ptext[k] == ' ' || s->ptext[k] == '\t'))
         k++;
-    return e - k >= 6 && !memcmp(s->ptext + k, "pragma", 6) && (k + 6 == e || !is_ident_char(s->ptext[k + 6])) ? (long)h
+    return e - k >= 6 && !memcmp(s->ptext + k, "pragma", 6) && (k + 6 == e || !ident_char(s->ptext[k + 6])) ? (long)h
                                                                                                              : -1;
 }
 
@@ -358,13 +353,13 @@ static void parse__omp_word(const Source *s, size_t h, char *w, size_t cap)
     p += 6;
     while (*p == ' ' || *p == '\t')
         p++;
-    if (strncmp(p, "omp", 3) || is_ident_char(p[3]))
+    if (strncmp(p, "omp", 3) || ident_char(p[3]))
         return;
     p += 3;
     while (*p == ' ' || *p == '\t')
         p++;
     size_t n = 0;
-    while (is_ident_char(p[n]) && n + 1 < cap) {
+    while (ident_char(p[n]) && n + 1 < cap) {
         w[n] = p[n];
         n++;
     }
@@ -373,7 +368,7 @@ static void parse__omp_word(const Source *s, size_t h, char *w, size_t cap)
         const char *q = p + n;
         while (*q == ' ' || *q == '\t')
             q++;
-        if ((!strncmp(q, "data", 4) && !is_ident_char(q[4])) || !strncmp(q, "enter", 5) || !strncmp(q, "exit", 4) ||
+        if ((!strncmp(q, "data", 4) && !ident_char(q[4])) || !strncmp(q, "enter", 5) || !strncmp(q, "exit", 4) ||
             !strncmp(q, "update", 6))
             strcpy(w, "target-data");
     }
@@ -402,7 +397,7 @@ static int parse__after_head(const Source *s, size_t b)
     if (s->ptext[k - 1] == ')')
         return 1;
     size_t w = k;
-    while (w > 0 && is_ident_char(s->ptext[w - 1]))
+    while (w > 0 && ident_char(s->ptext[w - 1]))
         w--;
     if (w > 0 && s->ptext[w - 1] == '#')
         return 0;

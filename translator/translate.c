@@ -35,10 +35,8 @@ static void tr__gpu_fallbacks(Unit *u)
 {
     for (int i = 0; i < u->regions.len; i++) {
         Region *r = u->regions.items[i];
-        int gpu = 0, asked = r->device == MACC_DEVICE_NVIDIA || r->ifdevs.len > 0;
-        for (int j = 0; j < r->nversions; j++)
-            gpu |= r->versions[j].kind == MACC_DEV_NVIDIA;
-        if (!gpu || asked)
+        int asked = r->device == MACC_DEVICE_NVIDIA || r->ifdevs.len > 0;
+        if (!region_gpu_version(r) || asked)
             continue;
         char *why = NULL;
         if (emit_cuda_probe(u, r, &why))

@@ -248,3 +248,8 @@ void strmap_free(StrMap *m)
     free(m->vals);
     memset(m, 0, sizeof *m);
 }
+
+int ident_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}

@@ -32,11 +32,6 @@ typedef struct Variant {
     int unsupported;  /* a selector macc does not evaluate */
 } Variant;
 
-static int vt__ident(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
 static const char *vt__ws(const char *s)
 {
     while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
@@ -76,7 +71,7 @@ static void vt__set(Variant *v, const char *set, size_t setn, const char *s, con
     while (s < e) {
         s = vt__ws(s);
         const char *w = s;
-        while (s < e && vt__ident(*s))
+        while (s < e && ident_char(*s))
             s++;
         const char *we = s;
         if (w == we) {
@@ -114,7 +109,7 @@ static void vt__set(Variant *v, const char *set, size_t setn, const char *s, con
                 if (*a == '"')
                     a++;
                 const char *x = a;
-                while (a < ae && vt__ident(*a))
+                while (a < ae && ident_char(*a))
                     a++;
                 const char *xe = a;
                 while (a < ae && *a != ',')
@@ -156,7 +151,7 @@ static int vt__parse(const char *t, Variant *v)
     static const char *const words[] = {"omp", "declare", "variant"};
     for (int i = 0; i < 3; i++) {
         size_t n = strlen(words[i]);
-        if (strncmp(s, words[i], n) || vt__ident(s[n]))
+        if (strncmp(s, words[i], n) || ident_char(s[n]))
             return 0;
         s = vt__ws(s + n);
     }
@@ -169,7 +164,7 @@ static int vt__parse(const char *t, Variant *v)
     while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
         b--;
     for (const char *q = a; q < b; q++)
-        if (!vt__ident(*q))
+        if (!ident_char(*q))
             return 0;
     if (a == b)
         return 0;
@@ -177,7 +172,7 @@ static int vt__parse(const char *t, Variant *v)
     s = vt__ws(ne + 1);
     while (*s) {
         const char *w = s;
-        while (vt__ident(*s))
+        while (ident_char(*s))
             s++;
         size_t wn = (size_t)(s - w);
         s = vt__ws(s);
@@ -190,7 +185,7 @@ static int vt__parse(const char *t, Variant *v)
             for (const char *p = s + 1; p < ce;) {
                 p = vt__ws(p);
                 const char *set = p;
-                while (p < ce && vt__ident(*p))
+                while (p < ce && ident_char(*p))
                     p++;
                 size_t setn = (size_t)(p - set);
                 p = vt__ws(p);
