@@ -895,6 +895,11 @@ static void em__call(Emit *e, const Region *r)
     region_launch_fields(r, NULL, &b);
     em__maps(&b, &r->maps, "    ");
     em__deps(&b, &r->deps, "    ");
+    if (r->deps.len && e->u->host_dep_tasks.len)
+        /* the other direction of the host-task ordering below (emit_host):
+         * host tasks with dependences finish before a region with
+         * dependences starts (conservative: every child task) */
+        buf_puts(&b, "#pragma omp taskwait\n");
     char dbuf[256];
     const char *dev = em__device(r->device, r->device_expr, dbuf, sizeof dbuf);
     buf_printf(&b, "    MACC_target(macc_rp_%s(), &macc_a_, sizeof macc_a_, %d, %s, %d, %s, %s, %s, %s);\n}",
@@ -903,6 +908,33 @@ static void em__call(Emit *e, const Region *r)
     size_t end = ts_node_end_byte(r->span);
     em__line_dir(e, &b, end);
     em__edit_gen(e, r->target->start, end, b.data, r->target->start);
+}
+
+/* The statement of the innermost OpenMP construct around node n that ends
+ * with an implicit barrier (parallel, single, for, sections, no nowait), in
+ * the same function; a null node when there is none. */
+static TSNode em__barrier_construct(const Unit *u, TSNode n)
+{
+    TSNode null = {0};
+    for (TSNode a = ts_node_parent(n); !ts_node_is_null(a); a = ts_node_parent(a)) {
+        if (node_is(a, "function_definition"))
+            return null;
+        /* the pragma lines right before statement a */
+        for (TSNode p = ts_node_prev_named_sibling(a); node_is(p, "preproc_call"); p = ts_node_prev_named_sibling(p)) {
+            TSNode arg = node_field(p, "argument");
+            if (ts_node_is_null(arg))
+                break;
+            char *t = node_text(u, arg);
+            char w1[16] = "", w2[16] = "";
+            int hit = sscanf(t, " omp %15[a-z_] %15[a-z_]", w1, w2) >= 1 && !strstr(t, "nowait") &&
+                      (!strcmp(w1, "parallel") || !strcmp(w1, "single") || !strcmp(w1, "for") ||
+                       !strcmp(w1, "sections"));
+            free(t);
+            if (hit)
+                return a;
+        }
+    }
+    return null;
 }
 
 static void em__loc(Emit *e, Buf *b, const DataConstruct *d)
@@ -1140,6 +1172,33 @@ void emit_host(Unit *u, Buf *out, const char *display_path)
                  xsprintf("{ static const MACC_SrcLoc macc_l_ = {\"%s\", %d, %d, \"task\"}; MACC_taskwait(&macc_l_); }\n",
                           source_cfile(u->src, p->start), line, col));
     }
+    /* a deferred region (nowait) inside a construct that ends with a barrier
+     * (parallel, single, for, sections without nowait): OpenMP's barrier waits
+     * for it, libgomp's does not know it, so the thread that made it waits for
+     * the runtime's deferred regions at the end of the innermost such construct */
+    StrSet waited = {0};
+    for (int i = 0; i < u->regions.len; i++) {
+        const Region *r = u->regions.items[i];
+        if (!r->nowait)
+            continue;
+        TSNode body = em__barrier_construct(u, r->target->node);
+        if (ts_node_is_null(body))
+            continue;
+        /* inside the construct, so that the thread that ran its statement (the
+         * one that made the regions: single) waits: braces around the statement */
+        size_t b = ts_node_start_byte(body), at = ts_node_end_byte(body);
+        char key[32];
+        snprintf(key, sizeof key, "%zu", at);
+        if (!strset_add(&waited, key, strlen(key)))
+            continue;
+        int line, col;
+        source_position(u->src, r->target->start, &line, &col);
+        em__edit(&e, b, b, xstrdup("{ "));
+        em__edit(&e, at, at,
+                 xsprintf("\n{ static const MACC_SrcLoc macc_l_ = {\"%s\", %d, %d, \"barrier\"}; MACC_taskwait(&macc_l_); } }",
+                          source_cfile(u->src, r->target->start), line, col));
+    }
+    strset_free(&waited);
     for (int i = 0; i < u->blanks.len; i++) {
         const Pragma *p = u->blanks.items[i];
         em__blank(&e, p->start, p->end);
