@@ -288,6 +288,15 @@ driver)
         # shellcheck disable=SC2086
         if MACC_NVCC="$NVCC" "$macc" ${E2E_CFLAGS:-} -v -O2 red.c -o redgpu 2> err.txt && grep -q 'nvcc.*-arch=sm_90' err.txt &&
             grep -q 'libmaccrt_cuda.a' err.txt && ./redgpu > /dev/null; then ok; else tail -n 5 err.txt; ko "driver: nvcc build"; fi
+        # the generated device file needs no C++ runtime: libstdc++ is not loaded
+        # (about 1 MiB resident); a user's .cu that uses it still links and runs
+        if command -v ldd > /dev/null 2>&1; then
+            if ! ldd redgpu | grep -q 'libstdc++'; then ok; else ldd redgpu; ko "driver: generated program loads libstdc++"; fi
+            printf '#include <string>\nextern "C" int cxx_len(const char *s) { std::string t(s); return (int)t.size(); }\n' > cxx.cu
+            printf 'int cxx_len(const char *s);\nint main(void) { int a[4] = {0};\n#pragma omp target device(any) map(tofrom: a[0:4])\nfor (int i = 0; i < 4; i++) a[i] = i;\nreturn !(cxx_len("abc") == 3 && a[3] == 3); }\n' > cxxmain.c
+            if MACC_NVCC="$NVCC" "$macc" -O2 cxxmain.c cxx.cu -o cxxprog 2> err.txt && MACC_DEVICES=host ./cxxprog &&
+                ldd cxxprog | grep -q 'libstdc++'; then ok; else tail -n 5 err.txt; ko "driver: a C++ .cu input links libstdc++"; fi
+        fi
         # if_device(nvidia, ccNN) adds sm_NN to nvcc's targets
         printf 'int main(void) { double a[8]; int n = 8;\n#pragma omp target device(any) map(from: a[0:n])\n#pragma omp if_device(nvidia, cc80) teams distribute parallel for\n#pragma omp if_device(host) parallel for\nfor (int i = 0; i < n; i++) a[i] = i;\nreturn a[7] != 7; }\n' > arch.c
         if MACC_NVCC="$NVCC" "$macc" -### arch.c -o arch 2> err.txt && grep -q 'arch=compute_80,code=sm_80' err.txt &&
