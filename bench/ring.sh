@@ -4,7 +4,7 @@
 #   1. memory of G4 per rank vs P (the slice, the ring buffers, and the
 #      measured growth of the ring phase: peak resident memory on the host,
 #      GPU memory in use (cudaMemGetInfo) with GPU=1; target: <= 1/P of G4 +
-#      3 buffers of G_sigma), with the time per measurement;
+#      3 buffers of G_sigma; the ring holds 2), with the time per measurement;
 #   2. time per measurement vs the sub-ring size S at the largest P;
 #   3. effective ring bandwidth vs the link's peak for the same message size
 #      (170 MB by default), measured in the same run by a plain MPI ring of
@@ -74,7 +74,7 @@ field() { sed -n "$1" "$out/last" | head -n 1; }
 echo
 echo "## 1. memory of G4 per rank and time per measurement vs P (ring_g4 $mem_args)"
 echo
-echo "| P | G4 whole MB | slice MB (1/P) | buffers MB (3 G_sigma) | target MB | measured MB | time/meas ms | L1 | L2 |"
+echo "| P | G4 whole MB | slice MB (1/P) | ring buffers MB (2 G_sigma) | target MB (slice + 3 G_sigma) | measured MB | time/meas ms | L1 | L2 |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for np in $nps; do
     # shellcheck disable=SC2086

@@ -6,7 +6,7 @@
  * when the macc runtime has one, else host memory). Every rank makes a
  * contribution per step (DCA++'s G_sigma); the ring brings every
  * contribution to every slice: P-1 steps of MPI_Irecv from the left,
- * MPI_Isend to the right, wait, update the slice, rotate three buffers. The
+ * MPI_Isend to the right, wait, update the slice, swap two buffers. The
  * update is the user's function, usually an ordinary macc region:
  *
  *     void update(macc_dist *d, void *slice, size_t off, size_t n,
@@ -117,14 +117,18 @@ void macc_dist_allreduce(macc_dist *d, MPI_Comm across, MPI_Datatype type, MPI_O
  * to the slice (`slice`: macc_dist_local(d), elements [off, off + n) of the
  * array). contrib is the host address of a ring buffer, present on the
  * slice's device like the slice. */
+/* Contribution-sized buffers a ring holds (macc_ring_buffer is one of them). */
+#define MACC_RING_BUFFERS 2
+
 typedef void (*macc_ring_update_fn)(macc_dist *d, void *slice, size_t off, size_t n, const void *contrib,
                                     int origin, void *arg);
 
 /* A ring over d's communicator for contributions of `bytes` bytes, run by
  * thread `thread` of the rank (0, 1, ...: the tag offset; every rank's thread
- * t forms ring t). Three buffers of `bytes` on the slice's device (and three
- * pinned staging buffers in host memory when the device is a GPU and the MPI
- * is not CUDA-aware). thread > 0 needs MPI_THREAD_MULTIPLE: without it this
+ * t forms ring t). MACC_RING_BUFFERS (two) buffers of `bytes` on the slice's
+ * device, the first being the contribution's (and as many pinned staging
+ * buffers in host memory when the device is a GPU and the MPI is not
+ * CUDA-aware). thread > 0 needs MPI_THREAD_MULTIPLE: without it this
  * prints why and aborts. Not collective. Owned by the caller: macc_ring_delete
  * (before macc_dist_delete). */
 macc_ring *macc_ring_new(macc_dist *d, size_t bytes, int thread);

@@ -66,6 +66,7 @@ extern int maccmpi_cuda_mem_used(int ompdev, size_t *used) __attribute__((weak))
 
 #define MM_TAG_BASE 0x4d41 /* + thread index */
 #define MM_CHUNK ((size_t)64 << 20)
+#define MM_NBUF MACC_RING_BUFFERS /* contribution-sized buffers per ring */
 
 struct macc_dist {
     MPI_Comm comm;      /* duplicate of the user's, MPI_ERRORS_RETURN */
@@ -85,10 +86,10 @@ struct macc_ring {
     size_t bytes;
     int thread, tag, left, right;
     int staging;        /* GPU without CUDA-aware MPI: MPI uses host[] */
-    void *host[3];      /* names (host addresses) of the buffers */
-    void *dev[3];       /* device addresses (== host[] on the host) */
-    int mapped[3];      /* host[b] is an anonymous mapping (munmap it) */
-    MPI_Request send[3], recv;
+    void *host[MM_NBUF];  /* names (host addresses) of the buffers */
+    void *dev[MM_NBUF];   /* device addresses (== host[] on the host) */
+    int mapped[MM_NBUF];  /* host[b] is an anonymous mapping (munmap it) */
+    MPI_Request send[MM_NBUF], recv;
     double wait_s;
     /* helper thread: runs update jobs one at a time */
     pthread_t th;
@@ -581,7 +582,7 @@ macc_ring *macc_ring_new(macc_dist *d, size_t bytes, int thread)
     int gpu = d->dev != d->host_dev;
     r->staging = gpu && !macc_mpi_cuda_aware();
     size_t devb = 0, hostb = 0;
-    for (int b = 0; b < 3; b++) {
+    for (int b = 0; b < MM_NBUF; b++) {
         r->send[b] = MPI_REQUEST_NULL;
         if (gpu) {
             mm__gpu_pair(d->dev, bytes, r->staging, &r->host[b], &r->dev[b], &r->mapped[b], "a ring buffer");
@@ -622,7 +623,7 @@ void macc_ring_delete(macc_ring *r)
         pthread_join(r->th, NULL);
     }
     size_t devb = 0, hostb = 0;
-    for (int b = 0; b < 3; b++) {
+    for (int b = 0; b < MM_NBUF; b++) {
         if (d->dev != d->host_dev) {
             mm__gpu_unpair(d->dev, r->bytes, r->host[b], r->dev[b], r->mapped[b]);
             if (r->staging)
@@ -678,8 +679,10 @@ static void ring__wait(macc_ring *r, MPI_Request *want, int upd, const char *cal
     for (;;) {
         int busy = ring__update_busy(r);
         int done = 1, active = 0;
-        MPI_Request *all[4] = {&r->recv, &r->send[0], &r->send[1], &r->send[2]};
-        for (int i = 0; i < 4; i++) {
+        MPI_Request *all[1 + MM_NBUF] = {&r->recv};
+        for (int b = 0; b < MM_NBUF; b++)
+            all[1 + b] = &r->send[b];
+        for (int i = 0; i < 1 + MM_NBUF; i++) {
             if (*all[i] == MPI_REQUEST_NULL)
                 continue;
             int flag = 0;
@@ -746,19 +749,23 @@ void macc_ring_run(macc_ring *r, macc_ring_update_fn fn, void *arg)
         ring__post_send(r, 0, 0);
     }
     ring__start_update(r, 0, d->rank, 0);
+    /* Two buffers: the one just received is forwarded and updated from at
+     * once (both only read it) while the next receive goes into the other,
+     * whose send and update (step s-1) are waited for first. A step takes
+     * max(transfer, update), as with more buffers. */
     for (int s = 1; s < p; s++) {
-        int cur = s % 3, nxt = (s + 1) % 3;
+        int cur = s % 2, nxt = (s + 1) % 2;
         ring__wait(r, &r->recv, 0, "MPI_Irecv from", r->left, s);
-        if (s < p - 1) {
+        if (s < p - 1)
             ring__post_send(r, cur, s);
-            /* the next receive's buffer: its send and update of step s-2 done */
+        ring__wait(r, NULL, 1, "", 0, s); /* update s-1, of buffer nxt */
+        ring__start_update(r, cur, (d->rank - s + p) % p, 1);
+        if (s < p - 1) {
             ring__wait(r, &r->send[nxt], 0, "MPI_Isend to", r->right, s);
             ring__post_recv(r, nxt, s + 1);
         }
-        ring__wait(r, NULL, 1, "", 0, s);
-        ring__start_update(r, cur, (d->rank - s + p) % p, 1);
     }
     ring__wait(r, NULL, 1, "", 0, p);
-    for (int b = 0; b < 3; b++)
+    for (int b = 0; b < MM_NBUF; b++)
         ring__wait(r, &r->send[b], 0, "MPI_Isend to", r->right, p);
 }

@@ -162,7 +162,7 @@ int main(int argc, char **argv)
     {
         macc_dist *d = macc_dist_new(MPI_COMM_WORLD, 64, sizeof(long));
         macc_ring *r = macc_ring_new(d, 8 * sizeof(long), 0);
-        int ok = macc_dist_bytes(d) == macc_dist_count(d) * sizeof(long) + 3 * 8 * sizeof(long);
+        int ok = macc_dist_bytes(d) == macc_dist_count(d) * sizeof(long) + MACC_RING_BUFFERS * 8 * sizeof(long);
         Rec rec = {{0}, 0};
         for (int round = 0; round < 3; round++) {
             fill(r, 1L << rank);

@@ -110,13 +110,15 @@ done
 
 run_sample "np 1 (degenerate ring)" 1 -k 24 -n 3
 run_sample "np 2" 2
-MEMCHECK=1 run_sample "np 2, G4 of 34 MB" 2 -k 128 -n 2
+# memory per rank <= 1/P of G4 + 3 G_sigma (the ring holds 2; MPI and the
+# ring's helper thread take ~0.1-0.4 MB more, less than a 1 MB G_sigma)
+MEMCHECK=1 run_sample "np 2, G4 of 34 MB, 1 MB messages" 2 -k 256 -k3 32 -n 2
 run_sample "np 4" 4
 S=2 run_sample "np 4, sub-rings of 2" 4 -s 2
 T=2 run_sample "np 4, 2 threads per rank" 4 -t 2
 S=2 T=2 run_sample "np 4, sub-rings of 2, 2 threads" 4 -s 2 -t 2 -n 9
 run_sample "np 3, uneven slices" 3 -k 9 -k3 5 -n 5
-MEMCHECK=1 run_sample "np 4, G4 of 34 MB" 4 -k 128 -n 2
+MEMCHECK=1 run_sample "np 4, G4 of 34 MB, 1 MB messages" 4 -k 256 -k3 32 -n 2
 
 # thread level and sub-ring size errors are messages
 # shellcheck disable=SC2086
