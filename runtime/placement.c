@@ -9,12 +9,16 @@
  *     density = min(accesses per iteration x trip / elements, 1)
  *
  * (1 when a fact is unknown). The policies (MACC_PLACEMENT):
- *  - otm (default): walk the objects by reuse rank (then density, higher
- *    first; then size, smaller first); an object that fits in what is left of
+ *  - otm (default): walk the dense objects (density >= the threshold), then
+ *    the sparse ones, each by reuse rank (then density, higher first; then
+ *    size, smaller first); an object that fits in what is left of
  *    the GPU budget goes to the GPU, prefetched when density >= the threshold
  *    (MACC_OTM_DENSITY, default 0.6), left to page faults otherwise; one that
  *    does not fit is kept in host memory (preferred location host, accessed by
- *    the GPU: read over the link instead of evicting hotter data);
+ *    the GPU: read over the link instead of evicting hotter data). Dense
+ *    before sparse departs from OTM's walk by rank alone: a sparse object
+ *    read over the link moves about the bytes it would fault in, a dense one
+ *    all of itself at every launch;
  *  - prefetch: every object to the GPU, prefetched once per trip (what
  *    --managed did before);
  *  - demand: every object to the GPU by page faults;
@@ -222,6 +226,9 @@ typedef struct pl_item {
 static int pl__cmp(const void *x, const void *y)
 {
     const pl_item *p = x, *q = y;
+    int ps = p->density < pl.threshold, qs = q->density < pl.threshold;
+    if (ps != qs) /* dense objects first */
+        return ps - qs;
     if (p->rank != q->rank)
         return p->rank < q->rank ? -1 : 1;
     if (p->density != q->density)

@@ -205,6 +205,9 @@ e2e)
     MACC_RUN_FLAGS=--managed run_one jacobi_managed "$top/samples/jacobi.c" 128 40
     run_one alloc_loop "$top/samples/alloc_loop.c" 50000 20
     MACC_RUN_FLAGS=--managed run_one alloc_loop_managed "$top/samples/alloc_loop.c" 50000 20
+    # placement of managed data (--managed in their first line)
+    run_one bfs "$top/samples/bfs.c" 20000 8 4
+    run_one srad "$top/samples/srad.c" 128 96 3
     for src in "$top"/tests/e2e/*.c; do
         run_one "$(basename "$src" .c)" "$src"
     done

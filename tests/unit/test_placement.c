@@ -376,6 +376,25 @@ Test(placement, otm_walk_skips_what_does_not_fit)
     cr_assert_eq(maccrt_placement_where(d, p[2]), MACCRT_PL_GPU_FAULT, "rank 3 fits after it (density 0.25)");
 }
 
+/* Dense objects are walked before sparse ones: a sparse object of rank 1
+ * does not take the room of a dense one of rank 2. */
+static const MACC_Access facts_sd[] = {
+    {"edges", 0, 4, 1.0, 1}, /* 8 MiB = 2 Mi elements, trip 1 Mi: density 0.5 */
+    {"cost", 1, 4, 1.0, 2},  /* 4 MiB, density 1 */
+};
+static const MACC_Region Rsd = {{"bfs.c", 40, 1, "main"}, "macc_k_main_L40", 1, vers, 2, facts_sd};
+Test(placement, otm_walks_dense_before_sparse)
+{
+    env_budget("10M", "otm");
+    size_t b[2] = {8 * MiB, 4 * MiB};
+    float *p[2] = {MACC_malloc(b[0]), MACC_malloc(b[1])};
+    static const char *const nm[] = {"edges", "cost"};
+    launch(&Rsd, 2, p, nm, b, (long long)MiB);
+    maccrt_device *d = gpu();
+    cr_assert_eq(maccrt_placement_where(d, p[1]), MACCRT_PL_GPU_PREFETCH);
+    cr_assert_eq(maccrt_placement_where(d, p[0]), MACCRT_PL_HOST);
+}
+
 /* prefetch under the same budget: the objects of one launch (24 MiB) do not
  * fit in 10: the launch's objects thrash (evicted after the kernel, fetched
  * again at the next launch), and no decision ever holds more than the budget. */
