@@ -492,13 +492,13 @@ void maccrt_placement_print(FILE *f)
         if (!header) {
             fprintf(f, "macc: placement %s, density threshold %.2f, budget %zu bytes\n", names[s.policy],
                     s.threshold, s.budget);
-            fprintf(f, "macc: %-12s %8s %14s %14s %14s %14s %14s %14s %8s %8s %8s %8s\n", "device", "launches",
+            fprintf(f, "macc: %-12s %8s %14s %14s %14s %14s %14s %14s %8s %8s %8s %8s %8s\n", "device", "launches",
                     "prefetched", "faulted(est)", "evicted", "pinned", "resident", "peak", "n_pref", "n_fault",
-                    "n_host", "n_evict");
+                    "n_host", "n_evict", "over");
             header = 1;
         }
-        fprintf(f, "macc: %-12s %8ld %14llu %14llu %14llu %14llu %14zu %14zu %8ld %8ld %8ld %8ld\n", d->name,
+        fprintf(f, "macc: %-12s %8ld %14llu %14llu %14llu %14llu %14zu %14zu %8ld %8ld %8ld %8ld %8ld\n", d->name,
                 s.launches, s.prefetched, s.faulted, s.evicted, s.pinned, s.resident, s.peak, s.n_prefetch,
-                s.n_fault, s.n_host, s.n_evict);
+                s.n_fault, s.n_host, s.n_evict, s.over_budget);
     }
 }

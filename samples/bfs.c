@@ -13,9 +13,10 @@
  *
  *   usage: bfs [vertices [degree [parts [seed]]]]     (defaults: 4194304 8 8 1)
  *
- * Prints the traversal's time (`time: S s`, the graph built before), the
- * levels, and `check: PASS` (exit 0) when every cost equals a serial
- * queue-based search's, else `check: FAIL` (exit 1).
+ * Prints the bytes the regions use (`data: N bytes`), the traversal's time
+ * (`time: S s`, the graph built before), the levels, and `check: PASS`
+ * (exit 0) when every cost equals a serial queue-based search's, else
+ * `check: FAIL` (exit 1).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -137,6 +138,8 @@ int main(int argc, char **argv)
         reached += ref[v] >= 0;
     }
     printf("bfs: %d vertices, %d edges, %d components, %ld reached, %d levels\n", nv, ne, parts, reached, levels);
+    printf("data: %zu bytes\n", (size_t)(nv + 1) * sizeof(int) + (size_t)ne * sizeof(int) + 3 * (size_t)nv +
+                                    (size_t)nv * sizeof(int)); /* what the regions use */
     printf("time: %.6f s\n", t);
     printf("check: %s\n", bad ? "FAIL" : "PASS");
     if (bad)

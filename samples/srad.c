@@ -12,8 +12,9 @@
  *
  *   usage: srad [rows [cols [iterations [lambda]]]]     (defaults: 2048 2048 10 0.5)
  *
- * Prints the iterations' time (`time: S s`) and `check: PASS` (exit 0) when J
- * matches a serial run within a relative 1e-3, else `check: FAIL` (exit 1).
+ * Prints the bytes the regions use (`data: N bytes`), the iterations' time
+ * (`time: S s`) and `check: PASS` (exit 0) when J matches a serial run within
+ * a relative 1e-3, else `check: FAIL` (exit 1).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -185,6 +186,7 @@ int main(int argc, char **argv)
     }
     int ok = maxd <= 1e-3 * maxv;
     printf("srad: %d x %d, %d iterations, max difference %.3g (of %.3g)\n", rows, cols, niter, maxd, maxv);
+    printf("data: %zu bytes\n", 6 * (size_t)n * sizeof(float) + 2 * ((size_t)rows + cols) * sizeof(int));
     printf("time: %.6f s\n", t);
     printf("check: %s\n", ok ? "PASS" : "FAIL");
     free(J);
