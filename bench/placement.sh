@@ -19,6 +19,7 @@
 #   usage: bench/placement.sh BUILD_DIR [REPS]     (best of REPS, default 3)
 #   BFS_ARGS (default "4194304 8 8"), SRAD_ARGS (default "2048 2048 10"),
 #   RATIOS: data/budget ratios (default "0.5 1 1.5 2 3"; 0.5: everything fits)
+#   OTM_ALT: a second otm row with MACC_OTM_DENSITY=OTM_ALT (default 0.2; empty: none)
 set -eu
 [ $# -ge 1 ] || { echo "usage: $0 BUILD_DIR [REPS]" >&2; exit 2; }
 build=$(cd "$1" && pwd)
@@ -30,6 +31,7 @@ mkdir -p "$out"
 bfs_args=${BFS_ARGS:-4194304 8 8}
 srad_args=${SRAD_ARGS:-2048 2048 10}
 ratios=${RATIOS:-0.5 1 1.5 2 3}
+alt=${OTM_ALT-0.2}
 devenv=${DEVENV:-MACC_DEVICES=nvidia MACC_TARGET_OFFLOAD=mandatory}
 echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 command -v nvidia-smi >/dev/null 2>&1 &&
@@ -62,7 +64,7 @@ run() {
     echo "${best:-0 0 0 0 0 0 0 0}"
 }
 
-printf '%-5s %8s %8s %6s %-8s %9s %8s %8s %8s %8s %8s %6s %5s %9s\n' sample 'data MB' 'bud MB' 'd/b' policy 'time s' \
+printf '%-5s %8s %8s %6s %-9s %9s %8s %8s %8s %8s %8s %6s %5s %9s\n' sample 'data MB' 'bud MB' 'd/b' policy 'time s' \
     'pref MB' 'fault MB' 'evict MB' 'pin MB' 'peak MB' 'n_ev' 'over' 'otm/best'
 for s in bfs srad; do
     if [ "$s" = bfs ]; then args=$bfs_args; else args=$srad_args; fi
@@ -73,14 +75,16 @@ for s in bfs srad; do
         o=$(run "$s" "$args" MACC_PLACEMENT=otm MACC_DEVICE_MEMORY="$budget")
         p=$(run "$s" "$args" MACC_PLACEMENT=prefetch MACC_DEVICE_MEMORY="$budget")
         d=$(run "$s" "$args" MACC_PLACEMENT=demand MACC_DEVICE_MEMORY="$budget")
-        for pol in otm prefetch demand; do
-            case $pol in otm) v=$o ;; prefetch) v=$p ;; demand) v=$d ;; esac
-            echo "$v" | awk -v s="$s" -v data="$data" -v b="$budget" -v r="$r" -v pol="$pol" -v o="$o" -v p="$p" -v d="$d" '
+        a=""
+        [ -z "$alt" ] || a=$(run "$s" "$args" MACC_PLACEMENT=otm MACC_OTM_DENSITY="$alt" MACC_DEVICE_MEMORY="$budget")
+        for pol in otm prefetch demand ${alt:+otm@$alt}; do
+            case $pol in otm) v=$o ;; prefetch) v=$p ;; demand) v=$d ;; *) v=$a ;; esac
+            echo "$v" | awk -v s="$s" -v data="$data" -v b="$budget" -v r="$r" -v pol="$pol" -v p="$p" -v d="$d" '
                 function mb(x) { return x / 1048576 }
-                { split(o, O, " "); split(p, P, " "); split(d, D, " ")
+                { split(p, P, " "); split(d, D, " ")
                   best = P[1] < D[1] ? P[1] : D[1]
-                  ratio = pol == "otm" && best > 0 ? sprintf("%9.3f", O[1] / best) : sprintf("%9s", "")
-                  printf "%-5s %8.1f %8.1f %6.2f %-8s %9.4f %8.1f %8.1f %8.1f %8.1f %8.1f %6d %5d %s\n", s, mb(data), mb(b), r, pol,
+                  ratio = pol ~ /^otm/ && best > 0 ? sprintf("%9.3f", $1 / best) : sprintf("%9s", "")
+                  printf "%-5s %8.1f %8.1f %6.2f %-9s %9.4f %8.1f %8.1f %8.1f %8.1f %8.1f %6d %5d %s\n", s, mb(data), mb(b), r, pol,
                          $1, mb($2), mb($3), mb($4), mb($5), mb($6), $7, $8, ratio }'
         done
     done
