@@ -292,11 +292,11 @@ static int pl__items(const MACC_Region *r, int nmaps, const MACC_Map *maps, long
 void maccrt_placement_launch(maccrt_device *d, const MACC_Region *r, int nmaps, const MACC_Map *maps,
                              long long trip)
 {
-    if (nmaps <= 0 || !maccrt_placement_active(d) || d->num < 0 || d->num >= MACCRT_MAX_DEVICES)
+    if (nmaps <= 0 || d->num < 0 || d->num >= MACCRT_MAX_DEVICES)
         return;
     pl_item items[nmaps];
-    int n = pl__items(r, nmaps, maps, trip, items);
-    if (!n)
+    int n = pl__items(r, nmaps, maps, trip, items); /* none without managed memory: nothing started */
+    if (!n || !maccrt_placement_active(d))
         return;
     if (pl.policy == MACCRT_PL_OTM) {
         qsort(items, (size_t)n, sizeof items[0], pl__cmp);
@@ -375,10 +375,12 @@ void maccrt_placement_launch(maccrt_device *d, const MACC_Region *r, int nmaps, 
 
 void maccrt_placement_done(maccrt_device *d, const MACC_Region *r, int nmaps, const MACC_Map *maps)
 {
-    if (nmaps <= 0 || !maccrt_placement_active(d) || d->num < 0 || d->num >= MACCRT_MAX_DEVICES)
+    if (nmaps <= 0 || d->num < 0 || d->num >= MACCRT_MAX_DEVICES)
         return;
     pl_item items[nmaps];
     int n = pl__items(r, nmaps, maps, -1, items);
+    if (!n || !maccrt_placement_active(d))
+        return;
     pthread_mutex_lock(&pl.lock);
     pl_gpu *g = &pl.gpu[d->num];
     int over = 0;
