@@ -121,6 +121,7 @@ $(BUILD)/tests/test_directive: tests/unit/test_directive.c $(GRAMMAR_OBJ)
 $(BUILD)/tests/test_runtime: tests/unit/test_runtime.c $(RTLIB)
 $(BUILD)/tests/test_managed: tests/unit/test_managed.c $(RTLIB)
 $(BUILD)/tests/test_freelist: tests/unit/test_freelist.c $(RTLIB)
+$(BUILD)/tests/test_placement: tests/unit/test_placement.c $(RTLIB)
 $(BUILD)/tests/test_analysis: tests/unit/test_analysis.c $(TRANSLATOR_OBJ) $(GRAMMAR_OBJ) $(TSC_OBJ)
 
 $(BUILD)/tests/test_%: | $(DEPS_STAMP)

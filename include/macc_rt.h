@@ -121,11 +121,24 @@ typedef struct MACC_Version {
     MACC_VersionFn fn;
 } MACC_Version;
 
+/* Compile-time access facts of an object (a mapped pointer or array) of a
+ * region, for the placement of managed data (OTM; runtime/placement.c). */
+typedef struct MACC_Access {
+    const char *name; /* the variable */
+    int map;          /* index of its map in the region's maps */
+    int elem_size;    /* bytes per element; 0: unknown */
+    double per_iter;  /* estimated accesses per outer-loop iteration; < 0: unknown */
+    int reuse_rank;   /* rank by estimated accesses over the file's regions (1: most) */
+} MACC_Access;
+
 typedef struct MACC_Region {
     MACC_SrcLoc loc;
     const char *name; /* macc_k_<func>_L<line> */
     int nversions;
     const MACC_Version *versions;
+    /* Added for placement; generated code written before them leaves them 0. */
+    int naccess;                /* macc --managed: one per mapped pointer or array */
+    const MACC_Access *access;
 } MACC_Region;
 
 /* Device selectors for MACC_target and the data calls. Non-negative values are
@@ -156,6 +169,11 @@ enum { MACC_NOWAIT = 1 };
 MACC_API void MACC_target(const MACC_Region *r, const void *args, MACC_SIZE_T args_size, int nmaps,
                           const MACC_Map *maps, int ndeps, const MACC_Dep *deps, int flags,
                           int device, int ifcond);
+
+/* The trip count of the outer loop of the next region the calling thread
+ * launches (macc --managed emits it before MACC_target when the call site can
+ * evaluate it): the runtime's access densities use it. */
+MACC_API void MACC_push_tripcount(long long n);
 
 /* Waits for every deferred task created by the calling thread. */
 MACC_API void MACC_taskwait(const MACC_SrcLoc *loc);

@@ -522,6 +522,31 @@ static void cuda__prefetch(maccrt_device *d, const void *p, size_t bytes, int to
         cuda__clear();
 }
 
+/* Placement (placement.c): keep managed [p, p + bytes) in host memory, mapped
+ * for d (preferred location host, accessed by d), or withdraw both. */
+static void cuda__advise_place(maccrt_device *d, const void *p, size_t bytes, int host)
+{
+    if (!bytes || atomic_load(&maccrt_rt.fatal))
+        return;
+    cuda__gpu *g = d->pdata;
+    cuda__call c;
+    cudaError_t e = cuda__enter(g, &c);
+    if (e == cudaSuccess) {
+        struct cudaMemLocation hl, dl;
+        memset(&hl, 0, sizeof hl);
+        memset(&dl, 0, sizeof dl);
+        hl.type = cudaMemLocationTypeHost;
+        dl.type = cudaMemLocationTypeDevice;
+        dl.id = g->ordinal;
+        e = cudaMemAdvise(p, bytes, host ? cudaMemAdviseSetPreferredLocation : cudaMemAdviseUnsetPreferredLocation, hl);
+        if (e == cudaSuccess)
+            e = cudaMemAdvise(p, bytes, host ? cudaMemAdviseSetAccessedBy : cudaMemAdviseUnsetAccessedBy, dl);
+    }
+    cuda__leave(&c);
+    if (e != cudaSuccess)
+        cuda__clear();
+}
+
 static void cuda__advise_read_mostly(maccrt_device *d, const void *p, size_t bytes, int set)
 {
     if (!bytes || atomic_load(&maccrt_rt.fatal))
@@ -632,6 +657,7 @@ static int cuda__run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
 {
     cuda__gpu *g = d->pdata;
     cuda__call c;
+    maccrt_placement_launch(d, t->region, t->nmaps, t->maps, t->trip); /* managed data: placement.c */
     cudaError_t e = cuda__enter(g, &c);
     if (e != cudaSuccess) {
         cuda__leave(&c);
@@ -649,6 +675,8 @@ static int cuda__run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
     if (err == 0)
         err = (int)cuda__wait(c.stream);
     cuda__leave(&c);
+    if (err == 0)
+        maccrt_placement_done(d, t->region, t->nmaps, t->maps);
     return err;
 }
 
@@ -707,6 +735,7 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .mem_info = cuda__mem_info,
     .prefetch = cuda__prefetch,
     .advise_read_mostly = cuda__advise_read_mostly,
+    .advise_place = cuda__advise_place,
     .symbol_address = cuda__symbol_address,
 };
 

@@ -187,6 +187,10 @@ typedef struct maccrt_plugin {
     /* A hint: managed [p, p + bytes) is read by several devices (set) or
      * written again (!set): read-mostly copies on each reader, or not. */
     void (*advise_read_mostly)(struct maccrt_device *d, const void *p, size_t bytes, int set);
+    /* Placement advice for managed [p, p + bytes) (optional; placement.c is
+     * active only with it): host != 0 keeps it in host memory, read by d over
+     * the link (preferred location host, accessed by d); host == 0 withdraws that. */
+    void (*advise_place)(struct maccrt_device *d, const void *p, size_t bytes, int host);
 
     /* Declare target variables (optional): the device address on d of a
      * device variable of the program (`symbol` as MACC_declare_target got
@@ -439,6 +443,40 @@ typedef struct maccrt_managed_info {
     long pooled_blocks, pooled_free;
 } maccrt_managed_info;
 void maccrt_managed_stats(maccrt_managed_info *out);
+/* The block MACC_malloc & co. handed out that holds p (its start and size): 1, else 0. */
+int maccrt_managed_block(const void *p, void **start, size_t *size);
+/* A size setting ("64", "16M", "1G"); dflt when value is NULL or empty; fatal when invalid. */
+size_t maccrt_managed_size_setting(const char *value, size_t dflt);
+
+/* ---- placement of managed data (placement.c, OTM) ---- */
+enum { MACCRT_PL_OTM, MACCRT_PL_PREFETCH, MACCRT_PL_DEMAND, MACCRT_PL_OFF };
+/* Where a managed object is (the decision of its last launch). */
+enum { MACCRT_PL_NONE, MACCRT_PL_GPU_PREFETCH, MACCRT_PL_GPU_FAULT, MACCRT_PL_HOST };
+/* Does placement decide for d (a plugin with advise_place, hints on, MACC_PLACEMENT not off)? */
+int maccrt_placement_active(const maccrt_device *d);
+/* Before / after region r runs on d with these maps: the decisions for the
+ * managed objects the maps name (trip: the outer loop's trip count, < 0 unknown). */
+void maccrt_placement_launch(maccrt_device *d, const MACC_Region *r, int nmaps, const MACC_Map *maps,
+                             long long trip);
+void maccrt_placement_done(maccrt_device *d, const MACC_Region *r, int nmaps, const MACC_Map *maps);
+/* A block freed / prefetched back to the host by a directive: its records go / are updated. */
+void maccrt_placement_forget(const void *p, size_t bytes);
+void maccrt_placement_note_host(const void *p, size_t bytes);
+/* MACC_target takes the trip count MACC_push_tripcount left for the thread (-1: none). */
+long long maccrt_placement_take_trip(void);
+typedef struct maccrt_placement_info {
+    int policy;                 /* MACCRT_PL_* */
+    double threshold;           /* density at or above which an object is prefetched */
+    size_t budget;              /* GPU bytes the policies may fill */
+    size_t resident, peak;      /* bytes charged to the GPU now / at most (never above budget) */
+    unsigned long long prefetched, faulted, evicted, pinned; /* bytes, see docs/RUNTIME.md */
+    long launches, n_prefetch, n_fault, n_host, n_evict, over_budget;
+} maccrt_placement_info;
+void maccrt_placement_stats(const maccrt_device *d, maccrt_placement_info *out);
+/* Where the object holding p is on d (MACCRT_PL_NONE: no record). */
+int maccrt_placement_where(const maccrt_device *d, const void *p);
+/* The MACC_STATS lines of placement (nothing when no launch was placed). */
+void maccrt_placement_print(FILE *f);
 
 /* ==== 5. tasks (task.c) ===================================================== */
 
@@ -471,6 +509,7 @@ typedef struct maccrt_task {
     const MACC_Region *region; /* NULL for data operations */
     const MACC_SrcLoc *loc;
     int deferred;   /* MACC_NOWAIT */
+    long long trip; /* outer-loop trip count from MACC_push_tripcount (-1: unknown; placement.c) */
     int direct;     /* deferred, run at once by its creating thread outside the scheduler (the throttle) */
     int timed;      /* t_start / t_end taken (maccrt_rt.timed, or resources(auto)) */
     int op;         /* MACCRT_OP_*: a data operation instead of a region */
@@ -692,7 +731,8 @@ void maccrt_stats_finished(maccrt_device *d, maccrt_task *t);
 void maccrt_stats_print(FILE *f);
 
 /* trace.c: MACC_TRACE timeline. Event kinds: */
-enum { MACCRT_TRACE_TASK, MACCRT_TRACE_H2D, MACCRT_TRACE_D2H, MACCRT_TRACE_DATA };
+enum { MACCRT_TRACE_TASK, MACCRT_TRACE_H2D, MACCRT_TRACE_D2H, MACCRT_TRACE_DATA,
+       MACCRT_TRACE_PLACE_PREFETCH, MACCRT_TRACE_PLACE_FAULT, MACCRT_TRACE_PLACE_HOST, MACCRT_TRACE_EVICT };
 void maccrt_trace_init(void);
 int maccrt_trace_on(void);
 /* Records a slice [t0, t1] (maccrt_now() seconds) on device d; `name` must

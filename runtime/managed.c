@@ -370,6 +370,57 @@ static size_t mp__block_size(const void *p)
     return size;
 }
 
+/* The block the allocator handed out that holds address a: [*start, *start + *size). */
+static int mp__block_of(uintptr_t a, uintptr_t *start, size_t *size)
+{
+    int found = 0;
+    pthread_mutex_lock(&mp.chunk_lock);
+    for (int i = 0; i < mp.nchunks && !found; i++) {
+        mp_chunk *c = &mp.chunks[i];
+        if (a < c->base || a >= c->base + c->used)
+            continue;
+        size_t u = (a - c->base) >> MP_UNIT_SHIFT;
+        while (u > 0 && !c->unit_class[u])
+            u--;
+        if (c->unit_class[u]) {
+            size_t bs = mp.classes[c->unit_class[u] - 1].size;
+            uintptr_t slab = c->base + (u << MP_UNIT_SHIFT);
+            *start = slab + (a - slab) / bs * bs;
+            *size = bs;
+            found = 1;
+        }
+        break;
+    }
+    pthread_mutex_unlock(&mp.chunk_lock);
+    if (found)
+        return 1;
+    pthread_mutex_lock(&mp.large_lock);
+    maccrt_rnode *n = maccrt_rtree_find(&mp.large, a);
+    if (n) {
+        *start = n->start;
+        *size = n->end - n->start;
+        found = 1;
+    }
+    pthread_mutex_unlock(&mp.large_lock);
+    return found;
+}
+
+int maccrt_managed_block(const void *p, void **start, size_t *size)
+{
+    if (!p || atomic_load(&mp.reserved) == 0)
+        return 0;
+    uintptr_t s;
+    if (!mp__block_of((uintptr_t)p, &s, size))
+        return 0;
+    *start = (void *)s;
+    return 1;
+}
+
+size_t maccrt_managed_size_setting(const char *value, size_t dflt)
+{
+    return mp__size(value, dflt);
+}
+
 /* ---- the API (macc_rt.h) ---------------------------------------------------------------- */
 
 void *MACC_malloc(size_t n)
@@ -396,6 +447,8 @@ void MACC_free(void *p)
     mp__ensure();
     size_t size;
     int k = mp__lookup(p, &size);
+    if (k >= 0)
+        maccrt_placement_forget(p, size);
     if (k >= 0) {
         mp_class *c = &mp.classes[k];
         pthread_mutex_lock(&c->lock);
@@ -412,6 +465,7 @@ void MACC_free(void *p)
     if (n && n->start == (uintptr_t)p) {
         maccrt_rtree_remove(&mp.large, n);
         pthread_mutex_unlock(&mp.large_lock);
+        maccrt_placement_forget(p, n->end - n->start);
         mp__backend_free(p, n->end - n->start);
         free(n);
         return;
@@ -498,6 +552,13 @@ void maccrt_managed_prefetch(maccrt_device *d, const void *p, size_t bytes, int 
     int n = d->num;
     if (n < 0 || n >= MACCRT_MAX_DEVICES)
         return;
+    if (maccrt_placement_active(d)) {
+        /* placement.c decides at each launch what goes to the GPU (and keeps
+         * it within the budget); a trip back to the host is noted there */
+        if (!to_host)
+            return;
+        maccrt_placement_note_host(p, bytes);
+    }
     pthread_mutex_lock(&mp_recent.lock);
     if (to_host) {
         for (int dv = 0; dv < MACCRT_MAX_DEVICES; dv++)

@@ -46,6 +46,7 @@ void maccrt_stats_print(FILE *f)
                 (unsigned long long)atomic_load(&d->bytes_h2d),
                 (unsigned long long)atomic_load(&d->bytes_d2h));
     }
+    maccrt_placement_print(f);
     if (locked)
         pthread_mutex_unlock(&rt->lock);
     fflush(f);

@@ -541,6 +541,7 @@ void MACC_target(const MACC_Region *r, const void *args, size_t args_size, int n
     t->loc = &r->loc;
     t->deferred = (flags & MACC_NOWAIT) != 0;
     t->nested = !t->deferred && self->current != NULL;
+    t->trip = maccrt_placement_take_trip();
     task__fill(t, args, maps, deps);
     task__choose_devices(t, device, ifcond);
     if (t->deferred && task__direct(t))

@@ -73,6 +73,9 @@ MFLAGS=--managed check_one jacobi_managed "$top/samples/jacobi.c" 1024 100
 check_one alloc_loop "$top/samples/alloc_loop.c" 1048576 50
 MFLAGS=--managed check_one alloc_loop_managed "$top/samples/alloc_loop.c" 1048576 50
 MFLAGS=--managed check_one stream_managed "$top/samples/stream.c" 33554432 10 4194304
+# placement of managed data (--managed in their first line; MACC_PLACEMENT=otm by default)
+check_one bfs "$top/samples/bfs.c" 1048576 8 8
+check_one srad "$top/samples/srad.c" 1024 1024 5
 for src in "$top"/tests/e2e/*.c; do
     check_one "$(basename "$src" .c)" "$src"
 done

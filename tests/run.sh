@@ -85,6 +85,19 @@ golden|golden-update)
             ko "golden $stem: translation failed"
             continue
         fi
+        if head -n 3 "$src" | grep -q "MACC_GOLDEN: info"; then
+            # the --info notes too (access facts: tests/golden/access_*.c)
+            mkdir -p "$tmp/info"
+            # shellcheck disable=SC2086
+            "$macc" --translate --info $flags "$src" -o "$tmp/info" 2> "$tmp/info.txt"
+            if [ "$mode" = golden-update ]; then
+                cp "$tmp/info.txt" "$stem.info"
+            elif ! diff -u "$stem.info" "$tmp/info.txt" > "$tmp/diff"; then
+                head -n 40 "$tmp/diff"
+                ko "golden $stem: --info notes differ from $stem.info"
+                continue
+            fi
+        fi
         if [ "$mode" = golden-update ]; then
             cp "$tmp/out/$stem.host.c" "$stem.host.c"
             if [ -f "$tmp/out/$stem.cuda.cu" ]; then cp "$tmp/out/$stem.cuda.cu" "$stem.cuda.cu"; else rm -f "$stem.cuda.cu"; fi
@@ -192,6 +205,9 @@ e2e)
     MACC_RUN_FLAGS=--managed run_one jacobi_managed "$top/samples/jacobi.c" 128 40
     run_one alloc_loop "$top/samples/alloc_loop.c" 50000 20
     MACC_RUN_FLAGS=--managed run_one alloc_loop_managed "$top/samples/alloc_loop.c" 50000 20
+    # placement of managed data (--managed in their first line)
+    run_one bfs "$top/samples/bfs.c" 20000 8 4
+    run_one srad "$top/samples/srad.c" 128 96 3
     for src in "$top"/tests/e2e/*.c; do
         run_one "$(basename "$src" .c)" "$src"
     done

@@ -1776,6 +1776,7 @@ static void an__region(Unit *u, Pragma *tp)
     (void)an__cap_find;
     if (u->info)
         an__info(u, r);
+    access_region(u, r);
     vec_push(&u->regions, r);
 }
 
@@ -2424,6 +2425,7 @@ void analyze_unit(Unit *u)
         if (p->dir.kind == DIR_TARGET)
             an__region(u, p);
     }
+    access_rank(u);
     an__device_code(u);
     for (int i = 0; i < u->pragmas.len; i++) {
         Pragma *p = u->pragmas.items[i];

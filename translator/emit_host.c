@@ -869,10 +869,13 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
                        v->fallback ? "MACC_VERSION_FALLBACK" : "0", sfx);
     }
     buf_puts(b, "};\n");
+    access_emit_facts(e->u, r, b);
     buf_printf(b,
                "static const MACC_Region macc_r_%s = {\n    {\"%s\", %d, %d, \"%s\"}, \"%s\",\n"
-               "    (int)(sizeof macc_v_%s / sizeof macc_v_%s[0]), macc_v_%s\n};\n",
+               "    (int)(sizeof macc_v_%s / sizeof macc_v_%s[0]), macc_v_%s",
                sfx, e->path, r->line, r->col, r->func_name, r->name, sfx, sfx, sfx);
+    access_emit_fields(e->u, r, b);
+    buf_puts(b, "\n};\n");
     /* the call reaches the descriptor through a function: a region inside a
      * task or parallel construct with default(none) names no variable of ours */
     buf_printf(b, "static const MACC_Region *macc_rp_%s(void) { return &macc_r_%s; }\n", sfx, sfx);
@@ -900,6 +903,7 @@ static void em__call(Emit *e, const Region *r)
          * host tasks with dependences finish before a region with
          * dependences starts (conservative: every child task) */
         buf_puts(&b, "#pragma omp taskwait\n");
+    access_emit_trip(e->u, r, &b);
     char dbuf[256];
     const char *dev = em__device(r->device, r->device_expr, dbuf, sizeof dbuf);
     buf_printf(&b, "    MACC_target(macc_rp_%s(), &macc_a_, sizeof macc_a_, %d, %s, %d, %s, %s, %s, %s);\n}",

@@ -299,7 +299,32 @@ typedef struct Region {
     int nest_depth;    /* perfectly nested for loops at stmt */
     Vec loop_vars;     /* char *: iteration variables of the collapsed nest */
     Vec local_types;   /* TSNode *: type definitions in the enclosing function the region needs */
+    Vec access;        /* AccessFact *: per mapped pointer or array (access.c) */
+    char *access_trip; /* the outer loop's trip count, evaluable at the call site, or NULL */
+    char *access_trip_shown; /* the same for --info */
 } Region;
+
+/* Compile-time access facts of an object a region uses (access.c, OTM). */
+typedef struct AccessFact {
+    char *name;
+    int map;           /* index into the region's maps */
+    double per_iter;   /* estimated accesses per outer-loop iteration; -1: unknown */
+    char *elem_type;   /* element type text */
+    int elem_size;     /* bytes, 0: unknown (not a basic type) */
+    double gaf;        /* global access frequency over the file's regions */
+    int rank;          /* reuse rank: 1 = most accessed */
+} AccessFact;
+
+/* access.c: the facts of region r (after its captures and maps). */
+void access_region(Unit *u, Region *r);
+/* After every region: reuse ranks over the file, and the --info notes. */
+void access_rank(Unit *u);
+/* Emitters (--managed only): the facts table before the descriptor, the
+ * descriptor's trailing fields, the MACC_push_tripcount call before MACC_target. */
+void access_emit_facts(const Unit *u, const Region *r, Buf *b);
+void access_emit_fields(const Unit *u, const Region *r, Buf *b);
+void access_emit_trip(const Unit *u, const Region *r, Buf *b);
+void access_free(Region *r);
 
 /* A list item of use_device_ptr / use_device_addr on target data: inside
  * the construct a pointer holds the device address of the data it points to

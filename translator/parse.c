@@ -607,6 +607,7 @@ void unit_delete(Unit *u)
         for (int j = 0; j < r->local_types.len; j++)
             free(r->local_types.items[j]);
         vec_free(&r->local_types);
+        access_free(r);
         free(r);
     }
     vec_free(&u->regions);

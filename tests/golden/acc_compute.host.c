@@ -50,7 +50,7 @@ static const MACC_Version macc_v_laplace_L9[] = {
 };
 static const MACC_Region macc_r_laplace_L9 = {
     {"acc_compute.c", 9, 1, "laplace"}, "macc_k_laplace_L9",
-    (int)(sizeof macc_v_laplace_L9 / sizeof macc_v_laplace_L9[0]), macc_v_laplace_L9
+    (int)(sizeof macc_v_laplace_L9 / sizeof macc_v_laplace_L9[0]), macc_v_laplace_L9, 0, 0
 };
 static const MACC_Region *macc_rp_laplace_L9(void) { return &macc_r_laplace_L9; }
 
@@ -107,7 +107,7 @@ static const MACC_Version macc_v_compute_L22[] = {
 };
 static const MACC_Region macc_r_compute_L22 = {
     {"acc_compute.c", 22, 1, "compute"}, "macc_k_compute_L22",
-    (int)(sizeof macc_v_compute_L22 / sizeof macc_v_compute_L22[0]), macc_v_compute_L22
+    (int)(sizeof macc_v_compute_L22 / sizeof macc_v_compute_L22[0]), macc_v_compute_L22, 0, 0
 };
 static const MACC_Region *macc_rp_compute_L22(void) { return &macc_r_compute_L22; }
 
@@ -146,7 +146,7 @@ static const MACC_Version macc_v_compute_L25[] = {
 };
 static const MACC_Region macc_r_compute_L25 = {
     {"acc_compute.c", 25, 1, "compute"}, "macc_k_compute_L25",
-    (int)(sizeof macc_v_compute_L25 / sizeof macc_v_compute_L25[0]), macc_v_compute_L25
+    (int)(sizeof macc_v_compute_L25 / sizeof macc_v_compute_L25[0]), macc_v_compute_L25, 0, 0
 };
 static const MACC_Region *macc_rp_compute_L25(void) { return &macc_r_compute_L25; }
 
@@ -186,7 +186,7 @@ static const MACC_Version macc_v_compute_L28[] = {
 };
 static const MACC_Region macc_r_compute_L28 = {
     {"acc_compute.c", 28, 1, "compute"}, "macc_k_compute_L28",
-    (int)(sizeof macc_v_compute_L28 / sizeof macc_v_compute_L28[0]), macc_v_compute_L28
+    (int)(sizeof macc_v_compute_L28 / sizeof macc_v_compute_L28[0]), macc_v_compute_L28, 0, 0
 };
 static const MACC_Region *macc_rp_compute_L28(void) { return &macc_r_compute_L28; }
 
@@ -221,7 +221,7 @@ static const MACC_Version macc_v_compute_L34[] = {
 };
 static const MACC_Region macc_r_compute_L34 = {
     {"acc_compute.c", 34, 1, "compute"}, "macc_k_compute_L34",
-    (int)(sizeof macc_v_compute_L34 / sizeof macc_v_compute_L34[0]), macc_v_compute_L34
+    (int)(sizeof macc_v_compute_L34 / sizeof macc_v_compute_L34[0]), macc_v_compute_L34, 0, 0
 };
 static const MACC_Region *macc_rp_compute_L34(void) { return &macc_r_compute_L34; }
 
@@ -254,7 +254,7 @@ static const MACC_Version macc_v_compute_L39[] = {
 };
 static const MACC_Region macc_r_compute_L39 = {
     {"acc_compute.c", 39, 1, "compute"}, "macc_k_compute_L39",
-    (int)(sizeof macc_v_compute_L39 / sizeof macc_v_compute_L39[0]), macc_v_compute_L39
+    (int)(sizeof macc_v_compute_L39 / sizeof macc_v_compute_L39[0]), macc_v_compute_L39, 0, 0
 };
 static const MACC_Region *macc_rp_compute_L39(void) { return &macc_r_compute_L39; }
 
@@ -293,7 +293,7 @@ static const MACC_Version macc_v_compute_L42[] = {
 };
 static const MACC_Region macc_r_compute_L42 = {
     {"acc_compute.c", 42, 1, "compute"}, "macc_k_compute_L42",
-    (int)(sizeof macc_v_compute_L42 / sizeof macc_v_compute_L42[0]), macc_v_compute_L42
+    (int)(sizeof macc_v_compute_L42 / sizeof macc_v_compute_L42[0]), macc_v_compute_L42, 0, 0
 };
 static const MACC_Region *macc_rp_compute_L42(void) { return &macc_r_compute_L42; }
 

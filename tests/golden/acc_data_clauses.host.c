@@ -41,7 +41,7 @@ static const MACC_Version macc_v_acc_region_L8[] = {
 };
 static const MACC_Region macc_r_acc_region_L8 = {
     {"acc_data_clauses.c", 8, 13, "acc_region"}, "macc_k_acc_region_L8",
-    (int)(sizeof macc_v_acc_region_L8 / sizeof macc_v_acc_region_L8[0]), macc_v_acc_region_L8
+    (int)(sizeof macc_v_acc_region_L8 / sizeof macc_v_acc_region_L8[0]), macc_v_acc_region_L8, 0, 0
 };
 static const MACC_Region *macc_rp_acc_region_L8(void) { return &macc_r_acc_region_L8; }
 
@@ -84,7 +84,7 @@ static const MACC_Version macc_v_acc_region_L12[] = {
 };
 static const MACC_Region macc_r_acc_region_L12 = {
     {"acc_data_clauses.c", 12, 9, "acc_region"}, "macc_k_acc_region_L12",
-    (int)(sizeof macc_v_acc_region_L12 / sizeof macc_v_acc_region_L12[0]), macc_v_acc_region_L12
+    (int)(sizeof macc_v_acc_region_L12 / sizeof macc_v_acc_region_L12[0]), macc_v_acc_region_L12, 0, 0
 };
 static const MACC_Region *macc_rp_acc_region_L12(void) { return &macc_r_acc_region_L12; }
 

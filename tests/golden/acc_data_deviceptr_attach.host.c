@@ -45,7 +45,7 @@ static const MACC_Version macc_v_use_device_buffer_L12[] = {
 };
 static const MACC_Region macc_r_use_device_buffer_L12 = {
     {"acc_data_deviceptr_attach.c", 12, 9, "use_device_buffer"}, "macc_k_use_device_buffer_L12",
-    (int)(sizeof macc_v_use_device_buffer_L12 / sizeof macc_v_use_device_buffer_L12[0]), macc_v_use_device_buffer_L12
+    (int)(sizeof macc_v_use_device_buffer_L12 / sizeof macc_v_use_device_buffer_L12[0]), macc_v_use_device_buffer_L12, 0, 0
 };
 static const MACC_Region *macc_rp_use_device_buffer_L12(void) { return &macc_r_use_device_buffer_L12; }
 
@@ -115,7 +115,7 @@ static const MACC_Version macc_v_use_struct_L26[] = {
 };
 static const MACC_Region macc_r_use_struct_L26 = {
     {"acc_data_deviceptr_attach.c", 26, 9, "use_struct"}, "macc_k_use_struct_L26",
-    (int)(sizeof macc_v_use_struct_L26 / sizeof macc_v_use_struct_L26[0]), macc_v_use_struct_L26
+    (int)(sizeof macc_v_use_struct_L26 / sizeof macc_v_use_struct_L26[0]), macc_v_use_struct_L26, 0, 0
 };
 static const MACC_Region *macc_rp_use_struct_L26(void) { return &macc_r_use_struct_L26; }
 

@@ -40,7 +40,7 @@ static const MACC_Version macc_v_acc_dynamic_L6[] = {
 };
 static const MACC_Region macc_r_acc_dynamic_L6 = {
     {"acc_unstructured.c", 6, 5, "acc_dynamic"}, "macc_k_acc_dynamic_L6",
-    (int)(sizeof macc_v_acc_dynamic_L6 / sizeof macc_v_acc_dynamic_L6[0]), macc_v_acc_dynamic_L6
+    (int)(sizeof macc_v_acc_dynamic_L6 / sizeof macc_v_acc_dynamic_L6[0]), macc_v_acc_dynamic_L6, 0, 0
 };
 static const MACC_Region *macc_rp_acc_dynamic_L6(void) { return &macc_r_acc_dynamic_L6; }
 

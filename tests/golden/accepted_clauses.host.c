@@ -50,7 +50,7 @@ static const MACC_Version macc_v_f_L8[] = {
 };
 static const MACC_Region macc_r_f_L8 = {
     {"accepted_clauses.c", 8, 5, "f"}, "macc_k_f_L8",
-    (int)(sizeof macc_v_f_L8 / sizeof macc_v_f_L8[0]), macc_v_f_L8
+    (int)(sizeof macc_v_f_L8 / sizeof macc_v_f_L8[0]), macc_v_f_L8, 0, 0
 };
 static const MACC_Region *macc_rp_f_L8(void) { return &macc_r_f_L8; }
 
@@ -85,7 +85,7 @@ static const MACC_Version macc_v_f_L16[] = {
 };
 static const MACC_Region macc_r_f_L16 = {
     {"accepted_clauses.c", 16, 5, "f"}, "macc_k_f_L16",
-    (int)(sizeof macc_v_f_L16 / sizeof macc_v_f_L16[0]), macc_v_f_L16
+    (int)(sizeof macc_v_f_L16 / sizeof macc_v_f_L16[0]), macc_v_f_L16, 0, 0
 };
 static const MACC_Region *macc_rp_f_L16(void) { return &macc_r_f_L16; }
 

@@ -200,7 +200,7 @@ static const MACC_Version macc_v_main_L21[] = {
 };
 static const MACC_Region macc_r_main_L21 = {
     {"atomic_forms.c", 21, 5, "main"}, "macc_k_main_L21",
-    (int)(sizeof macc_v_main_L21 / sizeof macc_v_main_L21[0]), macc_v_main_L21
+    (int)(sizeof macc_v_main_L21 / sizeof macc_v_main_L21[0]), macc_v_main_L21, 0, 0
 };
 static const MACC_Region *macc_rp_main_L21(void) { return &macc_r_main_L21; }
 

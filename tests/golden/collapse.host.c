@@ -41,7 +41,7 @@ static const MACC_Version macc_v_fill_L4[] = {
 };
 static const MACC_Region macc_r_fill_L4 = {
     {"collapse.c", 4, 5, "fill"}, "macc_k_fill_L4",
-    (int)(sizeof macc_v_fill_L4 / sizeof macc_v_fill_L4[0]), macc_v_fill_L4
+    (int)(sizeof macc_v_fill_L4 / sizeof macc_v_fill_L4[0]), macc_v_fill_L4, 0, 0
 };
 static const MACC_Region *macc_rp_fill_L4(void) { return &macc_r_fill_L4; }
 
@@ -84,7 +84,7 @@ static const MACC_Version macc_v_fill_L9[] = {
 };
 static const MACC_Region macc_r_fill_L9 = {
     {"collapse.c", 9, 5, "fill"}, "macc_k_fill_L9",
-    (int)(sizeof macc_v_fill_L9 / sizeof macc_v_fill_L9[0]), macc_v_fill_L9
+    (int)(sizeof macc_v_fill_L9 / sizeof macc_v_fill_L9[0]), macc_v_fill_L9, 0, 0
 };
 static const MACC_Region *macc_rp_fill_L9(void) { return &macc_r_fill_L9; }
 

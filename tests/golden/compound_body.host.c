@@ -43,7 +43,7 @@ static const MACC_Version macc_v_compound_L5[] = {
 };
 static const MACC_Region macc_r_compound_L5 = {
     {"compound_body.c", 5, 5, "compound"}, "macc_k_compound_L5",
-    (int)(sizeof macc_v_compound_L5 / sizeof macc_v_compound_L5[0]), macc_v_compound_L5
+    (int)(sizeof macc_v_compound_L5 / sizeof macc_v_compound_L5[0]), macc_v_compound_L5, 0, 0
 };
 static const MACC_Region *macc_rp_compound_L5(void) { return &macc_r_compound_L5; }
 
@@ -78,7 +78,7 @@ static const MACC_Version macc_v_compound_L14[] = {
 };
 static const MACC_Region macc_r_compound_L14 = {
     {"compound_body.c", 14, 5, "compound"}, "macc_k_compound_L14",
-    (int)(sizeof macc_v_compound_L14 / sizeof macc_v_compound_L14[0]), macc_v_compound_L14
+    (int)(sizeof macc_v_compound_L14 / sizeof macc_v_compound_L14[0]), macc_v_compound_L14, 0, 0
 };
 static const MACC_Region *macc_rp_compound_L14(void) { return &macc_r_compound_L14; }
 

@@ -74,7 +74,7 @@ static const MACC_Version macc_v_loops_L19[] = {
 };
 static const MACC_Region macc_r_loops_L19 = {
     {"critical_flush.c", 19, 5, "loops"}, "macc_k_loops_L19",
-    (int)(sizeof macc_v_loops_L19 / sizeof macc_v_loops_L19[0]), macc_v_loops_L19
+    (int)(sizeof macc_v_loops_L19 / sizeof macc_v_loops_L19[0]), macc_v_loops_L19, 0, 0
 };
 static const MACC_Region *macc_rp_loops_L19(void) { return &macc_r_loops_L19; }
 
@@ -151,7 +151,7 @@ static const MACC_Version macc_v_teams_L45[] = {
 };
 static const MACC_Region macc_r_teams_L45 = {
     {"critical_flush.c", 45, 5, "teams"}, "macc_k_teams_L45",
-    (int)(sizeof macc_v_teams_L45 / sizeof macc_v_teams_L45[0]), macc_v_teams_L45
+    (int)(sizeof macc_v_teams_L45 / sizeof macc_v_teams_L45[0]), macc_v_teams_L45, 0, 0
 };
 static const MACC_Region *macc_rp_teams_L45(void) { return &macc_r_teams_L45; }
 

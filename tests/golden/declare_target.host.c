@@ -65,7 +65,7 @@ static const MACC_Version macc_v_run_L33[] = {
 };
 static const MACC_Region macc_r_run_L33 = {
     {"declare_target.c", 33, 5, "run"}, "macc_k_run_L33",
-    (int)(sizeof macc_v_run_L33 / sizeof macc_v_run_L33[0]), macc_v_run_L33
+    (int)(sizeof macc_v_run_L33 / sizeof macc_v_run_L33[0]), macc_v_run_L33, 0, 0
 };
 static const MACC_Region *macc_rp_run_L33(void) { return &macc_r_run_L33; }
 
@@ -96,7 +96,7 @@ static const MACC_Version macc_v_run_L36[] = {
 };
 static const MACC_Region macc_r_run_L36 = {
     {"declare_target.c", 36, 5, "run"}, "macc_k_run_L36",
-    (int)(sizeof macc_v_run_L36 / sizeof macc_v_run_L36[0]), macc_v_run_L36
+    (int)(sizeof macc_v_run_L36 / sizeof macc_v_run_L36[0]), macc_v_run_L36, 0, 0
 };
 static const MACC_Region *macc_rp_run_L36(void) { return &macc_r_run_L36; }
 
@@ -130,7 +130,7 @@ static const MACC_Version macc_v_run_L43[] = {
 };
 static const MACC_Region macc_r_run_L43 = {
     {"declare_target.c", 43, 5, "run"}, "macc_k_run_L43",
-    (int)(sizeof macc_v_run_L43 / sizeof macc_v_run_L43[0]), macc_v_run_L43
+    (int)(sizeof macc_v_run_L43 / sizeof macc_v_run_L43[0]), macc_v_run_L43, 0, 0
 };
 static const MACC_Region *macc_rp_run_L43(void) { return &macc_r_run_L43; }
 

@@ -54,7 +54,7 @@ static const MACC_Version macc_v_main_L26[] = {
 };
 static const MACC_Region macc_r_main_L26 = {
     {"declare_variant.c", 26, 1, "main"}, "macc_k_main_L26",
-    (int)(sizeof macc_v_main_L26 / sizeof macc_v_main_L26[0]), macc_v_main_L26
+    (int)(sizeof macc_v_main_L26 / sizeof macc_v_main_L26[0]), macc_v_main_L26, 0, 0
 };
 static const MACC_Region *macc_rp_main_L26(void) { return &macc_r_main_L26; }
 
@@ -86,7 +86,7 @@ static const MACC_Version macc_v_main_L39[] = {
 };
 static const MACC_Region macc_r_main_L39 = {
     {"declare_variant.c", 39, 1, "main"}, "macc_k_main_L39",
-    (int)(sizeof macc_v_main_L39 / sizeof macc_v_main_L39[0]), macc_v_main_L39
+    (int)(sizeof macc_v_main_L39 / sizeof macc_v_main_L39[0]), macc_v_main_L39, 0, 0
 };
 static const MACC_Region *macc_rp_main_L39(void) { return &macc_r_main_L39; }
 

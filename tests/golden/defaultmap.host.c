@@ -47,7 +47,7 @@ static const MACC_Version macc_v_dm_L10[] = {
 };
 static const MACC_Region macc_r_dm_L10 = {
     {"defaultmap.c", 10, 5, "dm"}, "macc_k_dm_L10",
-    (int)(sizeof macc_v_dm_L10 / sizeof macc_v_dm_L10[0]), macc_v_dm_L10
+    (int)(sizeof macc_v_dm_L10 / sizeof macc_v_dm_L10[0]), macc_v_dm_L10, 0, 0
 };
 static const MACC_Region *macc_rp_dm_L10(void) { return &macc_r_dm_L10; }
 
@@ -85,7 +85,7 @@ static const MACC_Version macc_v_dm_L17[] = {
 };
 static const MACC_Region macc_r_dm_L17 = {
     {"defaultmap.c", 17, 5, "dm"}, "macc_k_dm_L17",
-    (int)(sizeof macc_v_dm_L17 / sizeof macc_v_dm_L17[0]), macc_v_dm_L17
+    (int)(sizeof macc_v_dm_L17 / sizeof macc_v_dm_L17[0]), macc_v_dm_L17, 0, 0
 };
 static const MACC_Region *macc_rp_dm_L17(void) { return &macc_r_dm_L17; }
 
@@ -119,7 +119,7 @@ static const MACC_Version macc_v_dm_L23[] = {
 };
 static const MACC_Region macc_r_dm_L23 = {
     {"defaultmap.c", 23, 5, "dm"}, "macc_k_dm_L23",
-    (int)(sizeof macc_v_dm_L23 / sizeof macc_v_dm_L23[0]), macc_v_dm_L23
+    (int)(sizeof macc_v_dm_L23 / sizeof macc_v_dm_L23[0]), macc_v_dm_L23, 0, 0
 };
 static const MACC_Region *macc_rp_dm_L23(void) { return &macc_r_dm_L23; }
 
@@ -155,7 +155,7 @@ static const MACC_Version macc_v_dm_L28[] = {
 };
 static const MACC_Region macc_r_dm_L28 = {
     {"defaultmap.c", 28, 5, "dm"}, "macc_k_dm_L28",
-    (int)(sizeof macc_v_dm_L28 / sizeof macc_v_dm_L28[0]), macc_v_dm_L28
+    (int)(sizeof macc_v_dm_L28 / sizeof macc_v_dm_L28[0]), macc_v_dm_L28, 0, 0
 };
 static const MACC_Region *macc_rp_dm_L28(void) { return &macc_r_dm_L28; }
 
@@ -192,7 +192,7 @@ static const MACC_Version macc_v_dm_L33[] = {
 };
 static const MACC_Region macc_r_dm_L33 = {
     {"defaultmap.c", 33, 5, "dm"}, "macc_k_dm_L33",
-    (int)(sizeof macc_v_dm_L33 / sizeof macc_v_dm_L33[0]), macc_v_dm_L33
+    (int)(sizeof macc_v_dm_L33 / sizeof macc_v_dm_L33[0]), macc_v_dm_L33, 0, 0
 };
 static const MACC_Region *macc_rp_dm_L33(void) { return &macc_r_dm_L33; }
 
@@ -231,7 +231,7 @@ static const MACC_Version macc_v_dm_L38[] = {
 };
 static const MACC_Region macc_r_dm_L38 = {
     {"defaultmap.c", 38, 5, "dm"}, "macc_k_dm_L38",
-    (int)(sizeof macc_v_dm_L38 / sizeof macc_v_dm_L38[0]), macc_v_dm_L38
+    (int)(sizeof macc_v_dm_L38 / sizeof macc_v_dm_L38[0]), macc_v_dm_L38, 0, 0
 };
 static const MACC_Region *macc_rp_dm_L38(void) { return &macc_r_dm_L38; }
 

@@ -39,7 +39,7 @@ static const MACC_Version macc_v_pipeline_L6[] = {
 };
 static const MACC_Region macc_r_pipeline_L6 = {
     {"depend_forms.c", 6, 9, "pipeline"}, "macc_k_pipeline_L6",
-    (int)(sizeof macc_v_pipeline_L6 / sizeof macc_v_pipeline_L6[0]), macc_v_pipeline_L6
+    (int)(sizeof macc_v_pipeline_L6 / sizeof macc_v_pipeline_L6[0]), macc_v_pipeline_L6, 0, 0
 };
 static const MACC_Region *macc_rp_pipeline_L6(void) { return &macc_r_pipeline_L6; }
 
@@ -75,7 +75,7 @@ static const MACC_Version macc_v_pipeline_L10[] = {
 };
 static const MACC_Region macc_r_pipeline_L10 = {
     {"depend_forms.c", 10, 9, "pipeline"}, "macc_k_pipeline_L10",
-    (int)(sizeof macc_v_pipeline_L10 / sizeof macc_v_pipeline_L10[0]), macc_v_pipeline_L10
+    (int)(sizeof macc_v_pipeline_L10 / sizeof macc_v_pipeline_L10[0]), macc_v_pipeline_L10, 0, 0
 };
 static const MACC_Region *macc_rp_pipeline_L10(void) { return &macc_r_pipeline_L10; }
 
@@ -117,7 +117,7 @@ static const MACC_Version macc_v_pipeline_L14[] = {
 };
 static const MACC_Region macc_r_pipeline_L14 = {
     {"depend_forms.c", 14, 9, "pipeline"}, "macc_k_pipeline_L14",
-    (int)(sizeof macc_v_pipeline_L14 / sizeof macc_v_pipeline_L14[0]), macc_v_pipeline_L14
+    (int)(sizeof macc_v_pipeline_L14 / sizeof macc_v_pipeline_L14[0]), macc_v_pipeline_L14, 0, 0
 };
 static const MACC_Region *macc_rp_pipeline_L14(void) { return &macc_r_pipeline_L14; }
 

@@ -39,7 +39,7 @@ static const MACC_Version macc_v_init_L6[] = {
 };
 static const MACC_Region macc_r_init_L6 = {
     {"device_any.c", 6, 5, "init"}, "macc_k_init_L6",
-    (int)(sizeof macc_v_init_L6 / sizeof macc_v_init_L6[0]), macc_v_init_L6
+    (int)(sizeof macc_v_init_L6 / sizeof macc_v_init_L6[0]), macc_v_init_L6, 0, 0
 };
 static const MACC_Region *macc_rp_init_L6(void) { return &macc_r_init_L6; }
 
@@ -74,7 +74,7 @@ static const MACC_Version macc_v_init_L10[] = {
 };
 static const MACC_Region macc_r_init_L10 = {
     {"device_any.c", 10, 5, "init"}, "macc_k_init_L10",
-    (int)(sizeof macc_v_init_L10 / sizeof macc_v_init_L10[0]), macc_v_init_L10
+    (int)(sizeof macc_v_init_L10 / sizeof macc_v_init_L10[0]), macc_v_init_L10, 0, 0
 };
 static const MACC_Region *macc_rp_init_L10(void) { return &macc_r_init_L10; }
 

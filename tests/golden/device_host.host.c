@@ -32,7 +32,7 @@ static const MACC_Version macc_v_clear_L5[] = {
 };
 static const MACC_Region macc_r_clear_L5 = {
     {"device_host.c", 5, 5, "clear"}, "macc_k_clear_L5",
-    (int)(sizeof macc_v_clear_L5 / sizeof macc_v_clear_L5[0]), macc_v_clear_L5
+    (int)(sizeof macc_v_clear_L5 / sizeof macc_v_clear_L5[0]), macc_v_clear_L5, 0, 0
 };
 static const MACC_Region *macc_rp_clear_L5(void) { return &macc_r_clear_L5; }
 
@@ -61,7 +61,7 @@ static const MACC_Version macc_v_clear_L9[] = {
 };
 static const MACC_Region macc_r_clear_L9 = {
     {"device_host.c", 9, 5, "clear"}, "macc_k_clear_L9",
-    (int)(sizeof macc_v_clear_L9 / sizeof macc_v_clear_L9[0]), macc_v_clear_L9
+    (int)(sizeof macc_v_clear_L9 / sizeof macc_v_clear_L9[0]), macc_v_clear_L9, 0, 0
 };
 static const MACC_Region *macc_rp_clear_L9(void) { return &macc_r_clear_L9; }
 

@@ -38,7 +38,7 @@ static const MACC_Version macc_v_bump_L5[] = {
 };
 static const MACC_Region macc_r_bump_L5 = {
     {"device_number.c", 5, 5, "bump"}, "macc_k_bump_L5",
-    (int)(sizeof macc_v_bump_L5 / sizeof macc_v_bump_L5[0]), macc_v_bump_L5
+    (int)(sizeof macc_v_bump_L5 / sizeof macc_v_bump_L5[0]), macc_v_bump_L5, 0, 0
 };
 static const MACC_Region *macc_rp_bump_L5(void) { return &macc_r_bump_L5; }
 
@@ -73,7 +73,7 @@ static const MACC_Version macc_v_bump_L9[] = {
 };
 static const MACC_Region macc_r_bump_L9 = {
     {"device_number.c", 9, 5, "bump"}, "macc_k_bump_L9",
-    (int)(sizeof macc_v_bump_L9 / sizeof macc_v_bump_L9[0]), macc_v_bump_L9
+    (int)(sizeof macc_v_bump_L9 / sizeof macc_v_bump_L9[0]), macc_v_bump_L9, 0, 0
 };
 static const MACC_Region *macc_rp_bump_L9(void) { return &macc_r_bump_L9; }
 

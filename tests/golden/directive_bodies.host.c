@@ -1095,7 +1095,7 @@ static const MACC_Version macc_v_main_L16[] = {
 };
 static const MACC_Region macc_r_main_L16 = {
     {"directive_bodies.c", 16, 1, "main"}, "macc_k_main_L16",
-    (int)(sizeof macc_v_main_L16 / sizeof macc_v_main_L16[0]), macc_v_main_L16
+    (int)(sizeof macc_v_main_L16 / sizeof macc_v_main_L16[0]), macc_v_main_L16, 0, 0
 };
 static const MACC_Region *macc_rp_main_L16(void) { return &macc_r_main_L16; }
 
@@ -1127,7 +1127,7 @@ static const MACC_Version macc_v_main_L40[] = {
 };
 static const MACC_Region macc_r_main_L40 = {
     {"directive_bodies.c", 40, 1, "main"}, "macc_k_main_L40",
-    (int)(sizeof macc_v_main_L40 / sizeof macc_v_main_L40[0]), macc_v_main_L40
+    (int)(sizeof macc_v_main_L40 / sizeof macc_v_main_L40[0]), macc_v_main_L40, 0, 0
 };
 static const MACC_Region *macc_rp_main_L40(void) { return &macc_r_main_L40; }
 
@@ -1159,7 +1159,7 @@ static const MACC_Version macc_v_main_L44[] = {
 };
 static const MACC_Region macc_r_main_L44 = {
     {"directive_bodies.c", 44, 1, "main"}, "macc_k_main_L44",
-    (int)(sizeof macc_v_main_L44 / sizeof macc_v_main_L44[0]), macc_v_main_L44
+    (int)(sizeof macc_v_main_L44 / sizeof macc_v_main_L44[0]), macc_v_main_L44, 0, 0
 };
 static const MACC_Region *macc_rp_main_L44(void) { return &macc_r_main_L44; }
 
@@ -1206,7 +1206,7 @@ static const MACC_Version macc_v_main_L54[] = {
 };
 static const MACC_Region macc_r_main_L54 = {
     {"directive_bodies.c", 54, 1, "main"}, "macc_k_main_L54",
-    (int)(sizeof macc_v_main_L54 / sizeof macc_v_main_L54[0]), macc_v_main_L54
+    (int)(sizeof macc_v_main_L54 / sizeof macc_v_main_L54[0]), macc_v_main_L54, 0, 0
 };
 static const MACC_Region *macc_rp_main_L54(void) { return &macc_r_main_L54; }
 
@@ -1243,7 +1243,7 @@ static const MACC_Version macc_v_main_L65[] = {
 };
 static const MACC_Region macc_r_main_L65 = {
     {"directive_bodies.c", 65, 1, "main"}, "macc_k_main_L65",
-    (int)(sizeof macc_v_main_L65 / sizeof macc_v_main_L65[0]), macc_v_main_L65
+    (int)(sizeof macc_v_main_L65 / sizeof macc_v_main_L65[0]), macc_v_main_L65, 0, 0
 };
 static const MACC_Region *macc_rp_main_L65(void) { return &macc_r_main_L65; }
 

@@ -39,7 +39,7 @@ static const MACC_Version macc_v_lifetime_L6[] = {
 };
 static const MACC_Region macc_r_lifetime_L6 = {
     {"enter_exit_data.c", 6, 5, "lifetime"}, "macc_k_lifetime_L6",
-    (int)(sizeof macc_v_lifetime_L6 / sizeof macc_v_lifetime_L6[0]), macc_v_lifetime_L6
+    (int)(sizeof macc_v_lifetime_L6 / sizeof macc_v_lifetime_L6[0]), macc_v_lifetime_L6, 0, 0
 };
 static const MACC_Region *macc_rp_lifetime_L6(void) { return &macc_r_lifetime_L6; }
 
@@ -76,7 +76,7 @@ static const MACC_Version macc_v_lifetime_L11[] = {
 };
 static const MACC_Region macc_r_lifetime_L11 = {
     {"enter_exit_data.c", 11, 5, "lifetime"}, "macc_k_lifetime_L11",
-    (int)(sizeof macc_v_lifetime_L11 / sizeof macc_v_lifetime_L11[0]), macc_v_lifetime_L11
+    (int)(sizeof macc_v_lifetime_L11 / sizeof macc_v_lifetime_L11[0]), macc_v_lifetime_L11, 0, 0
 };
 static const MACC_Region *macc_rp_lifetime_L11(void) { return &macc_r_lifetime_L11; }
 

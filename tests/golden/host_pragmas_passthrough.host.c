@@ -43,7 +43,7 @@ static const MACC_Version macc_v_mixed_L19[] = {
 };
 static const MACC_Region macc_r_mixed_L19 = {
     {"host_pragmas_passthrough.c", 19, 5, "mixed"}, "macc_k_mixed_L19",
-    (int)(sizeof macc_v_mixed_L19 / sizeof macc_v_mixed_L19[0]), macc_v_mixed_L19
+    (int)(sizeof macc_v_mixed_L19 / sizeof macc_v_mixed_L19[0]), macc_v_mixed_L19, 0, 0
 };
 static const MACC_Region *macc_rp_mixed_L19(void) { return &macc_r_mixed_L19; }
 

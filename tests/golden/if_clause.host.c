@@ -37,7 +37,7 @@ static const MACC_Version macc_v_maybe_offload_L4[] = {
 };
 static const MACC_Region macc_r_maybe_offload_L4 = {
     {"if_clause.c", 4, 5, "maybe_offload"}, "macc_k_maybe_offload_L4",
-    (int)(sizeof macc_v_maybe_offload_L4 / sizeof macc_v_maybe_offload_L4[0]), macc_v_maybe_offload_L4
+    (int)(sizeof macc_v_maybe_offload_L4 / sizeof macc_v_maybe_offload_L4[0]), macc_v_maybe_offload_L4, 0, 0
 };
 static const MACC_Region *macc_rp_maybe_offload_L4(void) { return &macc_r_maybe_offload_L4; }
 
@@ -72,7 +72,7 @@ static const MACC_Version macc_v_maybe_offload_L8[] = {
 };
 static const MACC_Region macc_r_maybe_offload_L8 = {
     {"if_clause.c", 8, 5, "maybe_offload"}, "macc_k_maybe_offload_L8",
-    (int)(sizeof macc_v_maybe_offload_L8 / sizeof macc_v_maybe_offload_L8[0]), macc_v_maybe_offload_L8
+    (int)(sizeof macc_v_maybe_offload_L8 / sizeof macc_v_maybe_offload_L8[0]), macc_v_maybe_offload_L8, 0, 0
 };
 static const MACC_Region *macc_rp_maybe_offload_L8(void) { return &macc_r_maybe_offload_L8; }
 
@@ -103,7 +103,7 @@ static const MACC_Version macc_v_maybe_offload_L12[] = {
 };
 static const MACC_Region macc_r_maybe_offload_L12 = {
     {"if_clause.c", 12, 5, "maybe_offload"}, "macc_k_maybe_offload_L12",
-    (int)(sizeof macc_v_maybe_offload_L12 / sizeof macc_v_maybe_offload_L12[0]), macc_v_maybe_offload_L12
+    (int)(sizeof macc_v_maybe_offload_L12 / sizeof macc_v_maybe_offload_L12[0]), macc_v_maybe_offload_L12, 0, 0
 };
 static const MACC_Region *macc_rp_maybe_offload_L12(void) { return &macc_r_maybe_offload_L12; }
 

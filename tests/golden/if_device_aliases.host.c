@@ -38,7 +38,7 @@ static const MACC_Version macc_v_aliases_L5[] = {
 };
 static const MACC_Region macc_r_aliases_L5 = {
     {"if_device_aliases.c", 5, 5, "aliases"}, "macc_k_aliases_L5",
-    (int)(sizeof macc_v_aliases_L5 / sizeof macc_v_aliases_L5[0]), macc_v_aliases_L5
+    (int)(sizeof macc_v_aliases_L5 / sizeof macc_v_aliases_L5[0]), macc_v_aliases_L5, 0, 0
 };
 static const MACC_Region *macc_rp_aliases_L5(void) { return &macc_r_aliases_L5; }
 
@@ -73,7 +73,7 @@ static const MACC_Version macc_v_aliases_L11[] = {
 };
 static const MACC_Region macc_r_aliases_L11 = {
     {"if_device_aliases.c", 11, 5, "aliases"}, "macc_k_aliases_L11",
-    (int)(sizeof macc_v_aliases_L11 / sizeof macc_v_aliases_L11[0]), macc_v_aliases_L11
+    (int)(sizeof macc_v_aliases_L11 / sizeof macc_v_aliases_L11[0]), macc_v_aliases_L11, 0, 0
 };
 static const MACC_Region *macc_rp_aliases_L11(void) { return &macc_r_aliases_L11; }
 

@@ -38,7 +38,7 @@ static const MACC_Version macc_v_gpu_only_L5[] = {
 };
 static const MACC_Region macc_r_gpu_only_L5 = {
     {"if_device_nvidia_only.c", 5, 5, "gpu_only"}, "macc_k_gpu_only_L5",
-    (int)(sizeof macc_v_gpu_only_L5 / sizeof macc_v_gpu_only_L5[0]), macc_v_gpu_only_L5
+    (int)(sizeof macc_v_gpu_only_L5 / sizeof macc_v_gpu_only_L5[0]), macc_v_gpu_only_L5, 0, 0
 };
 static const MACC_Region *macc_rp_gpu_only_L5(void) { return &macc_r_gpu_only_L5; }
 

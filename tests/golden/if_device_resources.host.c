@@ -46,7 +46,7 @@ static const MACC_Version macc_v_update_L6[] = {
 };
 static const MACC_Region macc_r_update_L6 = {
     {"if_device_resources.c", 6, 9, "update"}, "macc_k_update_L6",
-    (int)(sizeof macc_v_update_L6 / sizeof macc_v_update_L6[0]), macc_v_update_L6
+    (int)(sizeof macc_v_update_L6 / sizeof macc_v_update_L6[0]), macc_v_update_L6, 0, 0
 };
 static const MACC_Region *macc_rp_update_L6(void) { return &macc_r_update_L6; }
 

@@ -56,7 +56,7 @@ static const MACC_Version macc_v_forces_L7[] = {
 };
 static const MACC_Region macc_r_forces_L7 = {
     {"inner_simd_reduction.c", 7, 5, "forces"}, "macc_k_forces_L7",
-    (int)(sizeof macc_v_forces_L7 / sizeof macc_v_forces_L7[0]), macc_v_forces_L7
+    (int)(sizeof macc_v_forces_L7 / sizeof macc_v_forces_L7[0]), macc_v_forces_L7, 0, 0
 };
 static const MACC_Region *macc_rp_forces_L7(void) { return &macc_r_forces_L7; }
 

@@ -56,7 +56,7 @@ static const MACC_Version macc_v_f1_L13[] = {
 };
 static const MACC_Region macc_r_f1_L13 = {
     {"local_types.c", 13, 5, "f1"}, "macc_k_f1_L13",
-    (int)(sizeof macc_v_f1_L13 / sizeof macc_v_f1_L13[0]), macc_v_f1_L13
+    (int)(sizeof macc_v_f1_L13 / sizeof macc_v_f1_L13[0]), macc_v_f1_L13, 0, 0
 };
 static const MACC_Region *macc_rp_f1_L13(void) { return &macc_r_f1_L13; }
 
@@ -132,7 +132,7 @@ static const MACC_Version macc_v_f2_L30[] = {
 };
 static const MACC_Region macc_r_f2_L30 = {
     {"local_types.c", 30, 9, "f2"}, "macc_k_f2_L30",
-    (int)(sizeof macc_v_f2_L30 / sizeof macc_v_f2_L30[0]), macc_v_f2_L30
+    (int)(sizeof macc_v_f2_L30 / sizeof macc_v_f2_L30[0]), macc_v_f2_L30, 0, 0
 };
 static const MACC_Region *macc_rp_f2_L30(void) { return &macc_r_f2_L30; }
 

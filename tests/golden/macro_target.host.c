@@ -54,7 +54,7 @@ static const MACC_Version macc_v_main_L17[] = {
 };
 static const MACC_Region macc_r_main_L17 = {
     {"macro_target.c", 17, 1, "main"}, "macc_k_main_L17",
-    (int)(sizeof macc_v_main_L17 / sizeof macc_v_main_L17[0]), macc_v_main_L17
+    (int)(sizeof macc_v_main_L17 / sizeof macc_v_main_L17[0]), macc_v_main_L17, 0, 0
 };
 static const MACC_Region *macc_rp_main_L17(void) { return &macc_r_main_L17; }
 
@@ -93,7 +93,7 @@ static const MACC_Version macc_v_main_L20[] = {
 };
 static const MACC_Region macc_r_main_L20 = {
     {"macro_target.c", 20, 1, "main"}, "macc_k_main_L20",
-    (int)(sizeof macc_v_main_L20 / sizeof macc_v_main_L20[0]), macc_v_main_L20
+    (int)(sizeof macc_v_main_L20 / sizeof macc_v_main_L20[0]), macc_v_main_L20, 0, 0
 };
 static const MACC_Region *macc_rp_main_L20(void) { return &macc_r_main_L20; }
 

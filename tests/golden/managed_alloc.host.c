@@ -54,9 +54,14 @@ static const MACC_Version macc_v_main_L25[] = {
 #endif
     {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_main_L25},
 };
+static const MACC_Access macc_x_main_L25[] = {
+    {"y", 0, 8, 1, 1},
+    {"x", 1, 8, -1, 1},
+};
 static const MACC_Region macc_r_main_L25 = {
     {"managed_alloc.c", 25, 5, "main"}, "macc_k_main_L25",
-    (int)(sizeof macc_v_main_L25 / sizeof macc_v_main_L25[0]), macc_v_main_L25
+    (int)(sizeof macc_v_main_L25 / sizeof macc_v_main_L25[0]), macc_v_main_L25,
+    (int)(sizeof macc_x_main_L25 / sizeof macc_x_main_L25[0]), macc_x_main_L25
 };
 static const MACC_Region *macc_rp_main_L25(void) { return &macc_r_main_L25; }
 
@@ -74,6 +79,7 @@ int main(void)
         {"y", (void *)(y), (void *)(y), 0, MACC_MAP_ATTACH},
         {"x", (void *)(x), (void *)(x), 0, MACC_MAP_ATTACH},
     };
+    MACC_push_tripcount(((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)(1) - 1) / ((long long)(1)) : 0LL));
     MACC_target(macc_rp_main_L25(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_ANY, 1);
 }
 #line 29 "managed_alloc.c"

@@ -40,7 +40,7 @@ static const MACC_Version macc_v_refresh_L7[] = {
 };
 static const MACC_Region macc_r_refresh_L7 = {
     {"map_always.c", 7, 9, "refresh"}, "macc_k_refresh_L7",
-    (int)(sizeof macc_v_refresh_L7 / sizeof macc_v_refresh_L7[0]), macc_v_refresh_L7
+    (int)(sizeof macc_v_refresh_L7 / sizeof macc_v_refresh_L7[0]), macc_v_refresh_L7, 0, 0
 };
 static const MACC_Region *macc_rp_refresh_L7(void) { return &macc_r_refresh_L7; }
 
@@ -75,7 +75,7 @@ static const MACC_Version macc_v_refresh_L11[] = {
 };
 static const MACC_Region macc_r_refresh_L11 = {
     {"map_always.c", 11, 9, "refresh"}, "macc_k_refresh_L11",
-    (int)(sizeof macc_v_refresh_L11 / sizeof macc_v_refresh_L11[0]), macc_v_refresh_L11
+    (int)(sizeof macc_v_refresh_L11 / sizeof macc_v_refresh_L11[0]), macc_v_refresh_L11, 0, 0
 };
 static const MACC_Region *macc_rp_refresh_L11(void) { return &macc_r_refresh_L11; }
 

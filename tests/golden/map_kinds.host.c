@@ -46,7 +46,7 @@ static const MACC_Version macc_v_stencil_L4[] = {
 };
 static const MACC_Region macc_r_stencil_L4 = {
     {"map_kinds.c", 4, 5, "stencil"}, "macc_k_stencil_L4",
-    (int)(sizeof macc_v_stencil_L4 / sizeof macc_v_stencil_L4[0]), macc_v_stencil_L4
+    (int)(sizeof macc_v_stencil_L4 / sizeof macc_v_stencil_L4[0]), macc_v_stencil_L4, 0, 0
 };
 static const MACC_Region *macc_rp_stencil_L4(void) { return &macc_r_stencil_L4; }
 
@@ -81,7 +81,7 @@ static const MACC_Version macc_v_stencil_L11[] = {
 };
 static const MACC_Region macc_r_stencil_L11 = {
     {"map_kinds.c", 11, 5, "stencil"}, "macc_k_stencil_L11",
-    (int)(sizeof macc_v_stencil_L11 / sizeof macc_v_stencil_L11[0]), macc_v_stencil_L11
+    (int)(sizeof macc_v_stencil_L11 / sizeof macc_v_stencil_L11[0]), macc_v_stencil_L11, 0, 0
 };
 static const MACC_Region *macc_rp_stencil_L11(void) { return &macc_r_stencil_L11; }
 

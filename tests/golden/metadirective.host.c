@@ -38,7 +38,7 @@ static const MACC_Version macc_v_meta_L6[] = {
 };
 static const MACC_Region macc_r_meta_L6 = {
     {"metadirective.c", 6, 5, "meta"}, "macc_k_meta_L6",
-    (int)(sizeof macc_v_meta_L6 / sizeof macc_v_meta_L6[0]), macc_v_meta_L6
+    (int)(sizeof macc_v_meta_L6 / sizeof macc_v_meta_L6[0]), macc_v_meta_L6, 0, 0
 };
 static const MACC_Region *macc_rp_meta_L6(void) { return &macc_r_meta_L6; }
 
@@ -77,7 +77,7 @@ static const MACC_Version macc_v_meta_L11[] = {
 };
 static const MACC_Region macc_r_meta_L11 = {
     {"metadirective.c", 11, 5, "meta"}, "macc_k_meta_L11",
-    (int)(sizeof macc_v_meta_L11 / sizeof macc_v_meta_L11[0]), macc_v_meta_L11
+    (int)(sizeof macc_v_meta_L11 / sizeof macc_v_meta_L11[0]), macc_v_meta_L11, 0, 0
 };
 static const MACC_Region *macc_rp_meta_L11(void) { return &macc_r_meta_L11; }
 

@@ -41,7 +41,7 @@ static const MACC_Version macc_v_rows_L9[] = {
 };
 static const MACC_Region macc_r_rows_L9 = {
     {"multidim_section.c", 9, 9, "rows"}, "macc_k_rows_L9",
-    (int)(sizeof macc_v_rows_L9 / sizeof macc_v_rows_L9[0]), macc_v_rows_L9
+    (int)(sizeof macc_v_rows_L9 / sizeof macc_v_rows_L9[0]), macc_v_rows_L9, 0, 0
 };
 static const MACC_Region *macc_rp_rows_L9(void) { return &macc_r_rows_L9; }
 
@@ -77,7 +77,7 @@ static const MACC_Version macc_v_rows_L17[] = {
 };
 static const MACC_Region macc_r_rows_L17 = {
     {"multidim_section.c", 17, 5, "rows"}, "macc_k_rows_L17",
-    (int)(sizeof macc_v_rows_L17 / sizeof macc_v_rows_L17[0]), macc_v_rows_L17
+    (int)(sizeof macc_v_rows_L17 / sizeof macc_v_rows_L17[0]), macc_v_rows_L17, 0, 0
 };
 static const MACC_Region *macc_rp_rows_L17(void) { return &macc_r_rows_L17; }
 

@@ -44,7 +44,7 @@ static const MACC_Version macc_v_nested_parallel_L7[] = {
 };
 static const MACC_Region macc_r_nested_parallel_L7 = {
     {"nested_parallel.c", 7, 5, "nested_parallel"}, "macc_k_nested_parallel_L7",
-    (int)(sizeof macc_v_nested_parallel_L7 / sizeof macc_v_nested_parallel_L7[0]), macc_v_nested_parallel_L7
+    (int)(sizeof macc_v_nested_parallel_L7 / sizeof macc_v_nested_parallel_L7[0]), macc_v_nested_parallel_L7, 0, 0
 };
 static const MACC_Region *macc_rp_nested_parallel_L7(void) { return &macc_r_nested_parallel_L7; }
 
@@ -84,7 +84,7 @@ static const MACC_Version macc_v_nested_parallel_L12[] = {
 };
 static const MACC_Region macc_r_nested_parallel_L12 = {
     {"nested_parallel.c", 12, 5, "nested_parallel"}, "macc_k_nested_parallel_L12",
-    (int)(sizeof macc_v_nested_parallel_L12 / sizeof macc_v_nested_parallel_L12[0]), macc_v_nested_parallel_L12
+    (int)(sizeof macc_v_nested_parallel_L12 / sizeof macc_v_nested_parallel_L12[0]), macc_v_nested_parallel_L12, 0, 0
 };
 static const MACC_Region *macc_rp_nested_parallel_L12(void) { return &macc_r_nested_parallel_L12; }
 
@@ -122,7 +122,7 @@ static const MACC_Version macc_v_nested_parallel_L19[] = {
 };
 static const MACC_Region macc_r_nested_parallel_L19 = {
     {"nested_parallel.c", 19, 5, "nested_parallel"}, "macc_k_nested_parallel_L19",
-    (int)(sizeof macc_v_nested_parallel_L19 / sizeof macc_v_nested_parallel_L19[0]), macc_v_nested_parallel_L19
+    (int)(sizeof macc_v_nested_parallel_L19 / sizeof macc_v_nested_parallel_L19[0]), macc_v_nested_parallel_L19, 0, 0
 };
 static const MACC_Region *macc_rp_nested_parallel_L19(void) { return &macc_r_nested_parallel_L19; }
 
@@ -157,7 +157,7 @@ static const MACC_Version macc_v_nested_parallel_L24[] = {
 };
 static const MACC_Region macc_r_nested_parallel_L24 = {
     {"nested_parallel.c", 24, 5, "nested_parallel"}, "macc_k_nested_parallel_L24",
-    (int)(sizeof macc_v_nested_parallel_L24 / sizeof macc_v_nested_parallel_L24[0]), macc_v_nested_parallel_L24
+    (int)(sizeof macc_v_nested_parallel_L24 / sizeof macc_v_nested_parallel_L24[0]), macc_v_nested_parallel_L24, 0, 0
 };
 static const MACC_Region *macc_rp_nested_parallel_L24(void) { return &macc_r_nested_parallel_L24; }
 
@@ -192,7 +192,7 @@ static const MACC_Version macc_v_nested_parallel_L29[] = {
 };
 static const MACC_Region macc_r_nested_parallel_L29 = {
     {"nested_parallel.c", 29, 5, "nested_parallel"}, "macc_k_nested_parallel_L29",
-    (int)(sizeof macc_v_nested_parallel_L29 / sizeof macc_v_nested_parallel_L29[0]), macc_v_nested_parallel_L29
+    (int)(sizeof macc_v_nested_parallel_L29 / sizeof macc_v_nested_parallel_L29[0]), macc_v_nested_parallel_L29, 0, 0
 };
 static const MACC_Region *macc_rp_nested_parallel_L29(void) { return &macc_r_nested_parallel_L29; }
 
@@ -229,7 +229,7 @@ static const MACC_Version macc_v_nested_parallel_L36[] = {
 };
 static const MACC_Region macc_r_nested_parallel_L36 = {
     {"nested_parallel.c", 36, 9, "nested_parallel"}, "macc_k_nested_parallel_L36",
-    (int)(sizeof macc_v_nested_parallel_L36 / sizeof macc_v_nested_parallel_L36[0]), macc_v_nested_parallel_L36
+    (int)(sizeof macc_v_nested_parallel_L36 / sizeof macc_v_nested_parallel_L36[0]), macc_v_nested_parallel_L36, 0, 0
 };
 static const MACC_Region *macc_rp_nested_parallel_L36(void) { return &macc_r_nested_parallel_L36; }
 

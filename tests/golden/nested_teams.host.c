@@ -47,7 +47,7 @@ static const MACC_Version macc_v_nested_teams_L7[] = {
 };
 static const MACC_Region macc_r_nested_teams_L7 = {
     {"nested_teams.c", 7, 5, "nested_teams"}, "macc_k_nested_teams_L7",
-    (int)(sizeof macc_v_nested_teams_L7 / sizeof macc_v_nested_teams_L7[0]), macc_v_nested_teams_L7
+    (int)(sizeof macc_v_nested_teams_L7 / sizeof macc_v_nested_teams_L7[0]), macc_v_nested_teams_L7, 0, 0
 };
 static const MACC_Region *macc_rp_nested_teams_L7(void) { return &macc_r_nested_teams_L7; }
 
@@ -82,7 +82,7 @@ static const MACC_Version macc_v_nested_teams_L13[] = {
 };
 static const MACC_Region macc_r_nested_teams_L13 = {
     {"nested_teams.c", 13, 5, "nested_teams"}, "macc_k_nested_teams_L13",
-    (int)(sizeof macc_v_nested_teams_L13 / sizeof macc_v_nested_teams_L13[0]), macc_v_nested_teams_L13
+    (int)(sizeof macc_v_nested_teams_L13 / sizeof macc_v_nested_teams_L13[0]), macc_v_nested_teams_L13, 0, 0
 };
 static const MACC_Region *macc_rp_nested_teams_L13(void) { return &macc_r_nested_teams_L13; }
 
@@ -117,7 +117,7 @@ static const MACC_Version macc_v_nested_teams_L23[] = {
 };
 static const MACC_Region macc_r_nested_teams_L23 = {
     {"nested_teams.c", 23, 5, "nested_teams"}, "macc_k_nested_teams_L23",
-    (int)(sizeof macc_v_nested_teams_L23 / sizeof macc_v_nested_teams_L23[0]), macc_v_nested_teams_L23
+    (int)(sizeof macc_v_nested_teams_L23 / sizeof macc_v_nested_teams_L23[0]), macc_v_nested_teams_L23, 0, 0
 };
 static const MACC_Region *macc_rp_nested_teams_L23(void) { return &macc_r_nested_teams_L23; }
 
@@ -152,7 +152,7 @@ static const MACC_Version macc_v_nested_teams_L28[] = {
 };
 static const MACC_Region macc_r_nested_teams_L28 = {
     {"nested_teams.c", 28, 5, "nested_teams"}, "macc_k_nested_teams_L28",
-    (int)(sizeof macc_v_nested_teams_L28 / sizeof macc_v_nested_teams_L28[0]), macc_v_nested_teams_L28
+    (int)(sizeof macc_v_nested_teams_L28 / sizeof macc_v_nested_teams_L28[0]), macc_v_nested_teams_L28, 0, 0
 };
 static const MACC_Region *macc_rp_nested_teams_L28(void) { return &macc_r_nested_teams_L28; }
 

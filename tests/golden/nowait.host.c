@@ -40,7 +40,7 @@ static const MACC_Version macc_v_blocks_L5[] = {
 };
 static const MACC_Region macc_r_blocks_L5 = {
     {"nowait.c", 5, 9, "blocks"}, "macc_k_blocks_L5",
-    (int)(sizeof macc_v_blocks_L5 / sizeof macc_v_blocks_L5[0]), macc_v_blocks_L5
+    (int)(sizeof macc_v_blocks_L5 / sizeof macc_v_blocks_L5[0]), macc_v_blocks_L5, 0, 0
 };
 static const MACC_Region *macc_rp_blocks_L5(void) { return &macc_r_blocks_L5; }
 

@@ -47,7 +47,7 @@ static const MACC_Version macc_v_launch_shape_L6[] = {
 };
 static const MACC_Region macc_r_launch_shape_L6 = {
     {"num_teams_thread_limit.c", 6, 5, "launch_shape"}, "macc_k_launch_shape_L6",
-    (int)(sizeof macc_v_launch_shape_L6 / sizeof macc_v_launch_shape_L6[0]), macc_v_launch_shape_L6
+    (int)(sizeof macc_v_launch_shape_L6 / sizeof macc_v_launch_shape_L6[0]), macc_v_launch_shape_L6, 0, 0
 };
 static const MACC_Region *macc_rp_launch_shape_L6(void) { return &macc_r_launch_shape_L6; }
 
@@ -83,7 +83,7 @@ static const MACC_Version macc_v_launch_shape_L10[] = {
 };
 static const MACC_Region macc_r_launch_shape_L10 = {
     {"num_teams_thread_limit.c", 10, 5, "launch_shape"}, "macc_k_launch_shape_L10",
-    (int)(sizeof macc_v_launch_shape_L10 / sizeof macc_v_launch_shape_L10[0]), macc_v_launch_shape_L10
+    (int)(sizeof macc_v_launch_shape_L10 / sizeof macc_v_launch_shape_L10[0]), macc_v_launch_shape_L10, 0, 0
 };
 static const MACC_Region *macc_rp_launch_shape_L10(void) { return &macc_r_launch_shape_L10; }
 
@@ -120,7 +120,7 @@ static const MACC_Version macc_v_launch_shape_L14[] = {
 };
 static const MACC_Region macc_r_launch_shape_L14 = {
     {"num_teams_thread_limit.c", 14, 5, "launch_shape"}, "macc_k_launch_shape_L14",
-    (int)(sizeof macc_v_launch_shape_L14 / sizeof macc_v_launch_shape_L14[0]), macc_v_launch_shape_L14
+    (int)(sizeof macc_v_launch_shape_L14 / sizeof macc_v_launch_shape_L14[0]), macc_v_launch_shape_L14, 0, 0
 };
 static const MACC_Region *macc_rp_launch_shape_L14(void) { return &macc_r_launch_shape_L14; }
 
@@ -162,7 +162,7 @@ static const MACC_Version macc_v_launch_shape_L20[] = {
 };
 static const MACC_Region macc_r_launch_shape_L20 = {
     {"num_teams_thread_limit.c", 20, 5, "launch_shape"}, "macc_k_launch_shape_L20",
-    (int)(sizeof macc_v_launch_shape_L20 / sizeof macc_v_launch_shape_L20[0]), macc_v_launch_shape_L20
+    (int)(sizeof macc_v_launch_shape_L20 / sizeof macc_v_launch_shape_L20[0]), macc_v_launch_shape_L20, 0, 0
 };
 static const MACC_Region *macc_rp_launch_shape_L20(void) { return &macc_r_launch_shape_L20; }
 
@@ -204,7 +204,7 @@ static const MACC_Version macc_v_launch_shape_L26[] = {
 };
 static const MACC_Region macc_r_launch_shape_L26 = {
     {"num_teams_thread_limit.c", 26, 5, "launch_shape"}, "macc_k_launch_shape_L26",
-    (int)(sizeof macc_v_launch_shape_L26 / sizeof macc_v_launch_shape_L26[0]), macc_v_launch_shape_L26
+    (int)(sizeof macc_v_launch_shape_L26 / sizeof macc_v_launch_shape_L26[0]), macc_v_launch_shape_L26, 0, 0
 };
 static const MACC_Region *macc_rp_launch_shape_L26(void) { return &macc_r_launch_shape_L26; }
 

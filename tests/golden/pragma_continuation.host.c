@@ -42,7 +42,7 @@ static const MACC_Version macc_v_continued_L5[] = {
 };
 static const MACC_Region macc_r_continued_L5 = {
     {"pragma_continuation.c", 5, 9, "continued"}, "macc_k_continued_L5",
-    (int)(sizeof macc_v_continued_L5 / sizeof macc_v_continued_L5[0]), macc_v_continued_L5
+    (int)(sizeof macc_v_continued_L5 / sizeof macc_v_continued_L5[0]), macc_v_continued_L5, 0, 0
 };
 static const MACC_Region *macc_rp_continued_L5(void) { return &macc_r_continued_L5; }
 

@@ -44,7 +44,7 @@ static const MACC_Version macc_v_arrays_L7[] = {
 };
 static const MACC_Region macc_r_arrays_L7 = {
     {"private_arrays.c", 7, 5, "arrays"}, "macc_k_arrays_L7",
-    (int)(sizeof macc_v_arrays_L7 / sizeof macc_v_arrays_L7[0]), macc_v_arrays_L7
+    (int)(sizeof macc_v_arrays_L7 / sizeof macc_v_arrays_L7[0]), macc_v_arrays_L7, 0, 0
 };
 static const MACC_Region *macc_rp_arrays_L7(void) { return &macc_r_arrays_L7; }
 
@@ -82,7 +82,7 @@ static const MACC_Version macc_v_arrays_L14[] = {
 };
 static const MACC_Region macc_r_arrays_L14 = {
     {"private_arrays.c", 14, 5, "arrays"}, "macc_k_arrays_L14",
-    (int)(sizeof macc_v_arrays_L14 / sizeof macc_v_arrays_L14[0]), macc_v_arrays_L14
+    (int)(sizeof macc_v_arrays_L14 / sizeof macc_v_arrays_L14[0]), macc_v_arrays_L14, 0, 0
 };
 static const MACC_Region *macc_rp_arrays_L14(void) { return &macc_r_arrays_L14; }
 
@@ -122,7 +122,7 @@ static const MACC_Version macc_v_arrays_L21[] = {
 };
 static const MACC_Region macc_r_arrays_L21 = {
     {"private_arrays.c", 21, 5, "arrays"}, "macc_k_arrays_L21",
-    (int)(sizeof macc_v_arrays_L21 / sizeof macc_v_arrays_L21[0]), macc_v_arrays_L21
+    (int)(sizeof macc_v_arrays_L21 / sizeof macc_v_arrays_L21[0]), macc_v_arrays_L21, 0, 0
 };
 static const MACC_Region *macc_rp_arrays_L21(void) { return &macc_r_arrays_L21; }
 
@@ -158,7 +158,7 @@ static const MACC_Version macc_v_arrays_L32[] = {
 };
 static const MACC_Region macc_r_arrays_L32 = {
     {"private_arrays.c", 32, 5, "arrays"}, "macc_k_arrays_L32",
-    (int)(sizeof macc_v_arrays_L32 / sizeof macc_v_arrays_L32[0]), macc_v_arrays_L32
+    (int)(sizeof macc_v_arrays_L32 / sizeof macc_v_arrays_L32[0]), macc_v_arrays_L32, 0, 0
 };
 static const MACC_Region *macc_rp_arrays_L32(void) { return &macc_r_arrays_L32; }
 
@@ -202,7 +202,7 @@ static const MACC_Version macc_v_arrays_L40[] = {
 };
 static const MACC_Region macc_r_arrays_L40 = {
     {"private_arrays.c", 40, 5, "arrays"}, "macc_k_arrays_L40",
-    (int)(sizeof macc_v_arrays_L40 / sizeof macc_v_arrays_L40[0]), macc_v_arrays_L40
+    (int)(sizeof macc_v_arrays_L40 / sizeof macc_v_arrays_L40[0]), macc_v_arrays_L40, 0, 0
 };
 static const MACC_Region *macc_rp_arrays_L40(void) { return &macc_r_arrays_L40; }
 
@@ -241,7 +241,7 @@ static const MACC_Version macc_v_arrays_L51[] = {
 };
 static const MACC_Region macc_r_arrays_L51 = {
     {"private_arrays.c", 51, 5, "arrays"}, "macc_k_arrays_L51",
-    (int)(sizeof macc_v_arrays_L51 / sizeof macc_v_arrays_L51[0]), macc_v_arrays_L51
+    (int)(sizeof macc_v_arrays_L51 / sizeof macc_v_arrays_L51[0]), macc_v_arrays_L51, 0, 0
 };
 static const MACC_Region *macc_rp_arrays_L51(void) { return &macc_r_arrays_L51; }
 
@@ -279,7 +279,7 @@ static const MACC_Version macc_v_arrays_L60[] = {
 };
 static const MACC_Region macc_r_arrays_L60 = {
     {"private_arrays.c", 60, 5, "arrays"}, "macc_k_arrays_L60",
-    (int)(sizeof macc_v_arrays_L60 / sizeof macc_v_arrays_L60[0]), macc_v_arrays_L60
+    (int)(sizeof macc_v_arrays_L60 / sizeof macc_v_arrays_L60[0]), macc_v_arrays_L60, 0, 0
 };
 static const MACC_Region *macc_rp_arrays_L60(void) { return &macc_r_arrays_L60; }
 

@@ -40,7 +40,7 @@ static const MACC_Version macc_v_privates_L7[] = {
 };
 static const MACC_Region macc_r_privates_L7 = {
     {"private_clauses.c", 7, 5, "privates"}, "macc_k_privates_L7",
-    (int)(sizeof macc_v_privates_L7 / sizeof macc_v_privates_L7[0]), macc_v_privates_L7
+    (int)(sizeof macc_v_privates_L7 / sizeof macc_v_privates_L7[0]), macc_v_privates_L7, 0, 0
 };
 static const MACC_Region *macc_rp_privates_L7(void) { return &macc_r_privates_L7; }
 
@@ -87,7 +87,7 @@ static const MACC_Version macc_v_privates_L13[] = {
 };
 static const MACC_Region macc_r_privates_L13 = {
     {"private_clauses.c", 13, 5, "privates"}, "macc_k_privates_L13",
-    (int)(sizeof macc_v_privates_L13 / sizeof macc_v_privates_L13[0]), macc_v_privates_L13
+    (int)(sizeof macc_v_privates_L13 / sizeof macc_v_privates_L13[0]), macc_v_privates_L13, 0, 0
 };
 static const MACC_Region *macc_rp_privates_L13(void) { return &macc_r_privates_L13; }
 

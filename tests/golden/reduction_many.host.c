@@ -109,7 +109,7 @@ static const MACC_Version macc_v_many_L13[] = {
 };
 static const MACC_Region macc_r_many_L13 = {
     {"reduction_many.c", 13, 5, "many"}, "macc_k_many_L13",
-    (int)(sizeof macc_v_many_L13 / sizeof macc_v_many_L13[0]), macc_v_many_L13
+    (int)(sizeof macc_v_many_L13 / sizeof macc_v_many_L13[0]), macc_v_many_L13, 0, 0
 };
 static const MACC_Region *macc_rp_many_L13(void) { return &macc_r_many_L13; }
 
@@ -155,7 +155,7 @@ static const MACC_Version macc_v_many_L36[] = {
 };
 static const MACC_Region macc_r_many_L36 = {
     {"reduction_many.c", 36, 5, "many"}, "macc_k_many_L36",
-    (int)(sizeof macc_v_many_L36 / sizeof macc_v_many_L36[0]), macc_v_many_L36
+    (int)(sizeof macc_v_many_L36 / sizeof macc_v_many_L36[0]), macc_v_many_L36, 0, 0
 };
 static const MACC_Region *macc_rp_many_L36(void) { return &macc_r_many_L36; }
 
@@ -204,7 +204,7 @@ static const MACC_Version macc_v_many_L47[] = {
 };
 static const MACC_Region macc_r_many_L47 = {
     {"reduction_many.c", 47, 5, "many"}, "macc_k_many_L47",
-    (int)(sizeof macc_v_many_L47 / sizeof macc_v_many_L47[0]), macc_v_many_L47
+    (int)(sizeof macc_v_many_L47 / sizeof macc_v_many_L47[0]), macc_v_many_L47, 0, 0
 };
 static const MACC_Region *macc_rp_many_L47(void) { return &macc_r_many_L47; }
 

@@ -89,7 +89,7 @@ static const MACC_Version macc_v_reductions_L8[] = {
 };
 static const MACC_Region macc_r_reductions_L8 = {
     {"reduction_ops.c", 8, 5, "reductions"}, "macc_k_reductions_L8",
-    (int)(sizeof macc_v_reductions_L8 / sizeof macc_v_reductions_L8[0]), macc_v_reductions_L8
+    (int)(sizeof macc_v_reductions_L8 / sizeof macc_v_reductions_L8[0]), macc_v_reductions_L8, 0, 0
 };
 static const MACC_Region *macc_rp_reductions_L8(void) { return &macc_r_reductions_L8; }
 

@@ -40,7 +40,7 @@ static const MACC_Version macc_v_relax_L5[] = {
 };
 static const MACC_Region macc_r_relax_L5 = {
     {"resources_auto.c", 5, 9, "relax"}, "macc_k_relax_L5",
-    (int)(sizeof macc_v_relax_L5 / sizeof macc_v_relax_L5[0]), macc_v_relax_L5
+    (int)(sizeof macc_v_relax_L5 / sizeof macc_v_relax_L5[0]), macc_v_relax_L5, 0, 0
 };
 static const MACC_Region *macc_rp_relax_L5(void) { return &macc_r_relax_L5; }
 

@@ -37,7 +37,7 @@ static const MACC_Version macc_v_sched_L4[] = {
 };
 static const MACC_Region macc_r_sched_L4 = {
     {"schedule.c", 4, 5, "sched"}, "macc_k_sched_L4",
-    (int)(sizeof macc_v_sched_L4 / sizeof macc_v_sched_L4[0]), macc_v_sched_L4
+    (int)(sizeof macc_v_sched_L4 / sizeof macc_v_sched_L4[0]), macc_v_sched_L4, 0, 0
 };
 static const MACC_Region *macc_rp_sched_L4(void) { return &macc_r_sched_L4; }
 
@@ -72,7 +72,7 @@ static const MACC_Version macc_v_sched_L8[] = {
 };
 static const MACC_Region macc_r_sched_L8 = {
     {"schedule.c", 8, 5, "sched"}, "macc_k_sched_L8",
-    (int)(sizeof macc_v_sched_L8 / sizeof macc_v_sched_L8[0]), macc_v_sched_L8
+    (int)(sizeof macc_v_sched_L8 / sizeof macc_v_sched_L8[0]), macc_v_sched_L8, 0, 0
 };
 static const MACC_Region *macc_rp_sched_L8(void) { return &macc_r_sched_L8; }
 
@@ -107,7 +107,7 @@ static const MACC_Version macc_v_sched_L12[] = {
 };
 static const MACC_Region macc_r_sched_L12 = {
     {"schedule.c", 12, 5, "sched"}, "macc_k_sched_L12",
-    (int)(sizeof macc_v_sched_L12 / sizeof macc_v_sched_L12[0]), macc_v_sched_L12
+    (int)(sizeof macc_v_sched_L12 / sizeof macc_v_sched_L12[0]), macc_v_sched_L12, 0, 0
 };
 static const MACC_Region *macc_rp_sched_L12(void) { return &macc_r_sched_L12; }
 

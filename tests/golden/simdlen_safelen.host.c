@@ -37,7 +37,7 @@ static const MACC_Version macc_v_shift_add_L4[] = {
 };
 static const MACC_Region macc_r_shift_add_L4 = {
     {"simdlen_safelen.c", 4, 5, "shift_add"}, "macc_k_shift_add_L4",
-    (int)(sizeof macc_v_shift_add_L4 / sizeof macc_v_shift_add_L4[0]), macc_v_shift_add_L4
+    (int)(sizeof macc_v_shift_add_L4 / sizeof macc_v_shift_add_L4[0]), macc_v_shift_add_L4, 0, 0
 };
 static const MACC_Region *macc_rp_shift_add_L4(void) { return &macc_r_shift_add_L4; }
 
@@ -72,7 +72,7 @@ static const MACC_Version macc_v_shift_add_L8[] = {
 };
 static const MACC_Region macc_r_shift_add_L8 = {
     {"simdlen_safelen.c", 8, 5, "shift_add"}, "macc_k_shift_add_L8",
-    (int)(sizeof macc_v_shift_add_L8 / sizeof macc_v_shift_add_L8[0]), macc_v_shift_add_L8
+    (int)(sizeof macc_v_shift_add_L8 / sizeof macc_v_shift_add_L8[0]), macc_v_shift_add_L8, 0, 0
 };
 static const MACC_Region *macc_rp_shift_add_L8(void) { return &macc_r_shift_add_L8; }
 

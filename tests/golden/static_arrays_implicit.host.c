@@ -46,7 +46,7 @@ static const MACC_Version macc_v_lookup_L11[] = {
 };
 static const MACC_Region macc_r_lookup_L11 = {
     {"static_arrays_implicit.c", 11, 5, "lookup"}, "macc_k_lookup_L11",
-    (int)(sizeof macc_v_lookup_L11 / sizeof macc_v_lookup_L11[0]), macc_v_lookup_L11
+    (int)(sizeof macc_v_lookup_L11 / sizeof macc_v_lookup_L11[0]), macc_v_lookup_L11, 0, 0
 };
 static const MACC_Region *macc_rp_lookup_L11(void) { return &macc_r_lookup_L11; }
 

@@ -42,7 +42,7 @@ static const MACC_Version macc_v_scale_grid_L10[] = {
 };
 static const MACC_Region macc_r_scale_grid_L10 = {
     {"struct_member.c", 10, 5, "scale_grid"}, "macc_k_scale_grid_L10",
-    (int)(sizeof macc_v_scale_grid_L10 / sizeof macc_v_scale_grid_L10[0]), macc_v_scale_grid_L10
+    (int)(sizeof macc_v_scale_grid_L10 / sizeof macc_v_scale_grid_L10[0]), macc_v_scale_grid_L10, 0, 0
 };
 static const MACC_Region *macc_rp_scale_grid_L10(void) { return &macc_r_scale_grid_L10; }
 

@@ -43,7 +43,7 @@ static const MACC_Version macc_v_axpy_L5[] = {
 };
 static const MACC_Region macc_r_axpy_L5 = {
     {"target_clauses_then_construct.c", 5, 5, "axpy"}, "macc_k_axpy_L5",
-    (int)(sizeof macc_v_axpy_L5 / sizeof macc_v_axpy_L5[0]), macc_v_axpy_L5
+    (int)(sizeof macc_v_axpy_L5 / sizeof macc_v_axpy_L5[0]), macc_v_axpy_L5, 0, 0
 };
 static const MACC_Region *macc_rp_axpy_L5(void) { return &macc_r_axpy_L5; }
 
@@ -78,7 +78,7 @@ static const MACC_Version macc_v_axpy_L9[] = {
 };
 static const MACC_Region macc_r_axpy_L9 = {
     {"target_clauses_then_construct.c", 9, 5, "axpy"}, "macc_k_axpy_L9",
-    (int)(sizeof macc_v_axpy_L9 / sizeof macc_v_axpy_L9[0]), macc_v_axpy_L9
+    (int)(sizeof macc_v_axpy_L9 / sizeof macc_v_axpy_L9[0]), macc_v_axpy_L9, 0, 0
 };
 static const MACC_Region *macc_rp_axpy_L9(void) { return &macc_r_axpy_L9; }
 

@@ -39,7 +39,7 @@ static const MACC_Version macc_v_jacobi_step_L6[] = {
 };
 static const MACC_Region macc_r_jacobi_step_L6 = {
     {"target_data.c", 6, 9, "jacobi_step"}, "macc_k_jacobi_step_L6",
-    (int)(sizeof macc_v_jacobi_step_L6 / sizeof macc_v_jacobi_step_L6[0]), macc_v_jacobi_step_L6
+    (int)(sizeof macc_v_jacobi_step_L6 / sizeof macc_v_jacobi_step_L6[0]), macc_v_jacobi_step_L6, 0, 0
 };
 static const MACC_Region *macc_rp_jacobi_step_L6(void) { return &macc_r_jacobi_step_L6; }
 
@@ -76,7 +76,7 @@ static const MACC_Version macc_v_jacobi_step_L10[] = {
 };
 static const MACC_Region macc_r_jacobi_step_L10 = {
     {"target_data.c", 10, 9, "jacobi_step"}, "macc_k_jacobi_step_L10",
-    (int)(sizeof macc_v_jacobi_step_L10 / sizeof macc_v_jacobi_step_L10[0]), macc_v_jacobi_step_L10
+    (int)(sizeof macc_v_jacobi_step_L10 / sizeof macc_v_jacobi_step_L10[0]), macc_v_jacobi_step_L10, 0, 0
 };
 static const MACC_Region *macc_rp_jacobi_step_L10(void) { return &macc_r_jacobi_step_L10; }
 

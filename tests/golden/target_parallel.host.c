@@ -76,7 +76,7 @@ static const MACC_Version macc_v_target_parallel_L11[] = {
 };
 static const MACC_Region macc_r_target_parallel_L11 = {
     {"target_parallel.c", 11, 5, "target_parallel"}, "macc_k_target_parallel_L11",
-    (int)(sizeof macc_v_target_parallel_L11 / sizeof macc_v_target_parallel_L11[0]), macc_v_target_parallel_L11
+    (int)(sizeof macc_v_target_parallel_L11 / sizeof macc_v_target_parallel_L11[0]), macc_v_target_parallel_L11, 0, 0
 };
 static const MACC_Region *macc_rp_target_parallel_L11(void) { return &macc_r_target_parallel_L11; }
 
@@ -111,7 +111,7 @@ static const MACC_Version macc_v_target_parallel_L37[] = {
 };
 static const MACC_Region macc_r_target_parallel_L37 = {
     {"target_parallel.c", 37, 5, "target_parallel"}, "macc_k_target_parallel_L37",
-    (int)(sizeof macc_v_target_parallel_L37 / sizeof macc_v_target_parallel_L37[0]), macc_v_target_parallel_L37
+    (int)(sizeof macc_v_target_parallel_L37 / sizeof macc_v_target_parallel_L37[0]), macc_v_target_parallel_L37, 0, 0
 };
 static const MACC_Region *macc_rp_target_parallel_L37(void) { return &macc_r_target_parallel_L37; }
 
@@ -146,7 +146,7 @@ static const MACC_Version macc_v_target_parallel_L42[] = {
 };
 static const MACC_Region macc_r_target_parallel_L42 = {
     {"target_parallel.c", 42, 5, "target_parallel"}, "macc_k_target_parallel_L42",
-    (int)(sizeof macc_v_target_parallel_L42 / sizeof macc_v_target_parallel_L42[0]), macc_v_target_parallel_L42
+    (int)(sizeof macc_v_target_parallel_L42 / sizeof macc_v_target_parallel_L42[0]), macc_v_target_parallel_L42, 0, 0
 };
 static const MACC_Region *macc_rp_target_parallel_L42(void) { return &macc_r_target_parallel_L42; }
 
@@ -182,7 +182,7 @@ static const MACC_Version macc_v_target_parallel_L46[] = {
 };
 static const MACC_Region macc_r_target_parallel_L46 = {
     {"target_parallel.c", 46, 5, "target_parallel"}, "macc_k_target_parallel_L46",
-    (int)(sizeof macc_v_target_parallel_L46 / sizeof macc_v_target_parallel_L46[0]), macc_v_target_parallel_L46
+    (int)(sizeof macc_v_target_parallel_L46 / sizeof macc_v_target_parallel_L46[0]), macc_v_target_parallel_L46, 0, 0
 };
 static const MACC_Region *macc_rp_target_parallel_L46(void) { return &macc_r_target_parallel_L46; }
 

@@ -38,7 +38,7 @@ static const MACC_Version macc_v_square_L5[] = {
 };
 static const MACC_Region macc_r_square_L5 = {
     {"target_parallel_for.c", 5, 5, "square"}, "macc_k_square_L5",
-    (int)(sizeof macc_v_square_L5 / sizeof macc_v_square_L5[0]), macc_v_square_L5
+    (int)(sizeof macc_v_square_L5 / sizeof macc_v_square_L5[0]), macc_v_square_L5, 0, 0
 };
 static const MACC_Region *macc_rp_square_L5(void) { return &macc_r_square_L5; }
 
@@ -73,7 +73,7 @@ static const MACC_Version macc_v_square_L9[] = {
 };
 static const MACC_Region macc_r_square_L9 = {
     {"target_parallel_for.c", 9, 5, "square"}, "macc_k_square_L9",
-    (int)(sizeof macc_v_square_L9 / sizeof macc_v_square_L9[0]), macc_v_square_L9
+    (int)(sizeof macc_v_square_L9 / sizeof macc_v_square_L9[0]), macc_v_square_L9, 0, 0
 };
 static const MACC_Region *macc_rp_square_L9(void) { return &macc_r_square_L9; }
 
@@ -108,7 +108,7 @@ static const MACC_Version macc_v_square_L13[] = {
 };
 static const MACC_Region macc_r_square_L13 = {
     {"target_parallel_for.c", 13, 5, "square"}, "macc_k_square_L13",
-    (int)(sizeof macc_v_square_L13 / sizeof macc_v_square_L13[0]), macc_v_square_L13
+    (int)(sizeof macc_v_square_L13 / sizeof macc_v_square_L13[0]), macc_v_square_L13, 0, 0
 };
 static const MACC_Region *macc_rp_square_L13(void) { return &macc_r_square_L13; }
 

@@ -43,7 +43,7 @@ static const MACC_Version macc_v_dot_L5[] = {
 };
 static const MACC_Region macc_r_dot_L5 = {
     {"target_simd.c", 5, 5, "dot"}, "macc_k_dot_L5",
-    (int)(sizeof macc_v_dot_L5 / sizeof macc_v_dot_L5[0]), macc_v_dot_L5
+    (int)(sizeof macc_v_dot_L5 / sizeof macc_v_dot_L5[0]), macc_v_dot_L5, 0, 0
 };
 static const MACC_Region *macc_rp_dot_L5(void) { return &macc_r_dot_L5; }
 
@@ -98,7 +98,7 @@ static const MACC_Version macc_v_negate_L13[] = {
 };
 static const MACC_Region macc_r_negate_L13 = {
     {"target_simd.c", 13, 5, "negate"}, "macc_k_negate_L13",
-    (int)(sizeof macc_v_negate_L13 / sizeof macc_v_negate_L13[0]), macc_v_negate_L13
+    (int)(sizeof macc_v_negate_L13 / sizeof macc_v_negate_L13[0]), macc_v_negate_L13, 0, 0
 };
 static const MACC_Region *macc_rp_negate_L13(void) { return &macc_r_negate_L13; }
 

@@ -40,7 +40,7 @@ static const MACC_Version macc_v_simd_variants_L5[] = {
 };
 static const MACC_Region macc_r_simd_variants_L5 = {
     {"target_simd_variants.c", 5, 5, "simd_variants"}, "macc_k_simd_variants_L5",
-    (int)(sizeof macc_v_simd_variants_L5 / sizeof macc_v_simd_variants_L5[0]), macc_v_simd_variants_L5
+    (int)(sizeof macc_v_simd_variants_L5 / sizeof macc_v_simd_variants_L5[0]), macc_v_simd_variants_L5, 0, 0
 };
 static const MACC_Region *macc_rp_simd_variants_L5(void) { return &macc_r_simd_variants_L5; }
 
@@ -75,7 +75,7 @@ static const MACC_Version macc_v_simd_variants_L9[] = {
 };
 static const MACC_Region macc_r_simd_variants_L9 = {
     {"target_simd_variants.c", 9, 5, "simd_variants"}, "macc_k_simd_variants_L9",
-    (int)(sizeof macc_v_simd_variants_L9 / sizeof macc_v_simd_variants_L9[0]), macc_v_simd_variants_L9
+    (int)(sizeof macc_v_simd_variants_L9 / sizeof macc_v_simd_variants_L9[0]), macc_v_simd_variants_L9, 0, 0
 };
 static const MACC_Region *macc_rp_simd_variants_L9(void) { return &macc_r_simd_variants_L9; }
 
@@ -110,7 +110,7 @@ static const MACC_Version macc_v_simd_variants_L13[] = {
 };
 static const MACC_Region macc_r_simd_variants_L13 = {
     {"target_simd_variants.c", 13, 5, "simd_variants"}, "macc_k_simd_variants_L13",
-    (int)(sizeof macc_v_simd_variants_L13 / sizeof macc_v_simd_variants_L13[0]), macc_v_simd_variants_L13
+    (int)(sizeof macc_v_simd_variants_L13 / sizeof macc_v_simd_variants_L13[0]), macc_v_simd_variants_L13, 0, 0
 };
 static const MACC_Region *macc_rp_simd_variants_L13(void) { return &macc_r_simd_variants_L13; }
 
@@ -147,7 +147,7 @@ static const MACC_Version macc_v_simd_variants_L17[] = {
 };
 static const MACC_Region macc_r_simd_variants_L17 = {
     {"target_simd_variants.c", 17, 5, "simd_variants"}, "macc_k_simd_variants_L17",
-    (int)(sizeof macc_v_simd_variants_L17 / sizeof macc_v_simd_variants_L17[0]), macc_v_simd_variants_L17
+    (int)(sizeof macc_v_simd_variants_L17 / sizeof macc_v_simd_variants_L17[0]), macc_v_simd_variants_L17, 0, 0
 };
 static const MACC_Region *macc_rp_simd_variants_L17(void) { return &macc_r_simd_variants_L17; }
 

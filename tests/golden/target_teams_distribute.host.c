@@ -46,7 +46,7 @@ static const MACC_Version macc_v_scale_rows_L5[] = {
 };
 static const MACC_Region macc_r_scale_rows_L5 = {
     {"target_teams_distribute.c", 5, 5, "scale_rows"}, "macc_k_scale_rows_L5",
-    (int)(sizeof macc_v_scale_rows_L5 / sizeof macc_v_scale_rows_L5[0]), macc_v_scale_rows_L5
+    (int)(sizeof macc_v_scale_rows_L5 / sizeof macc_v_scale_rows_L5[0]), macc_v_scale_rows_L5, 0, 0
 };
 static const MACC_Region *macc_rp_scale_rows_L5(void) { return &macc_r_scale_rows_L5; }
 

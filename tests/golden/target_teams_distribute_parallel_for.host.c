@@ -42,7 +42,7 @@ static const MACC_Version macc_v_vadd_L5[] = {
 };
 static const MACC_Region macc_r_vadd_L5 = {
     {"target_teams_distribute_parallel_for.c", 5, 5, "vadd"}, "macc_k_vadd_L5",
-    (int)(sizeof macc_v_vadd_L5 / sizeof macc_v_vadd_L5[0]), macc_v_vadd_L5
+    (int)(sizeof macc_v_vadd_L5 / sizeof macc_v_vadd_L5[0]), macc_v_vadd_L5, 0, 0
 };
 static const MACC_Region *macc_rp_vadd_L5(void) { return &macc_r_vadd_L5; }
 

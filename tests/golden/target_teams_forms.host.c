@@ -37,7 +37,7 @@ static const MACC_Version macc_v_teams_forms_L6[] = {
 };
 static const MACC_Region macc_r_teams_forms_L6 = {
     {"target_teams_forms.c", 6, 5, "teams_forms"}, "macc_k_teams_forms_L6",
-    (int)(sizeof macc_v_teams_forms_L6 / sizeof macc_v_teams_forms_L6[0]), macc_v_teams_forms_L6
+    (int)(sizeof macc_v_teams_forms_L6 / sizeof macc_v_teams_forms_L6[0]), macc_v_teams_forms_L6, 0, 0
 };
 static const MACC_Region *macc_rp_teams_forms_L6(void) { return &macc_r_teams_forms_L6; }
 
@@ -72,7 +72,7 @@ static const MACC_Version macc_v_teams_forms_L12[] = {
 };
 static const MACC_Region macc_r_teams_forms_L12 = {
     {"target_teams_forms.c", 12, 5, "teams_forms"}, "macc_k_teams_forms_L12",
-    (int)(sizeof macc_v_teams_forms_L12 / sizeof macc_v_teams_forms_L12[0]), macc_v_teams_forms_L12
+    (int)(sizeof macc_v_teams_forms_L12 / sizeof macc_v_teams_forms_L12[0]), macc_v_teams_forms_L12, 0, 0
 };
 static const MACC_Region *macc_rp_teams_forms_L12(void) { return &macc_r_teams_forms_L12; }
 
@@ -111,7 +111,7 @@ static const MACC_Version macc_v_teams_forms_L16[] = {
 };
 static const MACC_Region macc_r_teams_forms_L16 = {
     {"target_teams_forms.c", 16, 5, "teams_forms"}, "macc_k_teams_forms_L16",
-    (int)(sizeof macc_v_teams_forms_L16 / sizeof macc_v_teams_forms_L16[0]), macc_v_teams_forms_L16
+    (int)(sizeof macc_v_teams_forms_L16 / sizeof macc_v_teams_forms_L16[0]), macc_v_teams_forms_L16, 0, 0
 };
 static const MACC_Region *macc_rp_teams_forms_L16(void) { return &macc_r_teams_forms_L16; }
 
@@ -146,7 +146,7 @@ static const MACC_Version macc_v_teams_forms_L21[] = {
 };
 static const MACC_Region macc_r_teams_forms_L21 = {
     {"target_teams_forms.c", 21, 5, "teams_forms"}, "macc_k_teams_forms_L21",
-    (int)(sizeof macc_v_teams_forms_L21 / sizeof macc_v_teams_forms_L21[0]), macc_v_teams_forms_L21
+    (int)(sizeof macc_v_teams_forms_L21 / sizeof macc_v_teams_forms_L21[0]), macc_v_teams_forms_L21, 0, 0
 };
 static const MACC_Region *macc_rp_teams_forms_L21(void) { return &macc_r_teams_forms_L21; }
 
@@ -191,7 +191,7 @@ static const MACC_Version macc_v_teams_forms_L26[] = {
 };
 static const MACC_Region macc_r_teams_forms_L26 = {
     {"target_teams_forms.c", 26, 5, "teams_forms"}, "macc_k_teams_forms_L26",
-    (int)(sizeof macc_v_teams_forms_L26 / sizeof macc_v_teams_forms_L26[0]), macc_v_teams_forms_L26
+    (int)(sizeof macc_v_teams_forms_L26 / sizeof macc_v_teams_forms_L26[0]), macc_v_teams_forms_L26, 0, 0
 };
 static const MACC_Region *macc_rp_teams_forms_L26(void) { return &macc_r_teams_forms_L26; }
 

@@ -37,7 +37,7 @@ static const MACC_Version macc_v_refresh_L5[] = {
 };
 static const MACC_Region macc_r_refresh_L5 = {
     {"target_update.c", 5, 5, "refresh"}, "macc_k_refresh_L5",
-    (int)(sizeof macc_v_refresh_L5 / sizeof macc_v_refresh_L5[0]), macc_v_refresh_L5
+    (int)(sizeof macc_v_refresh_L5 / sizeof macc_v_refresh_L5[0]), macc_v_refresh_L5, 0, 0
 };
 static const MACC_Region *macc_rp_refresh_L5(void) { return &macc_r_refresh_L5; }
 

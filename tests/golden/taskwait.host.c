@@ -40,7 +40,7 @@ static const MACC_Version macc_v_two_phases_L5[] = {
 };
 static const MACC_Region macc_r_two_phases_L5 = {
     {"taskwait.c", 5, 9, "two_phases"}, "macc_k_two_phases_L5",
-    (int)(sizeof macc_v_two_phases_L5 / sizeof macc_v_two_phases_L5[0]), macc_v_two_phases_L5
+    (int)(sizeof macc_v_two_phases_L5 / sizeof macc_v_two_phases_L5[0]), macc_v_two_phases_L5, 0, 0
 };
 static const MACC_Region *macc_rp_two_phases_L5(void) { return &macc_r_two_phases_L5; }
 
@@ -80,7 +80,7 @@ static const MACC_Version macc_v_two_phases_L12[] = {
 };
 static const MACC_Region macc_r_two_phases_L12 = {
     {"taskwait.c", 12, 9, "two_phases"}, "macc_k_two_phases_L12",
-    (int)(sizeof macc_v_two_phases_L12 / sizeof macc_v_two_phases_L12[0]), macc_v_two_phases_L12
+    (int)(sizeof macc_v_two_phases_L12 / sizeof macc_v_two_phases_L12[0]), macc_v_two_phases_L12, 0, 0
 };
 static const MACC_Region *macc_rp_two_phases_L12(void) { return &macc_r_two_phases_L12; }
 

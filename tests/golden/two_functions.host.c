@@ -38,7 +38,7 @@ static const MACC_Version macc_v_first_L5[] = {
 };
 static const MACC_Region macc_r_first_L5 = {
     {"two_functions.c", 5, 5, "first"}, "macc_k_first_L5",
-    (int)(sizeof macc_v_first_L5 / sizeof macc_v_first_L5[0]), macc_v_first_L5
+    (int)(sizeof macc_v_first_L5 / sizeof macc_v_first_L5[0]), macc_v_first_L5, 0, 0
 };
 static const MACC_Region *macc_rp_first_L5(void) { return &macc_r_first_L5; }
 
@@ -73,7 +73,7 @@ static const MACC_Version macc_v_first_L8[] = {
 };
 static const MACC_Region macc_r_first_L8 = {
     {"two_functions.c", 8, 5, "first"}, "macc_k_first_L8",
-    (int)(sizeof macc_v_first_L8 / sizeof macc_v_first_L8[0]), macc_v_first_L8
+    (int)(sizeof macc_v_first_L8 / sizeof macc_v_first_L8[0]), macc_v_first_L8, 0, 0
 };
 static const MACC_Region *macc_rp_first_L8(void) { return &macc_r_first_L8; }
 
@@ -134,7 +134,7 @@ static const MACC_Version macc_v_second_L15[] = {
 };
 static const MACC_Region macc_r_second_L15 = {
     {"two_functions.c", 15, 5, "second"}, "macc_k_second_L15",
-    (int)(sizeof macc_v_second_L15 / sizeof macc_v_second_L15[0]), macc_v_second_L15
+    (int)(sizeof macc_v_second_L15 / sizeof macc_v_second_L15[0]), macc_v_second_L15, 0, 0
 };
 static const MACC_Region *macc_rp_second_L15(void) { return &macc_r_second_L15; }
 
@@ -184,7 +184,7 @@ static const MACC_Version macc_v_third_L21[] = {
 };
 static const MACC_Region macc_r_third_L21 = {
     {"two_functions.c", 21, 5, "third"}, "macc_k_third_L21",
-    (int)(sizeof macc_v_third_L21 / sizeof macc_v_third_L21[0]), macc_v_third_L21
+    (int)(sizeof macc_v_third_L21 / sizeof macc_v_third_L21[0]), macc_v_third_L21, 0, 0
 };
 static const MACC_Region *macc_rp_third_L21(void) { return &macc_r_third_L21; }
 

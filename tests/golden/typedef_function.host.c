@@ -54,7 +54,7 @@ static const MACC_Version macc_v_rotate_L12[] = {
 };
 static const MACC_Region macc_r_rotate_L12 = {
     {"typedef_function.c", 12, 5, "rotate"}, "macc_k_rotate_L12",
-    (int)(sizeof macc_v_rotate_L12 / sizeof macc_v_rotate_L12[0]), macc_v_rotate_L12
+    (int)(sizeof macc_v_rotate_L12 / sizeof macc_v_rotate_L12[0]), macc_v_rotate_L12, 0, 0
 };
 static const MACC_Region *macc_rp_rotate_L12(void) { return &macc_r_rotate_L12; }
 

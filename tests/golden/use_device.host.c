@@ -43,7 +43,7 @@ static const MACC_Version macc_v_scale_L13[] = {
 };
 static const MACC_Region macc_r_scale_L13 = {
     {"use_device.c", 13, 9, "scale"}, "macc_k_scale_L13",
-    (int)(sizeof macc_v_scale_L13 / sizeof macc_v_scale_L13[0]), macc_v_scale_L13
+    (int)(sizeof macc_v_scale_L13 / sizeof macc_v_scale_L13[0]), macc_v_scale_L13, 0, 0
 };
 static const MACC_Region *macc_rp_scale_L13(void) { return &macc_r_scale_L13; }
 
@@ -116,7 +116,7 @@ static const MACC_Version macc_v_addresses_L31[] = {
 };
 static const MACC_Region macc_r_addresses_L31 = {
     {"use_device.c", 31, 5, "addresses"}, "macc_k_addresses_L31",
-    (int)(sizeof macc_v_addresses_L31 / sizeof macc_v_addresses_L31[0]), macc_v_addresses_L31
+    (int)(sizeof macc_v_addresses_L31 / sizeof macc_v_addresses_L31[0]), macc_v_addresses_L31, 0, 0
 };
 static const MACC_Region *macc_rp_addresses_L31(void) { return &macc_r_addresses_L31; }
 

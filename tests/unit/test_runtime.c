@@ -23,6 +23,8 @@
 #include <unistd.h>
 
 #include "internal.h"
+/* region descriptors written before MACC_Region grew its placement fields (naccess, access) */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 #include "macc_rt.h"
 
 /* ---- helpers --------------------------------------------------------------------- */

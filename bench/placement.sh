@@ -1,0 +1,91 @@
+#!/bin/sh
+# placement.sh: placement of managed data (runtime/placement.c, OTM, seed 004)
+# on the GPU alone (MACC_DEVICES=nvidia): samples/bfs.c and samples/srad.c,
+# built with --managed, at GPU budgets (MACC_DEVICE_MEMORY) from one that
+# holds all the data to one a third of it, under MACC_PLACEMENT=otm, prefetch
+# and demand. The data is never more than the GPU's free memory: a budget
+# below the data is how a smaller GPU is studied (the cap is never raised).
+# Best time of REPS runs; the byte counters (MACC_STATS) of that run:
+#   pref   bytes prefetched to the GPU
+#   fault  bytes faulted in, estimated (density x size per object left to faults)
+#   evict  bytes moved back to the host to stay within the budget
+#   pin    bytes of objects kept in host memory (read over the link)
+#   peak   most bytes charged to the GPU at a launch's decisions (<= budget)
+#   n_ev   evictions
+#   over   objects a launch could not place within the budget (faulted in
+#          by the kernel, evicted after it)
+# otm/best: otm's time over the best of prefetch and demand at that budget.
+#
+#   usage: bench/placement.sh BUILD_DIR [REPS]     (best of REPS, default 3)
+#   BFS_ARGS (default "4194304 8 8"), SRAD_ARGS (default "2048 2048 10"),
+#   RATIOS: data/budget ratios (default "0.5 1 1.5 2 3"; 0.5: everything fits)
+#   OTM_ALT: a second otm row with MACC_OTM_DENSITY=OTM_ALT (default 0.2; empty: none)
+set -eu
+[ $# -ge 1 ] || { echo "usage: $0 BUILD_DIR [REPS]" >&2; exit 2; }
+build=$(cd "$1" && pwd)
+reps=${2:-3}
+root=$(cd "$(dirname "$0")/.." && pwd)
+[ -x /usr/local/cuda/bin/nvcc ] && PATH=$PATH:/usr/local/cuda/bin && export PATH
+out=$build/bench/placement
+mkdir -p "$out"
+bfs_args=${BFS_ARGS:-4194304 8 8}
+srad_args=${SRAD_ARGS:-2048 2048 10}
+ratios=${RATIOS:-0.5 1 1.5 2 3}
+alt=${OTM_ALT-0.2}
+devenv=${DEVENV:-MACC_DEVICES=nvidia MACC_TARGET_OFFLOAD=mandatory}
+echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+command -v nvidia-smi >/dev/null 2>&1 &&
+    nvidia-smi --query-gpu=name,memory.total,memory.free --format=csv,noheader | sed 's/^/gpu: /'
+for s in bfs srad; do
+    "$build/bin/macc" --managed -O3 "$root/samples/$s.c" -o "$out/$s" -lm
+done
+
+# run PROG ARGS ENV...: the best run's "time bytes..." line
+run() {
+    prog=$1 args=$2
+    shift 2
+    best=""
+    i=0
+    while [ "$i" -lt "$reps" ]; do
+        i=$((i + 1))
+        # shellcheck disable=SC2086
+        if ! env $devenv MACC_STATS=1 "$@" timeout 300 "$out/$prog" $args > "$out/run.log" 2>&1 ||
+            ! grep -q 'check: PASS' "$out/run.log"; then
+            tail -n 5 "$out/run.log" >&2
+            echo "placement.sh: $prog $args $* failed" >&2
+            continue
+        fi
+        t=$(sed -n 's/^time: \([0-9.]*\) s/\1/p' "$out/run.log")
+        # macc: nvidia:0 launches prefetched faulted evicted pinned resident peak n_pref n_fault n_host n_evict over
+        c=$(awk '/^macc: nvidia:0 +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+/ { print $4, $5, $6, $7, $9, $13, $14; exit }' "$out/run.log")
+        [ -n "$c" ] || c="0 0 0 0 0 0 0"
+        best=$(printf '%s\n%s %s\n' "$best" "$t" "$c" | awk 'NF { if (b == "" || $1 < bt) { b = $0; bt = $1 } } END { print b }')
+    done
+    echo "${best:-0 0 0 0 0 0 0 0}"
+}
+
+printf '%-5s %8s %8s %6s %-9s %9s %8s %8s %8s %8s %8s %6s %5s %9s\n' sample 'data MB' 'bud MB' 'd/b' policy 'time s' \
+    'pref MB' 'fault MB' 'evict MB' 'pin MB' 'peak MB' 'n_ev' 'over' 'otm/best'
+for s in bfs srad; do
+    if [ "$s" = bfs ]; then args=$bfs_args; else args=$srad_args; fi
+    # shellcheck disable=SC2086
+    data=$(env $devenv MACC_PLACEMENT=prefetch "$out/$s" $args | sed -n 's/^data: \([0-9]*\) bytes/\1/p')
+    for r in $ratios; do
+        budget=$(awk -v d="$data" -v r="$r" 'BEGIN { printf "%.0f", d / r }')
+        o=$(run "$s" "$args" MACC_PLACEMENT=otm MACC_DEVICE_MEMORY="$budget")
+        p=$(run "$s" "$args" MACC_PLACEMENT=prefetch MACC_DEVICE_MEMORY="$budget")
+        d=$(run "$s" "$args" MACC_PLACEMENT=demand MACC_DEVICE_MEMORY="$budget")
+        a=""
+        [ -z "$alt" ] || a=$(run "$s" "$args" MACC_PLACEMENT=otm MACC_OTM_DENSITY="$alt" MACC_DEVICE_MEMORY="$budget")
+        for pol in otm prefetch demand ${alt:+otm@$alt}; do
+            case $pol in otm) v=$o ;; prefetch) v=$p ;; demand) v=$d ;; *) v=$a ;; esac
+            echo "$v" | awk -v s="$s" -v data="$data" -v b="$budget" -v r="$r" -v pol="$pol" -v p="$p" -v d="$d" '
+                function mb(x) { return x / 1048576 }
+                { split(p, P, " "); split(d, D, " ")
+                  best = P[1] < D[1] ? P[1] : D[1]
+                  ratio = pol ~ /^otm/ && best > 0 ? sprintf("%9.3f", $1 / best) : sprintf("%9s", "")
+                  printf "%-5s %8.1f %8.1f %6.2f %-9s %9.4f %8.1f %8.1f %8.1f %8.1f %8.1f %6d %5d %s\n", s, mb(data), mb(b), r, pol,
+                         $1, mb($2), mb($3), mb($4), mb($5), mb($6), $7, $8, ratio }'
+        done
+    done
+done

@@ -1,0 +1,506 @@
+/* placement.c: where managed data lives, decided at each region launch (OTM, seed 004).
+ *
+ * The translator gives every region of a --managed file its objects' access
+ * facts (MACC_Region.access: accesses per outer-loop iteration, element size,
+ * reuse rank) and the outer loop's trip count (MACC_push_tripcount). At a
+ * launch on a GPU, for each managed object a map names (the allocation that
+ * holds it: size from the allocator):
+ *
+ *     density = min(accesses per iteration x trip / elements, 1)
+ *
+ * (1 when a fact is unknown). The policies (MACC_PLACEMENT):
+ *  - otm (default): walk the dense objects (density >= the threshold), then
+ *    the sparse ones, each by reuse rank (then density, higher first; then
+ *    size, smaller first); an object that fits in what is left of
+ *    the GPU budget goes to the GPU, prefetched when density >= the threshold
+ *    (MACC_OTM_DENSITY, default 0.6), left to page faults otherwise; one that
+ *    does not fit is kept in host memory (preferred location host, accessed by
+ *    the GPU: read over the link instead of evicting hotter data). Dense
+ *    before sparse departs from OTM's walk by rank alone: a sparse object
+ *    read over the link moves about the bytes it would fault in, a dense one
+ *    all of itself at every launch;
+ *  - prefetch: every object to the GPU, prefetched once per trip (what
+ *    --managed did before);
+ *  - demand: every object to the GPU by page faults;
+ *  - off: none of this (the task maps' prefetches of managed.c).
+ *
+ * The budget: MACC_DEVICE_MEMORY, or the managed cap (the GPU's free memory at
+ * the first allocation minus the margin). Every policy respects it: an object
+ * bound for the GPU is charged its size; when it does not fit, the least
+ * recently used objects of other launches are moved back to the host first
+ * (a prefetch to the host). If it still does not fit, it is not prefetched;
+ * its pages come by faults while the kernel runs, and after the kernel the
+ * launch's objects are charged and the least recently used are evicted until
+ * the charge is within the budget again: prefetch and demand thrash as
+ * unified memory would on a GPU of that size; otm's pinning avoids it.
+ *
+ * Counters per GPU (MACC_STATS, docs/RUNTIME.md): bytes prefetched to the GPU
+ * (the sizes of the prefetch calls), bytes faulted (an estimate: density x
+ * size per object left to faults, up to its size until it is evicted), bytes
+ * evicted (the sizes of the prefetches back to the host), bytes pinned (the
+ * sizes of the objects advised to stay on the host); resident and peak: the
+ * bytes charged to the GPU. With MACC_TRACE every decision is a slice.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static _Thread_local long long pl_trip = -1;
+
+void MACC_push_tripcount(long long n)
+{
+    pl_trip = n;
+}
+
+long long maccrt_placement_take_trip(void)
+{
+    long long t = pl_trip;
+    pl_trip = -1;
+    return t;
+}
+
+typedef struct pl_obj {
+    uintptr_t a, b;         /* the allocation */
+    int where;              /* MACCRT_PL_* of its last launch */
+    int charged;            /* counts against the budget */
+    int prefetched;         /* prefetched to the GPU since it was last evicted */
+    size_t faulted;         /* estimated bytes faulted in since then */
+    unsigned long used;     /* launch clock of its last use */
+    unsigned long launch;   /* the launch that placed it last */
+    const char *name;       /* a map's name, for the trace */
+} pl_obj;
+
+typedef struct pl_gpu {
+    pl_obj *objs;
+    int n, cap;
+    size_t resident, peak;
+    unsigned long clock;
+    unsigned long long prefetched, faulted, evicted, pinned;
+    long launches, n_prefetch, n_fault, n_host, n_evict, over_budget;
+} pl_gpu;
+
+static struct {
+    pthread_once_t once;
+    pthread_mutex_t lock;
+    int policy;
+    double threshold;
+    size_t budget;
+    pl_gpu gpu[MACCRT_MAX_DEVICES];
+} pl = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void pl__init(void)
+{
+    const char *p = getenv("MACC_PLACEMENT");
+    pl.policy = MACCRT_PL_OTM;
+    if (p && *p) {
+        if (!strcasecmp(p, "otm"))
+            pl.policy = MACCRT_PL_OTM;
+        else if (!strcasecmp(p, "prefetch"))
+            pl.policy = MACCRT_PL_PREFETCH;
+        else if (!strcasecmp(p, "demand"))
+            pl.policy = MACCRT_PL_DEMAND;
+        else if (!strcasecmp(p, "off") || !strcmp(p, "0"))
+            pl.policy = MACCRT_PL_OFF;
+        else
+            maccrt_fatal(NULL, "invalid MACC_PLACEMENT '%s' (expected otm, prefetch, demand or off)", p);
+    }
+    pl.threshold = 0.6;
+    const char *t = getenv("MACC_OTM_DENSITY");
+    if (t && *t) {
+        char *end;
+        double v = strtod(t, &end);
+        if (*end || end == t || !(v >= 0.0 && v <= 1.0))
+            maccrt_fatal(NULL, "invalid MACC_OTM_DENSITY '%s' (expected a number from 0 to 1)", t);
+        pl.threshold = v;
+    }
+    maccrt_managed_info mi;
+    maccrt_managed_stats(&mi); /* starts the allocator: the cap */
+    pl.budget = mi.cap;
+    const char *m = getenv("MACC_DEVICE_MEMORY");
+    if (m && *m) {
+        size_t v = maccrt_managed_size_setting(m, pl.budget);
+        if (v < pl.budget)
+            pl.budget = v; /* never more than the cap */
+    }
+}
+
+static void pl__ensure(void)
+{
+    pthread_once(&pl.once, pl__init);
+}
+
+int maccrt_placement_active(const maccrt_device *d)
+{
+    if (!d || !d->plugin->advise_place || !d->plugin->prefetch || !maccrt_managed_hints())
+        return 0;
+    pl__ensure();
+    return pl.policy != MACCRT_PL_OFF;
+}
+
+/* ---- records (pl.lock held) ------------------------------------------------------------------ */
+
+static pl_obj *pl__find(pl_gpu *g, uintptr_t a)
+{
+    for (int i = 0; i < g->n; i++)
+        if (g->objs[i].a <= a && a < g->objs[i].b)
+            return &g->objs[i];
+    return NULL;
+}
+
+static pl_obj *pl__get(pl_gpu *g, uintptr_t a, uintptr_t b, const char *name)
+{
+    pl_obj *o = pl__find(g, a);
+    if (o && o->a == a && o->b == b)
+        return o;
+    if (o) { /* a stale record (the block was reused with another size) */
+        if (o->charged)
+            g->resident -= o->b - o->a;
+        *o = g->objs[--g->n];
+    }
+    if (g->n == g->cap) {
+        g->cap = g->cap ? 2 * g->cap : 32;
+        g->objs = maccrt_xrealloc(g->objs, (size_t)g->cap * sizeof *g->objs);
+    }
+    o = &g->objs[g->n++];
+    memset(o, 0, sizeof *o);
+    o->a = a;
+    o->b = b;
+    o->name = name;
+    return o;
+}
+
+static void pl__trace(int kind, maccrt_device *d, const pl_obj *o, double t0)
+{
+    if (t0 > 0.0)
+        maccrt_trace_event(kind, d, o->name, t0, maccrt_now(), o->b - o->a);
+}
+
+/* Moves o back to the host (its charge goes). */
+static void pl__evict(maccrt_device *d, pl_gpu *g, pl_obj *o)
+{
+    double t0 = maccrt_trace_on() ? maccrt_now() : 0.0;
+    size_t n = o->b - o->a;
+    d->plugin->prefetch(d, (const void *)o->a, n, 1);
+    if (o->charged)
+        g->resident -= n;
+    o->charged = 0;
+    o->prefetched = 0;
+    o->faulted = 0;
+    g->evicted += n;
+    g->n_evict++;
+    pl__trace(MACCRT_TRACE_EVICT, d, o, t0);
+}
+
+/* The least recently used charged object not placed by launch `now` (0: any). */
+static pl_obj *pl__lru(pl_gpu *g, unsigned long now)
+{
+    pl_obj *v = NULL;
+    for (int i = 0; i < g->n; i++) {
+        pl_obj *o = &g->objs[i];
+        if (o->charged && (!now || o->launch != now) && (!v || o->used < v->used))
+            v = o;
+    }
+    return v;
+}
+
+static void pl__charge(pl_gpu *g, pl_obj *o)
+{
+    o->charged = 1;
+    g->resident += o->b - o->a;
+    if (g->resident > g->peak)
+        g->peak = g->resident;
+}
+
+/* ---- the decisions ------------------------------------------------------------------------------ */
+
+typedef struct pl_item {
+    uintptr_t a, b;
+    double density;
+    int rank;
+    int order;      /* map order */
+    int dest;       /* MACCRT_PL_* */
+    const char *name;
+} pl_item;
+
+static int pl__cmp(const void *x, const void *y)
+{
+    const pl_item *p = x, *q = y;
+    int ps = p->density < pl.threshold, qs = q->density < pl.threshold;
+    if (ps != qs) /* dense objects first */
+        return ps - qs;
+    if (p->rank != q->rank)
+        return p->rank < q->rank ? -1 : 1;
+    if (p->density != q->density)
+        return p->density > q->density ? -1 : 1;
+    if (p->b - p->a != q->b - q->a)
+        return p->b - p->a < q->b - q->a ? -1 : 1;
+    return p->order - q->order;
+}
+
+static const MACC_Access *pl__fact(const MACC_Region *r, int i, const MACC_Map *m)
+{
+    if (!r || !r->access || r->naccess <= 0)
+        return NULL;
+    for (int k = 0; k < r->naccess; k++) /* the map's index, the same name */
+        if (r->access[k].map == i && m->name && r->access[k].name && !strcmp(r->access[k].name, m->name))
+            return &r->access[k];
+    for (int k = 0; k < r->naccess; k++)
+        if (m->name && r->access[k].name && !strcmp(r->access[k].name, m->name))
+            return &r->access[k];
+    return NULL;
+}
+
+/* The managed objects of the maps, one item per allocation; returns the count. */
+static int pl__items(const MACC_Region *r, int nmaps, const MACC_Map *maps, long long trip, pl_item *it)
+{
+    int n = 0;
+    for (int i = 0; i < nmaps; i++) {
+        const MACC_Map *m = &maps[i];
+        if (m->kind & MACC_MAP_DEVICEPTR)
+            continue;
+        const void *p = m->bytes ? m->start : m->base;
+        void *start;
+        size_t size;
+        if (!p || !maccrt_managed_block(p, &start, &size) || !size)
+            continue;
+        const MACC_Access *f = pl__fact(r, i, m);
+        double density = 1.0;
+        if (f && f->per_iter >= 0 && f->elem_size > 0 && trip >= 0) {
+            double elems = (double)size / (double)f->elem_size;
+            density = elems > 0 ? f->per_iter * (double)trip / elems : 1.0;
+            if (density > 1.0)
+                density = 1.0;
+        }
+        int rank = f ? f->reuse_rank : 1;
+        uintptr_t a = (uintptr_t)start, b = a + size;
+        int k = 0;
+        while (k < n && it[k].a != a)
+            k++;
+        if (k < n) { /* two maps of one allocation: one object */
+            if (density > it[k].density)
+                it[k].density = density;
+            if (rank < it[k].rank)
+                it[k].rank = rank;
+            continue;
+        }
+        it[n++] = (pl_item){a, b, density, rank, i, MACCRT_PL_NONE, m->name ? m->name : "?"};
+    }
+    return n;
+}
+
+void maccrt_placement_launch(maccrt_device *d, const MACC_Region *r, int nmaps, const MACC_Map *maps,
+                             long long trip)
+{
+    if (nmaps <= 0 || d->num < 0 || d->num >= MACCRT_MAX_DEVICES)
+        return;
+    pl_item items[nmaps];
+    int n = pl__items(r, nmaps, maps, trip, items); /* none without managed memory: nothing started */
+    if (!n || !maccrt_placement_active(d))
+        return;
+    if (pl.policy == MACCRT_PL_OTM) {
+        qsort(items, (size_t)n, sizeof items[0], pl__cmp);
+        size_t left = pl.budget;
+        for (int i = 0; i < n; i++) {
+            size_t sz = items[i].b - items[i].a;
+            if (sz <= left) {
+                items[i].dest = items[i].density >= pl.threshold ? MACCRT_PL_GPU_PREFETCH : MACCRT_PL_GPU_FAULT;
+                left -= sz;
+            } else {
+                items[i].dest = MACCRT_PL_HOST;
+            }
+        }
+    } else {
+        for (int i = 0; i < n; i++)
+            items[i].dest = pl.policy == MACCRT_PL_PREFETCH ? MACCRT_PL_GPU_PREFETCH : MACCRT_PL_GPU_FAULT;
+    }
+    pthread_mutex_lock(&pl.lock);
+    pl_gpu *g = &pl.gpu[d->num];
+    unsigned long now = ++g->clock;
+    g->launches++;
+    for (int i = 0; i < n; i++) {
+        pl_item *x = &items[i];
+        pl_obj *o = pl__get(g, x->a, x->b, x->name);
+        size_t sz = x->b - x->a;
+        o->used = now;
+        o->launch = now;
+        o->name = x->name;
+        double t0 = maccrt_trace_on() ? maccrt_now() : 0.0;
+        if (x->dest == MACCRT_PL_HOST) {
+            if (o->charged || o->prefetched || o->faulted)
+                pl__evict(d, g, o);
+            if (o->where != MACCRT_PL_HOST) {
+                d->plugin->advise_place(d, (const void *)x->a, sz, 1);
+                g->pinned += sz;
+            }
+            o->where = MACCRT_PL_HOST;
+            g->n_host++;
+            pl__trace(MACCRT_TRACE_PLACE_HOST, d, o, t0);
+            continue;
+        }
+        if (o->where == MACCRT_PL_HOST)
+            d->plugin->advise_place(d, (const void *)x->a, sz, 0);
+        if (!o->charged) {
+            pl_obj *v;
+            while (g->resident + sz > pl.budget && (v = pl__lru(g, now)) != NULL)
+                pl__evict(d, g, v);
+            if (g->resident + sz <= pl.budget)
+                pl__charge(g, o);
+            else
+                g->over_budget++; /* its pages come by faults; charged after the kernel */
+        }
+        if (x->dest == MACCRT_PL_GPU_PREFETCH && o->charged) {
+            if (!o->prefetched) {
+                d->plugin->prefetch(d, (const void *)x->a, sz, 0);
+                o->prefetched = 1;
+                g->prefetched += sz;
+            }
+            g->n_prefetch++;
+            pl__trace(MACCRT_TRACE_PLACE_PREFETCH, d, o, t0);
+        } else {
+            if (!o->prefetched && o->faulted < sz) {
+                size_t f = (size_t)(x->density * (double)sz);
+                if (f > sz - o->faulted)
+                    f = sz - o->faulted;
+                o->faulted += f;
+                g->faulted += f;
+            }
+            g->n_fault++;
+            pl__trace(MACCRT_TRACE_PLACE_FAULT, d, o, t0);
+        }
+        o->where = x->dest == MACCRT_PL_GPU_PREFETCH && o->charged ? MACCRT_PL_GPU_PREFETCH : MACCRT_PL_GPU_FAULT;
+    }
+    pthread_mutex_unlock(&pl.lock);
+}
+
+void maccrt_placement_done(maccrt_device *d, const MACC_Region *r, int nmaps, const MACC_Map *maps)
+{
+    if (nmaps <= 0 || d->num < 0 || d->num >= MACCRT_MAX_DEVICES)
+        return;
+    pl_item items[nmaps];
+    int n = pl__items(r, nmaps, maps, -1, items);
+    if (!n || !maccrt_placement_active(d))
+        return;
+    pthread_mutex_lock(&pl.lock);
+    pl_gpu *g = &pl.gpu[d->num];
+    int over = 0;
+    for (int i = 0; i < n; i++) {
+        pl_obj *o = pl__find(g, items[i].a);
+        if (o && !o->charged && o->where != MACCRT_PL_HOST) {
+            /* the kernel faulted it in: it is on the GPU now */
+            o->charged = 1;
+            g->resident += o->b - o->a;
+            over = 1;
+        }
+    }
+    pl_obj *v;
+    while (over && g->resident > pl.budget && (v = pl__lru(g, 0)) != NULL)
+        pl__evict(d, g, v);
+    pthread_mutex_unlock(&pl.lock);
+}
+
+void maccrt_placement_forget(const void *p, size_t bytes)
+{
+    if (!bytes)
+        return;
+    uintptr_t a = (uintptr_t)p, b = a + bytes;
+    pthread_mutex_lock(&pl.lock);
+    for (int k = 0; k < MACCRT_MAX_DEVICES; k++) {
+        pl_gpu *g = &pl.gpu[k];
+        for (int i = 0; i < g->n;) {
+            pl_obj *o = &g->objs[i];
+            if (o->a < b && a < o->b) {
+                if (o->charged)
+                    g->resident -= o->b - o->a;
+                *o = g->objs[--g->n];
+            } else {
+                i++;
+            }
+        }
+    }
+    pthread_mutex_unlock(&pl.lock);
+}
+
+void maccrt_placement_note_host(const void *p, size_t bytes)
+{
+    uintptr_t a = (uintptr_t)p, b = a + bytes;
+    pthread_mutex_lock(&pl.lock);
+    for (int k = 0; k < MACCRT_MAX_DEVICES; k++) {
+        pl_gpu *g = &pl.gpu[k];
+        for (int i = 0; i < g->n; i++) {
+            pl_obj *o = &g->objs[i];
+            if (o->a < b && a < o->b && o->a >= a && o->b <= b) { /* the whole object went back */
+                if (o->charged)
+                    g->resident -= o->b - o->a;
+                o->charged = o->prefetched = 0;
+                o->faulted = 0;
+            } else if (o->a < b && a < o->b) {
+                o->prefetched = 0; /* part of it: prefetched again next time */
+            }
+        }
+    }
+    pthread_mutex_unlock(&pl.lock);
+}
+
+/* ---- statistics ---------------------------------------------------------------------------------- */
+
+void maccrt_placement_stats(const maccrt_device *d, maccrt_placement_info *out)
+{
+    pl__ensure();
+    memset(out, 0, sizeof *out);
+    out->policy = pl.policy;
+    out->threshold = pl.threshold;
+    out->budget = pl.budget;
+    if (!d || d->num < 0 || d->num >= MACCRT_MAX_DEVICES)
+        return;
+    pthread_mutex_lock(&pl.lock);
+    const pl_gpu *g = &pl.gpu[d->num];
+    out->resident = g->resident;
+    out->peak = g->peak;
+    out->prefetched = g->prefetched;
+    out->faulted = g->faulted;
+    out->evicted = g->evicted;
+    out->pinned = g->pinned;
+    out->launches = g->launches;
+    out->n_prefetch = g->n_prefetch;
+    out->n_fault = g->n_fault;
+    out->n_host = g->n_host;
+    out->n_evict = g->n_evict;
+    out->over_budget = g->over_budget;
+    pthread_mutex_unlock(&pl.lock);
+}
+
+int maccrt_placement_where(const maccrt_device *d, const void *p)
+{
+    if (!d || d->num < 0 || d->num >= MACCRT_MAX_DEVICES)
+        return MACCRT_PL_NONE;
+    pthread_mutex_lock(&pl.lock);
+    pl_obj *o = pl__find(&pl.gpu[d->num], (uintptr_t)p);
+    int w = o ? o->where : MACCRT_PL_NONE;
+    pthread_mutex_unlock(&pl.lock);
+    return w;
+}
+
+void maccrt_placement_print(FILE *f)
+{
+    static const char *const names[] = {"otm", "prefetch", "demand", "off"};
+    int header = 0;
+    for (int i = 0; i < maccrt_rt.ndevices; i++) {
+        maccrt_device *d = maccrt_rt.devices[i];
+        if (d->num < 0 || d->num >= MACCRT_MAX_DEVICES || !pl.gpu[d->num].launches)
+            continue;
+        maccrt_placement_info s;
+        maccrt_placement_stats(d, &s);
+        if (!header) {
+            fprintf(f, "macc: placement %s, density threshold %.2f, budget %zu bytes\n", names[s.policy],
+                    s.threshold, s.budget);
+            fprintf(f, "macc: %-12s %8s %14s %14s %14s %14s %14s %14s %8s %8s %8s %8s %8s\n", "device", "launches",
+                    "prefetched", "faulted(est)", "evicted", "pinned", "resident", "peak", "n_pref", "n_fault",
+                    "n_host", "n_evict", "over");
+            header = 1;
+        }
+        fprintf(f, "macc: %-12s %8ld %14llu %14llu %14llu %14llu %14zu %14zu %8ld %8ld %8ld %8ld %8ld\n", d->name,
+                s.launches, s.prefetched, s.faulted, s.evicted, s.pinned, s.resident, s.peak, s.n_prefetch,
+                s.n_fault, s.n_host, s.n_evict, s.over_budget);
+    }
+}

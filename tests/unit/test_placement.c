@@ -1,0 +1,547 @@
+/* Placement of managed data (runtime/placement.c) on a fake GPU with a small budget.
+ *
+ * The fake GPU stands in the CUDA plugin's slot (maccrt_cuda_plugin): one
+ * helper thread runs the tasks' version functions as host code, and its run
+ * calls the placement hooks as the CUDA plugin's does. Its managed memory is
+ * host memory; prefetches and placement advice are logged, and a model of
+ * what is on the "GPU" (prefetched there and not moved back) checks that no
+ * decision ever moves data past the budget. */
+#include <criterion/criterion.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MiB ((size_t)1 << 20)
+
+/* ---- the fake GPU ------------------------------------------------------------------------------ */
+
+typedef struct fg {
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    maccrt_task *head, *tail;
+    int stop;
+    pthread_t th;
+} fg;
+
+enum { EV_TO_GPU, EV_TO_HOST, EV_PIN, EV_UNPIN };
+typedef struct ev {
+    int kind;
+    uintptr_t p;
+    size_t bytes;
+} ev;
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static ev evlog[4096];
+static int nev;
+/* the model: ranges prefetched to the GPU and not back */
+static uintptr_t on_a[256], on_b[256];
+static int non;
+static size_t on_bytes, on_peak;
+
+static void fg_log(int kind, const void *p, size_t bytes)
+{
+    pthread_mutex_lock(&log_lock);
+    if (nev < 4096)
+        evlog[nev++] = (ev){kind, (uintptr_t)p, bytes};
+    uintptr_t a = (uintptr_t)p, b = a + bytes;
+    if (kind == EV_TO_GPU) {
+        on_a[non] = a;
+        on_b[non++] = b;
+        on_bytes += bytes;
+        if (on_bytes > on_peak)
+            on_peak = on_bytes;
+    } else if (kind == EV_TO_HOST) {
+        for (int i = 0; i < non;)
+            if (on_a[i] < b && a < on_b[i]) {
+                on_bytes -= on_b[i] - on_a[i];
+                on_a[i] = on_a[--non];
+                on_b[i] = on_b[non];
+            } else {
+                i++;
+            }
+    }
+    pthread_mutex_unlock(&log_lock);
+}
+
+static int count(int kind, const void *p)
+{
+    int n = 0;
+    pthread_mutex_lock(&log_lock);
+    for (int i = 0; i < nev; i++)
+        n += evlog[i].kind == kind && (!p || evlog[i].p == (uintptr_t)p);
+    pthread_mutex_unlock(&log_lock);
+    return n;
+}
+
+static void *fg_worker(void *arg)
+{
+    fg *g = arg;
+    maccrt_thread_self()->is_worker = 1;
+    pthread_mutex_lock(&g->lock);
+    for (;;) {
+        while (!g->head && !g->stop)
+            pthread_cond_wait(&g->cv, &g->lock);
+        maccrt_task *t = g->head;
+        if (!t)
+            break;
+        g->head = t->pnext;
+        if (!g->head)
+            g->tail = NULL;
+        pthread_mutex_unlock(&g->lock);
+        maccrt_task_execute(t);
+        pthread_mutex_lock(&g->lock);
+    }
+    pthread_mutex_unlock(&g->lock);
+    return NULL;
+}
+
+static int fg_discover(void)
+{
+    return 1;
+}
+
+static int fg_init(maccrt_device *d)
+{
+    fg *g = calloc(1, sizeof *g);
+    pthread_mutex_init(&g->lock, NULL);
+    pthread_cond_init(&g->cv, NULL);
+    pthread_create(&g->th, NULL, fg_worker, g);
+    d->pdata = g;
+    d->cc = 90;
+    d->concurrency = 1;
+    d->mem_bytes = (size_t)1 << 30;
+    return 0;
+}
+
+static void fg_fini(maccrt_device *d)
+{
+    fg *g = d->pdata;
+    pthread_mutex_lock(&g->lock);
+    g->stop = 1;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->lock);
+    pthread_join(g->th, NULL);
+}
+
+static int fg_version_ok(const maccrt_device *d, const MACC_Version *v)
+{
+    return v->min_cc <= d->cc;
+}
+
+static void *fg_alloc(maccrt_device *d, void *hostptr, size_t bytes)
+{
+    (void)d;
+    (void)hostptr;
+    return malloc(bytes);
+}
+
+static void fg_free(maccrt_device *d, void *p)
+{
+    (void)d;
+    free(p);
+}
+
+static int fg_copy(maccrt_device *d, void *dst, const void *src, size_t bytes)
+{
+    (void)d;
+    memcpy(dst, src, bytes);
+    return 0;
+}
+
+static void fg_submit(maccrt_device *d, maccrt_task *t)
+{
+    fg *g = d->pdata;
+    pthread_mutex_lock(&g->lock);
+    t->pnext = NULL;
+    if (g->tail)
+        g->tail->pnext = t;
+    else
+        g->head = t;
+    g->tail = t;
+    pthread_cond_signal(&g->cv);
+    pthread_mutex_unlock(&g->lock);
+}
+
+/* as cuda__run: placement before the version, its fix-up after */
+static int fg_run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
+{
+    maccrt_placement_launch(d, t->region, t->nmaps, t->maps, t->trip);
+    int err = t->ver->fn(t->args, env);
+    if (!err)
+        maccrt_placement_done(d, t->region, t->nmaps, t->maps);
+    return err;
+}
+
+static void *fg_managed_alloc(maccrt_device *d, size_t bytes)
+{
+    (void)d;
+    void *p = NULL;
+    return posix_memalign(&p, 4096, bytes) == 0 ? p : NULL;
+}
+
+static void fg_managed_free(maccrt_device *d, void *p)
+{
+    (void)d;
+    free(p);
+}
+
+static int fg_mem_info(maccrt_device *d, size_t *free_b, size_t *total_b)
+{
+    (void)d;
+    *free_b = 256 * MiB;
+    *total_b = (size_t)1 << 30;
+    return 0;
+}
+
+static void fg_prefetch(maccrt_device *d, const void *p, size_t bytes, int to_host)
+{
+    (void)d;
+    fg_log(to_host ? EV_TO_HOST : EV_TO_GPU, p, bytes);
+}
+
+static void fg_advise_place(maccrt_device *d, const void *p, size_t bytes, int host)
+{
+    (void)d;
+    fg_log(host ? EV_PIN : EV_UNPIN, p, bytes);
+}
+
+const maccrt_plugin maccrt_cuda_plugin = {
+    .name = "nvidia",
+    .kind = MACC_DEV_NVIDIA,
+    .discover = fg_discover,
+    .init_device = fg_init,
+    .fini_device = fg_fini,
+    .version_ok = fg_version_ok,
+    .alloc = fg_alloc,
+    .free = fg_free,
+    .copy_h2d = fg_copy,
+    .copy_d2h = fg_copy,
+    .submit = fg_submit,
+    .run = fg_run,
+    .managed_alloc = fg_managed_alloc,
+    .managed_free = fg_managed_free,
+    .mem_info = fg_mem_info,
+    .prefetch = fg_prefetch,
+    .advise_place = fg_advise_place,
+};
+
+/* ---- regions -------------------------------------------------------------------------------------- */
+
+static int kernel(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+    (void)env;
+    return 0;
+}
+
+static const MACC_Version vers[] = {{MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, kernel}};
+
+/* Facts of region R: three objects, "hot" (rank 1), "warm" (rank 2), "cold" (rank 3). */
+static const MACC_Access facts3[] = {
+    {"hot", 0, 4, 2.0, 1},
+    {"warm", 1, 4, 1.0, 2},
+    {"cold", 2, 4, 0.25, 3}, /* a quarter of its elements per launch when trip = its elements */
+};
+static const MACC_Region R3 = {{"bfs.c", 10, 1, "main"}, "macc_k_main_L10", 1, vers, 3, facts3};
+static const MACC_Access facts1[] = {{"x", 0, 4, 1.0, 1}};
+static const MACC_Region R1 = {{"a.c", 20, 1, "f"}, "macc_k_f_L20", 1, vers, 1, facts1};
+static const MACC_Region Rnofacts = {{"b.c", 30, 1, "g"}, "macc_k_g_L30", 1, vers, 0, NULL};
+
+static void launch(const MACC_Region *r, int n, float **p, const char *const *names, size_t *bytes, long long trip)
+{
+    MACC_Map m[8];
+    for (int i = 0; i < n; i++)
+        m[i] = (MACC_Map){names[i], p[i], p[i], bytes[i], MACC_MAP_TOFROM};
+    if (trip >= 0)
+        MACC_push_tripcount(trip);
+    MACC_target(r, NULL, 0, n, m, 0, NULL, 0, MACC_DEVICE_DEFAULT, 1);
+}
+
+static maccrt_device *gpu(void)
+{
+    cr_assert_geq(macc_num_devices(), 2);
+    maccrt_device *d = maccrt_rt.devices[0];
+    cr_assert_eq(d->kind, MACC_DEV_NVIDIA);
+    return d;
+}
+
+static void env_budget(const char *budget, const char *policy)
+{
+    unsetenv("MACC_DEVICES");
+    unsetenv("MACC_MANAGED_HINTS");
+    unsetenv("MACC_OTM_DENSITY");
+    setenv("MACC_POOL", "0", 1); /* every object its own allocation, of its exact size */
+    setenv("MACC_MANAGED_MARGIN", "16M", 1);
+    setenv("MACC_HOST_THREADS", "2", 1);
+    if (budget)
+        setenv("MACC_DEVICE_MEMORY", budget, 1);
+    else
+        unsetenv("MACC_DEVICE_MEMORY");
+    if (policy)
+        setenv("MACC_PLACEMENT", policy, 1);
+    else
+        unsetenv("MACC_PLACEMENT");
+}
+
+static void no_env(void)
+{
+    env_budget(NULL, NULL);
+}
+
+TestSuite(placement, .init = no_env, .timeout = 60);
+
+static const char *const names3[] = {"hot", "warm", "cold"};
+
+/* Everything fits: dense objects are prefetched (once), the sparse one is
+ * left to faults, nothing pinned or evicted. The budget is the cap (256 MiB
+ * free - 16 MiB margin). */
+Test(placement, fits_dense_prefetched_sparse_faulted)
+{
+    env_budget(NULL, "otm");
+    size_t n = MiB; /* elements of 4 bytes */
+    size_t b[3] = {4 * n, 4 * n, 4 * n};
+    float *p[3] = {MACC_malloc(b[0]), MACC_malloc(b[1]), MACC_malloc(b[2])};
+    launch(&R3, 3, p, names3, b, (long long)n);
+    maccrt_device *d = gpu();
+    cr_assert_eq(maccrt_placement_where(d, p[0]), MACCRT_PL_GPU_PREFETCH);
+    cr_assert_eq(maccrt_placement_where(d, p[1]), MACCRT_PL_GPU_PREFETCH, "density 1: prefetched");
+    cr_assert_eq(maccrt_placement_where(d, p[2]), MACCRT_PL_GPU_FAULT, "density 0.25 < 0.6: faults");
+    cr_assert_eq(count(EV_TO_GPU, p[0]), 1);
+    cr_assert_eq(count(EV_TO_GPU, p[2]), 0);
+    maccrt_placement_info s;
+    maccrt_placement_stats(d, &s);
+    cr_assert_eq(s.faulted, n, "0.25 x 4 MiB: %llu", s.faulted);
+    launch(&R3, 3, p, names3, b, (long long)n);
+    cr_assert_eq(count(EV_TO_GPU, NULL), 2, "resident objects are not prefetched again");
+    cr_assert_eq(count(EV_PIN, NULL) + count(EV_TO_HOST, NULL), 0);
+    maccrt_placement_stats(d, &s);
+    cr_assert_eq(s.budget, 240 * MiB);
+    cr_assert_eq(s.prefetched, 8 * n);
+    cr_assert_eq(s.faulted, 2 * n, "one more quarter (an upper bound: up to its size): %llu", s.faulted);
+    cr_assert_eq(s.resident, 12 * n);
+    cr_assert_eq(s.launches, 2);
+}
+
+/* The threshold is settable: at 0.2 the cold object is prefetched too. */
+Test(placement, threshold_is_settable)
+{
+    env_budget(NULL, "otm");
+    setenv("MACC_OTM_DENSITY", "0.2", 1);
+    size_t n = MiB;
+    size_t b[3] = {4 * n, 4 * n, 4 * n};
+    float *p[3] = {MACC_malloc(b[0]), MACC_malloc(b[1]), MACC_malloc(b[2])};
+    launch(&R3, 3, p, names3, b, (long long)n);
+    cr_assert_eq(maccrt_placement_where(gpu(), p[2]), MACCRT_PL_GPU_PREFETCH);
+}
+
+/* Under a budget of 10 MiB: hot (4) and warm (4) fit, cold (16) does not and
+ * is kept on the host; nothing is evicted, the GPU never holds more than the
+ * budget, again and again. */
+Test(placement, otm_pins_what_does_not_fit)
+{
+    env_budget("10M", "otm");
+    size_t b[3] = {4 * MiB, 4 * MiB, 16 * MiB};
+    float *p[3] = {MACC_malloc(b[0]), MACC_malloc(b[1]), MACC_malloc(b[2])};
+    for (int k = 0; k < 5; k++)
+        launch(&R3, 3, p, names3, b, (long long)MiB);
+    maccrt_device *d = gpu();
+    cr_assert_eq(maccrt_placement_where(d, p[0]), MACCRT_PL_GPU_PREFETCH);
+    cr_assert_eq(maccrt_placement_where(d, p[1]), MACCRT_PL_GPU_PREFETCH);
+    cr_assert_eq(maccrt_placement_where(d, p[2]), MACCRT_PL_HOST);
+    cr_assert_eq(count(EV_PIN, p[2]), 1, "advised once");
+    cr_assert_eq(count(EV_TO_HOST, NULL), 0, "no eviction");
+    cr_assert_eq(count(EV_TO_GPU, NULL), 2);
+    maccrt_placement_info s;
+    maccrt_placement_stats(d, &s);
+    cr_assert_eq(s.pinned, 16 * MiB);
+    cr_assert_eq(s.evicted, 0);
+    cr_assert_leq(s.peak, 10 * MiB);
+    cr_assert_leq(on_peak, 10 * MiB);
+}
+
+/* The walk goes on past an object that does not fit: a smaller one of a
+ * lower rank still gets the room. */
+Test(placement, otm_walk_skips_what_does_not_fit)
+{
+    env_budget("10M", "otm");
+    size_t b[3] = {4 * MiB, 8 * MiB, 4 * MiB};
+    float *p[3] = {MACC_malloc(b[0]), MACC_malloc(b[1]), MACC_malloc(b[2])};
+    launch(&R3, 3, p, names3, b, (long long)MiB);
+    maccrt_device *d = gpu();
+    cr_assert_eq(maccrt_placement_where(d, p[0]), MACCRT_PL_GPU_PREFETCH);
+    cr_assert_eq(maccrt_placement_where(d, p[1]), MACCRT_PL_HOST, "rank 2, 8 MiB: 6 left");
+    cr_assert_eq(maccrt_placement_where(d, p[2]), MACCRT_PL_GPU_FAULT, "rank 3 fits after it (density 0.25)");
+}
+
+/* Dense objects are walked before sparse ones: a sparse object of rank 1
+ * does not take the room of a dense one of rank 2. */
+static const MACC_Access facts_sd[] = {
+    {"edges", 0, 4, 1.0, 1}, /* 8 MiB = 2 Mi elements, trip 1 Mi: density 0.5 */
+    {"cost", 1, 4, 1.0, 2},  /* 4 MiB, density 1 */
+};
+static const MACC_Region Rsd = {{"bfs.c", 40, 1, "main"}, "macc_k_main_L40", 1, vers, 2, facts_sd};
+Test(placement, otm_walks_dense_before_sparse)
+{
+    env_budget("10M", "otm");
+    size_t b[2] = {8 * MiB, 4 * MiB};
+    float *p[2] = {MACC_malloc(b[0]), MACC_malloc(b[1])};
+    static const char *const nm[] = {"edges", "cost"};
+    launch(&Rsd, 2, p, nm, b, (long long)MiB);
+    maccrt_device *d = gpu();
+    cr_assert_eq(maccrt_placement_where(d, p[1]), MACCRT_PL_GPU_PREFETCH);
+    cr_assert_eq(maccrt_placement_where(d, p[0]), MACCRT_PL_HOST);
+}
+
+/* prefetch under the same budget: the objects of one launch (24 MiB) do not
+ * fit in 10: the launch's objects thrash (evicted after the kernel, fetched
+ * again at the next launch), and no decision ever holds more than the budget. */
+Test(placement, prefetch_thrashes_within_the_budget)
+{
+    env_budget("10M", "prefetch");
+    size_t b[3] = {4 * MiB, 4 * MiB, 16 * MiB};
+    float *p[3] = {MACC_malloc(b[0]), MACC_malloc(b[1]), MACC_malloc(b[2])};
+    for (int k = 0; k < 3; k++)
+        launch(&R3, 3, p, names3, b, (long long)MiB);
+    maccrt_device *d = gpu();
+    maccrt_placement_info s;
+    maccrt_placement_stats(d, &s);
+    cr_assert_eq(count(EV_PIN, NULL), 0, "prefetch never pins");
+    cr_assert_gt(s.n_evict, 2, "evictions every launch: %ld", s.n_evict);
+    cr_assert_gt(s.evicted, 16 * MiB);
+    cr_assert_leq(s.peak, 10 * MiB, "peak %zu", s.peak);
+    cr_assert_leq(s.resident, 10 * MiB);
+    cr_assert_leq(on_peak, 10 * MiB, "the fake GPU held %zu", on_peak);
+    cr_assert_gt(s.over_budget, 0, "cold (16 MiB > 10) came by faults");
+}
+
+/* demand: no prefetch to the GPU at all; the budget still holds (objects are
+ * evicted least recently used first). */
+Test(placement, demand_faults_and_evicts)
+{
+    env_budget("10M", "demand");
+    size_t b[3] = {4 * MiB, 4 * MiB, 4 * MiB};
+    float *p[3] = {MACC_malloc(b[0]), MACC_malloc(b[1]), MACC_malloc(b[2])};
+    static const char *const one[] = {"x"};
+    for (int k = 0; k < 3; k++)
+        launch(&R1, 1, &p[k], one, &b[k], (long long)MiB);
+    maccrt_device *d = gpu();
+    cr_assert_eq(count(EV_TO_GPU, NULL), 0);
+    cr_assert_eq(maccrt_placement_where(d, p[2]), MACCRT_PL_GPU_FAULT);
+    cr_assert_eq(count(EV_TO_HOST, p[0]), 1, "the least recently used went back");
+    cr_assert_eq(count(EV_TO_HOST, p[1]), 0);
+    maccrt_placement_info s;
+    maccrt_placement_stats(d, &s);
+    cr_assert_eq(s.faulted, 12 * MiB);
+    cr_assert_eq(s.resident, 8 * MiB);
+}
+
+/* LRU across regions under otm: A then B then A, each 6 MiB with 10 MiB: B
+ * evicts A, A evicts B; A is prefetched again after its trip back. */
+Test(placement, lru_eviction_across_regions)
+{
+    env_budget("10M", "otm");
+    size_t b = 6 * MiB;
+    float *A = MACC_malloc(b), *B = MACC_malloc(b);
+    static const char *const one[] = {"x"};
+    launch(&R1, 1, &A, one, &b, (long long)(b / 4));
+    launch(&R1, 1, &B, one, &b, (long long)(b / 4));
+    launch(&R1, 1, &A, one, &b, (long long)(b / 4));
+    cr_assert_eq(count(EV_TO_HOST, A), 1);
+    cr_assert_eq(count(EV_TO_HOST, B), 1);
+    cr_assert_eq(count(EV_TO_GPU, A), 2);
+    cr_assert_leq(on_peak, 10 * MiB);
+}
+
+/* Without facts (a file translated without --managed) or without a trip
+ * count, objects are taken as dense and ranked first. */
+Test(placement, unknown_facts_are_dense)
+{
+    env_budget(NULL, "otm");
+    size_t b[3] = {4 * MiB, 4 * MiB, 4 * MiB};
+    float *p[3] = {MACC_malloc(b[0]), MACC_malloc(b[1]), MACC_malloc(b[2])};
+    launch(&R3, 3, p, names3, b, -1);
+    maccrt_device *d = gpu();
+    cr_assert_eq(maccrt_placement_where(d, p[2]), MACCRT_PL_GPU_PREFETCH, "no trip: density 1");
+    float *q = MACC_malloc(4 * MiB);
+    size_t qb = 4 * MiB;
+    static const char *const one[] = {"q"};
+    launch(&Rnofacts, 1, &q, one, &qb, 10);
+    cr_assert_eq(maccrt_placement_where(d, q), MACCRT_PL_GPU_PREFETCH);
+}
+
+/* A zero-length map (a pointer used without a section under --managed)
+ * names its whole allocation; freeing the allocation drops its charge. */
+Test(placement, attach_maps_and_free)
+{
+    env_budget("10M", "otm");
+    size_t b = 8 * MiB;
+    float *x = MACC_malloc(b);
+    MACC_Map m = {"x", x, x, 0, MACC_MAP_ATTACH};
+    MACC_push_tripcount((long long)(b / 4));
+    MACC_target(&R1, NULL, 0, 1, &m, 0, NULL, 0, MACC_DEVICE_DEFAULT, 1);
+    maccrt_device *d = gpu();
+    cr_assert_eq(maccrt_placement_where(d, x), MACCRT_PL_GPU_PREFETCH);
+    maccrt_placement_info s;
+    maccrt_placement_stats(d, &s);
+    cr_assert_eq(s.resident, b);
+    MACC_free(x);
+    maccrt_placement_stats(d, &s);
+    cr_assert_eq(s.resident, 0);
+}
+
+/* A directive that moves an object back to the host (update from) uncharges
+ * it; the next launch prefetches it again. Task maps do not prefetch on
+ * their own while placement decides. */
+Test(placement, directives_and_tasks_go_through_placement)
+{
+    env_budget(NULL, "otm");
+    size_t b = 4 * MiB;
+    float *x = MACC_malloc(b);
+    static const char *const one[] = {"x"};
+    launch(&R1, 1, &x, one, &b, (long long)(b / 4));
+    cr_assert_eq(count(EV_TO_GPU, x), 1, "once, from placement");
+    MACC_Map upd = {"x", x, x, b, MACC_MAP_FROM};
+    static const MACC_SrcLoc loc = {"t.c", 1, 1, "t"};
+    MACC_data_update(&loc, 1, &upd, 0, 0, NULL, 0);
+    cr_assert_eq(count(EV_TO_HOST, x), 1);
+    maccrt_placement_info s;
+    maccrt_placement_stats(gpu(), &s);
+    cr_assert_eq(s.resident, 0);
+    launch(&R1, 1, &x, one, &b, (long long)(b / 4));
+    cr_assert_eq(count(EV_TO_GPU, x), 2);
+}
+
+Test(placement, off_leaves_it_to_managed_c)
+{
+    env_budget(NULL, "off");
+    size_t b = 4 * MiB;
+    float *x = MACC_malloc(b);
+    static const char *const one[] = {"x"};
+    launch(&R1, 1, &x, one, &b, (long long)(b / 4));
+    cr_assert_not(maccrt_placement_active(gpu()));
+    cr_assert_eq(maccrt_placement_where(gpu(), x), MACCRT_PL_NONE);
+    cr_assert_eq(count(EV_TO_GPU, x), 1, "the task map's own prefetch");
+}
+
+Test(placement, invalid_policy_is_an_error, .exit_code = 1)
+{
+    env_budget(NULL, "sometimes");
+    size_t b = MiB;
+    float *x = MACC_malloc(b);
+    static const char *const one[] = {"x"};
+    launch(&R1, 1, &x, one, &b, 1);
+}
+
+/* A budget above the cap is not honoured. */
+Test(placement, budget_never_above_the_cap)
+{
+    env_budget("100G", "otm");
+    float *x = MACC_malloc(MiB);
+    (void)x;
+    maccrt_placement_info s;
+    maccrt_placement_stats(gpu(), &s);
+    cr_assert_eq(s.budget, 240 * MiB);
+}
