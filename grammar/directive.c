@@ -1914,7 +1914,7 @@ static int dir__acc(DirP *p, Directive *d)
     d->is_acc = 1;
     if (dir__is(p, off, n, "data")) {
         d->kind = DIR_ACC_DATA;
-        return dir__body(p, d, DIR__ACC_DATA_OK, "acc data", DIR__CS_NO, 0, 0, NULL);
+        return dir__body(p, d, DIR__ACC_DATA_OK | DIR__ACC_ASYNC, "acc data", DIR__CS_NO, 0, 0, NULL);
     }
     if (dir__is(p, off, n, "enter") || dir__is(p, off, n, "exit")) {
         int enter = p->s[off + 1] == 'n';

@@ -182,9 +182,11 @@ size_t acc_get_property(int dev_num, acc_device_t dev_type, acc_device_property_
     if (!d)
         return 0;
     if (acc__shared(d)) {
-        long pages = sysconf(_SC_PHYS_PAGES), avail = sysconf(_SC_AVPHYS_PAGES), ps = sysconf(_SC_PAGESIZE);
+        /* the host: its physical memory; its free memory is not the device's
+         * (acc_malloc there is malloc, which the page count does not see, and
+         * other processes move it): 0, unknown, as libgomp's host device says */
+        long pages = sysconf(_SC_PHYS_PAGES), ps = sysconf(_SC_PAGESIZE);
         total_b = pages > 0 && ps > 0 ? (size_t)pages * (size_t)ps : 0;
-        free_b = avail > 0 && ps > 0 ? (size_t)avail * (size_t)ps : 0;
     } else if (!d->plugin->mem_info || d->plugin->mem_info(d, &free_b, &total_b) != 0) {
         total_b = d->mem_bytes;
     }

@@ -979,6 +979,10 @@ static void em__data(Emit *e, const DataConstruct *d)
     }
     em__maps(&b, &d->maps, "    ");
     if (k == DIR_TARGET_DATA || k == DIR_ACC_DATA) {
+        if (k == DIR_ACC_DATA && directive_find(&d->pragma->dir, CL_ACC_WAIT))
+            /* wait(q): after the queues' tasks (all of them); async(q): the
+             * data moves at once (the region's end waits for its work) */
+            buf_puts(&b, "    MACC_taskwait(&macc_l_);\n");
         buf_printf(&b, "    const int macc_if_ = (%s);\n", d->if_expr ? d->if_expr : "1");
         buf_printf(&b, "    if (macc_if_)\n        MACC_data_begin(&macc_l_, %d, %s, %s);", d->maps.len, maps, dev);
         if (d->usedev.len) {
