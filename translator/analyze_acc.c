@@ -680,14 +680,32 @@ void acc_region_prepare(Unit *u, Region *r)
     }
 }
 
+/* Is `name` private to each iteration of an acc loop of region r whose loop
+ * holds the pragma at byte `at` (the name is then a new variable there)? */
+static int acc__private_around(const Unit *u, const Region *r, const char *name, size_t at)
+{
+    for (int i = 0; i < u->pragmas.len; i++) {
+        Pragma *q = u->pragmas.items[i];
+        if (q->dir.kind != DIR_LOOP || !q->dir.acc || q->start < ts_node_start_byte(r->stmt) ||
+            q->start >= ts_node_end_byte(r->stmt) || !directive_lists(&q->dir, CL_PRIVATE, name))
+            continue;
+        TSNode loop = acc__pragma_loop(q);
+        if (!ts_node_is_null(loop) && at > ts_node_start_byte(loop) && at < ts_node_end_byte(loop))
+            return 1;
+    }
+    return 0;
+}
+
 int acc_inner_reduction(const Unit *u, const Region *r, const char *name)
 {
-    if (!r->target->dir.acc)
-        return 0;
+    const Directive *t = &r->target->dir;
+    if (!t->acc || directive_lists(t, CL_PRIVATE, name) || directive_lists(t, CL_FIRSTPRIVATE, name))
+        return 0; /* private to the construct's gangs (or its loop's iterations) */
     for (int i = 0; i < u->pragmas.len; i++) {
         Pragma *q = u->pragmas.items[i];
         if (q->dir.kind == DIR_LOOP && q->dir.acc && q->start >= ts_node_start_byte(r->stmt) &&
-            q->start < ts_node_end_byte(r->stmt) && directive_lists(&q->dir, CL_REDUCTION, name))
+            q->start < ts_node_end_byte(r->stmt) && directive_lists(&q->dir, CL_REDUCTION, name) &&
+            !acc__private_around(u, r, name, q->start))
             return 1;
     }
     return 0;
