@@ -381,7 +381,7 @@ static const DirName dir__acc_names[] = {
     {"vector", CL_ACC_VECTOR}, {"seq", CL_ACC_SEQ}, {"independent", CL_ACC_INDEPENDENT},
     {"auto", CL_ACC_AUTO}, {"tile", CL_ACC_TILE}, {"device_type", CL_ACC_DEVICE_TYPE},
     {"dtype", CL_ACC_DEVICE_TYPE}, {"default", CL_ACC_DEFAULT},
-    {"if", CL_IF},
+    {"if", CL_IF}, {"device_resident", CL_ACC_CREATE}, {"link", CL_LINK},
 };
 
 static int dir__lookup(const DirP *p, int off, int n)
@@ -1396,6 +1396,9 @@ static int dir__end(DirP *p, const char *dname)
      B_(CL_ACC_PRESENT) | B_(CL_ACC_NO_CREATE) | B_(CL_ACC_DEVICEPTR) | B_(CL_ACC_ATTACH) | \
      B_(CL_IF))
 #define DIR__ACC_ASYNC (B_(CL_IF) | B_(CL_ACC_ASYNC) | B_(CL_ACC_WAIT))
+#define DIR__ACC_DECLARE_OK                                                                 \
+    (B_(CL_ACC_COPY) | B_(CL_ACC_COPYIN) | B_(CL_ACC_COPYOUT) | B_(CL_ACC_CREATE) |         \
+     B_(CL_ACC_PRESENT) | B_(CL_ACC_DEVICEPTR) | B_(CL_LINK))
 #define DIR__ACC_ENTER_DATA (B_(CL_ACC_COPYIN) | B_(CL_ACC_CREATE) | B_(CL_ACC_ATTACH))
 #define DIR__ACC_EXIT_DATA (B_(CL_ACC_COPYOUT) | B_(CL_ACC_DELETE) | B_(CL_ACC_DETACH))
 #define DIR__ACC_UPDATE_DATA (B_(CL_ACC_HOST) | B_(CL_ACC_SELF) | B_(CL_ACC_DEVICE))
@@ -1915,6 +1918,15 @@ static int dir__acc(DirP *p, Directive *d)
     if (dir__is(p, off, n, "data")) {
         d->kind = DIR_ACC_DATA;
         return dir__body(p, d, DIR__ACC_DATA_OK | DIR__ACC_ASYNC, "acc data", DIR__CS_NO, 0, 0, NULL);
+    }
+    if (dir__is(p, off, n, "declare")) {
+        /* in a function: the data of a data region from here to the end of
+         * the block (device_resident: create); at file scope nothing to do
+         * (the analysis ignores it) */
+        d->kind = DIR_ACC_DATA;
+        d->acc_declare = 1;
+        return dir__body(p, d, DIR__ACC_DECLARE_OK, "acc declare", DIR__CS_NO, DIR__ACC_DECLARE_OK, off,
+                         "a data clause");
     }
     if (dir__is(p, off, n, "enter") || dir__is(p, off, n, "exit")) {
         int enter = p->s[off + 1] == 'n';

@@ -166,6 +166,7 @@ typedef struct Directive {
     int is_acc;
     int acc;       /* ACC_*: acc parallel/kernels/serial [loop] (kind DIR_TARGET), acc loop (DIR_LOOP) */
     int acc_loop;  /* a combined construct: acc parallel/kernels/serial loop */
+    int acc_declare; /* acc declare (kind DIR_ACC_DATA): a data region to the end of the enclosing block */
     unsigned acc_par; /* ACC_GANG | ACC_WORKER | ... */
     unsigned cs;   /* construct-set bits (target, if_device, loop) */
     int arch;      /* if_device: ARCH_* */

@@ -223,6 +223,16 @@ MACC_API int MACC_posix_memalign(void **out, MACC_SIZE_T align, MACC_SIZE_T n);
 #define MACC_ACC_ASYNC_NOVAL (-1)
 MACC_API void *MACC_acc_queue(int q);
 MACC_API void *MACC_acc_wait_all_token(void);
+/* acc declare in a function: MACC_data_begin now, MACC_data_end (after the
+ * deferred tasks) when the block is left (a cleanup variable holds the handle) */
+MACC_API void *MACC_acc_declare_begin(const MACC_SrcLoc *loc, int nmaps, const MACC_Map *maps, int device);
+MACC_API void MACC_acc_declare_end(void **handle);
+/* acc data of a pointer-to-pointer section ptrs[lo:len][rlo:rlen] (rows of
+ * elem bytes each element): after MACC_data_begin (begin 1) each row is mapped
+ * with `kind` and the device copy of ptrs[i] made to point at it (attach);
+ * before MACC_data_end (begin 0) detached and released. */
+MACC_API void MACC_acc_rows(const MACC_SrcLoc *loc, const char *name, void **ptrs, long long lo, long long len,
+                            MACC_SIZE_T elem, long long rlo, long long rlen, int kind, int device, int begin);
 
 /* OpenMP 5.1 device memory routines that libmaccrt defines (with the rest of
  * OpenMP's device API: omp_target_alloc, omp_target_memcpy, ...; see

@@ -383,3 +383,66 @@ void acc_detach(void **p) { acc__attach(p, 0); }
 void acc_detach_async(void **p, int q) { acc_wait(q); acc__attach(p, 0); }
 void acc_detach_finalize(void **p) { acc__attach(p, 0); }
 void acc_detach_finalize_async(void **p, int q) { acc_wait(q); acc__attach(p, 0); }
+
+/* acc declare in a function (the translator's cleanup variable): the maps
+ * are kept until the block is left. */
+typedef struct acc__declared {
+    const MACC_SrcLoc *loc;
+    int n, device;
+    MACC_Map maps[];
+} acc__declared;
+
+void *MACC_acc_declare_begin(const MACC_SrcLoc *loc, int nmaps, const MACC_Map *maps, int device)
+{
+    acc__declared *s = malloc(sizeof *s + (size_t)(nmaps > 0 ? nmaps : 0) * sizeof(MACC_Map));
+    if (!s) {
+        fputs("macc: fatal error: out of memory\n", stderr);
+        exit(1);
+    }
+    s->loc = loc;
+    s->n = nmaps;
+    s->device = device;
+    if (nmaps > 0)
+        memcpy(s->maps, maps, (size_t)nmaps * sizeof(MACC_Map));
+    MACC_data_begin(loc, nmaps, maps, device);
+    return s;
+}
+
+void MACC_acc_declare_end(void **handle)
+{
+    acc__declared *s = handle ? *handle : NULL;
+    if (!s)
+        return;
+    MACC_taskwait(s->loc); /* async work on the data ends first, as at the end of acc data */
+    MACC_data_end(s->loc, s->n, s->maps, s->device);
+    free(s);
+    *handle = NULL;
+}
+
+void MACC_acc_rows(const MACC_SrcLoc *loc, const char *name, void **ptrs, long long lo, long long len,
+                   MACC_SIZE_T elem, long long rlo, long long rlen, int kind, int device, int begin)
+{
+    maccrt_init();
+    maccrt_device *d = maccrt_data_device(device, loc);
+    if (!ptrs || len <= 0 || rlen < 0)
+        return;
+    for (long long i = lo; i < lo + len; i++) {
+        char *row = ptrs[i];
+        MACC_Map m = {name, row, row + rlo * (long long)elem, (MACC_SIZE_T)rlen * elem, kind};
+        if (!row)
+            continue;
+        if (begin)
+            MACC_data_begin(loc, 1, &m, device);
+        if (!acc__shared(d)) {
+            /* the device copy of ptrs[i]: the row's device address (attach),
+             * or the host's again before the pointers may be copied back */
+            void *var = maccrt_map_device_ptr(d, &ptrs[i]);
+            char *start = begin ? maccrt_map_device_ptr(d, m.start) : NULL;
+            void *val = begin ? (void *)(start ? start - rlo * (long long)elem : NULL) : (void *)row;
+            if (var && val)
+                d->plugin->copy_h2d(d, var, &val, sizeof val);
+        }
+        if (!begin)
+            MACC_data_end(loc, 1, &m, device);
+    }
+}

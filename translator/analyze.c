@@ -770,13 +770,19 @@ static void an__data(Unit *u, Pragma *p)
     dc->pragma = p;
     p->used = 1;
     dc->func = an__enclosing(p->node, "function_definition");
+    if (ts_node_is_null(dc->func) && d->acc_declare) {
+        free(dc); /* acc declare of globals: used where they are (no device copy made) */
+        return;
+    }
     if (ts_node_is_null(dc->func)) {
         diag_error(u->diag, p->start, "'#pragma %s' outside a function", p->text);
         free(dc);
         return;
     }
     dc->func_name = an__func_name(u, dc->func);
-    if (d->kind == DIR_TARGET_DATA || d->kind == DIR_ACC_DATA) {
+    if (d->acc_declare) {
+        dc->stmt = ts_node_parent(p->node); /* acc declare: the enclosing block */
+    } else if (d->kind == DIR_TARGET_DATA || d->kind == DIR_ACC_DATA) {
         dc->stmt = an__next_stmt(p->node);
         while (node_is(dc->stmt, "preproc_call")) /* a target region as the block */
             dc->stmt = an__next_stmt(dc->stmt);

@@ -710,3 +710,48 @@ int acc_inner_reduction(const Unit *u, const Region *r, const char *name)
     }
     return 0;
 }
+
+/* Does declaration d make name[i] a pointer (T **p, T *p[N], T *p[] as a
+ * parameter)? The stars before the name count the pointer levels. */
+static int acc__rows_of_pointers(const Decl *d)
+{
+    int stars = 0;
+    for (int i = 0; i < d->id_off && d->decl_text[i]; i++)
+        stars += d->decl_text[i] == '*';
+    if (d->is_array || (d->is_pointer && d->arr_len > 0))
+        return stars >= 1;
+    return d->is_pointer && stars >= 2;
+}
+
+void acc_rows_calls(const Unit *u, const DataConstruct *d, Buf *b, const char *dev, int begin)
+{
+    const Directive *dir = &d->pragma->dir;
+    if (dir->kind != DIR_ACC_DATA || dir->acc_declare)
+        return;
+    for (int i = 0; i < dir->nclauses; i++) {
+        const DirClause *c = &dir->clauses[i];
+        const char *kind = c->kind == CL_ACC_COPY      ? "MACC_MAP_TOFROM"
+                           : c->kind == CL_ACC_COPYIN  ? "MACC_MAP_TO"
+                           : c->kind == CL_ACC_COPYOUT ? "MACC_MAP_FROM"
+                           : c->kind == CL_ACC_CREATE  ? "MACC_MAP_ALLOC"
+                           : c->kind == CL_ACC_PRESENT ? "MACC_MAP_PRESENT"
+                                                       : NULL;
+        for (int j = 0; kind && j < c->nitems; j++) {
+            const DirItem *it = &c->items[j];
+            if (!it->is_ident || it->nsubs != 2)
+                continue;
+            Decl *decl = analyze_lookup(u, d->pragma->node, it->base, NULL);
+            int rows = decl && acc__rows_of_pointers(decl);
+            decl_delete(decl);
+            if (!rows)
+                continue;
+            const DirSub *s0 = &it->subs[0], *s1 = &it->subs[1];
+            buf_printf(b,
+                       "\n    if (macc_if_)\n        MACC_acc_rows(&macc_l_, \"%s\", (void **)(%s), (long long)(%s), "
+                       "(long long)(%s), sizeof((%s)[0][0]), (long long)(%s), (long long)(%s), %s, %s, %d);",
+                       it->base, it->base, s0->lo ? s0->lo : "0", s0->is_section ? (s0->len ? s0->len : "0") : "1",
+                       it->base, s1->lo ? s1->lo : "0", s1->is_section ? (s1->len ? s1->len : "0") : "1", kind, dev,
+                       begin);
+        }
+    }
+}

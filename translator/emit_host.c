@@ -954,6 +954,18 @@ static void em__data(Emit *e, const DataConstruct *d)
     const char *deps = d->deps.len ? "macc_d_" : "0";
     DirKind k = d->pragma->dir.kind;
     size_t at = d->pragma->start;
+    if (d->pragma->dir.acc_declare) {
+        /* acc declare: a data region to the end of the block, however it is left */
+        buf_printf(&b, "void *macc_decl_%zu __attribute__((cleanup(MACC_acc_declare_end))) = 0;\n", at);
+        buf_printf(&b, "{ /* #pragma %s */\n", d->pragma->text);
+        em__loc(e, &b, d);
+        em__maps(&b, &d->maps, "    ");
+        buf_printf(&b, "    macc_decl_%zu = MACC_acc_declare_begin(&macc_l_, %d, %s, %s);\n}", at, d->maps.len, maps,
+                   dev);
+        em__line_dir(e, &b, d->pragma->end);
+        em__edit_gen(e, d->pragma->start, d->pragma->end, b.data, at);
+        return;
+    }
     buf_printf(&b, "{ /* #pragma %s */\n", d->pragma->text);
     em__loc(e, &b, d);
     if (k == DIR_TASKWAIT && directive_find(&d->pragma->dir, CL_NOWAIT)) {
@@ -985,6 +997,7 @@ static void em__data(Emit *e, const DataConstruct *d)
             buf_puts(&b, "    MACC_taskwait(&macc_l_);\n");
         buf_printf(&b, "    const int macc_if_ = (%s);\n", d->if_expr ? d->if_expr : "1");
         buf_printf(&b, "    if (macc_if_)\n        MACC_data_begin(&macc_l_, %d, %s, %s);", d->maps.len, maps, dev);
+        acc_rows_calls(e->u, d, &b, dev, 1);
         if (d->usedev.len) {
             /* use_device_ptr: a pointer shadowed by one holding the device
              * address; use_device_addr: the device's copy of a variable */
@@ -1016,9 +1029,10 @@ static void em__data(Emit *e, const DataConstruct *d)
         Buf c = {0};
         /* acc data: async work on its data ends before the data leaves the
          * device (OpenACC programs count on it; waiting for all is correct) */
-        buf_printf(&c, "%s\n%s    if (macc_if_)\n        MACC_data_end(&macc_l_, %d, %s, %s);\n}",
-                   d->usedev.len ? "\n    }" : "", k == DIR_ACC_DATA ? "    MACC_taskwait(&macc_l_);\n" : "",
-                   d->maps.len, maps, dev);
+        buf_printf(&c, "%s\n%s", d->usedev.len ? "\n    }" : "", k == DIR_ACC_DATA ? "    MACC_taskwait(&macc_l_);" : "");
+        acc_rows_calls(e->u, d, &c, dev, 0);
+        buf_printf(&c, "%s    if (macc_if_)\n        MACC_data_end(&macc_l_, %d, %s, %s);\n}",
+                   k == DIR_ACC_DATA ? "\n" : "", d->maps.len, maps, dev);
         em__line_dir(e, &c, end);
         em__edit_gen(e, end, end, c.data, at);
         return;

@@ -402,6 +402,10 @@ void acc_region_prepare(Unit *u, Region *r);
 /* Does an acc loop inside OpenACC region r name `name` in a reduction clause
  * (the construct then copies the variable, as OpenACC 2.7 says)? */
 int acc_inner_reduction(const Unit *u, const Region *r, const char *name);
+/* acc data: the calls that map the rows of pointer-to-pointer sections
+ * (copyin(a[0:n][0:m]) of a T **a: a's pointers, then each a[i][0:m], attached
+ * in the device copy of a) after the data begins (begin) or before it ends. */
+void acc_rows_calls(const Unit *u, const DataConstruct *d, Buf *b, const char *dev, int begin);
 
 /* ---- emit ---------------------------------------------------------------- */
 /* Emits the host file of `u` into *out. `display_path` is the file name used in
