@@ -335,6 +335,7 @@ static const char *const dir__clause_names[CL_NCLAUSES] = {
     [CL_ACC_SEQ] = "seq", [CL_ACC_INDEPENDENT] = "independent", [CL_ACC_AUTO] = "auto",
     [CL_ACC_TILE] = "tile", [CL_ACC_NUM_WORKERS] = "num_workers",
     [CL_ACC_DEVICE_TYPE] = "device_type", [CL_ACC_DEFAULT] = "default",
+    [CL_ACC_DEFAULT_ASYNC] = "default_async", [CL_ACC_DEVICE_NUM] = "device_num",
 };
 
 typedef struct DirName {
@@ -382,6 +383,7 @@ static const DirName dir__acc_names[] = {
     {"auto", CL_ACC_AUTO}, {"tile", CL_ACC_TILE}, {"device_type", CL_ACC_DEVICE_TYPE},
     {"dtype", CL_ACC_DEVICE_TYPE}, {"default", CL_ACC_DEFAULT},
     {"if", CL_IF}, {"device_resident", CL_ACC_CREATE}, {"link", CL_LINK},
+    {"default_async", CL_ACC_DEFAULT_ASYNC}, {"device_num", CL_ACC_DEVICE_NUM},
 };
 
 static int dir__lookup(const DirP *p, int off, int n)
@@ -1094,6 +1096,7 @@ static int dir__clause(DirP *p, Directive *d, ClauseKind k, int off, int n)
         return 0;
     case CL_SCHEDULE: case CL_DIST_SCHEDULE: case CL_DEFAULTMAP:
     case CL_ACC_TILE: case CL_ACC_NUM_WORKERS: case CL_ACC_DEVICE_TYPE:
+    case CL_ACC_DEFAULT_ASYNC: case CL_ACC_DEVICE_NUM:
         return dir__arg(p, c, a, b);
     case CL_LINEAR:
         return dir__cl_linear(p, c, a, b);
@@ -1293,7 +1296,7 @@ static int dir__unique(ClauseKind k)
     case CL_SIMDLEN: case CL_SAFELEN: case CL_RESOURCES: case CL_ACC_FINALIZE:
     case CL_ACC_ASYNC: case CL_ACC_IF_PRESENT: case CL_ORDER: case CL_ACC_DEFAULT:
     case CL_ACC_SEQ: case CL_ACC_INDEPENDENT: case CL_ACC_AUTO:
-    case CL_DEVICE_TYPE: case CL_INDIRECT:
+    case CL_DEVICE_TYPE: case CL_INDIRECT: case CL_ACC_DEFAULT_ASYNC: case CL_ACC_DEVICE_NUM:
         return 1;
     default:
         return 0;
@@ -1918,6 +1921,12 @@ static int dir__acc(DirP *p, Directive *d)
     if (dir__is(p, off, n, "data")) {
         d->kind = DIR_ACC_DATA;
         return dir__body(p, d, DIR__ACC_DATA_OK | DIR__ACC_ASYNC, "acc data", DIR__CS_NO, 0, 0, NULL);
+    }
+    if (dir__is(p, off, n, "set")) {
+        uint64_t set = B_(CL_ACC_DEFAULT_ASYNC) | B_(CL_ACC_DEVICE_NUM) | B_(CL_ACC_DEVICE_TYPE);
+        d->kind = DIR_ACC_SET;
+        return dir__body(p, d, set | B_(CL_IF), "acc set", DIR__CS_NO, set, off,
+                         "a default_async, device_num or device_type clause");
     }
     if (dir__is(p, off, n, "declare")) {
         /* in a function: the data of a data region from here to the end of

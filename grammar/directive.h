@@ -24,7 +24,8 @@ typedef enum DirKind {
     DIR_ACC_ENTER_DATA,
     DIR_ACC_EXIT_DATA,
     DIR_ACC_UPDATE,
-    DIR_ACC_WAIT
+    DIR_ACC_WAIT,
+    DIR_ACC_SET          /* acc set default_async(q) device_num(n) device_type(t) */
 } DirKind;
 
 /* Construct-set bits. */
@@ -111,6 +112,8 @@ typedef enum ClauseKind {
     CL_ACC_NUM_WORKERS, /* arg; no effect */
     CL_ACC_DEVICE_TYPE, /* device_type(list): arg; the clauses after it were kept only for `*` */
     CL_ACC_DEFAULT,   /* default(none|present): arg */
+    CL_ACC_DEFAULT_ASYNC, /* acc set default_async(q): arg */
+    CL_ACC_DEVICE_NUM,    /* acc set device_num(n): arg */
     CL_NCLAUSES
 } ClauseKind;
 

@@ -39,7 +39,9 @@ static const MACC_SrcLoc acc__loc = {"(OpenACC runtime call)", 0, 0, "acc"};
 
 #define ACC__NQUEUES 256
 static char acc__tokens[ACC__NQUEUES];
-static atomic_int acc__default_async = acc_async_noval;
+/* the queue that async without an argument (acc_async_noval) names: queue 0
+ * at first, as NVHPC's (a queue number, not a special value) */
+static atomic_int acc__default_async = 0;
 
 void *MACC_acc_queue(int q)
 {
@@ -62,7 +64,9 @@ int acc_get_default_async(void)
 
 void acc_set_default_async(int async_arg)
 {
-    atomic_store(&acc__default_async, async_arg == acc_async_default ? acc_async_noval : async_arg);
+    if (async_arg == acc_async_noval)
+        return; /* the default queue stays what it is */
+    atomic_store(&acc__default_async, async_arg == acc_async_default ? 0 : async_arg);
 }
 
 void acc_wait(int wait_arg) { (void)wait_arg; MACC_taskwait(&acc__loc); }

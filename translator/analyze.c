@@ -810,9 +810,18 @@ static void an__data(Unit *u, Pragma *p)
             dc->if_expr = xstrdup(c->arg ? c->arg : "1");
             break;
         case CL_NOWAIT:
-        case CL_ACC_ASYNC:
             dc->nowait = 1;
             break;
+        case CL_ACC_ASYNC: {
+            /* a deferred data operation on queue q: after the queue's work, before its next */
+            RDep *dep = xcalloc(1, sizeof *dep);
+            dc->nowait = 1;
+            dep->addr = xsprintf("MACC_acc_queue(%s)", c->arg ? c->arg : "MACC_ACC_ASYNC_NOVAL");
+            dep->bytes = xstrdup("1");
+            dep->kind = MACC_DEP_INOUT;
+            vec_push(&dc->deps, dep);
+            break;
+        }
         case CL_USE_DEVICE_PTR:
         case CL_USE_DEVICE_ADDR:
             an__use_device(u, p, c, dc);
@@ -2416,6 +2425,7 @@ void analyze_unit(Unit *u)
         case DIR_ACC_EXIT_DATA:
         case DIR_ACC_UPDATE:
         case DIR_ACC_WAIT:
+        case DIR_ACC_SET:
         case DIR_TASKWAIT:
             an__data(u, p);
             break;

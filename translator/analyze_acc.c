@@ -755,3 +755,35 @@ void acc_rows_calls(const Unit *u, const DataConstruct *d, Buf *b, const char *d
         }
     }
 }
+
+/* The acc_device_t value of a device_type name (nvidia, host, *, default). */
+static const char *acc__device_value(const char *t)
+{
+    while (*t == ' ' || *t == '\t')
+        t++;
+    if (!strncmp(t, "acc_device_", 11))
+        return t;
+    if (!strncmp(t, "nvidia", 6) || !strncmp(t, "cuda", 4))
+        return "5";
+    if (!strncmp(t, "host", 4) || !strncmp(t, "multicore", 9))
+        return "2";
+    return "1"; /* default, *: acc_device_default */
+}
+
+void acc_set_calls(const DataConstruct *d, Buf *b)
+{
+    const Directive *dir = &d->pragma->dir;
+    const DirClause *type = directive_find(dir, CL_ACC_DEVICE_TYPE), *num = directive_find(dir, CL_ACC_DEVICE_NUM),
+                    *q = directive_find(dir, CL_ACC_DEFAULT_ASYNC);
+    buf_printf(b, "    (void)macc_l_;\n    if (%s) {\n", d->if_expr ? d->if_expr : "1");
+    if (type)
+        buf_printf(b, "        extern void acc_set_device_type(int);\n        acc_set_device_type(%s);\n",
+                   acc__device_value(type->arg ? type->arg : ""));
+    if (num)
+        buf_printf(b, "        extern void acc_set_device_num(int, int);\n        acc_set_device_num((%s), %s);\n",
+                   num->arg ? num->arg : "0", type ? acc__device_value(type->arg ? type->arg : "") : "-1");
+    if (q)
+        buf_printf(b, "        extern void acc_set_default_async(int);\n        acc_set_default_async(%s);\n",
+                   q->arg ? q->arg : "-1");
+    buf_puts(b, "    }\n}");
+}

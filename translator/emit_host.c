@@ -983,6 +983,12 @@ static void em__data(Emit *e, const DataConstruct *d)
         em__edit_gen(e, d->pragma->start, d->pragma->end, b.data, at);
         return;
     }
+    if (k == DIR_ACC_SET) {
+        acc_set_calls(d, &b);
+        em__line_dir(e, &b, d->pragma->end);
+        em__edit_gen(e, d->pragma->start, d->pragma->end, b.data, at);
+        return;
+    }
     if (k == DIR_ACC_WAIT) {
         buf_puts(&b, "    MACC_taskwait(&macc_l_);\n}");
         em__line_dir(e, &b, d->pragma->end);

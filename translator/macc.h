@@ -405,6 +405,9 @@ int acc_inner_reduction(const Unit *u, const Region *r, const char *name);
 /* acc data: the calls that map the rows of pointer-to-pointer sections
  * (copyin(a[0:n][0:m]) of a T **a: a's pointers, then each a[i][0:m], attached
  * in the device copy of a) after the data begins (begin) or before it ends. */
+/* acc set: the runtime calls (acc_set_default_async, acc_set_device_type,
+ * acc_set_device_num) under its if clause, and the closing brace. */
+void acc_set_calls(const DataConstruct *d, Buf *b);
 void acc_rows_calls(const Unit *u, const DataConstruct *d, Buf *b, const char *dev, int begin);
 
 /* ---- emit ---------------------------------------------------------------- */
