@@ -1318,8 +1318,10 @@ static int dir__check(DirP *p, const Directive *d, const char *dname)
         const DirClause *c = &d->clauses[i];
         unsigned nb;
         if (dir__unique(c->kind))
-            for (int j = 0; j < i; j++) {
+            for (int j = i - 1; j >= 0; j--) {
                 const DirClause *o = &d->clauses[j];
+                if (o->kind == CL_ACC_DEVICE_TYPE)
+                    break; /* OpenACC: each device_type section has its own */
                 if (o->kind != c->kind)
                     continue;
                 if (c->kind == CL_IF && (c->name || o->name) &&
@@ -1832,26 +1834,87 @@ static int dir__omp(DirP *p, Directive *d)
      B_(CL_ACC_INDEPENDENT) | B_(CL_ACC_AUTO) | B_(CL_ACC_TILE) | B_(CL_COLLAPSE) |          \
      B_(CL_PRIVATE) | B_(CL_REDUCTION) | B_(CL_ACC_DEVICE_TYPE))
 
-/* Drops the clauses that follow a device_type(list) clause whose list names
- * neither `*` nor the device kinds macc builds for all of (they may only be
- * tuning clauses: num_gangs, vector_length, gang, async, ...; the loop's
- * meaning does not change). device_type(*) keeps them. */
-static void dir__acc_device_type(Directive *d)
+/* The device kinds a device_type(list) names: 1 nvidia (nvidia, cuda,
+ * acc_device_nvidia), 2 host (host, multicore, acc_device_host), 3 for `*`. */
+static int dir__acc_dtype_mask(const char *arg)
 {
-    int keep = 1, n = 0;
+    int m = 0;
+    const char *s = arg ? arg : "";
+    while (*s) {
+        while (*s == ' ' || *s == '\t' || *s == ',')
+            s++;
+        const char *w = s;
+        while (*s && *s != ',' && *s != ' ' && *s != '\t')
+            s++;
+        size_t n = (size_t)(s - w);
+        if (n == 1 && *w == '*')
+            m |= 3;
+        else if ((n == 6 && !strncmp(w, "nvidia", 6)) || (n == 4 && !strncmp(w, "cuda", 4)) ||
+                 (n == 17 && !strncmp(w, "acc_device_nvidia", 17)))
+            m |= 1;
+        else if ((n == 4 && !strncmp(w, "host", 4)) || (n == 9 && !strncmp(w, "multicore", 9)) ||
+                 (n == 15 && !strncmp(w, "acc_device_host", 15)))
+            m |= 2;
+    }
+    return m;
+}
+
+/* device_type(list) sections: the clauses before the first device_type and
+ * those after device_type(*) apply to every device and stay in d; those
+ * after device_type(nvidia) / device_type(host) go to nv / host (the
+ * versions of the region for that device, as if_device lines give them);
+ * those after a list naming neither are dropped (other devices' tuning).
+ * On an acc loop (nv == NULL) there are no versions: a device's clauses are
+ * kept only when every device macc builds for is named (`*`). async and wait
+ * apply to the region whatever device runs it (a wait is always correct). */
+static int dir__acc_device_type(Directive *d, Directive *nv, Directive *host)
+{
+    int mask = 3, n = 0;
     for (int i = 0; i < d->nclauses; i++) {
         DirClause *c = &d->clauses[i];
         if (c->kind == CL_ACC_DEVICE_TYPE)
-            keep = c->arg && strchr(c->arg, '*') != NULL;
-        if (keep || c->kind == CL_ACC_DEVICE_TYPE) {
+            mask = dir__acc_dtype_mask(c->arg);
+        if (mask == 3 || c->kind == CL_ACC_DEVICE_TYPE || (nv && (c->kind == CL_ACC_ASYNC || c->kind == CL_ACC_WAIT))) {
             d->clauses[n++] = *c;
             continue;
         }
+        if (nv && (((mask & 1) && directive_add_clause_copy(nv, c) < 0) ||
+                   ((mask & 2) && directive_add_clause_copy(host, c) < 0)))
+            return -1;
         free(c->name);
         free(c->arg);
         dir__free_items(c->items, c->nitems);
     }
     d->nclauses = n;
+    return 0;
+}
+
+/* acc_par and the construct-set of an acc construct from its clauses. */
+static int dir__acc_finish(DirP *p, Directive *d, int which, int loop)
+{
+    d->acc_par = 0;
+    for (int i = 0; i < d->nclauses; i++) {
+        DirClause *c = &d->clauses[i];
+        switch (c->kind) {
+        case CL_ACC_GANG: d->acc_par |= ACC_GANG; break;
+        case CL_ACC_WORKER: d->acc_par |= ACC_WORKER; break;
+        case CL_ACC_VECTOR: d->acc_par |= ACC_VECTOR; break;
+        case CL_ACC_SEQ: d->acc_par |= ACC_SEQ; break;
+        case CL_ACC_INDEPENDENT: d->acc_par |= ACC_INDEPENDENT; break;
+        case CL_ACC_AUTO: d->acc_par |= ACC_AUTO; break;
+        default: break;
+        }
+    }
+    if ((d->acc_par & ACC_SEQ) && (d->acc_par & (ACC_GANG | ACC_WORKER | ACC_VECTOR | ACC_INDEPENDENT | ACC_AUTO)))
+        return dir__fail(p, directive_find(d, CL_ACC_SEQ)->off,
+                         "'seq' cannot be combined with gang, worker, vector, independent or auto");
+    if (which == ACC_LOOP)
+        d->cs = (d->acc_par & ACC_SEQ) ? 0 : CS_LOOP;
+    else if (loop)
+        d->cs = (d->acc_par & ACC_SEQ) || which == ACC_SERIAL ? 0 : CS_TEAMS | CS_DISTRIBUTE | CS_PARALLEL_FOR;
+    else
+        d->cs = which == ACC_PARALLEL ? CS_TEAMS : 0;
+    return 0;
 }
 
 /* acc parallel|kernels|serial [loop] clauses, acc loop clauses: the
@@ -1872,16 +1935,16 @@ static int dir__acc_compute(DirP *p, Directive *d, int which)
     snprintf(name, sizeof name, "%s%s", names[which], d->acc_loop ? " loop" : "");
     if (dir__body(p, d, ok, name, DIR__CS_NO, 0, 0, NULL) < 0)
         return -1;
-    dir__acc_device_type(d);
+    Directive dev[2];
+    memset(dev, 0, sizeof dev);
+    if (dir__acc_device_type(d, which == ACC_LOOP ? NULL : &dev[0], &dev[1]) < 0) {
+        directive_free(&dev[0]);
+        directive_free(&dev[1]);
+        return dir__fail(p, 0, "out of memory");
+    }
     for (int i = 0; i < d->nclauses; i++) {
         DirClause *c = &d->clauses[i];
         switch (c->kind) {
-        case CL_ACC_GANG: d->acc_par |= ACC_GANG; break;
-        case CL_ACC_WORKER: d->acc_par |= ACC_WORKER; break;
-        case CL_ACC_VECTOR: d->acc_par |= ACC_VECTOR; break;
-        case CL_ACC_SEQ: d->acc_par |= ACC_SEQ; break;
-        case CL_ACC_INDEPENDENT: d->acc_par |= ACC_INDEPENDENT; break;
-        case CL_ACC_AUTO: d->acc_par |= ACC_AUTO; break;
         case CL_ACC_SELF: { /* self(cond): the host runs it when cond holds */
             char *t = c->arg ? malloc(strlen(c->arg) + 4) : NULL;
             if (c->arg && !t)
@@ -1898,16 +1961,37 @@ static int dir__acc_compute(DirP *p, Directive *d, int which)
         default: break;
         }
     }
-    if ((d->acc_par & ACC_SEQ) && (d->acc_par & (ACC_GANG | ACC_WORKER | ACC_VECTOR | ACC_INDEPENDENT | ACC_AUTO)))
-        return dir__fail(p, directive_find(d, CL_ACC_SEQ)->off,
-                         "'seq' cannot be combined with gang, worker, vector, independent or auto");
-    if (which == ACC_LOOP)
-        d->cs = (d->acc_par & ACC_SEQ) ? 0 : CS_LOOP;
-    else if (loop)
-        d->cs = (d->acc_par & ACC_SEQ) || which == ACC_SERIAL ? 0 : CS_TEAMS | CS_DISTRIBUTE | CS_PARALLEL_FOR;
-    else
-        d->cs = which == ACC_PARALLEL ? CS_TEAMS : 0;
-    return 0;
+    int r = dir__acc_finish(p, d, which, loop);
+    /* device_type(nvidia) / device_type(host) clauses: a version's directive,
+     * the common clauses and that device's (d->variants, arch set) */
+    for (int k = 0; k < 2 && r == 0; k++) {
+        if (!dev[k].nclauses)
+            continue;
+        Directive v;
+        memset(&v, 0, sizeof v);
+        v.kind = d->kind;
+        v.is_acc = 1;
+        v.acc = d->acc;
+        v.acc_loop = d->acc_loop;
+        v.arch = k == 0 ? ARCH_NVIDIA : ARCH_HOST;
+        for (int i = 0; i < d->nclauses && r == 0; i++) /* the device's num_gangs(n) &c. win */
+            if (!dir__unique(d->clauses[i].kind) || !directive_find(&dev[k], d->clauses[i].kind))
+                r = directive_add_clause_copy(&v, &d->clauses[i]);
+        for (int i = 0; i < dev[k].nclauses && r == 0; i++)
+            r = directive_add_clause_copy(&v, &dev[k].clauses[i]);
+        Directive *grown = r == 0 ? realloc(d->variants, (size_t)(d->nvariants + 1) * sizeof *grown) : NULL;
+        if (!grown) {
+            directive_free(&v);
+            r = dir__fail(p, 0, "out of memory");
+            break;
+        }
+        d->variants = grown;
+        d->variants[d->nvariants] = v;
+        r = dir__acc_finish(p, &d->variants[d->nvariants++], which, loop);
+    }
+    directive_free(&dev[0]);
+    directive_free(&dev[1]);
+    return r;
 }
 
 static int dir__acc(DirP *p, Directive *d)

@@ -1091,9 +1091,11 @@ static void an__versions(Unit *u, Region *r)
     }
     if (r->ifdevs.len == 0) {
         int res = an__resources(u, r->target, t);
+        /* OpenACC device_type(nvidia|host) clauses: each version its own */
+        const Directive *nv = acc_version_dir(t, ARCH_NVIDIA), *hv = acc_version_dir(t, ARCH_HOST);
         if (r->device != MACC_DEVICE_HOST)
-            an__add_version(r, MACC_DEV_NVIDIA, 0, res, 0, t->cs, t);
-        an__add_version(r, MACC_DEV_HOST, 0, res, r->device == MACC_DEVICE_NVIDIA, t->cs, t);
+            an__add_version(r, MACC_DEV_NVIDIA, 0, res, 0, nv->cs, nv);
+        an__add_version(r, MACC_DEV_HOST, 0, res, r->device == MACC_DEVICE_NVIDIA, hv->cs, hv);
     } else if (!have[MACC_DEV_HOST]) {
         /* host fallback, as OpenMP promises when no device can run the region:
          * the target line's construct-set, else the first version's. */

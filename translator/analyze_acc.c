@@ -611,6 +611,7 @@ void acc_region_prepare(Unit *u, Region *r)
     Directive *t = &tp->dir;
     if (!t->acc)
         return;
+    int nclauses0 = t->nclauses;
     /* kernels whose statement is a block holding one loop nest: that loop */
     if (t->acc == ACC_KERNELS && !t->acc_loop && t->cs == 0 && acc__is(r->stmt, "compound_statement")) {
         TSNode only = {0};
@@ -641,6 +642,17 @@ void acc_region_prepare(Unit *u, Region *r)
         acc__no_array_reduction(u, t, r->stmt, tp->start);
     if (t->acc == ACC_PARALLEL && (t->cs & CS_LOOPS))
         acc__race_warnings(u, r->stmt, t, NULL);
+    /* device_type versions: the decisions made on the construct (its loop
+     * sequential or not, the private and reduction clauses found) */
+    for (int i = 0; i < t->nvariants; i++) {
+        Directive *v = &t->variants[i];
+        for (int k = nclauses0; k < t->nclauses; k++)
+            if (directive_add_clause_copy(v, &t->clauses[k]) < 0) {
+                fputs("macc: fatal error: out of memory\n", stderr);
+                exit(1);
+            }
+        v->cs = (v->acc_par & ACC_SEQ) ? 0 : t->cs;
+    }
     if (u->info) {
         static const char *const what[] = {"", "target teams (gangs: CUDA blocks; host: one team)",
                                            "target (one thread; its loops decided one by one)",
@@ -786,4 +798,12 @@ void acc_set_calls(const DataConstruct *d, Buf *b)
         buf_printf(b, "        extern void acc_set_default_async(int);\n        acc_set_default_async(%s);\n",
                    q->arg ? q->arg : "-1");
     buf_puts(b, "    }\n}");
+}
+
+const Directive *acc_version_dir(const Directive *t, int arch)
+{
+    for (int i = 0; t->acc && i < t->nvariants; i++)
+        if (t->variants[i].arch == arch)
+            return &t->variants[i];
+    return t;
 }

@@ -408,6 +408,9 @@ int acc_inner_reduction(const Unit *u, const Region *r, const char *name);
 /* acc set: the runtime calls (acc_set_default_async, acc_set_device_type,
  * acc_set_device_num) under its if clause, and the closing brace. */
 void acc_set_calls(const DataConstruct *d, Buf *b);
+/* The directive of an OpenACC construct's version for arch (ARCH_NVIDIA,
+ * ARCH_HOST): its device_type(arch) variant, else the construct's own. */
+const Directive *acc_version_dir(const Directive *t, int arch);
 void acc_rows_calls(const Unit *u, const DataConstruct *d, Buf *b, const char *dev, int begin);
 
 /* ---- emit ---------------------------------------------------------------- */
