@@ -384,6 +384,7 @@ static const DirName dir__acc_names[] = {
     {"dtype", CL_ACC_DEVICE_TYPE}, {"default", CL_ACC_DEFAULT},
     {"if", CL_IF}, {"device_resident", CL_ACC_CREATE}, {"link", CL_LINK},
     {"default_async", CL_ACC_DEFAULT_ASYNC}, {"device_num", CL_ACC_DEVICE_NUM},
+    {"use_device", CL_USE_DEVICE_PTR},
 };
 
 static int dir__lookup(const DirP *p, int off, int n)
@@ -2005,6 +2006,13 @@ static int dir__acc(DirP *p, Directive *d)
     if (dir__is(p, off, n, "data")) {
         d->kind = DIR_ACC_DATA;
         return dir__body(p, d, DIR__ACC_DATA_OK | DIR__ACC_ASYNC, "acc data", DIR__CS_NO, 0, 0, NULL);
+    }
+    if (dir__is(p, off, n, "host_data")) {
+        /* the device addresses of present data in the block: target data
+         * use_device_ptr (an array: use_device_addr) */
+        d->kind = DIR_ACC_DATA;
+        return dir__body(p, d, B_(CL_USE_DEVICE_PTR) | B_(CL_IF) | B_(CL_ACC_IF_PRESENT), "acc host_data",
+                         DIR__CS_NO, B_(CL_USE_DEVICE_PTR), off, "a use_device clause");
     }
     if (dir__is(p, off, n, "set")) {
         uint64_t set = B_(CL_ACC_DEFAULT_ASYNC) | B_(CL_ACC_DEVICE_NUM) | B_(CL_ACC_DEVICE_TYPE);

@@ -1225,7 +1225,7 @@ Test(directive, other_pragmas)
         "omp declare mapper(id: struct s v) map(v.a)", "omp begin metadirective", "omp end parallel",
         "omp single", "omp master", "omp section", "omp ordered", "omp flush", "omp taskloop",
         "acc", "acc routine seq",
-        "acc host_data use_device(a)", "acc atomic", "acc cache(a[0:n])",
+        "acc atomic", "acc cache(a[0:n])",
         "ompx foo", "accx", "omp_target", "omp (x)",
     };
     for (size_t i = 0; i < sizeof others / sizeof *others; i++) {
@@ -1414,6 +1414,11 @@ Test(directive, acc_loops)
     cr_assert_str_eq(clause(2, CL_ACC_DEVICE_NUM)->arg, "0");
     directive_free(&D);
     bad("acc set if(c)", "set", "needs a default_async");
+    ok("acc host_data use_device(a, b) if_present");
+    cr_assert_eq(D.kind, DIR_ACC_DATA);
+    cr_assert_eq(clause(0, CL_USE_DEVICE_PTR)->nitems, 2);
+    directive_free(&D);
+    bad("acc host_data if(1)", "host_data", "needs a use_device clause");
     bad("acc loop seq gang", "seq", "cannot be combined");
     bad("acc loop copy(a)", "copy", "not allowed");
 }
