@@ -1377,6 +1377,14 @@ static int an__nested(Unit *u, Region *r, TSNode n, Vec *nested, Pragma **loop_f
             }
             if (!q || q->dir.kind != DIR_LOOP)
                 break;
+            if (q->dir.acc && q->dir.cs && tp->dir.acc == ACC_SERIAL && !(tp->dir.cs & CS_LOOPS)) {
+                /* acc loop right after serial: one thread runs it as it is; its
+                 * private and reduction clauses are the construct's */
+                if (an__merge_nested(u, tp, q, tp->dir.cs) < 0)
+                    return -1;
+                n = an__next_stmt(q->node);
+                continue;
+            }
             if (q->dir.acc && !q->dir.cs && !(tp->dir.cs & CS_LOOPS)) {
                 /* acc loop seq right after the compute construct: the loop runs as it is */
                 tp->dir.acc_par |= q->dir.acc_par;

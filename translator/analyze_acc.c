@@ -605,12 +605,43 @@ static void acc__no_array_reduction(Unit *u, Directive *d, TSNode loop, size_t o
     }
 }
 
+/* private(p[lo:n]) / firstprivate(p[lo:n]) of a pointer's section on a
+ * compute construct. serial has one gang of one thread: its copy is the
+ * device's copy of the section, made for the region (create / copyin), the
+ * host's left as it was on a GPU. Elsewhere each gang would need its own
+ * copy: an error. A clause that mixes sections and variables is an error too. */
+static void acc__private_sections(Unit *u, Region *r)
+{
+    Directive *t = &r->target->dir;
+    for (int i = 0; i < t->nclauses; i++) {
+        DirClause *c = &t->clauses[i];
+        if (c->kind != CL_PRIVATE && c->kind != CL_FIRSTPRIVATE)
+            continue;
+        int sections = 0;
+        for (int j = 0; j < c->nitems; j++)
+            sections += c->items[j].nsubs > 0;
+        if (!sections)
+            continue;
+        if (t->acc == ACC_SERIAL && sections == c->nitems) {
+            c->kind = c->kind == CL_PRIVATE ? CL_ACC_CREATE : CL_ACC_COPYIN;
+            c->modifier = 0;
+            continue;
+        }
+        diag_error(u->diag, pragma_src_off(r->target, c->off),
+                   "%s of an array section on '%s' is not supported (each gang needs its own copy)%s",
+                   directive_clause_name(c->kind), acc__name(t),
+                   t->acc == ACC_SERIAL ? ": name the sections in a clause of their own" : "");
+        return;
+    }
+}
+
 void acc_region_prepare(Unit *u, Region *r)
 {
     Pragma *tp = r->target;
     Directive *t = &tp->dir;
     if (!t->acc)
         return;
+    acc__private_sections(u, r);
     int nclauses0 = t->nclauses;
     /* kernels whose statement is a block holding one loop nest: that loop */
     if (t->acc == ACC_KERNELS && !t->acc_loop && t->cs == 0 && acc__is(r->stmt, "compound_statement")) {
