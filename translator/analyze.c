@@ -812,16 +812,10 @@ static void an__data(Unit *u, Pragma *p)
         case CL_NOWAIT:
             dc->nowait = 1;
             break;
-        case CL_ACC_ASYNC: {
-            /* a deferred data operation on queue q: after the queue's work, before its next */
-            RDep *dep = xcalloc(1, sizeof *dep);
-            dc->nowait = 1;
-            dep->addr = xsprintf("MACC_acc_queue(%s)", c->arg ? c->arg : "MACC_ACC_ASYNC_NOVAL");
-            dep->bytes = xstrdup("1");
-            dep->kind = MACC_DEP_INOUT;
-            vec_push(&dc->deps, dep);
+        case CL_ACC_ASYNC:
+            /* OpenACC: after every deferred task (the queue's work), then at
+             * once: the data is present for what follows, in order on its queue */
             break;
-        }
         case CL_USE_DEVICE_PTR:
         case CL_USE_DEVICE_ADDR:
             an__use_device(u, p, c, dc);
