@@ -838,3 +838,39 @@ const Directive *acc_version_dir(const Directive *t, int arch)
             return &t->variants[i];
     return t;
 }
+
+/* Is item text `b` a member of a struct (x.m, p->m, x.y.m)? */
+static int acc__is_member(const char *b)
+{
+    return strchr(b, '.') != NULL || strstr(b, "->") != NULL;
+}
+
+void acc_attach_calls(const DataConstruct *d, Buf *b, int after)
+{
+    const Directive *dir = &d->pragma->dir;
+    DirKind k = dir->kind;
+    int attach = (k == DIR_ACC_ENTER_DATA && after) || (k == DIR_ACC_DATA && after && !dir->acc_declare);
+    int detach = (k == DIR_ACC_EXIT_DATA && !after) || (k == DIR_ACC_DATA && !after && !dir->acc_declare);
+    if (!attach && !detach)
+        return;
+    for (int i = 0; i < dir->nclauses; i++) {
+        const DirClause *c = &dir->clauses[i];
+        int named = c->kind == (attach ? CL_ACC_ATTACH : CL_ACC_DETACH) ||
+                    (k == DIR_ACC_DATA && c->kind == CL_ACC_ATTACH);
+        int member_kind = attach ? (c->kind == CL_ACC_COPYIN || c->kind == CL_ACC_CREATE || c->kind == CL_ACC_COPY ||
+                                    c->kind == CL_ACC_COPYOUT)
+                                 : (c->kind == CL_ACC_COPYOUT || c->kind == CL_ACC_DELETE || c->kind == CL_ACC_COPY ||
+                                    c->kind == CL_ACC_COPYIN || c->kind == CL_ACC_CREATE);
+        for (int j = 0; j < c->nitems; j++) {
+            const DirItem *it = &c->items[j];
+            /* attach(p) / detach(p), and a member's section p.m[lo:n]: the
+             * device copy of the struct (when present) points at the section */
+            if (!named && !(member_kind && it->nsubs > 0 && acc__is_member(it->base)))
+                continue;
+            buf_printf(b, "\n    if (%s) {\n        extern void acc_%s(void **);\n        acc_%s((void **)&(%s));\n    }",
+                       k == DIR_ACC_DATA ? "macc_if_" : d->if_expr ? d->if_expr : "1", attach ? "attach" : "detach",
+                       attach ? "attach" : "detach",
+                       it->base);
+        }
+    }
+}

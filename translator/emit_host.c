@@ -1004,6 +1004,7 @@ static void em__data(Emit *e, const DataConstruct *d)
         buf_printf(&b, "    const int macc_if_ = (%s);\n", d->if_expr ? d->if_expr : "1");
         buf_printf(&b, "    if (macc_if_)\n        MACC_data_begin(&macc_l_, %d, %s, %s);", d->maps.len, maps, dev);
         acc_rows_calls(e->u, d, &b, dev, 1);
+        acc_attach_calls(d, &b, 1);
         if (d->usedev.len) {
             /* use_device_ptr: a pointer shadowed by one holding the device
              * address; use_device_addr: the device's copy of a variable */
@@ -1037,6 +1038,7 @@ static void em__data(Emit *e, const DataConstruct *d)
          * device (OpenACC programs count on it; waiting for all is correct) */
         buf_printf(&c, "%s\n%s", d->usedev.len ? "\n    }" : "", k == DIR_ACC_DATA ? "    MACC_taskwait(&macc_l_);" : "");
         acc_rows_calls(e->u, d, &c, dev, 0);
+        acc_attach_calls(d, &c, 0);
         buf_printf(&c, "%s    if (macc_if_)\n        MACC_data_end(&macc_l_, %d, %s, %s);\n}",
                    k == DIR_ACC_DATA ? "\n" : "", d->maps.len, maps, dev);
         em__line_dir(e, &c, end);
@@ -1052,8 +1054,12 @@ static void em__data(Emit *e, const DataConstruct *d)
     const char *fn = (k == DIR_TARGET_ENTER_DATA || k == DIR_ACC_ENTER_DATA) ? "MACC_data_enter"
                      : (k == DIR_TARGET_EXIT_DATA || k == DIR_ACC_EXIT_DATA) ? "MACC_data_exit"
                                                                              : "MACC_data_update";
-    buf_printf(&b, "    if (%s)\n        %s(&macc_l_, %d, %s, %s, %d, %s, %s);\n}", d->if_expr ? d->if_expr : "1", fn,
-               d->maps.len, maps, dev, d->deps.len, deps, d->nowait ? "MACC_NOWAIT" : "0");
+    acc_attach_calls(d, &b, 0);
+    buf_printf(&b, "%s    if (%s)\n        %s(&macc_l_, %d, %s, %s, %d, %s, %s);", b.len && b.data[b.len - 1] != '\n' ? "\n" : "",
+               d->if_expr ? d->if_expr : "1", fn, d->maps.len, maps, dev, d->deps.len, deps,
+               d->nowait ? "MACC_NOWAIT" : "0");
+    acc_attach_calls(d, &b, 1);
+    buf_puts(&b, "\n}");
     em__line_dir(e, &b, d->pragma->end);
     em__edit_gen(e, d->pragma->start, d->pragma->end, b.data, at);
 }

@@ -411,6 +411,11 @@ void acc_set_calls(const DataConstruct *d, Buf *b);
 /* The directive of an OpenACC construct's version for arch (ARCH_NVIDIA,
  * ARCH_HOST): its device_type(arch) variant, else the construct's own. */
 const Directive *acc_version_dir(const Directive *t, int arch);
+/* acc enter data / acc data (after: the data is on the device): acc_attach of
+ * attach(p) items and of members' sections (s.p[lo:n]: the device copy of s,
+ * when present, points at the section); exit data / the end of acc data
+ * (before): acc_detach of detach(p) items and members' sections. */
+void acc_attach_calls(const DataConstruct *d, Buf *b, int after);
 void acc_rows_calls(const Unit *u, const DataConstruct *d, Buf *b, const char *dev, int begin);
 
 /* ---- emit ---------------------------------------------------------------- */
