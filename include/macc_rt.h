@@ -227,12 +227,14 @@ MACC_API void *MACC_acc_wait_all_token(void);
  * deferred tasks) when the block is left (a cleanup variable holds the handle) */
 MACC_API void *MACC_acc_declare_begin(const MACC_SrcLoc *loc, int nmaps, const MACC_Map *maps, int device);
 MACC_API void MACC_acc_declare_end(void **handle);
-/* acc data of a pointer-to-pointer section ptrs[lo:len][rlo:rlen] (rows of
- * elem bytes each element): after MACC_data_begin (begin 1) each row is mapped
- * with `kind` and the device copy of ptrs[i] made to point at it (attach);
- * before MACC_data_end (begin 0) detached and released. */
+/* acc data / enter data / exit data / update of a pointer-to-pointer section
+ * ptrs[lo:len][rlo:rlen] (elements of elem bytes): op 1 after MACC_data_begin,
+ * 2 after MACC_data_enter, 5 after MACC_data_update: each row mapped (or
+ * updated) with `kind` and the device copy of ptrs[i] made to point at it
+ * (attach); op 0 before MACC_data_end, 3 before MACC_data_exit: detached and
+ * released; op 4 before MACC_data_update: detached. */
 MACC_API void MACC_acc_rows(const MACC_SrcLoc *loc, const char *name, void **ptrs, long long lo, long long len,
-                            MACC_SIZE_T elem, long long rlo, long long rlen, int kind, int device, int begin);
+                            MACC_SIZE_T elem, long long rlo, long long rlen, int kind, int device, int op);
 
 /* OpenMP 5.1 device memory routines that libmaccrt defines (with the rest of
  * OpenMP's device API: omp_target_alloc, omp_target_memcpy, ...; see

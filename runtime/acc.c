@@ -424,20 +424,27 @@ void MACC_acc_declare_end(void **handle)
 }
 
 void MACC_acc_rows(const MACC_SrcLoc *loc, const char *name, void **ptrs, long long lo, long long len,
-                   MACC_SIZE_T elem, long long rlo, long long rlen, int kind, int device, int begin)
+                   MACC_SIZE_T elem, long long rlo, long long rlen, int kind, int device, int op)
 {
     maccrt_init();
     maccrt_device *d = maccrt_data_device(device, loc);
     if (!ptrs || len <= 0 || rlen < 0)
         return;
+    /* op: 1 acc data begins, 0 it ends, 2 enter data, 3 exit data, 4 before
+     * an update (detach), 5 after it (the rows, then attach) */
+    int begin = op == 1 || op == 2 || op == 5;
     for (long long i = lo; i < lo + len; i++) {
         char *row = ptrs[i];
         MACC_Map m = {name, row, row + rlo * (long long)elem, (MACC_SIZE_T)rlen * elem, kind};
         if (!row)
             continue;
-        if (begin)
+        if (op == 1)
             MACC_data_begin(loc, 1, &m, device);
-        if (!acc__shared(d)) {
+        else if (op == 2)
+            MACC_data_enter(loc, 1, &m, device, 0, NULL, 0);
+        else if (op == 5)
+            MACC_data_update(loc, 1, &m, device, 0, NULL, 0);
+        if (!acc__shared(d) && maccrt_map_device_ptr(d, &ptrs[i])) {
             /* the device copy of ptrs[i]: the row's device address (attach),
              * or the host's again before the pointers may be copied back */
             void *var = maccrt_map_device_ptr(d, &ptrs[i]);
@@ -446,7 +453,9 @@ void MACC_acc_rows(const MACC_SrcLoc *loc, const char *name, void **ptrs, long l
             if (var && val)
                 d->plugin->copy_h2d(d, var, &val, sizeof val);
         }
-        if (!begin)
+        if (op == 0)
             MACC_data_end(loc, 1, &m, device);
+        else if (op == 3)
+            MACC_data_exit(loc, 1, &m, device, 0, NULL, 0);
     }
 }

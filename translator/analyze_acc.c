@@ -766,18 +766,31 @@ static int acc__rows_of_pointers(const Decl *d)
     return d->is_pointer && stars >= 2;
 }
 
-void acc_rows_calls(const Unit *u, const DataConstruct *d, Buf *b, const char *dev, int begin)
+void acc_rows_calls(const Unit *u, const DataConstruct *d, Buf *b, const char *dev, int after)
 {
     const Directive *dir = &d->pragma->dir;
-    if (dir->kind != DIR_ACC_DATA || dir->acc_declare)
+    DirKind k = dir->kind;
+    /* MACC_acc_rows' operation: acc data 1 (after it begins) / 0 (before it
+     * ends); enter data 2 (after); exit data 3 (before); update 4 (before:
+     * detach, the pointers are copied as the host's) / 5 (after: the rows, attach) */
+    int op = k == DIR_ACC_DATA ? after
+             : k == DIR_ACC_ENTER_DATA ? (after ? 2 : -1)
+             : k == DIR_ACC_EXIT_DATA ? (after ? -1 : 3)
+             : k == DIR_ACC_UPDATE ? (after ? 5 : 4)
+                                   : -1;
+    if (op < 0 || dir->acc_declare)
         return;
+    int finalize = directive_find(dir, CL_ACC_FINALIZE) != NULL;
     for (int i = 0; i < dir->nclauses; i++) {
         const DirClause *c = &dir->clauses[i];
         const char *kind = c->kind == CL_ACC_COPY      ? "MACC_MAP_TOFROM"
                            : c->kind == CL_ACC_COPYIN  ? "MACC_MAP_TO"
-                           : c->kind == CL_ACC_COPYOUT ? "MACC_MAP_FROM"
+                           : c->kind == CL_ACC_COPYOUT ? (finalize ? "MACC_MAP_FROM | MACC_MAP_DELETE" : "MACC_MAP_FROM")
                            : c->kind == CL_ACC_CREATE  ? "MACC_MAP_ALLOC"
                            : c->kind == CL_ACC_PRESENT ? "MACC_MAP_PRESENT"
+                           : c->kind == CL_ACC_DELETE  ? (finalize ? "MACC_MAP_DELETE" : "MACC_MAP_ALLOC")
+                           : c->kind == CL_ACC_DEVICE  ? "MACC_MAP_TO"
+                           : c->kind == CL_ACC_HOST || c->kind == CL_ACC_SELF ? "MACC_MAP_FROM"
                                                        : NULL;
         for (int j = 0; kind && j < c->nitems; j++) {
             const DirItem *it = &c->items[j];
@@ -790,11 +803,11 @@ void acc_rows_calls(const Unit *u, const DataConstruct *d, Buf *b, const char *d
                 continue;
             const DirSub *s0 = &it->subs[0], *s1 = &it->subs[1];
             buf_printf(b,
-                       "\n    if (macc_if_)\n        MACC_acc_rows(&macc_l_, \"%s\", (void **)(%s), (long long)(%s), "
+                       "\n    if (%s)\n        MACC_acc_rows(&macc_l_, \"%s\", (void **)(%s), (long long)(%s), "
                        "(long long)(%s), sizeof((%s)[0][0]), (long long)(%s), (long long)(%s), %s, %s, %d);",
-                       it->base, it->base, s0->lo ? s0->lo : "0", s0->is_section ? (s0->len ? s0->len : "0") : "1",
-                       it->base, s1->lo ? s1->lo : "0", s1->is_section ? (s1->len ? s1->len : "0") : "1", kind, dev,
-                       begin);
+                       k == DIR_ACC_DATA ? "macc_if_" : d->if_expr ? d->if_expr : "1", it->base, it->base,
+                       s0->lo ? s0->lo : "0", s0->is_section ? (s0->len ? s0->len : "0") : "1", it->base,
+                       s1->lo ? s1->lo : "0", s1->is_section ? (s1->len ? s1->len : "0") : "1", kind, dev, op);
         }
     }
 }

@@ -1055,9 +1055,11 @@ static void em__data(Emit *e, const DataConstruct *d)
                      : (k == DIR_TARGET_EXIT_DATA || k == DIR_ACC_EXIT_DATA) ? "MACC_data_exit"
                                                                              : "MACC_data_update";
     acc_attach_calls(d, &b, 0);
+    acc_rows_calls(e->u, d, &b, dev, 0);
     buf_printf(&b, "%s    if (%s)\n        %s(&macc_l_, %d, %s, %s, %d, %s, %s);", b.len && b.data[b.len - 1] != '\n' ? "\n" : "",
                d->if_expr ? d->if_expr : "1", fn, d->maps.len, maps, dev, d->deps.len, deps,
                d->nowait ? "MACC_NOWAIT" : "0");
+    acc_rows_calls(e->u, d, &b, dev, 1);
     acc_attach_calls(d, &b, 1);
     buf_puts(&b, "\n}");
     em__line_dir(e, &b, d->pragma->end);
