@@ -233,6 +233,12 @@ MACC_API void MACC_acc_declare_end(void **handle);
  * updated) with `kind` and the device copy of ptrs[i] made to point at it
  * (attach); op 0 before MACC_data_end, 3 before MACC_data_exit: detached and
  * released; op 4 before MACC_data_update: detached. */
+/* copyout(zero: ...) / create(zero: ...): a section not present yet is
+ * entered and its device copy zeroed before the construct's maps (a handle
+ * holds the reference), MACC_acc_zero_end drops it with `kind` after them. */
+MACC_API void *MACC_acc_zero_begin(const MACC_SrcLoc *loc, const char *name, void *start, MACC_SIZE_T bytes,
+                                   int device);
+MACC_API void MACC_acc_zero_end(const MACC_SrcLoc *loc, void *handle, int kind);
 MACC_API void MACC_acc_rows(const MACC_SrcLoc *loc, const char *name, void **ptrs, long long lo, long long len,
                             MACC_SIZE_T elem, long long rlo, long long rlen, int kind, int device, int op);
 

@@ -459,3 +459,49 @@ void MACC_acc_rows(const MACC_SrcLoc *loc, const char *name, void **ptrs, long l
             MACC_data_exit(loc, 1, &m, device, 0, NULL, 0);
     }
 }
+
+/* copyout(zero: ...) / create(zero: ...): a section that is not present yet
+ * is entered (a structured reference held by the returned handle) and its
+ * device copy zeroed (on the host, whose copy is the data, the data), so that
+ * the construct's own maps find it present; MACC_acc_zero_end drops the
+ * reference with the kind of the construct's maps of it (from: copied out). */
+typedef struct acc__zeroed {
+    MACC_Map map;
+    int device;
+} acc__zeroed;
+
+void *MACC_acc_zero_begin(const MACC_SrcLoc *loc, const char *name, void *start, MACC_SIZE_T bytes, int device)
+{
+    maccrt_init();
+    maccrt_device *d = maccrt_data_device(device, loc);
+    if (!start || !bytes || maccrt_map_is_present(d, start, bytes))
+        return NULL;
+    acc__zeroed *z = calloc(1, sizeof *z);
+    void *zeros = acc__shared(d) ? NULL : calloc(1, bytes);
+    if (!z || (!acc__shared(d) && !zeros)) {
+        fputs("macc: fatal error: out of memory\n", stderr);
+        exit(1);
+    }
+    z->map = (MACC_Map){name, start, start, bytes, MACC_MAP_ALLOC};
+    z->device = device;
+    MACC_data_begin(loc, 1, &z->map, device);
+    if (acc__shared(d)) {
+        memset(start, 0, bytes);
+    } else {
+        void *dst = maccrt_map_device_ptr(d, start);
+        if (dst)
+            d->plugin->copy_h2d(d, dst, zeros, bytes);
+    }
+    free(zeros);
+    return z;
+}
+
+void MACC_acc_zero_end(const MACC_SrcLoc *loc, void *handle, int kind)
+{
+    acc__zeroed *z = handle;
+    if (!z)
+        return;
+    z->map.kind = kind;
+    MACC_data_end(loc, 1, &z->map, z->device);
+    free(z);
+}

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "macc.h"
+#include "macc_rt.h"
 
 static int acc__is(TSNode n, const char *t) { return node_is(n, t); }
 
@@ -884,6 +885,38 @@ void acc_attach_calls(const DataConstruct *d, Buf *b, int after)
                        k == DIR_ACC_DATA ? "macc_if_" : d->if_expr ? d->if_expr : "1", attach ? "attach" : "detach",
                        attach ? "attach" : "detach",
                        it->base);
+        }
+    }
+}
+
+void acc_zero_calls(const Directive *dir, const Vec *maps, Buf *b, const char *dev, const char *cond, const char *loc,
+                    int after)
+{
+    int k = 0;
+    for (int i = 0; i < dir->nclauses; i++) {
+        const DirClause *c = &dir->clauses[i];
+        if ((c->kind != CL_ACC_CREATE && c->kind != CL_ACC_COPYOUT) || !c->modifier)
+            continue;
+        int want = c->kind == CL_ACC_CREATE ? MACC_MAP_ALLOC : MACC_MAP_FROM;
+        for (int j = 0; j < c->nitems; j++) {
+            const RMap *m = NULL;
+            int dirs = 0;
+            for (int x = 0; x < maps->len; x++) {
+                const RMap *y = maps->items[x];
+                if (strcmp(y->name, c->items[j].base))
+                    continue;
+                dirs |= y->kind & MACC_MAP_DIR_MASK;
+                if (!m && (y->kind & MACC_MAP_DIR_MASK) == want)
+                    m = y;
+            }
+            if (!m)
+                continue;
+            if (!after)
+                buf_printf(b, "    void *macc_z%d_ = (%s) ? MACC_acc_zero_begin(%s, \"%s\", (void *)(%s), %s, %s) : 0;\n",
+                           k, cond, loc, m->name, m->start, m->bytes, dev);
+            else
+                buf_printf(b, "    MACC_acc_zero_end(%s, macc_z%d_, %d);\n", loc, k, dirs & MACC_MAP_FROM ? MACC_MAP_FROM : MACC_MAP_ALLOC);
+            k++;
         }
     }
 }

@@ -416,6 +416,11 @@ const Directive *acc_version_dir(const Directive *t, int arch);
  * when present, points at the section); exit data / the end of acc data
  * (before): acc_detach of detach(p) items and members' sections. */
 void acc_attach_calls(const DataConstruct *d, Buf *b, int after);
+/* copyout(zero:) / create(zero:) items of an OpenACC construct whose maps are
+ * `maps`: before them (after 0) MACC_acc_zero_begin when `cond`, after them
+ * MACC_acc_zero_end (copied out when a map of the name copies out). */
+void acc_zero_calls(const Directive *dir, const Vec *maps, Buf *b, const char *dev, const char *cond, const char *loc,
+                    int after);
 void acc_rows_calls(const Unit *u, const DataConstruct *d, Buf *b, const char *dev, int begin);
 
 /* ---- emit ---------------------------------------------------------------- */

@@ -2,8 +2,8 @@
  * of the block, left by a return), acc data of a pointer-to-pointer section
  * a[0:n][0:m] (rows mapped and attached), async/wait on acc data, acc set
  * default_async, a reduction on an inner loop of a variable private to the
- * gang loop, device_type(nvidia)/device_type(host) clauses, and a program
- * part that only calls the runtime API. */
+ * gang loop, device_type(nvidia)/device_type(host) clauses, copyout(zero:)
+ * and create(zero:), and a program part that only calls the runtime API. */
 #include <math.h>
 #include <openacc.h>
 #include <stdio.h>
@@ -117,6 +117,25 @@ int main(void)
     for (int j = 1; j < m; j++)
         y[j] = y[j] + 1.0;
     bad += check("y[m-1]", y[m - 1], 3.0 * (m - 1) + 1.0);
+
+    /* zero: the device copy made for the construct starts as zeros */
+    for (int j = 0; j < m; j++)
+        x[j] = j, y[j] = 7.0;
+    double *z = malloc(m * sizeof *z);
+    for (int j = 0; j < m; j++)
+        z[j] = 9.0;
+    #pragma acc enter data create(zero: z[0:m])
+    #pragma acc parallel loop copyout(zero: y[0:m]) copyin(x[0:m]) present(z[0:m]) async(1)
+    for (int j = 0; j < m; j++) {
+        y[j] += x[j];
+        z[j] += 1.0;
+    }
+    #pragma acc exit data copyout(z[0:m])
+    for (int j = 0; j < m; j++) {
+        bad += check("zero y", y[j], j);
+        bad += check("zero z", z[j], 1.0);
+    }
+    free(z);
 
     /* the runtime API alone */
     if (acc_get_num_devices(acc_device_host) != 1 || acc_get_device_type() == acc_device_none)
