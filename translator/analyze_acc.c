@@ -767,6 +767,45 @@ static int acc__rows_of_pointers(const Decl *d)
     return d->is_pointer && stars >= 2;
 }
 
+/* The pointer-to-pointer sections of directive `dir` (at `node`): for each,
+ * call each(x, item, kind text, map kind bits of its clause). */
+static const char *acc__rows_kind(const DirClause *c, int finalize)
+{
+    switch (c->kind) {
+    case CL_ACC_COPY: return "MACC_MAP_TOFROM";
+    case CL_ACC_COPYIN: return "MACC_MAP_TO";
+    case CL_ACC_COPYOUT: return finalize ? "MACC_MAP_FROM | MACC_MAP_DELETE" : "MACC_MAP_FROM";
+    case CL_ACC_CREATE: return "MACC_MAP_ALLOC";
+    case CL_ACC_PRESENT: return "MACC_MAP_PRESENT";
+    case CL_ACC_DELETE: return finalize ? "MACC_MAP_DELETE" : "MACC_MAP_ALLOC";
+    case CL_ACC_DEVICE: return "MACC_MAP_TO";
+    case CL_ACC_HOST: case CL_ACC_SELF: return "MACC_MAP_FROM";
+    default: return NULL;
+    }
+}
+
+/* Is item `it` of a directive at `node` a pointer-to-pointer section? */
+static int acc__rows_item(const Unit *u, TSNode node, const DirItem *it)
+{
+    if (!it->is_ident || it->nsubs != 2)
+        return 0;
+    Decl *decl = analyze_lookup(u, node, it->base, NULL);
+    int rows = decl && acc__rows_of_pointers(decl);
+    decl_delete(decl);
+    return rows;
+}
+
+static void acc__rows_call(Buf *b, const DirItem *it, const char *kind, const char *dev, const char *cond,
+                           const char *loc, int op)
+{
+    const DirSub *s0 = &it->subs[0], *s1 = &it->subs[1];
+    buf_printf(b,
+               "\n    if (%s)\n        MACC_acc_rows(%s, \"%s\", (void **)(%s), (long long)(%s), "
+               "(long long)(%s), sizeof((%s)[0][0]), (long long)(%s), (long long)(%s), %s, %s, %d);",
+               cond, loc, it->base, it->base, s0->lo ? s0->lo : "0", s0->is_section ? (s0->len ? s0->len : "0") : "1",
+               it->base, s1->lo ? s1->lo : "0", s1->is_section ? (s1->len ? s1->len : "0") : "1", kind, dev, op);
+}
+
 void acc_rows_calls(const Unit *u, const DataConstruct *d, Buf *b, const char *dev, int after)
 {
     const Directive *dir = &d->pragma->dir;
@@ -784,31 +823,45 @@ void acc_rows_calls(const Unit *u, const DataConstruct *d, Buf *b, const char *d
     int finalize = directive_find(dir, CL_ACC_FINALIZE) != NULL;
     for (int i = 0; i < dir->nclauses; i++) {
         const DirClause *c = &dir->clauses[i];
-        const char *kind = c->kind == CL_ACC_COPY      ? "MACC_MAP_TOFROM"
-                           : c->kind == CL_ACC_COPYIN  ? "MACC_MAP_TO"
-                           : c->kind == CL_ACC_COPYOUT ? (finalize ? "MACC_MAP_FROM | MACC_MAP_DELETE" : "MACC_MAP_FROM")
-                           : c->kind == CL_ACC_CREATE  ? "MACC_MAP_ALLOC"
-                           : c->kind == CL_ACC_PRESENT ? "MACC_MAP_PRESENT"
-                           : c->kind == CL_ACC_DELETE  ? (finalize ? "MACC_MAP_DELETE" : "MACC_MAP_ALLOC")
-                           : c->kind == CL_ACC_DEVICE  ? "MACC_MAP_TO"
-                           : c->kind == CL_ACC_HOST || c->kind == CL_ACC_SELF ? "MACC_MAP_FROM"
-                                                       : NULL;
+        const char *kind = acc__rows_kind(c, finalize);
+        for (int j = 0; kind && j < c->nitems; j++)
+            if (acc__rows_item(u, d->pragma->node, &c->items[j]))
+                acc__rows_call(b, &c->items[j], kind, dev,
+                               k == DIR_ACC_DATA ? "macc_if_" : d->if_expr ? d->if_expr : "1", "&macc_l_", op);
+    }
+}
+
+void acc_region_rows(const Unit *u, const Region *r, Buf *b, const char *dev, int after)
+{
+    const Directive *t = &r->target->dir;
+    const char *cond = r->if_expr ? r->if_expr : "1";
+    int n = 0;
+    for (int i = 0; t->acc && i < t->nclauses; i++) {
+        const DirClause *c = &t->clauses[i];
+        const char *kind = c->kind == CL_ACC_DELETE ? NULL : acc__rows_kind(c, 0);
         for (int j = 0; kind && j < c->nitems; j++) {
             const DirItem *it = &c->items[j];
-            if (!it->is_ident || it->nsubs != 2)
+            if (!acc__rows_item(u, r->target->node, it))
                 continue;
-            Decl *decl = analyze_lookup(u, d->pragma->node, it->base, NULL);
-            int rows = decl && acc__rows_of_pointers(decl);
-            decl_delete(decl);
-            if (!rows)
+            const RMap *m = NULL;
+            for (int x = 0; x < r->maps.len && !m; x++)
+                if (!strcmp(((const RMap *)r->maps.items[x])->name, it->base))
+                    m = r->maps.items[x];
+            if (!m)
                 continue;
-            const DirSub *s0 = &it->subs[0], *s1 = &it->subs[1];
-            buf_printf(b,
-                       "\n    if (%s)\n        MACC_acc_rows(&macc_l_, \"%s\", (void **)(%s), (long long)(%s), "
-                       "(long long)(%s), sizeof((%s)[0][0]), (long long)(%s), (long long)(%s), %s, %s, %d);",
-                       k == DIR_ACC_DATA ? "macc_if_" : d->if_expr ? d->if_expr : "1", it->base, it->base,
-                       s0->lo ? s0->lo : "0", s0->is_section ? (s0->len ? s0->len : "0") : "1", it->base,
-                       s1->lo ? s1->lo : "0", s1->is_section ? (s1->len ? s1->len : "0") : "1", kind, dev, op);
+            /* the pointers are on the device before the rows are attached in
+             * them (the region then finds both present), and leave after */
+            if (!after) {
+                buf_printf(b, "    MACC_Map macc_rm%d_ = {\"%s\", %s, %s, %s, %d};\n    if (%s)\n        "
+                              "MACC_data_begin(&macc_zl_, 1, &macc_rm%d_, %s);",
+                           n, m->name, m->base, m->start, m->bytes, m->kind, cond, n, dev);
+                acc__rows_call(b, it, kind, dev, cond, "&macc_zl_", 1);
+                buf_puts(b, "\n");
+            } else {
+                acc__rows_call(b, it, kind, dev, cond, "&macc_zl_", 0);
+                buf_printf(b, "\n    if (%s)\n        MACC_data_end(&macc_zl_, 1, &macc_rm%d_, %s);\n", cond, n, dev);
+            }
+            n++;
         }
     }
 }

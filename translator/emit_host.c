@@ -904,6 +904,7 @@ static void em__call(Emit *e, const Region *r)
     const char *dev = em__device(r->device, r->device_expr, dbuf, sizeof dbuf);
     Buf z = {0}; /* OpenACC copyout(zero:) / create(zero:) */
     acc_zero_calls(&r->target->dir, &r->maps, &z, dev, r->if_expr ? r->if_expr : "1", "&macc_zl_", 0);
+    acc_region_rows(e->u, r, &z, dev, 0);
     if (z.len)
         buf_printf(&b, "    static const MACC_SrcLoc macc_zl_ = {\"%s\", %d, %d, \"%s\"};\n%s", e->path, r->line, r->col,
                    r->func_name, z.data);
@@ -913,6 +914,7 @@ static void em__call(Emit *e, const Region *r)
                z.len && r->nowait ? "    MACC_taskwait(&macc_zl_);\n" : "");
     if (z.len) {
         z.len = 0;
+        acc_region_rows(e->u, r, &z, dev, 1);
         acc_zero_calls(&r->target->dir, &r->maps, &z, dev, r->if_expr ? r->if_expr : "1", "&macc_zl_", 1);
         buf_puts(&b, z.data);
     }

@@ -402,9 +402,6 @@ void acc_region_prepare(Unit *u, Region *r);
 /* Does an acc loop inside OpenACC region r name `name` in a reduction clause
  * (the construct then copies the variable, as OpenACC 2.7 says)? */
 int acc_inner_reduction(const Unit *u, const Region *r, const char *name);
-/* acc data: the calls that map the rows of pointer-to-pointer sections
- * (copyin(a[0:n][0:m]) of a T **a: a's pointers, then each a[i][0:m], attached
- * in the device copy of a) after the data begins (begin) or before it ends. */
 /* acc set: the runtime calls (acc_set_default_async, acc_set_device_type,
  * acc_set_device_num) under its if clause, and the closing brace. */
 void acc_set_calls(const DataConstruct *d, Buf *b);
@@ -421,7 +418,15 @@ void acc_attach_calls(const DataConstruct *d, Buf *b, int after);
  * MACC_acc_zero_end (copied out when a map of the name copies out). */
 void acc_zero_calls(const Directive *dir, const Vec *maps, Buf *b, const char *dev, const char *cond, const char *loc,
                     int after);
-void acc_rows_calls(const Unit *u, const DataConstruct *d, Buf *b, const char *dev, int begin);
+/* acc data, enter data, exit data, update: the calls that map the rows of
+ * pointer-to-pointer sections (copyin(a[0:n][0:m]) of a T **a: a's pointers,
+ * then each a[i][0:m], attached in the device copy of a): after the data
+ * begins / is entered / updated (after 1), before it ends / leaves / is
+ * updated (after 0). */
+void acc_rows_calls(const Unit *u, const DataConstruct *d, Buf *b, const char *dev, int after);
+/* The same for an OpenACC compute construct's clauses, around its launch
+ * (the pointers and rows entered before it, after 0; released after it, 1). */
+void acc_region_rows(const Unit *u, const Region *r, Buf *b, const char *dev, int after);
 
 /* ---- emit ---------------------------------------------------------------- */
 /* Emits the host file of `u` into *out. `display_path` is the file name used in
