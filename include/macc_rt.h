@@ -231,8 +231,8 @@ MACC_API void MACC_acc_declare_end(void **handle);
  * ptrs[lo:len][rlo:rlen] (elements of elem bytes): op 1 after MACC_data_begin,
  * 2 after MACC_data_enter, 5 after MACC_data_update: each row mapped (or
  * updated) with `kind` and the device copy of ptrs[i] made to point at it
- * (attach); op 0 before MACC_data_end, 3 before MACC_data_exit: detached and
- * released; op 4 before MACC_data_update: detached. */
+ * (attach); op 0 before MACC_data_end, 3 before MACC_data_exit: released, and
+ * detached once a row has left the device; op 4 before MACC_data_update: detached. */
 /* copyout(zero: ...) / create(zero: ...): a section not present yet is
  * entered and its device copy zeroed before the construct's maps (a handle
  * holds the reference), MACC_acc_zero_end drops it with `kind` after them. */

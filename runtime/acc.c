@@ -444,19 +444,20 @@ void MACC_acc_rows(const MACC_SrcLoc *loc, const char *name, void **ptrs, long l
             MACC_data_enter(loc, 1, &m, device, 0, NULL, 0);
         else if (op == 5)
             MACC_data_update(loc, 1, &m, device, 0, NULL, 0);
-        if (!acc__shared(d) && maccrt_map_device_ptr(d, &ptrs[i])) {
-            /* the device copy of ptrs[i]: the row's device address (attach),
-             * or the host's again before the pointers may be copied back */
-            void *var = maccrt_map_device_ptr(d, &ptrs[i]);
-            char *start = begin ? maccrt_map_device_ptr(d, m.start) : NULL;
-            void *val = begin ? (void *)(start ? start - rlo * (long long)elem : NULL) : (void *)row;
-            if (var && val)
-                d->plugin->copy_h2d(d, var, &val, sizeof val);
-        }
-        if (op == 0)
+        else if (op == 0)
             MACC_data_end(loc, 1, &m, device);
         else if (op == 3)
             MACC_data_exit(loc, 1, &m, device, 0, NULL, 0);
+        /* the device copy of ptrs[i]: the row's device address (attach), or,
+         * before an update or once the row has left the device (a row an
+         * enclosing construct still holds stays attached), the host's */
+        void *var = acc__shared(d) ? NULL : maccrt_map_device_ptr(d, &ptrs[i]);
+        if (!var || ((op == 0 || op == 3) && maccrt_map_device_ptr(d, m.start)))
+            continue;
+        char *start = begin ? maccrt_map_device_ptr(d, m.start) : NULL;
+        void *val = begin ? (void *)(start ? start - rlo * (long long)elem : NULL) : (void *)row;
+        if (val)
+            d->plugin->copy_h2d(d, var, &val, sizeof val);
     }
 }
 
