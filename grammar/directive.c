@@ -335,6 +335,7 @@ static const char *const dir__clause_names[CL_NCLAUSES] = {
     [CL_ACC_SEQ] = "seq", [CL_ACC_INDEPENDENT] = "independent", [CL_ACC_AUTO] = "auto",
     [CL_ACC_TILE] = "tile", [CL_ACC_NUM_WORKERS] = "num_workers",
     [CL_ACC_DEVICE_TYPE] = "device_type", [CL_ACC_DEFAULT] = "default",
+    [CL_ACC_DEFAULT_ASYNC] = "default_async", [CL_ACC_DEVICE_NUM] = "device_num",
 };
 
 typedef struct DirName {
@@ -381,7 +382,9 @@ static const DirName dir__acc_names[] = {
     {"vector", CL_ACC_VECTOR}, {"seq", CL_ACC_SEQ}, {"independent", CL_ACC_INDEPENDENT},
     {"auto", CL_ACC_AUTO}, {"tile", CL_ACC_TILE}, {"device_type", CL_ACC_DEVICE_TYPE},
     {"dtype", CL_ACC_DEVICE_TYPE}, {"default", CL_ACC_DEFAULT},
-    {"if", CL_IF},
+    {"if", CL_IF}, {"device_resident", CL_ACC_CREATE}, {"link", CL_LINK},
+    {"default_async", CL_ACC_DEFAULT_ASYNC}, {"device_num", CL_ACC_DEVICE_NUM},
+    {"use_device", CL_USE_DEVICE_PTR},
 };
 
 static int dir__lookup(const DirP *p, int off, int n)
@@ -1094,6 +1097,7 @@ static int dir__clause(DirP *p, Directive *d, ClauseKind k, int off, int n)
         return 0;
     case CL_SCHEDULE: case CL_DIST_SCHEDULE: case CL_DEFAULTMAP:
     case CL_ACC_TILE: case CL_ACC_NUM_WORKERS: case CL_ACC_DEVICE_TYPE:
+    case CL_ACC_DEFAULT_ASYNC: case CL_ACC_DEVICE_NUM:
         return dir__arg(p, c, a, b);
     case CL_LINEAR:
         return dir__cl_linear(p, c, a, b);
@@ -1293,7 +1297,7 @@ static int dir__unique(ClauseKind k)
     case CL_SIMDLEN: case CL_SAFELEN: case CL_RESOURCES: case CL_ACC_FINALIZE:
     case CL_ACC_ASYNC: case CL_ACC_IF_PRESENT: case CL_ORDER: case CL_ACC_DEFAULT:
     case CL_ACC_SEQ: case CL_ACC_INDEPENDENT: case CL_ACC_AUTO:
-    case CL_DEVICE_TYPE: case CL_INDIRECT:
+    case CL_DEVICE_TYPE: case CL_INDIRECT: case CL_ACC_DEFAULT_ASYNC: case CL_ACC_DEVICE_NUM:
         return 1;
     default:
         return 0;
@@ -1315,8 +1319,10 @@ static int dir__check(DirP *p, const Directive *d, const char *dname)
         const DirClause *c = &d->clauses[i];
         unsigned nb;
         if (dir__unique(c->kind))
-            for (int j = 0; j < i; j++) {
+            for (int j = i - 1; j >= 0; j--) {
                 const DirClause *o = &d->clauses[j];
+                if (o->kind == CL_ACC_DEVICE_TYPE)
+                    break; /* OpenACC: each device_type section has its own */
                 if (o->kind != c->kind)
                     continue;
                 if (c->kind == CL_IF && (c->name || o->name) &&
@@ -1396,6 +1402,9 @@ static int dir__end(DirP *p, const char *dname)
      B_(CL_ACC_PRESENT) | B_(CL_ACC_NO_CREATE) | B_(CL_ACC_DEVICEPTR) | B_(CL_ACC_ATTACH) | \
      B_(CL_IF))
 #define DIR__ACC_ASYNC (B_(CL_IF) | B_(CL_ACC_ASYNC) | B_(CL_ACC_WAIT))
+#define DIR__ACC_DECLARE_OK                                                                 \
+    (B_(CL_ACC_COPY) | B_(CL_ACC_COPYIN) | B_(CL_ACC_COPYOUT) | B_(CL_ACC_CREATE) |         \
+     B_(CL_ACC_PRESENT) | B_(CL_ACC_DEVICEPTR) | B_(CL_LINK))
 #define DIR__ACC_ENTER_DATA (B_(CL_ACC_COPYIN) | B_(CL_ACC_CREATE) | B_(CL_ACC_ATTACH))
 #define DIR__ACC_EXIT_DATA (B_(CL_ACC_COPYOUT) | B_(CL_ACC_DELETE) | B_(CL_ACC_DETACH))
 #define DIR__ACC_UPDATE_DATA (B_(CL_ACC_HOST) | B_(CL_ACC_SELF) | B_(CL_ACC_DEVICE))
@@ -1826,26 +1835,87 @@ static int dir__omp(DirP *p, Directive *d)
      B_(CL_ACC_INDEPENDENT) | B_(CL_ACC_AUTO) | B_(CL_ACC_TILE) | B_(CL_COLLAPSE) |          \
      B_(CL_PRIVATE) | B_(CL_REDUCTION) | B_(CL_ACC_DEVICE_TYPE))
 
-/* Drops the clauses that follow a device_type(list) clause whose list names
- * neither `*` nor the device kinds macc builds for all of (they may only be
- * tuning clauses: num_gangs, vector_length, gang, async, ...; the loop's
- * meaning does not change). device_type(*) keeps them. */
-static void dir__acc_device_type(Directive *d)
+/* The device kinds a device_type(list) names: 1 nvidia (nvidia, cuda,
+ * acc_device_nvidia), 2 host (host, multicore, acc_device_host), 3 for `*`. */
+static int dir__acc_dtype_mask(const char *arg)
 {
-    int keep = 1, n = 0;
+    int m = 0;
+    const char *s = arg ? arg : "";
+    while (*s) {
+        while (*s == ' ' || *s == '\t' || *s == ',')
+            s++;
+        const char *w = s;
+        while (*s && *s != ',' && *s != ' ' && *s != '\t')
+            s++;
+        size_t n = (size_t)(s - w);
+        if (n == 1 && *w == '*')
+            m |= 3;
+        else if ((n == 6 && !strncmp(w, "nvidia", 6)) || (n == 4 && !strncmp(w, "cuda", 4)) ||
+                 (n == 17 && !strncmp(w, "acc_device_nvidia", 17)))
+            m |= 1;
+        else if ((n == 4 && !strncmp(w, "host", 4)) || (n == 9 && !strncmp(w, "multicore", 9)) ||
+                 (n == 15 && !strncmp(w, "acc_device_host", 15)))
+            m |= 2;
+    }
+    return m;
+}
+
+/* device_type(list) sections: the clauses before the first device_type and
+ * those after device_type(*) apply to every device and stay in d; those
+ * after device_type(nvidia) / device_type(host) go to nv / host (the
+ * versions of the region for that device, as if_device lines give them);
+ * those after a list naming neither are dropped (other devices' tuning).
+ * On an acc loop (nv == NULL) there are no versions: a device's clauses are
+ * kept only when every device macc builds for is named (`*`). async and wait
+ * apply to the region whatever device runs it (a wait is always correct). */
+static int dir__acc_device_type(Directive *d, Directive *nv, Directive *host)
+{
+    int mask = 3, n = 0;
     for (int i = 0; i < d->nclauses; i++) {
         DirClause *c = &d->clauses[i];
         if (c->kind == CL_ACC_DEVICE_TYPE)
-            keep = c->arg && strchr(c->arg, '*') != NULL;
-        if (keep || c->kind == CL_ACC_DEVICE_TYPE) {
+            mask = dir__acc_dtype_mask(c->arg);
+        if (mask == 3 || c->kind == CL_ACC_DEVICE_TYPE || (nv && (c->kind == CL_ACC_ASYNC || c->kind == CL_ACC_WAIT))) {
             d->clauses[n++] = *c;
             continue;
         }
+        if (nv && (((mask & 1) && directive_add_clause_copy(nv, c) < 0) ||
+                   ((mask & 2) && directive_add_clause_copy(host, c) < 0)))
+            return -1;
         free(c->name);
         free(c->arg);
         dir__free_items(c->items, c->nitems);
     }
     d->nclauses = n;
+    return 0;
+}
+
+/* acc_par and the construct-set of an acc construct from its clauses. */
+static int dir__acc_finish(DirP *p, Directive *d, int which, int loop)
+{
+    d->acc_par = 0;
+    for (int i = 0; i < d->nclauses; i++) {
+        DirClause *c = &d->clauses[i];
+        switch (c->kind) {
+        case CL_ACC_GANG: d->acc_par |= ACC_GANG; break;
+        case CL_ACC_WORKER: d->acc_par |= ACC_WORKER; break;
+        case CL_ACC_VECTOR: d->acc_par |= ACC_VECTOR; break;
+        case CL_ACC_SEQ: d->acc_par |= ACC_SEQ; break;
+        case CL_ACC_INDEPENDENT: d->acc_par |= ACC_INDEPENDENT; break;
+        case CL_ACC_AUTO: d->acc_par |= ACC_AUTO; break;
+        default: break;
+        }
+    }
+    if ((d->acc_par & ACC_SEQ) && (d->acc_par & (ACC_GANG | ACC_WORKER | ACC_VECTOR | ACC_INDEPENDENT | ACC_AUTO)))
+        return dir__fail(p, directive_find(d, CL_ACC_SEQ)->off,
+                         "'seq' cannot be combined with gang, worker, vector, independent or auto");
+    if (which == ACC_LOOP)
+        d->cs = (d->acc_par & ACC_SEQ) ? 0 : CS_LOOP;
+    else if (loop)
+        d->cs = (d->acc_par & ACC_SEQ) || which == ACC_SERIAL ? 0 : CS_TEAMS | CS_DISTRIBUTE | CS_PARALLEL_FOR;
+    else
+        d->cs = which == ACC_PARALLEL ? CS_TEAMS : 0;
+    return 0;
 }
 
 /* acc parallel|kernels|serial [loop] clauses, acc loop clauses: the
@@ -1866,16 +1936,16 @@ static int dir__acc_compute(DirP *p, Directive *d, int which)
     snprintf(name, sizeof name, "%s%s", names[which], d->acc_loop ? " loop" : "");
     if (dir__body(p, d, ok, name, DIR__CS_NO, 0, 0, NULL) < 0)
         return -1;
-    dir__acc_device_type(d);
+    Directive dev[2];
+    memset(dev, 0, sizeof dev);
+    if (dir__acc_device_type(d, which == ACC_LOOP ? NULL : &dev[0], &dev[1]) < 0) {
+        directive_free(&dev[0]);
+        directive_free(&dev[1]);
+        return dir__fail(p, 0, "out of memory");
+    }
     for (int i = 0; i < d->nclauses; i++) {
         DirClause *c = &d->clauses[i];
         switch (c->kind) {
-        case CL_ACC_GANG: d->acc_par |= ACC_GANG; break;
-        case CL_ACC_WORKER: d->acc_par |= ACC_WORKER; break;
-        case CL_ACC_VECTOR: d->acc_par |= ACC_VECTOR; break;
-        case CL_ACC_SEQ: d->acc_par |= ACC_SEQ; break;
-        case CL_ACC_INDEPENDENT: d->acc_par |= ACC_INDEPENDENT; break;
-        case CL_ACC_AUTO: d->acc_par |= ACC_AUTO; break;
         case CL_ACC_SELF: { /* self(cond): the host runs it when cond holds */
             char *t = c->arg ? malloc(strlen(c->arg) + 4) : NULL;
             if (c->arg && !t)
@@ -1892,16 +1962,37 @@ static int dir__acc_compute(DirP *p, Directive *d, int which)
         default: break;
         }
     }
-    if ((d->acc_par & ACC_SEQ) && (d->acc_par & (ACC_GANG | ACC_WORKER | ACC_VECTOR | ACC_INDEPENDENT | ACC_AUTO)))
-        return dir__fail(p, directive_find(d, CL_ACC_SEQ)->off,
-                         "'seq' cannot be combined with gang, worker, vector, independent or auto");
-    if (which == ACC_LOOP)
-        d->cs = (d->acc_par & ACC_SEQ) ? 0 : CS_LOOP;
-    else if (loop)
-        d->cs = (d->acc_par & ACC_SEQ) || which == ACC_SERIAL ? 0 : CS_TEAMS | CS_DISTRIBUTE | CS_PARALLEL_FOR;
-    else
-        d->cs = which == ACC_PARALLEL ? CS_TEAMS : 0;
-    return 0;
+    int r = dir__acc_finish(p, d, which, loop);
+    /* device_type(nvidia) / device_type(host) clauses: a version's directive,
+     * the common clauses and that device's (d->variants, arch set) */
+    for (int k = 0; k < 2 && r == 0; k++) {
+        if (!dev[k].nclauses)
+            continue;
+        Directive v;
+        memset(&v, 0, sizeof v);
+        v.kind = d->kind;
+        v.is_acc = 1;
+        v.acc = d->acc;
+        v.acc_loop = d->acc_loop;
+        v.arch = k == 0 ? ARCH_NVIDIA : ARCH_HOST;
+        for (int i = 0; i < d->nclauses && r == 0; i++) /* the device's num_gangs(n) &c. win */
+            if (!dir__unique(d->clauses[i].kind) || !directive_find(&dev[k], d->clauses[i].kind))
+                r = directive_add_clause_copy(&v, &d->clauses[i]);
+        for (int i = 0; i < dev[k].nclauses && r == 0; i++)
+            r = directive_add_clause_copy(&v, &dev[k].clauses[i]);
+        Directive *grown = r == 0 ? realloc(d->variants, (size_t)(d->nvariants + 1) * sizeof *grown) : NULL;
+        if (!grown) {
+            directive_free(&v);
+            r = dir__fail(p, 0, "out of memory");
+            break;
+        }
+        d->variants = grown;
+        d->variants[d->nvariants] = v;
+        r = dir__acc_finish(p, &d->variants[d->nvariants++], which, loop);
+    }
+    directive_free(&dev[0]);
+    directive_free(&dev[1]);
+    return r;
 }
 
 static int dir__acc(DirP *p, Directive *d)
@@ -1914,7 +2005,29 @@ static int dir__acc(DirP *p, Directive *d)
     d->is_acc = 1;
     if (dir__is(p, off, n, "data")) {
         d->kind = DIR_ACC_DATA;
-        return dir__body(p, d, DIR__ACC_DATA_OK, "acc data", DIR__CS_NO, 0, 0, NULL);
+        return dir__body(p, d, DIR__ACC_DATA_OK | DIR__ACC_ASYNC, "acc data", DIR__CS_NO, 0, 0, NULL);
+    }
+    if (dir__is(p, off, n, "host_data")) {
+        /* the device addresses of present data in the block: target data
+         * use_device_ptr (an array: use_device_addr) */
+        d->kind = DIR_ACC_DATA;
+        return dir__body(p, d, B_(CL_USE_DEVICE_PTR) | B_(CL_IF) | B_(CL_ACC_IF_PRESENT), "acc host_data",
+                         DIR__CS_NO, B_(CL_USE_DEVICE_PTR), off, "a use_device clause");
+    }
+    if (dir__is(p, off, n, "set")) {
+        uint64_t set = B_(CL_ACC_DEFAULT_ASYNC) | B_(CL_ACC_DEVICE_NUM) | B_(CL_ACC_DEVICE_TYPE);
+        d->kind = DIR_ACC_SET;
+        return dir__body(p, d, set | B_(CL_IF), "acc set", DIR__CS_NO, set, off,
+                         "a default_async, device_num or device_type clause");
+    }
+    if (dir__is(p, off, n, "declare")) {
+        /* in a function: the data of a data region from here to the end of
+         * the block (device_resident: create); at file scope nothing to do
+         * (the analysis ignores it) */
+        d->kind = DIR_ACC_DATA;
+        d->acc_declare = 1;
+        return dir__body(p, d, DIR__ACC_DECLARE_OK, "acc declare", DIR__CS_NO, DIR__ACC_DECLARE_OK, off,
+                         "a data clause");
     }
     if (dir__is(p, off, n, "enter") || dir__is(p, off, n, "exit")) {
         int enter = p->s[off + 1] == 'n';

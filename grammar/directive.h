@@ -24,7 +24,8 @@ typedef enum DirKind {
     DIR_ACC_ENTER_DATA,
     DIR_ACC_EXIT_DATA,
     DIR_ACC_UPDATE,
-    DIR_ACC_WAIT
+    DIR_ACC_WAIT,
+    DIR_ACC_SET          /* acc set default_async(q) device_num(n) device_type(t) */
 } DirKind;
 
 /* Construct-set bits. */
@@ -111,6 +112,8 @@ typedef enum ClauseKind {
     CL_ACC_NUM_WORKERS, /* arg; no effect */
     CL_ACC_DEVICE_TYPE, /* device_type(list): arg; the clauses after it were kept only for `*` */
     CL_ACC_DEFAULT,   /* default(none|present): arg */
+    CL_ACC_DEFAULT_ASYNC, /* acc set default_async(q): arg */
+    CL_ACC_DEVICE_NUM,    /* acc set device_num(n): arg */
     CL_NCLAUSES
 } ClauseKind;
 
@@ -166,6 +169,7 @@ typedef struct Directive {
     int is_acc;
     int acc;       /* ACC_*: acc parallel/kernels/serial [loop] (kind DIR_TARGET), acc loop (DIR_LOOP) */
     int acc_loop;  /* a combined construct: acc parallel/kernels/serial loop */
+    int acc_declare; /* acc declare (kind DIR_ACC_DATA): a data region to the end of the enclosing block */
     unsigned acc_par; /* ACC_GANG | ACC_WORKER | ... */
     unsigned cs;   /* construct-set bits (target, if_device, loop) */
     int arch;      /* if_device: ARCH_* */

@@ -241,6 +241,24 @@ MACC_API int MACC_posix_memalign(void **out, MACC_SIZE_T align, MACC_SIZE_T n);
 #define MACC_ACC_ASYNC_NOVAL (-1)
 MACC_API void *MACC_acc_queue(int q);
 MACC_API void *MACC_acc_wait_all_token(void);
+/* acc declare in a function: MACC_data_begin now, MACC_data_end (after the
+ * deferred tasks) when the block is left (a cleanup variable holds the handle) */
+MACC_API void *MACC_acc_declare_begin(const MACC_SrcLoc *loc, int nmaps, const MACC_Map *maps, int device);
+MACC_API void MACC_acc_declare_end(void **handle);
+/* acc data / enter data / exit data / update of a pointer-to-pointer section
+ * ptrs[lo:len][rlo:rlen] (elements of elem bytes): op 1 after MACC_data_begin,
+ * 2 after MACC_data_enter, 5 after MACC_data_update: each row mapped (or
+ * updated) with `kind` and the device copy of ptrs[i] made to point at it
+ * (attach); op 0 before MACC_data_end, 3 before MACC_data_exit: released, and
+ * detached once a row has left the device; op 4 before MACC_data_update: detached. */
+/* copyout(zero: ...) / create(zero: ...): a section not present yet is
+ * entered and its device copy zeroed before the construct's maps (a handle
+ * holds the reference), MACC_acc_zero_end drops it with `kind` after them. */
+MACC_API void *MACC_acc_zero_begin(const MACC_SrcLoc *loc, const char *name, void *start, MACC_SIZE_T bytes,
+                                   int device);
+MACC_API void MACC_acc_zero_end(const MACC_SrcLoc *loc, void *handle, int kind);
+MACC_API void MACC_acc_rows(const MACC_SrcLoc *loc, const char *name, void **ptrs, long long lo, long long len,
+                            MACC_SIZE_T elem, long long rlo, long long rlen, int kind, int device, int op);
 
 /* OpenMP 5.1 device memory routines that libmaccrt defines (with the rest of
  * OpenMP's device API: omp_target_alloc, omp_target_memcpy, ...; see

@@ -39,7 +39,9 @@ static const MACC_SrcLoc acc__loc = {"(OpenACC runtime call)", 0, 0, "acc"};
 
 #define ACC__NQUEUES 256
 static char acc__tokens[ACC__NQUEUES];
-static atomic_int acc__default_async = acc_async_noval;
+/* the queue that async without an argument (acc_async_noval) names: queue 0
+ * at first, as NVHPC's (a queue number, not a special value) */
+static atomic_int acc__default_async = 0;
 
 void *MACC_acc_queue(int q)
 {
@@ -62,7 +64,9 @@ int acc_get_default_async(void)
 
 void acc_set_default_async(int async_arg)
 {
-    atomic_store(&acc__default_async, async_arg == acc_async_default ? acc_async_noval : async_arg);
+    if (async_arg == acc_async_noval)
+        return; /* the default queue stays what it is */
+    atomic_store(&acc__default_async, async_arg == acc_async_default ? 0 : async_arg);
 }
 
 void acc_wait(int wait_arg) { (void)wait_arg; MACC_taskwait(&acc__loc); }
@@ -182,9 +186,11 @@ size_t acc_get_property(int dev_num, acc_device_t dev_type, acc_device_property_
     if (!d)
         return 0;
     if (acc__shared(d)) {
-        long pages = sysconf(_SC_PHYS_PAGES), avail = sysconf(_SC_AVPHYS_PAGES), ps = sysconf(_SC_PAGESIZE);
+        /* the host: its physical memory; its free memory is not the device's
+         * (acc_malloc there is malloc, which the page count does not see, and
+         * other processes move it): 0, unknown, as libgomp's host device says */
+        long pages = sysconf(_SC_PHYS_PAGES), ps = sysconf(_SC_PAGESIZE);
         total_b = pages > 0 && ps > 0 ? (size_t)pages * (size_t)ps : 0;
-        free_b = avail > 0 && ps > 0 ? (size_t)avail * (size_t)ps : 0;
     } else if (!d->plugin->mem_info || d->plugin->mem_info(d, &free_b, &total_b) != 0) {
         total_b = d->mem_bytes;
     }
@@ -381,3 +387,122 @@ void acc_detach(void **p) { acc__attach(p, 0); }
 void acc_detach_async(void **p, int q) { acc_wait(q); acc__attach(p, 0); }
 void acc_detach_finalize(void **p) { acc__attach(p, 0); }
 void acc_detach_finalize_async(void **p, int q) { acc_wait(q); acc__attach(p, 0); }
+
+/* acc declare in a function (the translator's cleanup variable): the maps
+ * are kept until the block is left. */
+typedef struct acc__declared {
+    const MACC_SrcLoc *loc;
+    int n, device;
+    MACC_Map maps[];
+} acc__declared;
+
+void *MACC_acc_declare_begin(const MACC_SrcLoc *loc, int nmaps, const MACC_Map *maps, int device)
+{
+    acc__declared *s = malloc(sizeof *s + (size_t)(nmaps > 0 ? nmaps : 0) * sizeof(MACC_Map));
+    if (!s) {
+        fputs("macc: fatal error: out of memory\n", stderr);
+        exit(1);
+    }
+    s->loc = loc;
+    s->n = nmaps;
+    s->device = device;
+    if (nmaps > 0)
+        memcpy(s->maps, maps, (size_t)nmaps * sizeof(MACC_Map));
+    MACC_data_begin(loc, nmaps, maps, device);
+    return s;
+}
+
+void MACC_acc_declare_end(void **handle)
+{
+    acc__declared *s = handle ? *handle : NULL;
+    if (!s)
+        return;
+    MACC_taskwait(s->loc); /* async work on the data ends first, as at the end of acc data */
+    MACC_data_end(s->loc, s->n, s->maps, s->device);
+    free(s);
+    *handle = NULL;
+}
+
+void MACC_acc_rows(const MACC_SrcLoc *loc, const char *name, void **ptrs, long long lo, long long len,
+                   MACC_SIZE_T elem, long long rlo, long long rlen, int kind, int device, int op)
+{
+    maccrt_init();
+    maccrt_device *d = maccrt_data_device(device, loc);
+    if (!ptrs || len <= 0 || rlen < 0)
+        return;
+    /* op: 1 acc data begins, 0 it ends, 2 enter data, 3 exit data, 4 before
+     * an update (detach), 5 after it (the rows, then attach) */
+    int begin = op == 1 || op == 2 || op == 5;
+    for (long long i = lo; i < lo + len; i++) {
+        char *row = ptrs[i];
+        MACC_Map m = {name, row, row + rlo * (long long)elem, (MACC_SIZE_T)rlen * elem, kind};
+        if (!row)
+            continue;
+        if (op == 1)
+            MACC_data_begin(loc, 1, &m, device);
+        else if (op == 2)
+            MACC_data_enter(loc, 1, &m, device, 0, NULL, 0);
+        else if (op == 5)
+            MACC_data_update(loc, 1, &m, device, 0, NULL, 0);
+        else if (op == 0)
+            MACC_data_end(loc, 1, &m, device);
+        else if (op == 3)
+            MACC_data_exit(loc, 1, &m, device, 0, NULL, 0);
+        /* the device copy of ptrs[i]: the row's device address (attach), or,
+         * before an update or once the row has left the device (a row an
+         * enclosing construct still holds stays attached), the host's */
+        void *var = acc__shared(d) ? NULL : maccrt_map_device_ptr(d, &ptrs[i]);
+        if (!var || ((op == 0 || op == 3) && maccrt_map_device_ptr(d, m.start)))
+            continue;
+        char *start = begin ? maccrt_map_device_ptr(d, m.start) : NULL;
+        void *val = begin ? (void *)(start ? start - rlo * (long long)elem : NULL) : (void *)row;
+        if (val)
+            d->plugin->copy_h2d(d, var, &val, sizeof val);
+    }
+}
+
+/* copyout(zero: ...) / create(zero: ...): a section that is not present yet
+ * is entered (a structured reference held by the returned handle) and its
+ * device copy zeroed (on the host, whose copy is the data, the data), so that
+ * the construct's own maps find it present; MACC_acc_zero_end drops the
+ * reference with the kind of the construct's maps of it (from: copied out). */
+typedef struct acc__zeroed {
+    MACC_Map map;
+    int device;
+} acc__zeroed;
+
+void *MACC_acc_zero_begin(const MACC_SrcLoc *loc, const char *name, void *start, MACC_SIZE_T bytes, int device)
+{
+    maccrt_init();
+    maccrt_device *d = maccrt_data_device(device, loc);
+    if (!start || !bytes || maccrt_map_is_present(d, start, bytes))
+        return NULL;
+    acc__zeroed *z = calloc(1, sizeof *z);
+    void *zeros = acc__shared(d) ? NULL : calloc(1, bytes);
+    if (!z || (!acc__shared(d) && !zeros)) {
+        fputs("macc: fatal error: out of memory\n", stderr);
+        exit(1);
+    }
+    z->map = (MACC_Map){name, start, start, bytes, MACC_MAP_ALLOC};
+    z->device = device;
+    MACC_data_begin(loc, 1, &z->map, device);
+    if (acc__shared(d)) {
+        memset(start, 0, bytes);
+    } else {
+        void *dst = maccrt_map_device_ptr(d, start);
+        if (dst)
+            d->plugin->copy_h2d(d, dst, zeros, bytes);
+    }
+    free(zeros);
+    return z;
+}
+
+void MACC_acc_zero_end(const MACC_SrcLoc *loc, void *handle, int kind)
+{
+    acc__zeroed *z = handle;
+    if (!z)
+        return;
+    z->map.kind = kind;
+    MACC_data_end(loc, 1, &z->map, z->device);
+    free(z);
+}

@@ -770,13 +770,19 @@ static void an__data(Unit *u, Pragma *p)
     dc->pragma = p;
     p->used = 1;
     dc->func = an__enclosing(p->node, "function_definition");
+    if (ts_node_is_null(dc->func) && d->acc_declare) {
+        free(dc); /* acc declare of globals: used where they are (no device copy made) */
+        return;
+    }
     if (ts_node_is_null(dc->func)) {
         diag_error(u->diag, p->start, "'#pragma %s' outside a function", p->text);
         free(dc);
         return;
     }
     dc->func_name = an__func_name(u, dc->func);
-    if (d->kind == DIR_TARGET_DATA || d->kind == DIR_ACC_DATA) {
+    if (d->acc_declare) {
+        dc->stmt = ts_node_parent(p->node); /* acc declare: the enclosing block */
+    } else if (d->kind == DIR_TARGET_DATA || d->kind == DIR_ACC_DATA) {
         dc->stmt = an__next_stmt(p->node);
         while (node_is(dc->stmt, "preproc_call")) /* a target region as the block */
             dc->stmt = an__next_stmt(dc->stmt);
@@ -804,8 +810,11 @@ static void an__data(Unit *u, Pragma *p)
             dc->if_expr = xstrdup(c->arg ? c->arg : "1");
             break;
         case CL_NOWAIT:
-        case CL_ACC_ASYNC:
             dc->nowait = 1;
+            break;
+        case CL_ACC_ASYNC:
+            /* OpenACC: after every deferred task (the queue's work), then at
+             * once: the data is present for what follows, in order on its queue */
             break;
         case CL_USE_DEVICE_PTR:
         case CL_USE_DEVICE_ADDR:
@@ -1076,9 +1085,11 @@ static void an__versions(Unit *u, Region *r)
     }
     if (r->ifdevs.len == 0) {
         int res = an__resources(u, r->target, t);
+        /* OpenACC device_type(nvidia|host) clauses: each version its own */
+        const Directive *nv = acc_version_dir(t, ARCH_NVIDIA), *hv = acc_version_dir(t, ARCH_HOST);
         if (r->device != MACC_DEVICE_HOST)
-            an__add_version(r, MACC_DEV_NVIDIA, 0, res, 0, t->cs, t);
-        an__add_version(r, MACC_DEV_HOST, 0, res, r->device == MACC_DEVICE_NVIDIA, t->cs, t);
+            an__add_version(r, MACC_DEV_NVIDIA, 0, res, 0, nv->cs, nv);
+        an__add_version(r, MACC_DEV_HOST, 0, res, r->device == MACC_DEVICE_NVIDIA, hv->cs, hv);
     } else if (!have[MACC_DEV_HOST]) {
         /* host fallback, as OpenMP promises when no device can run the region:
          * the target line's construct-set, else the first version's. */
@@ -1360,6 +1371,14 @@ static int an__nested(Unit *u, Region *r, TSNode n, Vec *nested, Pragma **loop_f
             }
             if (!q || q->dir.kind != DIR_LOOP)
                 break;
+            if (q->dir.acc && q->dir.cs && tp->dir.acc == ACC_SERIAL && !(tp->dir.cs & CS_LOOPS)) {
+                /* acc loop right after serial: one thread runs it as it is; its
+                 * private and reduction clauses are the construct's */
+                if (an__merge_nested(u, tp, q, tp->dir.cs) < 0)
+                    return -1;
+                n = an__next_stmt(q->node);
+                continue;
+            }
             if (q->dir.acc && !q->dir.cs && !(tp->dir.cs & CS_LOOPS)) {
                 /* acc loop seq right after the compute construct: the loop runs as it is */
                 tp->dir.acc_par |= q->dir.acc_par;
@@ -2411,6 +2430,7 @@ void analyze_unit(Unit *u)
         case DIR_ACC_EXIT_DATA:
         case DIR_ACC_UPDATE:
         case DIR_ACC_WAIT:
+        case DIR_ACC_SET:
         case DIR_TASKWAIT:
             an__data(u, p);
             break;

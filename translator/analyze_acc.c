@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "macc.h"
+#include "macc_rt.h"
 
 static int acc__is(TSNode n, const char *t) { return node_is(n, t); }
 
@@ -605,12 +606,44 @@ static void acc__no_array_reduction(Unit *u, Directive *d, TSNode loop, size_t o
     }
 }
 
+/* private(p[lo:n]) / firstprivate(p[lo:n]) of a pointer's section on a
+ * compute construct. serial has one gang of one thread: its copy is the
+ * device's copy of the section, made for the region (create / copyin), the
+ * host's left as it was on a GPU. Elsewhere each gang would need its own
+ * copy: an error. A clause that mixes sections and variables is an error too. */
+static void acc__private_sections(Unit *u, Region *r)
+{
+    Directive *t = &r->target->dir;
+    for (int i = 0; i < t->nclauses; i++) {
+        DirClause *c = &t->clauses[i];
+        if (c->kind != CL_PRIVATE && c->kind != CL_FIRSTPRIVATE)
+            continue;
+        int sections = 0;
+        for (int j = 0; j < c->nitems; j++)
+            sections += c->items[j].nsubs > 0;
+        if (!sections)
+            continue;
+        if (t->acc == ACC_SERIAL && sections == c->nitems) {
+            c->kind = c->kind == CL_PRIVATE ? CL_ACC_CREATE : CL_ACC_COPYIN;
+            c->modifier = 0;
+            continue;
+        }
+        diag_error(u->diag, pragma_src_off(r->target, c->off),
+                   "%s of an array section on '%s' is not supported (each gang needs its own copy)%s",
+                   directive_clause_name(c->kind), acc__name(t),
+                   t->acc == ACC_SERIAL ? ": name the sections in a clause of their own" : "");
+        return;
+    }
+}
+
 void acc_region_prepare(Unit *u, Region *r)
 {
     Pragma *tp = r->target;
     Directive *t = &tp->dir;
     if (!t->acc)
         return;
+    acc__private_sections(u, r);
+    int nclauses0 = t->nclauses;
     /* kernels whose statement is a block holding one loop nest: that loop */
     if (t->acc == ACC_KERNELS && !t->acc_loop && t->cs == 0 && acc__is(r->stmt, "compound_statement")) {
         TSNode only = {0};
@@ -641,6 +674,17 @@ void acc_region_prepare(Unit *u, Region *r)
         acc__no_array_reduction(u, t, r->stmt, tp->start);
     if (t->acc == ACC_PARALLEL && (t->cs & CS_LOOPS))
         acc__race_warnings(u, r->stmt, t, NULL);
+    /* device_type versions: the decisions made on the construct (its loop
+     * sequential or not, the private and reduction clauses found) */
+    for (int i = 0; i < t->nvariants; i++) {
+        Directive *v = &t->variants[i];
+        for (int k = nclauses0; k < t->nclauses; k++)
+            if (directive_add_clause_copy(v, &t->clauses[k]) < 0) {
+                fputs("macc: fatal error: out of memory\n", stderr);
+                exit(1);
+            }
+        v->cs = (v->acc_par & ACC_SEQ) ? 0 : t->cs;
+    }
     if (u->info) {
         static const char *const what[] = {"", "target teams (gangs: CUDA blocks; host: one team)",
                                            "target (one thread; its loops decided one by one)",
@@ -680,15 +724,252 @@ void acc_region_prepare(Unit *u, Region *r)
     }
 }
 
-int acc_inner_reduction(const Unit *u, const Region *r, const char *name)
+/* Is `name` private to each iteration of an acc loop of region r whose loop
+ * holds the pragma at byte `at` (the name is then a new variable there)? */
+static int acc__private_around(const Unit *u, const Region *r, const char *name, size_t at)
 {
-    if (!r->target->dir.acc)
-        return 0;
     for (int i = 0; i < u->pragmas.len; i++) {
         Pragma *q = u->pragmas.items[i];
-        if (q->dir.kind == DIR_LOOP && q->dir.acc && q->start >= ts_node_start_byte(r->stmt) &&
-            q->start < ts_node_end_byte(r->stmt) && directive_lists(&q->dir, CL_REDUCTION, name))
+        if (q->dir.kind != DIR_LOOP || !q->dir.acc || q->start < ts_node_start_byte(r->stmt) ||
+            q->start >= ts_node_end_byte(r->stmt) || !directive_lists(&q->dir, CL_PRIVATE, name))
+            continue;
+        TSNode loop = acc__pragma_loop(q);
+        if (!ts_node_is_null(loop) && at > ts_node_start_byte(loop) && at < ts_node_end_byte(loop))
             return 1;
     }
     return 0;
+}
+
+int acc_inner_reduction(const Unit *u, const Region *r, const char *name)
+{
+    const Directive *t = &r->target->dir;
+    if (!t->acc || directive_lists(t, CL_PRIVATE, name) || directive_lists(t, CL_FIRSTPRIVATE, name))
+        return 0; /* private to the construct's gangs (or its loop's iterations) */
+    for (int i = 0; i < u->pragmas.len; i++) {
+        Pragma *q = u->pragmas.items[i];
+        if (q->dir.kind == DIR_LOOP && q->dir.acc && q->start >= ts_node_start_byte(r->stmt) &&
+            q->start < ts_node_end_byte(r->stmt) && directive_lists(&q->dir, CL_REDUCTION, name) &&
+            !acc__private_around(u, r, name, q->start))
+            return 1;
+    }
+    return 0;
+}
+
+/* Does declaration d make name[i] a pointer (T **p, T *p[N], T *p[] as a
+ * parameter)? The stars before the name count the pointer levels. */
+static int acc__rows_of_pointers(const Decl *d)
+{
+    int stars = 0;
+    for (int i = 0; i < d->id_off && d->decl_text[i]; i++)
+        stars += d->decl_text[i] == '*';
+    if (d->is_array || (d->is_pointer && d->arr_len > 0))
+        return stars >= 1;
+    return d->is_pointer && stars >= 2;
+}
+
+/* The pointer-to-pointer sections of directive `dir` (at `node`): for each,
+ * call each(x, item, kind text, map kind bits of its clause). */
+static const char *acc__rows_kind(const DirClause *c, int finalize)
+{
+    switch (c->kind) {
+    case CL_ACC_COPY: return "MACC_MAP_TOFROM";
+    case CL_ACC_COPYIN: return "MACC_MAP_TO";
+    case CL_ACC_COPYOUT: return finalize ? "MACC_MAP_FROM | MACC_MAP_DELETE" : "MACC_MAP_FROM";
+    case CL_ACC_CREATE: return "MACC_MAP_ALLOC";
+    case CL_ACC_PRESENT: return "MACC_MAP_PRESENT";
+    case CL_ACC_DELETE: return finalize ? "MACC_MAP_DELETE" : "MACC_MAP_ALLOC";
+    case CL_ACC_DEVICE: return "MACC_MAP_TO";
+    case CL_ACC_HOST: case CL_ACC_SELF: return "MACC_MAP_FROM";
+    default: return NULL;
+    }
+}
+
+/* Is item `it` of a directive at `node` a pointer-to-pointer section? */
+static int acc__rows_item(const Unit *u, TSNode node, const DirItem *it)
+{
+    if (!it->is_ident || it->nsubs != 2)
+        return 0;
+    Decl *decl = analyze_lookup(u, node, it->base, NULL);
+    int rows = decl && acc__rows_of_pointers(decl);
+    decl_delete(decl);
+    return rows;
+}
+
+static void acc__rows_call(Buf *b, const DirItem *it, const char *kind, const char *dev, const char *cond,
+                           const char *loc, int op)
+{
+    const DirSub *s0 = &it->subs[0], *s1 = &it->subs[1];
+    buf_printf(b,
+               "\n    if (%s)\n        MACC_acc_rows(%s, \"%s\", (void **)(%s), (long long)(%s), "
+               "(long long)(%s), sizeof((%s)[0][0]), (long long)(%s), (long long)(%s), %s, %s, %d);",
+               cond, loc, it->base, it->base, s0->lo ? s0->lo : "0", s0->is_section ? (s0->len ? s0->len : "0") : "1",
+               it->base, s1->lo ? s1->lo : "0", s1->is_section ? (s1->len ? s1->len : "0") : "1", kind, dev, op);
+}
+
+void acc_rows_calls(const Unit *u, const DataConstruct *d, Buf *b, const char *dev, int after)
+{
+    const Directive *dir = &d->pragma->dir;
+    DirKind k = dir->kind;
+    /* MACC_acc_rows' operation: acc data 1 (after it begins) / 0 (before it
+     * ends); enter data 2 (after); exit data 3 (before); update 4 (before:
+     * detach, the pointers are copied as the host's) / 5 (after: the rows, attach) */
+    int op = k == DIR_ACC_DATA ? after
+             : k == DIR_ACC_ENTER_DATA ? (after ? 2 : -1)
+             : k == DIR_ACC_EXIT_DATA ? (after ? -1 : 3)
+             : k == DIR_ACC_UPDATE ? (after ? 5 : 4)
+                                   : -1;
+    if (op < 0 || dir->acc_declare)
+        return;
+    int finalize = directive_find(dir, CL_ACC_FINALIZE) != NULL;
+    for (int i = 0; i < dir->nclauses; i++) {
+        const DirClause *c = &dir->clauses[i];
+        const char *kind = acc__rows_kind(c, finalize);
+        for (int j = 0; kind && j < c->nitems; j++)
+            if (acc__rows_item(u, d->pragma->node, &c->items[j]))
+                acc__rows_call(b, &c->items[j], kind, dev,
+                               k == DIR_ACC_DATA ? "macc_if_" : d->if_expr ? d->if_expr : "1", "&macc_l_", op);
+    }
+}
+
+void acc_region_rows(const Unit *u, const Region *r, Buf *b, const char *dev, int after)
+{
+    const Directive *t = &r->target->dir;
+    const char *cond = r->if_expr ? r->if_expr : "1";
+    int n = 0;
+    for (int i = 0; t->acc && i < t->nclauses; i++) {
+        const DirClause *c = &t->clauses[i];
+        const char *kind = c->kind == CL_ACC_DELETE ? NULL : acc__rows_kind(c, 0);
+        for (int j = 0; kind && j < c->nitems; j++) {
+            const DirItem *it = &c->items[j];
+            if (!acc__rows_item(u, r->target->node, it))
+                continue;
+            const RMap *m = NULL;
+            for (int x = 0; x < r->maps.len && !m; x++)
+                if (!strcmp(((const RMap *)r->maps.items[x])->name, it->base))
+                    m = r->maps.items[x];
+            if (!m)
+                continue;
+            /* the pointers are on the device before the rows are attached in
+             * them (the region then finds both present), and leave after */
+            if (!after) {
+                buf_printf(b, "    MACC_Map macc_rm%d_ = {\"%s\", %s, %s, %s, %d};\n    if (%s)\n        "
+                              "MACC_data_begin(&macc_zl_, 1, &macc_rm%d_, %s);",
+                           n, m->name, m->base, m->start, m->bytes, m->kind, cond, n, dev);
+                acc__rows_call(b, it, kind, dev, cond, "&macc_zl_", 1);
+                buf_puts(b, "\n");
+            } else {
+                acc__rows_call(b, it, kind, dev, cond, "&macc_zl_", 0);
+                buf_printf(b, "\n    if (%s)\n        MACC_data_end(&macc_zl_, 1, &macc_rm%d_, %s);\n", cond, n, dev);
+            }
+            n++;
+        }
+    }
+}
+
+/* The acc_device_t value of a device_type name (nvidia, host, *, default). */
+static const char *acc__device_value(const char *t)
+{
+    while (*t == ' ' || *t == '\t')
+        t++;
+    if (!strncmp(t, "acc_device_", 11))
+        return t;
+    if (!strncmp(t, "nvidia", 6) || !strncmp(t, "cuda", 4))
+        return "5";
+    if (!strncmp(t, "host", 4) || !strncmp(t, "multicore", 9))
+        return "2";
+    return "1"; /* default, *: acc_device_default */
+}
+
+void acc_set_calls(const DataConstruct *d, Buf *b)
+{
+    const Directive *dir = &d->pragma->dir;
+    const DirClause *type = directive_find(dir, CL_ACC_DEVICE_TYPE), *num = directive_find(dir, CL_ACC_DEVICE_NUM),
+                    *q = directive_find(dir, CL_ACC_DEFAULT_ASYNC);
+    buf_printf(b, "    (void)macc_l_;\n    if (%s) {\n", d->if_expr ? d->if_expr : "1");
+    if (type)
+        buf_printf(b, "        extern void acc_set_device_type(int);\n        acc_set_device_type(%s);\n",
+                   acc__device_value(type->arg ? type->arg : ""));
+    if (num)
+        buf_printf(b, "        extern void acc_set_device_num(int, int);\n        acc_set_device_num((%s), %s);\n",
+                   num->arg ? num->arg : "0", type ? acc__device_value(type->arg ? type->arg : "") : "-1");
+    if (q)
+        buf_printf(b, "        extern void acc_set_default_async(int);\n        acc_set_default_async(%s);\n",
+                   q->arg ? q->arg : "-1");
+    buf_puts(b, "    }\n}");
+}
+
+const Directive *acc_version_dir(const Directive *t, int arch)
+{
+    for (int i = 0; t->acc && i < t->nvariants; i++)
+        if (t->variants[i].arch == arch)
+            return &t->variants[i];
+    return t;
+}
+
+/* Is item text `b` a member of a struct (x.m, p->m, x.y.m)? */
+static int acc__is_member(const char *b)
+{
+    return strchr(b, '.') != NULL || strstr(b, "->") != NULL;
+}
+
+void acc_attach_calls(const DataConstruct *d, Buf *b, int after)
+{
+    const Directive *dir = &d->pragma->dir;
+    DirKind k = dir->kind;
+    int attach = (k == DIR_ACC_ENTER_DATA && after) || (k == DIR_ACC_DATA && after && !dir->acc_declare);
+    int detach = (k == DIR_ACC_EXIT_DATA && !after) || (k == DIR_ACC_DATA && !after && !dir->acc_declare);
+    if (!attach && !detach)
+        return;
+    for (int i = 0; i < dir->nclauses; i++) {
+        const DirClause *c = &dir->clauses[i];
+        int named = c->kind == (attach ? CL_ACC_ATTACH : CL_ACC_DETACH) ||
+                    (k == DIR_ACC_DATA && c->kind == CL_ACC_ATTACH);
+        int member_kind = attach ? (c->kind == CL_ACC_COPYIN || c->kind == CL_ACC_CREATE || c->kind == CL_ACC_COPY ||
+                                    c->kind == CL_ACC_COPYOUT)
+                                 : (c->kind == CL_ACC_COPYOUT || c->kind == CL_ACC_DELETE || c->kind == CL_ACC_COPY ||
+                                    c->kind == CL_ACC_COPYIN || c->kind == CL_ACC_CREATE);
+        for (int j = 0; j < c->nitems; j++) {
+            const DirItem *it = &c->items[j];
+            /* attach(p) / detach(p), and a member's section p.m[lo:n]: the
+             * device copy of the struct (when present) points at the section */
+            if (!named && !(member_kind && it->nsubs > 0 && acc__is_member(it->base)))
+                continue;
+            buf_printf(b, "\n    if (%s) {\n        extern void acc_%s(void **);\n        acc_%s((void **)&(%s));\n    }",
+                       k == DIR_ACC_DATA ? "macc_if_" : d->if_expr ? d->if_expr : "1", attach ? "attach" : "detach",
+                       attach ? "attach" : "detach",
+                       it->base);
+        }
+    }
+}
+
+void acc_zero_calls(const Directive *dir, const Vec *maps, Buf *b, const char *dev, const char *cond, const char *loc,
+                    int after)
+{
+    int k = 0;
+    for (int i = 0; i < dir->nclauses; i++) {
+        const DirClause *c = &dir->clauses[i];
+        if ((c->kind != CL_ACC_CREATE && c->kind != CL_ACC_COPYOUT) || !c->modifier)
+            continue;
+        int want = c->kind == CL_ACC_CREATE ? MACC_MAP_ALLOC : MACC_MAP_FROM;
+        for (int j = 0; j < c->nitems; j++) {
+            const RMap *m = NULL;
+            int dirs = 0;
+            for (int x = 0; x < maps->len; x++) {
+                const RMap *y = maps->items[x];
+                if (strcmp(y->name, c->items[j].base))
+                    continue;
+                dirs |= y->kind & MACC_MAP_DIR_MASK;
+                if (!m && (y->kind & MACC_MAP_DIR_MASK) == want)
+                    m = y;
+            }
+            if (!m)
+                continue;
+            if (!after)
+                buf_printf(b, "    void *macc_z%d_ = (%s) ? MACC_acc_zero_begin(%s, \"%s\", (void *)(%s), %s, %s) : 0;\n",
+                           k, cond, loc, m->name, m->start, m->bytes, dev);
+            else
+                buf_printf(b, "    MACC_acc_zero_end(%s, macc_z%d_, %d);\n", loc, k, dirs & MACC_MAP_FROM ? MACC_MAP_FROM : MACC_MAP_ALLOC);
+            k++;
+        }
+    }
 }

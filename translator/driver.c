@@ -461,6 +461,34 @@ static int dr__file_needs_translation(const char *path)
     return r;
 }
 
+/* Does preprocessed text name a routine, type or constant of macc's
+ * <openacc.h> (acc_malloc, acc_device_none, ...)? A file that calls the
+ * OpenACC runtime API is an OpenACC program even without a directive: it
+ * expects _OPENACC and <openacc.h> as -fopenacc / -acc give them. */
+static int dr__uses_acc_api(const char *path, const char *incdir)
+{
+    char *h = xsprintf("%s/openacc.h", incdir);
+    Source *hs = source_read(h), *s = hs ? source_read(path) : NULL;
+    StrSet api = {0};
+    int r = 0;
+    free(h);
+    if (hs)
+        text_ids(hs->text, &api);
+    for (const char *p = s ? s->text : ""; !r && (p = strstr(p, "acc_")) != NULL; p += 4) {
+        const char *q = p;
+        if (p > s->text && (p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') || (p[-1] >= 'A' && p[-1] <= 'Z') ||
+                            (p[-1] >= '0' && p[-1] <= '9')))
+            continue;
+        while (*q == '_' || (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9'))
+            q++;
+        r = strset_has(&api, p, (size_t)(q - p));
+    }
+    strset_free(&api);
+    source_delete(s);
+    source_delete(hs);
+    return r;
+}
+
 /* --translate takes C text: a file holding NUL bytes (an object, an archive,
  * any binary) is refused rather than copied through. 0: fine or unreadable
  * (translation reports that). */
@@ -584,7 +612,8 @@ static char *dr__preprocess(const Opts *o, const char *in, const char *dir, cons
         dr__push_all(&cmd, extra);
     *rc = dr__run_cmd(o, &cmd, 1);
     vec_free(&cmd);
-    if (!*rc && !o->openacc && dr__cc_has_openacc() && dr__has_acc_pragma(ifile)) {
+    if (!*rc && !o->openacc && dr__cc_has_openacc() &&
+        (dr__has_acc_pragma(ifile) || dr__uses_acc_api(ifile, incdir))) {
         /* an OpenACC file: again with OpenACC's macros and expansion */
         dr__cpp_command(o, &cmd, in, ifile, incdir, 1);
         if (extra)
@@ -777,7 +806,7 @@ int driver_main(int argc, char **argv)
         char *stem = dr__stem(in);
         const char *src = in;
         char *host = NULL, *cuda = NULL, *srcdir = NULL;
-        int deps_done = 0;
+        int deps_done = 0, as_acc = 0;
         if (is_cu) {
             if (!nvcc) {
                 fprintf(stderr, "macc: error: '%s' needs nvcc, which was not found (set MACC_NVCC)\n", in);
@@ -822,6 +851,9 @@ int driver_main(int argc, char **argv)
             }
             int needs = o.managed || dr__file_needs_translation(ifile);
             if (!needs) {
+                /* an OpenACC program with no directive (runtime calls only) is
+                 * compiled as it is, as an OpenACC program */
+                as_acc = !o.openacc_flag && dr__cc_has_openacc() && dr__uses_acc_api(ifile, incdir);
                 free(ifile);
                 goto compile;
             }
@@ -936,6 +968,8 @@ int driver_main(int argc, char **argv)
         dr__push_all(&cmd, &o.xhost);
         if (cuda)
             vec_push(&cmd, "-DMACC_WITH_CUDA=1");
+        if (as_acc)
+            vec_push(&cmd, "-fopenacc");
         vec_push(&cmd, "-I");
         vec_push(&cmd, incdir);
         if (srcdir) {

@@ -906,9 +906,24 @@ static void em__call(Emit *e, const Region *r)
     access_emit_trip(e->u, r, &b);
     char dbuf[256];
     const char *dev = em__device(r->device, r->device_expr, dbuf, sizeof dbuf);
-    buf_printf(&b, "    MACC_target(macc_rp_%s(), &macc_a_, sizeof macc_a_, %d, %s, %d, %s, %s, %s, %s);\n}",
+    Buf z = {0}; /* OpenACC copyout(zero:) / create(zero:) */
+    acc_zero_calls(&r->target->dir, &r->maps, &z, dev, r->if_expr ? r->if_expr : "1", "&macc_zl_", 0);
+    acc_region_rows(e->u, r, &z, dev, 0);
+    if (z.len)
+        buf_printf(&b, "    static const MACC_SrcLoc macc_zl_ = {\"%s\", %d, %d, \"%s\"};\n%s", e->path, r->line, r->col,
+                   r->func_name, z.data);
+    buf_printf(&b, "    MACC_target(macc_rp_%s(), &macc_a_, sizeof macc_a_, %d, %s, %d, %s, %s, %s, %s);\n%s",
                r->suffix, r->maps.len, r->maps.len ? "macc_m_" : "0", r->deps.len, r->deps.len ? "macc_d_" : "0",
-               r->nowait ? "MACC_NOWAIT" : "0", dev, r->if_expr ? r->if_expr : "1");
+               r->nowait ? "MACC_NOWAIT" : "0", dev, r->if_expr ? r->if_expr : "1",
+               z.len && r->nowait ? "    MACC_taskwait(&macc_zl_);\n" : "");
+    if (z.len) {
+        z.len = 0;
+        acc_region_rows(e->u, r, &z, dev, 1);
+        acc_zero_calls(&r->target->dir, &r->maps, &z, dev, r->if_expr ? r->if_expr : "1", "&macc_zl_", 1);
+        buf_puts(&b, z.data);
+    }
+    buf_free(&z);
+    buf_puts(&b, "}");
     size_t end = ts_node_end_byte(r->span);
     em__line_dir(e, &b, end);
     em__edit_gen(e, r->target->start, end, b.data, r->target->start);
@@ -958,6 +973,18 @@ static void em__data(Emit *e, const DataConstruct *d)
     const char *deps = d->deps.len ? "macc_d_" : "0";
     DirKind k = d->pragma->dir.kind;
     size_t at = d->pragma->start;
+    if (d->pragma->dir.acc_declare) {
+        /* acc declare: a data region to the end of the block, however it is left */
+        buf_printf(&b, "void *macc_decl_%zu __attribute__((cleanup(MACC_acc_declare_end))) = 0;\n", at);
+        buf_printf(&b, "{ /* #pragma %s */\n", d->pragma->text);
+        em__loc(e, &b, d);
+        em__maps(&b, &d->maps, "    ");
+        buf_printf(&b, "    macc_decl_%zu = MACC_acc_declare_begin(&macc_l_, %d, %s, %s);\n}", at, d->maps.len, maps,
+                   dev);
+        em__line_dir(e, &b, d->pragma->end);
+        em__edit_gen(e, d->pragma->start, d->pragma->end, b.data, at);
+        return;
+    }
     buf_printf(&b, "{ /* #pragma %s */\n", d->pragma->text);
     em__loc(e, &b, d);
     if (k == DIR_TASKWAIT && directive_find(&d->pragma->dir, CL_NOWAIT)) {
@@ -975,6 +1002,12 @@ static void em__data(Emit *e, const DataConstruct *d)
         em__edit_gen(e, d->pragma->start, d->pragma->end, b.data, at);
         return;
     }
+    if (k == DIR_ACC_SET) {
+        acc_set_calls(d, &b);
+        em__line_dir(e, &b, d->pragma->end);
+        em__edit_gen(e, d->pragma->start, d->pragma->end, b.data, at);
+        return;
+    }
     if (k == DIR_ACC_WAIT) {
         buf_puts(&b, "    MACC_taskwait(&macc_l_);\n}");
         em__line_dir(e, &b, d->pragma->end);
@@ -983,8 +1016,15 @@ static void em__data(Emit *e, const DataConstruct *d)
     }
     em__maps(&b, &d->maps, "    ");
     if (k == DIR_TARGET_DATA || k == DIR_ACC_DATA) {
+        if (k == DIR_ACC_DATA && directive_find(&d->pragma->dir, CL_ACC_WAIT))
+            /* wait(q): after the queues' tasks (all of them); async(q): the
+             * data moves at once (the region's end waits for its work) */
+            buf_puts(&b, "    MACC_taskwait(&macc_l_);\n");
         buf_printf(&b, "    const int macc_if_ = (%s);\n", d->if_expr ? d->if_expr : "1");
+        acc_zero_calls(&d->pragma->dir, &d->maps, &b, dev, "macc_if_", "&macc_l_", 0);
         buf_printf(&b, "    if (macc_if_)\n        MACC_data_begin(&macc_l_, %d, %s, %s);", d->maps.len, maps, dev);
+        acc_rows_calls(e->u, d, &b, dev, 1);
+        acc_attach_calls(d, &b, 1);
         if (d->usedev.len) {
             /* use_device_ptr: a pointer shadowed by one holding the device
              * address; use_device_addr: the device's copy of a variable */
@@ -1016,9 +1056,13 @@ static void em__data(Emit *e, const DataConstruct *d)
         Buf c = {0};
         /* acc data: async work on its data ends before the data leaves the
          * device (OpenACC programs count on it; waiting for all is correct) */
-        buf_printf(&c, "%s\n%s    if (macc_if_)\n        MACC_data_end(&macc_l_, %d, %s, %s);\n}",
-                   d->usedev.len ? "\n    }" : "", k == DIR_ACC_DATA ? "    MACC_taskwait(&macc_l_);\n" : "",
-                   d->maps.len, maps, dev);
+        buf_printf(&c, "%s\n%s", d->usedev.len ? "\n    }" : "", k == DIR_ACC_DATA ? "    MACC_taskwait(&macc_l_);" : "");
+        acc_rows_calls(e->u, d, &c, dev, 0);
+        acc_attach_calls(d, &c, 0);
+        buf_printf(&c, "%s    if (macc_if_)\n        MACC_data_end(&macc_l_, %d, %s, %s);\n",
+                   k == DIR_ACC_DATA ? "\n" : "", d->maps.len, maps, dev);
+        acc_zero_calls(&d->pragma->dir, &d->maps, &c, dev, "macc_if_", "&macc_l_", 1);
+        buf_puts(&c, "}");
         em__line_dir(e, &c, end);
         em__edit_gen(e, end, end, c.data, at);
         return;
@@ -1032,8 +1076,23 @@ static void em__data(Emit *e, const DataConstruct *d)
     const char *fn = (k == DIR_TARGET_ENTER_DATA || k == DIR_ACC_ENTER_DATA) ? "MACC_data_enter"
                      : (k == DIR_TARGET_EXIT_DATA || k == DIR_ACC_EXIT_DATA) ? "MACC_data_exit"
                                                                              : "MACC_data_update";
-    buf_printf(&b, "    if (%s)\n        %s(&macc_l_, %d, %s, %s, %d, %s, %s);\n}", d->if_expr ? d->if_expr : "1", fn,
-               d->maps.len, maps, dev, d->deps.len, deps, d->nowait ? "MACC_NOWAIT" : "0");
+    acc_attach_calls(d, &b, 0);
+    acc_rows_calls(e->u, d, &b, dev, 0);
+    if (k == DIR_ACC_ENTER_DATA)
+        acc_zero_calls(&d->pragma->dir, &d->maps, &b, dev, d->if_expr ? d->if_expr : "1", "&macc_l_", 0);
+    buf_printf(&b, "%s    if (%s)\n        %s(&macc_l_, %d, %s, %s, %d, %s, %s);", b.len && b.data[b.len - 1] != '\n' ? "\n" : "",
+               d->if_expr ? d->if_expr : "1", fn, d->maps.len, maps, dev, d->deps.len, deps,
+               d->nowait ? "MACC_NOWAIT" : "0");
+    acc_rows_calls(e->u, d, &b, dev, 1);
+    acc_attach_calls(d, &b, 1);
+    if (k == DIR_ACC_ENTER_DATA) {
+        Buf z = {0};
+        acc_zero_calls(&d->pragma->dir, &d->maps, &z, dev, d->if_expr ? d->if_expr : "1", "&macc_l_", 1);
+        if (z.len)
+            buf_printf(&b, "\n%.*s", (int)z.len - 1, z.data); /* without its last newline */
+        buf_free(&z);
+    }
+    buf_puts(&b, "\n}");
     em__line_dir(e, &b, d->pragma->end);
     em__edit_gen(e, d->pragma->start, d->pragma->end, b.data, at);
 }

@@ -427,6 +427,31 @@ void acc_region_prepare(Unit *u, Region *r);
 /* Does an acc loop inside OpenACC region r name `name` in a reduction clause
  * (the construct then copies the variable, as OpenACC 2.7 says)? */
 int acc_inner_reduction(const Unit *u, const Region *r, const char *name);
+/* acc set: the runtime calls (acc_set_default_async, acc_set_device_type,
+ * acc_set_device_num) under its if clause, and the closing brace. */
+void acc_set_calls(const DataConstruct *d, Buf *b);
+/* The directive of an OpenACC construct's version for arch (ARCH_NVIDIA,
+ * ARCH_HOST): its device_type(arch) variant, else the construct's own. */
+const Directive *acc_version_dir(const Directive *t, int arch);
+/* acc enter data / acc data (after: the data is on the device): acc_attach of
+ * attach(p) items and of members' sections (s.p[lo:n]: the device copy of s,
+ * when present, points at the section); exit data / the end of acc data
+ * (before): acc_detach of detach(p) items and members' sections. */
+void acc_attach_calls(const DataConstruct *d, Buf *b, int after);
+/* copyout(zero:) / create(zero:) items of an OpenACC construct whose maps are
+ * `maps`: before them (after 0) MACC_acc_zero_begin when `cond`, after them
+ * MACC_acc_zero_end (copied out when a map of the name copies out). */
+void acc_zero_calls(const Directive *dir, const Vec *maps, Buf *b, const char *dev, const char *cond, const char *loc,
+                    int after);
+/* acc data, enter data, exit data, update: the calls that map the rows of
+ * pointer-to-pointer sections (copyin(a[0:n][0:m]) of a T **a: a's pointers,
+ * then each a[i][0:m], attached in the device copy of a): after the data
+ * begins / is entered / updated (after 1), before it ends / leaves / is
+ * updated (after 0). */
+void acc_rows_calls(const Unit *u, const DataConstruct *d, Buf *b, const char *dev, int after);
+/* The same for an OpenACC compute construct's clauses, around its launch
+ * (the pointers and rows entered before it, after 0; released after it, 1). */
+void acc_region_rows(const Unit *u, const Region *r, Buf *b, const char *dev, int after);
 
 /* ---- emit ---------------------------------------------------------------- */
 /* Emits the host file of `u` into *out. `display_path` is the file name used in

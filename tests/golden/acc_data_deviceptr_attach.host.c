@@ -136,6 +136,10 @@ void use_struct(struct buf *s)
     const int macc_if_ = (1);
     if (macc_if_)
         MACC_data_begin(&macc_l_, 3, macc_m_, MACC_DEVICE_DEFAULT);
+    if (macc_if_) {
+        extern void acc_attach(void **);
+        acc_attach((void **)&(s->p));
+    }
 #line 25 "acc_data_deviceptr_attach.c"
     {
         { /* target region macc_k_use_struct_L26 */
@@ -150,6 +154,10 @@ void use_struct(struct buf *s)
 
     }
     MACC_taskwait(&macc_l_);
+    if (macc_if_) {
+        extern void acc_detach(void **);
+        acc_detach((void **)&(s->p));
+    }
     if (macc_if_)
         MACC_data_end(&macc_l_, 3, macc_m_, MACC_DEVICE_DEFAULT);
 }

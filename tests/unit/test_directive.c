@@ -1225,7 +1225,7 @@ Test(directive, other_pragmas)
         "omp declare mapper(id: struct s v) map(v.a)", "omp begin metadirective", "omp end parallel",
         "omp single", "omp master", "omp section", "omp ordered", "omp flush", "omp taskloop",
         "acc", "acc routine seq",
-        "acc host_data use_device(a)", "acc declare create(x)", "acc atomic", "acc cache(a[0:n])",
+        "acc atomic", "acc cache(a[0:n])",
         "ompx foo", "accx", "omp_target", "omp (x)",
     };
     for (size_t i = 0; i < sizeof others / sizeof *others; i++) {
@@ -1367,7 +1367,58 @@ Test(directive, acc_loops)
     ok("acc parallel loop device_type(nvidia) num_gangs(4) device_type(*) vector_length(32)");
     cr_assert_eq(D.nclauses, 3);
     clause(2, CL_THREAD_LIMIT);
+    /* device_type(nvidia) clauses: the nvidia version's directive */
+    cr_assert_eq(D.nvariants, 1);
+    cr_assert_eq(D.variants[0].arch, ARCH_NVIDIA);
+    cr_assert_eq(D.variants[0].cs, D.cs);
+    cr_assert_str_eq(directive_find(&D.variants[0], CL_NUM_TEAMS)->arg, "4");
+    cr_assert_not_null(directive_find(&D.variants[0], CL_THREAD_LIMIT));
     directive_free(&D);
+    /* a device's clause replaces the common one (each section may repeat it);
+     * dtype is device_type; a device's seq makes its version sequential */
+    ok("acc kernels loop num_gangs(2) async(1) dtype(host) seq num_gangs(1) device_type(nvidia) num_gangs(64) "
+       "vector_length(128) device_type(radeon) num_gangs(9)");
+    cr_assert_eq(D.nvariants, 2);
+    cr_assert_eq(D.variants[0].arch, ARCH_NVIDIA);
+    cr_assert_str_eq(directive_find(&D.variants[0], CL_NUM_TEAMS)->arg, "64");
+    cr_assert_str_eq(directive_find(&D.variants[0], CL_THREAD_LIMIT)->arg, "128");
+    cr_assert_not_null(directive_find(&D.variants[0], CL_ACC_ASYNC));
+    cr_assert_eq(D.variants[0].cs, CS_TEAMS | CS_DISTRIBUTE | CS_PARALLEL_FOR);
+    cr_assert_eq(D.variants[1].arch, ARCH_HOST);
+    cr_assert_str_eq(directive_find(&D.variants[1], CL_NUM_TEAMS)->arg, "1");
+    cr_assert_eq(D.variants[1].cs, 0);
+    cr_assert_str_eq(directive_find(&D, CL_NUM_TEAMS)->arg, "2");
+    cr_assert_null(directive_find(&D, CL_THREAD_LIMIT));
+    directive_free(&D);
+    /* acc loop: no versions; only device_type(*) clauses are kept */
+    ok("acc loop device_type(nvidia) vector(128) device_type(*) gang");
+    cr_assert_eq(D.nvariants, 0);
+    cr_assert_eq(D.acc_par, ACC_GANG);
+    directive_free(&D);
+    bad("acc parallel num_gangs(2) num_gangs(3)", "num_gangs(3)", "duplicate");
+    /* acc declare in a function: a data region; acc set */
+    ok("acc declare copyin(a[0:n]) device_resident(b) create(c)");
+    cr_assert_eq(D.kind, DIR_ACC_DATA);
+    cr_assert(D.acc_declare);
+    cr_assert_eq(clause(1, CL_ACC_CREATE)->nitems, 1);
+    directive_free(&D);
+    bad("acc declare", "declare", "needs a data clause");
+    bad("acc declare if(1) copy(a)", "if", "not allowed");
+    ok("acc data copy(a[0:n]) async(1) wait(2)");
+    cr_assert_eq(D.kind, DIR_ACC_DATA);
+    cr_assert_str_eq(clause(1, CL_ACC_ASYNC)->arg, "1");
+    directive_free(&D);
+    ok("acc set default_async(q + 1) device_type(nvidia) device_num(0) if(c)");
+    cr_assert_eq(D.kind, DIR_ACC_SET);
+    cr_assert_str_eq(clause(0, CL_ACC_DEFAULT_ASYNC)->arg, "q + 1");
+    cr_assert_str_eq(clause(2, CL_ACC_DEVICE_NUM)->arg, "0");
+    directive_free(&D);
+    bad("acc set if(c)", "set", "needs a default_async");
+    ok("acc host_data use_device(a, b) if_present");
+    cr_assert_eq(D.kind, DIR_ACC_DATA);
+    cr_assert_eq(clause(0, CL_USE_DEVICE_PTR)->nitems, 2);
+    directive_free(&D);
+    bad("acc host_data if(1)", "host_data", "needs a use_device clause");
     bad("acc loop seq gang", "seq", "cannot be combined");
     bad("acc loop copy(a)", "copy", "not allowed");
 }
