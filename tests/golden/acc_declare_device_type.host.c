@@ -42,7 +42,7 @@ static const MACC_Version macc_v_scale_L10[] = {
 };
 static const MACC_Region macc_r_scale_L10 = {
     {"acc_declare_device_type.c", 10, 1, "scale"}, "macc_k_scale_L10",
-    (int)(sizeof macc_v_scale_L10 / sizeof macc_v_scale_L10[0]), macc_v_scale_L10
+    (int)(sizeof macc_v_scale_L10 / sizeof macc_v_scale_L10[0]), macc_v_scale_L10, 0, 0
 };
 static const MACC_Region *macc_rp_scale_L10(void) { return &macc_r_scale_L10; }
 
@@ -114,7 +114,7 @@ static const MACC_Version macc_v_rows_L20[] = {
 };
 static const MACC_Region macc_r_rows_L20 = {
     {"acc_declare_device_type.c", 20, 1, "rows"}, "macc_k_rows_L20",
-    (int)(sizeof macc_v_rows_L20 / sizeof macc_v_rows_L20[0]), macc_v_rows_L20
+    (int)(sizeof macc_v_rows_L20 / sizeof macc_v_rows_L20[0]), macc_v_rows_L20, 0, 0
 };
 static const MACC_Region *macc_rp_rows_L20(void) { return &macc_r_rows_L20; }
 
@@ -203,7 +203,7 @@ static const MACC_Version macc_v_tuned_L34[] = {
 };
 static const MACC_Region macc_r_tuned_L34 = {
     {"acc_declare_device_type.c", 34, 1, "tuned"}, "macc_k_tuned_L34",
-    (int)(sizeof macc_v_tuned_L34 / sizeof macc_v_tuned_L34[0]), macc_v_tuned_L34
+    (int)(sizeof macc_v_tuned_L34 / sizeof macc_v_tuned_L34[0]), macc_v_tuned_L34, 0, 0
 };
 static const MACC_Region *macc_rp_tuned_L34(void) { return &macc_r_tuned_L34; }
 
@@ -240,7 +240,7 @@ static const MACC_Version macc_v_tuned_L37[] = {
 };
 static const MACC_Region macc_r_tuned_L37 = {
     {"acc_declare_device_type.c", 37, 1, "tuned"}, "macc_k_tuned_L37",
-    (int)(sizeof macc_v_tuned_L37 / sizeof macc_v_tuned_L37[0]), macc_v_tuned_L37
+    (int)(sizeof macc_v_tuned_L37 / sizeof macc_v_tuned_L37[0]), macc_v_tuned_L37, 0, 0
 };
 static const MACC_Region *macc_rp_tuned_L37(void) { return &macc_r_tuned_L37; }
 
