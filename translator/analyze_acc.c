@@ -370,7 +370,10 @@ static void acc__add_clause(Directive *d, ClauseKind k, int red, const char *nam
  * the private and reduction clauses it found to `d`, or the reason (caller
  * frees) and *at, the node to name. `outer` holds clauses of the enclosing
  * construct (private/reduction names there are not dependences). */
-static char *acc__deps(Unit *u, TSNode loop, Directive *d, const Directive *outer, TSNode *at)
+/* `indep`: the user asserted independence (acc loop independent): arrays are
+ * not checked and only the scalars' reductions and privates are found, as
+ * NVHPC finds implicit reductions in independent loops of kernels. */
+static char *acc__deps(Unit *u, TSNode loop, Directive *d, const Directive *outer, TSNode *at, int indep)
 {
     AccScan s = {0};
     s.u = u;
@@ -390,7 +393,7 @@ static char *acc__deps(Unit *u, TSNode loop, Directive *d, const Directive *oute
     }
     /* arrays: every access of a written array must be the same element, one
      * that names the loop variable */
-    for (int i = 0; i < s.acc.len && !why; i++) {
+    for (int i = 0; i < s.acc.len && !why && !indep; i++) {
         AccAccess *w = s.acc.items[i];
         if (w->scalar || !w->write || strset_has(&s.locals, w->base, strlen(w->base)))
             continue;
@@ -476,6 +479,8 @@ static char *acc__deps(Unit *u, TSNode loop, Directive *d, const Directive *oute
                 continue;
             }
         }
+        if (indep)
+            continue; /* warned by the caller: the user asserted independence */
         why = xsprintf("scalar '%s' is carried from one iteration to the next", v);
         *at = first ? first->node : loop;
     }
@@ -661,7 +666,13 @@ void acc_region_prepare(Unit *u, Region *r)
         if (t->cs == 0 && !(t->acc_par & ACC_SEQ))
             t->cs = CS_TEAMS | CS_DISTRIBUTE | CS_PARALLEL_FOR;
         TSNode at;
-        char *why = t->cs && !(t->acc_par & ACC_INDEPENDENT) ? acc__deps(u, r->stmt, t, NULL, &at) : NULL;
+        int indep = (t->acc_par & ACC_INDEPENDENT) != 0;
+        char *why = t->cs ? acc__deps(u, r->stmt, t, NULL, &at, indep) : NULL;
+        if (why && indep) {
+            free(why); /* asserted independent: the scalars left race (warned) */
+            why = NULL;
+            acc__race_warnings(u, r->stmt, t, NULL);
+        }
         if (why) {
             t->cs = 0;
             diag_warning(u->diag, ts_node_start_byte(r->stmt),
@@ -706,9 +717,15 @@ void acc_region_prepare(Unit *u, Region *r)
         acc__no_array_reduction(u, &q->dir, loop, q->start);
         if (t->acc == ACC_SERIAL && q->dir.cs) {
             q->dir.cs = 0;
-        } else if (t->acc == ACC_KERNELS && q->dir.cs && !(q->dir.acc_par & ACC_INDEPENDENT)) {
+        } else if (t->acc == ACC_KERNELS && q->dir.cs) {
             TSNode at;
-            char *why = acc__deps(u, loop, &q->dir, t, &at);
+            int indep = (q->dir.acc_par & ACC_INDEPENDENT) != 0;
+            char *why = acc__deps(u, loop, &q->dir, t, &at, indep);
+            if (why && indep) {
+                free(why); /* asserted independent: the scalars left race (warned) */
+                why = NULL;
+                acc__race_warnings(u, loop, &q->dir, t);
+            }
             if (why) {
                 q->dir.cs = 0;
                 diag_warning(u->diag, ts_node_start_byte(loop),
@@ -972,4 +989,235 @@ void acc_zero_calls(const Directive *dir, const Vec *maps, Buf *b, const char *d
             k++;
         }
     }
+}
+
+/* ---- kernels constructs of several statements --------------------------- */
+
+/* OpenACC's kernels construct lets the compiler make each loop nest of its
+ * block a kernel of its own (NVHPC and GCC do). macc's region is one
+ * statement, so a kernels construct whose block holds several statements is
+ * rewritten before the analysis, in the text:
+ *
+ *     #pragma acc kernels CLAUSES          #pragma acc data DATA-CLAUSES
+ *     {                                    {
+ *         s = 0;                               #pragma acc kernels CLAUSES'
+ *         for (...) ...                        s = 0;
+ *         for (...) ...             ->         #pragma acc kernels CLAUSES'
+ *     }                                        for (...) ...
+ *                                              #pragma acc kernels CLAUSES'
+ *                                              for (...) ...
+ *                                          }
+ *
+ * DATA-CLAUSES are the construct's data clauses (and its if), CLAUSES' the
+ * others (if, self, wait, num_gangs, vector_length, default, device_type
+ * ...) but async: the kernels run synchronously, in order (a declaration's
+ * host variable or a scalar written by one is read by the next at its
+ * launch); no data clause: no data construct, the block stays a block. Each loop nest is then a kernels loop (parallelised when its
+ * iterations are independent, else seq with a warning naming the line); a
+ * run of other statements becomes one kernels construct of one thread;
+ * declarations stay in the block, on the host (their variables are then
+ * captured like any other: scalars copied in and out). Line markers after
+ * every inserted line keep lines and columns of the user's text. */
+
+static int acc__data_clause(const char *w, size_t n)
+{
+    static const char *const names[] = {"copy",       "pcopy",     "present_or_copy",  "copyin",
+                                        "pcopyin",    "present_or_copyin", "copyout", "pcopyout",
+                                        "present_or_copyout", "create", "pcreate", "present_or_create",
+                                        "present",    "no_create", "deviceptr",        "attach"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strlen(names[i]) == n && !memcmp(w, names[i], n))
+            return 1;
+    return 0;
+}
+
+/* Splits the clauses of `acc kernels CLAUSES` (p->text) into data and other. */
+static void acc__kernels_clauses(const char *text, Buf *data, Buf *other)
+{
+    const char *p = text;
+    for (int skip = 0; skip < 2; skip++) { /* "acc", "kernels" */
+        while (*p == ' ' || *p == '\t')
+            p++;
+        while (ident_char(*p))
+            p++;
+    }
+    int after_dtype = 0;
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        if (!ident_char(*p))
+            break;
+        const char *w = p;
+        while (ident_char(*p))
+            p++;
+        size_t wn = (size_t)(p - w);
+        const char *q = p;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if (*q == '(') {
+            int depth = 0;
+            for (; *q; q++) {
+                if (*q == '(')
+                    depth++;
+                else if (*q == ')' && --depth == 0) {
+                    q++;
+                    break;
+                }
+            }
+            p = q;
+        }
+        if ((wn == 11 && !memcmp(w, "device_type", 11)) || (wn == 5 && !memcmp(w, "dtype", 5)))
+            after_dtype = 1;
+        int is_if = wn == 2 && !memcmp(w, "if", 2);
+        if (wn == 5 && !memcmp(w, "async", 5))
+            continue; /* the kernels run in order, synchronously: host code between them reads their results */
+        Buf *to = !after_dtype && acc__data_clause(w, wn) ? data : other;
+        buf_put(to, " ", 1);
+        buf_put(to, w, (size_t)(p - w));
+        if (is_if) {
+            buf_put(data, " ", 1);
+            buf_put(data, w, (size_t)(p - w));
+        }
+    }
+}
+
+/* "\n# LINE\n" for the line holding source offset `off`, then `col` blanks. */
+static void acc__mark(const Source *s, Buf *b, size_t off, int pad)
+{
+    int li = source_line_index(s, off);
+    buf_printf(b, "\n# %d\n", s->oline[li]);
+    size_t col = off - s->lines[li];
+    for (size_t i = 0; pad && i < col; i++)
+        buf_put(b, " ", 1);
+}
+
+typedef struct AccEdit {
+    size_t at, to;   /* replace text [at, to) (to == at: insert) */
+    char *with;
+} AccEdit;
+
+static int acc__edit_cmp(const void *x, const void *y)
+{
+    const AccEdit *a = x, *b = y;
+    return a->at < b->at ? -1 : a->at > b->at;
+}
+
+char *acc_split_kernels(Unit *u, size_t *len_out)
+{
+    const Source *s = u->src;
+    AccEdit *ed = NULL;
+    int ned = 0, cap = 0;
+#define ACC_EDIT(A, T, W)                                                                                    \
+    do {                                                                                                    \
+        if (ned == cap) {                                                                                   \
+            cap = cap ? 2 * cap : 16;                                                                       \
+            ed = xrealloc(ed, sizeof *ed * (size_t)cap);                                                    \
+        }                                                                                                   \
+        ed[ned++] = (AccEdit){(A), (T), (W)};                                                               \
+    } while (0)
+    for (int i = 0; i < u->pragmas.len; i++) {
+        Pragma *p = u->pragmas.items[i];
+        if (!p->dir.acc || p->dir.acc != ACC_KERNELS || p->dir.acc_loop || p->dir.kind != DIR_TARGET)
+            continue;
+        TSNode st = ts_node_next_named_sibling(p->node);
+        while (!ts_node_is_null(st) && node_is(st, "comment"))
+            st = ts_node_next_named_sibling(st);
+        if (ts_node_is_null(st) || !node_is(st, "compound_statement") || ts_node_has_error(st))
+            continue;
+        /* the block's statements, each with the pragma lines before it */
+        enum { G_DECL, G_LOOP, G_OTHER };
+        int ng = 0, nloops = 0, bad = 0;
+        size_t gs[256], ge[256];
+        int gk[256];
+        size_t pend = 0;
+        int has_pend = 0;
+        uint32_t nc = ts_node_named_child_count(st);
+        for (uint32_t k = 0; k < nc && !bad; k++) {
+            TSNode c = ts_node_named_child(st, k);
+            const char *ty = node_type(c);
+            if (!strcmp(ty, "comment"))
+                continue;
+            if (!strcmp(ty, "preproc_call")) {
+                if (!has_pend)
+                    pend = ts_node_start_byte(c), has_pend = 1;
+                continue;
+            }
+            if (ng == 256 || !strcmp(ty, "labeled_statement") || !strcmp(ty, "return_statement") ||
+                !strcmp(ty, "break_statement") || !strcmp(ty, "continue_statement") ||
+                !strcmp(ty, "goto_statement") || !strncmp(ty, "preproc_", 8)) {
+                bad = 1;
+                break;
+            }
+            gs[ng] = has_pend ? pend : ts_node_start_byte(c);
+            ge[ng] = ts_node_end_byte(c);
+            gk[ng] = !strcmp(ty, "declaration") ? G_DECL : !strcmp(ty, "for_statement") ? G_LOOP : G_OTHER;
+            nloops += gk[ng] == G_LOOP;
+            if (gk[ng] == G_DECL && has_pend)
+                bad = 1; /* a pragma before a declaration */
+            has_pend = 0;
+            ng++;
+        }
+        if (bad || has_pend || ng < 2 || nloops == 0)
+            continue;
+        Buf data = {0}, other = {0};
+        acc__kernels_clauses(p->text, &data, &other);
+        /* the construct's line: a data construct of its data clauses, or nothing */
+        Buf head = {0};
+        if (data.len) {
+            buf_puts(&head, "#pragma acc data");
+            buf_put(&head, data.data, data.len);
+        }
+        acc__mark(s, &head, p->end < s->len ? p->end : p->start, 0);
+        /* acc__mark put "\n# L\n": the pragma's own newline is replaced */
+        ACC_EDIT(p->start, p->end, xstrndup(head.data + (data.len ? 0 : 1), head.len - (data.len ? 0 : 1)));
+        buf_free(&head);
+        int nk = 0;
+        for (int g = 0; g < ng; g++) {
+            if (gk[g] == G_DECL)
+                continue;
+            int last = g;
+            if (gk[g] == G_OTHER)
+                while (last + 1 < ng && gk[last + 1] == G_OTHER)
+                    last++;
+            Buf ins = {0};
+            acc__mark(s, &ins, gs[g], 0);
+            buf_puts(&ins, "#pragma acc kernels");
+            buf_put(&ins, other.data, other.len);
+            if (last > g)
+                buf_puts(&ins, "\n{");
+            acc__mark(s, &ins, gs[g], 1);
+            ACC_EDIT(gs[g], gs[g], xstrndup(ins.data, ins.len));
+            buf_free(&ins);
+            if (last > g)
+                ACC_EDIT(ge[last], ge[last], xstrdup(" }"));
+            nk++;
+            g = last;
+        }
+        if (u->info)
+            diag_note(u->diag, p->start,
+                      "acc kernels: %d loop nest%s and %d other statement group%s, each a kernels construct "
+                      "(a kernel)%s",
+                      nloops, nloops == 1 ? "" : "s", nk - nloops, nk - nloops == 1 ? "" : "s",
+                      data.len ? "; the data clauses make a data construct around them" : "");
+        buf_free(&data);
+        buf_free(&other);
+    }
+#undef ACC_EDIT
+    if (!ned) {
+        free(ed);
+        return NULL;
+    }
+    qsort(ed, (size_t)ned, sizeof *ed, acc__edit_cmp);
+    Buf out = {0};
+    size_t at = 0;
+    for (int i = 0; i < ned; i++) {
+        buf_put(&out, s->text + at, ed[i].at - at);
+        buf_puts(&out, ed[i].with);
+        at = ed[i].to;
+        free(ed[i].with);
+    }
+    buf_put(&out, s->text + at, s->len - at);
+    free(ed);
+    *len_out = out.len;
+    return out.data;
 }

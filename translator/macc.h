@@ -424,6 +424,11 @@ int an_global_var_ref(const Unit *u, TSNode id);
  * warnings on racing scalars) and gives --info notes; called before the
  * region's versions are made. No effect on OpenMP regions. */
 void acc_region_prepare(Unit *u, Region *r);
+/* kernels constructs whose block holds several statements: the unit's text
+ * with each loop nest (and each run of other statements) a kernels construct
+ * of its own and the data clauses on a data construct around them; NULL when
+ * there is none (analyze_acc.c). The caller frees it and parses it instead. */
+char *acc_split_kernels(Unit *u, size_t *len_out);
 /* Does an acc loop inside OpenACC region r name `name` in a reduction clause
  * (the construct then copies the variable, as OpenACC 2.7 says)? */
 int acc_inner_reduction(const Unit *u, const Region *r, const char *name);

@@ -74,6 +74,25 @@ static int tr__run(Source *src, FILE *diag_out, Buf *out, Buf *cuda, const char 
         return 1;
     }
     u->info = info;
+    Source *split = NULL;
+    size_t splen = 0;
+    char *sptext = diag.errors ? NULL : acc_split_kernels(u, &splen);
+    if (sptext) {
+        /* kernels constructs of several statements, rewritten: parse that */
+        split = source_from_string(src->path, sptext, splen);
+        free(sptext);
+        int m = u->managed;
+        unit_delete(u);
+        diag.src = split;
+        u = parse_unit(split, &diag);
+        if (!u) {
+            fprintf(diag.out, "macc: fatal error: cannot create the C parser\n");
+            source_delete(split);
+            return 1;
+        }
+        u->info = info;
+        u->managed = u->managed || m;
+    }
     u->managed = managed || u->managed; /* --managed, or omp requires unified_shared_memory */
     analyze_unit(u);
     if (!diag.errors && cuda)
@@ -83,6 +102,7 @@ static int tr__run(Source *src, FILE *diag_out, Buf *out, Buf *cuda, const char 
     if (!diag.errors && cuda)
         emit_cuda(u, cuda, src->path);
     unit_delete(u);
+    source_delete(split);
     return diag.errors;
 }
 
