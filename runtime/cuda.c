@@ -32,7 +32,10 @@
  * the maximum); when an allocation fails, the device is synchronised (frees
  * in flight complete), the pool trimmed, and the allocation tried once more
  * before "out of GPU memory" is reported. Copies use cudaMemcpyDefault, so
- * managed or pinned host memory works as well as pageable memory.
+ * managed or pinned host memory works as well as pageable memory. Copies
+ * between GPUs (cache.c's fills from another GPU's copy) use
+ * cudaMemcpyPeerAsync on the receiving GPU's stream, with peer access
+ * enabled once per pair where cudaDeviceCanAccessPeer allows it.
  *
  * Errors: every CUDA error is returned to the shared code, which reports it
  * with the region's or directive's location and exits (maccrt_fatal). After
@@ -455,6 +458,51 @@ static int cuda__copy(maccrt_device *d, void *dst, const void *src, size_t bytes
     return (int)e;
 }
 
+/* Peer access from g to the memory of `from`: enabled once per pair where
+ * cudaDeviceCanAccessPeer says so (g current). Without it
+ * cudaMemcpyPeerAsync still copies (the driver stages it). */
+static pthread_mutex_t cuda__peer_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned char cuda__peer_state[MACCRT_MAX_DEVICES][MACCRT_MAX_DEVICES]; /* 0 not tried, 1 on, 2 off */
+
+static void cuda__enable_peer(cuda__gpu *g, cuda__gpu *from)
+{
+    if (g->ordinal >= MACCRT_MAX_DEVICES || from->ordinal >= MACCRT_MAX_DEVICES)
+        return;
+    pthread_mutex_lock(&cuda__peer_lock);
+    unsigned char *st = &cuda__peer_state[g->ordinal][from->ordinal];
+    if (*st == 0) {
+        int can = 0;
+        if (cudaDeviceCanAccessPeer(&can, g->ordinal, from->ordinal) != cudaSuccess)
+            can = 0;
+        cudaError_t e = can ? cudaDeviceEnablePeerAccess(from->ordinal, 0) : cudaErrorPeerAccessUnsupported;
+        *st = e == cudaSuccess || e == cudaErrorPeerAccessAlreadyEnabled ? 1 : 2;
+        cuda__clear();
+    }
+    pthread_mutex_unlock(&cuda__peer_lock);
+}
+
+/* A device-to-device copy into d, on the calling helper's stream (or d's
+ * data stream), waited for; never through the program's host copy. */
+static int cuda__copy_peer(maccrt_device *d, void *dst, maccrt_device *from, const void *src,
+                           size_t bytes)
+{
+    if (!bytes)
+        return 0;
+    cuda__gpu *g = d->pdata, *s = from->pdata;
+    cuda__call c;
+    cudaError_t e = cuda__enter(g, &c);
+    if (e == cudaSuccess) {
+        cuda__enable_peer(g, s);
+        e = cudaMemcpyPeerAsync(dst, g->ordinal, src, s->ordinal, bytes, c.stream);
+    }
+    if (e == cudaSuccess)
+        e = cuda__wait(c.stream);
+    cuda__leave(&c);
+    if (e != cudaSuccess)
+        cuda__clear();
+    return (int)e;
+}
+
 /* ---- managed memory (managed.c's backend) ---- */
 
 static void *cuda__managed_alloc(maccrt_device *d, size_t bytes)
@@ -697,6 +745,7 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .free = cuda__free,
     .copy_h2d = cuda__copy,
     .copy_d2h = cuda__copy,
+    .copy_peer = cuda__copy_peer,
     .submit = cuda__submit,
     .run = cuda__run,
     .synchronize = cuda__synchronize,

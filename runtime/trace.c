@@ -28,7 +28,7 @@ static struct {
     int on;
 } trace__s = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static const char *const trace__kinds[] = {"task", "h2d", "d2h", "data"};
+static const char *const trace__kinds[] = {"task", "h2d", "d2h", "data", "p2p"};
 
 void maccrt_trace_init(void)
 {
