@@ -117,14 +117,16 @@ static void data__copy_failed(maccrt_device *d, const MACC_Map *m, const char *p
                  prep, d->name, err);
 }
 
-/* One more sample of a link's bandwidth (a moving average; races between
- * copiers only blur it). */
+/* One more sample of a link's bandwidth: what the link gives one copy, so a
+ * faster sample is taken at once and slower ones (copies that shared the
+ * link, or waited behind others) pull it down slowly. Races between copiers
+ * only blur it. */
 static void data__learn_bw(_Atomic double *bw, size_t bytes, double dt)
 {
     if (dt <= 0)
         return;
     double v = (double)bytes / dt, old = atomic_load(bw);
-    atomic_store(bw, old > 0 ? 0.8 * old + 0.2 * v : v);
+    atomic_store(bw, old <= 0 || v > old ? v : 0.98 * old + 0.02 * v);
 }
 
 void maccrt_copy(maccrt_device *d, int to_dev, void *dst, const void *src, size_t bytes,

@@ -548,6 +548,7 @@ typedef struct maccrt_task {
     struct maccrt_task *pnext;         /* plugin queue link */
 
     double t_start, t_end; /* when timed */
+    double t_maps;         /* when timed: of that, the maps (copies in and out) */
     void *pdata; /* plugin per-task state */
 } maccrt_task;
 

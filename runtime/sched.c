@@ -231,7 +231,8 @@ void maccrt_sched_release(maccrt_task *t)
     d->nplaced--;
     maccrt_stats_finished(d, t);
     if (t->region && t->timed)
-        maccrt_rt.policy->observe(t, d, t->t_end - t->t_start);
+        /* the run alone: the residency term adds the data's moves */
+        maccrt_rt.policy->observe(t, d, t->t_end - t->t_start - t->t_maps);
     t->tokens = 0;
 }
 
