@@ -161,6 +161,8 @@ static void cache__free(maccrt_centry *e)
 {
     if (e->ndirty)
         atomic_fetch_sub(&cache__ndirty, 1);
+    if (e->dev_start && e->dev->plugin->host_unpin)
+        e->dev->plugin->host_unpin(e->dev, (void *)e->node.start, e->node.end - e->node.start);
     if (e->dev_start)
         e->dev->plugin->free(e->dev, e->dev_start);
     free(e->dirty);
@@ -447,6 +449,8 @@ static maccrt_centry *cache__new(maccrt_device *d, uintptr_t a, uintptr_t b, con
     atomic_fetch_add(&cache__nentries, 1);
     pthread_mutex_unlock(&cache__lock);
     void *p = maccrt_device_alloc(d, (void *)a, b - a, name, NULL, loc);
+    if (d->plugin->host_pin)
+        d->plugin->host_pin(d, (void *)a, b - a); /* pinned-speed copies while it lives */
     pthread_mutex_lock(&cache__lock);
     e->dev_start = p;
     return e;

@@ -169,6 +169,11 @@ typedef struct maccrt_plugin {
      * before it returns. */
     int (*copy_peer)(struct maccrt_device *d, void *dst, struct maccrt_device *from, const void *src,
                      size_t bytes);
+    /* Optional: host range [p, p + bytes) will be copied to and from d
+     * repeatedly (a directory entry): make its copies fast (page-locking
+     * it, once per range, counted) until host_unpin with the same range. */
+    void (*host_pin)(struct maccrt_device *d, const void *p, size_t bytes);
+    void (*host_unpin)(struct maccrt_device *d, const void *p, size_t bytes);
 
     /* Accepts task t, placed on d (tokens held, version chosen). The device
      * runs it asynchronously (host: a pool worker; nvidia: the GPU's helper
