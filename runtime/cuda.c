@@ -581,6 +581,21 @@ static void cuda__enable_peer(cuda__gpu *g, cuda__gpu *from)
         cudaError_t e = can ? cudaDeviceEnablePeerAccess(from->ordinal, 0) : cudaErrorPeerAccessUnsupported;
         *st = e == cudaSuccess || e == cudaErrorPeerAccessAlreadyEnabled ? 1 : 2;
         cuda__clear();
+        if (*st == 1) {
+            /* memory from the stream-ordered pools is not covered by peer
+             * access: each pool grants the other GPU access itself (else the
+             * driver stages the copy through the host) */
+            struct cudaMemAccessDesc ad;
+            memset(&ad, 0, sizeof ad);
+            ad.location.type = cudaMemLocationTypeDevice;
+            ad.flags = cudaMemAccessFlagsProtReadWrite;
+            ad.location.id = g->ordinal;
+            if (from->pools && cudaMemPoolSetAccess(from->pool, &ad, 1) != cudaSuccess)
+                cuda__clear();
+            ad.location.id = from->ordinal;
+            if (g->pools && cudaMemPoolSetAccess(g->pool, &ad, 1) != cudaSuccess)
+                cuda__clear();
+        }
     }
     pthread_mutex_unlock(&cuda__peer_lock);
 }

@@ -325,10 +325,11 @@ static double sched__estimate(maccrt_task *t, maccrt_device *d)
         for (int k = 0; k < MACC_DEV_NKINDS; k++)
             measured |= ri->runs[k] > 0;
         /* One instance explores; the others wait for its time. A task that
-         * heads a dependence chain (it has successors) does not explore once
-         * another kind is measured: a slow unmeasured device would hold the
-         * whole chain behind it. */
-        if (measured && (ri->exploring[d->kind] || t->nsuccs > 0))
+         * heads a dependence chain (it has successors) does not explore the
+         * host once another kind is measured: a slow host would hold the
+         * whole chain behind it (a GPU is explored with any task: a host
+         * measured first must not keep it unexplored). */
+        if (measured && (ri->exploring[d->kind] || (t->nsuccs > 0 && d->kind == MACC_DEV_HOST)))
             return 1e6;
         return d->kind == MACC_DEV_HOST ? 1e-9 : 0;
     }
@@ -527,7 +528,10 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
             continue;
         maccrt_device *d = rt->devices[i];
         int fits = (fit & MACCRT_BIT(i)) != 0;
-        double xfer = eft__xfer(t, d);
+        /* an unmeasured device is explored without the data term (it would
+         * make a host that looks infinitely fast take every first task) */
+        maccrt_region_info *ri = t->region ? maccrt_region_info_get(t->region) : NULL;
+        double xfer = !ri || ri->runs[d->kind] ? eft__xfer(t, d) : 0;
         double end = eft__finish(t, d, backlog[i], now, xfer);
         /* ties (within a microsecond): locality first, then a free device */
         int tie = best && end - best_end < 1e-6 && best_end - end < 1e-6;
