@@ -48,9 +48,10 @@
  * the lock back to apply the plan's effects (dirty ranges removed only once
  * their bytes are home, entries detached) and gives the claims back. A claim
  * is exclusive (the entry is filled, merged away, invalidated or flushed:
- * tasks wanting it wait, the in-flight state) or shared (the entry is the
- * source of a write-back or of a device-to-device copy: its own tasks keep
- * using it). Copies of unrelated sections and of different GPUs thus run at
+ * tasks wanting it wait, the in-flight state), a write-back (its dirty bytes
+ * are on their way home: one write-back at a time, so that two readers of
+ * the host copy never write the same bytes twice; its own tasks keep using
+ * it) or shared (the source of a device-to-device copy). Copies of unrelated sections and of different GPUs thus run at
  * once, each on the stream of the thread that makes it (a GPU's helper uses
  * its own stream). Taken without present-table locks; maccrt_rt.lock may be
  * held when it is taken (the scheduler's residency estimate), never taken
@@ -74,7 +75,8 @@ typedef struct maccrt_centry {
     int valid;    /* holds the section's current value (with its dirty ranges) */
     int detached; /* out of the tree; freed when users, excl and shared reach 0 */
     int excl;     /* claimed exclusively: a copy into it or its removal is in flight */
-    int shared;   /* claims as a copy source in flight */
+    int wb;       /* claimed for a write-back of its dirty bytes (one at a time) */
+    int shared;   /* claims as the source of a device-to-device copy in flight */
     cache__ival *dirty;
     int ndirty, capdirty;
 } maccrt_centry;
@@ -171,7 +173,7 @@ static void cache__free(maccrt_centry *e)
 
 static void cache__maybe_free(maccrt_centry *e)
 {
-    if (e->detached && e->users == 0 && !e->excl && e->shared == 0)
+    if (e->detached && e->users == 0 && !e->excl && !e->wb && e->shared == 0)
         cache__free(e);
 }
 
@@ -223,11 +225,16 @@ typedef struct cache__job {
     uintptr_t a, b;
 } cache__job;
 
+/* Claim modes, weakest first. A shared claim (a peer copy's source) waits
+ * only for an exclusive one; a write-back claim also for another write-back
+ * (two would copy the same bytes home at once); an exclusive claim for all. */
+enum { CACHE__SHARED = 0, CACHE__WBACK = 1, CACHE__EXCL = 2 };
+
 typedef struct cache__plan {
     cache__job *job;
     int njob, capjob;
     maccrt_centry **cl; /* claimed entries */
-    unsigned char *clx; /* exclusively */
+    unsigned char *clx; /* their claim modes */
     int ncl, capcl;
     int blocked; /* an entry it needs is claimed by another thread */
 } cache__plan;
@@ -255,15 +262,20 @@ static void cache__plan_job(cache__plan *p, int op, maccrt_centry *e, maccrt_cen
     p->job[p->njob++] = (cache__job){op, e, src, a, b};
 }
 
-/* The plan needs e (excl: exclusively); blocked when another thread's claim
- * is in the way. */
-static void cache__plan_claim(cache__plan *p, maccrt_centry *e, int excl)
+static int cache__claim_blocked(const maccrt_centry *e, int mode)
+{
+    return e->excl || (mode >= CACHE__WBACK && e->wb) || (mode == CACHE__EXCL && e->shared);
+}
+
+/* The plan needs e in claim mode `mode` (CACHE__*); blocked when another
+ * thread's claim is in the way. */
+static void cache__plan_claim(cache__plan *p, maccrt_centry *e, int mode)
 {
     for (int i = 0; i < p->ncl; i++)
         if (p->cl[i] == e) {
-            p->clx[i] |= (unsigned char)excl;
-            if (excl && e->shared)
-                p->blocked = 1;
+            if (mode > p->clx[i])
+                p->clx[i] = (unsigned char)mode;
+            p->blocked |= cache__claim_blocked(e, p->clx[i]);
             return;
         }
     if (p->ncl == p->capcl) {
@@ -272,12 +284,12 @@ static void cache__plan_claim(cache__plan *p, maccrt_centry *e, int excl)
         p->clx = maccrt_xrealloc(p->clx, (size_t)p->capcl);
     }
     p->cl[p->ncl] = e;
-    p->clx[p->ncl++] = (unsigned char)excl;
-    if (e->excl || (excl && e->shared))
-        p->blocked = 1;
+    p->clx[p->ncl++] = (unsigned char)mode;
+    p->blocked |= cache__claim_blocked(e, mode);
 }
 
-/* Write-back jobs for e's dirty bytes in [a, b) (e claimed shared). */
+/* Write-back jobs for e's dirty bytes in [a, b) (e claimed for the
+ * write-back, or exclusively). */
 static void cache__plan_wb(cache__plan *p, maccrt_centry *e, uintptr_t a, uintptr_t b, int excl)
 {
     int any = 0;
@@ -290,7 +302,7 @@ static void cache__plan_wb(cache__plan *p, maccrt_centry *e, uintptr_t a, uintpt
         }
     }
     if (any || excl)
-        cache__plan_claim(p, e, excl);
+        cache__plan_claim(p, e, excl ? CACHE__EXCL : CACHE__WBACK);
 }
 
 /* Waits for claims to be given back (the plan is then made again). */
@@ -303,8 +315,10 @@ static void cache__plan_wait(cache__plan *p)
 static void cache__plan_commit(cache__plan *p)
 {
     for (int i = 0; i < p->ncl; i++) {
-        if (p->clx[i])
+        if (p->clx[i] == CACHE__EXCL)
             p->cl[i]->excl = 1;
+        else if (p->clx[i] == CACHE__WBACK)
+            p->cl[i]->wb = 1;
         else
             p->cl[i]->shared++;
     }
@@ -351,8 +365,10 @@ static void cache__plan_release(cache__plan *p, int detach)
 {
     for (int i = 0; i < p->ncl; i++) {
         maccrt_centry *e = p->cl[i];
-        if (p->clx[i])
+        if (p->clx[i] == CACHE__EXCL)
             e->excl = 0;
+        else if (p->clx[i] == CACHE__WBACK)
+            e->wb = 0;
         else
             e->shared--;
         if (detach) {
@@ -459,7 +475,10 @@ static maccrt_centry *cache__new(maccrt_device *d, uintptr_t a, uintptr_t b, con
 /* Is a device-to-device copy possible from `from` to `to`? */
 static int cache__peer_ok(const maccrt_device *to, const maccrt_device *from)
 {
-    return to->plugin->copy_peer && to->plugin == from->plugin && getenv("MACC_NO_PEER") == NULL;
+    static int off = -1; /* MACC_NO_PEER=1: through the host, for comparison */
+    if (off < 0)
+        off = getenv("MACC_NO_PEER") && strcmp(getenv("MACC_NO_PEER"), "0") != 0;
+    return !off && to->plugin->copy_peer && to->plugin == from->plugin;
 }
 
 /* Plans the fill of e (claimed exclusively by the caller, or `claim_e`: to
@@ -469,7 +488,7 @@ static void cache__plan_fill(cache__plan *p, maccrt_centry *e, int claim_e)
 {
     uintptr_t a = e->node.start, b = e->node.end;
     if (claim_e)
-        cache__plan_claim(p, e, 1);
+        cache__plan_claim(p, e, CACHE__EXCL);
     maccrt_device *devs[MACCRT_MAX_DEVICES + 1];
     int n = cache__devices(e->dev, devs);
     if (e->ndirty == 0) {
@@ -479,7 +498,7 @@ static void cache__plan_fill(cache__plan *p, maccrt_centry *e, int claim_e)
             maccrt_rnode *r = maccrt_rtree_first_overlap(&devs[i]->ctree, a, b);
             maccrt_centry *g = (maccrt_centry *)r;
             if (g && g->valid && g->dev_start && r->start <= a && b <= r->end) {
-                cache__plan_claim(p, g, 0);
+                cache__plan_claim(p, g, CACHE__SHARED);
                 cache__plan_job(p, CACHE__PEER, e, g, a, b);
                 return;
             }
@@ -566,7 +585,7 @@ void *maccrt_cache_acquire(maccrt_device *d, const MACC_Map *m, void **handle,
         int busy = 0;
         for (maccrt_rnode *n = r; n && n->start < b; n = maccrt_rtree_next(&d->ctree, n)) {
             maccrt_centry *o = (maccrt_centry *)n;
-            busy |= o->users > 0 || o->excl || o->shared;
+            busy |= o->users > 0 || o->excl || o->wb || o->shared;
             if (n->start < ua)
                 ua = n->start;
             if (n->end > ub)
