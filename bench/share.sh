@@ -5,7 +5,10 @@
 # device), then prints, per program, the throughput of each and
 #   shared / max(host, GPU)   (target >= 0.99: sharing never loses)
 #   shared / (host + GPU)     (target >= 0.96: the paper's "added peak")
-# With two or more GPUs it also runs GPU-only on one GPU and on all of them.
+# "gpu" is one GPU (nvidia:0) and "shared" the host with it. With two or more
+# GPUs a second table follows from the same run: all GPUs alone against one
+# (ratio), and the host with every GPU (shared; sh/max over the better of
+# the host and all GPUs).
 #
 #   usage: bench/share.sh BUILD_DIR [REPS]
 #
@@ -71,28 +74,36 @@ best() {
 }
 
 echo "sizes: nbody $nbody_args | matmul $matmul_args | stream $stream_args | best of $reps"
+echo "commit: ${MACC_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+# host alone, one GPU alone, host + that GPU; with two or more GPUs also all
+# GPUs alone and everything (the second table: 1 GPU -> N GPUs, and sharing
+# with every device)
+rows2=
 printf '%-8s %-8s %12s %12s %12s %10s %10s\n' program unit host gpu shared 'sh/max' 'sh/sum'
 for p in nbody matmul stream; do
     unit=GFLOP/s
     [ "$p" = stream ] && unit=GB/s
     h=$(best "$p" MACC_DEVICES=host)
-    g=$(best "$p" MACC_DEVICES=nvidia MACC_TARGET_OFFLOAD=mandatory)
-    s=$(best "$p" MACC_DEVICES=all)
+    g=$(best "$p" MACC_DEVICES=nvidia:0 MACC_TARGET_OFFLOAD=mandatory)
+    s=$(best "$p" MACC_DEVICES=host,nvidia:0)
     awk -v p="$p" -v u="$unit" -v h="$h" -v g="$g" -v s="$s" 'BEGIN {
         m = h > g ? h : g
         printf "%-8s %-8s %12.1f %12.1f %12.1f %10.3f %10.3f\n", p, u, h, g, s,
                (m > 0 ? s / m : 0), (h + g > 0 ? s / (h + g) : 0) }'
+    if [ "$ngpus" -ge 2 ]; then
+        gn=$(best "$p" MACC_DEVICES=nvidia MACC_TARGET_OFFLOAD=mandatory)
+        sn=$(best "$p" MACC_DEVICES=all)
+        rows2="$rows2$p $unit $g $gn $h $sn
+"
+    fi
 done
 
 if [ "$ngpus" -ge 2 ]; then
     echo
-    printf '%-8s %-8s %12s %12s %10s\n' program unit '1 GPU' "$ngpus GPUs" ratio
-    for p in nbody matmul stream; do
-        unit=GFLOP/s
-        [ "$p" = stream ] && unit=GB/s
-        one=$(best "$p" MACC_DEVICES=nvidia:0 MACC_TARGET_OFFLOAD=mandatory)
-        all=$(best "$p" MACC_DEVICES=nvidia MACC_TARGET_OFFLOAD=mandatory)
-        awk -v p="$p" -v u="$unit" -v a="$one" -v b="$all" -v n="$ngpus" 'BEGIN {
-            printf "%-8s %-8s %12.1f %12.1f %10.2f\n", p, u, a, b, (a > 0 ? b / a : 0) }'
-    done
+    printf '%-8s %-8s %10s %10s %7s %10s %10s %10s %8s\n' program unit '1 GPU' "$ngpus GPUs" ratio \
+        host GPUs shared 'sh/max'
+    printf '%s' "$rows2" | awk -v n="$ngpus" '{
+        m = $5 > $4 ? $5 : $4
+        printf "%-8s %-8s %10.1f %10.1f %7.2f %10.1f %10.1f %10.1f %8.3f\n", $1, $2, $3, $4,
+               ($3 > 0 ? $4 / $3 : 0), $5, $4, $6, (m > 0 ? $6 / m : 0) }'
 fi

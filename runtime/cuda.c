@@ -32,7 +32,10 @@
  * the maximum); when an allocation fails, the device is synchronised (frees
  * in flight complete), the pool trimmed, and the allocation tried once more
  * before "out of GPU memory" is reported. Copies use cudaMemcpyDefault, so
- * managed or pinned host memory works as well as pageable memory.
+ * managed or pinned host memory works as well as pageable memory. Copies
+ * between GPUs (cache.c's fills from another GPU's copy) use
+ * cudaMemcpyPeerAsync on the receiving GPU's stream, with peer access
+ * enabled once per pair where cudaDeviceCanAccessPeer allows it.
  *
  * Errors: every CUDA error is returned to the shared code, which reports it
  * with the region's or directive's location and exits (maccrt_fatal). After
@@ -437,16 +440,180 @@ static void cuda__free(maccrt_device *d, void *p)
         cuda__clear(); /* a broken context shows at the next copy or kernel */
 }
 
-/* A copy in either direction, waited for. */
-static int cuda__copy(maccrt_device *d, void *dst, const void *src, size_t bytes)
+/* ---- page-locked host ranges ----------------------------------------------------------------
+ *
+ * The directory's entries (cache.c) of MACC_CUDA_PIN_MIN bytes or more
+ * (default 1 MiB; MACC_CUDA_PIN=0: none) have the whole pages inside their
+ * host range registered (cudaHostRegister, portable to every GPU) while the
+ * entry lives, so that their copies run at DMA speed instead of through the
+ * driver's pageable staging. A range is registered once (counted: two GPUs
+ * caching the same section share it); one that overlaps another registered
+ * range stays pageable. Copies touching a registered range are split into
+ * the pageable head and tail and the page-locked middle. Unregistered when
+ * the last entry goes away (cache__free: synchronisation points and exit),
+ * before the program can free the memory. */
+typedef struct cuda__pinned {
+    maccrt_rnode node;
+    int refs;
+} cuda__pinned;
+static pthread_mutex_t cuda__pin_lock = PTHREAD_MUTEX_INITIALIZER;
+static maccrt_rtree cuda__pins;
+static long cuda__pin_min = -1; /* 0: off */
+
+static int cuda__pin_range(const void *p, size_t bytes, uintptr_t *a, uintptr_t *b)
+{
+    if (cuda__pin_min < 0) {
+        const char *on = getenv("MACC_CUDA_PIN"), *min = getenv("MACC_CUDA_PIN_MIN");
+        long v = min && *min ? maccrt_parse_positive(min) : 1L << 20;
+        cuda__pin_min = on && !strcmp(on, "0") ? 0 : v > 0 ? v : 1L << 20;
+    }
+    if (!cuda__pin_min || bytes < (size_t)cuda__pin_min)
+        return 0;
+    uintptr_t pg = 4096;
+    *a = ((uintptr_t)p + pg - 1) & ~(pg - 1);
+    *b = ((uintptr_t)p + bytes) & ~(pg - 1);
+    return *a < *b;
+}
+
+static void cuda__host_pin(maccrt_device *d, const void *p, size_t bytes)
+{
+    (void)d;
+    uintptr_t a, b;
+    if (!cuda__pin_range(p, bytes, &a, &b) || atomic_load(&maccrt_rt.fatal))
+        return;
+    pthread_mutex_lock(&cuda__pin_lock);
+    maccrt_rnode *r = maccrt_rtree_first_overlap(&cuda__pins, a, b);
+    if (r) {
+        if (r->start == a && r->end == b)
+            ((cuda__pinned *)r)->refs++;
+    } else if (cudaHostRegister((void *)a, b - a, cudaHostRegisterPortable) == cudaSuccess) {
+        cuda__pinned *n = maccrt_xcalloc(1, sizeof *n);
+        n->node.start = a;
+        n->node.end = b;
+        n->refs = 1;
+        maccrt_rtree_insert(&cuda__pins, &n->node);
+    } else {
+        cuda__clear(); /* stays pageable */
+    }
+    pthread_mutex_unlock(&cuda__pin_lock);
+}
+
+static void cuda__host_unpin(maccrt_device *d, const void *p, size_t bytes)
+{
+    (void)d;
+    uintptr_t a, b;
+    if (!cuda__pin_range(p, bytes, &a, &b))
+        return;
+    pthread_mutex_lock(&cuda__pin_lock);
+    maccrt_rnode *r = maccrt_rtree_first_overlap(&cuda__pins, a, b);
+    if (r && r->start == a && r->end == b && --((cuda__pinned *)r)->refs == 0) {
+        maccrt_rtree_remove(&cuda__pins, r);
+        if (!atomic_load(&maccrt_rt.fatal) && cudaHostUnregister((void *)a) != cudaSuccess)
+            cuda__clear();
+        free(r);
+    }
+    pthread_mutex_unlock(&cuda__pin_lock);
+}
+
+/* A copy in either direction (host: the host side), waited for: the parts
+ * outside and inside a page-locked range apart. */
+static int cuda__copy_dir(maccrt_device *d, void *dst, const void *src, size_t bytes, int to_dev)
 {
     if (!bytes)
         return 0;
+    uintptr_t host = (uintptr_t)(to_dev ? src : dst), lo = host, hi = host;
+    if (cuda__pins.root) {
+        pthread_mutex_lock(&cuda__pin_lock);
+        maccrt_rnode *r = maccrt_rtree_first_overlap(&cuda__pins, host, host + bytes);
+        if (r) {
+            lo = r->start > host ? r->start : host;
+            hi = r->end < host + bytes ? r->end : host + bytes;
+        }
+        pthread_mutex_unlock(&cuda__pin_lock);
+    }
+    size_t cut[3] = {lo - host, hi - lo, host + bytes - hi}; /* head, pinned, tail */
+    if (hi == lo)
+        cut[0] = bytes, cut[2] = 0;
     cuda__gpu *g = d->pdata;
     cuda__call c;
     cudaError_t e = cuda__enter(g, &c);
+    size_t off = 0;
+    for (int i = 0; i < 3 && e == cudaSuccess; i++) {
+        if (cut[i])
+            e = cudaMemcpyAsync((char *)dst + off, (const char *)src + off, cut[i], cudaMemcpyDefault,
+                                c.stream);
+        off += cut[i];
+    }
     if (e == cudaSuccess)
-        e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, c.stream);
+        e = cuda__wait(c.stream);
+    cuda__leave(&c);
+    if (e != cudaSuccess)
+        cuda__clear();
+    return (int)e;
+}
+
+static int cuda__copy_h2d(maccrt_device *d, void *dst, const void *src, size_t bytes)
+{
+    return cuda__copy_dir(d, dst, src, bytes, 1);
+}
+
+static int cuda__copy_d2h(maccrt_device *d, void *dst, const void *src, size_t bytes)
+{
+    return cuda__copy_dir(d, dst, src, bytes, 0);
+}
+
+/* Peer access from g to the memory of `from`: enabled once per pair where
+ * cudaDeviceCanAccessPeer says so (g current). Without it
+ * cudaMemcpyPeerAsync still copies (the driver stages it). */
+static pthread_mutex_t cuda__peer_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned char cuda__peer_state[MACCRT_MAX_DEVICES][MACCRT_MAX_DEVICES]; /* 0 not tried, 1 on, 2 off */
+
+static void cuda__enable_peer(cuda__gpu *g, cuda__gpu *from)
+{
+    if (g->ordinal >= MACCRT_MAX_DEVICES || from->ordinal >= MACCRT_MAX_DEVICES)
+        return;
+    pthread_mutex_lock(&cuda__peer_lock);
+    unsigned char *st = &cuda__peer_state[g->ordinal][from->ordinal];
+    if (*st == 0) {
+        int can = 0;
+        if (cudaDeviceCanAccessPeer(&can, g->ordinal, from->ordinal) != cudaSuccess)
+            can = 0;
+        cudaError_t e = can ? cudaDeviceEnablePeerAccess(from->ordinal, 0) : cudaErrorPeerAccessUnsupported;
+        *st = e == cudaSuccess || e == cudaErrorPeerAccessAlreadyEnabled ? 1 : 2;
+        cuda__clear();
+        if (*st == 1) {
+            /* memory from the stream-ordered pools is not covered by peer
+             * access: each pool grants the other GPU access itself (else the
+             * driver stages the copy through the host) */
+            struct cudaMemAccessDesc ad;
+            memset(&ad, 0, sizeof ad);
+            ad.location.type = cudaMemLocationTypeDevice;
+            ad.flags = cudaMemAccessFlagsProtReadWrite;
+            ad.location.id = g->ordinal;
+            if (from->pools && cudaMemPoolSetAccess(from->pool, &ad, 1) != cudaSuccess)
+                cuda__clear();
+            ad.location.id = from->ordinal;
+            if (g->pools && cudaMemPoolSetAccess(g->pool, &ad, 1) != cudaSuccess)
+                cuda__clear();
+        }
+    }
+    pthread_mutex_unlock(&cuda__peer_lock);
+}
+
+/* A device-to-device copy into d, on the calling helper's stream (or d's
+ * data stream), waited for; never through the program's host copy. */
+static int cuda__copy_peer(maccrt_device *d, void *dst, maccrt_device *from, const void *src,
+                           size_t bytes)
+{
+    if (!bytes)
+        return 0;
+    cuda__gpu *g = d->pdata, *s = from->pdata;
+    cuda__call c;
+    cudaError_t e = cuda__enter(g, &c);
+    if (e == cudaSuccess) {
+        cuda__enable_peer(g, s);
+        e = cudaMemcpyPeerAsync(dst, g->ordinal, src, s->ordinal, bytes, c.stream);
+    }
     if (e == cudaSuccess)
         e = cuda__wait(c.stream);
     cuda__leave(&c);
@@ -723,8 +890,11 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .version_ok = cuda__version_ok,
     .alloc = cuda__alloc,
     .free = cuda__free,
-    .copy_h2d = cuda__copy,
-    .copy_d2h = cuda__copy,
+    .copy_h2d = cuda__copy_h2d,
+    .copy_d2h = cuda__copy_d2h,
+    .copy_peer = cuda__copy_peer,
+    .host_pin = cuda__host_pin,
+    .host_unpin = cuda__host_unpin,
     .submit = cuda__submit,
     .run = cuda__run,
     .synchronize = cuda__synchronize,

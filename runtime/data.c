@@ -117,6 +117,18 @@ static void data__copy_failed(maccrt_device *d, const MACC_Map *m, const char *p
                  prep, d->name, err);
 }
 
+/* One more sample of a link's bandwidth: what the link gives one copy, so a
+ * faster sample is taken at once and slower ones (copies that shared the
+ * link, or waited behind others) pull it down slowly. Races between copiers
+ * only blur it. */
+static void data__learn_bw(_Atomic double *bw, size_t bytes, double dt)
+{
+    if (dt <= 0)
+        return;
+    double v = (double)bytes / dt, old = atomic_load(bw);
+    atomic_store(bw, old <= 0 || v > old ? v : 0.98 * old + 0.02 * v);
+}
+
 void maccrt_copy(maccrt_device *d, int to_dev, void *dst, const void *src, size_t bytes,
                  const char *name, const MACC_SrcLoc *loc)
 {
@@ -130,18 +142,30 @@ void maccrt_copy(maccrt_device *d, int to_dev, void *dst, const void *src, size_
         data__copy_failed(d, &m, to_dev ? "to" : "from", bytes, err, loc);
     }
     atomic_fetch_add(to_dev ? &d->bytes_h2d : &d->bytes_d2h, bytes);
-    if (timed && bytes >= ((size_t)1 << 18)) {
-        /* the copy bandwidth the scheduler's transfer estimates use (a
-         * moving average; races between copiers only blur it) */
-        double dt = maccrt_now() - t0;
-        if (dt > 0) {
-            double bw = (double)bytes / dt, old = d->copy_bw;
-            d->copy_bw = old > 0 ? 0.8 * old + 0.2 * bw : bw;
-        }
-    }
+    if (timed && bytes >= ((size_t)1 << 18))
+        data__learn_bw(to_dev ? &d->bw_h2d : &d->bw_d2h, bytes, maccrt_now() - t0);
     if (maccrt_trace_on() && t0 > 0.0)
         maccrt_trace_event(to_dev ? MACCRT_TRACE_H2D : MACCRT_TRACE_D2H, d,
                            name ? name : to_dev ? "h2d" : "d2h", t0, maccrt_now(), bytes);
+}
+
+void maccrt_copy_peer(maccrt_device *d, void *dst, maccrt_device *from, const void *src,
+                      size_t bytes, const char *name, const MACC_SrcLoc *loc)
+{
+    if (!bytes)
+        return;
+    int timed = bytes >= ((size_t)1 << 18) || maccrt_trace_on();
+    double t0 = timed ? maccrt_now() : 0.0;
+    int err = d->plugin->copy_peer(d, dst, from, src, bytes);
+    if (err) {
+        MACC_Map m = {.name = name};
+        data__copy_failed(d, &m, "to", bytes, err, loc);
+    }
+    atomic_fetch_add(&d->bytes_p2p, bytes);
+    if (timed && bytes >= ((size_t)1 << 18))
+        data__learn_bw(&d->bw_p2p, bytes, maccrt_now() - t0);
+    if (maccrt_trace_on() && t0 > 0.0)
+        maccrt_trace_event(MACCRT_TRACE_P2P, d, name ? name : "p2p", t0, maccrt_now(), bytes);
 }
 
 static void data__h2d(maccrt_device *d, maccrt_mapping *e, uintptr_t a, size_t bytes,

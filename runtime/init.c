@@ -275,6 +275,7 @@ static maccrt_device *init__new_device(const maccrt_plugin *p, int index)
     d->tokens_total = d->tokens_free = MACCRT_TOKENS;
     atomic_init(&d->bytes_h2d, 0);
     atomic_init(&d->bytes_d2h, 0);
+    atomic_init(&d->bytes_p2p, 0);
     maccrt_ptable_init(d);
     return d;
 }

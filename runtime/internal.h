@@ -23,6 +23,11 @@
  *                         per-thread child counters, live-task count
  *   plugin locks          e.g. the host pool's queue lock, a GPU's queue lock
  *                         (plugin->submit is called with maccrt_rt.lock held)
+ *   cache lock            cache.c's directory lock: held only for bookkeeping,
+ *                         never across a copy or an allocation (entries being
+ *                         copied are claimed, see cache.c); may be taken under
+ *                         maccrt_rt.lock (the residency estimate), never
+ *                         takes it; plugin free/copy locks nest inside
  *   present-table locks   one per device (maccrt_ptable.lock); taken without
  *                         maccrt_rt.lock; held during copies, so a plugin's
  *                         alloc/free/copy may take plugin locks of their own
@@ -159,6 +164,16 @@ typedef struct maccrt_plugin {
     void (*free)(struct maccrt_device *d, void *devptr);
     int (*copy_h2d)(struct maccrt_device *d, void *dst, const void *src, size_t bytes);
     int (*copy_d2h)(struct maccrt_device *d, void *dst, const void *src, size_t bytes);
+    /* Optional: copies bytes from src on device `from` (same plugin) to dst on
+     * d without the host (peer access where the hardware has it), completing
+     * before it returns. */
+    int (*copy_peer)(struct maccrt_device *d, void *dst, struct maccrt_device *from, const void *src,
+                     size_t bytes);
+    /* Optional: host range [p, p + bytes) will be copied to and from d
+     * repeatedly (a directory entry): make its copies fast (page-locking
+     * it, once per range, counted) until host_unpin with the same range. */
+    void (*host_pin)(struct maccrt_device *d, const void *p, size_t bytes);
+    void (*host_unpin)(struct maccrt_device *d, const void *p, size_t bytes);
 
     /* Accepts task t, placed on d (tokens held, version chosen). The device
      * runs it asynchronously (host: a pool worker; nvidia: the GPU's helper
@@ -234,7 +249,11 @@ typedef struct maccrt_device {
     double busy_s;     /* time with at least one task running */
     double task_s;     /* sum of task execution times */
     atomic_ullong bytes_h2d, bytes_d2h;
-    double copy_bw; /* measured host<->device copy bandwidth, bytes/s (0: not yet) */
+    atomic_ullong bytes_p2p; /* bytes copied into this device from another one */
+    /* Measured copy bandwidths, bytes/s (0: not yet), moving averages of the
+     * copies of 256 KiB or more: host -> d, d -> host, another device -> d.
+     * The scheduler's residency estimate reads them (maccrt_cache_move_time). */
+    _Atomic double bw_h2d, bw_d2h, bw_p2p;
 } maccrt_device;
 
 /* Plugins of this program (NULL-terminated), GPU kinds first, the host last:
@@ -393,6 +412,12 @@ void *maccrt_device_alloc(maccrt_device *d, void *hostptr, size_t bytes, const c
  * and traces them; a failure is fatal and names `name` and loc. */
 void maccrt_copy(maccrt_device *d, int to_dev, void *dst, const void *src, size_t bytes,
                  const char *name, const MACC_SrcLoc *loc);
+/* Copies bytes from src on device `from` to dst on d (plugin->copy_peer),
+ * counted in d->bytes_p2p and traced; a failure is fatal. */
+void maccrt_copy_peer(maccrt_device *d, void *dst, maccrt_device *from, const void *src,
+                      size_t bytes, const char *name, const MACC_SrcLoc *loc);
+/* Bandwidth assumed for a link not measured yet (bytes/s). */
+#define MACCRT_DEFAULT_BW 10e9
 /* How a map of a task relates to d's present table: 0 not mapped, 1 inside an
  * entry, 2 overlapping one without lying inside. */
 int maccrt_map_lookup(maccrt_device *d, const MACC_Map *m);
@@ -415,6 +440,12 @@ void maccrt_cache_host_release(const MACC_Map *m, const MACC_SrcLoc *loc);
 /* A synchronisation point: every dirty byte back to the host, every entry
  * dropped. `also`: a device outside the runtime's table (tests), or NULL. */
 void maccrt_cache_flush(maccrt_device *also);
+/* The residency term of the scheduler's estimate for t on d: the time to
+ * bring every input section of t not valid on d from where its current copy
+ * is (another GPU's valid copy: a device-to-device copy; else the host's,
+ * after other GPUs' dirty bytes come back), and on the host the pull-back
+ * of GPU-dirty bytes. Takes the cache's lock (under maccrt_rt.lock). */
+double maccrt_cache_move_time(const struct maccrt_task *t, maccrt_device *d);
 /* Entries of d's cache (and how many are dirty); for tests and statistics. */
 long maccrt_cache_entries(const maccrt_device *d, long *dirty);
 
@@ -561,6 +592,7 @@ typedef struct maccrt_task {
     struct maccrt_task *pnext;         /* plugin queue link */
 
     double t_start, t_end; /* when timed */
+    double t_maps;         /* when timed: of that, the maps (copies in and out) */
     void *pdata; /* plugin per-task state */
 } maccrt_task;
 
@@ -732,7 +764,8 @@ void maccrt_stats_print(FILE *f);
 
 /* trace.c: MACC_TRACE timeline. Event kinds: */
 enum { MACCRT_TRACE_TASK, MACCRT_TRACE_H2D, MACCRT_TRACE_D2H, MACCRT_TRACE_DATA,
-       MACCRT_TRACE_PLACE_PREFETCH, MACCRT_TRACE_PLACE_FAULT, MACCRT_TRACE_PLACE_HOST, MACCRT_TRACE_EVICT };
+       MACCRT_TRACE_PLACE_PREFETCH, MACCRT_TRACE_PLACE_FAULT, MACCRT_TRACE_PLACE_HOST, MACCRT_TRACE_EVICT,
+       MACCRT_TRACE_P2P };
 void maccrt_trace_init(void);
 int maccrt_trace_on(void);
 /* Records a slice [t0, t1] (maccrt_now() seconds) on device d; `name` must

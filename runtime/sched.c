@@ -231,7 +231,8 @@ void maccrt_sched_release(maccrt_task *t)
     d->nplaced--;
     maccrt_stats_finished(d, t);
     if (t->region && t->timed)
-        maccrt_rt.policy->observe(t, d, t->t_end - t->t_start);
+        /* the run alone: the residency term adds the data's moves */
+        maccrt_rt.policy->observe(t, d, t->t_end - t->t_start - t->t_maps);
     t->tokens = 0;
 }
 
@@ -323,8 +324,13 @@ static double sched__estimate(maccrt_task *t, maccrt_device *d)
         int measured = 0;
         for (int k = 0; k < MACC_DEV_NKINDS; k++)
             measured |= ri->runs[k] > 0;
-        if (measured && ri->exploring[d->kind])
-            return 1e6; /* one instance explores; the others wait for its time */
+        /* One instance explores; the others wait for its time. A task that
+         * heads a dependence chain (it has successors) does not explore the
+         * host once another kind is measured: a slow host would hold the
+         * whole chain behind it (a GPU is explored with any task: a host
+         * measured first must not keep it unexplored). */
+        if (measured && (ri->exploring[d->kind] || (t->nsuccs > 0 && d->kind == MACC_DEV_HOST)))
+            return 1e6;
         return d->kind == MACC_DEV_HOST ? 1e-9 : 0;
     }
     return ri->druns[d->num] ? ri->dema_s[d->num] : ri->ema_s[d->kind];
@@ -416,13 +422,14 @@ const maccrt_policy maccrt_policy_greedy = {
  * the plugin's concurrency, e.g. a GPU's helper threads), ahead the tasks
  * that run on d before t (placed there, and those of this dispatch already
  * waiting for d), and rem the time until the first of d's running tasks is
- * expected to end; est grows by the time to move the data that t's
- * predecessors wrote on another device (bytes / measured copy bandwidth), so
- * chains of tasks stay where their data is. The task goes where it ends first and waits (queued) when
+ * expected to end; est grows by the time to move t's inputs that are not
+ * valid on d from where their current copies are (the residency term, over
+ * each link's measured bandwidth), so data stays where it lives and chains
+ * of tasks stay where their data is; on a tie the device that holds the
+ * data wins. The task goes where it ends first and waits (queued) when
  * that is a device without its tokens free: a slow device never takes a task
  * that a faster one would finish earlier (no tail effect), while it still
  * takes the tasks that the fast one's backlog would delay. */
-#define MACCRT_DEFAULT_BW 10e9 /* bytes/s until a copy was measured */
 
 /* How many instances of t d runs at once. */
 static int eft__slots(maccrt_task *t, maccrt_device *d)
@@ -438,23 +445,33 @@ static int eft__slots(maccrt_task *t, maccrt_device *d)
     return slots < 1 ? 1 : slots;
 }
 
-static double eft__finish(maccrt_task *t, maccrt_device *d, int backlog, double now)
+/* The time to move t's data to d before it runs: the residency term (every
+ * input not valid on d, from where its current copy is; on the host, the
+ * pull-back of GPU-dirty bytes: maccrt_cache_move_time), or the bytes that
+ * t's predecessors wrote on another device when that says more (data the
+ * directory no longer holds, e.g. after a write-through). */
+static double eft__xfer(maccrt_task *t, maccrt_device *d)
 {
-    double est = sched__estimate_hi(t, d);
-    int slots = eft__slots(t, d);
-    /* Data its predecessors wrote elsewhere moves first: through the host
-     * (a GPU's copy back, then the copy in when d is a GPU). */
-    double xfer = 0;
+    double prod = 0;
     for (int k = 0; k < t->nprod; k++) {
         if (t->prod_dev[k] == d->num)
             continue;
         maccrt_device *src = maccrt_rt.devices[t->prod_dev[k]];
         double b = (double)t->prod_bytes[k];
+        double out = atomic_load(&src->bw_d2h), in = atomic_load(&d->bw_h2d);
         if (!(src->plugin->caps & MACCRT_CAP_SHARED_MEM))
-            xfer += b / (src->copy_bw > 0 ? src->copy_bw : MACCRT_DEFAULT_BW);
+            prod += b / (out > 0 ? out : MACCRT_DEFAULT_BW);
         if (!(d->plugin->caps & MACCRT_CAP_SHARED_MEM))
-            xfer += b / (d->copy_bw > 0 ? d->copy_bw : MACCRT_DEFAULT_BW);
+            prod += b / (in > 0 ? in : MACCRT_DEFAULT_BW);
     }
+    double res = t->nmaps && maccrt_rt.ngpus ? maccrt_cache_move_time(t, d) : 0;
+    return res > prod ? res : prod;
+}
+
+static double eft__finish(maccrt_task *t, maccrt_device *d, int backlog, double now, double xfer)
+{
+    double est = sched__estimate_hi(t, d);
+    int slots = eft__slots(t, d);
     est += xfer;
     int ahead = d->nplaced + backlog;
     if (ahead < slots)
@@ -505,18 +522,28 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
             skip |= MACCRT_BIT(i);
     if ((cand & ~skip) != 0)
         cand &= ~skip;
+    double best_xfer = 0;
     for (int i = 0; i < rt->ndevices; i++) {
         if (!(cand & MACCRT_BIT(i)))
             continue;
         maccrt_device *d = rt->devices[i];
         int fits = (fit & MACCRT_BIT(i)) != 0;
-        double end = eft__finish(t, d, backlog[i], now);
-        if (!best || end < best_end ||
-            (end == best_end && (fits > best_fits ||
-                                 (fits == best_fits && d->tokens_free > best->tokens_free)))) {
+        /* an unmeasured device is explored without the data term (it would
+         * make a host that looks infinitely fast take every first task) */
+        maccrt_region_info *ri = t->region ? maccrt_region_info_get(t->region) : NULL;
+        double xfer = !ri || ri->runs[d->kind] ? eft__xfer(t, d) : 0;
+        double end = eft__finish(t, d, backlog[i], now, xfer);
+        /* ties (within a microsecond): locality first, then a free device */
+        int tie = best && end - best_end < 1e-6 && best_end - end < 1e-6;
+        if (!best || (!tie && end < best_end) ||
+            (tie && (xfer < best_xfer ||
+                     (xfer == best_xfer &&
+                      (fits > best_fits ||
+                       (fits == best_fits && d->tokens_free > best->tokens_free)))))) {
             best = d;
             best_end = end;
             best_fits = fits;
+            best_xfer = xfer;
         }
     }
     return best;

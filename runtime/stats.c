@@ -46,6 +46,14 @@ void maccrt_stats_print(FILE *f)
                 (unsigned long long)atomic_load(&d->bytes_h2d),
                 (unsigned long long)atomic_load(&d->bytes_d2h));
     }
+    for (int i = 0; i < rt->ndevices; i++) {
+        maccrt_device *d = rt->devices[i];
+        unsigned long long p2p = atomic_load(&d->bytes_p2p);
+        if (p2p) /* device-to-device copies into d (cache.c), GB/s measured */
+            fprintf(f, "macc: %-12s %14llu bytes from other devices (%.1f GB/s); host links %.1f / %.1f GB/s\n",
+                    d->name, p2p, atomic_load(&d->bw_p2p) / 1e9, atomic_load(&d->bw_h2d) / 1e9,
+                    atomic_load(&d->bw_d2h) / 1e9);
+    }
     maccrt_placement_print(f);
     if (locked)
         pthread_mutex_unlock(&rt->lock);

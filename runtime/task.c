@@ -650,6 +650,7 @@ void maccrt_task_execute(maccrt_task *t)
     self->current = t;
     t->timed = maccrt_rt.timed || (t->ver && t->ver->resources == MACC_RES_AUTO);
     t->t_start = t->timed ? maccrt_now() : 0.0;
+    t->t_maps = 0.0;
     if (t->op) {
         double d0 = maccrt_trace_on() ? maccrt_now() : 0.0;
         maccrt_data_op(d, t->op, t->nmaps, t->maps, t->loc);
@@ -694,9 +695,11 @@ void maccrt_task_execute(maccrt_task *t)
             .ptrs = t->ptrs,
             .loc = t->loc,
         };
-        double r0 = maccrt_trace_on() ? maccrt_now() : 0.0;
+        double r0 = maccrt_trace_on() || t->timed ? maccrt_now() : 0.0;
+        t->t_maps = t->timed ? r0 - t->t_start : 0.0;
         int err = d->plugin->run(d, t, &env);
-        if (r0 > 0.0 && !err)
+        double r1 = t->timed ? maccrt_now() : 0.0;
+        if (r0 > 0.0 && !err && maccrt_trace_on())
             maccrt_trace_event(MACCRT_TRACE_TASK, d, task__region_name(t->region), r0, maccrt_now(), 0);
         if (err) {
             /* "region 'NAME' failed on nvidia:0: an illegal memory access was
@@ -720,6 +723,8 @@ void maccrt_task_execute(maccrt_task *t)
             else if (t->took[i] == MACCRT_TOOK_PRIVATE)
                 maccrt_map_drop_private(d, &t->maps[i], t->ptrs[i], t->loc);
         }
+        if (t->timed)
+            t->t_maps += maccrt_now() - r1;
     }
     t->t_end = t->timed ? maccrt_now() : 0.0;
     self->current = outer;

@@ -29,7 +29,7 @@ static struct {
 } trace__s = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static const char *const trace__kinds[] = {"task", "h2d", "d2h", "data", "place:prefetch", "place:fault",
-                                           "place:host", "evict"};
+                                           "place:host", "evict", "p2p"};
 
 void maccrt_trace_init(void)
 {

@@ -1465,6 +1465,34 @@ static int fgpu_symbol_address(maccrt_device *d, const void *symbol, void **devp
     return 0;
 }
 
+/* The fake GPUs' copies: fgpu_copy_ms makes every copy of 64 KiB or more
+ * take that long, and the most copies in flight at once are counted (copies
+ * serialised by a lock show as 1). */
+static int fgpu_copy_ms;
+static atomic_int fgpu_copies_now, fgpu_copies_max;
+static int fgpu_copy(maccrt_device *d, void *dst, const void *src, size_t bytes)
+{
+    (void)d;
+    int slow = fgpu_copy_ms > 0 && bytes >= 65536;
+    if (slow) {
+        int n = atomic_fetch_add(&fgpu_copies_now, 1) + 1;
+        int m = atomic_load(&fgpu_copies_max);
+        while (n > m && !atomic_compare_exchange_weak(&fgpu_copies_max, &m, n))
+            ;
+        sleep_ms(fgpu_copy_ms);
+    }
+    memcpy(dst, src, bytes);
+    if (slow)
+        atomic_fetch_sub(&fgpu_copies_now, 1);
+    return 0;
+}
+static int fgpu_copy_peer(maccrt_device *d, void *dst, maccrt_device *from, const void *src,
+                          size_t bytes)
+{
+    (void)from;
+    return fgpu_copy(d, dst, src, bytes);
+}
+
 const maccrt_plugin maccrt_cuda_plugin = {
     .name = "nvidia",
     .kind = MACC_DEV_NVIDIA,
@@ -1474,8 +1502,9 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .version_ok = fgpu_version_ok,
     .alloc = fgpu_alloc,
     .free = fgpu_free,
-    .copy_h2d = fake_copy,
-    .copy_d2h = fake_copy,
+    .copy_h2d = fgpu_copy,
+    .copy_d2h = fgpu_copy,
+    .copy_peer = fgpu_copy_peer,
     .submit = fgpu_submit,
     .run = fgpu_run,
     .error_string = fgpu_error_string,
@@ -2271,6 +2300,92 @@ Test(gpu, a_chain_on_one_gpu_keeps_its_copy)
     cr_assert_eq(y[5], 4.0);
 }
 
+/* Two GPUs fill their copies at once: the directory holds no lock across a
+ * copy (each copy takes 40 ms; one lock would keep one in flight). */
+Test(gpu, copies_of_two_gpus_run_at_once)
+{
+    enum { N = 1 << 16 };
+    static double x0[N], x1[N];
+    for (int i = 0; i < N; i++)
+        x0[i] = x1[i] = i;
+    fgpu_copy_ms = 40;
+    scale(&r_scale, x0, 0, N, 2.0, 0, MACC_MAP_TOFROM, MACC_NOWAIT, 0);
+    scale(&r_scale, x1, 0, N, 3.0, 0, MACC_MAP_TOFROM, MACC_NOWAIT, 1);
+    MACC_taskwait(NULL);
+    fgpu_copy_ms = 0;
+    cr_assert_geq(atomic_load(&fgpu_copies_max), 2, "copies of the two GPUs were serialised");
+    cr_assert_eq(x0[7], 14.0);
+    cr_assert_eq(x1[7], 21.0);
+}
+
+/* x written on nvidia:0, then updated on nvidia:1: the second GPU gets it
+ * from the first one's copy (device to device), the host copy is neither
+ * read for it nor written until the taskwait. */
+Test(gpu, gpu_to_gpu_data_never_touches_the_host)
+{
+    enum { N = 4096 };
+    static double x[N];
+    for (int i = 0; i < N; i++)
+        x[i] = i;
+    for (int dev = 0; dev < 2; dev++) {
+        scale_args a = {0, N, dev ? 3.0 : 2.0, 0, x};
+        MACC_Map m = {"x", x, x, sizeof x, MACC_MAP_TOFROM};
+        MACC_Dep d = {x, sizeof x, MACC_DEP_INOUT};
+        MACC_target(&r_scale, &a, sizeof a, 1, &m, 1, &d, MACC_NOWAIT, dev, 1);
+    }
+    MACC_taskwait(NULL);
+    cr_assert_eq(h2d_of(0), sizeof x, "nvidia:0 filled from the host");
+    cr_assert_eq(h2d_of(1), 0, "nvidia:1 not filled from the host");
+    cr_assert_eq(atomic_load(&maccrt_rt.devices[1]->bytes_p2p), sizeof x, "but from nvidia:0");
+    cr_assert_eq(d2h_of(0), 0, "nvidia:0's copy never went to the host");
+    cr_assert_eq(d2h_of(1), sizeof x, "nvidia:1's went home at the taskwait");
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(x[i], 6.0 * i, "x[%d] = %g", i, x[i]);
+}
+
+/* The residency term: with equal measured speeds everywhere, a task whose
+ * input is current on nvidia:1 (a dirty copy) goes there; once the input is
+ * home (after a taskwait), the host wins over a GPU that would copy it in. */
+static const MACC_Region r_res = {{"sched.c", 2, 1, "test"}, "r_res", 2, r_scale_v};
+Test(gpu, the_residency_term_chooses_the_device_holding_the_data)
+{
+    enum { N = 1 << 17 }; /* 1 MiB: 0.1 ms at the default 10 GB/s */
+    static double y[N];
+    scale_args a = {0, N, 1.0, 0, y};
+    MACC_Map m = {"y", y, y, sizeof y, MACC_MAP_TOFROM};
+    MACC_target(&r_scale, &a, sizeof a, 1, &m, 0, NULL, MACC_NOWAIT, 1, 1);
+    long dirty = 0;
+    for (int i = 0; i < 5000 && !dirty; i++) {
+        maccrt_cache_entries(maccrt_rt.devices[1], &dirty);
+        if (!dirty)
+            sleep_ms(1);
+    }
+    cr_assert_eq(dirty, 1, "y is dirty on nvidia:1");
+    maccrt_runtime *rt = &maccrt_rt;
+    maccrt_task t;
+    memset(&t, 0, sizeof t);
+    MACC_Map in = {"y", y, y, sizeof y, MACC_MAP_TO};
+    t.region = &r_res;
+    t.deferred = 1;
+    t.nmaps = 1;
+    t.maps = &in;
+    t.cand = MACCRT_BIT(0) | MACCRT_BIT(1) | MACCRT_BIT(rt->host->num);
+    int backlog[MACCRT_MAX_DEVICES] = {0};
+    pthread_mutex_lock(&rt->lock);
+    maccrt_region_info *ri = maccrt_region_info_get(&r_res);
+    ri->runs[MACC_DEV_NVIDIA] = ri->runs[MACC_DEV_HOST] = 1;
+    ri->ema_s[MACC_DEV_NVIDIA] = ri->ema_s[MACC_DEV_HOST] = 0.001;
+    maccrt_device *held = rt->policy->choose(&t, t.cand, t.cand, backlog);
+    pthread_mutex_unlock(&rt->lock);
+    MACC_taskwait(NULL);
+    pthread_mutex_lock(&rt->lock);
+    t.cand = MACCRT_BIT(0) | MACCRT_BIT(rt->host->num);
+    maccrt_device *home = rt->policy->choose(&t, t.cand, t.cand, backlog);
+    pthread_mutex_unlock(&rt->lock);
+    cr_assert_eq(held, rt->devices[1], "the data's GPU, not %s", held->name);
+    cr_assert_eq(home, rt->host, "the host holds it now, not %s", home->name);
+}
+
 /* ---- the scheduler with devices of known speeds ------------------------------------------------
  *
  * A region whose GPU version takes GPU_MS and whose host version takes
@@ -2495,6 +2610,33 @@ Test(sched, the_estimate_counts_data_written_elsewhere)
     cr_assert_eq(none, rt->host, "no data elsewhere: the faster device");
     cr_assert_eq(on_gpu, rt->devices[0], "1 GiB written on nvidia:0 keeps it there");
     cr_assert_eq(on_host, rt->host, "64 MiB written on the host keeps it there");
+}
+
+/* Exploration never holds a chain: with the GPU measured (10 ms) and the
+ * host not, a task with successors stays on the GPU; one that heads no
+ * chain explores the host. */
+static const MACC_Region r_explore = {{"sched.c", 3, 1, "test"}, "r_explore", 2, r_speed_v};
+Test(sched, exploration_does_not_delay_a_measured_chain)
+{
+    macc_num_devices(); /* initialise */
+    maccrt_runtime *rt = &maccrt_rt;
+    maccrt_task t;
+    memset(&t, 0, sizeof t);
+    t.region = &r_explore;
+    t.deferred = 1;
+    t.cand = MACCRT_BIT(0) | MACCRT_BIT(rt->host->num);
+    int backlog[MACCRT_MAX_DEVICES] = {0};
+    pthread_mutex_lock(&rt->lock);
+    maccrt_region_info *ri = maccrt_region_info_get(&r_explore);
+    ri->runs[MACC_DEV_NVIDIA] = 1;
+    ri->ema_s[MACC_DEV_NVIDIA] = 0.010;
+    t.nsuccs = 1;
+    maccrt_device *chain = rt->policy->choose(&t, t.cand, t.cand, backlog);
+    t.nsuccs = 0;
+    maccrt_device *leaf = rt->policy->choose(&t, t.cand, t.cand, backlog);
+    pthread_mutex_unlock(&rt->lock);
+    cr_assert_eq(chain, rt->devices[0], "a chain's task stays on the measured GPU");
+    cr_assert_eq(leaf, rt->host, "a task heading no chain explores the host");
 }
 
 /* The share rule: a host 12x slower than one GPU task, with half the GPU's
