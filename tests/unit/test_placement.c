@@ -208,6 +208,22 @@ static void fg_advise_place(maccrt_device *d, const void *p, size_t bytes, int h
     fg_log(host ? EV_PIN : EV_UNPIN, p, bytes);
 }
 
+/* The migration calibration: faults at 12 GB/s, prefetches at 16 GB/s (a
+ * threshold of 0.75), or a failure (calib_fails); the calls are counted. */
+static int calib_fails, calib_calls;
+static size_t calib_bytes;
+static int fg_calibrate(maccrt_device *d, size_t bytes, double *fault_s, double *prefetch_s)
+{
+    (void)d;
+    calib_calls++;
+    calib_bytes = bytes;
+    if (calib_fails)
+        return -1;
+    *fault_s = (double)bytes / 12e9;
+    *prefetch_s = (double)bytes / 16e9;
+    return 0;
+}
+
 const maccrt_plugin maccrt_cuda_plugin = {
     .name = "nvidia",
     .kind = MACC_DEV_NVIDIA,
@@ -226,6 +242,7 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .mem_info = fg_mem_info,
     .prefetch = fg_prefetch,
     .advise_place = fg_advise_place,
+    .calibrate_migration = fg_calibrate,
 };
 
 /* ---- regions -------------------------------------------------------------------------------------- */
@@ -273,6 +290,8 @@ static void env_budget(const char *budget, const char *policy)
     unsetenv("MACC_DEVICES");
     unsetenv("MACC_MANAGED_HINTS");
     unsetenv("MACC_OTM_DENSITY");
+    unsetenv("MACC_MANAGED_CAP");
+    calib_fails = calib_calls = 0;
     setenv("MACC_POOL", "0", 1); /* every object its own allocation, of its exact size */
     setenv("MACC_MANAGED_MARGIN", "16M", 1);
     setenv("MACC_HOST_THREADS", "2", 1);
@@ -308,7 +327,7 @@ Test(placement, fits_dense_prefetched_sparse_faulted)
     maccrt_device *d = gpu();
     cr_assert_eq(maccrt_placement_where(d, p[0]), MACCRT_PL_GPU_PREFETCH);
     cr_assert_eq(maccrt_placement_where(d, p[1]), MACCRT_PL_GPU_PREFETCH, "density 1: prefetched");
-    cr_assert_eq(maccrt_placement_where(d, p[2]), MACCRT_PL_GPU_FAULT, "density 0.25 < 0.6: faults");
+    cr_assert_eq(maccrt_placement_where(d, p[2]), MACCRT_PL_GPU_FAULT, "density 0.25 < 0.75: faults");
     cr_assert_eq(count(EV_TO_GPU, p[0]), 1);
     cr_assert_eq(count(EV_TO_GPU, p[2]), 0);
     maccrt_placement_info s;
@@ -335,6 +354,100 @@ Test(placement, threshold_is_settable)
     float *p[3] = {MACC_malloc(b[0]), MACC_malloc(b[1]), MACC_malloc(b[2])};
     launch(&R3, 3, p, names3, b, (long long)n);
     cr_assert_eq(maccrt_placement_where(gpu(), p[2]), MACCRT_PL_GPU_PREFETCH);
+}
+
+/* The threshold is measured on the GPU at its first decision (the fake's
+ * 12 / 16 GB/s: 0.75), once: an object of density 0.7 is left to faults. The
+ * calibration's size is min(64 MiB, cap / 4) in 2 MiB steps: cap 240 MiB, 60. */
+static const MACC_Access facts_07[] = {{"x", 0, 4, 0.7, 1}};
+static const MACC_Region R07 = {{"c.c", 50, 1, "h"}, "macc_k_h_L50", 1, vers, 1, facts_07};
+Test(placement, threshold_is_measured_once)
+{
+    env_budget(NULL, "otm");
+    size_t b = 4 * MiB;
+    float *x = MACC_malloc(b);
+    maccrt_device *d = gpu();
+    maccrt_placement_info s;
+    maccrt_placement_stats(d, &s);
+    cr_assert_eq(calib_calls, 0, "nothing measured before a decision");
+    cr_assert_eq(s.threshold_from, MACCRT_PL_THR_DEFAULT);
+    static const char *const one[] = {"x"};
+    for (int k = 0; k < 3; k++)
+        launch(&R07, 1, &x, one, &b, (long long)MiB);
+    cr_assert_eq(calib_calls, 1);
+    cr_assert_eq(calib_bytes, 60 * MiB);
+    cr_assert_eq(maccrt_placement_where(d, x), MACCRT_PL_GPU_FAULT, "0.7 < 0.75");
+    maccrt_placement_stats(d, &s);
+    cr_assert_eq(s.threshold_from, MACCRT_PL_THR_MEASURED);
+    cr_assert_float_eq(s.threshold, 0.75, 1e-9);
+    cr_assert_float_eq(s.fault_bw, 12e9, 1.0);
+    cr_assert_float_eq(s.prefetch_bw, 16e9, 1.0);
+    cr_assert_eq(count(EV_TO_GPU, NULL), 0);
+}
+
+/* Where the calibration fails, OTM's 0.6: the same object is prefetched. */
+Test(placement, threshold_falls_back_to_otm)
+{
+    env_budget(NULL, "otm");
+    calib_fails = 1;
+    size_t b = 4 * MiB;
+    float *x = MACC_malloc(b);
+    static const char *const one[] = {"x"};
+    launch(&R07, 1, &x, one, &b, (long long)MiB);
+    maccrt_device *d = gpu();
+    cr_assert_eq(calib_calls, 1);
+    cr_assert_eq(maccrt_placement_where(d, x), MACCRT_PL_GPU_PREFETCH, "0.7 >= 0.6");
+    maccrt_placement_info s;
+    maccrt_placement_stats(d, &s);
+    cr_assert_eq(s.threshold_from, MACCRT_PL_THR_DEFAULT);
+    cr_assert_float_eq(s.threshold, 0.6, 1e-9);
+    cr_assert_eq(s.fault_bw, 0.0);
+}
+
+/* MACC_OTM_DENSITY overrides: nothing is measured; the fixed policies do
+ * not measure either (they do not use the threshold). */
+Test(placement, threshold_setting_skips_the_calibration)
+{
+    env_budget(NULL, "otm");
+    setenv("MACC_OTM_DENSITY", "0.65", 1);
+    size_t b = 4 * MiB;
+    float *x = MACC_malloc(b);
+    static const char *const one[] = {"x"};
+    launch(&R07, 1, &x, one, &b, (long long)MiB);
+    cr_assert_eq(calib_calls, 0);
+    cr_assert_eq(maccrt_placement_where(gpu(), x), MACCRT_PL_GPU_PREFETCH, "0.7 >= 0.65");
+    maccrt_placement_info s;
+    maccrt_placement_stats(gpu(), &s);
+    cr_assert_eq(s.threshold_from, MACCRT_PL_THR_ENV);
+}
+
+Test(placement, fixed_policies_do_not_measure)
+{
+    env_budget(NULL, "prefetch");
+    size_t b = 4 * MiB;
+    float *x = MACC_malloc(b);
+    static const char *const one[] = {"x"};
+    launch(&R07, 1, &x, one, &b, (long long)MiB);
+    cr_assert_eq(calib_calls, 0);
+    cr_assert_eq(maccrt_placement_where(gpu(), x), MACCRT_PL_GPU_PREFETCH);
+}
+
+/* A calibration is never asked for more than a quarter of the cap: with a
+ * cap of 240 MiB and a 10 MiB budget, 60 MiB (the plugin also checks the
+ * GPU's free memory itself); a cap below 32 MiB measures nothing. */
+Test(placement, calibration_within_the_cap)
+{
+    env_budget("10M", "otm");
+    setenv("MACC_MANAGED_CAP", "20M", 1);
+    size_t b = MiB;
+    float *x = MACC_malloc(b);
+    static const char *const one[] = {"x"};
+    launch(&R07, 1, &x, one, &b, (long long)(b / 4));
+    cr_assert_eq(calib_calls, 0, "cap 20 MiB: 5 MiB < 8: not measured");
+    maccrt_placement_info s;
+    maccrt_placement_stats(gpu(), &s);
+    cr_assert_eq(s.threshold_from, MACCRT_PL_THR_DEFAULT);
+    unsetenv("MACC_MANAGED_CAP");
 }
 
 /* Under a budget of 10 MiB: hot (4) and warm (4) fit, cold (16) does not and
