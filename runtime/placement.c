@@ -8,11 +8,23 @@
  *
  *     density = min(accesses per iteration x trip / elements, 1)
  *
- * (1 when a fact is unknown). The policies (MACC_PLACEMENT):
- *  - otm (default): walk the dense objects (density >= the threshold), then
+ * (1 when a fact is unknown), OTM's, and from it the fraction of the object's
+ * pages the accesses touch, which is what page faults move (a fault migrates
+ * a whole page, 4 KiB at least): the accesses taken as spread evenly over the
+ * mapped section (s elements of the object's E, each touched with
+ * probability ds = min(accesses / s, 1)), a 4 KiB page of k elements is
+ * touched with probability 1 - (1 - ds)^k, so
+ *
+ *     pages = s / E x (1 - (1 - ds)^k)
+ *
+ * A quarter of the elements of an int array, scattered (BFS's edges), touch
+ * every page: faults move all of it; a section of an eighth of the object,
+ * all accessed, moves an eighth. An object is dense when pages >= the
+ * threshold. The policies (MACC_PLACEMENT):
+ *  - otm (default): walk the dense objects (pages >= the threshold), then
  *    the sparse ones, each by reuse rank (then density, higher first; then
  *    size, smaller first); an object that fits in what is left of
- *    the GPU budget goes to the GPU, prefetched when density >= the threshold,
+ *    the GPU budget goes to the GPU, prefetched when it is dense,
  *    left to page faults otherwise; one that
  *    does not fit is kept in host memory (preferred location host, accessed by
  *    the GPU: read over the link instead of evicting hotter data). Dense
@@ -35,8 +47,8 @@
  * unified memory would on a GPU of that size; otm's pinning avoids it.
  *
  * The density threshold is the break-even point of the two ways to move an
- * object: faulting in the fraction `density` of its bytes costs
- * density x size / (fault-driven migration's bandwidth), prefetching all of it
+ * object: faulting in the fraction `pages` of its bytes costs
+ * pages x size / (fault-driven migration's bandwidth), prefetching all of it
  * size / (prefetch bandwidth); they are equal at
  *
  *     threshold = fault bandwidth / prefetch bandwidth
@@ -50,7 +62,7 @@
  * OTM's 0.6, a figure from a P100 over NVLink (docs/RUNTIME.md).
  *
  * Counters per GPU (MACC_STATS, docs/RUNTIME.md): bytes prefetched to the GPU
- * (the sizes of the prefetch calls), bytes faulted (an estimate: density x
+ * (the sizes of the prefetch calls), bytes faulted (an estimate: pages x
  * size per object left to faults, up to its size until it is evicted), bytes
  * evicted (the sizes of the prefetches back to the host), bytes pinned (the
  * sizes of the objects advised to stay on the host); resident and peak: the
@@ -283,6 +295,7 @@ static void pl__charge(pl_gpu *g, pl_obj *o)
 typedef struct pl_item {
     uintptr_t a, b;
     double density;
+    double pages;   /* the fraction of its pages the accesses touch (see the top) */
     int rank;
     int order;      /* map order */
     int dest;       /* MACCRT_PL_* */
@@ -298,8 +311,8 @@ static int pl__cmp(const void *x, const void *y)
         return ps - qs;
     if (p->rank != q->rank)
         return p->rank < q->rank ? -1 : 1;
-    if (p->density != q->density)
-        return p->density > q->density ? -1 : 1;
+    if (p->pages != q->pages)
+        return p->pages > q->pages ? -1 : 1;
     if (p->b - p->a != q->b - q->a)
         return p->b - p->a < q->b - q->a ? -1 : 1;
     return p->order - q->order;
@@ -318,6 +331,16 @@ static const MACC_Access *pl__fact(const MACC_Region *r, int i, const MACC_Map *
     return NULL;
 }
 
+/* x^k (k >= 0), without libm. */
+static double pl__pow(double x, size_t k)
+{
+    double r = 1.0;
+    for (; k; k >>= 1, x *= x)
+        if (k & 1)
+            r *= x;
+    return r;
+}
+
 /* The managed objects of the maps, one item per allocation; returns the count. */
 static int pl__items(const MACC_Region *r, int nmaps, const MACC_Map *maps, long long trip, pl_item *it)
 {
@@ -332,12 +355,19 @@ static int pl__items(const MACC_Region *r, int nmaps, const MACC_Map *maps, long
         if (!p || !maccrt_managed_block(p, &start, &size) || !size)
             continue;
         const MACC_Access *f = pl__fact(r, i, m);
-        double density = 1.0;
+        double density = 1.0, pages = 1.0;
         if (f && f->per_iter >= 0 && f->elem_size > 0 && trip >= 0) {
             double elems = (double)size / (double)f->elem_size;
-            density = elems > 0 ? f->per_iter * (double)trip / elems : 1.0;
+            double acc = f->per_iter * (double)trip;
+            density = elems > 0 ? acc / elems : 1.0;
             if (density > 1.0)
                 density = 1.0;
+            size_t sec = m->bytes && m->bytes < size ? m->bytes : size;
+            double selems = (double)sec / (double)f->elem_size;
+            double ds = selems > 0 ? acc / selems : 1.0;
+            if (ds > 1.0)
+                ds = 1.0;
+            pages = (double)sec / (double)size * (1.0 - pl__pow(1.0 - ds, f->elem_size >= 4096 ? 1 : (size_t)(4096 / f->elem_size)));
         }
         int rank = f ? f->reuse_rank : 1;
         uintptr_t a = (uintptr_t)start, b = a + size;
@@ -347,11 +377,13 @@ static int pl__items(const MACC_Region *r, int nmaps, const MACC_Map *maps, long
         if (k < n) { /* two maps of one allocation: one object */
             if (density > it[k].density)
                 it[k].density = density;
+            if (pages > it[k].pages)
+                it[k].pages = pages;
             if (rank < it[k].rank)
                 it[k].rank = rank;
             continue;
         }
-        it[n++] = (pl_item){a, b, density, rank, i, MACCRT_PL_NONE, m->name ? m->name : "?", 0};
+        it[n++] = (pl_item){a, b, density, pages, rank, i, MACCRT_PL_NONE, m->name ? m->name : "?", 0};
     }
     return n;
 }
@@ -368,7 +400,7 @@ void maccrt_placement_launch(maccrt_device *d, const MACC_Region *r, int nmaps, 
     if (pl.policy == MACCRT_PL_OTM) {
         double thr = pl__threshold(d);
         for (int i = 0; i < n; i++)
-            items[i].sparse = items[i].density < thr;
+            items[i].sparse = items[i].pages < thr;
         qsort(items, (size_t)n, sizeof items[0], pl__cmp);
         size_t left = pl.budget;
         for (int i = 0; i < n; i++) {
@@ -429,7 +461,7 @@ void maccrt_placement_launch(maccrt_device *d, const MACC_Region *r, int nmaps, 
             pl__trace(MACCRT_TRACE_PLACE_PREFETCH, d, o, t0);
         } else {
             if (!o->prefetched && o->faulted < sz) {
-                size_t f = (size_t)(x->density * (double)sz);
+                size_t f = (size_t)(x->pages * (double)sz);
                 if (f > sz - o->faulted)
                     f = sz - o->faulted;
                 o->faulted += f;

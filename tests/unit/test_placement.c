@@ -256,11 +256,14 @@ static int kernel(void *args, MACC_TaskEnv *env)
 
 static const MACC_Version vers[] = {{MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, kernel}};
 
-/* Facts of region R: three objects, "hot" (rank 1), "warm" (rank 2), "cold" (rank 3). */
+/* Facts of region R: three objects, "hot" (rank 1), "warm" (rank 2), "cold" (rank 3).
+ * cold's elements are 4 KiB (one page each), so the fraction of its pages
+ * touched is its density: a 4 MiB cold (1024 elements) at trip 1 Mi has
+ * density (and pages) 0.25. */
 static const MACC_Access facts3[] = {
     {"hot", 0, 4, 2.0, 1},
     {"warm", 1, 4, 1.0, 2},
-    {"cold", 2, 4, 0.25, 3}, /* a quarter of its elements per launch when trip = its elements */
+    {"cold", 2, 4096, 1.0 / 4096, 3},
 };
 static const MACC_Region R3 = {{"bfs.c", 10, 1, "main"}, "macc_k_main_L10", 1, vers, 3, facts3};
 static const MACC_Access facts1[] = {{"x", 0, 4, 1.0, 1}};
@@ -344,6 +347,28 @@ Test(placement, fits_dense_prefetched_sparse_faulted)
     cr_assert_eq(s.launches, 2);
 }
 
+/* Pages, not elements: a quarter of the elements of an int array, spread
+ * over it, touch every page (faults would move all of it: dense); a map of
+ * an eighth of an allocation, every element used, touches an eighth of its
+ * pages (sparse below 0.75). */
+static const MACC_Access facts_pg[] = {{"e", 0, 4, 0.25, 1}, {"s", 1, 4, 1.0, 2}};
+static const MACC_Region Rpg = {{"d.c", 60, 1, "k"}, "macc_k_k_L60", 1, vers, 2, facts_pg};
+Test(placement, pages_not_elements)
+{
+    env_budget(NULL, "otm");
+    size_t b = 8 * MiB;
+    float *e = MACC_malloc(b), *sl = MACC_malloc(b);
+    MACC_Map m[2] = {{"e", e, e, b, MACC_MAP_TO}, {"s", sl, sl, b / 8, MACC_MAP_TO}};
+    MACC_push_tripcount((long long)(b / 4 / 8)); /* e: 0.25 x 256 Ki of 2 Mi elements; s: 256 Ki of 256 Ki */
+    MACC_target(&Rpg, NULL, 0, 2, m, 0, NULL, 0, MACC_DEVICE_DEFAULT, 1);
+    maccrt_device *d = gpu();
+    cr_assert_eq(maccrt_placement_where(d, e), MACCRT_PL_GPU_PREFETCH, "density 1/32, every page touched");
+    cr_assert_eq(maccrt_placement_where(d, sl), MACCRT_PL_GPU_FAULT, "an eighth of its pages");
+    maccrt_placement_info s;
+    maccrt_placement_stats(d, &s);
+    cr_assert_eq(s.faulted, b / 8, "the pages of the section: %llu", s.faulted);
+}
+
 /* The threshold is settable: at 0.2 the cold object is prefetched too. */
 Test(placement, threshold_is_settable)
 {
@@ -359,7 +384,7 @@ Test(placement, threshold_is_settable)
 /* The threshold is measured on the GPU at its first decision (the fake's
  * 12 / 16 GB/s: 0.75), once: an object of density 0.7 is left to faults. The
  * calibration's size is min(64 MiB, cap / 4) in 2 MiB steps: cap 240 MiB, 60. */
-static const MACC_Access facts_07[] = {{"x", 0, 4, 0.7, 1}};
+static const MACC_Access facts_07[] = {{"x", 0, 4096, 0.7 / 1024, 1}}; /* 4 MiB, trip 1 Mi: pages 0.7 */
 static const MACC_Region R07 = {{"c.c", 50, 1, "h"}, "macc_k_h_L50", 1, vers, 1, facts_07};
 Test(placement, threshold_is_measured_once)
 {
@@ -492,7 +517,7 @@ Test(placement, otm_walk_skips_what_does_not_fit)
 /* Dense objects are walked before sparse ones: a sparse object of rank 1
  * does not take the room of a dense one of rank 2. */
 static const MACC_Access facts_sd[] = {
-    {"edges", 0, 4, 1.0, 1}, /* 8 MiB = 2 Mi elements, trip 1 Mi: density 0.5 */
+    {"edges", 0, 4096, 1.0 / 1024, 1}, /* 8 MiB = 2048 pages, trip 1 Mi: 1024 of them, 0.5 */
     {"cost", 1, 4, 1.0, 2},  /* 4 MiB, density 1 */
 };
 static const MACC_Region Rsd = {{"bfs.c", 40, 1, "main"}, "macc_k_main_L40", 1, vers, 2, facts_sd};
