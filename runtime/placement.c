@@ -22,8 +22,8 @@
  * all accessed, moves an eighth. An object is dense when pages >= the
  * threshold. The policies (MACC_PLACEMENT):
  *  - otm (default): walk the dense objects (pages >= the threshold), then
- *    the sparse ones, each by reuse rank (then density, higher first; then
- *    size, smaller first); an object that fits in what is left of
+ *    the sparse ones, each by reuse rank (then pages, more first; then
+ *    size, smaller first; see pl__cmp); an object that fits in what is left of
  *    the GPU budget goes to the GPU, prefetched when it is dense,
  *    left to page faults otherwise; one that
  *    does not fit is kept in host memory (preferred location host, accessed by
