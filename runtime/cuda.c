@@ -714,6 +714,142 @@ static void cuda__advise_place(maccrt_device *d, const void *p, size_t bytes, in
         cuda__clear();
 }
 
+/* ---- migration calibration (placement.c's density threshold) ---- */
+
+/* A kernel in PTX, loaded through the runtime's library API (no nvcc needed
+ * to build this file): thread i reads and writes one word of page
+ * (i * step) % n of base (4 KiB pages), so that the pages are touched once
+ * each in a scattered order, as a sparse object's accesses touch them. */
+static const char cuda__touch_ptx[] =
+    ".version 7.0\n"
+    ".target sm_75\n"
+    ".address_size 64\n"
+    ".visible .entry macc_touch_pages(.param .u64 p_base, .param .u64 p_n, .param .u64 p_step)\n"
+    "{\n"
+    "    .reg .pred %p;\n"
+    "    .reg .b32 %r<5>;\n"
+    "    .reg .b64 %rd<10>;\n"
+    "    ld.param.u64 %rd1, [p_base];\n"
+    "    ld.param.u64 %rd2, [p_n];\n"
+    "    ld.param.u64 %rd3, [p_step];\n"
+    "    cvta.to.global.u64 %rd1, %rd1;\n"
+    "    mov.u32 %r1, %ctaid.x;\n"
+    "    mov.u32 %r2, %ntid.x;\n"
+    "    mov.u32 %r3, %tid.x;\n"
+    "    mul.wide.u32 %rd4, %r1, %r2;\n"
+    "    cvt.u64.u32 %rd5, %r3;\n"
+    "    add.u64 %rd4, %rd4, %rd5;\n"
+    "    setp.ge.u64 %p, %rd4, %rd2;\n"
+    "    @%p bra DONE;\n"
+    "    mul.lo.u64 %rd6, %rd4, %rd3;\n"
+    "    rem.u64 %rd6, %rd6, %rd2;\n"
+    "    shl.b64 %rd7, %rd6, 12;\n"
+    "    add.u64 %rd8, %rd1, %rd7;\n"
+    "    ld.global.u32 %r4, [%rd8];\n"
+    "    add.u32 %r4, %r4, 1;\n"
+    "    st.global.u32 [%rd8], %r4;\n"
+    "DONE:\n"
+    "    ret;\n"
+    "}\n";
+
+static cudaError_t cuda__touch(cudaKernel_t k, void *base, unsigned long long npages, cudaStream_t s)
+{
+    unsigned long long step = 1000003ULL; /* a prime above any page count used here: a permutation */
+    void *args[] = {&base, &npages, &step};
+    unsigned blocks = (unsigned)((npages + 255) / 256);
+    return cudaLaunchKernel((const void *)k, (dim3){blocks ? blocks : 1, 1, 1}, (dim3){256, 1, 1}, args, 0, s);
+}
+
+/* Moves `bytes` of managed memory from the host to d twice over, and times
+ * each: by page faults (the kernel above touches every 4 KiB page of a
+ * buffer resident on the host) and by cudaMemPrefetchAsync; the best of two
+ * of each. The buffer is allocated only if the GPU has twice its size free
+ * beyond the margin managed.c keeps (MACC_MANAGED_MARGIN's default: 10% of
+ * the memory, at least 256 MiB), and freed before returning. 0 on success. */
+static int cuda__calibrate_migration(maccrt_device *d, size_t bytes, double *fault_s, double *prefetch_s)
+{
+    static pthread_mutex_t lib_lock = PTHREAD_MUTEX_INITIALIZER;
+    static cudaLibrary_t lib;
+    static cudaKernel_t kern;
+    static int lib_state; /* 0 not loaded, 1 loaded, -1 failed */
+    if (atomic_load(&maccrt_rt.fatal) || bytes < ((size_t)1 << 20))
+        return -1;
+    bytes &= ~(size_t)4095;
+    cuda__gpu *g = d->pdata;
+    cuda__call c;
+    void *buf = NULL;
+    int ok = 0;
+    cudaError_t e = cuda__enter(g, &c);
+    size_t free_b = 0, total_b = 0;
+    if (e == cudaSuccess)
+        e = cudaMemGetInfo(&free_b, &total_b);
+    size_t margin = total_b / 10 > ((size_t)256 << 20) ? total_b / 10 : ((size_t)256 << 20);
+    if (e == cudaSuccess && free_b > margin && (free_b - margin) / 2 >= bytes) {
+        pthread_mutex_lock(&lib_lock);
+        if (lib_state == 0) {
+            lib_state = -1;
+            if (cudaLibraryLoadData(&lib, cuda__touch_ptx, NULL, NULL, 0, NULL, NULL, 0) == cudaSuccess &&
+                cudaLibraryGetKernel(&kern, lib, "macc_touch_pages") == cudaSuccess)
+                lib_state = 1;
+        }
+        int have = lib_state == 1;
+        pthread_mutex_unlock(&lib_lock);
+        e = have ? cudaMallocManaged(&buf, bytes, cudaMemAttachGlobal) : cudaErrorNotSupported;
+    } else if (e == cudaSuccess) {
+        e = cudaErrorMemoryAllocation; /* not enough free: not measured */
+    }
+    if (e == cudaSuccess) {
+        struct cudaMemLocation host, dev;
+        memset(&host, 0, sizeof host);
+        memset(&dev, 0, sizeof dev);
+        host.type = cudaMemLocationTypeHost;
+        dev.type = cudaMemLocationTypeDevice;
+        dev.id = g->ordinal;
+        unsigned long long npages = bytes / 4096;
+        memset(buf, 1, bytes); /* first touch: on the host */
+        e = cuda__touch(kern, buf, 0, c.stream); /* loads the kernel; touches nothing */
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(c.stream);
+        double best_f = 0.0, best_p = 0.0;
+        for (int k = 0; k < 2 && e == cudaSuccess; k++) {
+            double t0 = maccrt_now();
+            e = cuda__touch(kern, buf, npages, c.stream);
+            if (e == cudaSuccess)
+                e = cudaStreamSynchronize(c.stream);
+            double tf = maccrt_now() - t0;
+            if (e == cudaSuccess)
+                e = cudaMemPrefetchAsync(buf, bytes, host, 0, c.stream);
+            if (e == cudaSuccess)
+                e = cudaStreamSynchronize(c.stream);
+            t0 = maccrt_now();
+            if (e == cudaSuccess)
+                e = cudaMemPrefetchAsync(buf, bytes, dev, 0, c.stream);
+            if (e == cudaSuccess)
+                e = cudaStreamSynchronize(c.stream);
+            double tp = maccrt_now() - t0;
+            if (e == cudaSuccess)
+                e = cudaMemPrefetchAsync(buf, bytes, host, 0, c.stream);
+            if (e == cudaSuccess)
+                e = cudaStreamSynchronize(c.stream);
+            if (e == cudaSuccess) {
+                best_f = k == 0 || tf < best_f ? tf : best_f;
+                best_p = k == 0 || tp < best_p ? tp : best_p;
+            }
+        }
+        if (e == cudaSuccess && best_f > 0.0 && best_p > 0.0) {
+            *fault_s = best_f;
+            *prefetch_s = best_p;
+            ok = 1;
+        }
+    }
+    if (buf && cudaFree(buf) != cudaSuccess)
+        cuda__clear();
+    cuda__leave(&c);
+    if (e != cudaSuccess)
+        cuda__clear();
+    return ok ? 0 : -1;
+}
+
 static void cuda__advise_read_mostly(maccrt_device *d, const void *p, size_t bytes, int set)
 {
     if (!bytes || atomic_load(&maccrt_rt.fatal))
@@ -906,6 +1042,7 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .prefetch = cuda__prefetch,
     .advise_read_mostly = cuda__advise_read_mostly,
     .advise_place = cuda__advise_place,
+    .calibrate_migration = cuda__calibrate_migration,
     .symbol_address = cuda__symbol_address,
 };
 

@@ -206,6 +206,10 @@ typedef struct maccrt_plugin {
      * active only with it): host != 0 keeps it in host memory, read by d over
      * the link (preferred location host, accessed by d); host == 0 withdraws that. */
     void (*advise_place)(struct maccrt_device *d, const void *p, size_t bytes, int host);
+    /* Times moving `bytes` of managed memory host -> d by page faults (a kernel
+     * touching each page) and by a prefetch (optional; placement.c's density
+     * threshold is their ratio). 0 on success. */
+    int (*calibrate_migration)(struct maccrt_device *d, size_t bytes, double *fault_s, double *prefetch_s);
 
     /* Declare target variables (optional): the device address on d of a
      * device variable of the program (`symbol` as MACC_declare_target got
@@ -502,7 +506,11 @@ typedef struct maccrt_placement_info {
     size_t resident, peak;      /* bytes charged to the GPU now / at most (never above budget) */
     unsigned long long prefetched, faulted, evicted, pinned; /* bytes, see docs/RUNTIME.md */
     long launches, n_prefetch, n_fault, n_host, n_evict, over_budget;
+    int threshold_from;         /* MACCRT_PL_THR_*: where this GPU's threshold comes from */
+    double fault_bw, prefetch_bw; /* measured, bytes/s (0: not measured) */
+    size_t calib_bytes;         /* the calibration's size */
 } maccrt_placement_info;
+enum { MACCRT_PL_THR_DEFAULT, MACCRT_PL_THR_ENV, MACCRT_PL_THR_MEASURED };
 void maccrt_placement_stats(const maccrt_device *d, maccrt_placement_info *out);
 /* Where the object holding p is on d (MACCRT_PL_NONE: no record). */
 int maccrt_placement_where(const maccrt_device *d, const void *p);

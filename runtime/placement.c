@@ -8,12 +8,24 @@
  *
  *     density = min(accesses per iteration x trip / elements, 1)
  *
- * (1 when a fact is unknown). The policies (MACC_PLACEMENT):
- *  - otm (default): walk the dense objects (density >= the threshold), then
- *    the sparse ones, each by reuse rank (then density, higher first; then
- *    size, smaller first); an object that fits in what is left of
- *    the GPU budget goes to the GPU, prefetched when density >= the threshold
- *    (MACC_OTM_DENSITY, default 0.6), left to page faults otherwise; one that
+ * (1 when a fact is unknown), OTM's, and from it the fraction of the object's
+ * pages the accesses touch, which is what page faults move (a fault migrates
+ * a whole page, 4 KiB at least): the accesses taken as spread evenly over the
+ * mapped section (s elements of the object's E, each touched with
+ * probability ds = min(accesses / s, 1)), a 4 KiB page of k elements is
+ * touched with probability 1 - (1 - ds)^k, so
+ *
+ *     pages = s / E x (1 - (1 - ds)^k)
+ *
+ * A quarter of the elements of an int array, scattered (BFS's edges), touch
+ * every page: faults move all of it; a section of an eighth of the object,
+ * all accessed, moves an eighth. An object is dense when pages >= the
+ * threshold. The policies (MACC_PLACEMENT):
+ *  - otm (default): walk the dense objects (pages >= the threshold), then
+ *    the sparse ones, each by reuse rank (then pages, more first; then
+ *    size, smaller first; see pl__cmp); an object that fits in what is left of
+ *    the GPU budget goes to the GPU, prefetched when it is dense,
+ *    left to page faults otherwise; one that
  *    does not fit is kept in host memory (preferred location host, accessed by
  *    the GPU: read over the link instead of evicting hotter data). Dense
  *    before sparse departs from OTM's walk by rank alone: a sparse object
@@ -34,8 +46,23 @@
  * the charge is within the budget again: prefetch and demand thrash as
  * unified memory would on a GPU of that size; otm's pinning avoids it.
  *
+ * The density threshold is the break-even point of the two ways to move an
+ * object: faulting in the fraction `pages` of its bytes costs
+ * pages x size / (fault-driven migration's bandwidth), prefetching all of it
+ * size / (prefetch bandwidth); they are equal at
+ *
+ *     threshold = fault bandwidth / prefetch bandwidth
+ *
+ * measured once per GPU, at its first otm decision (the plugin's
+ * calibrate_migration: a kernel faulting in every page, in a scattered order,
+ * of a managed buffer resident on the host, against a prefetch of the same
+ * size; min(64 MiB, cap / 4), never more than half the GPU's free memory
+ * beyond the margin). MACC_OTM_DENSITY sets it instead; where it cannot be
+ * measured (no calibration in the plugin, too little memory, an error) it is
+ * OTM's 0.6, a figure from a P100 over NVLink (docs/RUNTIME.md).
+ *
  * Counters per GPU (MACC_STATS, docs/RUNTIME.md): bytes prefetched to the GPU
- * (the sizes of the prefetch calls), bytes faulted (an estimate: density x
+ * (the sizes of the prefetch calls), bytes faulted (an estimate: pages x
  * size per object left to faults, up to its size until it is evicted), bytes
  * evicted (the sizes of the prefetches back to the host), bytes pinned (the
  * sizes of the objects advised to stay on the host); resident and peak: the
@@ -78,16 +105,24 @@ typedef struct pl_gpu {
     unsigned long clock;
     unsigned long long prefetched, faulted, evicted, pinned;
     long launches, n_prefetch, n_fault, n_host, n_evict, over_budget;
+    /* the density threshold (pl__threshold) */
+    int thr_done, thr_from;
+    double thr, fault_bw, prefetch_bw;
+    size_t calib_bytes;
 } pl_gpu;
+
+#define PL_FALLBACK_THRESHOLD 0.6          /* OTM's, when it cannot be measured */
+#define PL_CALIB_MAX ((size_t)64 << 20)    /* the calibration's size: at most */
+#define PL_CALIB_MIN ((size_t)8 << 20)     /* and at least (else not measured) */
 
 static struct {
     pthread_once_t once;
-    pthread_mutex_t lock;
+    pthread_mutex_t lock, calib_lock;
     int policy;
-    double threshold;
-    size_t budget;
+    double threshold; /* MACC_OTM_DENSITY, or -1 */
+    size_t budget, cap;
     pl_gpu gpu[MACCRT_MAX_DEVICES];
-} pl = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER};
+} pl = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER, .calib_lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void pl__init(void)
 {
@@ -105,7 +140,7 @@ static void pl__init(void)
         else
             maccrt_fatal(NULL, "invalid MACC_PLACEMENT '%s' (expected otm, prefetch, demand or off)", p);
     }
-    pl.threshold = 0.6;
+    pl.threshold = -1.0;
     const char *t = getenv("MACC_OTM_DENSITY");
     if (t && *t) {
         char *end;
@@ -117,6 +152,7 @@ static void pl__init(void)
     maccrt_managed_info mi;
     maccrt_managed_stats(&mi); /* starts the allocator: the cap */
     pl.budget = mi.cap;
+    pl.cap = mi.cap;
     const char *m = getenv("MACC_DEVICE_MEMORY");
     if (m && *m) {
         size_t v = maccrt_managed_size_setting(m, pl.budget);
@@ -136,6 +172,48 @@ int maccrt_placement_active(const maccrt_device *d)
         return 0;
     pl__ensure();
     return pl.policy != MACCRT_PL_OFF;
+}
+
+/* The density threshold of d (see the top): MACC_OTM_DENSITY, else measured
+ * at the first call for d under otm, else the fallback. */
+static double pl__threshold(maccrt_device *d)
+{
+    if (pl.threshold >= 0.0)
+        return pl.threshold;
+    pl_gpu *g = &pl.gpu[d->num];
+    pthread_mutex_lock(&pl.calib_lock);
+    if (!g->thr_done) {
+        g->thr_done = 1;
+        g->thr = PL_FALLBACK_THRESHOLD;
+        g->thr_from = MACCRT_PL_THR_DEFAULT;
+        size_t bytes = pl.cap / 4;
+        if (bytes > PL_CALIB_MAX)
+            bytes = PL_CALIB_MAX;
+        bytes &= ~(((size_t)2 << 20) - 1);
+        double tf = 0.0, tp = 0.0;
+        if (pl.policy == MACCRT_PL_OTM && d->plugin->calibrate_migration && bytes >= PL_CALIB_MIN &&
+            d->plugin->calibrate_migration(d, bytes, &tf, &tp) == 0 && tf > 0.0 && tp > 0.0) {
+            double r = tp / tf; /* = fault bandwidth / prefetch bandwidth */
+            g->thr = r < 0.01 ? 0.01 : r > 1.0 ? 1.0 : r;
+            g->thr_from = MACCRT_PL_THR_MEASURED;
+            g->fault_bw = (double)bytes / tf;
+            g->prefetch_bw = (double)bytes / tp;
+            g->calib_bytes = bytes;
+        }
+        if (maccrt_rt.stats) {
+            if (g->thr_from == MACCRT_PL_THR_MEASURED)
+                fprintf(stderr,
+                        "macc: %s: migration of %zu MiB: page faults %.2f GB/s, prefetch %.2f GB/s: density "
+                        "threshold %.3f\n",
+                        d->name, g->calib_bytes >> 20, g->fault_bw / 1e9, g->prefetch_bw / 1e9, g->thr);
+            else
+                fprintf(stderr, "macc: %s: migration not measured: density threshold %.2f (fallback)\n", d->name,
+                        g->thr);
+        }
+    }
+    double t = g->thr;
+    pthread_mutex_unlock(&pl.calib_lock);
+    return t;
 }
 
 /* ---- records (pl.lock held) ------------------------------------------------------------------ */
@@ -217,22 +295,24 @@ static void pl__charge(pl_gpu *g, pl_obj *o)
 typedef struct pl_item {
     uintptr_t a, b;
     double density;
+    double pages;   /* the fraction of its pages the accesses touch (see the top) */
     int rank;
     int order;      /* map order */
     int dest;       /* MACCRT_PL_* */
     const char *name;
+    int sparse;     /* density < the threshold */
 } pl_item;
 
 static int pl__cmp(const void *x, const void *y)
 {
     const pl_item *p = x, *q = y;
-    int ps = p->density < pl.threshold, qs = q->density < pl.threshold;
+    int ps = p->sparse, qs = q->sparse;
     if (ps != qs) /* dense objects first */
         return ps - qs;
     if (p->rank != q->rank)
         return p->rank < q->rank ? -1 : 1;
-    if (p->density != q->density)
-        return p->density > q->density ? -1 : 1;
+    if (p->pages != q->pages)
+        return p->pages > q->pages ? -1 : 1;
     if (p->b - p->a != q->b - q->a)
         return p->b - p->a < q->b - q->a ? -1 : 1;
     return p->order - q->order;
@@ -251,6 +331,16 @@ static const MACC_Access *pl__fact(const MACC_Region *r, int i, const MACC_Map *
     return NULL;
 }
 
+/* x^k (k >= 0), without libm. */
+static double pl__pow(double x, size_t k)
+{
+    double r = 1.0;
+    for (; k; k >>= 1, x *= x)
+        if (k & 1)
+            r *= x;
+    return r;
+}
+
 /* The managed objects of the maps, one item per allocation; returns the count. */
 static int pl__items(const MACC_Region *r, int nmaps, const MACC_Map *maps, long long trip, pl_item *it)
 {
@@ -265,12 +355,19 @@ static int pl__items(const MACC_Region *r, int nmaps, const MACC_Map *maps, long
         if (!p || !maccrt_managed_block(p, &start, &size) || !size)
             continue;
         const MACC_Access *f = pl__fact(r, i, m);
-        double density = 1.0;
+        double density = 1.0, pages = 1.0;
         if (f && f->per_iter >= 0 && f->elem_size > 0 && trip >= 0) {
             double elems = (double)size / (double)f->elem_size;
-            density = elems > 0 ? f->per_iter * (double)trip / elems : 1.0;
+            double acc = f->per_iter * (double)trip;
+            density = elems > 0 ? acc / elems : 1.0;
             if (density > 1.0)
                 density = 1.0;
+            size_t sec = m->bytes && m->bytes < size ? m->bytes : size;
+            double selems = (double)sec / (double)f->elem_size;
+            double ds = selems > 0 ? acc / selems : 1.0;
+            if (ds > 1.0)
+                ds = 1.0;
+            pages = (double)sec / (double)size * (1.0 - pl__pow(1.0 - ds, f->elem_size >= 4096 ? 1 : (size_t)(4096 / f->elem_size)));
         }
         int rank = f ? f->reuse_rank : 1;
         uintptr_t a = (uintptr_t)start, b = a + size;
@@ -280,11 +377,13 @@ static int pl__items(const MACC_Region *r, int nmaps, const MACC_Map *maps, long
         if (k < n) { /* two maps of one allocation: one object */
             if (density > it[k].density)
                 it[k].density = density;
+            if (pages > it[k].pages)
+                it[k].pages = pages;
             if (rank < it[k].rank)
                 it[k].rank = rank;
             continue;
         }
-        it[n++] = (pl_item){a, b, density, rank, i, MACCRT_PL_NONE, m->name ? m->name : "?"};
+        it[n++] = (pl_item){a, b, density, pages, rank, i, MACCRT_PL_NONE, m->name ? m->name : "?", 0};
     }
     return n;
 }
@@ -299,12 +398,15 @@ void maccrt_placement_launch(maccrt_device *d, const MACC_Region *r, int nmaps, 
     if (!n || !maccrt_placement_active(d))
         return;
     if (pl.policy == MACCRT_PL_OTM) {
+        double thr = pl__threshold(d);
+        for (int i = 0; i < n; i++)
+            items[i].sparse = items[i].pages < thr;
         qsort(items, (size_t)n, sizeof items[0], pl__cmp);
         size_t left = pl.budget;
         for (int i = 0; i < n; i++) {
             size_t sz = items[i].b - items[i].a;
             if (sz <= left) {
-                items[i].dest = items[i].density >= pl.threshold ? MACCRT_PL_GPU_PREFETCH : MACCRT_PL_GPU_FAULT;
+                items[i].dest = !items[i].sparse ? MACCRT_PL_GPU_PREFETCH : MACCRT_PL_GPU_FAULT;
                 left -= sz;
             } else {
                 items[i].dest = MACCRT_PL_HOST;
@@ -359,7 +461,7 @@ void maccrt_placement_launch(maccrt_device *d, const MACC_Region *r, int nmaps, 
             pl__trace(MACCRT_TRACE_PLACE_PREFETCH, d, o, t0);
         } else {
             if (!o->prefetched && o->faulted < sz) {
-                size_t f = (size_t)(x->density * (double)sz);
+                size_t f = (size_t)(x->pages * (double)sz);
                 if (f > sz - o->faulted)
                     f = sz - o->faulted;
                 o->faulted += f;
@@ -449,12 +551,22 @@ void maccrt_placement_stats(const maccrt_device *d, maccrt_placement_info *out)
     pl__ensure();
     memset(out, 0, sizeof *out);
     out->policy = pl.policy;
-    out->threshold = pl.threshold;
+    out->threshold = pl.threshold >= 0.0 ? pl.threshold : PL_FALLBACK_THRESHOLD;
+    out->threshold_from = pl.threshold >= 0.0 ? MACCRT_PL_THR_ENV : MACCRT_PL_THR_DEFAULT;
     out->budget = pl.budget;
     if (!d || d->num < 0 || d->num >= MACCRT_MAX_DEVICES)
         return;
-    pthread_mutex_lock(&pl.lock);
     const pl_gpu *g = &pl.gpu[d->num];
+    pthread_mutex_lock(&pl.calib_lock);
+    if (pl.threshold < 0.0 && g->thr_done) {
+        out->threshold = g->thr;
+        out->threshold_from = g->thr_from;
+        out->fault_bw = g->fault_bw;
+        out->prefetch_bw = g->prefetch_bw;
+        out->calib_bytes = g->calib_bytes;
+    }
+    pthread_mutex_unlock(&pl.calib_lock);
+    pthread_mutex_lock(&pl.lock);
     out->resident = g->resident;
     out->peak = g->peak;
     out->prefetched = g->prefetched;
@@ -492,8 +604,7 @@ void maccrt_placement_print(FILE *f)
         maccrt_placement_info s;
         maccrt_placement_stats(d, &s);
         if (!header) {
-            fprintf(f, "macc: placement %s, density threshold %.2f, budget %zu bytes\n", names[s.policy],
-                    s.threshold, s.budget);
+            fprintf(f, "macc: placement %s, budget %zu bytes\n", names[s.policy], s.budget);
             fprintf(f, "macc: %-12s %8s %14s %14s %14s %14s %14s %14s %8s %8s %8s %8s %8s\n", "device", "launches",
                     "prefetched", "faulted(est)", "evicted", "pinned", "resident", "peak", "n_pref", "n_fault",
                     "n_host", "n_evict", "over");
@@ -502,5 +613,18 @@ void maccrt_placement_print(FILE *f)
         fprintf(f, "macc: %-12s %8ld %14llu %14llu %14llu %14llu %14zu %14zu %8ld %8ld %8ld %8ld %8ld\n", d->name,
                 s.launches, s.prefetched, s.faulted, s.evicted, s.pinned, s.resident, s.peak, s.n_prefetch,
                 s.n_fault, s.n_host, s.n_evict, s.over_budget);
+    }
+    for (int i = 0; header && pl.policy == MACCRT_PL_OTM && i < maccrt_rt.ndevices; i++) {
+        maccrt_device *d = maccrt_rt.devices[i];
+        if (d->num < 0 || d->num >= MACCRT_MAX_DEVICES || !pl.gpu[d->num].launches)
+            continue;
+        maccrt_placement_info s;
+        maccrt_placement_stats(d, &s);
+        if (s.threshold_from == MACCRT_PL_THR_MEASURED)
+            fprintf(f, "macc: %-12s density threshold %.3f (measured over %zu MiB: page faults %.2f GB/s, prefetch %.2f GB/s)\n",
+                    d->name, s.threshold, s.calib_bytes >> 20, s.fault_bw / 1e9, s.prefetch_bw / 1e9);
+        else
+            fprintf(f, "macc: %-12s density threshold %.3f (%s)\n", d->name, s.threshold,
+                    s.threshold_from == MACCRT_PL_THR_ENV ? "MACC_OTM_DENSITY" : "fallback, not measured");
     }
 }

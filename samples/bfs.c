@@ -11,10 +11,15 @@
  * and random edges), and the search from vertex 0 reaches one of them: it
  * touches 1/parts of the edges, the sparse access OTM leaves to page faults.
  *
- *   usage: bfs [vertices [degree [parts [seed]]]]     (defaults: 4194304 8 8 1)
+ *   usage: bfs [vertices [degree [parts [seed [reps]]]]]   (defaults: 4194304 8 8 1 1)
  *
- * Prints the bytes the regions use (`data: N bytes`), the traversal's time
- * (`time: S s`, the graph built before), the levels, and `check: PASS`
+ * The traversal runs `reps` times (fewer when the repetitions have taken
+ * REPS_MAX_S in all: at least one), each from the same start: every array
+ * moved back to the host first (`target update from`, which under --managed
+ * is a prefetch to the host that placement.c notes), the per-vertex arrays
+ * reset there. Prints the bytes the regions use (`data: N bytes`), the best
+ * traversal's time (`time: S s`, the graph built and the arrays moved back
+ * before; `times:` every repetition's), the levels, and `check: PASS`
  * (exit 0) when every cost equals a serial queue-based search's, else
  * `check: FAIL` (exit 1).
  */
@@ -22,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#define REPS_MAX_S 2.0
 
 static double now(void)
 {
@@ -78,8 +85,10 @@ int main(int argc, char **argv)
     int degree = argc > 2 ? atoi(argv[2]) : 8;
     int parts = argc > 3 ? atoi(argv[3]) : 8;
     rng_state = argc > 4 ? strtoull(argv[4], NULL, 10) : 1;
-    if (nv < 2 || degree < 1 || parts < 1 || parts > nv || (long long)nv * degree > 2000000000LL) {
-        fprintf(stderr, "usage: bfs [vertices [degree [parts [seed]]]]\n");
+    int reps = argc > 5 ? atoi(argv[5]) : 1;
+    if (nv < 2 || degree < 1 || parts < 1 || parts > nv || (long long)nv * degree > 2000000000LL || reps < 1 ||
+        reps > 100) {
+        fprintf(stderr, "usage: bfs [vertices [degree [parts [seed [reps]]]]]\n");
         return 2;
     }
     int ne = nv * degree;
@@ -103,20 +112,30 @@ int main(int argc, char **argv)
             edges[v * degree + e] = c + parts * (int)(rnd() % (unsigned)members);
     }
     start[nv] = ne;
-    for (int v = 0; v < nv; v++) {
-        mask[v] = updating[v] = visited[v] = 0;
-        cost[v] = -1;
-    }
-    mask[0] = visited[0] = 1;
-    cost[0] = 0;
 
-    double t0 = now();
-    int levels = 0;
-    do {
-        bfs_expand(nv, ne, start, edges, mask, updating, visited, cost);
-        levels++;
-    } while (bfs_update(nv, mask, updating, visited));
-    double t = now() - t0;
+    double t = 0, all = 0, times[100];
+    int levels = 0, done = 0;
+    while (done < reps && (done == 0 || all < REPS_MAX_S)) {
+        /* everything back on the host (no-ops for the host and at the first) */
+#pragma omp target update from(start[0:nv+1], edges[0:ne], mask[0:nv], updating[0:nv], visited[0:nv], cost[0:nv])
+        for (int v = 0; v < nv; v++) {
+            mask[v] = updating[v] = visited[v] = 0;
+            cost[v] = -1;
+        }
+        mask[0] = visited[0] = 1;
+        cost[0] = 0;
+        double t0 = now();
+        levels = 0;
+        do {
+            bfs_expand(nv, ne, start, edges, mask, updating, visited, cost);
+            levels++;
+        } while (bfs_update(nv, mask, updating, visited));
+        double ti = now() - t0;
+        times[done++] = ti;
+        all += ti;
+        if (done == 1 || ti < t)
+            t = ti;
+    }
 
     /* the serial search */
     for (int v = 0; v < nv; v++)
@@ -141,6 +160,10 @@ int main(int argc, char **argv)
     printf("data: %zu bytes\n", (size_t)(nv + 1) * sizeof(int) + (size_t)ne * sizeof(int) + 3 * (size_t)nv +
                                     (size_t)nv * sizeof(int)); /* what the regions use */
     printf("time: %.6f s\n", t);
+    printf("times:");
+    for (int i = 0; i < done; i++)
+        printf(" %.6f", times[i]);
+    printf("\n");
     printf("check: %s\n", bad ? "FAIL" : "PASS");
     if (bad)
         fprintf(stderr, "bfs: %ld costs differ from the serial search\n", bad);

@@ -206,8 +206,8 @@ e2e)
     run_one alloc_loop "$top/samples/alloc_loop.c" 50000 20
     MACC_RUN_FLAGS=--managed run_one alloc_loop_managed "$top/samples/alloc_loop.c" 50000 20
     # placement of managed data (--managed in their first line)
-    run_one bfs "$top/samples/bfs.c" 20000 8 4
-    run_one srad "$top/samples/srad.c" 128 96 3
+    run_one bfs "$top/samples/bfs.c" 20000 8 4 1 2
+    run_one srad "$top/samples/srad.c" 128 96 3 0.5 2
     for src in "$top"/tests/e2e/*.c; do
         run_one "$(basename "$src" .c)" "$src"
     done

@@ -208,6 +208,22 @@ static void fg_advise_place(maccrt_device *d, const void *p, size_t bytes, int h
     fg_log(host ? EV_PIN : EV_UNPIN, p, bytes);
 }
 
+/* The migration calibration: faults at 12 GB/s, prefetches at 16 GB/s (a
+ * threshold of 0.75), or a failure (calib_fails); the calls are counted. */
+static int calib_fails, calib_calls;
+static size_t calib_bytes;
+static int fg_calibrate(maccrt_device *d, size_t bytes, double *fault_s, double *prefetch_s)
+{
+    (void)d;
+    calib_calls++;
+    calib_bytes = bytes;
+    if (calib_fails)
+        return -1;
+    *fault_s = (double)bytes / 12e9;
+    *prefetch_s = (double)bytes / 16e9;
+    return 0;
+}
+
 const maccrt_plugin maccrt_cuda_plugin = {
     .name = "nvidia",
     .kind = MACC_DEV_NVIDIA,
@@ -226,6 +242,7 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .mem_info = fg_mem_info,
     .prefetch = fg_prefetch,
     .advise_place = fg_advise_place,
+    .calibrate_migration = fg_calibrate,
 };
 
 /* ---- regions -------------------------------------------------------------------------------------- */
@@ -239,11 +256,14 @@ static int kernel(void *args, MACC_TaskEnv *env)
 
 static const MACC_Version vers[] = {{MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, kernel}};
 
-/* Facts of region R: three objects, "hot" (rank 1), "warm" (rank 2), "cold" (rank 3). */
+/* Facts of region R: three objects, "hot" (rank 1), "warm" (rank 2), "cold" (rank 3).
+ * cold's elements are 4 KiB (one page each), so the fraction of its pages
+ * touched is its density: a 4 MiB cold (1024 elements) at trip 1 Mi has
+ * density (and pages) 0.25. */
 static const MACC_Access facts3[] = {
     {"hot", 0, 4, 2.0, 1},
     {"warm", 1, 4, 1.0, 2},
-    {"cold", 2, 4, 0.25, 3}, /* a quarter of its elements per launch when trip = its elements */
+    {"cold", 2, 4096, 1.0 / 4096, 3},
 };
 static const MACC_Region R3 = {{"bfs.c", 10, 1, "main"}, "macc_k_main_L10", 1, vers, 3, facts3};
 static const MACC_Access facts1[] = {{"x", 0, 4, 1.0, 1}};
@@ -273,6 +293,8 @@ static void env_budget(const char *budget, const char *policy)
     unsetenv("MACC_DEVICES");
     unsetenv("MACC_MANAGED_HINTS");
     unsetenv("MACC_OTM_DENSITY");
+    unsetenv("MACC_MANAGED_CAP");
+    calib_fails = calib_calls = 0;
     setenv("MACC_POOL", "0", 1); /* every object its own allocation, of its exact size */
     setenv("MACC_MANAGED_MARGIN", "16M", 1);
     setenv("MACC_HOST_THREADS", "2", 1);
@@ -308,7 +330,7 @@ Test(placement, fits_dense_prefetched_sparse_faulted)
     maccrt_device *d = gpu();
     cr_assert_eq(maccrt_placement_where(d, p[0]), MACCRT_PL_GPU_PREFETCH);
     cr_assert_eq(maccrt_placement_where(d, p[1]), MACCRT_PL_GPU_PREFETCH, "density 1: prefetched");
-    cr_assert_eq(maccrt_placement_where(d, p[2]), MACCRT_PL_GPU_FAULT, "density 0.25 < 0.6: faults");
+    cr_assert_eq(maccrt_placement_where(d, p[2]), MACCRT_PL_GPU_FAULT, "density 0.25 < 0.75: faults");
     cr_assert_eq(count(EV_TO_GPU, p[0]), 1);
     cr_assert_eq(count(EV_TO_GPU, p[2]), 0);
     maccrt_placement_info s;
@@ -325,6 +347,28 @@ Test(placement, fits_dense_prefetched_sparse_faulted)
     cr_assert_eq(s.launches, 2);
 }
 
+/* Pages, not elements: a quarter of the elements of an int array, spread
+ * over it, touch every page (faults would move all of it: dense); a map of
+ * an eighth of an allocation, every element used, touches an eighth of its
+ * pages (sparse below 0.75). */
+static const MACC_Access facts_pg[] = {{"e", 0, 4, 0.25, 1}, {"s", 1, 4, 1.0, 2}};
+static const MACC_Region Rpg = {{"d.c", 60, 1, "k"}, "macc_k_k_L60", 1, vers, 2, facts_pg};
+Test(placement, pages_not_elements)
+{
+    env_budget(NULL, "otm");
+    size_t b = 8 * MiB;
+    float *e = MACC_malloc(b), *sl = MACC_malloc(b);
+    MACC_Map m[2] = {{"e", e, e, b, MACC_MAP_TO}, {"s", sl, sl, b / 8, MACC_MAP_TO}};
+    MACC_push_tripcount((long long)(b / 4 / 8)); /* e: 0.25 x 256 Ki of 2 Mi elements; s: 256 Ki of 256 Ki */
+    MACC_target(&Rpg, NULL, 0, 2, m, 0, NULL, 0, MACC_DEVICE_DEFAULT, 1);
+    maccrt_device *d = gpu();
+    cr_assert_eq(maccrt_placement_where(d, e), MACCRT_PL_GPU_PREFETCH, "density 1/32, every page touched");
+    cr_assert_eq(maccrt_placement_where(d, sl), MACCRT_PL_GPU_FAULT, "an eighth of its pages");
+    maccrt_placement_info s;
+    maccrt_placement_stats(d, &s);
+    cr_assert_eq(s.faulted, b / 8, "the pages of the section: %llu", s.faulted);
+}
+
 /* The threshold is settable: at 0.2 the cold object is prefetched too. */
 Test(placement, threshold_is_settable)
 {
@@ -335,6 +379,100 @@ Test(placement, threshold_is_settable)
     float *p[3] = {MACC_malloc(b[0]), MACC_malloc(b[1]), MACC_malloc(b[2])};
     launch(&R3, 3, p, names3, b, (long long)n);
     cr_assert_eq(maccrt_placement_where(gpu(), p[2]), MACCRT_PL_GPU_PREFETCH);
+}
+
+/* The threshold is measured on the GPU at its first decision (the fake's
+ * 12 / 16 GB/s: 0.75), once: an object of density 0.7 is left to faults. The
+ * calibration's size is min(64 MiB, cap / 4) in 2 MiB steps: cap 240 MiB, 60. */
+static const MACC_Access facts_07[] = {{"x", 0, 4096, 0.7 / 1024, 1}}; /* 4 MiB, trip 1 Mi: pages 0.7 */
+static const MACC_Region R07 = {{"c.c", 50, 1, "h"}, "macc_k_h_L50", 1, vers, 1, facts_07};
+Test(placement, threshold_is_measured_once)
+{
+    env_budget(NULL, "otm");
+    size_t b = 4 * MiB;
+    float *x = MACC_malloc(b);
+    maccrt_device *d = gpu();
+    maccrt_placement_info s;
+    maccrt_placement_stats(d, &s);
+    cr_assert_eq(calib_calls, 0, "nothing measured before a decision");
+    cr_assert_eq(s.threshold_from, MACCRT_PL_THR_DEFAULT);
+    static const char *const one[] = {"x"};
+    for (int k = 0; k < 3; k++)
+        launch(&R07, 1, &x, one, &b, (long long)MiB);
+    cr_assert_eq(calib_calls, 1);
+    cr_assert_eq(calib_bytes, 60 * MiB);
+    cr_assert_eq(maccrt_placement_where(d, x), MACCRT_PL_GPU_FAULT, "0.7 < 0.75");
+    maccrt_placement_stats(d, &s);
+    cr_assert_eq(s.threshold_from, MACCRT_PL_THR_MEASURED);
+    cr_assert_float_eq(s.threshold, 0.75, 1e-9);
+    cr_assert_float_eq(s.fault_bw, 12e9, 1.0);
+    cr_assert_float_eq(s.prefetch_bw, 16e9, 1.0);
+    cr_assert_eq(count(EV_TO_GPU, NULL), 0);
+}
+
+/* Where the calibration fails, OTM's 0.6: the same object is prefetched. */
+Test(placement, threshold_falls_back_to_otm)
+{
+    env_budget(NULL, "otm");
+    calib_fails = 1;
+    size_t b = 4 * MiB;
+    float *x = MACC_malloc(b);
+    static const char *const one[] = {"x"};
+    launch(&R07, 1, &x, one, &b, (long long)MiB);
+    maccrt_device *d = gpu();
+    cr_assert_eq(calib_calls, 1);
+    cr_assert_eq(maccrt_placement_where(d, x), MACCRT_PL_GPU_PREFETCH, "0.7 >= 0.6");
+    maccrt_placement_info s;
+    maccrt_placement_stats(d, &s);
+    cr_assert_eq(s.threshold_from, MACCRT_PL_THR_DEFAULT);
+    cr_assert_float_eq(s.threshold, 0.6, 1e-9);
+    cr_assert_eq(s.fault_bw, 0.0);
+}
+
+/* MACC_OTM_DENSITY overrides: nothing is measured; the fixed policies do
+ * not measure either (they do not use the threshold). */
+Test(placement, threshold_setting_skips_the_calibration)
+{
+    env_budget(NULL, "otm");
+    setenv("MACC_OTM_DENSITY", "0.65", 1);
+    size_t b = 4 * MiB;
+    float *x = MACC_malloc(b);
+    static const char *const one[] = {"x"};
+    launch(&R07, 1, &x, one, &b, (long long)MiB);
+    cr_assert_eq(calib_calls, 0);
+    cr_assert_eq(maccrt_placement_where(gpu(), x), MACCRT_PL_GPU_PREFETCH, "0.7 >= 0.65");
+    maccrt_placement_info s;
+    maccrt_placement_stats(gpu(), &s);
+    cr_assert_eq(s.threshold_from, MACCRT_PL_THR_ENV);
+}
+
+Test(placement, fixed_policies_do_not_measure)
+{
+    env_budget(NULL, "prefetch");
+    size_t b = 4 * MiB;
+    float *x = MACC_malloc(b);
+    static const char *const one[] = {"x"};
+    launch(&R07, 1, &x, one, &b, (long long)MiB);
+    cr_assert_eq(calib_calls, 0);
+    cr_assert_eq(maccrt_placement_where(gpu(), x), MACCRT_PL_GPU_PREFETCH);
+}
+
+/* A calibration is never asked for more than a quarter of the cap: with a
+ * cap of 240 MiB and a 10 MiB budget, 60 MiB (the plugin also checks the
+ * GPU's free memory itself); a cap below 32 MiB measures nothing. */
+Test(placement, calibration_within_the_cap)
+{
+    env_budget("10M", "otm");
+    setenv("MACC_MANAGED_CAP", "20M", 1);
+    size_t b = MiB;
+    float *x = MACC_malloc(b);
+    static const char *const one[] = {"x"};
+    launch(&R07, 1, &x, one, &b, (long long)(b / 4));
+    cr_assert_eq(calib_calls, 0, "cap 20 MiB: 5 MiB < 8: not measured");
+    maccrt_placement_info s;
+    maccrt_placement_stats(gpu(), &s);
+    cr_assert_eq(s.threshold_from, MACCRT_PL_THR_DEFAULT);
+    unsetenv("MACC_MANAGED_CAP");
 }
 
 /* Under a budget of 10 MiB: hot (4) and warm (4) fit, cold (16) does not and
@@ -379,7 +517,7 @@ Test(placement, otm_walk_skips_what_does_not_fit)
 /* Dense objects are walked before sparse ones: a sparse object of rank 1
  * does not take the room of a dense one of rank 2. */
 static const MACC_Access facts_sd[] = {
-    {"edges", 0, 4, 1.0, 1}, /* 8 MiB = 2 Mi elements, trip 1 Mi: density 0.5 */
+    {"edges", 0, 4096, 1.0 / 1024, 1}, /* 8 MiB = 2048 pages, trip 1 Mi: 1024 of them, 0.5 */
     {"cost", 1, 4, 1.0, 2},  /* 4 MiB, density 1 */
 };
 static const MACC_Region Rsd = {{"bfs.c", 40, 1, "main"}, "macc_k_main_L40", 1, vers, 2, facts_sd};
