@@ -20,7 +20,8 @@
 #   MPIRUN_ARGS         more mpirun options; on the CPU machine --oversubscribe
 #                       is added (and --allow-run-as-root as root)
 #   GPU=1               one rank per GPU: NPS defaults to 1..number of GPUs, the
-#                       slices and buffers go to the GPUs (MACC_MPI_DEVICE=gpu)
+#                       slices and buffers go to the GPUs (MACC_MPI_DEVICE=gpu;
+#                       CUDA_MODULE_LOADING=EAGER: code is not counted as data)
 set -eu
 if [ $# -lt 1 ]; then
     echo "usage: $0 BUILD_DIR" >&2
@@ -36,6 +37,10 @@ if [ "$gpu" = 1 ]; then
     [ "$ngpus" -gt 0 ] || { echo "ring.sh: GPU=1 but nvidia-smi lists no GPU" >&2; exit 1; }
     nps=${NPS:-$(seq -s ' ' 1 "$ngpus")}
     export MACC_MPI_DEVICE=gpu
+    # kernels' code loaded when the context starts, not at their first launch
+    # in the ring phase (CUDA's lazy loading takes a 2 MiB page of GPU memory
+    # then, which the memory table would count as the array's)
+    export CUDA_MODULE_LOADING=${CUDA_MODULE_LOADING:-EAGER}
     mpirun_args=${MPIRUN_ARGS:-}
 else
     nps=${NPS:-1 2 4}

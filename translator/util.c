@@ -79,7 +79,8 @@ void buf_put(Buf *b, const char *s, size_t n)
         b->data = xrealloc(b->data, cap);
         b->cap = cap;
     }
-    memcpy(b->data + b->len, s, n);
+    if (n) /* s may be NULL then (an empty Buf's data) */
+        memcpy(b->data + b->len, s, n);
     b->len += n;
     b->data[b->len] = 0;
 }

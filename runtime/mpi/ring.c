@@ -89,6 +89,7 @@ struct macc_ring {
     void *host[MM_NBUF];  /* names (host addresses) of the buffers */
     void *dev[MM_NBUF];   /* device addresses (== host[] on the host) */
     int mapped[MM_NBUF];  /* host[b] is an anonymous mapping (munmap it) */
+    void *dev_block;      /* on a GPU: the one device block holding dev[] */
     MPI_Request send[MM_NBUF], recv;
     double wait_s;
     /* helper thread: runs update jobs one at a time */
@@ -271,7 +272,8 @@ static void *mm__name(size_t bytes)
 static void mm__gpu_pair(int dev, size_t bytes, int staging, void **host, void **devp, int *mapped,
                          const char *what)
 {
-    *devp = mm__dev_alloc(dev, bytes ? bytes : 1);
+    if (!*devp) /* else: part of a block the caller allocated */
+        *devp = mm__dev_alloc(dev, bytes ? bytes : 1);
     if (!*devp)
         mm__die("cannot allocate %zu bytes of GPU memory on device %d for %s", bytes, dev, what);
     if (staging) {
@@ -288,12 +290,13 @@ static void mm__gpu_pair(int dev, size_t bytes, int staging, void **host, void *
         mm__die("omp_target_associate_ptr for %s failed (%s)", what, strerror(rc));
 }
 
-static void mm__gpu_unpair(int dev, size_t bytes, void *host, void *devp, int mapped)
+static void mm__gpu_unpair(int dev, size_t bytes, void *host, void *devp, int mapped, int free_dev)
 {
     if (!devp)
         return;
     omp_target_disassociate_ptr(host, dev);
-    mm__dev_free(dev, devp);
+    if (free_dev)
+        mm__dev_free(dev, devp);
     if (mapped)
         munmap(host, bytes ? bytes : 1);
     else if (maccmpi_cuda_host_free)
@@ -392,7 +395,7 @@ void macc_dist_delete(macc_dist *d)
     if (d->dev == d->host_dev)
         free(d->local);
     else
-        mm__gpu_unpair(d->dev, d->bytes, d->local, d->dev_local, 1);
+        mm__gpu_unpair(d->dev, d->bytes, d->local, d->dev_local, 1, 1);
     MPI_Comm_free(&d->comm);
     pthread_mutex_destroy(&d->lock);
     free(d);
@@ -582,6 +585,17 @@ macc_ring *macc_ring_new(macc_dist *d, size_t bytes, int thread)
     int gpu = d->dev != d->host_dev;
     r->staging = gpu && !macc_mpi_cuda_aware();
     size_t devb = 0, hostb = 0;
+    if (gpu) {
+        /* the buffers in one device block: the GPU hands out memory in 2 MiB
+         * pages, one block rounds up once */
+        size_t one = ((bytes ? bytes : 1) + 255) & ~(size_t)255;
+        r->dev_block = mm__dev_alloc(d->dev, one * MM_NBUF);
+        if (!r->dev_block)
+            mm__die("cannot allocate %zu bytes of GPU memory on device %d for the ring buffers", one * MM_NBUF,
+                    d->dev);
+        for (int b = 0; b < MM_NBUF; b++)
+            r->dev[b] = (char *)r->dev_block + (size_t)b * one;
+    }
     for (int b = 0; b < MM_NBUF; b++) {
         r->send[b] = MPI_REQUEST_NULL;
         if (gpu) {
@@ -625,7 +639,7 @@ void macc_ring_delete(macc_ring *r)
     size_t devb = 0, hostb = 0;
     for (int b = 0; b < MM_NBUF; b++) {
         if (d->dev != d->host_dev) {
-            mm__gpu_unpair(d->dev, r->bytes, r->host[b], r->dev[b], r->mapped[b]);
+            mm__gpu_unpair(d->dev, r->bytes, r->host[b], r->dev[b], r->mapped[b], 0);
             if (r->staging)
                 hostb += r->bytes;
         } else {
@@ -633,6 +647,8 @@ void macc_ring_delete(macc_ring *r)
         }
         devb += r->bytes;
     }
+    if (r->dev_block)
+        mm__dev_free(d->dev, r->dev_block);
     pthread_mutex_lock(&d->lock);
     d->dev_bytes -= devb;
     d->host_bytes -= hostb;
