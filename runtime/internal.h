@@ -659,6 +659,10 @@ typedef struct maccrt_policy {
     int (*tokens)(maccrt_task *t, int kind, const MACC_Version *v);
     /* t ran `seconds` on d (learning). */
     void (*observe)(maccrt_task *t, maccrt_device *d, double seconds);
+    /* The devices of cand that take none of t's region's tasks whatever
+     * their queues (eft's share rule), or NULL. Depends on the region's
+     * history only, so a dispatch walk asks once per region. */
+    maccrt_mask (*shut_out)(maccrt_task *t, maccrt_mask cand);
 } maccrt_policy;
 
 extern const maccrt_policy maccrt_policy_greedy; /* earliest finish among the free devices */

@@ -166,6 +166,16 @@ void maccrt_sched_dispatch(void)
         if (rt->ready_cand[d] > 0)
             active |= MACCRT_BIT(d);
     int waiting = 0; /* tasks of this walk that chose to wait */
+    /* Devices the policy shuts out of a region (the share rule), asked once
+     * per region per walk: a task whose free candidates are all shut out
+     * waits for its other candidate without asking the policy. Without this,
+     * a device that the share rule shuts out but that is always free (a host
+     * beside a much faster GPU) kept every walk going to MACCRT_WALK_WAITING
+     * tasks, each costing the policy's estimates (the residency term's
+     * directory look-ups) under the runtime lock: matmul shared dispatched
+     * slower than its GPU ran. */
+    const MACC_Region *so_region = NULL;
+    maccrt_mask so_mask = 0, so_cand = 0;
     maccrt_task *next;
     for (maccrt_task *t = rt->ready_head; t; t = next) {
         next = t->qnext;
@@ -197,6 +207,23 @@ void maccrt_sched_dispatch(void)
             if ((reserved & active) == active)
                 break;
             continue;
+        }
+        if (rt->policy->shut_out && t->region && (t->cand & (t->cand - 1))) {
+            if (t->region != so_region || t->cand != so_cand) {
+                so_region = t->region;
+                so_cand = t->cand;
+                so_mask = rt->policy->shut_out(t, t->cand);
+            }
+            maccrt_mask open = t->cand & ~so_mask;
+            if (so_mask && (fit & ~so_mask) == 0 && open && !(open & (open - 1))) {
+                /* its one open candidate is busy: it waits for it */
+                int w = __builtin_ctzll(open);
+                backlog[w]++;
+                reserved |= open;
+                if (++waiting > MACCRT_WALK_WAITING)
+                    break;
+                continue;
+            }
         }
         /* one candidate, free: no choice to make */
         maccrt_device *d = t->cand == fit && !(fit & (fit - 1)) ? rt->devices[__builtin_ctzll(fit)]
@@ -484,18 +511,14 @@ static double eft__finish(maccrt_task *t, maccrt_device *d, int backlog, double 
     return now + rem + (double)((ahead - slots) / slots) * est + est;
 }
 
-static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask fit,
-                                  const int *backlog)
+/* The share rule: the devices of cand that would add less than
+ * MACC_SHARE_MIN (default 5%) of the region's measured throughput over the
+ * candidates: they take none of its tasks (what they could add is smaller
+ * than what their tail, the data they make move and the chains they delay
+ * cost). Unmeasured devices are never shut out. */
+static maccrt_mask eft__shut_out(maccrt_task *t, maccrt_mask cand)
 {
     maccrt_runtime *rt = &maccrt_rt;
-    maccrt_device *best = NULL;
-    double best_end = 0;
-    int best_fits = 0;
-    double now = maccrt_now();
-    /* The share rule: a device that would add less than MACC_SHARE_MIN
-     * (default 5%) of the region's measured throughput over the candidates
-     * takes none of its tasks: what it could add is smaller than what its
-     * tail, the data it makes move and the chains it delays cost. */
     static double share_min = -1;
     if (share_min < 0) {
         const char *e = getenv("MACC_SHARE_MIN");
@@ -520,6 +543,22 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
     for (int i = 0; i < rt->ndevices; i++)
         if (rate[i] >= 0 && rate[i] < share_min * total)
             skip |= MACCRT_BIT(i);
+    return skip;
+}
+
+static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask fit,
+                                  const int *backlog)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    maccrt_device *best = NULL;
+    double best_end = 0;
+    int best_fits = 0;
+    double now = maccrt_now();
+    /* The share rule: a device that would add less than MACC_SHARE_MIN
+     * (default 5%) of the region's measured throughput over the candidates
+     * takes none of its tasks: what it could add is smaller than what its
+     * tail, the data it makes move and the chains it delays cost. */
+    maccrt_mask skip = eft__shut_out(t, cand);
     if ((cand & ~skip) != 0)
         cand &= ~skip;
     double best_xfer = 0;
@@ -554,4 +593,5 @@ const maccrt_policy maccrt_policy_eft = {
     .choose = eft__choose,
     .tokens = policy__tokens,
     .observe = policy__observe,
+    .shut_out = eft__shut_out,
 };
