@@ -749,6 +749,7 @@ typedef struct maccrt_runtime {
     unsigned long finished;         /* tasks finished so far */
     maccrt_task *ready_head, *ready_tail;
     int ready_cand[MACCRT_MAX_DEVICES]; /* ready tasks that have device d as a candidate */
+    long policy_calls;  /* policy->choose calls of the dispatch walks (a test's measure of their cost) */
     int stopped;                    /* helpers stopped: run everything inline */
     /* The throttle: a thread that creates a deferred task while pending_max
      * tasks are live runs it at once itself when it can (no dependences, the

@@ -200,7 +200,7 @@ void maccrt_sched_dispatch(void)
         if (!fit) {
             /* fits nowhere now: it reserves its candidates (no overtaking) */
             maccrt_device *w = !(t->cand & (t->cand - 1)) ? rt->devices[__builtin_ctzll(t->cand)]
-                                                          : rt->policy->choose(t, t->cand, 0, backlog);
+                                                          : (rt->policy_calls++, rt->policy->choose(t, t->cand, 0, backlog));
             if (w)
                 backlog[w->num]++;
             reserved |= t->cand;
@@ -226,8 +226,9 @@ void maccrt_sched_dispatch(void)
             }
         }
         /* one candidate, free: no choice to make */
-        maccrt_device *d = t->cand == fit && !(fit & (fit - 1)) ? rt->devices[__builtin_ctzll(fit)]
-                                                                 : rt->policy->choose(t, t->cand, fit, backlog);
+        maccrt_device *d = t->cand == fit && !(fit & (fit - 1))
+                               ? rt->devices[__builtin_ctzll(fit)]
+                               : (rt->policy_calls++, rt->policy->choose(t, t->cand, fit, backlog));
         if (!(fit & MACCRT_BIT(d->num))) {
             /* it would finish earlier by waiting for d (the tail rule) */
             backlog[d->num]++;

@@ -2654,6 +2654,29 @@ Test(sched, a_device_adding_under_share_min_takes_nothing)
     cr_assert_eq(on_host, 0, "the host took %d", on_host);
 }
 
+/* The same shut-out host, always free: a dispatch walk (one per task
+ * creation and completion) asks the share rule once for the region and lets
+ * the tasks whose only free candidate is shut out wait for the GPU without
+ * the policy's estimates. Before, every walk went on to 64 waiting tasks,
+ * each with an eft decision (residency look-ups under the runtime lock):
+ * tens of thousands of calls for 400 tasks, slower than the GPU ran. */
+Test(sched, a_shut_out_device_does_not_make_walks_long)
+{
+    setenv("MACC_SHARE_MIN", "0.2", 1);
+    speed_host_ms = 12 * GPU_MS;
+    int on_host;
+    speed_batches(400, &on_host); /* measured both */
+    pthread_mutex_lock(&maccrt_rt.lock);
+    long c0 = maccrt_rt.policy_calls;
+    pthread_mutex_unlock(&maccrt_rt.lock);
+    speed_batches(400, &on_host);
+    pthread_mutex_lock(&maccrt_rt.lock);
+    long calls = maccrt_rt.policy_calls - c0;
+    pthread_mutex_unlock(&maccrt_rt.lock);
+    cr_assert_eq(on_host, 0, "the host took %d", on_host);
+    cr_assert_lt(calls, 4 * 800, "%ld policy calls for 800 tasks", calls);
+}
+
 Test(sched, share_min_zero_lets_it_take_tasks)
 {
     setenv("MACC_SHARE_MIN", "0", 1);
