@@ -208,6 +208,12 @@ static int cuda__discover(void)
                          CUDA__MAX_STREAMS);
         cuda__nstreams = (int)v;
     }
+    /* Every kernel loaded when a GPU's context starts, not at its first
+     * launch (CUDA's lazy loading, the default since 12.2): a region's first
+     * task on each GPU took 37 ms instead of 7 (nbody on two H200s), the
+     * scheduler learned that GPU as slow and gave it few tasks. The user's
+     * own CUDA_MODULE_LOADING wins. */
+    setenv("CUDA_MODULE_LOADING", "EAGER", 0);
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess) {
