@@ -641,6 +641,30 @@ static void acc__private_sections(Unit *u, Region *r)
     }
 }
 
+/* A loop of a kernels construct (d: its directive, outer: the construct's
+ * when the loop is an acc loop inside it): parallel when its iterations are
+ * independent (found, or asserted by `independent`: then only its scalars'
+ * reductions and privates are found), else sequential with a warning that
+ * names the line and the cause. */
+static void acc__kernels_loop(Unit *u, TSNode loop, Directive *d, const Directive *outer)
+{
+    TSNode at;
+    int indep = (d->acc_par & ACC_INDEPENDENT) != 0;
+    char *why = acc__deps(u, loop, d, outer, &at, indep);
+    if (why && indep) {
+        free(why); /* asserted independent: the scalars left race (warned) */
+        why = NULL;
+        acc__race_warnings(u, loop, d, outer);
+    }
+    if (why) {
+        d->cs = 0;
+        diag_warning(u->diag, ts_node_start_byte(loop),
+                     "loop at line %d is not parallelised: %s (line %d); it runs sequentially (seq)",
+                     acc__line(u, loop), why, acc__line(u, at));
+        free(why);
+    }
+}
+
 void acc_region_prepare(Unit *u, Region *r)
 {
     Pragma *tp = r->target;
@@ -665,21 +689,8 @@ void acc_region_prepare(Unit *u, Region *r)
     if (t->acc == ACC_KERNELS && acc__is(r->stmt, "for_statement")) {
         if (t->cs == 0 && !(t->acc_par & ACC_SEQ))
             t->cs = CS_TEAMS | CS_DISTRIBUTE | CS_PARALLEL_FOR;
-        TSNode at;
-        int indep = (t->acc_par & ACC_INDEPENDENT) != 0;
-        char *why = t->cs ? acc__deps(u, r->stmt, t, NULL, &at, indep) : NULL;
-        if (why && indep) {
-            free(why); /* asserted independent: the scalars left race (warned) */
-            why = NULL;
-            acc__race_warnings(u, r->stmt, t, NULL);
-        }
-        if (why) {
-            t->cs = 0;
-            diag_warning(u->diag, ts_node_start_byte(r->stmt),
-                         "loop at line %d is not parallelised: %s (line %d); it runs sequentially (seq)",
-                         acc__line(u, r->stmt), why, acc__line(u, at));
-            free(why);
-        }
+        if (t->cs)
+            acc__kernels_loop(u, r->stmt, t, NULL);
     }
     if (acc__is(r->stmt, "for_statement"))
         acc__no_array_reduction(u, t, r->stmt, tp->start);
@@ -718,21 +729,7 @@ void acc_region_prepare(Unit *u, Region *r)
         if (t->acc == ACC_SERIAL && q->dir.cs) {
             q->dir.cs = 0;
         } else if (t->acc == ACC_KERNELS && q->dir.cs) {
-            TSNode at;
-            int indep = (q->dir.acc_par & ACC_INDEPENDENT) != 0;
-            char *why = acc__deps(u, loop, &q->dir, t, &at, indep);
-            if (why && indep) {
-                free(why); /* asserted independent: the scalars left race (warned) */
-                why = NULL;
-                acc__race_warnings(u, loop, &q->dir, t);
-            }
-            if (why) {
-                q->dir.cs = 0;
-                diag_warning(u->diag, ts_node_start_byte(loop),
-                             "loop at line %d is not parallelised: %s (line %d); it runs sequentially (seq)",
-                             acc__line(u, loop), why, acc__line(u, at));
-                free(why);
-            }
+            acc__kernels_loop(u, loop, &q->dir, t);
         } else if (t->acc == ACC_PARALLEL && q->dir.cs) {
             acc__race_warnings(u, loop, &q->dir, t);
         }
@@ -1096,25 +1093,30 @@ typedef struct AccEdit {
     char *with;
 } AccEdit;
 
+static void acc__edit(Vec *ed, size_t at, size_t to, char *with)
+{
+    AccEdit *e = xcalloc(1, sizeof *e);
+    *e = (AccEdit){at, to, with};
+    vec_push(ed, e);
+}
+
 static int acc__edit_cmp(const void *x, const void *y)
 {
-    const AccEdit *a = x, *b = y;
+    const AccEdit *a = *(AccEdit *const *)x, *b = *(AccEdit *const *)y;
     return a->at < b->at ? -1 : a->at > b->at;
 }
+
+/* A statement of a kernels block, with the pragma lines before it. */
+typedef struct AccGroup {
+    size_t start, end;
+    int kind; /* ACC_G_* */
+} AccGroup;
+enum { ACC_G_DECL, ACC_G_LOOP, ACC_G_OTHER };
 
 char *acc_split_kernels(Unit *u, size_t *len_out)
 {
     const Source *s = u->src;
-    AccEdit *ed = NULL;
-    int ned = 0, cap = 0;
-#define ACC_EDIT(A, T, W)                                                                                    \
-    do {                                                                                                    \
-        if (ned == cap) {                                                                                   \
-            cap = cap ? 2 * cap : 16;                                                                       \
-            ed = xrealloc(ed, sizeof *ed * (size_t)cap);                                                    \
-        }                                                                                                   \
-        ed[ned++] = (AccEdit){(A), (T), (W)};                                                               \
-    } while (0)
+    Vec ed = {0}; /* AccEdit *, every construct's */
     for (int i = 0; i < u->pragmas.len; i++) {
         Pragma *p = u->pragmas.items[i];
         if (!p->dir.acc || p->dir.acc != ACC_KERNELS || p->dir.acc_loop || p->dir.kind != DIR_TARGET)
@@ -1125,10 +1127,8 @@ char *acc_split_kernels(Unit *u, size_t *len_out)
         if (ts_node_is_null(st) || !node_is(st, "compound_statement") || ts_node_has_error(st))
             continue;
         /* the block's statements, each with the pragma lines before it */
-        enum { G_DECL, G_LOOP, G_OTHER };
-        int ng = 0, nloops = 0, bad = 0;
-        size_t gs[256], ge[256];
-        int gk[256];
+        Vec gv = {0}; /* AccGroup * */
+        int nloops = 0, bad = 0;
         size_t pend = 0;
         int has_pend = 0;
         uint32_t nc = ts_node_named_child_count(st);
@@ -1142,23 +1142,30 @@ char *acc_split_kernels(Unit *u, size_t *len_out)
                     pend = ts_node_start_byte(c), has_pend = 1;
                 continue;
             }
-            if (ng == 256 || !strcmp(ty, "labeled_statement") || !strcmp(ty, "return_statement") ||
+            if (!strcmp(ty, "labeled_statement") || !strcmp(ty, "return_statement") ||
                 !strcmp(ty, "break_statement") || !strcmp(ty, "continue_statement") ||
                 !strcmp(ty, "goto_statement") || !strncmp(ty, "preproc_", 8)) {
                 bad = 1;
                 break;
             }
-            gs[ng] = has_pend ? pend : ts_node_start_byte(c);
-            ge[ng] = ts_node_end_byte(c);
-            gk[ng] = !strcmp(ty, "declaration") ? G_DECL : !strcmp(ty, "for_statement") ? G_LOOP : G_OTHER;
-            nloops += gk[ng] == G_LOOP;
-            if (gk[ng] == G_DECL && has_pend)
+            AccGroup *g = xcalloc(1, sizeof *g);
+            g->start = has_pend ? pend : ts_node_start_byte(c);
+            g->end = ts_node_end_byte(c);
+            g->kind = !strcmp(ty, "declaration") ? ACC_G_DECL : !strcmp(ty, "for_statement") ? ACC_G_LOOP : ACC_G_OTHER;
+            nloops += g->kind == ACC_G_LOOP;
+            if (g->kind == ACC_G_DECL && has_pend)
                 bad = 1; /* a pragma before a declaration */
             has_pend = 0;
-            ng++;
+            vec_push(&gv, g);
         }
-        if (bad || has_pend || ng < 2 || nloops == 0)
+        if (bad || has_pend || gv.len < 2 || nloops == 0) {
+            for (int g = 0; g < gv.len; g++)
+                free(gv.items[g]);
+            vec_free(&gv);
             continue;
+        }
+        AccGroup **gr = (AccGroup **)gv.items;
+        int ng = gv.len;
         Buf data = {0}, other = {0};
         acc__kernels_clauses(p->text, &data, &other);
         /* the construct's line: a data construct of its data clauses, or nothing */
@@ -1169,27 +1176,27 @@ char *acc_split_kernels(Unit *u, size_t *len_out)
         }
         acc__mark(s, &head, p->end < s->len ? p->end : p->start, 0);
         /* acc__mark put "\n# L\n": the pragma's own newline is replaced */
-        ACC_EDIT(p->start, p->end, xstrndup(head.data + (data.len ? 0 : 1), head.len - (data.len ? 0 : 1)));
+        acc__edit(&ed, p->start, p->end, xstrndup(head.data + (data.len ? 0 : 1), head.len - (data.len ? 0 : 1)));
         buf_free(&head);
         int nk = 0;
         for (int g = 0; g < ng; g++) {
-            if (gk[g] == G_DECL)
+            if (gr[g]->kind == ACC_G_DECL)
                 continue;
             int last = g;
-            if (gk[g] == G_OTHER)
-                while (last + 1 < ng && gk[last + 1] == G_OTHER)
+            if (gr[g]->kind == ACC_G_OTHER)
+                while (last + 1 < ng && gr[last + 1]->kind == ACC_G_OTHER)
                     last++;
             Buf ins = {0};
-            acc__mark(s, &ins, gs[g], 0);
+            acc__mark(s, &ins, gr[g]->start, 0);
             buf_puts(&ins, "#pragma acc kernels");
             buf_put(&ins, other.data, other.len);
             if (last > g)
                 buf_puts(&ins, "\n{");
-            acc__mark(s, &ins, gs[g], 1);
-            ACC_EDIT(gs[g], gs[g], xstrndup(ins.data, ins.len));
+            acc__mark(s, &ins, gr[g]->start, 1);
+            acc__edit(&ed, gr[g]->start, gr[g]->start, xstrndup(ins.data, ins.len));
             buf_free(&ins);
             if (last > g)
-                ACC_EDIT(ge[last], ge[last], xstrdup(" }"));
+                acc__edit(&ed, gr[last]->end, gr[last]->end, xstrdup(" }"));
             nk++;
             g = last;
         }
@@ -1201,23 +1208,25 @@ char *acc_split_kernels(Unit *u, size_t *len_out)
                       data.len ? "; the data clauses make a data construct around them" : "");
         buf_free(&data);
         buf_free(&other);
+        for (int g = 0; g < gv.len; g++)
+            free(gv.items[g]);
+        vec_free(&gv);
     }
-#undef ACC_EDIT
-    if (!ned) {
-        free(ed);
+    if (!ed.len)
         return NULL;
-    }
-    qsort(ed, (size_t)ned, sizeof *ed, acc__edit_cmp);
+    qsort(ed.items, (size_t)ed.len, sizeof *ed.items, acc__edit_cmp);
     Buf out = {0};
     size_t at = 0;
-    for (int i = 0; i < ned; i++) {
-        buf_put(&out, s->text + at, ed[i].at - at);
-        buf_puts(&out, ed[i].with);
-        at = ed[i].to;
-        free(ed[i].with);
+    for (int i = 0; i < ed.len; i++) {
+        AccEdit *e = ed.items[i];
+        buf_put(&out, s->text + at, e->at - at);
+        buf_puts(&out, e->with);
+        at = e->to;
+        free(e->with);
+        free(e);
     }
     buf_put(&out, s->text + at, s->len - at);
-    free(ed);
+    vec_free(&ed);
     *len_out = out.len;
     return out.data;
 }
