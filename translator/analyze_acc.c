@@ -651,7 +651,7 @@ static void acc__kernels_loop(Unit *u, TSNode loop, Directive *d, const Directiv
     TSNode at;
     int indep = (d->acc_par & ACC_INDEPENDENT) != 0;
     char *why = acc__deps(u, loop, d, outer, &at, indep);
-    if (why && indep) {
+    if (indep) {
         free(why); /* asserted independent: the scalars left race (warned) */
         why = NULL;
         acc__race_warnings(u, loop, d, outer);

@@ -885,6 +885,30 @@ Test(analysis, acc_kernels_dependence_runs_seq)
     DONE();
 }
 
+/* acc loop independent inside kernels: parallel as asserted, its reduction
+ * found (the tutorial's error = fmax(error, ...)), a scalar carried from one
+ * iteration to the next warned as a race (not made sequential). */
+Test(analysis, acc_kernels_independent_finds_reductions_and_warns_races)
+{
+    ANALYSE("double fmax(double, double);\n"
+            "void f(int n, double *a, double *b) {\n"
+            "  double e = 0, t = 0;\n"
+            "#pragma acc kernels copy(a[0:n], b[0:n])\n"
+            "#pragma acc loop independent\n"
+            "  for (int i = 1; i < n; i++) { e = fmax(e, a[i]); a[i] = t; t = b[i] + t; }\n"
+            "}\n");
+    cr_assert_eq(nerr, 0);
+    cr_assert_eq(diag.warnings, 1);
+    char *msg = diag_text(errf);
+    cr_assert(strstr(msg, "warning: 't' is written by every iteration of this parallel loop"), "%s", msg);
+    free(msg);
+    /* the acc loop line is the construct's loop: its decisions are the region's */
+    const Directive *t = &((Region *)u->regions.items[0])->target->dir;
+    cr_assert_neq(t->cs, 0);
+    cr_assert(directive_lists(t, CL_REDUCTION, "e"));
+    DONE();
+}
+
 Test(analysis, acc_parallel_loop_racing_scalar_warns)
 {
     ANALYSE("void f(int n, float *a) {\n"
