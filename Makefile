@@ -118,10 +118,10 @@ $(BUILD)/include/%.h: include/%.h
 
 # ---- tests ---------------------------------------------------------------
 $(BUILD)/tests/test_directive: tests/unit/test_directive.c $(GRAMMAR_OBJ)
-$(BUILD)/tests/test_runtime: tests/unit/test_runtime.c $(RTLIB)
+$(BUILD)/tests/test_runtime: tests/unit/test_runtime.c tests/fake_gpu.h $(RTLIB)
 $(BUILD)/tests/test_managed: tests/unit/test_managed.c $(RTLIB)
 $(BUILD)/tests/test_freelist: tests/unit/test_freelist.c $(RTLIB)
-$(BUILD)/tests/test_placement: tests/unit/test_placement.c $(RTLIB)
+$(BUILD)/tests/test_placement: tests/unit/test_placement.c tests/fake_gpu.h $(RTLIB)
 $(BUILD)/tests/test_analysis: tests/unit/test_analysis.c $(TRANSLATOR_OBJ) $(GRAMMAR_OBJ) $(TSC_OBJ)
 
 $(BUILD)/tests/test_%: | $(DEPS_STAMP)
@@ -160,9 +160,9 @@ check-asan:
 # GPUs and the host sharing dependent tasks; Criterion's runner does not start under TSan)
 # against a TSan build of libmaccrt. A report makes it exit 66: a failure.
 TSAN_ENV := TSAN_OPTIONS="exitcode=66 halt_on_error=0 suppressions=$(CURDIR)/tests/tsan/suppressions.txt"
-$(BUILD)/tests/tsan_runtime: tests/tsan/tsan_runtime.c $(RTLIB)
+$(BUILD)/tests/tsan_runtime: tests/tsan/tsan_runtime.c tests/fake_gpu.h $(RTLIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ -fopenmp -ldl -lm
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o %.a,$^) -fopenmp -ldl -lm
 check-tsan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan SANITIZE=thread $(BUILD)/tsan/tests/tsan_runtime
 	@for i in 1 2 3; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_runtime || exit 1; done; \

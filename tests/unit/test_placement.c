@@ -14,18 +14,11 @@
 #include <string.h>
 
 #include "internal.h"
+#include "../fake_gpu.h"
 
 #define MiB ((size_t)1 << 20)
 
 /* ---- the fake GPU ------------------------------------------------------------------------------ */
-
-typedef struct fg {
-    pthread_mutex_t lock;
-    pthread_cond_t cv;
-    maccrt_task *head, *tail;
-    int stop;
-    pthread_t th;
-} fg;
 
 enum { EV_TO_GPU, EV_TO_HOST, EV_PIN, EV_UNPIN };
 typedef struct ev {
@@ -76,28 +69,6 @@ static int count(int kind, const void *p)
     return n;
 }
 
-static void *fg_worker(void *arg)
-{
-    fg *g = arg;
-    maccrt_thread_self()->is_worker = 1;
-    pthread_mutex_lock(&g->lock);
-    for (;;) {
-        while (!g->head && !g->stop)
-            pthread_cond_wait(&g->cv, &g->lock);
-        maccrt_task *t = g->head;
-        if (!t)
-            break;
-        g->head = t->pnext;
-        if (!g->head)
-            g->tail = NULL;
-        pthread_mutex_unlock(&g->lock);
-        maccrt_task_execute(t);
-        pthread_mutex_lock(&g->lock);
-    }
-    pthread_mutex_unlock(&g->lock);
-    return NULL;
-}
-
 static int fg_discover(void)
 {
     return 1;
@@ -105,11 +76,7 @@ static int fg_discover(void)
 
 static int fg_init(maccrt_device *d)
 {
-    fg *g = calloc(1, sizeof *g);
-    pthread_mutex_init(&g->lock, NULL);
-    pthread_cond_init(&g->cv, NULL);
-    pthread_create(&g->th, NULL, fg_worker, g);
-    d->pdata = g;
+    d->pdata = fake_gpu_start(1);
     d->cc = 90;
     d->concurrency = 1;
     d->mem_bytes = (size_t)1 << 30;
@@ -118,12 +85,7 @@ static int fg_init(maccrt_device *d)
 
 static void fg_fini(maccrt_device *d)
 {
-    fg *g = d->pdata;
-    pthread_mutex_lock(&g->lock);
-    g->stop = 1;
-    pthread_cond_broadcast(&g->cv);
-    pthread_mutex_unlock(&g->lock);
-    pthread_join(g->th, NULL);
+    fake_gpu_stop(d->pdata);
 }
 
 static int fg_version_ok(const maccrt_device *d, const MACC_Version *v)
@@ -153,16 +115,7 @@ static int fg_copy(maccrt_device *d, void *dst, const void *src, size_t bytes)
 
 static void fg_submit(maccrt_device *d, maccrt_task *t)
 {
-    fg *g = d->pdata;
-    pthread_mutex_lock(&g->lock);
-    t->pnext = NULL;
-    if (g->tail)
-        g->tail->pnext = t;
-    else
-        g->head = t;
-    g->tail = t;
-    pthread_cond_signal(&g->cv);
-    pthread_mutex_unlock(&g->lock);
+    fake_gpu_submit(d->pdata, t);
 }
 
 /* as cuda__run: placement before the version, its fix-up after */

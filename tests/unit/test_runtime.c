@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "../fake_gpu.h"
 /* region descriptors written before MACC_Region grew its placement fields (naccess, access) */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 #include "macc_rt.h"
@@ -1285,14 +1286,6 @@ Test(rt, separate_memory_private_copies_and_pins)
  * (unset: none, so the other suites see a host-only machine);
  * MACC_TEST_FAKE_GPU_MEM bounds one allocation. */
 
-typedef struct fgpu {
-    pthread_mutex_t lock;
-    pthread_cond_t cv;
-    maccrt_task *head, *tail;
-    int stop, n;
-    pthread_t th[4];
-} fgpu;
-
 static atomic_long fgpu_live_allocs;
 static long fgpu_mem_limit;
 static int fgpu_stream_marker;
@@ -1305,36 +1298,9 @@ static int fgpu_discover(void)
     return s ? atoi(s) : 0;
 }
 
-static void *fgpu_worker(void *arg)
-{
-    fgpu *g = arg;
-    maccrt_thread_self()->is_worker = 1;
-    pthread_mutex_lock(&g->lock);
-    for (;;) {
-        while (!g->head && !g->stop)
-            pthread_cond_wait(&g->cv, &g->lock);
-        maccrt_task *t = g->head;
-        if (!t)
-            break;
-        g->head = t->pnext;
-        if (!g->head)
-            g->tail = NULL;
-        pthread_mutex_unlock(&g->lock);
-        maccrt_task_execute(t);
-        pthread_mutex_lock(&g->lock);
-    }
-    pthread_mutex_unlock(&g->lock);
-    return NULL;
-}
-
 static int fgpu_init(maccrt_device *d)
 {
-    fgpu *g = calloc(1, sizeof *g);
-    pthread_mutex_init(&g->lock, NULL);
-    pthread_cond_init(&g->cv, NULL);
-    for (g->n = 0; g->n < 4; g->n++)
-        pthread_create(&g->th[g->n], NULL, fgpu_worker, g);
-    d->pdata = g;
+    d->pdata = fake_gpu_start(4);
     d->cc = d->index == 0 ? 80 : 60;
     d->concurrency = 4; /* its helpers */
     d->mem_bytes = (size_t)1 << 30;
@@ -1343,14 +1309,7 @@ static int fgpu_init(maccrt_device *d)
 
 static void fgpu_fini(maccrt_device *d)
 {
-    fgpu *g = d->pdata;
-    pthread_mutex_lock(&g->lock);
-    g->stop = 1;
-    pthread_cond_broadcast(&g->cv);
-    pthread_mutex_unlock(&g->lock);
-    for (int i = 0; i < g->n; i++)
-        pthread_join(g->th[i], NULL);
-    g->n = 0;
+    fake_gpu_stop(d->pdata);
 }
 
 static int fgpu_version_ok(const maccrt_device *d, const MACC_Version *v)
@@ -1381,16 +1340,7 @@ static void fgpu_free(maccrt_device *d, void *p)
 
 static void fgpu_submit(maccrt_device *d, maccrt_task *t)
 {
-    fgpu *g = d->pdata;
-    pthread_mutex_lock(&g->lock);
-    t->pnext = NULL;
-    if (g->tail)
-        g->tail->pnext = t;
-    else
-        g->head = t;
-    g->tail = t;
-    pthread_cond_signal(&g->cv);
-    pthread_mutex_unlock(&g->lock);
+    fake_gpu_submit(d->pdata, t);
 }
 
 static int fgpu_run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)

@@ -1,0 +1,82 @@
+/* fake_gpu.h: the part every fake GPU of the runtime's tests shares: a task
+ * queue served by helper threads, as the CUDA plugin's helpers serve a GPU's
+ * tasks (tests/unit/test_runtime.c, tests/unit/test_placement.c,
+ * tests/tsan/tsan_runtime.c). Each test's plugin keeps its own memory,
+ * copies and hooks, and puts a fake_gpu in its device's pdata. */
+#ifndef MACC_TESTS_FAKE_GPU_H
+#define MACC_TESTS_FAKE_GPU_H
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+#define FAKE_GPU_MAX_THREADS 8
+
+typedef struct fake_gpu {
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    maccrt_task *head, *tail;
+    int stop, n;
+    pthread_t th[FAKE_GPU_MAX_THREADS];
+} fake_gpu;
+
+static void *fake_gpu_worker(void *arg)
+{
+    fake_gpu *g = arg;
+    maccrt_thread_self()->is_worker = 1;
+    pthread_mutex_lock(&g->lock);
+    for (;;) {
+        while (!g->head && !g->stop)
+            pthread_cond_wait(&g->cv, &g->lock);
+        maccrt_task *t = g->head;
+        if (!t)
+            break;
+        g->head = t->pnext;
+        if (!g->head)
+            g->tail = NULL;
+        pthread_mutex_unlock(&g->lock);
+        maccrt_task_execute(t);
+        pthread_mutex_lock(&g->lock);
+    }
+    pthread_mutex_unlock(&g->lock);
+    return NULL;
+}
+
+/* A queue with `threads` helpers (at most FAKE_GPU_MAX_THREADS). */
+static inline fake_gpu *fake_gpu_start(int threads)
+{
+    fake_gpu *g = calloc(1, sizeof *g);
+    pthread_mutex_init(&g->lock, NULL);
+    pthread_cond_init(&g->cv, NULL);
+    for (g->n = 0; g->n < threads && g->n < FAKE_GPU_MAX_THREADS; g->n++)
+        pthread_create(&g->th[g->n], NULL, fake_gpu_worker, g);
+    return g;
+}
+
+/* Stops the helpers once the queue is empty and joins them. */
+static inline void fake_gpu_stop(fake_gpu *g)
+{
+    pthread_mutex_lock(&g->lock);
+    g->stop = 1;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->lock);
+    for (int i = 0; i < g->n; i++)
+        pthread_join(g->th[i], NULL);
+    g->n = 0;
+}
+
+static inline void fake_gpu_submit(fake_gpu *g, maccrt_task *t)
+{
+    pthread_mutex_lock(&g->lock);
+    t->pnext = NULL;
+    if (g->tail)
+        g->tail->pnext = t;
+    else
+        g->head = t;
+    g->tail = t;
+    pthread_cond_signal(&g->cv);
+    pthread_mutex_unlock(&g->lock);
+}
+
+#endif
