@@ -745,14 +745,31 @@ static double cache__bw(double bw)
     return bw > 0 ? bw : MACCRT_DEFAULT_BW;
 }
 
+static double cache__move_time(const maccrt_task *t, maccrt_device *d, int try);
+
 double maccrt_cache_move_time(const maccrt_task *t, maccrt_device *d)
+{
+    return cache__move_time(t, d, 0);
+}
+
+double maccrt_cache_move_time_try(const maccrt_task *t, maccrt_device *d)
+{
+    return cache__move_time(t, d, 1);
+}
+
+static double cache__move_time(const maccrt_task *t, maccrt_device *d, int try)
 {
     if (atomic_load(&cache__nentries) == 0 && !cache__has_memory(d))
         return 0;
     int gpu = cache__has_memory(d);
     double s = 0;
     maccrt_device *devs[MACCRT_MAX_DEVICES + 1];
-    pthread_mutex_lock(&cache__lock);
+    if (try) {
+        if (pthread_mutex_trylock(&cache__lock) != 0)
+            return -1;
+    } else {
+        pthread_mutex_lock(&cache__lock);
+    }
     int n = cache__devices(NULL, devs);
     for (int k = 0; k < t->nmaps; k++) {
         const MACC_Map *m = &t->maps[k];

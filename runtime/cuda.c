@@ -75,8 +75,17 @@ static cudaError_t cuda__wait(cudaStream_t s);
 
 typedef struct cuda__gpu cuda__gpu;
 
+/* A page-locked staging buffer (two slots) for copies of pageable host
+ * memory: see cuda__copy_staged. */
+typedef struct cuda__stage {
+    char *buf;         /* 2 x CUDA__STAGE_CHUNK bytes (cudaHostAlloc), NULL until first used */
+    cudaEvent_t ev[2]; /* the copy out of (h2d) or into (d2h) each slot */
+    int failed;        /* could not be made: pageable copies */
+} cuda__stage;
+
 /* One helper thread and its stream. */
 typedef struct cuda__helper {
+    cuda__stage stage;
     cuda__gpu *gpu;
     int slot;
     cudaStream_t stream;
@@ -103,11 +112,13 @@ struct cuda__gpu {
     /* Calls from threads that are not this GPU's helpers. */
     pthread_mutex_t data_lock;
     cudaStream_t data_stream;
+    cuda__stage data_stage;
 
     atomic_int info_done; /* device-info symbols written on this GPU (cuda__push_info) */
 };
 
 static int cuda__nstreams = CUDA__DEFAULT_STREAMS;
+static void cuda__enable_peers(cuda__gpu *g);
 static __thread cuda__helper *cuda__self;   /* the helper this thread is, if any */
 static __thread int cuda__last_alloc_error; /* see cuda__alloc_error */
 
@@ -352,6 +363,7 @@ static int cuda__init_device(maccrt_device *d)
         cuda__restore(prev, ord);
         return -1;
     }
+    cuda__enable_peers(g);
     cuda__restore(prev, ord);
     return 0;
 }
@@ -449,7 +461,7 @@ static void cuda__free(maccrt_device *d, void *p)
 /* ---- page-locked host ranges ----------------------------------------------------------------
  *
  * The directory's entries (cache.c) of MACC_CUDA_PIN_MIN bytes or more
- * (default 1 MiB; MACC_CUDA_PIN=0: none) have the whole pages inside their
+ * (default 4 MiB; MACC_CUDA_PIN=0: none) have the whole pages inside their
  * host range registered (cudaHostRegister, portable to every GPU) while the
  * entry lives, so that their copies run at DMA speed instead of through the
  * driver's pageable staging. A range is registered once (counted: two GPUs
@@ -470,8 +482,13 @@ static int cuda__pin_range(const void *p, size_t bytes, uintptr_t *a, uintptr_t 
 {
     if (cuda__pin_min < 0) {
         const char *on = getenv("MACC_CUDA_PIN"), *min = getenv("MACC_CUDA_PIN_MIN");
-        long v = min && *min ? maccrt_parse_positive(min) : 1L << 20;
-        cuda__pin_min = on && !strcmp(on, "0") ? 0 : v > 0 ? v : 1L << 20;
+        /* Registering costs about 1 ms per 16 MiB and holds the driver:
+         * copies of every thread wait for it. Smaller sections are staged
+         * (cuda__copy_staged): matmul's 2 MiB tiles ran 1142 GFLOP/s
+         * registered, 1597 staged on one H200 (914 / 1681 on two); STREAM's
+         * 16 MiB blocks 313 GB/s registered, 256 staged. */
+        long v = min && *min ? maccrt_parse_positive(min) : 4L << 20;
+        cuda__pin_min = on && !strcmp(on, "0") ? 0 : v > 0 ? v : 4L << 20;
     }
     if (!cuda__pin_min || bytes < (size_t)cuda__pin_min)
         return 0;
@@ -521,8 +538,114 @@ static void cuda__host_unpin(maccrt_device *d, const void *p, size_t bytes)
     pthread_mutex_unlock(&cuda__pin_lock);
 }
 
+/* ---- staged copies of pageable host memory ----------------------------------------------
+ *
+ * cudaMemcpyAsync from or to pageable memory goes through the driver's own
+ * staging, which serialises the copies of every thread of the process: a
+ * task's 512 KiB tiles copied at 5-7 GB/s in all whatever the number of
+ * helpers and GPUs (matmul on two H200s), and registering such a tile
+ * (cudaHostRegister) costs more than the copy. So each helper (and each
+ * GPU's data stream) has its own page-locked buffer of two slots: a copy of
+ * CUDA__STAGE_MIN bytes or more of pageable memory is cut into chunks, each
+ * moved between the program's memory and a slot by the calling thread
+ * (memcpy) while the other slot's chunk moves between the slot and the GPU
+ * (DMA on the caller's stream): the helpers of every GPU copy at once, at
+ * the speed of the host's memory. MACC_CUDA_STAGE=0 turns it off. */
+#define CUDA__STAGE_CHUNK (512u << 10)
+#define CUDA__STAGE_MIN (64u << 10)
+
+static int cuda__stage_on = -1;
+
+/* The calling thread's staging buffer for g (made at its first use, g
+ * current), or NULL: pageable copies then. */
+static cuda__stage *cuda__stage_get(cuda__gpu *g, const cuda__call *c)
+{
+    if (cuda__stage_on < 0) {
+        const char *v = getenv("MACC_CUDA_STAGE");
+        cuda__stage_on = !(v && !strcmp(v, "0"));
+    }
+    if (!cuda__stage_on)
+        return NULL;
+    cuda__stage *st = NULL;
+    if (cuda__self && cuda__self->gpu == g)
+        st = &cuda__self->stage;
+    else if (c->locked)
+        st = &g->data_stage;
+    if (!st || st->failed)
+        return NULL;
+    if (!st->buf) {
+        void *p = NULL;
+        if (cudaHostAlloc(&p, 2 * (size_t)CUDA__STAGE_CHUNK, cudaHostAllocPortable) != cudaSuccess ||
+            cudaEventCreateWithFlags(&st->ev[0], cudaEventDisableTiming) != cudaSuccess ||
+            cudaEventCreateWithFlags(&st->ev[1], cudaEventDisableTiming) != cudaSuccess) {
+            cuda__clear();
+            st->failed = 1; /* (a partial buffer stays: at most one per helper) */
+            return NULL;
+        }
+        st->buf = p;
+    }
+    return st;
+}
+
+/* Waits for an event: polled first, as cuda__wait polls a stream. */
+static cudaError_t cuda__event_wait(cudaEvent_t ev)
+{
+    for (int i = 0; i < 20000; i++) {
+        cudaError_t e = cudaEventQuery(ev);
+        if (e != cudaErrorNotReady)
+            return e;
+    }
+    return cudaEventSynchronize(ev);
+}
+
+/* A copy of pageable host memory through st's slots on stream s; returns
+ * with the last chunk's DMA possibly in flight for h2d (the caller waits
+ * for the stream), all bytes home for d2h. */
+static cudaError_t cuda__copy_staged(cuda__stage *st, cudaStream_t s, char *dst, const char *src,
+                                     size_t bytes, int to_dev)
+{
+    size_t nchunks = (bytes + CUDA__STAGE_CHUNK - 1) / CUDA__STAGE_CHUNK;
+    cudaError_t e = cudaSuccess;
+    if (to_dev) {
+        for (size_t i = 0; i < nchunks && e == cudaSuccess; i++) {
+            size_t off = i * CUDA__STAGE_CHUNK, n = bytes - off < CUDA__STAGE_CHUNK ? bytes - off : CUDA__STAGE_CHUNK;
+            char *slot = st->buf + (i & 1) * (size_t)CUDA__STAGE_CHUNK;
+            if (i >= 2)
+                e = cuda__event_wait(st->ev[i & 1]); /* the slot's last chunk has left */
+            if (e != cudaSuccess)
+                break;
+            memcpy(slot, src + off, n);
+            e = cudaMemcpyAsync(dst + off, slot, n, cudaMemcpyHostToDevice, s);
+            if (e == cudaSuccess)
+                e = cudaEventRecord(st->ev[i & 1], s);
+        }
+        return e;
+    }
+    /* d2h: chunk i+1 comes into the other slot while chunk i goes out */
+    for (size_t i = 0; i <= nchunks && e == cudaSuccess; i++) {
+        if (i < nchunks) {
+            size_t off = i * CUDA__STAGE_CHUNK, n = bytes - off < CUDA__STAGE_CHUNK ? bytes - off : CUDA__STAGE_CHUNK;
+            e = cudaMemcpyAsync(st->buf + (i & 1) * (size_t)CUDA__STAGE_CHUNK, src + off, n,
+                                cudaMemcpyDeviceToHost, s);
+            if (e == cudaSuccess)
+                e = cudaEventRecord(st->ev[i & 1], s);
+        }
+        if (i > 0 && e == cudaSuccess) {
+            size_t j = i - 1, off = j * CUDA__STAGE_CHUNK;
+            size_t n = bytes - off < CUDA__STAGE_CHUNK ? bytes - off : CUDA__STAGE_CHUNK;
+            e = cuda__event_wait(st->ev[j & 1]);
+            if (e == cudaSuccess)
+                memcpy(dst + off, st->buf + (j & 1) * (size_t)CUDA__STAGE_CHUNK, n);
+        }
+    }
+    return e;
+}
+
 /* A copy in either direction (host: the host side), waited for: the parts
- * outside and inside a page-locked range apart. */
+ * outside and inside a page-locked range apart, the pageable ones staged
+ * when they are large enough. Managed or page-locked memory that the
+ * runtime did not register (the program's own cudaMallocHost) is copied
+ * directly: cudaPointerGetAttributes says which. */
 static int cuda__copy_dir(maccrt_device *d, void *dst, const void *src, size_t bytes, int to_dev)
 {
     if (!bytes)
@@ -543,11 +666,26 @@ static int cuda__copy_dir(maccrt_device *d, void *dst, const void *src, size_t b
     cuda__gpu *g = d->pdata;
     cuda__call c;
     cudaError_t e = cuda__enter(g, &c);
-    size_t off = 0;
+    cuda__stage *st = NULL;
+    if (e == cudaSuccess && (cut[0] >= CUDA__STAGE_MIN || cut[2] >= CUDA__STAGE_MIN)) {
+        struct cudaPointerAttributes pa;
+        if (cudaPointerGetAttributes(&pa, (const void *)host) == cudaSuccess &&
+            pa.type == cudaMemoryTypeUnregistered)
+            st = cuda__stage_get(g, &c);
+        cuda__clear();
+    }
+    size_t off = cut[0];
+    if (cut[1] && e == cudaSuccess) /* the page-locked middle first: its DMA runs meanwhile */
+        e = cudaMemcpyAsync((char *)dst + off, (const char *)src + off, cut[1], cudaMemcpyDefault, c.stream);
+    off = 0;
     for (int i = 0; i < 3 && e == cudaSuccess; i++) {
-        if (cut[i])
-            e = cudaMemcpyAsync((char *)dst + off, (const char *)src + off, cut[i], cudaMemcpyDefault,
-                                c.stream);
+        if (i != 1 && cut[i]) {
+            if (st && cut[i] >= CUDA__STAGE_MIN)
+                e = cuda__copy_staged(st, c.stream, (char *)dst + off, (const char *)src + off, cut[i], to_dev);
+            else
+                e = cudaMemcpyAsync((char *)dst + off, (const char *)src + off, cut[i], cudaMemcpyDefault,
+                                    c.stream);
+        }
         off += cut[i];
     }
     if (e == cudaSuccess)
@@ -604,6 +742,32 @@ static void cuda__enable_peer(cuda__gpu *g, cuda__gpu *from)
         }
     }
     pthread_mutex_unlock(&cuda__peer_lock);
+}
+
+/* Peer access between g (current) and every GPU initialised before it,
+ * both ways, when g starts: enabling it later, at the first copy between
+ * two GPUs, maps every allocation the pools hold by then and stalled both
+ * GPUs for 20-40 ms in the middle of a run (matmul on two H200s). */
+static cuda__gpu *cuda__started[MACCRT_MAX_DEVICES];
+
+static void cuda__enable_peers(cuda__gpu *g)
+{
+    if (g->ordinal >= MACCRT_MAX_DEVICES)
+        return;
+    for (int o = 0; o < MACCRT_MAX_DEVICES; o++) {
+        cuda__gpu *h = cuda__started[o];
+        if (!h || o == g->ordinal)
+            continue;
+        cuda__enable_peer(g, h);
+        if (cudaSetDevice(h->ordinal) == cudaSuccess) {
+            cuda__enable_peer(h, g);
+            if (cudaSetDevice(g->ordinal) != cudaSuccess)
+                cuda__clear();
+        } else {
+            cuda__clear();
+        }
+    }
+    cuda__started[g->ordinal] = g;
 }
 
 /* A device-to-device copy into d, on the calling helper's stream (or d's

@@ -61,6 +61,7 @@
 /* ==== 1. basics ============================================================ */
 
 #define MACCRT_MAX_DEVICES 64 /* device masks are uint64_t */
+#define MACCRT_XFER_MEMO 8     /* devices whose residency term a task remembers (sched.c) */
 #define MACCRT_TOKENS 100     /* tokens per device */
 #define MACCRT_MAX_HOST_WORKERS MACCRT_TOKENS
 
@@ -450,6 +451,8 @@ void maccrt_cache_flush(maccrt_device *also);
  * after other GPUs' dirty bytes come back), and on the host the pull-back
  * of GPU-dirty bytes. Takes the cache's lock (under maccrt_rt.lock). */
 double maccrt_cache_move_time(const struct maccrt_task *t, maccrt_device *d);
+/* The same, or -1 without waiting when the directory's lock is busy. */
+double maccrt_cache_move_time_try(const struct maccrt_task *t, maccrt_device *d);
 /* Entries of d's cache (and how many are dirty); for tests and statistics. */
 long maccrt_cache_entries(const maccrt_device *d, long *dirty);
 
@@ -575,6 +578,11 @@ typedef struct maccrt_task {
     const MACC_Version *ver;
     int tokens;
     double exp_end; /* expected end (placement time + the region's estimate) */
+    /* eft's residency term for devices 0..MACCRT_XFER_MEMO-1, as the
+     * directory gave it at xfer_at (sched.c: eft__xfer) */
+    double xfer_at;
+    float xfer_memo[MACCRT_XFER_MEMO];
+    unsigned xfer_known; /* devices whose xfer_memo is from xfer_at */
     /* Bytes of its maps that finished predecessors wrote, and where: data a
      * device other than the one it runs on must move first (the transfer
      * part of the scheduler's estimate). At most MACCRT_PRODUCERS devices
@@ -601,6 +609,7 @@ typedef struct maccrt_task {
 
     double t_start, t_end; /* when timed */
     double t_maps;         /* when timed: of that, the maps (copies in and out) */
+    double t_ready, t_placed; /* MACC_TRACE only: when it became ready, when it was placed */
     void *pdata; /* plugin per-task state */
 } maccrt_task;
 
@@ -778,7 +787,8 @@ void maccrt_stats_print(FILE *f);
 /* trace.c: MACC_TRACE timeline. Event kinds: */
 enum { MACCRT_TRACE_TASK, MACCRT_TRACE_H2D, MACCRT_TRACE_D2H, MACCRT_TRACE_DATA,
        MACCRT_TRACE_PLACE_PREFETCH, MACCRT_TRACE_PLACE_FAULT, MACCRT_TRACE_PLACE_HOST, MACCRT_TRACE_EVICT,
-       MACCRT_TRACE_P2P };
+       MACCRT_TRACE_P2P, MACCRT_TRACE_WAIT_READY, MACCRT_TRACE_WAIT_QUEUE, MACCRT_TRACE_MAPS,
+       MACCRT_TRACE_UNMAP, MACCRT_TRACE_FINISH };
 void maccrt_trace_init(void);
 int maccrt_trace_on(void);
 /* Records a slice [t0, t1] (maccrt_now() seconds) on device d; `name` must

@@ -49,6 +49,8 @@ void maccrt_sched_ready(maccrt_task *t)
 {
     maccrt_runtime *rt = &maccrt_rt;
     sched__affinity(t);
+    if (maccrt_trace_on())
+        t->t_ready = maccrt_now();
     for (int d = 0; d < rt->ndevices; d++)
         if (t->cand & MACCRT_BIT(d))
             rt->ready_cand[d]++;
@@ -133,6 +135,11 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
     if (d->tokens_total - d->tokens_free > d->tokens_peak_used)
         d->tokens_peak_used = d->tokens_total - d->tokens_free;
     maccrt_stats_placed(d, t);
+    if (maccrt_trace_on() && t->t_ready > 0.0) {
+        t->t_placed = maccrt_now();
+        maccrt_trace_event(MACCRT_TRACE_WAIT_READY, d, t->region ? t->region->name : "data", t->t_ready,
+                           t->t_placed, 0);
+    }
     if (t->waiter && (d->kind == MACC_DEV_HOST || maccrt_rt.stopped)) {
         /* Undeferred host task: its encountering thread runs it (no switch).
          * After shutdown (a task created by a later atexit handler) the
@@ -150,7 +157,10 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
  * tasks behind them would see an even longer backlog there, and the next
  * dispatch (at the next completion) looks again. Keeps a dispatch O(1) when
  * a long ready queue waits for a fast device that the other devices are not
- * worth sharing with. */
+ * worth sharing with. It must be deep enough for a slower device to see the
+ * fast one's backlog (a 12x slower host takes tasks only behind 12 rounds of
+ * the GPU's slots); each of those choices costs the policy's estimates,
+ * which is why eft remembers a task's residency term (eft__residency). */
 #define MACCRT_WALK_WAITING 64
 
 void maccrt_sched_dispatch(void)
@@ -473,6 +483,36 @@ static int eft__slots(maccrt_task *t, maccrt_device *d)
     return slots < 1 ? 1 : slots;
 }
 
+/* The residency term of t on d, remembered per task for EFT__XFER_TTL: a
+ * task that waits in the ready queue is looked at by every walk (one per
+ * completion) and asking the directory each time, under the runtime lock and
+ * against the helpers' own use of the directory's lock, made the walks the
+ * bottleneck with two GPUs (matmul on two H200s: a median 258 us per
+ * completion, both GPUs running one task at a time). A stale value is kept
+ * when the directory's lock is busy. */
+#define EFT__XFER_TTL 200e-6
+
+static double eft__residency(maccrt_task *t, maccrt_device *d)
+{
+    int k = d->num;
+    if (k >= MACCRT_XFER_MEMO)
+        return maccrt_cache_move_time(t, d);
+    double now = maccrt_now();
+    int known = (t->xfer_known >> k) & 1;
+    if (known && now - t->xfer_at < EFT__XFER_TTL)
+        return t->xfer_memo[k];
+    double v = known ? maccrt_cache_move_time_try(t, d) : maccrt_cache_move_time(t, d);
+    if (v < 0)
+        return t->xfer_memo[k]; /* busy: the last value */
+    if (now - t->xfer_at >= EFT__XFER_TTL) {
+        t->xfer_at = now;
+        t->xfer_known = 0;
+    }
+    t->xfer_memo[k] = (float)v;
+    t->xfer_known |= 1u << k;
+    return v;
+}
+
 /* The time to move t's data to d before it runs: the residency term (every
  * input not valid on d, from where its current copy is; on the host, the
  * pull-back of GPU-dirty bytes: maccrt_cache_move_time), or the bytes that
@@ -492,7 +532,7 @@ static double eft__xfer(maccrt_task *t, maccrt_device *d)
         if (!(d->plugin->caps & MACCRT_CAP_SHARED_MEM))
             prod += b / (in > 0 ? in : MACCRT_DEFAULT_BW);
     }
-    double res = t->nmaps && maccrt_rt.ngpus ? maccrt_cache_move_time(t, d) : 0;
+    double res = t->nmaps && maccrt_rt.ngpus ? eft__residency(t, d) : 0;
     return res > prod ? res : prod;
 }
 

@@ -650,6 +650,10 @@ void maccrt_task_execute(maccrt_task *t)
     self->current = t;
     t->timed = maccrt_rt.timed || (t->ver && t->ver->resources == MACC_RES_AUTO);
     t->t_start = t->timed ? maccrt_now() : 0.0;
+    double tr0 = maccrt_trace_on() ? maccrt_now() : 0.0; /* the runtime's phases, traced */
+    if (tr0 > 0.0 && t->t_placed > 0.0)
+        maccrt_trace_event(MACCRT_TRACE_WAIT_QUEUE, d, t->region ? task__region_name(t->region) : "data",
+                           t->t_placed, tr0, 0);
     t->t_maps = 0.0;
     if (t->op) {
         double d0 = maccrt_trace_on() ? maccrt_now() : 0.0;
@@ -697,8 +701,10 @@ void maccrt_task_execute(maccrt_task *t)
         };
         double r0 = maccrt_trace_on() || t->timed ? maccrt_now() : 0.0;
         t->t_maps = t->timed ? r0 - t->t_start : 0.0;
+        if (tr0 > 0.0)
+            maccrt_trace_event(MACCRT_TRACE_MAPS, d, task__region_name(t->region), tr0, r0, 0);
         int err = d->plugin->run(d, t, &env);
-        double r1 = t->timed ? maccrt_now() : 0.0;
+        double r1 = t->timed || tr0 > 0.0 ? maccrt_now() : 0.0;
         if (r0 > 0.0 && !err && maccrt_trace_on())
             maccrt_trace_event(MACCRT_TRACE_TASK, d, task__region_name(t->region), r0, maccrt_now(), 0);
         if (err) {
@@ -725,6 +731,8 @@ void maccrt_task_execute(maccrt_task *t)
         }
         if (t->timed)
             t->t_maps += maccrt_now() - r1;
+        if (tr0 > 0.0)
+            maccrt_trace_event(MACCRT_TRACE_UNMAP, d, task__region_name(t->region), r1, maccrt_now(), 0);
     }
     t->t_end = t->timed ? maccrt_now() : 0.0;
     self->current = outer;
@@ -734,7 +742,11 @@ void maccrt_task_execute(maccrt_task *t)
         task__free(t);
         return;
     }
-    task__finish(t);
+    double f0 = tr0 > 0.0 ? maccrt_now() : 0.0;
+    const char *fname = t->region ? task__region_name(t->region) : "data";
+    task__finish(t); /* (t may be freed) */
+    if (f0 > 0.0)
+        maccrt_trace_event(MACCRT_TRACE_FINISH, d, fname, f0, maccrt_now(), 0);
 }
 
 /* ---- waiting ---------------------------------------------------------------------------- */

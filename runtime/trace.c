@@ -29,7 +29,8 @@ static struct {
 } trace__s = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static const char *const trace__kinds[] = {"task", "h2d", "d2h", "data", "place:prefetch", "place:fault",
-                                           "place:host", "evict", "p2p"};
+                                           "place:host", "evict", "p2p", "wait:ready", "wait:queue",
+                                           "maps", "unmap", "finish"};
 
 void maccrt_trace_init(void)
 {
@@ -112,17 +113,17 @@ void maccrt_trace_write(void)
     }
     /* lanes: the first lane of the device (per category: tasks, copies) free at t0 */
     enum { MAXLANES = 256 };
-    double lane_end[2][MAXLANES];
+    double lane_end[3][MAXLANES];
     int cur = -1;
     for (size_t k = 0; k < trace__s.n; k++) {
         trace__ev *e = &trace__s.ev[k];
         if (e->dev != cur) {
             cur = e->dev;
-            for (int c = 0; c < 2; c++)
+            for (int c = 0; c < 3; c++)
                 for (int l = 0; l < MAXLANES; l++)
                     lane_end[c][l] = -1.0;
         }
-        int cat = e->kind == MACCRT_TRACE_TASK ? 0 : 1;
+        int cat = e->kind == MACCRT_TRACE_TASK ? 0 : e->kind >= MACCRT_TRACE_WAIT_READY ? 2 : 1;
         int lane = 0;
         while (lane < MAXLANES - 1 && lane_end[cat][lane] > e->t0)
             lane++;

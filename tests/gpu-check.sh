@@ -79,5 +79,17 @@ check_one srad "$top/samples/srad.c" 1024 1024 5
 for src in "$top"/tests/e2e/*.c; do
     check_one "$(basename "$src" .c)" "$src"
 done
+# the CUDA plugin's other copy paths: the driver's pageable copies, and every
+# section page-locked (the default stages up to 4 MiB and registers past it)
+for v in "MACC_CUDA_STAGE=0" "MACC_CUDA_PIN_MIN=65536"; do
+    log=$gbuild/progs/copy_paths.$v.log
+    if env "$v" MACC_DEVICES=nvidia MACC_TARGET_OFFLOAD=mandatory timeout 120 "$gbuild/progs/copy_paths" > "$log" 2>&1; then
+        ok
+        echo "ok   copy_paths ($v): $(grep 'check:' "$log")"
+    else
+        tail -n 5 "$log"
+        ko "copy_paths ($v)"
+    fi
+done
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
