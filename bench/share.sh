@@ -15,6 +15,10 @@
 # BUILD_DIR holds macc's build (BUILD_DIR/bin/macc, BUILD_DIR/lib); each
 # configuration runs REPS times (default 3) and the best run counts. Sizes:
 # NBODY="n steps BS", MATMUL="NB BS", STREAM="n ntimes BS" (environment).
+# The row "nbody-L" is the same sample at NBODY_L (default "262144 2 8192";
+# NBODY_L= leaves it out): at 65536 bodies one thread per body does not
+# fill a GPU (a step takes nearly as long with half the bodies per GPU), so
+# the default size cannot scale to two GPUs; 262144 bodies fill one.
 set -eu
 
 if [ $# -lt 1 ]; then
@@ -25,6 +29,7 @@ build=$(cd "$1" && pwd)
 reps=${2:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
 nbody_args=${NBODY:-65536 4 2048}
+nbodyl_args=${NBODY_L-262144 2 8192}
 matmul_args=${MATMUL:-16 256}
 stream_args=${STREAM:-33554432 10 2097152}
 [ -x /usr/local/cuda/bin/nvcc ] && PATH=$PATH:/usr/local/cuda/bin && export PATH
@@ -43,7 +48,7 @@ done
 # metric PROGRAM LOGFILE: the throughput the program printed
 metric() {
     case $1 in
-    nbody | matmul) sed -n 's/.*GFLOP\/s=\([0-9.]*\).*/\1/p' "$2" | head -n 1 ;;
+    nbody | nbodyL | matmul) sed -n 's/.*GFLOP\/s=\([0-9.]*\).*/\1/p' "$2" | head -n 1 ;;
     stream) awk '/^Pipelined/ { print $2 }' "$2" ;;
     esac
 }
@@ -58,12 +63,15 @@ best() {
         i=$((i + 1))
         case $prog in
         nbody) args=$nbody_args ;;
+        nbodyL) args=$nbodyl_args ;;
         matmul) args=$matmul_args ;;
         stream) args=$stream_args ;;
         esac
         log=$out/$prog.$(echo "$*" | tr ' =:,' '____').$i.log
+        exe=$out/$prog
+        [ "$prog" = nbodyL ] && exe=$out/nbody
         # shellcheck disable=SC2086
-        if env "$@" MACC_STATS=1 timeout 300 "$out/$prog" $args > "$log" 2>&1 && grep -q 'check: PASS' "$log"; then
+        if env "$@" MACC_STATS=1 timeout 300 "$exe" $args > "$log" 2>&1 && grep -q 'check: PASS' "$log"; then
             v=$(metric "$prog" "$log")
             b=$(awk -v a="$b" -v c="${v:-0}" 'BEGIN { print (c > a) ? c : a }')
         else
@@ -73,14 +81,16 @@ best() {
     echo "$b"
 }
 
-echo "sizes: nbody $nbody_args | matmul $matmul_args | stream $stream_args | best of $reps"
+echo "sizes: nbody $nbody_args | nbody-L ${nbodyl_args:-none} | matmul $matmul_args | stream $stream_args | best of $reps"
 echo "commit: ${MACC_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
 # host alone, one GPU alone, host + that GPU; with two or more GPUs also all
 # GPUs alone and everything (the second table: 1 GPU -> N GPUs, and sharing
 # with every device)
 rows2=
 printf '%-8s %-8s %12s %12s %12s %10s %10s\n' program unit host gpu shared 'sh/max' 'sh/sum'
-for p in nbody matmul stream; do
+progs="nbody matmul stream"
+[ -n "$nbodyl_args" ] && progs="nbody nbodyL matmul stream"
+for p in $progs; do
     unit=GFLOP/s
     [ "$p" = stream ] && unit=GB/s
     h=$(best "$p" MACC_DEVICES=host)

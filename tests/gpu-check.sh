@@ -6,16 +6,21 @@
 # machine lacks), then builds every sample and end-to-end test and runs each
 # three ways: on the GPU alone (MACC_DEVICES=nvidia, MACC_TARGET_OFFLOAD=
 # mandatory), shared among all devices, and host-only. Prints
-# "N passed, N failed".
+# "N passed, N failed". GPU_CHECK_JOBS=n (default 1) runs n programs at once
+# (each program's three runs stay in order; the output is printed in program
+# order at the end): correctness only, the timings they print then mean less.
 set -u
 build=${1:-build}
 top=$(pwd)
 gbuild=$top/$build-gpu
 macc_src=${MACC:-$top/$build/bin/macc}
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-ko() { fail=$((fail + 1)); echo "FAIL: $*"; }
+jobs_max=${GPU_CHECK_JOBS:-1}
+res=$(mktemp -d)
+seq=0
+# A check's results go to its own files (it may run in the background):
+# $res/NNN.out (what it prints) and $res/NNN.res (one ok or ko per run).
+ok() { echo ok >> "$res/$cur.res"; }
+ko() { echo ko >> "$res/$cur.res"; echo "FAIL: $*"; }
 
 command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 [ -x /usr/local/cuda/bin/nvcc ] && export PATH="$PATH:/usr/local/cuda/bin"
@@ -34,7 +39,7 @@ mkdir -p "$gbuild/bin" "$gbuild/progs"
 cp "$macc_src" "$gbuild/bin/macc"
 macc=$gbuild/bin/macc
 
-check_one() { # name, source, args...
+check_one() { # name, source, args... (output to $res/$cur.out)
     name=$1; src=$2; shift 2
     bin=$gbuild/progs/$name
     flags=$(sed -n '1s|^// MACC_FLAGS: ||p' "$src")
@@ -63,24 +68,48 @@ check_one() { # name, source, args...
     grep -E '^macc: (device|nvidia|host)' "$gbuild/progs/$name.all.log" | head -n 4
 }
 
-check_one nbody "$top/samples/nbody.c" 32768 4 2048
-check_one stream "$top/samples/stream.c" 33554432 10 4194304
-check_one matmul "$top/samples/matmul.c" 8 512
+# check NAME SOURCE ARGS...: check_one, in the background when GPU_CHECK_JOBS > 1
+check() {
+    seq=$((seq + 1))
+    cur=$(printf '%03d' "$seq")
+    : > "$res/$cur.res"
+    if [ "$jobs_max" -gt 1 ]; then
+        while [ "$(jobs -p | wc -l)" -ge "$jobs_max" ]; do
+            sleep 0.2
+        done
+        (check_one "$@" > "$res/$cur.out" 2>&1) &
+    else
+        check_one "$@" > "$res/$cur.out" 2>&1
+        cat "$res/$cur.out"
+    fi
+}
+
+check nbody "$top/samples/nbody.c" 32768 4 2048
+check stream "$top/samples/stream.c" 33554432 10 4194304
+check matmul "$top/samples/matmul.c" 8 512
 # managed memory (--managed) and the same data directives with explicit copies
-MFLAGS=--managed check_one managed_struct "$top/samples/managed_struct.c" 4096 512 256
-check_one jacobi "$top/samples/jacobi.c" 1024 100
-MFLAGS=--managed check_one jacobi_managed "$top/samples/jacobi.c" 1024 100
-check_one alloc_loop "$top/samples/alloc_loop.c" 1048576 50
-MFLAGS=--managed check_one alloc_loop_managed "$top/samples/alloc_loop.c" 1048576 50
-MFLAGS=--managed check_one stream_managed "$top/samples/stream.c" 33554432 10 4194304
+MFLAGS=--managed check managed_struct "$top/samples/managed_struct.c" 4096 512 256
+check jacobi "$top/samples/jacobi.c" 1024 100
+MFLAGS=--managed check jacobi_managed "$top/samples/jacobi.c" 1024 100
+check alloc_loop "$top/samples/alloc_loop.c" 1048576 50
+MFLAGS=--managed check alloc_loop_managed "$top/samples/alloc_loop.c" 1048576 50
+MFLAGS=--managed check stream_managed "$top/samples/stream.c" 33554432 10 4194304
 # placement of managed data (--managed in their first line; MACC_PLACEMENT=otm by default)
-check_one bfs "$top/samples/bfs.c" 1048576 8 8
-check_one srad "$top/samples/srad.c" 1024 1024 5
+check bfs "$top/samples/bfs.c" 1048576 8 8
+check srad "$top/samples/srad.c" 1024 1024 5
 for src in "$top"/tests/e2e/*.c; do
-    check_one "$(basename "$src" .c)" "$src"
+    check "$(basename "$src" .c)" "$src"
 done
+wait
+if [ "$jobs_max" -gt 1 ]; then
+    for f in "$res"/*.out; do
+        cat "$f"
+    done
+fi
 # the CUDA plugin's other copy paths: the driver's pageable copies, and every
 # section page-locked (the default stages up to 4 MiB and registers past it)
+seq=$((seq + 1))
+cur=$(printf '%03d' "$seq")
 for v in "MACC_CUDA_STAGE=0" "MACC_CUDA_PIN_MIN=65536"; do
     log=$gbuild/progs/copy_paths.$v.log
     if env "$v" MACC_DEVICES=nvidia MACC_TARGET_OFFLOAD=mandatory timeout 120 "$gbuild/progs/copy_paths" > "$log" 2>&1; then
@@ -91,5 +120,8 @@ for v in "MACC_CUDA_STAGE=0" "MACC_CUDA_PIN_MIN=65536"; do
         ko "copy_paths ($v)"
     fi
 done
+pass=$(cat "$res"/*.res | grep -c '^ok')
+fail=$(cat "$res"/*.res | grep -c '^ko')
+rm -rf "$res"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
