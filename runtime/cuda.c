@@ -119,6 +119,8 @@ struct cuda__gpu {
 
 static int cuda__nstreams = CUDA__DEFAULT_STREAMS;
 static void cuda__enable_peers(cuda__gpu *g);
+static int cuda__staging(void);
+static int cuda__stage_make(cuda__stage *st);
 static __thread cuda__helper *cuda__self;   /* the helper this thread is, if any */
 static __thread int cuda__last_alloc_error; /* see cuda__alloc_error */
 
@@ -186,6 +188,8 @@ static void *cuda__helper_main(void *arg)
     cuda__self = h;
     h->set_err = cudaSetDevice(g->ordinal);
     cuda__clear();
+    if (h->set_err == cudaSuccess && cuda__staging())
+        (void)cuda__stage_make(&h->stage);
 
     pthread_mutex_lock(&g->lock);
     for (;;) {
@@ -556,23 +560,20 @@ static void cuda__host_unpin(maccrt_device *d, const void *p, size_t bytes)
 
 static int cuda__stage_on = -1;
 
-/* The calling thread's staging buffer for g (made at its first use, g
- * current), or NULL: pageable copies then. */
-static cuda__stage *cuda__stage_get(cuda__gpu *g, const cuda__call *c)
+static int cuda__staging(void)
 {
     if (cuda__stage_on < 0) {
         const char *v = getenv("MACC_CUDA_STAGE");
         cuda__stage_on = !(v && !strcmp(v, "0"));
     }
-    if (!cuda__stage_on)
-        return NULL;
-    cuda__stage *st = NULL;
-    if (cuda__self && cuda__self->gpu == g)
-        st = &cuda__self->stage;
-    else if (c->locked)
-        st = &g->data_stage;
-    if (!st || st->failed)
-        return NULL;
+    return cuda__stage_on;
+}
+
+/* Makes st's buffer and events (its GPU current); 0 when it cannot. */
+static int cuda__stage_make(cuda__stage *st)
+{
+    if (st->failed)
+        return 0;
     if (!st->buf) {
         void *p = NULL;
         if (cudaHostAlloc(&p, 2 * (size_t)CUDA__STAGE_CHUNK, cudaHostAllocPortable) != cudaSuccess ||
@@ -584,7 +585,24 @@ static cuda__stage *cuda__stage_get(cuda__gpu *g, const cuda__call *c)
         }
         st->buf = p;
     }
-    return st;
+    return 1;
+}
+
+/* The calling thread's staging buffer for g (a helper's is made when the
+ * helper starts: made at its first copy, the 16 helpers of two GPUs took
+ * 10-20 ms of cudaHostAlloc, one after the other, inside the program's
+ * first step; the data stream's at its first use), or NULL: pageable
+ * copies then. */
+static cuda__stage *cuda__stage_get(cuda__gpu *g, const cuda__call *c)
+{
+    if (!cuda__staging())
+        return NULL;
+    cuda__stage *st = NULL;
+    if (cuda__self && cuda__self->gpu == g)
+        st = &cuda__self->stage;
+    else if (c->locked)
+        st = &g->data_stage;
+    return st && cuda__stage_make(st) ? st : NULL;
 }
 
 /* Waits for an event: polled first, as cuda__wait polls a stream. */
@@ -752,7 +770,8 @@ static cuda__gpu *cuda__started[MACCRT_MAX_DEVICES];
 
 static void cuda__enable_peers(cuda__gpu *g)
 {
-    if (g->ordinal >= MACCRT_MAX_DEVICES)
+    const char *no = getenv("MACC_NO_PEER"); /* copies through the host: no peer mappings either */
+    if (g->ordinal >= MACCRT_MAX_DEVICES || (no && strcmp(no, "0") != 0))
         return;
     for (int o = 0; o < MACCRT_MAX_DEVICES; o++) {
         cuda__gpu *h = cuda__started[o];

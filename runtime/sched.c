@@ -225,8 +225,12 @@ void maccrt_sched_dispatch(void)
                 so_mask = rt->policy->shut_out(t, t->cand);
             }
             maccrt_mask open = t->cand & ~so_mask;
-            if (so_mask && (fit & ~so_mask) == 0 && open && !(open & (open - 1))) {
-                /* its one open candidate is busy: it waits for it */
+            if (so_mask && (fit & ~so_mask) == 0 && open) {
+                /* its open candidates are all busy: it waits for them (the
+                 * first one's backlog counts it; with two GPUs open and a
+                 * shut-out host free, the policy was asked for every task
+                 * of the walk: matmul on the host and two H200s 0.31 of the
+                 * GPUs alone) */
                 int w = __builtin_ctzll(open);
                 backlog[w]++;
                 reserved |= open;
