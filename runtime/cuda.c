@@ -581,7 +581,7 @@ static int cuda__stage_make(cuda__stage *st)
             cudaEventCreateWithFlags(&st->ev[1], cudaEventDisableTiming) != cudaSuccess) {
             cuda__clear();
             st->failed = 1; /* (a partial buffer stays: at most one per helper) */
-            return NULL;
+            return 0;
         }
         st->buf = p;
     }
