@@ -1166,33 +1166,39 @@ Test(rt, separate_memory_translation_and_copies)
     memset(&dev, 0, sizeof dev);
     dev.plugin = &fake_plugin;
     snprintf(dev.name, sizeof dev.name, "fake:0");
-    maccrt_ptable_init(&dev);
     int a[100];
     for (int i = 0; i < 100; i++)
         a[i] = i;
     int *base = a;
     /* map(tofrom: base[10:50]): the variable `base` lies outside the section. */
     MACC_Map m = {"a", base, a + 10, 50 * sizeof(int), MACC_MAP_TOFROM};
-    int took;
-    int *dp = maccrt_map_acquire(&dev, &m, MACCRT_REF_DYNAMIC, 0, &took, &dloc);
-    cr_assert(took);
+    int *dp = maccrt_map_acquire(&dev, &m, MACCRT_REF_DYNAMIC, &dloc);
     cr_assert_neq(dp, a);
     cr_assert_eq(dp[10], 10, "devptr(base) = dev_start + (base - host_start)");
     cr_assert_eq(dp[59], 59);
     cr_assert_eq(atomic_load(&dev.bytes_h2d), 50 * sizeof(int));
-    /* A contained section with a pointer into the middle. */
-    MACC_Map inner = {"p", a + 20, a + 20, 5 * sizeof(int), MACC_MAP_TO};
-    int *dq = maccrt_map_acquire(&dev, &inner, MACCRT_REF_STRUCTURED, 1, &took, &dloc);
+    /* A task's contained section with a pointer into the middle: the entry itself. */
+    MACC_Map inner = {"p", a + 20, a + 20, 5 * sizeof(int), MACC_MAP_TOFROM};
+    int took;
+    void *h;
+    int *dq = maccrt_map_task_acquire(&dev, &inner, &took, &h, &dloc);
+    cr_assert_eq(took, MACCRT_TOOK_DIR);
     cr_assert_eq(dq, dp + 20);
     cr_assert_eq(atomic_load(&dev.bytes_h2d), 50 * sizeof(int), "present: no copy");
     dq[0] = -20;
-    maccrt_map_release(&dev, &inner, MACCRT_REF_STRUCTURED, 0, &dloc);
+    maccrt_map_task_release(&dev, &inner, took, h, &dloc);
     cr_assert_eq(a[20], 20, "no copy back while still mapped");
+    maccrt_dir_info info;
+    maccrt_dir_info_get(&dev, &info);
+    cr_assert_eq(info.held, 1);
+    cr_assert_eq(info.pinned, 1);
+    cr_assert_eq(info.held_dirty, 1, "the task's write is recorded");
+    cr_assert_eq(info.cached, 0);
     /* attach-style zero-length map translates a pointer into the section. */
     MACC_Map att = {"q", a + 30, a + 30, 0, MACC_MAP_ATTACH};
-    cr_assert_eq(maccrt_map_acquire(&dev, &att, MACCRT_REF_STRUCTURED, 1, &took, &dloc), dp + 30);
+    cr_assert_eq(maccrt_map_task_acquire(&dev, &att, &took, &h, &dloc), dp + 30);
     MACC_Map att2 = {"r", a + 90, a + 90, 0, MACC_MAP_ATTACH};
-    cr_assert_eq(maccrt_map_acquire(&dev, &att2, MACCRT_REF_STRUCTURED, 1, &took, &dloc), a + 90);
+    cr_assert_eq(maccrt_map_task_acquire(&dev, &att2, &took, &h, &dloc), a + 90);
     /* update from */
     dp[11] = -11;
     MACC_Map upd = {"a", a, a + 11, sizeof(int), MACC_MAP_FROM};
@@ -1203,75 +1209,98 @@ Test(rt, separate_memory_translation_and_copies)
     cr_assert_eq(a[20], -20);
     cr_assert(!maccrt_map_is_present(&dev, a + 10, 4));
     cr_assert_eq(atomic_load(&dev.bytes_d2h), sizeof(int) + 50 * sizeof(int));
-    /* A task map on a separate-memory device creates a temporary entry. */
-    MACC_Map tm = {"a", a, a, 4 * sizeof(int), MACC_MAP_TO};
-    dp = maccrt_map_acquire(&dev, &tm, MACCRT_REF_STRUCTURED, 1, &took, &dloc);
-    cr_assert(took);
-    cr_assert(maccrt_map_is_present(&dev, a, 4 * sizeof(int)));
-    maccrt_map_release(&dev, &tm, MACCRT_REF_STRUCTURED, 0, &dloc);
-    cr_assert(!maccrt_map_is_present(&dev, a, 1));
-    maccrt_ptable_fini(&dev);
+    maccrt_dir_info_get(&dev, &info);
+    cr_assert_eq(info.held + info.pinned + info.cached, 0, "the entry went with its last reference");
+    /* A task map of absent data on a separate-memory device: a cached copy,
+     * not present in the present table's sense, written back at a flush. */
+    MACC_Map tm = {"a", a, a, 4 * sizeof(int), MACC_MAP_TOFROM};
+    dp = maccrt_map_task_acquire(&dev, &tm, &took, &h, &dloc);
+    cr_assert_eq(took, MACCRT_TOOK_DIR);
+    cr_assert_eq(dp[3], 3);
+    cr_assert(!maccrt_map_is_present(&dev, a, 4 * sizeof(int)));
+    dp[3] = -3;
+    maccrt_map_task_release(&dev, &tm, took, h, &dloc);
+    cr_assert_eq(a[3], 3, "dirty on the device until a synchronisation point");
+    cr_assert_eq(maccrt_cache_entries(&dev, NULL), 1);
+    maccrt_cache_flush(&dev);
+    cr_assert_eq(a[3], -3);
+    cr_assert_eq(maccrt_cache_entries(&dev, NULL), 0);
+    maccrt_dir_device_fini(&dev);
 }
 
-/* A task map that overlaps another task's temporary entry without lying inside
- * it (concurrent halo reads) gets a private copy; a data construct's entry
- * (pinned) still makes it a "partially present" error. */
-Test(rt, separate_memory_private_copies_and_pins)
+/* Task maps that overlap a cached entry in use without lying inside it
+ * (concurrent halo reads) get an entry of their own, detached from the start;
+ * a data construct's entry is pinned, and one that lies inside a cached
+ * entry takes it over. */
+Test(rt, separate_memory_own_entries_and_pins)
 {
     maccrt_device dev;
     memset(&dev, 0, sizeof dev);
     dev.plugin = &fake_plugin;
     snprintf(dev.name, sizeof dev.name, "fake:0");
-    maccrt_ptable_init(&dev);
     int a[100];
     for (int i = 0; i < 100; i++)
         a[i] = i;
-    /* Task 1 maps a[0:60], task 2 a[40:60] (both temporary entries). */
+    /* Task 1 maps a[0:60], task 2 a[40:60] while task 1 runs. */
     MACC_Map m1 = {"a", a, a, 60 * sizeof(int), MACC_MAP_TOFROM};
     MACC_Map m2 = {"a", a, a + 40, 60 * sizeof(int), MACC_MAP_TOFROM};
     int took1, took2;
-    int *d1 = maccrt_map_acquire(&dev, &m1, MACCRT_REF_STRUCTURED, 1, &took1, &dloc);
-    int *d2 = maccrt_map_acquire(&dev, &m2, MACCRT_REF_STRUCTURED, 1, &took2, &dloc);
-    cr_assert_eq(took1, MACCRT_TOOK_REF);
-    cr_assert_eq(took2, MACCRT_TOOK_PRIVATE);
-    cr_assert_eq(d2[40], 40, "private copy indexed with the user's indices");
+    void *h1, *h2;
+    int *d1 = maccrt_map_task_acquire(&dev, &m1, &took1, &h1, &dloc);
+    int *d2 = maccrt_map_task_acquire(&dev, &m2, &took2, &h2, &dloc);
+    cr_assert_eq(took1, MACCRT_TOOK_DIR);
+    cr_assert_eq(took2, MACCRT_TOOK_DIR);
+    cr_assert_eq(d2[40], 40, "own entry indexed with the user's indices");
     cr_assert_eq(d2[99], 99);
     cr_assert_neq(&d2[50], &d1[50], "a copy of its own");
     cr_assert_eq(atomic_load(&dev.bytes_h2d), 120 * sizeof(int));
+    cr_assert_eq(maccrt_cache_entries(&dev, NULL), 1, "the own entry is in no tree");
     d2[70] = -70;
     d1[10] = -10;
-    maccrt_map_drop_private(&dev, &m2, d2, &dloc);
-    cr_assert_eq(a[70], -70, "private copy written back (from)");
-    cr_assert_eq(a[10], 10);
-    maccrt_map_release(&dev, &m1, MACCRT_REF_STRUCTURED, 0, &dloc);
-    cr_assert_eq(a[10], -10);
-    cr_assert_null(dev.ptable->tree.root);
-    cr_assert_eq(dev.ptable->pins.count, 0);
+    maccrt_map_task_release(&dev, &m2, took2, h2, &dloc);
+    cr_assert_eq(a[70], -70, "own entry written through (from)");
+    cr_assert_eq(maccrt_cache_entries(&dev, NULL), 0, "the stale overlapping copy went");
+    maccrt_map_task_release(&dev, &m1, took1, h1, &dloc);
+    cr_assert_eq(a[10], -10, "written through: its entry was detached meanwhile");
     /* A data construct pins its entry; a task section overlapping it
-     * partially is then an error (tested in a child below); one inside it
-     * reuses it and leaves the pin alone. */
+     * partially is then an error (tested with fake GPUs below); one inside
+     * it uses it and leaves the pin alone. */
     MACC_Map dm = {"a", a, a, 50 * sizeof(int), MACC_MAP_TOFROM};
-    maccrt_map_acquire(&dev, &dm, MACCRT_REF_STRUCTURED, 0, &took1, &dloc);
-    cr_assert_eq(dev.ptable->pins.count, 1);
+    int *dd = maccrt_map_acquire(&dev, &dm, MACCRT_REF_STRUCTURED, &dloc);
+    maccrt_dir_info info;
+    maccrt_dir_info_get(&dev, &info);
+    cr_assert_eq(info.pinned, 1);
     MACC_Map tin = {"a", a, a + 5, 5 * sizeof(int), MACC_MAP_TO};
-    maccrt_map_acquire(&dev, &tin, MACCRT_REF_STRUCTURED, 1, &took2, &dloc);
-    cr_assert_eq(took2, MACCRT_TOOK_REF);
-    maccrt_map_release(&dev, &tin, MACCRT_REF_STRUCTURED, 0, &dloc);
-    cr_assert_eq(dev.ptable->pins.count, 1);
+    cr_assert_eq(maccrt_map_task_acquire(&dev, &tin, &took2, &h2, &dloc), dd);
+    cr_assert_eq(took2, MACCRT_TOOK_DIR);
+    maccrt_map_task_release(&dev, &tin, took2, h2, &dloc);
+    maccrt_cache_flush(&dev);
+    maccrt_dir_info_get(&dev, &info);
+    cr_assert_eq(info.pinned, 1, "a flush leaves it");
     maccrt_map_release(&dev, &dm, MACCRT_REF_STRUCTURED, 0, &dloc);
-    cr_assert_eq(dev.ptable->pins.count, 0, "the pin goes with the entry");
-    /* A task's temporary entry taken over by a data construct becomes pinned. */
-    maccrt_map_acquire(&dev, &m1, MACCRT_REF_STRUCTURED, 1, &took1, &dloc);
-    cr_assert_eq(dev.ptable->pins.count, 0);
+    maccrt_dir_info_get(&dev, &info);
+    cr_assert_eq(info.pinned + info.held, 0, "the pin goes with the entry");
+    /* A task's cached entry taken over by a data construct becomes pinned;
+     * its dirty bytes go home first. */
+    d1 = maccrt_map_task_acquire(&dev, &m1, &took1, &h1, &dloc);
+    d1[2] = -2;
+    maccrt_map_task_release(&dev, &m1, took1, h1, &dloc);
+    cr_assert_eq(a[2], 2);
+    maccrt_dir_info_get(&dev, &info);
+    cr_assert_eq(info.cached_dirty, 1);
     MACC_Map enter = {"a", a, a + 1, sizeof(int), MACC_MAP_TO};
-    maccrt_map_acquire(&dev, &enter, MACCRT_REF_DYNAMIC, 0, &took2, &dloc);
-    cr_assert_eq(dev.ptable->pins.count, 1);
-    maccrt_map_release(&dev, &m1, MACCRT_REF_STRUCTURED, 0, &dloc);
-    cr_assert(maccrt_map_is_present(&dev, a, 60 * sizeof(int)), "the dynamic reference keeps it");
+    unsigned long long h2d = atomic_load(&dev.bytes_h2d);
+    maccrt_map_acquire(&dev, &enter, MACCRT_REF_DYNAMIC, &dloc);
+    cr_assert_eq(a[2], -2, "written back before it was taken over");
+    cr_assert_eq(atomic_load(&dev.bytes_h2d), h2d, "valid: no copy in");
+    maccrt_dir_info_get(&dev, &info);
+    cr_assert_eq(info.pinned, 1);
+    cr_assert_eq(info.cached, 0);
+    cr_assert(maccrt_map_is_present(&dev, a, 60 * sizeof(int)), "the whole entry");
     maccrt_map_release(&dev, &enter, MACCRT_REF_DYNAMIC, 0, &dloc);
-    cr_assert_null(dev.ptable->tree.root);
-    cr_assert_eq(dev.ptable->pins.count, 0);
-    maccrt_ptable_fini(&dev);
+    maccrt_dir_info_get(&dev, &info);
+    cr_assert_eq(info.held + info.pinned + info.cached, 0);
+    maccrt_dir_device_fini(&dev);
 }
 
 /* ---- a fake GPU in the CUDA plugin's slot ------------------------------------------------------
@@ -1591,7 +1620,9 @@ Test(gpu, sections_are_copied_alone_and_indexed_as_the_user_does)
     cr_assert_eq(h2d, (unsigned long long)gpu_tasks() * BS * sizeof(double), "only the sections");
     cr_assert_eq(d2h, h2d);
     cr_assert_eq(atomic_load(&fgpu_live_allocs), 0, "temporary entries freed");
-    cr_assert_null(maccrt_rt.devices[0]->ptable->tree.root);
+    maccrt_dir_info info;
+    maccrt_dir_info_get(maccrt_rt.devices[0], &info);
+    cr_assert_eq(info.held + info.cached, 0);
     /* Undeferred, on a GPU: the caller waits for the helper. */
     scale(&r_scale_gpu_only, x, 0, N, 0.5, 0, MACC_MAP_TOFROM, 0, MACC_DEVICE_NVIDIA);
     for (int i = 0; i < N; i++)
@@ -2878,7 +2909,9 @@ Test(gpu, declare_target_link_is_present_only_while_mapped)
     MACC_data_exit(&dloc, 1, &from, MACC_DEVICE_DEFAULT, 0, NULL, 0); /* absent: nothing */
     cr_assert_eq(l[3], 6.0);
     cr_assert_eq(atomic_load(&fgpu_live_allocs), 0);
-    cr_assert_not_null(maccrt_rt.devices[0]->ptable->tree.root, "the entry stays for the next map");
+    maccrt_dir_info info;
+    maccrt_dir_info_get(maccrt_rt.devices[0], &info);
+    cr_assert_eq(info.held, 1, "the entry stays for the next map");
 }
 
 /* map(present:) of a link variable that is not mapped: absent, an error. */
