@@ -2281,6 +2281,113 @@ Test(gpu, a_chain_on_one_gpu_keeps_its_copy)
     cr_assert_eq(y[5], 4.0);
 }
 
+/* A data construct's entry on nvidia:0 is the copy its tasks use, through the
+ * same directory lookup as a cached entry: no second allocation and no copy
+ * for the tasks; the taskwait's flush leaves it (with the tasks' writes in
+ * it) where it is; update from / to act on the dirtied entry; the end of the
+ * region writes it back and frees it. */
+Test(gpu, a_data_construct_entry_is_the_tasks_copy)
+{
+    enum { N = 4096, BS = 256 };
+    static double x[N];
+    for (int i = 0; i < N; i++)
+        x[i] = i;
+    MACC_Map m = {"x", x, x, sizeof x, MACC_MAP_TOFROM};
+    MACC_data_begin(&dloc, 1, &m, 0);
+    cr_assert_eq(h2d_of(0), sizeof x);
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 1);
+    for (int k = 0; k < N / BS; k++)
+        scale(&r_scale_gpu_only, x, k * BS, BS, 2.0, 0, MACC_MAP_TOFROM, MACC_NOWAIT, 0);
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&ran_gpu[0]), N / BS);
+    cr_assert_eq(h2d_of(0), sizeof x, "the tasks copied nothing in");
+    cr_assert_eq(d2h_of(0), 0, "nor out, nor did the taskwait");
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 1, "one device copy");
+    maccrt_dir_info info;
+    maccrt_dir_info_get(maccrt_rt.devices[0], &info);
+    cr_assert_eq(info.held, 1, "the flush left the entry");
+    cr_assert_eq(info.pinned, 1);
+    cr_assert_eq(info.held_dirty, 1, "with the tasks' writes");
+    cr_assert_eq(info.cached, 0, "and no cached copy beside it");
+    cr_assert_eq(x[7], 7.0, "the host copy is not touched inside the region");
+    /* update from a section the tasks wrote */
+    MACC_Map uf = {"x", x, x + 100, 10 * sizeof(double), MACC_MAP_FROM};
+    MACC_data_update(&dloc, 1, &uf, 0, 0, NULL, 0);
+    cr_assert_eq(x[100], 200.0);
+    cr_assert_eq(x[109], 218.0);
+    cr_assert_eq(x[110], 110.0, "only the section");
+    cr_assert_eq(d2h_of(0), 10 * sizeof(double));
+    /* update to over bytes a task wrote: the host's value wins */
+    x[200] = -1.0;
+    MACC_Map ut = {"x", x, x + 200, sizeof(double), MACC_MAP_TO};
+    MACC_data_update(&dloc, 1, &ut, 0, 0, NULL, 0);
+    scale(&r_scale_gpu_only, x, 200, 2, 3.0, 0, MACC_MAP_TOFROM, 0, 0);
+    cr_assert_eq(x[200], -1.0, "not copied back inside the region");
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 1);
+    MACC_data_end(&dloc, 1, &m, 0);
+    cr_assert_eq(x[200], -3.0);
+    cr_assert_eq(x[201], 1206.0);
+    cr_assert_eq(x[7], 14.0);
+    cr_assert_eq(d2h_of(0), 10 * sizeof(double) + sizeof x);
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 0, "freed with its last reference");
+    maccrt_dir_info_get(maccrt_rt.devices[0], &info);
+    cr_assert_eq(info.held + info.cached, 0);
+    cr_assert_eq(atomic_load(&env_errors), 0);
+}
+
+/* The last reference of an enter data goes: copied back with `from` (the
+ * tasks' writes with it) and freed; without `from` (release) dropped. A task
+ * still running then keeps its copy until it ends. */
+Test(gpu, the_last_reference_writes_back_and_frees)
+{
+    enum { N = 1024 };
+    static double x[N];
+    for (int i = 0; i < N; i++)
+        x[i] = 1.0;
+    MACC_Map to = {"x", x, x, sizeof x, MACC_MAP_TO};
+    MACC_Map from = {"x", x, x, sizeof x, MACC_MAP_FROM};
+    MACC_Map rel = {"x", x, x, sizeof x, MACC_MAP_ALLOC};
+    MACC_data_enter(&dloc, 1, &to, 1, 0, NULL, 0);
+    MACC_data_enter(&dloc, 1, &to, 1, 0, NULL, 0);
+    scale(&r_scale_gpu_only, x, 0, N, 5.0, 0, MACC_MAP_TOFROM, MACC_NOWAIT, MACC_DEVICE_ANY);
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&ran_gpu[1]), 1, "on the GPU that holds x");
+    MACC_data_exit(&dloc, 1, &from, 1, 0, NULL, 0);
+    cr_assert_eq(x[3], 1.0, "one reference left: nothing copied");
+    cr_assert(MACC_is_present(x, sizeof x, 1));
+    MACC_data_exit(&dloc, 1, &from, 1, 0, NULL, 0);
+    cr_assert_eq(x[3], 5.0, "the last one copies back");
+    cr_assert(!MACC_is_present(x, sizeof x, 1));
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 0);
+    /* release: the device's bytes are dropped */
+    MACC_data_enter(&dloc, 1, &to, 1, 0, NULL, 0);
+    scale(&r_scale_gpu_only, x, 0, N, 2.0, 0, MACC_MAP_TOFROM, 0, 1);
+    MACC_data_exit(&dloc, 1, &rel, 1, 0, NULL, 0);
+    cr_assert_eq(x[3], 5.0);
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 0);
+    /* exit data while a task inside still runs: the task's copy lives until
+     * it ends, and its write goes through to the host */
+    MACC_data_enter(&dloc, 1, &to, 1, 0, NULL, 0);
+    scale(&r_scale_gpu_only, x, 0, N, 3.0, 100, MACC_MAP_TOFROM, MACC_NOWAIT, 1);
+    sleep_ms(30);
+    MACC_data_exit(&dloc, 1, &rel, 1, 0, NULL, 0);
+    cr_assert(!MACC_is_present(x, sizeof x, 1));
+    MACC_taskwait(NULL);
+    cr_assert_eq(x[3], 15.0);
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 0);
+    cr_assert_eq(atomic_load(&env_errors), 0);
+}
+
+/* A task map that overlaps a data construct's entry without lying inside it
+ * is "partially present". */
+Test(gpu, a_task_map_partially_in_a_data_region_fails, .exit_code = 1)
+{
+    static double x[100];
+    MACC_Map m = {"x", x, x, 50 * sizeof(double), MACC_MAP_TOFROM};
+    MACC_data_begin(&dloc, 1, &m, 0);
+    scale(&r_scale_gpu_only, x, 40, 20, 2.0, 0, MACC_MAP_TOFROM, 0, 0);
+}
+
 /* Two GPUs fill their copies at once: the directory holds no lock across a
  * copy (each copy takes 40 ms; one lock would keep one in flight). */
 Test(gpu, copies_of_two_gpus_run_at_once)
