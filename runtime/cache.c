@@ -757,12 +757,8 @@ static maccrt_dentry *cache__lookup(maccrt_device *d, uintptr_t a, uintptr_t b, 
         maccrt_dentry *e = (maccrt_dentry *)r;
         if (!e->held)
             continue;
-        if (e->excl) {
-            *busy = 1;
-            return e;
-        }
-        if (!(r->start <= a && b <= r->end))
-            *partial = 1;
+        *busy = e->excl;
+        *partial = !(r->start <= a && b <= r->end);
         return e;
     }
     return NULL;
