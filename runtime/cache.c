@@ -1,9 +1,37 @@
-/* cache.c: the coherence directory for the data of tasks' own maps.
+/* cache.c: the data directory: every device copy of every host section.
  *
- * A task's map on a device with its own memory (a GPU) that no data construct
- * made present goes through a per-device software cache instead of being
- * copied in and out for every task: each GPU keeps a range tree of cached
- * host sections (maccrt_centry) with a device copy. An entry is
+ * Each device has one range tree of directory entries (maccrt_dentry): a
+ * host section [start, end) and its device copy. The tree holds two kinds of
+ * entries, told apart by `held`:
+ *
+ *   held     the present table of OpenMP / OpenACC: entries made by data
+ *            constructs (data regions, enter data; OpenACC 2.7 / OpenMP 5
+ *            structured and dynamic reference counts), declare target
+ *            variables' permanent entries (perm) and omp_target_associate_ptr
+ *            associations (assoc). On a device with its own memory (a GPU)
+ *            the device copy is authoritative while the entry lives (as
+ *            OpenMP says: the host copy changes only by `update from` and by
+ *            the exit that copies back): such an entry is never merged,
+ *            invalidated, written back or detached by task traffic or by a
+ *            flush; tasks on that GPU whose maps lie inside it use it with no
+ *            copy (the affinity rule sends them there), and their writes are
+ *            recorded as its dirty ranges until an update or the exit copies
+ *            them home or drops them. Entries made by data constructs are
+ *            also `pinned` (the affinity rule). On the host (a shared-memory
+ *            device) the tree holds only held entries, as bookkeeping:
+ *            allocation and copies are identities.
+ *   cached   a GPU's coherent copy of a section that tasks' own maps brought
+ *            (the coherence directory): valid or not, with dirty ranges; its
+ *            bytes follow the MSI rules below, and a flush drops it.
+ *
+ * A map that lies inside a held entry uses it; the variable's device address
+ * is the entry's device start plus the variable's offset from the entry's
+ * host start (a base pointer outside the section translates too). A data
+ * construct's map that overlaps a held entry without lying inside it is
+ * "partially present", an error as in libgomp and NVHPC; cached entries in
+ * its way are written back and dropped, or taken over when one contains it.
+ *
+ * The coherence of cached entries. An entry is
  *   valid    its bytes hold the current value of the section (filled from the
  *            host or from another GPU's valid copy, or wholly written by a
  *            task on this device);
@@ -12,32 +40,26 @@
  *   detached out of the tree (invalid); freed when no running task uses it
  *            and no copy reads it.
  * The current value of a byte is the dirty copy of the one device that holds
- * it dirty, else the host's; a valid entry's clean bytes equal that value
- * (a copy from a GPU whose bytes were dirty there is clean on the receiving
- * GPU: the source stays the one that writes them back). So the directory is
- * distributed: the state of a byte is found by asking every device's tree.
- *
- * The rules (S is a task map's section [a, b) on device d):
+ * it dirty in a cached entry, else the host's; a valid cached entry's clean
+ * bytes equal that value. The rules (S is a task map's section [a, b) on d):
  *   - before a GPU task reads S (to): d's entry containing S is used, or made
- *     (exactly S) and filled: from another GPU's valid entry that contains it
- *     (a device-to-device copy that never touches the host), else from the
- *     host after the other devices wrote back their dirty bytes in S; a valid
- *     entry is used without a copy, so data read by many tasks (N-body's x,
- *     y, z) is copied once per device;
- *   - after a GPU task writes S (from): other devices' entries overlapping S
- *     write back their dirty bytes outside S and are detached (invalidated);
- *     d's entry records S as dirty (no copy) unless it was detached meanwhile,
- *     in which case S is written through to the host;
+ *     (exactly S) and filled: from another GPU's valid cached entry that
+ *     contains it (device to device, never through the host), else from the
+ *     host after the other devices wrote back their dirty bytes in S;
+ *   - after a GPU task writes S (from): other devices' cached entries
+ *     overlapping S write back their dirty bytes outside S and are detached;
+ *     d's entry records S as dirty (no copy) unless it was detached
+ *     meanwhile, in which case S is written through to the host;
  *   - host tasks read and write the host copy: before, dirty bytes in S come
- *     back from every GPU; after a write, GPU entries overlapping S are
+ *     back from every GPU; after a write, cached entries overlapping S are
  *     detached as above;
- *   - a section that overlaps entries of d without lying in one merges them
- *     into one entry (their union) when no running task uses them; otherwise
- *     the task gets a private copy (host-current in, written through out);
+ *   - a section that overlaps cached entries of d without lying in one merges
+ *     them into one entry (their union) when no running task uses them;
+ *     otherwise the task gets an entry of its own that is detached from the
+ *     start (host-current in, written through out);
  *   - synchronisation points (taskwait, the end of an undeferred region, data
  *     directives, program exit: maccrt_cache_flush) write every dirty range
- *     back and detach every entry: the program may then read the host copy
- *     and write it without telling the runtime, as OpenMP allows.
+ *     of cached entries back and detach them; held entries stay.
  *
  * Concurrency. One lock (cache__lock) guards the trees and the entries'
  * fields, and is never held across a copy or an allocation. An operation
@@ -47,18 +69,18 @@
  * entry, which nobody else's plan contains), drops the lock, copies, takes
  * the lock back to apply the plan's effects (dirty ranges removed only once
  * their bytes are home, entries detached) and gives the claims back. A claim
- * is exclusive (the entry is filled, merged away, invalidated or flushed:
- * tasks wanting it wait, the in-flight state), a write-back (its dirty bytes
- * are on their way home: one write-back at a time, so that two readers of
- * the host copy never write the same bytes twice; its own tasks keep using
- * it) or shared (the source of a device-to-device copy). Copies of unrelated sections and of different GPUs thus run at
- * once, each on the stream of the thread that makes it (a GPU's helper uses
- * its own stream). Taken without present-table locks; maccrt_rt.lock may be
- * held when it is taken (the scheduler's residency estimate), never taken
- * under it.
+ * is exclusive (the entry is filled, merged away, invalidated, flushed,
+ * updated or copied back at its exit: tasks and data constructs wanting it
+ * wait, the in-flight state), a write-back (its dirty bytes are on their way
+ * home: one write-back at a time; its own tasks keep using it) or shared (the
+ * source of a device-to-device copy). Copies of unrelated sections and of
+ * different GPUs thus run at once, each on the stream of the thread that
+ * makes it. maccrt_rt.lock may be held when cache__lock is taken (the
+ * scheduler's residency estimate and affinity rule), never taken under it.
  */
 #include "internal.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,32 +88,56 @@ typedef struct cache__ival {
     uintptr_t a, b;
 } cache__ival;
 
-typedef struct maccrt_centry {
+typedef struct maccrt_dentry {
     maccrt_rnode node; /* first member: host range [start, end) */
     maccrt_device *dev;
     void *dev_start; /* NULL until its allocation is made (the entry is claimed meanwhile) */
     const char *name;
+    /* the present table's side (held entries) */
+    int held;   /* a present-table entry: never dropped by task traffic or a flush */
+    long sref;  /* structured reference count */
+    long dref;  /* dynamic reference count */
+    int perm;   /* MACCRT_PERM_*: a declare target variable's device copy (never freed) */
+    int assoc;  /* omp_target_associate_ptr: the program's memory, infinite count */
+    int pinned; /* made present by a data construct on a GPU: the affinity rule */
+    int hpin;   /* its host range was given to plugin->host_pin */
+    /* the coherence side */
     int users;    /* running tasks using it */
     int valid;    /* holds the section's current value (with its dirty ranges) */
     int detached; /* out of the tree; freed when users, excl and shared reach 0 */
     int excl;     /* claimed exclusively: a copy into it or its removal is in flight */
     int wb;       /* claimed for a write-back of its dirty bytes (one at a time) */
     int shared;   /* claims as the source of a device-to-device copy in flight */
+    int ndcounted; /* counted in cache__ndirty */
     cache__ival *dirty;
     int ndirty, capdirty;
-} maccrt_centry;
+} maccrt_dentry;
 
 static pthread_mutex_t cache__lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cache__cv = PTHREAD_COND_INITIALIZER; /* a claim was given back */
-static atomic_long cache__nentries; /* entries in trees, all devices (fast path for the host) */
-static atomic_long cache__ndirty;   /* entries with dirty ranges, all devices */
+static atomic_long cache__ncached; /* cached (not held) entries in trees, all devices */
+static atomic_long cache__ndirty;  /* cached entries with dirty ranges, all devices */
+static atomic_long cache__npinned; /* pinned entries, all devices (the affinity rule's fast path) */
+
+static int cache__has_memory(const maccrt_device *d)
+{
+    return d && !(d->plugin->caps & MACCRT_CAP_SHARED_MEM);
+}
+
+/* Is e present in OpenMP's sense (a declare target link variable only while mapped)? */
+static int cache__present(const maccrt_dentry *e)
+{
+    return e->held && (e->assoc || e->perm == MACCRT_PERM_TO || e->sref > 0 || e->dref > 0);
+}
 
 /* ---- dirty ranges ------------------------------------------------------------------------ */
 
-static void cache__dirty_add(maccrt_centry *e, uintptr_t a, uintptr_t b)
+static void cache__dirty_add(maccrt_dentry *e, uintptr_t a, uintptr_t b)
 {
-    if (e->ndirty == 0)
+    if (!e->held && !e->ndcounted) {
+        e->ndcounted = 1;
         atomic_fetch_add(&cache__ndirty, 1);
+    }
     /* merge every range that touches [a, b), keep the list sorted */
     int i = 0, w = 0;
     cache__ival *v = e->dirty;
@@ -118,34 +164,36 @@ static void cache__dirty_add(maccrt_centry *e, uintptr_t a, uintptr_t b)
 }
 
 /* Removes [a, b) from e's dirty ranges (no copy). */
-static void cache__dirty_drop(maccrt_centry *e, uintptr_t a, uintptr_t b)
+static void cache__dirty_drop(maccrt_dentry *e, uintptr_t a, uintptr_t b)
 {
-    if (e->ndirty == 0 || a >= b)
-        return;
-    cache__ival *out = maccrt_xmalloc(((size_t)e->ndirty + 1) * sizeof *out);
-    int n = 0;
-    for (int i = 0; i < e->ndirty; i++) {
-        cache__ival r = e->dirty[i];
-        uintptr_t lo = r.a > a ? r.a : a, hi = r.b < b ? r.b : b;
-        if (lo >= hi) {
-            out[n++] = r;
-            continue;
+    if (e->ndirty > 0 && a < b) {
+        cache__ival *out = maccrt_xmalloc(((size_t)e->ndirty + 1) * sizeof *out);
+        int n = 0;
+        for (int i = 0; i < e->ndirty; i++) {
+            cache__ival r = e->dirty[i];
+            uintptr_t lo = r.a > a ? r.a : a, hi = r.b < b ? r.b : b;
+            if (lo >= hi) {
+                out[n++] = r;
+                continue;
+            }
+            if (r.a < lo)
+                out[n++] = (cache__ival){r.a, lo};
+            if (hi < r.b)
+                out[n++] = (cache__ival){hi, r.b};
         }
-        if (r.a < lo)
-            out[n++] = (cache__ival){r.a, lo};
-        if (hi < r.b)
-            out[n++] = (cache__ival){hi, r.b};
+        free(e->dirty);
+        e->dirty = out;
+        e->capdirty = e->ndirty + 1;
+        e->ndirty = n;
     }
-    free(e->dirty);
-    e->dirty = out;
-    e->capdirty = e->ndirty + 1;
-    e->ndirty = n;
-    if (n == 0)
+    if (e->ndirty == 0 && e->ndcounted) {
+        e->ndcounted = 0;
         atomic_fetch_sub(&cache__ndirty, 1);
+    }
 }
 
 /* Dirty bytes of e in [a, b). */
-static size_t cache__dirty_bytes(const maccrt_centry *e, uintptr_t a, uintptr_t b)
+static size_t cache__dirty_bytes(const maccrt_dentry *e, uintptr_t a, uintptr_t b)
 {
     size_t n = 0;
     for (int i = 0; i < e->ndirty; i++) {
@@ -159,42 +207,66 @@ static size_t cache__dirty_bytes(const maccrt_centry *e, uintptr_t a, uintptr_t 
 
 /* ---- entries ------------------------------------------------------------------------------ */
 
-static void cache__free(maccrt_centry *e)
+static void cache__free(maccrt_dentry *e)
 {
-    if (e->ndirty)
+    if (e->ndcounted)
         atomic_fetch_sub(&cache__ndirty, 1);
-    if (e->dev_start && e->dev->plugin->host_unpin)
+    if (e->hpin && e->dev->plugin->host_unpin)
         e->dev->plugin->host_unpin(e->dev, (void *)e->node.start, e->node.end - e->node.start);
-    if (e->dev_start)
+    /* a declare target variable's copy and an association's memory are not the runtime's */
+    if (e->dev_start && !e->perm && !e->assoc && cache__has_memory(e->dev))
         e->dev->plugin->free(e->dev, e->dev_start);
     free(e->dirty);
     free(e);
 }
 
-static void cache__maybe_free(maccrt_centry *e)
+static void cache__maybe_free(maccrt_dentry *e)
 {
     if (e->detached && e->users == 0 && !e->excl && !e->wb && e->shared == 0)
         cache__free(e);
 }
 
+static void cache__unpin(maccrt_dentry *e)
+{
+    if (e->pinned) {
+        e->pinned = 0;
+        atomic_fetch_sub(&cache__npinned, 1);
+    }
+}
+
 /* Takes e out of its tree (invalid from now on); frees it when unused. */
-static void cache__detach(maccrt_centry *e)
+static void cache__detach(maccrt_dentry *e)
 {
     if (e->detached)
         return;
-    maccrt_rtree_remove(&e->dev->ctree, &e->node);
-    atomic_fetch_sub(&cache__nentries, 1);
+    maccrt_rtree_remove(&e->dev->dtree, &e->node);
+    if (e->held)
+        atomic_fetch_sub(&e->dev->dheld, 1);
+    else
+        atomic_fetch_sub(&cache__ncached, 1);
+    cache__unpin(e);
     e->detached = 1;
+    e->valid = 0;
     cache__maybe_free(e);
 }
 
-static int cache__has_memory(const maccrt_device *d)
+/* A cached entry becomes a held one (a data construct took it over; its
+ * dirty bytes went home first). */
+static void cache__hold(maccrt_dentry *e)
 {
-    return d && !(d->plugin->caps & MACCRT_CAP_SHARED_MEM);
+    if (e->held)
+        return;
+    e->held = 1;
+    atomic_fetch_sub(&cache__ncached, 1);
+    atomic_fetch_add(&e->dev->dheld, 1);
+    if (e->ndcounted) {
+        e->ndcounted = 0;
+        atomic_fetch_sub(&cache__ndirty, 1);
+    }
 }
 
-/* The devices with caches: every GPU of the runtime, and `also` (a device
- * outside the runtime's table, in tests) when it has its own memory. */
+/* The devices with coherent copies: every GPU of the runtime, and `also` (a
+ * device outside the runtime's table, in tests) when it has its own memory. */
 static int cache__devices(maccrt_device *also, maccrt_device **out)
 {
     int n = 0;
@@ -214,14 +286,14 @@ static int cache__devices(maccrt_device *also, maccrt_device **out)
 /* ---- plans: copies made without the lock -------------------------------------------------- */
 
 enum {
-    CACHE__WB,   /* e's dirty bytes [a, b) to the host */
+    CACHE__WB,   /* e's bytes [a, b) to the host */
     CACHE__FILL, /* the host's [a, b) into e */
     CACHE__PEER  /* src's [a, b) into e, device to device */
 };
 
 typedef struct cache__job {
     int op;
-    maccrt_centry *e, *src;
+    maccrt_dentry *e, *src;
     uintptr_t a, b;
 } cache__job;
 
@@ -233,7 +305,7 @@ enum { CACHE__SHARED = 0, CACHE__WBACK = 1, CACHE__EXCL = 2 };
 typedef struct cache__plan {
     cache__job *job;
     int njob, capjob;
-    maccrt_centry **cl; /* claimed entries */
+    maccrt_dentry **cl; /* claimed entries */
     unsigned char *clx; /* their claim modes */
     int ncl, capcl;
     int blocked; /* an entry it needs is claimed by another thread */
@@ -252,7 +324,7 @@ static void cache__plan_free(cache__plan *p)
     memset(p, 0, sizeof *p);
 }
 
-static void cache__plan_job(cache__plan *p, int op, maccrt_centry *e, maccrt_centry *src,
+static void cache__plan_job(cache__plan *p, int op, maccrt_dentry *e, maccrt_dentry *src,
                             uintptr_t a, uintptr_t b)
 {
     if (p->njob == p->capjob) {
@@ -262,14 +334,14 @@ static void cache__plan_job(cache__plan *p, int op, maccrt_centry *e, maccrt_cen
     p->job[p->njob++] = (cache__job){op, e, src, a, b};
 }
 
-static int cache__claim_blocked(const maccrt_centry *e, int mode)
+static int cache__claim_blocked(const maccrt_dentry *e, int mode)
 {
     return e->excl || (mode >= CACHE__WBACK && e->wb) || (mode == CACHE__EXCL && e->shared);
 }
 
 /* The plan needs e in claim mode `mode` (CACHE__*); blocked when another
  * thread's claim is in the way. */
-static void cache__plan_claim(cache__plan *p, maccrt_centry *e, int mode)
+static void cache__plan_claim(cache__plan *p, maccrt_dentry *e, int mode)
 {
     for (int i = 0; i < p->ncl; i++)
         if (p->cl[i] == e) {
@@ -290,7 +362,7 @@ static void cache__plan_claim(cache__plan *p, maccrt_centry *e, int mode)
 
 /* Write-back jobs for e's dirty bytes in [a, b) (e claimed for the
  * write-back, or exclusively). */
-static void cache__plan_wb(cache__plan *p, maccrt_centry *e, uintptr_t a, uintptr_t b, int excl)
+static void cache__plan_wb(cache__plan *p, maccrt_dentry *e, uintptr_t a, uintptr_t b, int excl)
 {
     int any = 0;
     for (int i = 0; i < e->ndirty; i++) {
@@ -332,7 +404,7 @@ static void cache__plan_run(cache__plan *p, const MACC_SrcLoc *loc)
     pthread_mutex_unlock(&cache__lock);
     for (int i = 0; i < p->njob; i++) {
         cache__job *j = &p->job[i];
-        maccrt_centry *e = j->e;
+        maccrt_dentry *e = j->e;
         void *dev = (char *)e->dev_start + (j->a - e->node.start);
         switch (j->op) {
         case CACHE__WB:
@@ -364,7 +436,7 @@ static void cache__plan_written_back(cache__plan *p)
 static void cache__plan_release(cache__plan *p, int detach)
 {
     for (int i = 0; i < p->ncl; i++) {
-        maccrt_centry *e = p->cl[i];
+        maccrt_dentry *e = p->cl[i];
         if (p->clx[i] == CACHE__EXCL)
             e->excl = 0;
         else if (p->clx[i] == CACHE__WBACK)
@@ -383,10 +455,31 @@ static void cache__plan_release(cache__plan *p, int detach)
     p->ncl = 0;
 }
 
+/* One copy between the host and held entry e ([a, b), to_dev: into e) with
+ * e claimed exclusively (the caller saw no claim on it); the lock is dropped
+ * during the copy. */
+static void cache__copy_held(maccrt_dentry *e, int to_dev, uintptr_t a, uintptr_t b,
+                             const char *name, const MACC_SrcLoc *loc)
+{
+    if (!cache__has_memory(e->dev) || a >= b)
+        return; /* the host: the copy is the variable */
+    e->excl = 1;
+    pthread_mutex_unlock(&cache__lock);
+    void *dev = maccrt_translate(e->dev_start, e->node.start, (void *)a);
+    if (to_dev)
+        maccrt_copy(e->dev, 1, dev, (void *)a, b - a, name ? name : e->name, loc);
+    else
+        maccrt_copy(e->dev, 0, (void *)a, dev, b - a, name ? name : e->name, loc);
+    pthread_mutex_lock(&cache__lock);
+    e->excl = 0;
+    cache__dirty_drop(e, a, b); /* home (from), or superseded by the host's bytes (to) */
+    pthread_cond_broadcast(&cache__cv);
+}
+
 /* ---- the coherence operations (cache__lock held; dropped during copies) ------------------ */
 
 /* Makes the host copy of [a, b) current: every device except `except`
- * writes back its dirty bytes there. */
+ * writes back the dirty bytes of its cached entries there. */
 static void cache__host_current(maccrt_device *except, maccrt_device *also, uintptr_t a,
                                 uintptr_t b, const MACC_SrcLoc *loc)
 {
@@ -399,9 +492,10 @@ static void cache__host_current(maccrt_device *except, maccrt_device *also, uint
         for (int i = 0; i < n; i++) {
             if (devs[i] == except)
                 continue;
-            for (maccrt_rnode *r = maccrt_rtree_first_overlap(&devs[i]->ctree, a, b);
-                 r && r->start < b; r = maccrt_rtree_next(&devs[i]->ctree, r))
-                cache__plan_wb(&p, (maccrt_centry *)r, a, b, 0);
+            for (maccrt_rnode *r = maccrt_rtree_first_overlap(&devs[i]->dtree, a, b);
+                 r && r->start < b; r = maccrt_rtree_next(&devs[i]->dtree, r))
+                if (!((maccrt_dentry *)r)->held)
+                    cache__plan_wb(&p, (maccrt_dentry *)r, a, b, 0);
         }
         if (p.blocked) {
             cache__plan_wait(&p);
@@ -416,24 +510,27 @@ static void cache__host_current(maccrt_device *except, maccrt_device *also, uint
     cache__plan_free(&p);
 }
 
-/* [a, b) was written on `writer` (NULL: the host): every other copy that
- * overlaps it is stale. Entries of the other devices write back their dirty
- * bytes outside [a, b) (those inside are superseded) and are detached. */
+/* [a, b) was written on `writer` (NULL: the host): every other cached copy
+ * that overlaps it is stale. Cached entries of the other devices write back
+ * their dirty bytes outside [a, b) (those inside are superseded) and are
+ * detached. Held entries are the present table's: they keep their bytes. */
 static void cache__invalidate(maccrt_device *writer, maccrt_device *also, uintptr_t a, uintptr_t b,
                               const MACC_SrcLoc *loc)
 {
     cache__plan p = {0};
     for (;;) {
-        if (atomic_load(&cache__nentries) == 0)
+        if (atomic_load(&cache__ncached) == 0)
             break;
         maccrt_device *devs[MACCRT_MAX_DEVICES + 1];
         int n = cache__devices(also, devs);
         for (int i = 0; i < n; i++) {
             if (devs[i] == writer)
                 continue;
-            for (maccrt_rnode *r = maccrt_rtree_first_overlap(&devs[i]->ctree, a, b);
-                 r && r->start < b; r = maccrt_rtree_next(&devs[i]->ctree, r)) {
-                maccrt_centry *e = (maccrt_centry *)r;
+            for (maccrt_rnode *r = maccrt_rtree_first_overlap(&devs[i]->dtree, a, b);
+                 r && r->start < b; r = maccrt_rtree_next(&devs[i]->dtree, r)) {
+                maccrt_dentry *e = (maccrt_dentry *)r;
+                if (e->held)
+                    continue;
                 cache__plan_wb(&p, e, e->node.start, a, 1);
                 cache__plan_wb(&p, e, b, e->node.end, 1);
             }
@@ -450,26 +547,49 @@ static void cache__invalidate(maccrt_device *writer, maccrt_device *also, uintpt
     cache__plan_free(&p);
 }
 
-/* A new entry for [a, b) on d, in the tree and claimed exclusively by the
- * caller; its device memory is allocated without the lock. */
-static maccrt_centry *cache__new(maccrt_device *d, uintptr_t a, uintptr_t b, const char *name,
-                                 const MACC_SrcLoc *loc)
+/* A new entry for [a, b) on d, claimed exclusively by the caller; in the
+ * tree unless `detached` (a task's entry of its own). Held entries are
+ * counted as such (the caller sets their reference counts). Its device
+ * memory is allocated without the lock. */
+static maccrt_dentry *cache__new(maccrt_device *d, uintptr_t a, uintptr_t b, const char *name,
+                                 int held, int detached, const MACC_SrcLoc *loc)
 {
-    maccrt_centry *e = maccrt_xcalloc(1, sizeof *e);
+    maccrt_dentry *e = maccrt_xcalloc(1, sizeof *e);
     e->node.start = a;
     e->node.end = b;
     e->dev = d;
     e->name = name;
+    e->held = held;
     e->excl = 1;
-    maccrt_rtree_insert(&d->ctree, &e->node);
-    atomic_fetch_add(&cache__nentries, 1);
+    if (detached) {
+        e->detached = 1;
+    } else {
+        maccrt_rtree_insert(&d->dtree, &e->node);
+        if (held)
+            atomic_fetch_add(&d->dheld, 1);
+        else
+            atomic_fetch_add(&cache__ncached, 1);
+    }
+    if (!cache__has_memory(d)) {
+        e->dev_start = (void *)a; /* the host: the copy is the variable */
+        return e;
+    }
     pthread_mutex_unlock(&cache__lock);
     void *p = maccrt_device_alloc(d, (void *)a, b - a, name, NULL, loc);
     if (d->plugin->host_pin)
         d->plugin->host_pin(d, (void *)a, b - a); /* pinned-speed copies while it lives */
     pthread_mutex_lock(&cache__lock);
+    e->hpin = d->plugin->host_pin != NULL;
     e->dev_start = p;
     return e;
+}
+
+/* Gives back the exclusive claim of a new entry. */
+static void cache__unclaim(maccrt_dentry *e)
+{
+    e->excl = 0;
+    pthread_cond_broadcast(&cache__cv);
+    cache__maybe_free(e);
 }
 
 /* Is a device-to-device copy possible from `from` to `to`? */
@@ -482,9 +602,11 @@ static int cache__peer_ok(const maccrt_device *to, const maccrt_device *from)
 }
 
 /* Plans the fill of e (claimed exclusively by the caller, or `claim_e`: to
- * be claimed with the rest): from another GPU's valid entry that contains
- * it, else from the host after every dirty copy of its bytes went home. */
-static void cache__plan_fill(cache__plan *p, maccrt_centry *e, int claim_e)
+ * be claimed with the rest): from another GPU's valid cached entry that
+ * contains it, else from the host after every dirty copy of its bytes went
+ * home. Held entries of other devices are neither sources nor written back
+ * (their bytes are their data constructs'). */
+static void cache__plan_fill(cache__plan *p, maccrt_dentry *e, int claim_e)
 {
     uintptr_t a = e->node.start, b = e->node.end;
     if (claim_e)
@@ -495,9 +617,9 @@ static void cache__plan_fill(cache__plan *p, maccrt_centry *e, int claim_e)
         for (int i = 0; i < n; i++) {
             if (devs[i] == e->dev || !cache__peer_ok(e->dev, devs[i]))
                 continue;
-            maccrt_rnode *r = maccrt_rtree_first_overlap(&devs[i]->ctree, a, b);
-            maccrt_centry *g = (maccrt_centry *)r;
-            if (g && g->valid && g->dev_start && r->start <= a && b <= r->end) {
+            maccrt_rnode *r = maccrt_rtree_first_overlap(&devs[i]->dtree, a, b);
+            maccrt_dentry *g = (maccrt_dentry *)r;
+            if (g && !g->held && g->valid && g->dev_start && r->start <= a && b <= r->end) {
                 cache__plan_claim(p, g, CACHE__SHARED);
                 cache__plan_job(p, CACHE__PEER, e, g, a, b);
                 return;
@@ -511,18 +633,20 @@ static void cache__plan_fill(cache__plan *p, maccrt_centry *e, int claim_e)
     for (int i = 0; i < n; i++) {
         if (devs[i] == e->dev)
             continue;
-        for (maccrt_rnode *r = maccrt_rtree_first_overlap(&devs[i]->ctree, a, b); r && r->start < b;
-             r = maccrt_rtree_next(&devs[i]->ctree, r))
-            cache__plan_wb(p, (maccrt_centry *)r, a, b, 0);
+        for (maccrt_rnode *r = maccrt_rtree_first_overlap(&devs[i]->dtree, a, b); r && r->start < b;
+             r = maccrt_rtree_next(&devs[i]->dtree, r))
+            if (!((maccrt_dentry *)r)->held)
+                cache__plan_wb(p, (maccrt_dentry *)r, a, b, 0);
     }
     cache__plan_job(p, CACHE__FILL, e, NULL, a, b);
 }
 
-/* Fills e, a new entry claimed by the caller; gives the claim back. */
-static void cache__fill_new(maccrt_centry *e, int fill, const MACC_SrcLoc *loc)
+/* Fills e, a new entry claimed by the caller (when `fill`); gives the claim
+ * back. */
+static void cache__fill_new(maccrt_dentry *e, int fill, const MACC_SrcLoc *loc)
 {
     cache__plan p = {0};
-    while (fill) {
+    while (fill && cache__has_memory(e->dev)) {
         cache__plan_fill(&p, e, 0);
         if (p.blocked) {
             cache__plan_wait(&p);
@@ -536,25 +660,579 @@ static void cache__fill_new(maccrt_centry *e, int fill, const MACC_SrcLoc *loc)
         break;
     }
     cache__plan_free(&p);
-    e->excl = 0;
-    pthread_cond_broadcast(&cache__cv);
+    cache__unclaim(e);
 }
 
-/* ---- tasks on a device with its own memory ---------------------------------------------- */
+/* Cached entries of d overlapping [a, b) write back their dirty bytes and
+ * leave the tree (a held entry is to be made there). Returns 0 when there
+ * were none, else 1 after the lock was dropped (the caller looks again). */
+static int cache__evict(maccrt_device *d, uintptr_t a, uintptr_t b, const MACC_SrcLoc *loc)
+{
+    cache__plan p = {0};
+    int any = 0;
+    for (maccrt_rnode *r = maccrt_rtree_first_overlap(&d->dtree, a, b); r && r->start < b;
+         r = maccrt_rtree_next(&d->dtree, r)) {
+        maccrt_dentry *e = (maccrt_dentry *)r;
+        if (!e->held) {
+            cache__plan_wb(&p, e, e->node.start, e->node.end, 1);
+            any = 1;
+        }
+    }
+    if (any) {
+        if (p.blocked) {
+            cache__plan_wait(&p);
+        } else {
+            cache__plan_commit(&p);
+            cache__plan_run(&p, loc);
+            cache__plan_release(&p, 1);
+        }
+    }
+    cache__plan_free(&p);
+    return any;
+}
 
-void *maccrt_cache_acquire(maccrt_device *d, const MACC_Map *m, void **handle,
+/* A cached entry e of d that contains a data construct's section becomes
+ * held: its dirty bytes go home, and it is filled when it is not valid and
+ * the map copies in. Returns 0 when done, 1 after a wait (look again). */
+static int cache__take_over(maccrt_dentry *e, int to, const MACC_SrcLoc *loc)
+{
+    cache__plan p = {0};
+    if (!e->valid && to)
+        cache__plan_fill(&p, e, 1);
+    else
+        cache__plan_wb(&p, e, e->node.start, e->node.end, 1);
+    if (p.blocked) {
+        cache__plan_wait(&p);
+        cache__plan_free(&p);
+        return 1;
+    }
+    cache__plan_commit(&p);
+    cache__plan_run(&p, loc);
+    cache__plan_written_back(&p);
+    cache__plan_release(&p, 0);
+    cache__plan_free(&p);
+    if (e->detached)
+        return 1; /* cannot happen while claimed, but look again if it did */
+    cache__hold(e);
+    e->valid = 1;
+    return 0;
+}
+
+/* ---- the present table: lookups and errors ------------------------------------------------ */
+
+static const char *cache__name(const MACC_Map *m)
+{
+    return m->name ? m->name : "(unnamed)";
+}
+
+static void cache__not_present(maccrt_device *d, const MACC_Map *m, const MACC_SrcLoc *loc)
+{
+    pthread_mutex_unlock(&cache__lock);
+    maccrt_fatal(loc, "'%s' is not present on device %s", cache__name(m), d->name);
+}
+
+static void cache__partial(maccrt_device *d, const MACC_Map *m, const maccrt_dentry *e,
                            const MACC_SrcLoc *loc)
+{
+    size_t have = (size_t)(e->node.end - e->node.start);
+    void *at = (void *)e->node.start;
+    pthread_mutex_unlock(&cache__lock);
+    maccrt_fatal(loc,
+                 "'%s' is partially present on device %s (mapped: %zu bytes at %p, "
+                 "requested: %zu bytes at %p)",
+                 cache__name(m), d->name, have, at, m->bytes, m->start);
+}
+
+/* The held entry of d that contains [a, b), or NULL; *partial set when a
+ * held entry overlaps without containing (then it is returned). *busy set
+ * when an entry in the way is claimed exclusively (a copy into it or its
+ * removal is in flight: wait and look again). */
+static maccrt_dentry *cache__lookup(maccrt_device *d, uintptr_t a, uintptr_t b, int *partial,
+                                    int *busy)
+{
+    *partial = 0;
+    *busy = 0;
+    for (maccrt_rnode *r = maccrt_rtree_first_overlap(&d->dtree, a, b); r && r->start < b;
+         r = maccrt_rtree_next(&d->dtree, r)) {
+        maccrt_dentry *e = (maccrt_dentry *)r;
+        if (!e->held)
+            continue;
+        *busy = e->excl;
+        *partial = !(r->start <= a && b <= r->end);
+        return e;
+    }
+    return NULL;
+}
+
+/* The entry of d that contains address p (held, or cached when `cached`),
+ * present and not claimed exclusively; NULL if none. */
+static maccrt_dentry *cache__find(maccrt_device *d, uintptr_t p, int cached)
+{
+    maccrt_dentry *e = (maccrt_dentry *)maccrt_rtree_find(&d->dtree, p);
+    if (!e || !e->dev_start || (e->held ? !cache__present(e) : !cached))
+        return NULL;
+    return e;
+}
+
+/* ---- the present table: data constructs, and the host's tasks ----------------------------- */
+
+/* A reference of kind ref on m's section of d: a data construct (task 0;
+ * pins on a GPU), or a task's map that holds a present entry (a host task's,
+ * or a GPU task's map of a declare target variable or an association).
+ * *took: MACCRT_TOOK_REF when a reference was taken (maccrt_map_release
+ * gives it back). */
+static void *cache__acquire_ref(maccrt_device *d, const MACC_Map *m, int ref, int task, int *took,
+                                const MACC_SrcLoc *loc)
+{
+    int kind = m->kind;
+    int shared = !cache__has_memory(d);
+    *took = MACCRT_TOOK_NONE;
+    if (kind & MACC_MAP_DEVICEPTR)
+        return m->base;
+    /* A task on the host with nothing held there: nothing to find, nothing
+     * to make (the task path's common case, without the lock). */
+    if (task && shared && !(kind & MACC_MAP_PRESENT) && atomic_load(&d->dheld) == 0)
+        return m->base;
+
+    if (m->bytes == 0 || (kind & MACC_MAP_ATTACH)) {
+        /* Zero-length section or attach: translate the pointer when it points
+         * into a present section, else pass it as it is. */
+        const void *p = m->bytes ? m->start : m->base;
+        pthread_mutex_lock(&cache__lock);
+        maccrt_dentry *e = cache__find(d, (uintptr_t)p, 0);
+        void *r = e ? maccrt_translate(e->dev_start, e->node.start, m->base) : m->base;
+        if (!e && (kind & MACC_MAP_PRESENT))
+            cache__not_present(d, m, loc);
+        pthread_mutex_unlock(&cache__lock);
+        return r;
+    }
+
+    if (!shared && maccrt_managed_owns(m->start, m->bytes)) {
+        /* Managed memory: present on every device at the same address. The
+         * data clause is a hint: copy-in and update-to prefetch to d. */
+        if (kind & MACC_MAP_TO) /* a data construct forces it; a task's map only once */
+            maccrt_managed_prefetch(d, m->start, m->bytes, 0, !task);
+        return m->base;
+    }
+
+    uintptr_t a, b;
+    maccrt_section(m, &a, &b);
+    pthread_mutex_lock(&cache__lock);
+    for (;;) {
+        int partial, busy;
+        maccrt_dentry *e = cache__lookup(d, a, b, &partial, &busy);
+        if (busy) {
+            pthread_cond_wait(&cache__cv, &cache__lock);
+            continue;
+        }
+        if (partial) {
+            if (task && shared && !(kind & MACC_MAP_PRESENT)) {
+                /* tasks on the host may map overlapping sections at once */
+                pthread_mutex_unlock(&cache__lock);
+                return m->base;
+            }
+            if (kind & MACC_MAP_PRESENT)
+                cache__not_present(d, m, loc);
+            cache__partial(d, m, e, loc);
+        }
+        if (e && e->perm == MACCRT_PERM_TO) {
+            /* a declare target variable: always present, never counted */
+            if ((kind & MACC_MAP_ALWAYS) && (kind & MACC_MAP_TO))
+                cache__copy_held(e, 1, a, b, m->name, loc);
+            if ((kind & MACC_MAP_ALWAYS) && (kind & MACC_MAP_FROM))
+                *took = MACCRT_TOOK_REF; /* a task's release copies back (no count to give back) */
+            void *r = maccrt_translate(e->dev_start, e->node.start, m->base);
+            pthread_mutex_unlock(&cache__lock);
+            return r;
+        }
+        if (e && !cache__present(e) && (kind & (MACC_MAP_PRESENT | MACC_MAP_NOCREATE))) {
+            /* a declare target link variable that is not mapped: absent */
+            if (kind & MACC_MAP_PRESENT)
+                cache__not_present(d, m, loc);
+            pthread_mutex_unlock(&cache__lock);
+            return m->base;
+        }
+        if (e) {
+            /* a link variable mapped afresh: its device copy is filled as a new entry's */
+            int fresh = e->perm == MACCRT_PERM_LINK && !e->sref && !e->dref;
+            if ((fresh || (kind & MACC_MAP_ALWAYS)) && (kind & MACC_MAP_TO))
+                cache__copy_held(e, 1, a, b, m->name, loc);
+            if (ref == MACCRT_REF_STRUCTURED)
+                e->sref++;
+            else
+                e->dref++;
+            if (!task && !shared && !e->pinned) {
+                e->pinned = 1;
+                atomic_fetch_add(&cache__npinned, 1);
+            }
+            *took = MACCRT_TOOK_REF;
+            void *r = maccrt_translate(e->dev_start, e->node.start, m->base);
+            pthread_mutex_unlock(&cache__lock);
+            return r;
+        }
+        if (kind & MACC_MAP_PRESENT)
+            cache__not_present(d, m, loc);
+        if ((kind & MACC_MAP_NOCREATE) || (task && shared)) {
+            pthread_mutex_unlock(&cache__lock);
+            return m->base;
+        }
+        if (!shared) {
+            /* cached copies in the way: one that contains the section is taken
+             * over, others go (their dirty bytes home first) */
+            maccrt_rnode *r = maccrt_rtree_first_overlap(&d->dtree, a, b);
+            if (r && r->start <= a && b <= r->end) {
+                if (cache__take_over((maccrt_dentry *)r, (kind & MACC_MAP_TO) != 0, loc))
+                    continue;
+                e = (maccrt_dentry *)r;
+                if (ref == MACCRT_REF_STRUCTURED)
+                    e->sref = 1;
+                else
+                    e->dref = 1;
+                if (!task) {
+                    e->pinned = 1;
+                    atomic_fetch_add(&cache__npinned, 1);
+                }
+                *took = MACCRT_TOOK_REF;
+                void *out = maccrt_translate(e->dev_start, e->node.start, m->base);
+                pthread_mutex_unlock(&cache__lock);
+                return out;
+            }
+            if (cache__evict(d, a, b, loc))
+                continue;
+        }
+        e = cache__new(d, a, b, m->name, 1, 0, loc);
+        if (ref == MACCRT_REF_STRUCTURED)
+            e->sref = 1;
+        else
+            e->dref = 1;
+        if (!task && !shared) {
+            e->pinned = 1;
+            atomic_fetch_add(&cache__npinned, 1);
+        }
+        e->valid = 1; /* the device copy is the data construct's */
+        if (shared) {
+            e->excl = 0;
+        } else {
+            /* from the host (or another GPU's current copy) after every dirty
+             * copy of its bytes went home */
+            cache__fill_new(e, (kind & MACC_MAP_TO) != 0, loc);
+            e->valid = 1;
+        }
+        *took = MACCRT_TOOK_REF;
+        void *out = maccrt_translate(e->dev_start, e->node.start, m->base);
+        pthread_mutex_unlock(&cache__lock);
+        return out;
+    }
+}
+
+void *maccrt_map_acquire(maccrt_device *d, const MACC_Map *m, int ref, const MACC_SrcLoc *loc)
+{
+    int took;
+    return cache__acquire_ref(d, m, ref, 0, &took, loc);
+}
+
+void maccrt_map_release(maccrt_device *d, const MACC_Map *m, int ref, int del,
+                        const MACC_SrcLoc *loc)
+{
+    int kind = m->kind;
+    int shared = !cache__has_memory(d);
+    if ((kind & (MACC_MAP_DEVICEPTR | MACC_MAP_ATTACH)) || m->bytes == 0)
+        return;
+    if (!shared && maccrt_managed_owns(m->start, m->bytes)) {
+        /* managed: copy-out prefetches back to the host, the rest is free */
+        if (kind & MACC_MAP_FROM)
+            maccrt_managed_prefetch(d, m->start, m->bytes, 1, 1);
+        return;
+    }
+    uintptr_t a, b;
+    maccrt_section(m, &a, &b);
+    pthread_mutex_lock(&cache__lock);
+    maccrt_dentry *e;
+    for (;;) {
+        int partial, busy;
+        e = cache__lookup(d, a, b, &partial, &busy);
+        if (busy || (e && cache__claim_blocked(e, CACHE__EXCL))) {
+            pthread_cond_wait(&cache__cv, &cache__lock);
+            continue;
+        }
+        if (!e || partial || !cache__present(e)) {
+            /* Not mapped (exit data of absent data is allowed): nothing to do. */
+            pthread_mutex_unlock(&cache__lock);
+            return;
+        }
+        break;
+    }
+    if (e->perm == MACCRT_PERM_TO) {
+        if ((kind & MACC_MAP_FROM) && (kind & MACC_MAP_ALWAYS))
+            cache__copy_held(e, 0, a, b, m->name, loc);
+        pthread_mutex_unlock(&cache__lock);
+        return;
+    }
+    long sref = e->sref, dref = e->dref;
+    if (ref == MACCRT_REF_STRUCTURED) {
+        if (sref > 0)
+            sref--;
+    } else if (del) {
+        dref = 0;
+    } else if (dref > 0) {
+        dref--;
+    }
+    int last = sref == 0 && dref == 0 && !e->assoc;
+    /* the copy back with e claimed (nobody changes its counts meanwhile) */
+    if ((kind & MACC_MAP_FROM) && (last || (kind & MACC_MAP_ALWAYS)))
+        cache__copy_held(e, 0, a, b, m->name, loc);
+    e->sref = sref;
+    e->dref = dref;
+    if (last) {
+        /* the device copy's bytes are dropped: copied home above, or not wanted */
+        cache__dirty_drop(e, e->node.start, e->node.end);
+        cache__unpin(e);
+        if (e->perm == MACCRT_PERM_NONE)
+            cache__detach(e); /* freed now, or by the last task using it */
+        /* a link variable's copy stays where it is, absent */
+    }
+    pthread_mutex_unlock(&cache__lock);
+}
+
+void maccrt_map_update(maccrt_device *d, const MACC_Map *m, const MACC_SrcLoc *loc)
+{
+    if (m->bytes == 0 || (m->kind & MACC_MAP_DEVICEPTR))
+        return;
+    if (cache__has_memory(d) && maccrt_managed_owns(m->start, m->bytes)) {
+        maccrt_managed_prefetch(d, m->start, m->bytes, (m->kind & MACC_MAP_FROM) != 0, 1);
+        return;
+    }
+    uintptr_t a, b;
+    maccrt_section(m, &a, &b);
+    pthread_mutex_lock(&cache__lock);
+    for (;;) {
+        int partial, busy;
+        maccrt_dentry *e = cache__lookup(d, a, b, &partial, &busy);
+        if (busy || (e && cache__claim_blocked(e, CACHE__EXCL))) {
+            pthread_cond_wait(&cache__cv, &cache__lock);
+            continue;
+        }
+        if (!e || partial || !cache__present(e)) {
+            /* OpenMP: an update of absent data does nothing; acc update without
+             * if_present passes MACC_MAP_PRESENT to make it an error. */
+            if (m->kind & MACC_MAP_PRESENT)
+                cache__not_present(d, m, loc);
+            break;
+        }
+        /* the section's dirty bytes (tasks' writes) leave the list: home
+         * (from), or overwritten by the host's (to) */
+        if (m->kind & MACC_MAP_TO)
+            cache__copy_held(e, 1, a, b, m->name, loc);
+        if (m->kind & MACC_MAP_FROM)
+            cache__copy_held(e, 0, a, b, m->name, loc);
+        break;
+    }
+    pthread_mutex_unlock(&cache__lock);
+}
+
+int maccrt_map_is_present(maccrt_device *d, const void *p, size_t bytes)
+{
+    if (cache__has_memory(d) && maccrt_managed_owns(p, bytes))
+        return 1;
+    pthread_mutex_lock(&cache__lock);
+    int r;
+    if (bytes == 0) {
+        maccrt_dentry *e = (maccrt_dentry *)maccrt_rtree_find(&d->dtree, (uintptr_t)p);
+        r = e && cache__present(e);
+    } else {
+        MACC_Map m = {.start = (void *)p, .bytes = bytes};
+        uintptr_t a, b;
+        int partial, busy;
+        maccrt_section(&m, &a, &b);
+        maccrt_dentry *e = cache__lookup(d, a, b, &partial, &busy);
+        r = e && !partial && cache__present(e);
+    }
+    pthread_mutex_unlock(&cache__lock);
+    return r;
+}
+
+void maccrt_map_counts(maccrt_device *d, const void *p, long *sref, long *dref)
+{
+    pthread_mutex_lock(&cache__lock);
+    maccrt_dentry *e = (maccrt_dentry *)maccrt_rtree_find(&d->dtree, (uintptr_t)p);
+    int held = e && e->held;
+    *sref = held ? e->sref : -1;
+    *dref = held ? e->dref : -1;
+    pthread_mutex_unlock(&cache__lock);
+}
+
+int maccrt_ptable_add_var(maccrt_device *d, void *host, size_t bytes, void *dev, int perm,
+                          const char *name)
+{
+    MACC_Map m = {.start = host, .bytes = bytes};
+    uintptr_t a, b;
+    maccrt_section(&m, &a, &b);
+    int r = 0;
+    pthread_mutex_lock(&cache__lock);
+    for (;;) {
+        int partial, busy;
+        maccrt_dentry *e = cache__lookup(d, a, b, &partial, &busy);
+        if (busy) {
+            pthread_cond_wait(&cache__cv, &cache__lock);
+            continue;
+        }
+        if (e) {
+            r = e->perm != MACCRT_PERM_NONE && e->node.start == a && e->node.end == b ? 1 : -1;
+            break;
+        }
+        if (cache__evict(d, a, b, NULL))
+            continue;
+        e = maccrt_xcalloc(1, sizeof *e);
+        e->node.start = a;
+        e->node.end = b;
+        e->dev = d;
+        e->dev_start = dev;
+        e->name = name;
+        e->perm = perm;
+        e->held = 1;
+        e->valid = 1;
+        maccrt_rtree_insert(&d->dtree, &e->node);
+        atomic_fetch_add(&d->dheld, 1);
+        break;
+    }
+    pthread_mutex_unlock(&cache__lock);
+    return r;
+}
+
+void *maccrt_map_device_ptr(maccrt_device *d, const void *p)
+{
+    if (cache__has_memory(d) && maccrt_managed_owns(p, 1))
+        return (void *)p;
+    pthread_mutex_lock(&cache__lock);
+    maccrt_dentry *e = cache__find(d, (uintptr_t)p, 0);
+    void *r = e ? maccrt_translate(e->dev_start, e->node.start, p) : NULL;
+    pthread_mutex_unlock(&cache__lock);
+    return r;
+}
+
+int maccrt_map_associate(maccrt_device *d, const void *host, void *dev, size_t bytes)
+{
+    if (!host || !dev || !bytes)
+        return EINVAL;
+    MACC_Map m = {.start = (void *)host, .bytes = bytes};
+    uintptr_t a, b;
+    maccrt_section(&m, &a, &b);
+    pthread_mutex_lock(&cache__lock);
+    for (;;) {
+        int partial, busy;
+        maccrt_dentry *e = cache__lookup(d, a, b, &partial, &busy);
+        if (busy) {
+            pthread_cond_wait(&cache__cv, &cache__lock);
+            continue;
+        }
+        if (e) {
+            /* the same association again is fine; anything else is not */
+            int same = !partial && e->assoc && e->node.start == a && e->node.end == b &&
+                       e->dev_start == dev;
+            pthread_mutex_unlock(&cache__lock);
+            return same ? 0 : EINVAL;
+        }
+        if (cache__has_memory(d) && cache__evict(d, a, b, NULL))
+            continue;
+        break;
+    }
+    maccrt_dentry *e = maccrt_xcalloc(1, sizeof *e);
+    e->node.start = a;
+    e->node.end = b;
+    e->dev = d;
+    e->dev_start = dev;
+    e->name = "(associated)";
+    e->assoc = 1;
+    e->held = 1;
+    e->valid = 1;
+    maccrt_rtree_insert(&d->dtree, &e->node);
+    atomic_fetch_add(&d->dheld, 1);
+    if (cache__has_memory(d)) { /* tasks using it run on d (the affinity rule) */
+        e->pinned = 1;
+        atomic_fetch_add(&cache__npinned, 1);
+    }
+    pthread_mutex_unlock(&cache__lock);
+    return 0;
+}
+
+int maccrt_map_disassociate(maccrt_device *d, const void *host)
+{
+    pthread_mutex_lock(&cache__lock);
+    maccrt_dentry *e;
+    for (;;) {
+        e = (maccrt_dentry *)maccrt_rtree_find(&d->dtree, (uintptr_t)host);
+        if (e && e->held && cache__claim_blocked(e, CACHE__EXCL)) {
+            pthread_cond_wait(&cache__cv, &cache__lock);
+            continue;
+        }
+        break;
+    }
+    if (!e || !e->assoc || e->node.start != (uintptr_t)host) {
+        pthread_mutex_unlock(&cache__lock);
+        return EINVAL;
+    }
+    cache__dirty_drop(e, e->node.start, e->node.end);
+    cache__detach(e);
+    pthread_mutex_unlock(&cache__lock);
+    return 0;
+}
+
+maccrt_mask maccrt_dir_affinity(const maccrt_task *t)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    maccrt_mask aff = 0;
+    if (atomic_load(&cache__npinned) == 0)
+        return 0;
+    pthread_mutex_lock(&cache__lock);
+    for (int di = 0; di < rt->ndevices; di++) {
+        maccrt_device *d = rt->devices[di];
+        if (!cache__has_memory(d) || atomic_load(&d->dheld) == 0)
+            continue;
+        for (int i = 0; i < t->nmaps && !(aff & MACCRT_BIT(di)); i++) {
+            const MACC_Map *m = &t->maps[i];
+            if (m->kind & MACC_MAP_DEVICEPTR)
+                continue;
+            uintptr_t a, b;
+            if (m->bytes == 0 || (m->kind & MACC_MAP_ATTACH)) {
+                a = (uintptr_t)(m->bytes ? m->start : m->base);
+                b = a + 1;
+            } else {
+                maccrt_section(m, &a, &b);
+            }
+            for (maccrt_rnode *r = a < b ? maccrt_rtree_first_overlap(&d->dtree, a, b) : NULL;
+                 r && r->start < b; r = maccrt_rtree_next(&d->dtree, r))
+                if (((maccrt_dentry *)r)->pinned) {
+                    aff |= MACCRT_BIT(di);
+                    break;
+                }
+        }
+    }
+    pthread_mutex_unlock(&cache__lock);
+    return aff;
+}
+
+/* ---- tasks' maps ------------------------------------------------------------------------ */
+
+/* A GPU task's map of a section with no held entry around it: the coherent
+ * copy of cached entries. NULL when a held entry appeared in the way while
+ * it waited (the caller looks again). */
+static void *cache__acquire_cached(maccrt_device *d, const MACC_Map *m, void **handle,
+                                   const MACC_SrcLoc *loc)
 {
     uintptr_t a, b;
     maccrt_section(m, &a, &b);
     int to = (m->kind & MACC_MAP_TO) != 0;
     cache__plan p = {0};
-    maccrt_centry *e = NULL;
-    pthread_mutex_lock(&cache__lock);
+    maccrt_dentry *e = NULL;
     for (;;) {
-        maccrt_rnode *r = maccrt_rtree_first_overlap(&d->ctree, a, b);
+        int partial, held_busy;
+        if (cache__lookup(d, a, b, &partial, &held_busy)) {
+            cache__plan_free(&p);
+            return NULL;
+        }
+        maccrt_rnode *r = maccrt_rtree_first_overlap(&d->dtree, a, b);
         if (r && r->start <= a && b <= r->end) {
-            e = (maccrt_centry *)r;
+            e = (maccrt_dentry *)r;
             if (e->excl) {
                 cache__plan_wait(&p);
                 continue;
@@ -576,15 +1254,15 @@ void *maccrt_cache_acquire(maccrt_device *d, const MACC_Map *m, void **handle,
             break;
         }
         if (!r) {
-            e = cache__new(d, a, b, m->name, loc);
+            e = cache__new(d, a, b, m->name, 0, 0, loc);
             cache__fill_new(e, to, loc);
             break;
         }
         /* Overlaps entries of d without lying in one: merge them when idle. */
         uintptr_t ua = a, ub = b;
         int busy = 0;
-        for (maccrt_rnode *n = r; n && n->start < b; n = maccrt_rtree_next(&d->ctree, n)) {
-            maccrt_centry *o = (maccrt_centry *)n;
+        for (maccrt_rnode *n = r; n && n->start < b; n = maccrt_rtree_next(&d->dtree, n)) {
+            maccrt_dentry *o = (maccrt_dentry *)n;
             busy |= o->users > 0 || o->excl || o->wb || o->shared;
             if (n->start < ua)
                 ua = n->start;
@@ -592,63 +1270,153 @@ void *maccrt_cache_acquire(maccrt_device *d, const MACC_Map *m, void **handle,
                 ub = n->end;
         }
         if (busy) {
-            /* A private copy, as without a cache. */
+            /* An entry of its own, detached from the start: filled from the
+             * current host copy, written through at the end. */
             cache__host_current(NULL, d, a, b, loc);
-            pthread_mutex_unlock(&cache__lock);
-            cache__plan_free(&p);
-            void *q = maccrt_device_alloc(d, (void *)a, b - a, m->name, NULL, loc);
-            if (to)
-                maccrt_copy(d, 1, q, (void *)a, b - a, m->name, loc);
-            *handle = NULL;
-            return maccrt_translate(q, a, m->base);
+            e = cache__new(d, a, b, m->name, 0, 1, loc);
+            if (to) {
+                pthread_mutex_unlock(&cache__lock);
+                maccrt_copy(d, 1, e->dev_start, (void *)a, b - a, m->name, loc);
+                pthread_mutex_lock(&cache__lock);
+            }
+            e->excl = 0;
+            pthread_cond_broadcast(&cache__cv);
+            break;
         }
-        for (maccrt_rnode *n = r; n && n->start < b; n = maccrt_rtree_next(&d->ctree, n)) {
-            maccrt_centry *o = (maccrt_centry *)n;
+        for (maccrt_rnode *n = r; n && n->start < b; n = maccrt_rtree_next(&d->dtree, n)) {
+            maccrt_dentry *o = (maccrt_dentry *)n;
             cache__plan_wb(&p, o, o->node.start, o->node.end, 1);
         }
         cache__plan_commit(&p);
         cache__plan_run(&p, loc);
         cache__plan_release(&p, 1);
-        e = cache__new(d, ua, ub, m->name, loc);
+        e = cache__new(d, ua, ub, m->name, 0, 0, loc);
         cache__fill_new(e, to || ua != a || ub != b, loc); /* the parts outside S must be valid */
         break;
     }
     e->users++;
-    pthread_mutex_unlock(&cache__lock);
     cache__plan_free(&p);
     *handle = e;
     return maccrt_translate(e->dev_start, e->node.start, m->base);
 }
 
-void maccrt_cache_release(maccrt_device *d, const MACC_Map *m, void *handle, void *devbase,
-                          const MACC_SrcLoc *loc)
+void *maccrt_map_task_acquire(maccrt_device *d, const MACC_Map *m, int *took, void **handle,
+                              const MACC_SrcLoc *loc)
+{
+    int kind = m->kind;
+    int shared = !cache__has_memory(d);
+    int section = m->bytes > 0 && !(kind & (MACC_MAP_DEVICEPTR | MACC_MAP_ATTACH));
+    int managed = section && maccrt_managed_owns(m->start, m->bytes);
+    *took = MACCRT_TOOK_NONE;
+    *handle = NULL;
+    if (managed)
+        maccrt_managed_note_use(d, m->start, m->bytes, (kind & MACC_MAP_FROM) != 0);
+    if (shared) {
+        /* the host: a reference on a held entry around it, and the host copy
+         * made current (the directory's write-backs) */
+        void *r = cache__acquire_ref(d, m, MACCRT_REF_STRUCTURED, 1, took, loc);
+        if (section && !managed) {
+            maccrt_cache_host_acquire(m, loc);
+            *took |= MACCRT_TOOK_HOST;
+        }
+        return r;
+    }
+    if (managed) {
+        /* managed memory is present everywhere: a prefetch, no copy */
+        if (kind & MACC_MAP_TO)
+            maccrt_managed_prefetch(d, m->start, m->bytes, 0, 0);
+        return m->base;
+    }
+    if (kind & MACC_MAP_DEVICEPTR)
+        return m->base;
+    if (!section) {
+        /* zero-length or attach: a pointer into a present section, or into a
+         * section another map of the task holds */
+        const void *p = m->bytes ? m->start : m->base;
+        pthread_mutex_lock(&cache__lock);
+        maccrt_dentry *e = cache__find(d, (uintptr_t)p, 1);
+        void *r = e ? maccrt_translate(e->dev_start, e->node.start, m->base) : m->base;
+        if ((!e || !e->held) && (kind & MACC_MAP_PRESENT))
+            cache__not_present(d, m, loc);
+        pthread_mutex_unlock(&cache__lock);
+        return r;
+    }
+    uintptr_t a, b;
+    maccrt_section(m, &a, &b);
+    pthread_mutex_lock(&cache__lock);
+    for (;;) {
+        int partial, busy;
+        maccrt_dentry *e = cache__lookup(d, a, b, &partial, &busy);
+        if (busy) {
+            pthread_cond_wait(&cache__cv, &cache__lock);
+            continue;
+        }
+        if (e && (partial || e->perm || e->assoc || !cache__present(e))) {
+            /* errors, declare target variables and associations: the present
+             * table's own path (a reference for the task's duration) */
+            pthread_mutex_unlock(&cache__lock);
+            return cache__acquire_ref(d, m, MACCRT_REF_STRUCTURED, 1, took, loc);
+        }
+        if (e) {
+            /* inside a data construct's entry: used as it is */
+            if ((kind & MACC_MAP_ALWAYS) && (kind & MACC_MAP_TO)) {
+                if (cache__claim_blocked(e, CACHE__EXCL)) {
+                    pthread_cond_wait(&cache__cv, &cache__lock);
+                    continue;
+                }
+                cache__copy_held(e, 1, a, b, m->name, loc);
+            }
+            e->users++;
+            *handle = e;
+            *took = MACCRT_TOOK_DIR;
+            void *r = maccrt_translate(e->dev_start, e->node.start, m->base);
+            pthread_mutex_unlock(&cache__lock);
+            return r;
+        }
+        if (kind & MACC_MAP_PRESENT)
+            cache__not_present(d, m, loc);
+        if (kind & MACC_MAP_NOCREATE) {
+            pthread_mutex_unlock(&cache__lock);
+            return m->base;
+        }
+        void *r = cache__acquire_cached(d, m, handle, loc);
+        if (!*handle)
+            continue;
+        *took = MACCRT_TOOK_DIR;
+        pthread_mutex_unlock(&cache__lock);
+        return r;
+    }
+}
+
+/* The end of a GPU task's use of entry e for m. */
+static void cache__release_dir(maccrt_device *d, const MACC_Map *m, maccrt_dentry *e,
+                               const MACC_SrcLoc *loc)
 {
     uintptr_t a, b;
     maccrt_section(m, &a, &b);
     int from = (m->kind & MACC_MAP_FROM) != 0;
-    maccrt_centry *e = handle;
-    if (!e) {
-        /* private copy: written through */
-        void *p = (void *)((uintptr_t)devbase + (a - (uintptr_t)m->base));
-        if (from) {
-            maccrt_copy(d, 0, (void *)a, p, b - a, m->name, loc);
-            pthread_mutex_lock(&cache__lock);
-            cache__invalidate(NULL, d, a, b, loc);
-            pthread_mutex_unlock(&cache__lock);
-        }
-        d->plugin->free(d, p);
-        return;
-    }
     pthread_mutex_lock(&cache__lock);
-    if (from) {
+    if (from && e->held && !e->detached) {
+        /* a data construct's entry: the device copy is authoritative; the
+         * write is recorded (update from / the exit copy it home) */
+        cache__dirty_add(e, a, b);
+        if (m->kind & MACC_MAP_ALWAYS) {
+            while (cache__claim_blocked(e, CACHE__EXCL))
+                pthread_cond_wait(&cache__cv, &cache__lock);
+            if (!e->detached)
+                cache__copy_held(e, 0, a, b, m->name, loc);
+        }
+    } else if (from) {
         cache__invalidate(d, d, a, b, loc);
         while (e->excl) /* being invalidated by another writer of overlapping bytes */
             pthread_cond_wait(&cache__cv, &cache__lock);
         if (e->detached) {
+            /* written through; copies made since of these bytes are stale */
             pthread_mutex_unlock(&cache__lock);
-            maccrt_copy(d, 0, (void *)a, (char *)e->dev_start + (a - e->node.start), b - a,
-                        m->name, loc);
+            maccrt_copy(d, 0, (void *)a, maccrt_translate(e->dev_start, e->node.start, (void *)a),
+                        b - a, m->name, loc);
             pthread_mutex_lock(&cache__lock);
+            cache__invalidate(NULL, d, a, b, loc);
         } else {
             cache__dirty_add(e, a, b);
             if (a == e->node.start && b == e->node.end)
@@ -660,15 +1428,15 @@ void maccrt_cache_release(maccrt_device *d, const MACC_Map *m, void *handle, voi
     pthread_mutex_unlock(&cache__lock);
 }
 
-void *maccrt_cache_translate(maccrt_device *d, const void *p, const void *base)
+void maccrt_map_task_release(maccrt_device *d, const MACC_Map *m, int took, void *handle,
+                             const MACC_SrcLoc *loc)
 {
-    pthread_mutex_lock(&cache__lock);
-    maccrt_rnode *r = maccrt_rtree_find(&d->ctree, (uintptr_t)p);
-    void *out = r && ((maccrt_centry *)r)->dev_start
-                    ? maccrt_translate(((maccrt_centry *)r)->dev_start, r->start, base)
-                    : NULL;
-    pthread_mutex_unlock(&cache__lock);
-    return out;
+    if (took & MACCRT_TOOK_HOST)
+        maccrt_cache_host_release(m, loc);
+    if (took & MACCRT_TOOK_DIR)
+        cache__release_dir(d, m, handle, loc);
+    if (took & MACCRT_TOOK_REF)
+        maccrt_map_release(d, m, MACCRT_REF_STRUCTURED, 0, loc);
 }
 
 /* ---- tasks on the host ---------------------------------------------------------------------- */
@@ -686,7 +1454,7 @@ void maccrt_cache_host_acquire(const MACC_Map *m, const MACC_SrcLoc *loc)
 
 void maccrt_cache_host_release(const MACC_Map *m, const MACC_SrcLoc *loc)
 {
-    if (!(m->kind & MACC_MAP_FROM) || atomic_load(&cache__nentries) == 0)
+    if (!(m->kind & MACC_MAP_FROM) || atomic_load(&cache__ncached) == 0)
         return;
     uintptr_t a, b;
     maccrt_section(m, &a, &b);
@@ -699,7 +1467,7 @@ void maccrt_cache_host_release(const MACC_Map *m, const MACC_SrcLoc *loc)
 
 void maccrt_cache_flush(maccrt_device *also)
 {
-    if (atomic_load(&cache__nentries) == 0)
+    if (atomic_load(&cache__ncached) == 0)
         return;
     maccrt_device *devs[MACCRT_MAX_DEVICES + 1];
     cache__plan p = {0};
@@ -707,10 +1475,11 @@ void maccrt_cache_flush(maccrt_device *also)
     int n = cache__devices(also, devs);
     for (;;) {
         for (int i = 0; i < n; i++)
-            for (maccrt_rnode *r = maccrt_rtree_first_overlap(&devs[i]->ctree, 0, UINTPTR_MAX); r;
-                 r = maccrt_rtree_next(&devs[i]->ctree, r)) {
-                maccrt_centry *e = (maccrt_centry *)r;
-                cache__plan_wb(&p, e, e->node.start, e->node.end, 1);
+            for (maccrt_rnode *r = maccrt_rtree_first_overlap(&devs[i]->dtree, 0, UINTPTR_MAX); r;
+                 r = maccrt_rtree_next(&devs[i]->dtree, r)) {
+                maccrt_dentry *e = (maccrt_dentry *)r;
+                if (!e->held) /* held entries stay, with their dirty bytes */
+                    cache__plan_wb(&p, e, e->node.start, e->node.end, 1);
             }
         if (p.blocked) {
             cache__plan_wait(&p);
@@ -727,15 +1496,54 @@ void maccrt_cache_flush(maccrt_device *also)
 
 long maccrt_cache_entries(const maccrt_device *d, long *dirty)
 {
-    pthread_mutex_lock(&cache__lock);
-    long n = (long)d->ctree.count, nd = 0;
-    for (maccrt_rnode *r = maccrt_rtree_first_overlap(&d->ctree, 0, UINTPTR_MAX); r;
-         r = maccrt_rtree_next(&d->ctree, r))
-        nd += ((maccrt_centry *)r)->ndirty > 0;
-    pthread_mutex_unlock(&cache__lock);
+    maccrt_dir_info info;
+    maccrt_dir_info_get(d, &info);
     if (dirty)
-        *dirty = nd;
-    return n;
+        *dirty = info.cached_dirty;
+    return info.cached;
+}
+
+void maccrt_dir_info_get(const maccrt_device *d, maccrt_dir_info *out)
+{
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&cache__lock);
+    for (maccrt_rnode *r = maccrt_rtree_first_overlap(&d->dtree, 0, UINTPTR_MAX); r;
+         r = maccrt_rtree_next(&d->dtree, r)) {
+        maccrt_dentry *e = (maccrt_dentry *)r;
+        if (e->held) {
+            out->held++;
+            out->pinned += e->pinned;
+            out->held_dirty += e->ndirty > 0;
+        } else {
+            out->cached++;
+            out->cached_dirty += e->ndirty > 0;
+        }
+    }
+    pthread_mutex_unlock(&cache__lock);
+}
+
+void maccrt_dir_device_fini(maccrt_device *d)
+{
+    pthread_mutex_lock(&cache__lock);
+    while (d->dtree.root) {
+        maccrt_dentry *e = (maccrt_dentry *)d->dtree.root;
+        maccrt_rtree_remove(&d->dtree, &e->node);
+        if (e->held)
+            atomic_fetch_sub(&d->dheld, 1);
+        else
+            atomic_fetch_sub(&cache__ncached, 1);
+        if (e->ndcounted)
+            atomic_fetch_sub(&cache__ndirty, 1);
+        cache__unpin(e);
+        if (e->users == 0 && !e->excl && !e->wb && !e->shared) {
+            free(e->dirty);
+            free(e); /* the device goes away with its memory */
+        } else {
+            e->detached = 1; /* still in use (a test's device): freed by its user */
+            e->ndcounted = 0;
+        }
+    }
+    pthread_mutex_unlock(&cache__lock);
 }
 
 /* ---- residency: what the scheduler's estimate adds ----------------------------------------- */
@@ -759,7 +1567,7 @@ double maccrt_cache_move_time_try(const maccrt_task *t, maccrt_device *d)
 
 static double cache__move_time(const maccrt_task *t, maccrt_device *d, int try)
 {
-    if (atomic_load(&cache__nentries) == 0 && !cache__has_memory(d))
+    if (atomic_load(&cache__ncached) == 0 && !cache__has_memory(d))
         return 0;
     int gpu = cache__has_memory(d);
     double s = 0;
@@ -778,18 +1586,20 @@ static double cache__move_time(const maccrt_task *t, maccrt_device *d, int try)
         uintptr_t a, b;
         maccrt_section(m, &a, &b);
         if (gpu) {
-            maccrt_rnode *r = maccrt_rtree_first_overlap(&d->ctree, a, b);
-            if (r && r->start <= a && b <= r->end && ((maccrt_centry *)r)->valid)
-                continue; /* valid here: nothing moves */
+            maccrt_rnode *r = maccrt_rtree_first_overlap(&d->dtree, a, b);
+            if (r && r->start <= a && b <= r->end && ((maccrt_dentry *)r)->valid)
+                continue; /* valid here (or a data construct's copy): nothing moves */
         }
         double pull = 0; /* dirty bytes elsewhere coming back to the host */
         int peer = 0;
         for (int i = 0; i < n; i++) {
             if (devs[i] == d)
                 continue;
-            for (maccrt_rnode *r = maccrt_rtree_first_overlap(&devs[i]->ctree, a, b); r && r->start < b;
-                 r = maccrt_rtree_next(&devs[i]->ctree, r)) {
-                maccrt_centry *e = (maccrt_centry *)r;
+            for (maccrt_rnode *r = maccrt_rtree_first_overlap(&devs[i]->dtree, a, b); r && r->start < b;
+                 r = maccrt_rtree_next(&devs[i]->dtree, r)) {
+                maccrt_dentry *e = (maccrt_dentry *)r;
+                if (e->held)
+                    continue; /* a data construct's copy: not the current value */
                 if (gpu && e->valid && r->start <= a && b <= r->end && cache__peer_ok(d, devs[i]))
                     peer = 1;
                 pull += (double)cache__dirty_bytes(e, a, b) / cache__bw(atomic_load(&devs[i]->bw_d2h));

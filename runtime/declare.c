@@ -72,7 +72,7 @@ static void declare__one(maccrt_device *d, declare__var *x)
 /* Entries on d for variables [from, declare__n). declare__lock held. */
 static void declare__device(maccrt_device *d, int from)
 {
-    if ((d->plugin->caps & MACCRT_CAP_SHARED_MEM) || !d->ptable)
+    if (d->plugin->caps & MACCRT_CAP_SHARED_MEM)
         return; /* the host: the variable itself is the host's copy */
     for (int i = from; i < declare__n; i++)
         declare__one(d, &declare__vars[i]);

@@ -276,7 +276,6 @@ static maccrt_device *init__new_device(const maccrt_plugin *p, int index)
     atomic_init(&d->bytes_h2d, 0);
     atomic_init(&d->bytes_d2h, 0);
     atomic_init(&d->bytes_p2p, 0);
-    maccrt_ptable_init(d);
     return d;
 }
 
@@ -339,7 +338,7 @@ static void init__start(void)
             maccrt_device *d = init__new_device(p, i);
             if (p->init_device && p->init_device(d) != 0) {
                 maccrt_warn(NULL, "device %s failed to start; not used", d->name);
-                maccrt_ptable_fini(d);
+                maccrt_data_device_fini(d);
                 free(d);
                 continue;
             }

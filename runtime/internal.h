@@ -2,9 +2,9 @@
  *
  * Sections:
  *   1. basics: export macro, limits, clock, errors
- *   2. range tree: disjoint address intervals (dependences, present table)
+ *   2. range tree: disjoint address intervals (dependences, the data directory)
  *   3. devices and the plugin interface
- *   4. present table (data.c)
+ *   4. the data directory (cache.c) and data directives (data.c)
  *   5. tasks (task.c)
  *   6. scheduler and policy hooks (sched.c)
  *   7. the runtime state and initialisation (init.c)
@@ -16,26 +16,22 @@
  *
  * Locking (outer to inner; never take an outer lock while holding an inner one):
  *   declare lock          declare.c's registration list: held while a
- *                         variable's entries are made (present-table locks,
+ *                         variable's entries are made (the directory lock,
  *                         the plugin's symbol lookup and copies under it);
  *                         never taken under another runtime lock
  *   maccrt_rt.lock        dependences, ready queue, tokens, task states,
  *                         per-thread child counters, live-task count
  *   plugin locks          e.g. the host pool's queue lock, a GPU's queue lock
  *                         (plugin->submit is called with maccrt_rt.lock held)
- *   cache lock            cache.c's directory lock: held only for bookkeeping,
- *                         never across a copy or an allocation (entries being
- *                         copied are claimed, see cache.c); may be taken under
- *                         maccrt_rt.lock (the residency estimate), never
- *                         takes it; plugin free/copy locks nest inside
- *   present-table locks   one per device (maccrt_ptable.lock); taken without
- *                         maccrt_rt.lock; held during copies, so a plugin's
- *                         alloc/free/copy may take plugin locks of their own
- *                         (the CUDA plugin's data-stream lock) but nothing above
- *   pin locks             maccrt_ptable.pin_lock: innermost, held only for a
- *                         range-tree operation; taken under maccrt_rt.lock (the
- *                         affinity check in maccrt_sched_ready) and under a
- *                         present-table lock (pinning, unpinning)
+ *   directory lock        cache.c's lock over every device's directory tree
+ *                         (present-table entries and cached copies): held
+ *                         only for bookkeeping, never across a copy or an
+ *                         allocation (entries being copied are claimed, see
+ *                         cache.c); may be taken under maccrt_rt.lock (the
+ *                         residency estimate, the affinity rule), never takes
+ *                         it; plugin alloc/free/copy/pin locks nest inside
+ *   alloc lock            data.c's lock over omp_target_alloc's blocks:
+ *                         innermost, held only for a range-tree operation
  */
 #ifndef MACC_RUNTIME_INTERNAL_H
 #define MACC_RUNTIME_INTERNAL_H
@@ -218,7 +214,6 @@ typedef struct maccrt_plugin {
     int (*symbol_address)(struct maccrt_device *d, const void *symbol, void **devptr);
 } maccrt_plugin;
 
-struct maccrt_ptable; /* data.c */
 
 typedef struct maccrt_device {
     int num;   /* OpenMP device number: GPUs 0..k-1, host k */
@@ -239,10 +234,14 @@ typedef struct maccrt_device {
     int nplaced;
     int concurrency; /* tasks the plugin runs at once (GPU: helpers); 0: as tokens allow */
 
-    /* Present table of this device. */
-    struct maccrt_ptable *ptable;
-    /* The cache of tasks' own maps (cache.c; devices with their own memory). */
-    maccrt_rtree ctree;
+    /* The data directory's tree of this device (cache.c): its present-table
+     * entries and (devices with their own memory) cached copies of tasks'
+     * maps; guarded by the directory lock. dheld: its present-table entries
+     * (read without the lock by a host task's maps). */
+    maccrt_rtree dtree;
+    atomic_long dheld;
+    /* omp_target_alloc's blocks on this device (device addresses; data.c). */
+    maccrt_rtree allocs;
 
     /* Statistics (stats.c). Counters updated under maccrt_rt.lock, bytes with
      * atomics (copies run outside the lock). */
@@ -267,84 +266,40 @@ typedef struct maccrt_device {
 extern const maccrt_plugin *maccrt_plugins[];
 extern const maccrt_plugin maccrt_host_plugin;
 
-/* ==== 4. present table (data.c) ============================================= */
+/* ==== 4. the data directory (cache.c) and data directives (data.c) ========= */
 
 /* Reference kinds. */
 enum {
-    MACCRT_REF_STRUCTURED = 0, /* data_begin/end, and a task's own maps */
+    MACCRT_REF_STRUCTURED = 0, /* data_begin/end, and a task's own maps of present data */
     MACCRT_REF_DYNAMIC = 1     /* enter/exit data */
 };
 
-/* One mapped host section on one device. Lookups are by containment. */
-typedef struct maccrt_mapping {
-    maccrt_rnode node;  /* host range [start, start + bytes) */
-    void *dev_start;    /* device address of node.start (== host address on the host) */
-    long sref;          /* structured reference count */
-    long dref;          /* dynamic reference count */
-    const char *name;   /* the variable that created it (diagnostics) */
-    /* Made present by a data construct (data_begin / enter data) on a device
-     * with its own memory: the entry is also in the table's pin tree, which
-     * the scheduler reads for the affinity rule (maccrt_data_affinity). Set
-     * once, cleared when the entry goes away. */
-    int pinned;
-    maccrt_rnode pin;
-    /* A declare target variable's device copy (MACCRT_PERM_*): the entry is
-     * never removed and its device memory never freed. PERM_TO: present for
-     * the whole run (OpenMP's infinite reference count: maps copy only with
-     * `always`, counts are not kept). PERM_LINK: present only while its
-     * counts are above zero (a map copies in and out as for any entry), the
-     * device copy's storage staying in place between maps. */
-    int perm;
-    /* Made by omp_target_associate_ptr: the device memory is the program's,
-     * the reference count is infinite (no map removes the entry or frees the
-     * memory; only omp_target_disassociate_ptr removes it). */
-    int assoc;
-} maccrt_mapping;
-
+/* Declare target variables' entries (maccrt_ptable_add_var): PERM_TO present
+ * for the whole run (OpenMP's infinite reference count: maps copy only with
+ * `always`), PERM_LINK present only while its counts are above zero, its
+ * storage (the device variable) staying in place between maps. */
 enum { MACCRT_PERM_NONE = 0, MACCRT_PERM_TO, MACCRT_PERM_LINK };
 
-typedef struct maccrt_ptable {
-    pthread_mutex_t lock;
-    maccrt_rtree tree;
-    atomic_long entries;      /* nodes in tree: read without the lock by a host task's maps */
-    pthread_mutex_t pin_lock; /* innermost: guards pins and allocs only */
-    maccrt_rtree pins;        /* the pinned entries' ranges (maccrt_mapping.pin) */
-    maccrt_rtree allocs;      /* omp_target_alloc's blocks on this device (device addresses) */
-} maccrt_ptable;
+/* The device's data state goes away: its directory tree's entries and its
+ * omp_target_alloc records are freed (the device memory goes with the
+ * device). maccrt_data_device_fini does both. */
+void maccrt_dir_device_fini(maccrt_device *d);
+void maccrt_data_device_fini(maccrt_device *d);
 
-void maccrt_ptable_init(maccrt_device *d);
-void maccrt_ptable_fini(maccrt_device *d);
-
-/* What maccrt_map_acquire took (*took). */
+/* What a task's map took (bits; maccrt_map_task_release gives it back). */
 enum {
-    MACCRT_TOOK_NONE = 0,   /* nothing to give back */
-    MACCRT_TOOK_REF = 1,    /* a reference on an entry: maccrt_map_release */
-    MACCRT_TOOK_PRIVATE = 2, /* a task's private copy: maccrt_map_drop_private */
-    MACCRT_TOOK_CACHE = 3    /* the device's cache (cache.c): maccrt_cache_release */
+    MACCRT_TOOK_NONE = 0,
+    MACCRT_TOOK_REF = 1,  /* a reference on a present entry: maccrt_map_release */
+    MACCRT_TOOK_DIR = 2,  /* a GPU's directory entry (the handle), used while the task runs */
+    MACCRT_TOOK_HOST = 4  /* a host task's section under the coherence rules */
 };
 
-/* Maps m on d with a reference of kind ref (entering a data region, enter
- * data, or a task's map). Returns the variable's device address (m->base
+/* A data construct's map m on d (entering a data region: REF_STRUCTURED,
+ * enter data: REF_DYNAMIC). Returns the variable's device address (m->base
  * translated). Errors (not present with MACC_MAP_PRESENT, partially present,
- * out of device memory) are fatal and name loc. For a task map (task != 0) on
- * a shared-memory device no entry is created: a containing entry is
- * referenced if there is one. For a task map on a device with its own memory
- * that overlaps, without lying inside, entries made only by other tasks'
- * maps (concurrent tasks with overlapping sections, e.g. halos), the task
- * gets a private copy that is in no table (*took = MACCRT_TOOK_PRIVATE).
- * A map by a data construct (task == 0) on a device with its own memory pins
- * its entry (see maccrt_data_affinity). *took: MACCRT_TOOK_*. */
-void *maccrt_map_acquire(maccrt_device *d, const MACC_Map *m, int ref, int task, int *took,
-                         const MACC_SrcLoc *loc);
-/* Ends a private copy made by maccrt_map_acquire (took == MACCRT_TOOK_PRIVATE;
- * devbase is what acquire returned): copies `from` back, frees it. */
-void maccrt_map_drop_private(maccrt_device *d, const MACC_Map *m, void *devbase,
-                             const MACC_SrcLoc *loc);
-/* The affinity rule (data constructs): the devices with
- * their own memory on which a data construct made present a section that one
- * of t's maps overlaps (an attach or zero-length map: the pointer lies in
- * it). Takes the pin locks; may be called with maccrt_rt.lock held. */
-maccrt_mask maccrt_data_affinity(const struct maccrt_task *t);
+ * out of device memory) are fatal and name loc. On a device with its own
+ * memory the entry is pinned (see maccrt_dir_affinity). */
+void *maccrt_map_acquire(maccrt_device *d, const MACC_Map *m, int ref, const MACC_SrcLoc *loc);
 /* Drops a reference of kind ref on m (data_end, exit data, end of a task);
  * del: MACC_MAP_DELETE / finalize (dynamic count to 0). Copies back (from) when
  * the entry goes away or with MACC_MAP_ALWAYS. Absent sections are ignored. */
@@ -352,12 +307,28 @@ void maccrt_map_release(maccrt_device *d, const MACC_Map *m, int ref, int del,
                         const MACC_SrcLoc *loc);
 /* update to/from for one map. */
 void maccrt_map_update(maccrt_device *d, const MACC_Map *m, const MACC_SrcLoc *loc);
+/* A task's map m on d, the device it runs on: the device address of m->base.
+ * Inside a present entry of a GPU: that entry (no copy); otherwise on a GPU
+ * the coherent copy of the directory; on the host a reference on a present
+ * entry around it, if any, and the host copy made current. *took and
+ * *handle go back to maccrt_map_task_release at the task's end. */
+void *maccrt_map_task_acquire(maccrt_device *d, const MACC_Map *m, int *took, void **handle,
+                              const MACC_SrcLoc *loc);
+void maccrt_map_task_release(maccrt_device *d, const MACC_Map *m, int took, void *handle,
+                             const MACC_SrcLoc *loc);
+/* The affinity rule (data constructs): the devices with their own memory on
+ * which a data construct made present a section that one of t's maps
+ * overlaps (an attach or zero-length map: the pointer lies in it), and the
+ * devices of omp_target_alloc blocks that its device pointers point into.
+ * May be called with maccrt_rt.lock held. */
+maccrt_mask maccrt_data_affinity(const struct maccrt_task *t);
+maccrt_mask maccrt_dir_affinity(const struct maccrt_task *t);
 /* Performs data operation op (MACCRT_OP_*) on d now, in the calling thread. */
 void maccrt_data_op(maccrt_device *d, int op, int nmaps, const MACC_Map *maps,
                     const MACC_SrcLoc *loc);
-/* Is [p, p + bytes) inside one entry of d? (bytes 0: is p inside one). */
+/* Is [p, p + bytes) inside one present entry of d? (bytes 0: is p inside one). */
 int maccrt_map_is_present(maccrt_device *d, const void *p, size_t bytes);
-/* Counts of the entry containing p (-1 each if none); for tests. */
+/* Counts of the present entry containing p (-1 each if none); for tests. */
 void maccrt_map_counts(maccrt_device *d, const void *p, long *sref, long *dref);
 /* A declare target variable's entry on d: host range [host, host + bytes),
  * device copy dev, kind MACCRT_PERM_TO or MACCRT_PERM_LINK. Returns 0, 1 when
@@ -423,38 +394,37 @@ void maccrt_copy_peer(maccrt_device *d, void *dst, maccrt_device *from, const vo
                       size_t bytes, const char *name, const MACC_SrcLoc *loc);
 /* Bandwidth assumed for a link not measured yet (bytes/s). */
 #define MACCRT_DEFAULT_BW 10e9
-/* How a map of a task relates to d's present table: 0 not mapped, 1 inside an
- * entry, 2 overlapping one without lying inside. */
-int maccrt_map_lookup(maccrt_device *d, const MACC_Map *m);
 
-/* ---- the coherence directory for tasks' own maps (cache.c) ---- */
+/* ---- the coherence directory: GPU copies of tasks' maps (cache.c) ---- */
 
-/* A task's map m (a section, bytes > 0) on d, a device with its own memory,
- * outside every present-table entry: the device address of m->base. *handle
- * is given back to maccrt_cache_release with that address. */
-void *maccrt_cache_acquire(maccrt_device *d, const MACC_Map *m, void **handle,
-                           const MACC_SrcLoc *loc);
-void maccrt_cache_release(maccrt_device *d, const MACC_Map *m, void *handle, void *devbase,
-                          const MACC_SrcLoc *loc);
-/* The device address of base when p lies in one of d's cache entries, else NULL. */
-void *maccrt_cache_translate(maccrt_device *d, const void *p, const void *base);
 /* A host task's map: before (the host copy of the section made current) and
  * after (other copies of a written section invalidated). */
 void maccrt_cache_host_acquire(const MACC_Map *m, const MACC_SrcLoc *loc);
 void maccrt_cache_host_release(const MACC_Map *m, const MACC_SrcLoc *loc);
-/* A synchronisation point: every dirty byte back to the host, every entry
- * dropped. `also`: a device outside the runtime's table (tests), or NULL. */
+/* A synchronisation point: every dirty byte of cached entries back to the
+ * host, every cached entry dropped (present entries stay). `also`: a device
+ * outside the runtime's table (tests), or NULL. */
 void maccrt_cache_flush(maccrt_device *also);
 /* The residency term of the scheduler's estimate for t on d: the time to
  * bring every input section of t not valid on d from where its current copy
  * is (another GPU's valid copy: a device-to-device copy; else the host's,
  * after other GPUs' dirty bytes come back), and on the host the pull-back
- * of GPU-dirty bytes. Takes the cache's lock (under maccrt_rt.lock). */
+ * of GPU-dirty bytes. Takes the directory's lock (under maccrt_rt.lock). */
 double maccrt_cache_move_time(const struct maccrt_task *t, maccrt_device *d);
 /* The same, or -1 without waiting when the directory's lock is busy. */
 double maccrt_cache_move_time_try(const struct maccrt_task *t, maccrt_device *d);
-/* Entries of d's cache (and how many are dirty); for tests and statistics. */
+/* Cached (not present-table) entries of d, and how many are dirty; for tests
+ * and statistics. */
 long maccrt_cache_entries(const maccrt_device *d, long *dirty);
+/* What d's directory tree holds (tests). */
+typedef struct maccrt_dir_info {
+    long held;         /* present-table entries (data constructs, declare target, associations) */
+    long pinned;       /* of them, pinned (the affinity rule) */
+    long held_dirty;   /* of them, with bytes tasks wrote that the host has not seen */
+    long cached;       /* coherent copies of tasks' maps */
+    long cached_dirty; /* of them, dirty */
+} maccrt_dir_info;
+void maccrt_dir_info_get(const maccrt_device *d, maccrt_dir_info *out);
 
 /* ---- managed memory (managed.c) ---- */
 
@@ -562,8 +532,8 @@ typedef struct maccrt_task {
     int nmaps;
     MACC_Map *maps;
     void **ptrs; /* filled on the device before the version runs */
-    int *took;   /* per map: a present-table reference was taken (MACCRT_TOOK_*) */
-    void **cache; /* per map with MACCRT_TOOK_CACHE: the cache entry (NULL: private) */
+    int *took;   /* per map: what its map took (MACCRT_TOOK_* bits) */
+    void **cache; /* per map with MACCRT_TOOK_DIR: the directory entry it uses */
     int ndeps;
     MACC_Dep *deps;
 

@@ -661,36 +661,10 @@ void maccrt_task_execute(maccrt_task *t)
         if (d0 > 0.0)
             maccrt_trace_event(MACCRT_TRACE_DATA, d, "data", d0, maccrt_now(), 0);
     } else {
-        int shared = (d->plugin->caps & MACCRT_CAP_SHARED_MEM) != 0;
-        /* per map: a host task's section under the coherence directory */
-        unsigned char hostdir[t->nmaps > 0 ? t->nmaps : 1];
-        for (int i = 0; i < t->nmaps; i++) {
-            const MACC_Map *m = &t->maps[i];
-            int section = m->bytes > 0 && !(m->kind & (MACC_MAP_DEVICEPTR | MACC_MAP_ATTACH));
-            int managed = section && maccrt_managed_owns(m->start, m->bytes);
-            hostdir[i] = 0;
-            if (managed)
-                maccrt_managed_note_use(d, m->start, m->bytes, (m->kind & MACC_MAP_FROM) != 0);
-            if (managed && !shared) {
-                /* managed memory is present everywhere: a prefetch, no copy */
-                if (m->kind & MACC_MAP_TO)
-                    maccrt_managed_prefetch(d, m->start, m->bytes, 0, 0);
-                t->ptrs[i] = m->base;
-                t->took[i] = MACCRT_TOOK_NONE;
-                continue;
-            }
-            if (section && !shared && !(m->kind & (MACC_MAP_PRESENT | MACC_MAP_NOCREATE)) &&
-                maccrt_map_lookup(d, m) == 0) {
-                t->ptrs[i] = maccrt_cache_acquire(d, m, &t->cache[i], t->loc);
-                t->took[i] = MACCRT_TOOK_CACHE;
-                continue;
-            }
-            t->ptrs[i] = maccrt_map_acquire(d, m, MACCRT_REF_STRUCTURED, 1, &t->took[i], t->loc);
-            if (section && shared && !managed) {
-                maccrt_cache_host_acquire(m, t->loc);
-                hostdir[i] = 1;
-            }
-        }
+        /* every map through the data directory: a present entry, a GPU's
+         * coherent copy, or the host copy made current */
+        for (int i = 0; i < t->nmaps; i++)
+            t->ptrs[i] = maccrt_map_task_acquire(d, &t->maps[i], &t->took[i], &t->cache[i], t->loc);
         MACC_TaskEnv env = {
             .device_kind = d->kind,
             .device_index = d->index,
@@ -718,17 +692,8 @@ void maccrt_task_execute(maccrt_task *t)
             maccrt_fatal(t->loc, "region '%s' failed on %s (error %d)",
                          task__region_name(t->region), d->name, err);
         }
-        for (int i = t->nmaps - 1; i >= 0; i--) {
-            const MACC_Map *m = &t->maps[i];
-            if (hostdir[i])
-                maccrt_cache_host_release(m, t->loc);
-            if (t->took[i] == MACCRT_TOOK_CACHE)
-                maccrt_cache_release(d, m, t->cache[i], t->ptrs[i], t->loc);
-            else if (t->took[i] == MACCRT_TOOK_REF)
-                maccrt_map_release(d, &t->maps[i], MACCRT_REF_STRUCTURED, 0, t->loc);
-            else if (t->took[i] == MACCRT_TOOK_PRIVATE)
-                maccrt_map_drop_private(d, &t->maps[i], t->ptrs[i], t->loc);
-        }
+        for (int i = t->nmaps - 1; i >= 0; i--)
+            maccrt_map_task_release(d, &t->maps[i], t->took[i], t->cache[i], t->loc);
         if (t->timed)
             t->t_maps += maccrt_now() - r1;
         if (tr0 > 0.0)

@@ -1166,33 +1166,39 @@ Test(rt, separate_memory_translation_and_copies)
     memset(&dev, 0, sizeof dev);
     dev.plugin = &fake_plugin;
     snprintf(dev.name, sizeof dev.name, "fake:0");
-    maccrt_ptable_init(&dev);
     int a[100];
     for (int i = 0; i < 100; i++)
         a[i] = i;
     int *base = a;
     /* map(tofrom: base[10:50]): the variable `base` lies outside the section. */
     MACC_Map m = {"a", base, a + 10, 50 * sizeof(int), MACC_MAP_TOFROM};
-    int took;
-    int *dp = maccrt_map_acquire(&dev, &m, MACCRT_REF_DYNAMIC, 0, &took, &dloc);
-    cr_assert(took);
+    int *dp = maccrt_map_acquire(&dev, &m, MACCRT_REF_DYNAMIC, &dloc);
     cr_assert_neq(dp, a);
     cr_assert_eq(dp[10], 10, "devptr(base) = dev_start + (base - host_start)");
     cr_assert_eq(dp[59], 59);
     cr_assert_eq(atomic_load(&dev.bytes_h2d), 50 * sizeof(int));
-    /* A contained section with a pointer into the middle. */
-    MACC_Map inner = {"p", a + 20, a + 20, 5 * sizeof(int), MACC_MAP_TO};
-    int *dq = maccrt_map_acquire(&dev, &inner, MACCRT_REF_STRUCTURED, 1, &took, &dloc);
+    /* A task's contained section with a pointer into the middle: the entry itself. */
+    MACC_Map inner = {"p", a + 20, a + 20, 5 * sizeof(int), MACC_MAP_TOFROM};
+    int took;
+    void *h;
+    int *dq = maccrt_map_task_acquire(&dev, &inner, &took, &h, &dloc);
+    cr_assert_eq(took, MACCRT_TOOK_DIR);
     cr_assert_eq(dq, dp + 20);
     cr_assert_eq(atomic_load(&dev.bytes_h2d), 50 * sizeof(int), "present: no copy");
     dq[0] = -20;
-    maccrt_map_release(&dev, &inner, MACCRT_REF_STRUCTURED, 0, &dloc);
+    maccrt_map_task_release(&dev, &inner, took, h, &dloc);
     cr_assert_eq(a[20], 20, "no copy back while still mapped");
+    maccrt_dir_info info;
+    maccrt_dir_info_get(&dev, &info);
+    cr_assert_eq(info.held, 1);
+    cr_assert_eq(info.pinned, 1);
+    cr_assert_eq(info.held_dirty, 1, "the task's write is recorded");
+    cr_assert_eq(info.cached, 0);
     /* attach-style zero-length map translates a pointer into the section. */
     MACC_Map att = {"q", a + 30, a + 30, 0, MACC_MAP_ATTACH};
-    cr_assert_eq(maccrt_map_acquire(&dev, &att, MACCRT_REF_STRUCTURED, 1, &took, &dloc), dp + 30);
+    cr_assert_eq(maccrt_map_task_acquire(&dev, &att, &took, &h, &dloc), dp + 30);
     MACC_Map att2 = {"r", a + 90, a + 90, 0, MACC_MAP_ATTACH};
-    cr_assert_eq(maccrt_map_acquire(&dev, &att2, MACCRT_REF_STRUCTURED, 1, &took, &dloc), a + 90);
+    cr_assert_eq(maccrt_map_task_acquire(&dev, &att2, &took, &h, &dloc), a + 90);
     /* update from */
     dp[11] = -11;
     MACC_Map upd = {"a", a, a + 11, sizeof(int), MACC_MAP_FROM};
@@ -1203,75 +1209,98 @@ Test(rt, separate_memory_translation_and_copies)
     cr_assert_eq(a[20], -20);
     cr_assert(!maccrt_map_is_present(&dev, a + 10, 4));
     cr_assert_eq(atomic_load(&dev.bytes_d2h), sizeof(int) + 50 * sizeof(int));
-    /* A task map on a separate-memory device creates a temporary entry. */
-    MACC_Map tm = {"a", a, a, 4 * sizeof(int), MACC_MAP_TO};
-    dp = maccrt_map_acquire(&dev, &tm, MACCRT_REF_STRUCTURED, 1, &took, &dloc);
-    cr_assert(took);
-    cr_assert(maccrt_map_is_present(&dev, a, 4 * sizeof(int)));
-    maccrt_map_release(&dev, &tm, MACCRT_REF_STRUCTURED, 0, &dloc);
-    cr_assert(!maccrt_map_is_present(&dev, a, 1));
-    maccrt_ptable_fini(&dev);
+    maccrt_dir_info_get(&dev, &info);
+    cr_assert_eq(info.held + info.pinned + info.cached, 0, "the entry went with its last reference");
+    /* A task map of absent data on a separate-memory device: a cached copy,
+     * not present in the present table's sense, written back at a flush. */
+    MACC_Map tm = {"a", a, a, 4 * sizeof(int), MACC_MAP_TOFROM};
+    dp = maccrt_map_task_acquire(&dev, &tm, &took, &h, &dloc);
+    cr_assert_eq(took, MACCRT_TOOK_DIR);
+    cr_assert_eq(dp[3], 3);
+    cr_assert(!maccrt_map_is_present(&dev, a, 4 * sizeof(int)));
+    dp[3] = -3;
+    maccrt_map_task_release(&dev, &tm, took, h, &dloc);
+    cr_assert_eq(a[3], 3, "dirty on the device until a synchronisation point");
+    cr_assert_eq(maccrt_cache_entries(&dev, NULL), 1);
+    maccrt_cache_flush(&dev);
+    cr_assert_eq(a[3], -3);
+    cr_assert_eq(maccrt_cache_entries(&dev, NULL), 0);
+    maccrt_dir_device_fini(&dev);
 }
 
-/* A task map that overlaps another task's temporary entry without lying inside
- * it (concurrent halo reads) gets a private copy; a data construct's entry
- * (pinned) still makes it a "partially present" error. */
-Test(rt, separate_memory_private_copies_and_pins)
+/* Task maps that overlap a cached entry in use without lying inside it
+ * (concurrent halo reads) get an entry of their own, detached from the start;
+ * a data construct's entry is pinned, and one that lies inside a cached
+ * entry takes it over. */
+Test(rt, separate_memory_own_entries_and_pins)
 {
     maccrt_device dev;
     memset(&dev, 0, sizeof dev);
     dev.plugin = &fake_plugin;
     snprintf(dev.name, sizeof dev.name, "fake:0");
-    maccrt_ptable_init(&dev);
     int a[100];
     for (int i = 0; i < 100; i++)
         a[i] = i;
-    /* Task 1 maps a[0:60], task 2 a[40:60] (both temporary entries). */
+    /* Task 1 maps a[0:60], task 2 a[40:60] while task 1 runs. */
     MACC_Map m1 = {"a", a, a, 60 * sizeof(int), MACC_MAP_TOFROM};
     MACC_Map m2 = {"a", a, a + 40, 60 * sizeof(int), MACC_MAP_TOFROM};
     int took1, took2;
-    int *d1 = maccrt_map_acquire(&dev, &m1, MACCRT_REF_STRUCTURED, 1, &took1, &dloc);
-    int *d2 = maccrt_map_acquire(&dev, &m2, MACCRT_REF_STRUCTURED, 1, &took2, &dloc);
-    cr_assert_eq(took1, MACCRT_TOOK_REF);
-    cr_assert_eq(took2, MACCRT_TOOK_PRIVATE);
-    cr_assert_eq(d2[40], 40, "private copy indexed with the user's indices");
+    void *h1, *h2;
+    int *d1 = maccrt_map_task_acquire(&dev, &m1, &took1, &h1, &dloc);
+    int *d2 = maccrt_map_task_acquire(&dev, &m2, &took2, &h2, &dloc);
+    cr_assert_eq(took1, MACCRT_TOOK_DIR);
+    cr_assert_eq(took2, MACCRT_TOOK_DIR);
+    cr_assert_eq(d2[40], 40, "own entry indexed with the user's indices");
     cr_assert_eq(d2[99], 99);
     cr_assert_neq(&d2[50], &d1[50], "a copy of its own");
     cr_assert_eq(atomic_load(&dev.bytes_h2d), 120 * sizeof(int));
+    cr_assert_eq(maccrt_cache_entries(&dev, NULL), 1, "the own entry is in no tree");
     d2[70] = -70;
     d1[10] = -10;
-    maccrt_map_drop_private(&dev, &m2, d2, &dloc);
-    cr_assert_eq(a[70], -70, "private copy written back (from)");
-    cr_assert_eq(a[10], 10);
-    maccrt_map_release(&dev, &m1, MACCRT_REF_STRUCTURED, 0, &dloc);
-    cr_assert_eq(a[10], -10);
-    cr_assert_null(dev.ptable->tree.root);
-    cr_assert_eq(dev.ptable->pins.count, 0);
+    maccrt_map_task_release(&dev, &m2, took2, h2, &dloc);
+    cr_assert_eq(a[70], -70, "own entry written through (from)");
+    cr_assert_eq(maccrt_cache_entries(&dev, NULL), 0, "the stale overlapping copy went");
+    maccrt_map_task_release(&dev, &m1, took1, h1, &dloc);
+    cr_assert_eq(a[10], -10, "written through: its entry was detached meanwhile");
     /* A data construct pins its entry; a task section overlapping it
-     * partially is then an error (tested in a child below); one inside it
-     * reuses it and leaves the pin alone. */
+     * partially is then an error (tested with fake GPUs below); one inside
+     * it uses it and leaves the pin alone. */
     MACC_Map dm = {"a", a, a, 50 * sizeof(int), MACC_MAP_TOFROM};
-    maccrt_map_acquire(&dev, &dm, MACCRT_REF_STRUCTURED, 0, &took1, &dloc);
-    cr_assert_eq(dev.ptable->pins.count, 1);
+    int *dd = maccrt_map_acquire(&dev, &dm, MACCRT_REF_STRUCTURED, &dloc);
+    maccrt_dir_info info;
+    maccrt_dir_info_get(&dev, &info);
+    cr_assert_eq(info.pinned, 1);
     MACC_Map tin = {"a", a, a + 5, 5 * sizeof(int), MACC_MAP_TO};
-    maccrt_map_acquire(&dev, &tin, MACCRT_REF_STRUCTURED, 1, &took2, &dloc);
-    cr_assert_eq(took2, MACCRT_TOOK_REF);
-    maccrt_map_release(&dev, &tin, MACCRT_REF_STRUCTURED, 0, &dloc);
-    cr_assert_eq(dev.ptable->pins.count, 1);
+    cr_assert_eq(maccrt_map_task_acquire(&dev, &tin, &took2, &h2, &dloc), dd);
+    cr_assert_eq(took2, MACCRT_TOOK_DIR);
+    maccrt_map_task_release(&dev, &tin, took2, h2, &dloc);
+    maccrt_cache_flush(&dev);
+    maccrt_dir_info_get(&dev, &info);
+    cr_assert_eq(info.pinned, 1, "a flush leaves it");
     maccrt_map_release(&dev, &dm, MACCRT_REF_STRUCTURED, 0, &dloc);
-    cr_assert_eq(dev.ptable->pins.count, 0, "the pin goes with the entry");
-    /* A task's temporary entry taken over by a data construct becomes pinned. */
-    maccrt_map_acquire(&dev, &m1, MACCRT_REF_STRUCTURED, 1, &took1, &dloc);
-    cr_assert_eq(dev.ptable->pins.count, 0);
+    maccrt_dir_info_get(&dev, &info);
+    cr_assert_eq(info.pinned + info.held, 0, "the pin goes with the entry");
+    /* A task's cached entry taken over by a data construct becomes pinned;
+     * its dirty bytes go home first. */
+    d1 = maccrt_map_task_acquire(&dev, &m1, &took1, &h1, &dloc);
+    d1[2] = -2;
+    maccrt_map_task_release(&dev, &m1, took1, h1, &dloc);
+    cr_assert_eq(a[2], 2);
+    maccrt_dir_info_get(&dev, &info);
+    cr_assert_eq(info.cached_dirty, 1);
     MACC_Map enter = {"a", a, a + 1, sizeof(int), MACC_MAP_TO};
-    maccrt_map_acquire(&dev, &enter, MACCRT_REF_DYNAMIC, 0, &took2, &dloc);
-    cr_assert_eq(dev.ptable->pins.count, 1);
-    maccrt_map_release(&dev, &m1, MACCRT_REF_STRUCTURED, 0, &dloc);
-    cr_assert(maccrt_map_is_present(&dev, a, 60 * sizeof(int)), "the dynamic reference keeps it");
+    unsigned long long h2d = atomic_load(&dev.bytes_h2d);
+    maccrt_map_acquire(&dev, &enter, MACCRT_REF_DYNAMIC, &dloc);
+    cr_assert_eq(a[2], -2, "written back before it was taken over");
+    cr_assert_eq(atomic_load(&dev.bytes_h2d), h2d, "valid: no copy in");
+    maccrt_dir_info_get(&dev, &info);
+    cr_assert_eq(info.pinned, 1);
+    cr_assert_eq(info.cached, 0);
+    cr_assert(maccrt_map_is_present(&dev, a, 60 * sizeof(int)), "the whole entry");
     maccrt_map_release(&dev, &enter, MACCRT_REF_DYNAMIC, 0, &dloc);
-    cr_assert_null(dev.ptable->tree.root);
-    cr_assert_eq(dev.ptable->pins.count, 0);
-    maccrt_ptable_fini(&dev);
+    maccrt_dir_info_get(&dev, &info);
+    cr_assert_eq(info.held + info.pinned + info.cached, 0);
+    maccrt_dir_device_fini(&dev);
 }
 
 /* ---- a fake GPU in the CUDA plugin's slot ------------------------------------------------------
@@ -1591,7 +1620,9 @@ Test(gpu, sections_are_copied_alone_and_indexed_as_the_user_does)
     cr_assert_eq(h2d, (unsigned long long)gpu_tasks() * BS * sizeof(double), "only the sections");
     cr_assert_eq(d2h, h2d);
     cr_assert_eq(atomic_load(&fgpu_live_allocs), 0, "temporary entries freed");
-    cr_assert_null(maccrt_rt.devices[0]->ptable->tree.root);
+    maccrt_dir_info info;
+    maccrt_dir_info_get(maccrt_rt.devices[0], &info);
+    cr_assert_eq(info.held + info.cached, 0);
     /* Undeferred, on a GPU: the caller waits for the helper. */
     scale(&r_scale_gpu_only, x, 0, N, 0.5, 0, MACC_MAP_TOFROM, 0, MACC_DEVICE_NVIDIA);
     for (int i = 0; i < N; i++)
@@ -2250,6 +2281,113 @@ Test(gpu, a_chain_on_one_gpu_keeps_its_copy)
     cr_assert_eq(y[5], 4.0);
 }
 
+/* A data construct's entry on nvidia:0 is the copy its tasks use, through the
+ * same directory lookup as a cached entry: no second allocation and no copy
+ * for the tasks; the taskwait's flush leaves it (with the tasks' writes in
+ * it) where it is; update from / to act on the dirtied entry; the end of the
+ * region writes it back and frees it. */
+Test(gpu, a_data_construct_entry_is_the_tasks_copy)
+{
+    enum { N = 4096, BS = 256 };
+    static double x[N];
+    for (int i = 0; i < N; i++)
+        x[i] = i;
+    MACC_Map m = {"x", x, x, sizeof x, MACC_MAP_TOFROM};
+    MACC_data_begin(&dloc, 1, &m, 0);
+    cr_assert_eq(h2d_of(0), sizeof x);
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 1);
+    for (int k = 0; k < N / BS; k++)
+        scale(&r_scale_gpu_only, x, k * BS, BS, 2.0, 0, MACC_MAP_TOFROM, MACC_NOWAIT, 0);
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&ran_gpu[0]), N / BS);
+    cr_assert_eq(h2d_of(0), sizeof x, "the tasks copied nothing in");
+    cr_assert_eq(d2h_of(0), 0, "nor out, nor did the taskwait");
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 1, "one device copy");
+    maccrt_dir_info info;
+    maccrt_dir_info_get(maccrt_rt.devices[0], &info);
+    cr_assert_eq(info.held, 1, "the flush left the entry");
+    cr_assert_eq(info.pinned, 1);
+    cr_assert_eq(info.held_dirty, 1, "with the tasks' writes");
+    cr_assert_eq(info.cached, 0, "and no cached copy beside it");
+    cr_assert_eq(x[7], 7.0, "the host copy is not touched inside the region");
+    /* update from a section the tasks wrote */
+    MACC_Map uf = {"x", x, x + 100, 10 * sizeof(double), MACC_MAP_FROM};
+    MACC_data_update(&dloc, 1, &uf, 0, 0, NULL, 0);
+    cr_assert_eq(x[100], 200.0);
+    cr_assert_eq(x[109], 218.0);
+    cr_assert_eq(x[110], 110.0, "only the section");
+    cr_assert_eq(d2h_of(0), 10 * sizeof(double));
+    /* update to over bytes a task wrote: the host's value wins */
+    x[200] = -1.0;
+    MACC_Map ut = {"x", x, x + 200, sizeof(double), MACC_MAP_TO};
+    MACC_data_update(&dloc, 1, &ut, 0, 0, NULL, 0);
+    scale(&r_scale_gpu_only, x, 200, 2, 3.0, 0, MACC_MAP_TOFROM, 0, 0);
+    cr_assert_eq(x[200], -1.0, "not copied back inside the region");
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 1);
+    MACC_data_end(&dloc, 1, &m, 0);
+    cr_assert_eq(x[200], -3.0);
+    cr_assert_eq(x[201], 1206.0);
+    cr_assert_eq(x[7], 14.0);
+    cr_assert_eq(d2h_of(0), 10 * sizeof(double) + sizeof x);
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 0, "freed with its last reference");
+    maccrt_dir_info_get(maccrt_rt.devices[0], &info);
+    cr_assert_eq(info.held + info.cached, 0);
+    cr_assert_eq(atomic_load(&env_errors), 0);
+}
+
+/* The last reference of an enter data goes: copied back with `from` (the
+ * tasks' writes with it) and freed; without `from` (release) dropped. A task
+ * still running then keeps its copy until it ends. */
+Test(gpu, the_last_reference_writes_back_and_frees)
+{
+    enum { N = 1024 };
+    static double x[N];
+    for (int i = 0; i < N; i++)
+        x[i] = 1.0;
+    MACC_Map to = {"x", x, x, sizeof x, MACC_MAP_TO};
+    MACC_Map from = {"x", x, x, sizeof x, MACC_MAP_FROM};
+    MACC_Map rel = {"x", x, x, sizeof x, MACC_MAP_ALLOC};
+    MACC_data_enter(&dloc, 1, &to, 1, 0, NULL, 0);
+    MACC_data_enter(&dloc, 1, &to, 1, 0, NULL, 0);
+    scale(&r_scale_gpu_only, x, 0, N, 5.0, 0, MACC_MAP_TOFROM, MACC_NOWAIT, MACC_DEVICE_ANY);
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&ran_gpu[1]), 1, "on the GPU that holds x");
+    MACC_data_exit(&dloc, 1, &from, 1, 0, NULL, 0);
+    cr_assert_eq(x[3], 1.0, "one reference left: nothing copied");
+    cr_assert(MACC_is_present(x, sizeof x, 1));
+    MACC_data_exit(&dloc, 1, &from, 1, 0, NULL, 0);
+    cr_assert_eq(x[3], 5.0, "the last one copies back");
+    cr_assert(!MACC_is_present(x, sizeof x, 1));
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 0);
+    /* release: the device's bytes are dropped */
+    MACC_data_enter(&dloc, 1, &to, 1, 0, NULL, 0);
+    scale(&r_scale_gpu_only, x, 0, N, 2.0, 0, MACC_MAP_TOFROM, 0, 1);
+    MACC_data_exit(&dloc, 1, &rel, 1, 0, NULL, 0);
+    cr_assert_eq(x[3], 5.0);
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 0);
+    /* exit data while a task inside still runs: the task's copy lives until
+     * it ends, and its write goes through to the host */
+    MACC_data_enter(&dloc, 1, &to, 1, 0, NULL, 0);
+    scale(&r_scale_gpu_only, x, 0, N, 3.0, 100, MACC_MAP_TOFROM, MACC_NOWAIT, 1);
+    sleep_ms(30);
+    MACC_data_exit(&dloc, 1, &rel, 1, 0, NULL, 0);
+    cr_assert(!MACC_is_present(x, sizeof x, 1));
+    MACC_taskwait(NULL);
+    cr_assert_eq(x[3], 15.0);
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 0);
+    cr_assert_eq(atomic_load(&env_errors), 0);
+}
+
+/* A task map that overlaps a data construct's entry without lying inside it
+ * is "partially present". */
+Test(gpu, a_task_map_partially_in_a_data_region_fails, .exit_code = 1)
+{
+    static double x[100];
+    MACC_Map m = {"x", x, x, 50 * sizeof(double), MACC_MAP_TOFROM};
+    MACC_data_begin(&dloc, 1, &m, 0);
+    scale(&r_scale_gpu_only, x, 40, 20, 2.0, 0, MACC_MAP_TOFROM, 0, 0);
+}
+
 /* Two GPUs fill their copies at once: the directory holds no lock across a
  * copy (each copy takes 40 ms; one lock would keep one in flight). */
 Test(gpu, copies_of_two_gpus_run_at_once)
@@ -2627,6 +2765,29 @@ Test(sched, a_shut_out_device_does_not_make_walks_long)
     cr_assert_lt(calls, 4 * 800, "%ld policy calls for 800 tasks", calls);
 }
 
+/* The same with two GPUs open: a task whose free candidates (the host) are
+ * all shut out waits for its open ones without asking the policy (the walk
+ * asked eft for 64 waiting tasks at every completion when more than one
+ * candidate was open). */
+Test(sched, a_shut_out_device_does_not_make_walks_long_with_two_gpus)
+{
+    setenv("MACC_DEVICES", "nvidia,host", 1);
+    setenv("MACC_SHARE_MIN", "0.2", 1);
+    speed_host_ms = 12 * GPU_MS;
+    int on_host;
+    speed_batches(400, &on_host); /* measured all three */
+    pthread_mutex_lock(&maccrt_rt.lock);
+    long c0 = maccrt_rt.policy_calls;
+    pthread_mutex_unlock(&maccrt_rt.lock);
+    speed_batches(400, &on_host);
+    pthread_mutex_lock(&maccrt_rt.lock);
+    long calls = maccrt_rt.policy_calls - c0;
+    pthread_mutex_unlock(&maccrt_rt.lock);
+    cr_assert_eq(maccrt_rt.ngpus, 2);
+    cr_assert_eq(on_host, 0, "the host took %d", on_host);
+    cr_assert_lt(calls, 4 * 800, "%ld policy calls for 800 tasks", calls);
+}
+
 Test(sched, share_min_zero_lets_it_take_tasks)
 {
     setenv("MACC_SHARE_MIN", "0", 1);
@@ -2878,7 +3039,9 @@ Test(gpu, declare_target_link_is_present_only_while_mapped)
     MACC_data_exit(&dloc, 1, &from, MACC_DEVICE_DEFAULT, 0, NULL, 0); /* absent: nothing */
     cr_assert_eq(l[3], 6.0);
     cr_assert_eq(atomic_load(&fgpu_live_allocs), 0);
-    cr_assert_not_null(maccrt_rt.devices[0]->ptable->tree.root, "the entry stays for the next map");
+    maccrt_dir_info info;
+    maccrt_dir_info_get(maccrt_rt.devices[0], &info);
+    cr_assert_eq(info.held, 1, "the entry stays for the next map");
 }
 
 /* map(present:) of a link variable that is not mapped: absent, an error. */
