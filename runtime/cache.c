@@ -397,29 +397,90 @@ static void cache__plan_commit(cache__plan *p)
 }
 
 /* Makes the plan's copies, without the lock (the claims keep the entries). */
+static void cache__job_run(const cache__job *j, const MACC_SrcLoc *loc)
+{
+    maccrt_dentry *e = j->e;
+    void *dev = (char *)e->dev_start + (j->a - e->node.start);
+    switch (j->op) {
+    case CACHE__WB:
+        maccrt_copy(e->dev, 0, (void *)j->a, dev, j->b - j->a, e->name, loc);
+        break;
+    case CACHE__FILL:
+        maccrt_copy(e->dev, 1, dev, (void *)j->a, j->b - j->a, e->name, loc);
+        break;
+    case CACHE__PEER:
+        maccrt_copy_peer(e->dev, dev, j->src->dev, (char *)j->src->dev_start + (j->a - j->src->node.start),
+                         j->b - j->a, e->name, loc);
+        break;
+    }
+}
+
+/* A device's share of a plan, run by its own threads (plugin->helpers_start). */
+typedef struct cache__share {
+    const cache__plan *p;
+    const MACC_SrcLoc *loc;
+    int *idx, n;
+} cache__share;
+
+static void cache__share_item(void *arg, int i)
+{
+    cache__share *s = arg;
+    cache__job_run(&s->p->job[s->idx[i]], s->loc);
+}
+
+/* The plan's copies, the lock dropped. A program thread with several copies
+ * to make (a synchronisation point's write-backs) hands each device's to
+ * that device's own threads, which copy at once on their streams; one
+ * thread copying them one after the other took 90 ms of STREAM's 100 on
+ * two H200s. A worker (a GPU helper filling its task's maps) copies itself:
+ * its siblings may be running tasks that wait for its claims. */
 static void cache__plan_run(cache__plan *p, const MACC_SrcLoc *loc)
 {
     if (p->njob == 0)
         return;
     pthread_mutex_unlock(&cache__lock);
-    for (int i = 0; i < p->njob; i++) {
-        cache__job *j = &p->job[i];
-        maccrt_dentry *e = j->e;
-        void *dev = (char *)e->dev_start + (j->a - e->node.start);
-        switch (j->op) {
-        case CACHE__WB:
-            maccrt_copy(e->dev, 0, (void *)j->a, dev, j->b - j->a, e->name, loc);
-            break;
-        case CACHE__FILL:
-            maccrt_copy(e->dev, 1, dev, (void *)j->a, j->b - j->a, e->name, loc);
-            break;
-        case CACHE__PEER:
-            maccrt_copy_peer(e->dev, dev, j->src->dev,
-                             (char *)j->src->dev_start + (j->a - j->src->node.start), j->b - j->a,
-                             e->name, loc);
-            break;
+    int fanned = 0;
+    if (p->njob > 1 && !maccrt_thread_self()->is_worker) {
+        maccrt_runtime *rt = &maccrt_rt;
+        cache__share share[MACCRT_MAX_DEVICES];
+        struct maccrt_batch *batch[MACCRT_MAX_DEVICES];
+        int *idx = maccrt_xcalloc((size_t)p->njob, sizeof *idx);
+        int used = 0, nd = 0;
+        maccrt_device *dv[MACCRT_MAX_DEVICES];
+        for (int d = 0; d < rt->ndevices; d++) {
+            maccrt_device *dev = rt->devices[d];
+            if (!dev->plugin->helpers_start)
+                continue;
+            int first = used;
+            for (int i = 0; i < p->njob; i++)
+                if (p->job[i].e->dev == dev)
+                    idx[used++] = i;
+            if (used == first)
+                continue;
+            share[nd] = (cache__share){p, loc, idx + first, used - first};
+            dv[nd] = dev;
+            batch[nd] = dev->plugin->helpers_start(dev, cache__share_item, &share[nd], used - first);
+            nd++;
         }
+        fanned = used;
+        /* what no device's threads take (devices outside the table: tests) */
+        if (fanned < p->njob) {
+            for (int i = 0; i < p->njob; i++) {
+                int mine = 0;
+                for (int k = 0; k < nd && !mine; k++)
+                    mine = p->job[i].e->dev == dv[k];
+                if (!mine)
+                    cache__job_run(&p->job[i], loc);
+            }
+        }
+        for (int k = 0; k < nd; k++)
+            dv[k]->plugin->helpers_wait(dv[k], batch[k]);
+        free(idx);
+        fanned = 1;
     }
+    if (!fanned)
+        for (int i = 0; i < p->njob; i++)
+            cache__job_run(&p->job[i], loc);
     pthread_mutex_lock(&cache__lock);
 }
 

@@ -100,10 +100,12 @@ struct cuda__gpu {
     int pools;   /* stream-ordered allocator available */
     cudaMemPool_t pool;
 
-    /* Placed tasks waiting for a helper. */
+    /* Placed tasks waiting for a helper, and batches of work for the
+     * helpers (cuda__helpers_start), taken first. */
     pthread_mutex_t lock;
     pthread_cond_t cv;
     maccrt_task *head, *tail;
+    maccrt_batch *batches;
     int stop;
 
     int nhelpers;
@@ -179,6 +181,21 @@ static void cuda__leave(cuda__call *c)
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
+static maccrt_batch *cuda__helpers_start(maccrt_device *d, void (*fn)(void *, int), void *arg, int n)
+{
+    cuda__gpu *g = d->pdata;
+    pthread_mutex_lock(&g->lock);
+    maccrt_batch *b = maccrt_batch_push(&g->batches, &g->cv, fn, arg, n);
+    pthread_mutex_unlock(&g->lock);
+    return b; /* stopped helpers or a fatal error: the caller runs it in maccrt_batch_wait */
+}
+
+static void cuda__helpers_wait(maccrt_device *d, maccrt_batch *b)
+{
+    cuda__gpu *g = d->pdata;
+    maccrt_batch_wait(&g->batches, &g->lock, b);
+}
+
 static void *cuda__helper_main(void *arg)
 {
     cuda__helper *h = arg;
@@ -195,11 +212,16 @@ static void *cuda__helper_main(void *arg)
     for (;;) {
         /* After a fatal error the process is exiting: take no new task (its
          * CUDA calls could block on a broken context). */
-        while ((!g->head || atomic_load(&maccrt_rt.fatal)) && !g->stop)
+        int fatal = atomic_load(&maccrt_rt.fatal);
+        if (!fatal && maccrt_batch_take(&g->batches, &g->lock))
+            continue; /* batches first: their caller waits for them */
+        maccrt_task *t = fatal ? NULL : g->head;
+        if (!t) {
+            if (g->stop)
+                break; /* stop, and nothing left */
             pthread_cond_wait(&g->cv, &g->lock);
-        maccrt_task *t = g->head;
-        if (!t || atomic_load(&maccrt_rt.fatal))
-            break; /* stop, and nothing left */
+            continue;
+        }
         g->head = t->pnext;
         if (!g->head)
             g->tail = NULL;
@@ -1218,6 +1240,8 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .copy_h2d = cuda__copy_h2d,
     .copy_d2h = cuda__copy_d2h,
     .copy_peer = cuda__copy_peer,
+    .helpers_start = cuda__helpers_start,
+    .helpers_wait = cuda__helpers_wait,
     .host_pin = cuda__host_pin,
     .host_unpin = cuda__host_unpin,
     .submit = cuda__submit,

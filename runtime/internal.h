@@ -171,6 +171,15 @@ typedef struct maccrt_plugin {
      * it, once per range, counted) until host_unpin with the same range. */
     void (*host_pin)(struct maccrt_device *d, const void *p, size_t bytes);
     void (*host_unpin)(struct maccrt_device *d, const void *p, size_t bytes);
+    /* Optional: runs fn(arg, i) for i in [0, n) on d's own threads (a GPU's
+     * helpers, each with its stream), several at once, before its tasks;
+     * helpers_wait returns when all have run. fn must not wait for anything
+     * a task holds. The directory's write-backs at synchronisation points
+     * (one thread copying every dirty section home, one after the other)
+     * run this way. */
+    struct maccrt_batch *(*helpers_start)(struct maccrt_device *d, void (*fn)(void *arg, int i), void *arg,
+                                          int n);
+    void (*helpers_wait)(struct maccrt_device *d, struct maccrt_batch *b);
 
     /* Accepts task t, placed on d (tokens held, version chosen). The device
      * runs it asynchronously (host: a pool worker; nvidia: the GPU's helper
@@ -213,6 +222,18 @@ typedef struct maccrt_plugin {
      * it). 0 on success, else a device error code. */
     int (*symbol_address)(struct maccrt_device *d, const void *symbol, void **devptr);
 } maccrt_plugin;
+
+/* Batches of work for a device's own threads (batch.c): the list and its
+ * lock are the device's task queue's. push (lock held) adds fn(arg, i) for
+ * i < n and wakes the threads; take (lock held; dropped around the item)
+ * runs one item of the first batch with items left, 0 when none; wait
+ * (lock not held) runs the items nobody took, waits for the others, and
+ * frees the batch. */
+typedef struct maccrt_batch maccrt_batch;
+maccrt_batch *maccrt_batch_push(maccrt_batch **list, pthread_cond_t *wake, void (*fn)(void *arg, int i),
+                                void *arg, int n);
+int maccrt_batch_take(maccrt_batch **list, pthread_mutex_t *lock);
+void maccrt_batch_wait(maccrt_batch **list, pthread_mutex_t *lock, maccrt_batch *b);
 
 
 typedef struct maccrt_device {

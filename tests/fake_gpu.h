@@ -17,6 +17,7 @@ typedef struct fake_gpu {
     pthread_mutex_t lock;
     pthread_cond_t cv;
     maccrt_task *head, *tail;
+    maccrt_batch *batches; /* plugin->helpers_start's work, taken before tasks */
     int stop, n;
     pthread_t th[FAKE_GPU_MAX_THREADS];
 } fake_gpu;
@@ -27,11 +28,15 @@ static void *fake_gpu_worker(void *arg)
     maccrt_thread_self()->is_worker = 1;
     pthread_mutex_lock(&g->lock);
     for (;;) {
-        while (!g->head && !g->stop)
-            pthread_cond_wait(&g->cv, &g->lock);
+        if (maccrt_batch_take(&g->batches, &g->lock))
+            continue;
         maccrt_task *t = g->head;
-        if (!t)
-            break;
+        if (!t) {
+            if (g->stop)
+                break;
+            pthread_cond_wait(&g->cv, &g->lock);
+            continue;
+        }
         g->head = t->pnext;
         if (!g->head)
             g->tail = NULL;
@@ -77,6 +82,20 @@ static inline void fake_gpu_submit(fake_gpu *g, maccrt_task *t)
     g->tail = t;
     pthread_cond_signal(&g->cv);
     pthread_mutex_unlock(&g->lock);
+}
+
+/* plugin->helpers_start / helpers_wait on the fake GPU's helpers */
+static inline maccrt_batch *fake_gpu_batch_start(fake_gpu *g, void (*fn)(void *, int), void *arg, int n)
+{
+    pthread_mutex_lock(&g->lock);
+    maccrt_batch *b = maccrt_batch_push(&g->batches, &g->cv, fn, arg, n);
+    pthread_mutex_unlock(&g->lock);
+    return b;
+}
+
+static inline void fake_gpu_batch_wait(fake_gpu *g, maccrt_batch *b)
+{
+    maccrt_batch_wait(&g->batches, &g->lock, b);
 }
 
 #endif
