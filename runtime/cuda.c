@@ -508,13 +508,16 @@ static int cuda__pin_range(const void *p, size_t bytes, uintptr_t *a, uintptr_t 
 {
     if (cuda__pin_min < 0) {
         const char *on = getenv("MACC_CUDA_PIN"), *min = getenv("MACC_CUDA_PIN_MIN");
-        /* Registering costs about 1 ms per 16 MiB and holds the driver:
-         * copies of every thread wait for it. Smaller sections are staged
-         * (cuda__copy_staged): matmul's 2 MiB tiles ran 1142 GFLOP/s
-         * registered, 1597 staged on one H200 (914 / 1681 on two); STREAM's
-         * 16 MiB blocks 313 GB/s registered, 256 staged. */
-        long v = min && *min ? maccrt_parse_positive(min) : 4L << 20;
-        cuda__pin_min = on && !strcmp(on, "0") ? 0 : v > 0 ? v : 4L << 20;
+        /* Off unless asked for (MACC_CUDA_PIN=1, or a MACC_CUDA_PIN_MIN):
+         * registering costs about 1 ms per 16 MiB, holds the driver (copies
+         * of every thread wait for it) and lasts only until the next
+         * synchronisation point, so staged copies (cuda__copy_staged) win:
+         * on one / two H200s matmul's 2 MiB tiles ran 1142 / 914 GFLOP/s
+         * registered, 1597 / 1681 staged; STREAM's 16 MiB blocks 387 / 348
+         * GB/s registered, 477 / 724 staged (write-backs on the helpers). */
+        long v = min && *min ? maccrt_parse_positive(min) : 0;
+        int want = (on && strcmp(on, "0") != 0) || v > 0;
+        cuda__pin_min = !want || (on && !strcmp(on, "0")) ? 0 : v > 0 ? v : 4L << 20;
     }
     if (!cuda__pin_min || bytes < (size_t)cuda__pin_min)
         return 0;

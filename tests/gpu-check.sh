@@ -107,10 +107,10 @@ if [ "$jobs_max" -gt 1 ]; then
     done
 fi
 # the CUDA plugin's other copy paths: the driver's pageable copies, and every
-# section page-locked (the default stages up to 4 MiB and registers past it)
+# section page-locked (registered)
 seq=$((seq + 1))
 cur=$(printf '%03d' "$seq")
-for v in "MACC_CUDA_STAGE=0" "MACC_CUDA_PIN_MIN=65536"; do
+for v in "MACC_CUDA_STAGE=0" "MACC_CUDA_PIN_MIN=65536"; do # (the default stages every size)
     log=$gbuild/progs/copy_paths.$v.log
     if env "$v" MACC_DEVICES=nvidia MACC_TARGET_OFFLOAD=mandatory timeout 120 "$gbuild/progs/copy_paths" > "$log" 2>&1; then
         ok

@@ -1,19 +1,19 @@
 /* Sections of every size the CUDA plugin copies differently, at odd offsets
- * and lengths: small (the driver's pageable copy), 64 KiB up to the pinning
- * threshold (staged through a helper's page-locked slots of 512 KiB: a
- * length that is not a whole number of slots, a last slot of a few
- * elements), and past it (registered: a page-locked middle with pageable
- * head and tail). Each task reads its section (to), writes another (from)
+ * and lengths: small (the driver's pageable copy), and 64 KiB or more
+ * (staged through a helper's page-locked slots of 512 KiB: a length that is
+ * not a whole number of slots, a last slot of a few elements; with
+ * MACC_CUDA_PIN_MIN, registered: a page-locked middle with pageable head and
+ * tail). Each task reads its section (to), writes another (from)
  * and updates a third (tofrom); two rounds, so the second reads back what
  * the first wrote through the directory, and the host checks every element.
- * Also run with MACC_CUDA_STAGE=0 / MACC_CUDA_PIN=0 on the GPU machine. */
+ * Also run with MACC_CUDA_STAGE=0 / MACC_CUDA_PIN_MIN=65536 on the GPU machine. */
 #include <stdio.h>
 #include <stdlib.h>
 
 int main(void)
 {
     /* lengths in doubles: 1000 (8 KB), 9000 (72 KB), 65537 (one slot and 8
-     * bytes over), 200003 (3 slots and a bit), 700001 (5.3 MiB: registered) */
+     * bytes over), 200003 (3 slots and a bit), 700001 (5.3 MiB) */
     static const long lens[] = {1000, 9000, 65537, 200003, 700001};
     enum { NL = sizeof lens / sizeof lens[0] };
     long total = 0;
