@@ -1,22 +1,26 @@
 #!/usr/bin/env python3
 """Draws a MACC_TRACE file (Chrome trace JSON) as an SVG timeline.
 
-    python3 tools/trace2svg.py trace.json timeline.svg
+    python3 tools/trace2svg.py [--phases] trace.json timeline.svg
 
 One row per device lane: tasks (the region's version running) and copies
-(h2d, d2h) and data directives. Prints, per device, the number of slices of
-each kind (the test suite compares the task count with MACC_STATS).
+(h2d, d2h, p2p) and data directives; with --phases also the runtime's phases
+of each task (wait:ready, wait:queue, maps, unmap, finish). Prints, per
+device, the number of slices of each kind (the test suite compares the task
+count with MACC_STATS).
 """
 import json
 import sys
 from html import escape
 
-COLORS = {"task": "#4c72b0", "h2d": "#dd8452", "d2h": "#c44e52", "data": "#8c8c8c"}
+COLORS = {"task": "#4c72b0", "h2d": "#dd8452", "d2h": "#c44e52", "p2p": "#55a868", "data": "#8c8c8c"}
 
 
 def main(argv):
+    phases = "--phases" in argv
+    argv = [a for a in argv if a != "--phases"]
     if len(argv) != 3:
-        sys.stderr.write("usage: trace2svg.py trace.json out.svg\n")
+        sys.stderr.write("usage: trace2svg.py [--phases] trace.json out.svg\n")
         return 2
     with open(argv[1]) as f:
         trace = json.load(f)
@@ -33,6 +37,8 @@ def main(argv):
         counts[key] = counts.get(key, 0) + 1
     for (dev, cat), n in sorted(counts.items()):
         print(f"{dev} {cat} {n}")
+    if not phases:
+        slices = [e for e in slices if e["tid"] < 200]
 
     rows = sorted({(e["pid"], e["tid"]) for e in slices})
     row_index = {r: i for i, r in enumerate(rows)}
@@ -45,7 +51,7 @@ def main(argv):
            f'<text x="{left}" y="16">macc timeline: {len(slices)} slices, {t_end / 1000:.1f} ms</text>']
     for (pid, tid), i in row_index.items():
         y = top + i * row_h
-        lane = "copies" if tid >= 100 else "tasks"
+        lane = "phases" if tid >= 200 else "copies" if tid >= 100 else "tasks"
         label = f"{names.get(pid, pid)} {lane} {tid % 100}"
         out.append(f'<text x="4" y="{y + 13}">{escape(label)}</text>')
         out.append(f'<line x1="{left}" y1="{y + row_h}" x2="{left + width}" y2="{y + row_h}" stroke="#eee"/>')
