@@ -39,6 +39,8 @@ struct host__pool {
     int coming;               /* workers completing a task, back for one queued next */
     int nworkers, nidle;      /* nidle: asleep on cv */
     int stop;
+    long signals; /* sleeping workers woken by submit (maccrt_host_counts) */
+    long helped;  /* tasks run by threads outside the pool (maccrt_host_help) */
     pthread_t threads[MACCRT_MAX_HOST_WORKERS];
 };
 
@@ -177,8 +179,48 @@ static void host__submit(maccrt_device *d, maccrt_task *t)
             maccrt_fatal(t->loc, "cannot start a host worker thread");
         pthread_attr_destroy(&attr);
     }
-    if (pool->nidle > 0 && queued > spinning)
+    if (pool->nidle > 0 && queued > spinning) {
+        pool->signals++;
         pthread_cond_signal(&pool->cv); /* else a spinning worker takes it */
+    }
+    pthread_mutex_unlock(&pool->lock);
+}
+
+int maccrt_host_help(maccrt_device *d, const maccrt_thread *creator)
+{
+    host__pool *pool = d->pdata;
+    if (!pool || !atomic_load(&pool->queued))
+        return 0;
+    pthread_mutex_lock(&pool->lock);
+    maccrt_task *t = pool->head, *prev = NULL;
+    while (t && t->creator != creator) {
+        prev = t;
+        t = t->pnext;
+    }
+    if (t) {
+        if (prev)
+            prev->pnext = t->pnext;
+        else
+            pool->head = t->pnext;
+        if (pool->tail == t)
+            pool->tail = prev;
+        atomic_fetch_sub(&pool->queued, 1);
+        pool->helped++;
+    }
+    pthread_mutex_unlock(&pool->lock);
+    if (!t)
+        return 0;
+    maccrt_task_execute(t);
+    return 1;
+}
+
+void maccrt_host_counts(maccrt_device *d, long *signals, long *helped, int *workers)
+{
+    host__pool *pool = d->pdata;
+    pthread_mutex_lock(&pool->lock);
+    *signals = pool->signals;
+    *helped = pool->helped;
+    *workers = pool->nworkers;
     pthread_mutex_unlock(&pool->lock);
 }
 

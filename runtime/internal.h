@@ -674,6 +674,14 @@ void maccrt_sched_ready(maccrt_task *t);
 void maccrt_sched_dispatch(void);
 /* t is finished: gives its tokens back. */
 void maccrt_sched_release(maccrt_task *t);
+/* Runs, in the calling thread, the first task waiting in the host pool's
+ * queue that `creator` created (host.c): a thread that waits for its tasks
+ * (the throttle, taskwait) lends its core to them, as libgomp's waiting
+ * threads run tasks. Returns 1 when it ran one. Called without maccrt_rt.lock. */
+int maccrt_host_help(maccrt_device *d, const maccrt_thread *creator);
+/* The host pool's counters: sleeping workers woken by a submit, tasks run by
+ * maccrt_host_help, workers started. */
+void maccrt_host_counts(maccrt_device *d, long *signals, long *helped, int *workers);
 /* Host threads a host task holding `tokens` may use. */
 int maccrt_host_nthreads(int tokens);
 

@@ -429,6 +429,16 @@ static void task__throttle(maccrt_thread *self)
     double since = maccrt_now();
     rt->throttled++;
     while (rt->live > rt->pending_max / 2 && !rt->stopped) {
+        pthread_mutex_unlock(&rt->lock);
+        int ran = maccrt_host_help(rt->host, self);
+        pthread_mutex_lock(&rt->lock);
+        if (ran || rt->live <= rt->pending_max / 2 || rt->stopped) {
+            seen = rt->finished;
+            since = 0;
+            continue;
+        }
+        if (since == 0)
+            since = maccrt_now();
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += 20 * 1000000L;
@@ -746,8 +756,16 @@ void MACC_taskwait(const MACC_SrcLoc *loc)
     maccrt_thread *self = maccrt_thread_self();
     maccrt_task_flush_counts();
     pthread_mutex_lock(&maccrt_rt.lock);
-    while (self->children > 0)
+    while (self->children > 0) {
+        if (!self->current && !self->is_worker && !maccrt_rt.stopped) {
+            pthread_mutex_unlock(&maccrt_rt.lock);
+            int ran = maccrt_host_help(maccrt_rt.host, self);
+            pthread_mutex_lock(&maccrt_rt.lock);
+            if (ran || self->children == 0)
+                continue;
+        }
         pthread_cond_wait(&self->cv, &maccrt_rt.lock);
+    }
     pthread_mutex_unlock(&maccrt_rt.lock);
     maccrt_cache_flush(NULL); /* the program reads the host copy next */
 }
