@@ -28,7 +28,11 @@
 
 typedef struct host__pool host__pool;
 static __thread host__pool *host__mine; /* the pool of the calling worker */
-static __thread int host__coming;       /* the calling worker is counted in its pool's coming */
+/* The calling thread runs host tasks from a pool's queue at its top level
+ * (a worker, or a thread in maccrt_host_help): the first host task that its
+ * completions place is handed to it (host__next) instead of queued. */
+static __thread host__pool *host__running;
+static __thread maccrt_task *host__next;
 
 struct host__pool {
     pthread_mutex_t lock;
@@ -36,13 +40,26 @@ struct host__pool {
     maccrt_task *head, *tail; /* placed tasks waiting for a worker */
     atomic_int queued;        /* written under lock, polled without it */
     atomic_int spinning;      /* workers polling the queue */
-    int coming;               /* workers completing a task, back for one queued next */
     int nworkers, nidle;      /* nidle: asleep on cv */
     int stop;
     long signals; /* sleeping workers woken by submit (maccrt_host_counts) */
     long helped;  /* tasks run by threads outside the pool (maccrt_host_help) */
+    long handed;  /* tasks handed to the thread whose completion placed them */
     pthread_t threads[MACCRT_MAX_HOST_WORKERS];
 };
+
+/* Runs t and then the tasks its completions hand to this thread. */
+static void host__run_from(host__pool *pool, maccrt_task *t)
+{
+    host__pool *outer = host__running;
+    host__running = pool;
+    while (t) {
+        maccrt_task_execute(t);
+        t = host__next;
+        host__next = NULL;
+    }
+    host__running = outer;
+}
 
 static void *host__worker(void *arg)
 {
@@ -74,12 +91,8 @@ static void *host__worker(void *arg)
             pool->tail = NULL;
         atomic_fetch_sub(&pool->queued, 1);
         pthread_mutex_unlock(&pool->lock);
-        maccrt_task_execute(t);
+        host__run_from(pool, t);
         pthread_mutex_lock(&pool->lock);
-        if (host__coming) {
-            pool->coming--;
-            host__coming = 0;
-        }
     }
     pthread_mutex_unlock(&pool->lock);
     return NULL;
@@ -146,10 +159,18 @@ static int host__copy(maccrt_device *d, void *dst, const void *src, size_t bytes
 static void host__submit(maccrt_device *d, maccrt_task *t)
 {
     host__pool *pool = d->pdata;
-    /* A worker of this pool completing its task comes back for the first
-     * task placed meanwhile: no other worker is needed or woken for it. */
+    /* A thread running this pool's tasks that completes one at its top level
+     * takes the first task placed meanwhile itself, with no queue, lock or
+     * wake-up (its next task is usually its chain's successor). A thread
+     * helping (not a worker) takes only the tasks it created. */
     maccrt_thread *self = maccrt_thread_self();
-    int returning = host__mine == pool && self->finishing;
+    if (host__running == pool && self->finishing && !self->current && !host__next &&
+        (host__mine == pool || t->creator == self)) {
+        self->finishing = 0;
+        host__next = t;
+        __atomic_add_fetch(&pool->handed, 1, __ATOMIC_RELAXED);
+        return;
+    }
     self->finishing = 0;
     pthread_mutex_lock(&pool->lock);
     t->pnext = NULL;
@@ -159,11 +180,7 @@ static void host__submit(maccrt_device *d, maccrt_task *t)
         pool->head = t;
     pool->tail = t;
     int queued = atomic_fetch_add(&pool->queued, 1) + 1;
-    if (returning) {
-        pool->coming++;
-        host__coming = 1;
-    }
-    int spinning = atomic_load(&pool->spinning) + pool->coming;
+    int spinning = atomic_load(&pool->spinning);
     /* a new worker when the queue outgrows the workers that will look at
      * it, never more workers than tasks placed here (maccrt_rt.lock is held) */
     if (queued > pool->nidle + spinning && pool->nworkers < d->nplaced &&
@@ -210,13 +227,14 @@ int maccrt_host_help(maccrt_device *d, const maccrt_thread *creator)
     pthread_mutex_unlock(&pool->lock);
     if (!t)
         return 0;
-    maccrt_task_execute(t);
+    host__run_from(pool, t);
     return 1;
 }
 
-void maccrt_host_counts(maccrt_device *d, long *signals, long *helped, int *workers)
+void maccrt_host_counts(maccrt_device *d, long *signals, long *helped, long *handed, int *workers)
 {
     host__pool *pool = d->pdata;
+    *handed = __atomic_load_n(&pool->handed, __ATOMIC_RELAXED);
     pthread_mutex_lock(&pool->lock);
     *signals = pool->signals;
     *helped = pool->helped;

@@ -538,8 +538,8 @@ typedef struct maccrt_thread {
     int refs;             /* 1 for the live thread + 1 per unfinished deferred child */
     int is_worker;        /* a runtime helper (host pool worker, GPU helper) */
     int unthrottled;      /* a throttle wait of this thread stalled: not throttled again (task.c) */
-    int finishing;        /* in the completion of a task it ran: a pool worker goes back to its
-                           * queue next, so the first task submitted meanwhile needs no other worker */
+    int finishing;        /* in the completion of a task it ran: the host pool hands the first
+                           * task placed meanwhile to it (host.c) when it runs pool tasks */
     struct maccrt_task *current; /* task this thread is executing */
 } maccrt_thread;
 
@@ -680,8 +680,9 @@ void maccrt_sched_release(maccrt_task *t);
  * threads run tasks. Returns 1 when it ran one. Called without maccrt_rt.lock. */
 int maccrt_host_help(maccrt_device *d, const maccrt_thread *creator);
 /* The host pool's counters: sleeping workers woken by a submit, tasks run by
- * maccrt_host_help, workers started. */
-void maccrt_host_counts(maccrt_device *d, long *signals, long *helped, int *workers);
+ * maccrt_host_help, tasks handed to the thread whose completion placed them
+ * (no queue), workers started. */
+void maccrt_host_counts(maccrt_device *d, long *signals, long *helped, long *handed, int *workers);
 /* Host threads a host task holding `tokens` may use. */
 int maccrt_host_nthreads(int tokens);
 
