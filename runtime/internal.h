@@ -549,7 +549,8 @@ typedef struct maccrt_task {
     const MACC_SrcLoc *loc;
     int deferred;   /* MACC_NOWAIT */
     long long trip; /* outer-loop trip count from MACC_push_tripcount (-1: unknown; placement.c) */
-    int direct;     /* deferred, run at once by its creating thread outside the scheduler (the throttle) */
+    int direct;     /* deferred, run at once by its creating thread outside the scheduler (the
+                     * throttle): 1 in a block, 2 on that thread's stack */
     int timed;      /* t_start / t_end taken (maccrt_rt.timed, or resources(auto)) */
     int op;         /* MACCRT_OP_*: a data operation instead of a region */
 

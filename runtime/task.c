@@ -268,8 +268,38 @@ static const char *task__region_name(const MACC_Region *r)
     return r->name ? r->name : "(unnamed)";
 }
 
+/* The calling thread's last choice (a loop creates instances of one region):
+ * the devices depend only on the region, the selector, the if clause and the
+ * default device (the rest is fixed at initialisation). */
+static __thread struct {
+    const MACC_Region *region;
+    int device, ifcond; /* device: the default device resolved */
+    maccrt_mask cand;
+    int fallback;
+} task__last;
+
+static void task__choose_devices_now(maccrt_task *t, int device, int ifcond);
+
 /* Sets t->cand and t->fallback from the device selector and the if clause. */
 static void task__choose_devices(maccrt_task *t, int device, int ifcond)
+{
+    if (device == MACC_DEVICE_DEFAULT) /* omp_set_default_device, if set */
+        device = atomic_load_explicit(&maccrt_rt.default_device, memory_order_relaxed);
+    if (task__last.region == t->region && task__last.device == device &&
+        task__last.ifcond == (ifcond != 0)) {
+        t->cand = task__last.cand;
+        t->fallback = task__last.fallback;
+        return;
+    }
+    task__choose_devices_now(t, device, ifcond);
+    task__last.region = t->region;
+    task__last.device = device;
+    task__last.ifcond = ifcond != 0;
+    task__last.cand = t->cand;
+    task__last.fallback = t->fallback;
+}
+
+static void task__choose_devices_now(maccrt_task *t, int device, int ifcond)
 {
     maccrt_runtime *rt = &maccrt_rt;
     const MACC_Region *r = t->region;
@@ -512,17 +542,25 @@ static void task__submit(maccrt_task *t)
  * is deep: a deferred task without dependences whose only device is the host,
  * created while pending_max tasks are live, runs at once in the creating
  * thread, outside the scheduler (no lock, no tokens: that thread's core is
- * the one the program lent the runtime by creating tasks). Nothing can depend
- * on it and it ends before MACC_target returns, so no taskwait counts it.
- * Returns 1 when it ran. */
-static int task__direct(maccrt_task *t)
+ * the one the program lent the runtime by creating tasks). Once the queue was
+ * that deep, the creating thread goes on so until half the live tasks have
+ * finished (task__deep), as its throttle wait would: its submissions through
+ * the scheduler would otherwise alternate with every completion, each taking
+ * the runtime lock against the workers. Nothing can depend on such a task
+ * and it ends before MACC_target returns, so no taskwait counts it. Sets t up
+ * to run on the host (t->direct = 1) and returns 1 when it is to run so. */
+static __thread int task__deep;
+static int task__direct_ok(maccrt_task *t)
 {
     maccrt_runtime *rt = &maccrt_rt;
     maccrt_device *h = rt->host;
-    if (t->ndeps || t->cand != MACCRT_BIT(h->num) ||
-        __atomic_load_n(&rt->live, __ATOMIC_RELAXED) < rt->pending_max ||
-        __atomic_load_n(&rt->stopped, __ATOMIC_RELAXED))
+    if (t->cand != MACCRT_BIT(h->num) || __atomic_load_n(&rt->stopped, __ATOMIC_RELAXED))
         return 0;
+    long live = __atomic_load_n(&rt->live, __ATOMIC_RELAXED);
+    if (live >= rt->pending_max)
+        task__deep = 1;
+    else if (!task__deep || live <= rt->pending_max / 2)
+        return task__deep = 0;
     const MACC_Version *v = maccrt_pick_version(t->region, h, t->fallback);
     if (!v || v->resources == MACC_RES_AUTO)
         return 0; /* resources(auto) learns from every instance: the scheduler's path */
@@ -532,9 +570,13 @@ static int task__direct(maccrt_task *t)
     t->ver = v;
     t->tokens = res < 1 ? 1 : res > MACCRT_TOKENS ? MACCRT_TOKENS : res; /* its share of threads; none taken */
     t->state = MACCRT_TASK_RUNNING;
-    maccrt_task_execute(t);
     return 1;
 }
+
+/* A direct task lives on the creating thread's stack (no block, no copy of
+ * its maps into one) when its arguments are this small. */
+#define TASK__STACK_ARGS 1024
+#define TASK__STACK_MAPS 32
 
 void MACC_target(const MACC_Region *r, const void *args, size_t args_size, int nmaps,
                  const MACC_Map *maps, int ndeps, const MACC_Dep *deps, int flags, int device,
@@ -546,16 +588,60 @@ void MACC_target(const MACC_Region *r, const void *args, size_t args_size, int n
     if (nmaps < 0 || ndeps < 0 || (nmaps && !maps) || (ndeps && !deps) || (args_size && !args))
         maccrt_fatal(&r->loc, "bad arguments for region '%s'", task__region_name(r));
     maccrt_thread *self = maccrt_thread_self();
+    int deferred = (flags & MACC_NOWAIT) != 0;
+    long long trip = maccrt_placement_take_trip();
+    maccrt_mask cand = 0;
+    int fallback = 0;
+    if (deferred && !ndeps && __atomic_load_n(&maccrt_rt.live, __ATOMIC_RELAXED) > maccrt_rt.pending_max / 2 &&
+        args_size <= TASK__STACK_ARGS && nmaps <= TASK__STACK_MAPS) {
+        /* maybe a direct task (task__direct_ok): decided on the stack */
+        maccrt_task st;
+        memset(&st, 0, sizeof st);
+        st.region = r;
+        st.loc = &r->loc;
+        st.deferred = 1;
+        st.trip = trip;
+        task__choose_devices(&st, device, ifcond);
+        if (task__direct_ok(&st)) {
+            max_align_t abuf[TASK__STACK_ARGS / sizeof(max_align_t)];
+            MACC_Map mbuf[TASK__STACK_MAPS];
+            void *pbuf[TASK__STACK_MAPS], *cbuf[TASK__STACK_MAPS];
+            int tbuf[TASK__STACK_MAPS];
+            if (args_size)
+                memcpy(abuf, args, args_size); /* the version may write its argument block */
+            if (nmaps)
+                memcpy(mbuf, maps, (size_t)nmaps * sizeof *maps);
+            st.direct = 2; /* on the stack: not freed */
+            st.args = abuf;
+            st.args_size = args_size;
+            st.nmaps = nmaps;
+            st.maps = mbuf;
+            st.ptrs = pbuf;
+            st.took = tbuf;
+            st.cache = cbuf; /* the three are set per map before they are read */
+            maccrt_task_execute(&st);
+            return;
+        }
+        cand = st.cand;
+        fallback = st.fallback;
+    }
     maccrt_task *t = task__alloc(args_size, nmaps, ndeps);
     t->region = r;
     t->loc = &r->loc;
-    t->deferred = (flags & MACC_NOWAIT) != 0;
+    t->deferred = deferred;
     t->nested = !t->deferred && self->current != NULL;
-    t->trip = maccrt_placement_take_trip();
+    t->trip = trip;
     task__fill(t, args, maps, deps);
-    task__choose_devices(t, device, ifcond);
-    if (t->deferred && task__direct(t))
+    if (cand) {
+        t->cand = cand;
+        t->fallback = fallback;
+    } else {
+        task__choose_devices(t, device, ifcond);
+    }
+    if (t->deferred && !ndeps && task__direct_ok(t)) {
+        maccrt_task_execute(t); /* frees it */
         return;
+    }
     task__submit(t);
 }
 
@@ -741,7 +827,8 @@ void maccrt_task_execute(maccrt_task *t)
     if (t->direct) {
         if (++task__direct_runs == 64)
             maccrt_task_flush_counts();
-        task__free(t);
+        if (t->direct == 1)
+            task__free(t);
         return;
     }
     task__finish(t);
