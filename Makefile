@@ -121,6 +121,7 @@ $(BUILD)/tests/test_directive: tests/unit/test_directive.c $(GRAMMAR_OBJ)
 $(BUILD)/tests/test_runtime: tests/unit/test_runtime.c tests/fake_gpu.h $(RTLIB)
 $(BUILD)/tests/test_managed: tests/unit/test_managed.c $(RTLIB)
 $(BUILD)/tests/test_freelist: tests/unit/test_freelist.c $(RTLIB)
+$(BUILD)/tests/test_tasks: tests/unit/test_tasks.c $(RTLIB)
 $(BUILD)/tests/test_placement: tests/unit/test_placement.c tests/fake_gpu.h $(RTLIB)
 $(BUILD)/tests/test_analysis: tests/unit/test_analysis.c $(TRANSLATOR_OBJ) $(GRAMMAR_OBJ) $(TSC_OBJ)
 

@@ -124,6 +124,9 @@ static void host__fini_device(maccrt_device *d)
     pthread_mutex_unlock(&pool->lock);
     for (int i = 0; i < n; i++)
         pthread_join(pool->threads[i], NULL);
+    pthread_mutex_lock(&pool->lock);
+    pool->nworkers = 0; /* joined: a second call joins none */
+    pthread_mutex_unlock(&pool->lock);
     /* The pool itself stays: a late submit (a task created by another atexit
      * handler) finds stop set and the scheduler runs such tasks inline. */
 }
