@@ -230,7 +230,8 @@ typedef struct maccrt_device {
     int cc;           /* nvidia: compute capability * 10 */
     size_t mem_bytes; /* device memory (0: unknown / host) */
 
-    /* Tokens: guarded by maccrt_rt.lock. */
+    /* Tokens: guarded by maccrt_rt.lock (tokens_free is also read without it,
+     * atomically, by task.c's direct rule; written atomically under it). */
     int tokens_total; /* MACCRT_TOKENS */
     int tokens_free;
     int tokens_peak_used;

@@ -129,7 +129,8 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
             if (sched__auto_tokens[l] == need && !ri->auto_choice[d->kind])
                 ri->auto_started[d->kind][l]++;
     }
-    d->tokens_free -= need;
+    /* written under the lock, read without it by task.c's direct rule */
+    __atomic_store_n(&d->tokens_free, d->tokens_free - need, __ATOMIC_RELAXED);
     if (d->tokens_total - d->tokens_free > d->tokens_peak_used)
         d->tokens_peak_used = d->tokens_total - d->tokens_free;
     maccrt_stats_placed(d, t);
@@ -248,7 +249,7 @@ void maccrt_sched_release(maccrt_task *t)
     maccrt_device *d = t->dev;
     if (!d)
         return;
-    d->tokens_free += t->tokens;
+    __atomic_store_n(&d->tokens_free, d->tokens_free + t->tokens, __ATOMIC_RELAXED);
     if (t->dprev)
         t->dprev->dnext = t->dnext;
     else if (d->placed == t)

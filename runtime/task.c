@@ -276,6 +276,11 @@ static __thread struct {
     int device, ifcond; /* device: the default device resolved */
     maccrt_mask cand;
     int fallback;
+    /* The region's direct runs in this thread, timed (the first few, then one
+     * in TASK__SAMPLE): their moving average, seconds (task__direct_ok). */
+    unsigned long runs;
+    int timed;
+    double run_s;
 } task__last;
 
 static void task__choose_devices_now(maccrt_task *t, int device, int ifcond);
@@ -292,6 +297,11 @@ static void task__choose_devices(maccrt_task *t, int device, int ifcond)
         return;
     }
     task__choose_devices_now(t, device, ifcond);
+    if (task__last.region != t->region) {
+        task__last.runs = 0;
+        task__last.timed = 0;
+        task__last.run_s = 0;
+    }
     task__last.region = t->region;
     task__last.device = device;
     task__last.ifcond = ifcond != 0;
@@ -539,16 +549,38 @@ static void task__submit(maccrt_task *t)
 }
 
 /* The throttle's other half, as libgomp runs a task undeferred when its queue
- * is deep: a deferred task without dependences whose only device is the host,
- * created while pending_max tasks are live, runs at once in the creating
- * thread, outside the scheduler (no lock, no tokens: that thread's core is
- * the one the program lent the runtime by creating tasks). Once the queue was
- * that deep, the creating thread goes on so until half the live tasks have
- * finished (task__deep), as its throttle wait would: its submissions through
- * the scheduler would otherwise alternate with every completion, each taking
- * the runtime lock against the workers. Nothing can depend on such a task
- * and it ends before MACC_target returns, so no taskwait counts it. Sets t up
- * to run on the host (t->direct = 1) and returns 1 when it is to run so. */
+ * is deep: a deferred task without dependences whose only device is the host
+ * runs at once in the creating thread, outside the scheduler (no lock, no
+ * tokens: that thread's core is the one the program lent the runtime by
+ * creating tasks), when
+ *   - pending_max tasks are live (the queue is deep); once it was, the
+ *     creating thread goes on so until half the live tasks have finished
+ *     (task__deep), as its throttle wait would: its submissions through the
+ *     scheduler would otherwise alternate with every completion, each taking
+ *     the runtime lock against the workers; or
+ *   - the host has no tokens free for it (it would wait) and its region's
+ *     direct runs in this thread took less than TASK__TINY_S on average
+ *     (MACC_TASK_TINY_US; measured on the first runs, then one in 64): a
+ *     hand-off to a worker costs more than the task, and submissions that
+ *     cost more than the workers' runs keep the queue from ever getting deep.
+ * Nothing can depend on such a task and it ends before MACC_target returns,
+ * so no taskwait counts it. Sets t up to run on the host (t->direct = 1) and
+ * returns 1 when it is to run so. */
+#define TASK__TINY_S 1e-6 /* MACC_TASK_TINY_US changes it */
+#define TASK__SAMPLE 64  /* one direct run in 64 is timed, after the first 8 */
+static double task__tiny_s = TASK__TINY_S;
+static pthread_once_t task__tiny_once = PTHREAD_ONCE_INIT;
+static void task__tiny_init(void)
+{
+    const char *e = getenv("MACC_TASK_TINY_US");
+    if (!e || !*e)
+        return;
+    char *end;
+    double v = strtod(e, &end);
+    if (*end || !(v >= 0))
+        maccrt_fatal(NULL, "MACC_TASK_TINY_US: invalid value '%s' (expected microseconds, >= 0)", e);
+    task__tiny_s = v * 1e-6;
+}
 static __thread int task__deep;
 static int task__direct_ok(maccrt_task *t)
 {
@@ -556,21 +588,43 @@ static int task__direct_ok(maccrt_task *t)
     maccrt_device *h = rt->host;
     if (t->cand != MACCRT_BIT(h->num) || __atomic_load_n(&rt->stopped, __ATOMIC_RELAXED))
         return 0;
-    long live = __atomic_load_n(&rt->live, __ATOMIC_RELAXED);
-    if (live >= rt->pending_max)
-        task__deep = 1;
-    else if (!task__deep || live <= rt->pending_max / 2)
-        return task__deep = 0;
     const MACC_Version *v = maccrt_pick_version(t->region, h, t->fallback);
     if (!v || v->resources == MACC_RES_AUTO)
         return 0; /* resources(auto) learns from every instance: the scheduler's path */
     int res = v->resources == MACC_RES_DEFAULT ? MACCRT_RES_HOST_DEFERRED : v->resources;
+    res = res < 1 ? 1 : res > MACCRT_TOKENS ? MACCRT_TOKENS : res;
+    long live = __atomic_load_n(&rt->live, __ATOMIC_RELAXED);
+    if (live >= rt->pending_max) {
+        task__deep = 1;
+    } else if (!task__deep || live <= rt->pending_max / 2) {
+        task__deep = 0;
+        if (!(task__last.region == t->region && task__last.timed >= 4 &&
+              __atomic_load_n(&h->tokens_free, __ATOMIC_RELAXED) < res))
+            return 0;
+        pthread_once(&task__tiny_once, task__tiny_init);
+        if (!(task__last.run_s < task__tiny_s))
+            return 0;
+    }
     t->direct = 1;
     t->dev = h;
     t->ver = v;
-    t->tokens = res < 1 ? 1 : res > MACCRT_TOKENS ? MACCRT_TOKENS : res; /* its share of threads; none taken */
+    t->tokens = res; /* its share of threads; none taken */
     t->state = MACCRT_TASK_RUNNING;
     return 1;
+}
+
+/* Runs a direct task; times the first runs of its region and then one in
+ * TASK__SAMPLE (the tiny-task rule's measure). */
+static void task__run_direct(maccrt_task *t)
+{
+    int sample = task__last.region == t->region &&
+                 (task__last.runs++ < 8 || task__last.runs % TASK__SAMPLE == 0);
+    double t0 = sample ? maccrt_now() : 0.0;
+    maccrt_task_execute(t);
+    if (sample && task__last.region == t->region) {
+        double dt = maccrt_now() - t0;
+        task__last.run_s = task__last.timed++ ? 0.8 * task__last.run_s + 0.2 * dt : dt;
+    }
 }
 
 /* A direct task lives on the creating thread's stack (no block, no copy of
@@ -592,8 +646,9 @@ void MACC_target(const MACC_Region *r, const void *args, size_t args_size, int n
     long long trip = maccrt_placement_take_trip();
     maccrt_mask cand = 0;
     int fallback = 0;
-    if (deferred && !ndeps && __atomic_load_n(&maccrt_rt.live, __ATOMIC_RELAXED) > maccrt_rt.pending_max / 2 &&
-        args_size <= TASK__STACK_ARGS && nmaps <= TASK__STACK_MAPS) {
+    if (deferred && !ndeps && args_size <= TASK__STACK_ARGS && nmaps <= TASK__STACK_MAPS &&
+        (__atomic_load_n(&maccrt_rt.live, __ATOMIC_RELAXED) > maccrt_rt.pending_max / 2 ||
+         (task__last.region == r && task__last.timed))) {
         /* maybe a direct task (task__direct_ok): decided on the stack */
         maccrt_task st;
         memset(&st, 0, sizeof st);
@@ -619,7 +674,7 @@ void MACC_target(const MACC_Region *r, const void *args, size_t args_size, int n
             st.ptrs = pbuf;
             st.took = tbuf;
             st.cache = cbuf; /* the three are set per map before they are read */
-            maccrt_task_execute(&st);
+            task__run_direct(&st);
             return;
         }
         cand = st.cand;
@@ -639,7 +694,7 @@ void MACC_target(const MACC_Region *r, const void *args, size_t args_size, int n
         task__choose_devices(t, device, ifcond);
     }
     if (t->deferred && !ndeps && task__direct_ok(t)) {
-        maccrt_task_execute(t); /* frees it */
+        task__run_direct(t); /* frees it */
         return;
     }
     task__submit(t);

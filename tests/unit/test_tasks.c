@@ -236,6 +236,74 @@ Test(tasks, direct_tasks_get_their_arguments_and_maps)
     cr_assert_eq(macc_device_tasks(maccrt_rt.host->num), n);
 }
 
+/* Tiny tasks: once a region's direct runs are measured (here any time
+ * counts as tiny: MACC_TASK_TINY_US is huge), a dependence-free task of it
+ * runs in the creating thread whenever the host has no tokens free for it,
+ * however few tasks are live; while tokens are free it goes to the host's
+ * queue (no worker here: taskwait runs them). */
+static void make_direct(long n)
+{
+    for (long i = 0; i < n; i++) {
+        bigargs a = {i, {0}};
+        a.pad[199] = (char)(i & 0x7f);
+        MACC_Map m[2] = {
+            {"sums", sums, sums, 2 * sizeof sums[0], MACC_MAP_TOFROM},
+            {"s2", &sums[2], &sums[2], sizeof sums[0], MACC_MAP_TO},
+        };
+        MACC_target(&r_direct, &a, sizeof a, 2, m, 0, NULL, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+    }
+}
+
+Test(tasks, tiny_tasks_run_in_the_creating_thread_when_the_host_is_full)
+{
+    setenv("MACC_PENDING_MAX", "8", 1);
+    setenv("MACC_TASK_TINY_US", "1e9", 1);
+    stop_workers();
+    make_direct(100); /* 8 queued, the rest direct (deep queue), measured */
+    MACC_taskwait(NULL);
+    long d0 = atomic_load(&maccrt_rt.host->tasks_direct);
+    cr_assert_eq(d0, 92);
+    /* tokens free: the next one goes to the scheduler (a queue: no worker) */
+    make_direct(1);
+    cr_assert_eq(__atomic_load_n(&maccrt_rt.live, __ATOMIC_RELAXED), 1);
+    make_direct(1); /* 50 tokens left: queued too */
+    cr_assert_eq(__atomic_load_n(&maccrt_rt.live, __ATOMIC_RELAXED), 2);
+    cr_assert_eq(maccrt_rt.host->tokens_free, 0);
+    /* the host is full: tiny ones run here, 2 live (< pending_max / 2) */
+    make_direct(50);
+    cr_assert_eq(__atomic_load_n(&maccrt_rt.live, __ATOMIC_RELAXED), 2);
+    MACC_taskwait(NULL);
+    maccrt_task_flush_counts();
+    cr_assert_eq(atomic_load(&maccrt_rt.host->tasks_direct), d0 + 50);
+    cr_assert_eq(sums[0] + sums[1], 152);
+    cr_assert_eq(atomic_load(&bad_env), 0);
+}
+
+Test(tasks, tasks_are_not_tiny_by_default)
+{
+    setenv("MACC_PENDING_MAX", "8", 1);
+    setenv("MACC_TASK_TINY_US", "0", 1); /* nothing is tiny */
+    stop_workers();
+    make_direct(100);
+    MACC_taskwait(NULL);
+    long d0 = atomic_load(&maccrt_rt.host->tasks_direct);
+    make_direct(6); /* host full after 2, but nothing is tiny: all queued */
+    cr_assert_eq(__atomic_load_n(&maccrt_rt.live, __ATOMIC_RELAXED), 6);
+    MACC_taskwait(NULL);
+    maccrt_task_flush_counts();
+    cr_assert_eq(atomic_load(&maccrt_rt.host->tasks_direct), d0);
+}
+
+Test(tasks, tiny_threshold_bad_value_is_fatal, .exit_code = 1)
+{
+    setenv("MACC_PENDING_MAX", "8", 1);
+    setenv("MACC_TASK_TINY_US", "soon", 1);
+    stop_workers();
+    make_direct(100);
+    MACC_taskwait(NULL);
+    make_direct(3); /* the third finds the host full: the threshold is read */
+}
+
 /* ---- the creating thread's device choice ------------------------------------------------------ */
 
 static atomic_int on_host;
