@@ -38,7 +38,8 @@ struct host__pool {
     pthread_mutex_t lock;
     pthread_cond_t cv;
     maccrt_task *head, *tail; /* placed tasks waiting for a worker */
-    atomic_int queued;        /* written under lock, polled without it */
+    atomic_int queued;        /* tasks in the queue that are not kept: written under lock, polled without it */
+    int kept;                 /* kept tasks in the queue (t->keep: for their creating thread) */
     atomic_int spinning;      /* workers polling the queue */
     int nworkers, nidle;      /* nidle: asleep on cv */
     int stop;
@@ -61,6 +62,38 @@ static void host__run_from(host__pool *pool, maccrt_task *t)
     host__running = outer;
 }
 
+/* Takes the first queued task that creator made (creator set), else the
+ * first one not kept, else (kept_ok) the first kept one; NULL if none. */
+static maccrt_task *host__take(host__pool *pool, const maccrt_thread *creator, int kept_ok)
+{
+    maccrt_task *t = pool->head, *prev = NULL, *kt = NULL, *kprev = NULL;
+    while (t && (creator ? t->creator != creator : t->keep)) {
+        if (!creator && !kt) {
+            kt = t;
+            kprev = prev;
+        }
+        prev = t;
+        t = t->pnext;
+    }
+    if (!t && kept_ok && kt) {
+        t = kt;
+        prev = kprev;
+    }
+    if (!t)
+        return NULL;
+    if (prev)
+        prev->pnext = t->pnext;
+    else
+        pool->head = t->pnext;
+    if (pool->tail == t)
+        pool->tail = prev;
+    if (t->keep)
+        pool->kept--;
+    else
+        atomic_fetch_sub(&pool->queued, 1);
+    return t;
+}
+
 static void *host__worker(void *arg)
 {
     host__pool *pool = arg;
@@ -69,7 +102,8 @@ static void *host__worker(void *arg)
     host__mine = pool;
     pthread_mutex_lock(&pool->lock);
     for (;;) {
-        if (!pool->head && !pool->stop) {
+        maccrt_task *t = host__take(pool, NULL, pool->stop);
+        if (!t && !pool->stop) {
             /* spin before sleeping: the next task is usually close */
             pthread_mutex_unlock(&pool->lock);
             atomic_fetch_add(&pool->spinning, 1);
@@ -77,19 +111,19 @@ static void *host__worker(void *arg)
                 sched_yield();
             atomic_fetch_sub(&pool->spinning, 1);
             pthread_mutex_lock(&pool->lock);
+            /* a kept task waits for its creating thread; one that waited
+             * through a whole spin is run here (its creator may be blocked
+             * outside the runtime), one per spin */
+            t = host__take(pool, NULL, 1);
         }
-        while (!pool->head && !pool->stop) {
+        if (!t) {
+            if (pool->stop && !pool->head)
+                break;
             pool->nidle++;
             pthread_cond_wait(&pool->cv, &pool->lock);
             pool->nidle--;
+            continue;
         }
-        maccrt_task *t = pool->head;
-        if (!t)
-            break; /* stop, and nothing left */
-        pool->head = t->pnext;
-        if (!pool->head)
-            pool->tail = NULL;
-        atomic_fetch_sub(&pool->queued, 1);
         pthread_mutex_unlock(&pool->lock);
         host__run_from(pool, t);
         pthread_mutex_lock(&pool->lock);
@@ -159,6 +193,22 @@ static int host__copy(maccrt_device *d, void *dst, const void *src, size_t bytes
     return 0;
 }
 
+/* Starts one more worker (pool->lock held). */
+static void host__start_worker(maccrt_device *d, host__pool *pool, maccrt_task *t)
+{
+    (void)d;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    /* Workers run user code with OpenMP; give them the usual main-thread
+     * sized stack rather than a small helper stack. */
+    pthread_attr_setstacksize(&attr, 8u << 20);
+    if (pthread_create(&pool->threads[pool->nworkers], &attr, host__worker, pool) == 0)
+        pool->nworkers++;
+    else if (pool->nworkers == 0)
+        maccrt_fatal(t->loc, "cannot start a host worker thread");
+    pthread_attr_destroy(&attr);
+}
+
 static void host__submit(maccrt_device *d, maccrt_task *t)
 {
     host__pool *pool = d->pdata;
@@ -168,7 +218,7 @@ static void host__submit(maccrt_device *d, maccrt_task *t)
      * helping (not a worker) takes only the tasks it created. */
     maccrt_thread *self = maccrt_thread_self();
     if (host__running == pool && self->finishing && !self->current && !host__next &&
-        (host__mine == pool || t->creator == self)) {
+        ((host__mine == pool && !t->keep) || t->creator == self)) {
         self->finishing = 0;
         host__next = t;
         __atomic_add_fetch(&pool->handed, 1, __ATOMIC_RELAXED);
@@ -182,23 +232,26 @@ static void host__submit(maccrt_device *d, maccrt_task *t)
     else
         pool->head = t;
     pool->tail = t;
+    if (t->keep) {
+        /* for its creating thread (in its throttle or taskwait); a worker
+         * only when none would ever look (none spinning, none awake) */
+        pool->kept++;
+        if (pool->nworkers == 0 && !pool->stop)
+            host__start_worker(d, pool, t);
+        else if (atomic_load(&pool->spinning) == 0 && pool->nidle == pool->nworkers && pool->nidle > 0) {
+            pool->signals++;
+            pthread_cond_signal(&pool->cv);
+        }
+        pthread_mutex_unlock(&pool->lock);
+        return;
+    }
     int queued = atomic_fetch_add(&pool->queued, 1) + 1;
     int spinning = atomic_load(&pool->spinning);
     /* a new worker when the queue outgrows the workers that will look at
      * it, never more workers than tasks placed here (maccrt_rt.lock is held) */
     if (queued > pool->nidle + spinning && pool->nworkers < d->nplaced &&
-        pool->nworkers < MACCRT_MAX_HOST_WORKERS && !pool->stop) {
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        /* Workers run user code with OpenMP; give them the usual main-thread
-         * sized stack rather than a small helper stack. */
-        pthread_attr_setstacksize(&attr, 8u << 20);
-        if (pthread_create(&pool->threads[pool->nworkers], &attr, host__worker, pool) == 0)
-            pool->nworkers++;
-        else if (pool->nworkers == 0)
-            maccrt_fatal(t->loc, "cannot start a host worker thread");
-        pthread_attr_destroy(&attr);
-    }
+        pool->nworkers < MACCRT_MAX_HOST_WORKERS && !pool->stop)
+        host__start_worker(d, pool, t);
     if (pool->nidle > 0 && queued > spinning) {
         pool->signals++;
         pthread_cond_signal(&pool->cv); /* else a spinning worker takes it */
@@ -209,24 +262,12 @@ static void host__submit(maccrt_device *d, maccrt_task *t)
 int maccrt_host_help(maccrt_device *d, const maccrt_thread *creator)
 {
     host__pool *pool = d->pdata;
-    if (!pool || !atomic_load(&pool->queued))
+    if (!pool)
         return 0;
     pthread_mutex_lock(&pool->lock);
-    maccrt_task *t = pool->head, *prev = NULL;
-    while (t && t->creator != creator) {
-        prev = t;
-        t = t->pnext;
-    }
-    if (t) {
-        if (prev)
-            prev->pnext = t->pnext;
-        else
-            pool->head = t->pnext;
-        if (pool->tail == t)
-            pool->tail = prev;
-        atomic_fetch_sub(&pool->queued, 1);
+    maccrt_task *t = pool->head ? host__take(pool, creator, 0) : NULL;
+    if (t)
         pool->helped++;
-    }
     pthread_mutex_unlock(&pool->lock);
     if (!t)
         return 0;

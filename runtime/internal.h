@@ -553,6 +553,9 @@ typedef struct maccrt_task {
     int direct;     /* deferred, run at once by its creating thread outside the scheduler (the
                      * throttle): 1 in a block, 2 on that thread's stack */
     int timed;      /* t_start / t_end taken (maccrt_rt.timed, or resources(auto)) */
+    int keep;       /* a tiny host task kept for its creating thread (task.c, host.c) */
+    int sample;     /* a host task whose run is timed for the tiny-task measure (sample_s) */
+    double sample_s;
     int op;         /* MACCRT_OP_*: a data operation instead of a region */
 
     /* Copied arguments (one allocation with the task). */
@@ -707,6 +710,10 @@ typedef struct maccrt_region_info {
     int auto_started[MACC_DEV_NKINDS][MACCRT_AUTO_LEVELS];
     double auto_s[MACC_DEV_NKINDS][MACCRT_AUTO_LEVELS];
     int auto_choice[MACC_DEV_NKINDS]; /* tokens chosen, 0 while exploring */
+    /* Host runs of its deferred tasks, sampled (the first 8, then one in 64
+     * placed), maps included: the tiny-task measure (task.c). */
+    long host_placed, host_samples;
+    double host_run_s;
 } maccrt_region_info;
 maccrt_region_info *maccrt_region_info_get(const MACC_Region *r);
 

@@ -122,6 +122,9 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
         maccrt_region_info *ri = maccrt_region_info_get(t->region);
         if (ri->runs[d->kind] == 0)
             ri->exploring[d->kind]++;
+        /* the tiny-task measure (task.c): host runs with no GPU in use */
+        if (d->kind == MACC_DEV_HOST && t->deferred && maccrt_rt.ngpus == 0)
+            t->sample = ri->host_placed++ < 8 || (ri->host_placed & 63) == 0;
     }
     if (v && v->resources == MACC_RES_AUTO && !t->nested) {
         maccrt_region_info *ri = maccrt_region_info_get(t->region);

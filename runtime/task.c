@@ -498,6 +498,45 @@ static void task__throttle(maccrt_thread *self)
     rt->throttled--;
 }
 
+#define TASK__TINY_S 1e-6 /* MACC_TASK_TINY_US changes it */
+#define TASK__SAMPLE 64  /* one direct run in 64 is timed, after the first 8 */
+static double task__tiny_s = TASK__TINY_S;
+static pthread_once_t task__tiny_once = PTHREAD_ONCE_INIT;
+static void task__tiny_init(void)
+{
+    const char *e = getenv("MACC_TASK_TINY_US");
+    if (!e || !*e)
+        return;
+    char *end;
+    double v = strtod(e, &end);
+    if (*end || !(v >= 0))
+        maccrt_fatal(NULL, "MACC_TASK_TINY_US: invalid value '%s' (expected microseconds, >= 0)", e);
+    task__tiny_s = v * 1e-6;
+}
+
+/* Tiny dependent tasks stay with their creating thread: a deferred task
+ * whose only device is the host, with no GPU in use, created by a program
+ * thread outside a task, of a region whose sampled host runs (maps
+ * included) took less than MACC_TASK_TINY_US on average, is kept (t->keep):
+ * the host's workers leave it to that thread, which runs it in its throttle,
+ * its taskwait or when it waits for an undeferred task or at exit (a worker
+ * whose spin ends with a kept task queued runs one, so that a thread
+ * blocked elsewhere never stalls its tasks). Two threads handing tiny tasks
+ * back and forth through the runtime lock cost more than one thread running
+ * them all. maccrt_rt.lock held. */
+static void task__keep(maccrt_task *t, const maccrt_thread *self)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    if (!t->region || rt->ngpus || t->cand != MACCRT_BIT(rt->host->num) || self->current ||
+        self->is_worker)
+        return;
+    maccrt_region_info *ri = maccrt_region_info_get(t->region);
+    if (ri->host_samples < 8)
+        return;
+    pthread_once(&task__tiny_once, task__tiny_init);
+    t->keep = ri->host_run_s < task__tiny_s;
+}
+
 /* Submits t (its candidates set) and, when undeferred, waits for it, running
  * it in this thread if it lands on the host. */
 static void task__submit(maccrt_task *t)
@@ -516,6 +555,7 @@ static void task__submit(maccrt_task *t)
         t->creator = self;
         self->children++;
         self->refs++;
+        task__keep(t, self);
     } else {
         t->waiter = self;
         t->refs++;
@@ -531,8 +571,17 @@ static void task__submit(maccrt_task *t)
         pthread_mutex_unlock(&rt->lock);
         return;
     }
-    while (t->state != MACCRT_TASK_DONE && t->state != MACCRT_TASK_INLINE)
+    while (t->state != MACCRT_TASK_DONE && t->state != MACCRT_TASK_INLINE) {
+        if (!self->current && !self->is_worker && !rt->stopped) {
+            /* its predecessors may be tasks kept for this thread */
+            pthread_mutex_unlock(&rt->lock);
+            int ran = maccrt_host_help(rt->host, self);
+            pthread_mutex_lock(&rt->lock);
+            if (ran || t->state == MACCRT_TASK_DONE || t->state == MACCRT_TASK_INLINE)
+                continue;
+        }
         pthread_cond_wait(&self->cv, &rt->lock);
+    }
     if (t->state == MACCRT_TASK_INLINE) {
         t->state = MACCRT_TASK_RUNNING;
         pthread_mutex_unlock(&rt->lock);
@@ -566,21 +615,6 @@ static void task__submit(maccrt_task *t)
  * Nothing can depend on such a task and it ends before MACC_target returns,
  * so no taskwait counts it. Sets t up to run on the host (t->direct = 1) and
  * returns 1 when it is to run so. */
-#define TASK__TINY_S 1e-6 /* MACC_TASK_TINY_US changes it */
-#define TASK__SAMPLE 64  /* one direct run in 64 is timed, after the first 8 */
-static double task__tiny_s = TASK__TINY_S;
-static pthread_once_t task__tiny_once = PTHREAD_ONCE_INIT;
-static void task__tiny_init(void)
-{
-    const char *e = getenv("MACC_TASK_TINY_US");
-    if (!e || !*e)
-        return;
-    char *end;
-    double v = strtod(e, &end);
-    if (*end || !(v >= 0))
-        maccrt_fatal(NULL, "MACC_TASK_TINY_US: invalid value '%s' (expected microseconds, >= 0)", e);
-    task__tiny_s = v * 1e-6;
-}
 static __thread int task__deep;
 static int task__direct_ok(maccrt_task *t)
 {
@@ -758,6 +792,10 @@ static void task__finish(maccrt_task *t)
     maccrt_thread *self = maccrt_thread_self();
     pthread_mutex_lock(&rt->lock);
     self->finishing = 1;
+    if (t->sample && t->region) {
+        maccrt_region_info *ri = maccrt_region_info_get(t->region);
+        ri->host_run_s = ri->host_samples++ ? 0.8 * ri->host_run_s + 0.2 * t->sample_s : t->sample_s;
+    }
     maccrt_sched_release(t);
     task__deps_remove(t);
     for (int i = 0; i < t->nsuccs; i++) {
@@ -799,6 +837,7 @@ void maccrt_task_execute(maccrt_task *t)
     maccrt_task *outer = self->current;
     maccrt_device *d = t->dev;
     self->current = t;
+    double s0 = t->sample ? maccrt_now() : 0.0;
     t->timed = maccrt_rt.timed || (t->ver && t->ver->resources == MACC_RES_AUTO);
     t->t_start = t->timed ? maccrt_now() : 0.0;
     t->t_maps = 0.0;
@@ -878,6 +917,8 @@ void maccrt_task_execute(maccrt_task *t)
             t->t_maps += maccrt_now() - r1;
     }
     t->t_end = t->timed ? maccrt_now() : 0.0;
+    if (t->sample)
+        t->sample_s = maccrt_now() - s0;
     self->current = outer;
     if (t->direct) {
         if (++task__direct_runs == 64)
@@ -927,7 +968,19 @@ long maccrt_task_drain(double stall_s)
     pthread_mutex_lock(&rt->lock);
     unsigned long seen = rt->finished;
     double since = maccrt_now();
+    maccrt_thread *self = maccrt_thread_self();
     while (rt->live > 0) {
+        if (!self->current && !self->is_worker && !rt->stopped) {
+            /* the exiting thread's own queued tasks (kept ones among them) */
+            pthread_mutex_unlock(&rt->lock);
+            int ran = maccrt_host_help(rt->host, self);
+            pthread_mutex_lock(&rt->lock);
+            if (ran || rt->live == 0) {
+                seen = rt->finished;
+                since = maccrt_now();
+                continue;
+            }
+        }
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_sec += 1;
