@@ -46,6 +46,8 @@ struct host__pool {
     long signals; /* sleeping workers woken by submit (maccrt_host_counts) */
     long helped;  /* tasks run by threads outside the pool (maccrt_host_help) */
     long handed;  /* tasks handed to the thread whose completion placed them */
+    long kept_in; /* kept tasks (t->keep) submitted (atomic) */
+    long kept_valve; /* kept tasks a worker ran after a whole spin */
     pthread_t threads[MACCRT_MAX_HOST_WORKERS];
 };
 
@@ -115,6 +117,8 @@ static void *host__worker(void *arg)
              * through a whole spin is run here (its creator may be blocked
              * outside the runtime), one per spin */
             t = host__take(pool, NULL, 1);
+            if (t && t->keep)
+                pool->kept_valve++;
         }
         if (!t) {
             if (pool->stop && !pool->head)
@@ -217,6 +221,8 @@ static void host__submit(maccrt_device *d, maccrt_task *t)
      * wake-up (its next task is usually its chain's successor). A thread
      * helping (not a worker) takes only the tasks it created. */
     maccrt_thread *self = maccrt_thread_self();
+    if (t->keep)
+        __atomic_add_fetch(&pool->kept_in, 1, __ATOMIC_RELAXED);
     if (host__running == pool && self->finishing && !self->current && !host__next &&
         ((host__mine == pool && !t->keep) || t->creator == self)) {
         self->finishing = 0;
@@ -283,6 +289,15 @@ void maccrt_host_counts(maccrt_device *d, long *signals, long *helped, long *han
     *signals = pool->signals;
     *helped = pool->helped;
     *workers = pool->nworkers;
+    pthread_mutex_unlock(&pool->lock);
+}
+
+void maccrt_host_kept(maccrt_device *d, long *kept, long *by_workers)
+{
+    host__pool *pool = d->pdata;
+    *kept = __atomic_load_n(&pool->kept_in, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&pool->lock);
+    *by_workers = pool->kept_valve;
     pthread_mutex_unlock(&pool->lock);
 }
 

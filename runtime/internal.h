@@ -688,6 +688,9 @@ int maccrt_host_help(maccrt_device *d, const maccrt_thread *creator);
  * maccrt_host_help, tasks handed to the thread whose completion placed them
  * (no queue), workers started. */
 void maccrt_host_counts(maccrt_device *d, long *signals, long *helped, long *handed, int *workers);
+/* Kept tasks (t->keep) placed on the host so far, and those a worker ran
+ * after a whole spin (their creating thread did not come for them). */
+void maccrt_host_kept(maccrt_device *d, long *kept, long *by_workers);
 /* Host threads a host task holding `tokens` may use. */
 int maccrt_host_nthreads(int tokens);
 

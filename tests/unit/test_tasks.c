@@ -304,6 +304,76 @@ Test(tasks, tiny_threshold_bad_value_is_fatal, .exit_code = 1)
     make_direct(3); /* the third finds the host full: the threshold is read */
 }
 
+/* ---- tiny dependent tasks stay with their creating thread ------------------------------------- */
+
+static void chain_tasks(const MACC_Region *r, long from, long n)
+{
+    for (long i = from; i < from + n; i++) {
+        targs a = {(int)i, (int)(i % NCHAIN)};
+        MACC_Dep d = {&cell[i % NCHAIN], sizeof cell[0], MACC_DEP_INOUT};
+        MACC_target(r, &a, sizeof a, 0, NULL, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+    }
+}
+
+/* Measured tiny (any time is, with MACC_TASK_TINY_US huge) after 8 sampled
+ * runs: every later task of the region is kept for the thread that created
+ * it, which runs them all in its taskwait. */
+Test(tasks, tiny_dependent_tasks_are_kept_for_their_creating_thread)
+{
+    setenv("MACC_TASK_TINY_US", "1e9", 1);
+    stop_workers();
+    want_thread = pthread_self();
+    chain_tasks(&r_link, 0, 8); /* sampled: the measure */
+    MACC_taskwait(NULL);
+    long kept, by_workers;
+    maccrt_host_kept(maccrt_rt.host, &kept, &by_workers);
+    cr_assert_eq(kept, 0, "not yet measured");
+    chain_tasks(&r_link, 8, 200);
+    MACC_taskwait(NULL);
+    maccrt_host_kept(maccrt_rt.host, &kept, &by_workers);
+    cr_assert_eq(kept, 200);
+    cr_assert_eq(by_workers, 0);
+    cr_assert_eq(atomic_load(&ran), 208);
+    cr_assert_eq(atomic_load(&order_errors), 0);
+    cr_assert_eq(atomic_load(&other_thread), 0);
+}
+
+Test(tasks, no_task_is_kept_with_tiny_off)
+{
+    setenv("MACC_TASK_TINY_US", "0", 1);
+    stop_workers();
+    want_thread = pthread_self();
+    chain_tasks(&r_link, 0, 208);
+    MACC_taskwait(NULL);
+    long kept, by_workers;
+    maccrt_host_kept(maccrt_rt.host, &kept, &by_workers);
+    cr_assert_eq(kept, 0);
+    cr_assert_eq(atomic_load(&ran), 208);
+}
+
+/* A thread that never comes back into the runtime does not stall its kept
+ * tasks: a worker whose spin ends with one queued runs it. */
+Test(tasks, kept_tasks_of_a_thread_blocked_elsewhere_still_run)
+{
+    setenv("MACC_TASK_TINY_US", "1e9", 1);
+    maccrt_init();
+    want_thread = pthread_self(); /* counted as "other": the workers run them */
+    chain_tasks(&r_link, 0, 8);
+    MACC_taskwait(NULL);
+    atomic_store(&other_thread, 0);
+    chain_tasks(&r_link, 8, 50);
+    for (int i = 0; i < 20000 && atomic_load(&ran) < 58; i++)
+        sleep_ms(1); /* no runtime call: this thread never helps */
+    cr_assert_eq(atomic_load(&ran), 58);
+    cr_assert_eq(atomic_load(&order_errors), 0);
+    long kept, by_workers;
+    maccrt_host_kept(maccrt_rt.host, &kept, &by_workers);
+    cr_assert_eq(kept, 50);
+    cr_assert_eq(by_workers, 50);
+    cr_assert_eq(atomic_load(&other_thread), 50);
+    MACC_taskwait(NULL);
+}
+
 /* ---- the creating thread's device choice ------------------------------------------------------ */
 
 static atomic_int on_host;
