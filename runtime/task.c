@@ -572,8 +572,10 @@ static void task__submit(maccrt_task *t)
         return;
     }
     while (t->state != MACCRT_TASK_DONE && t->state != MACCRT_TASK_INLINE) {
-        if (!self->current && !self->is_worker && !rt->stopped) {
-            /* its predecessors may be tasks kept for this thread */
+        if (!rt->ngpus && !self->current && !self->is_worker && !rt->stopped) {
+            /* its predecessors may be tasks kept for this thread (only
+             * without GPUs: a GPU task's waiter should not pick up a host
+             * task that would delay its return) */
             pthread_mutex_unlock(&rt->lock);
             int ran = maccrt_host_help(rt->host, self);
             pthread_mutex_lock(&rt->lock);
