@@ -247,7 +247,8 @@ typedef struct maccrt_device {
     int cc;           /* nvidia: compute capability * 10 */
     size_t mem_bytes; /* device memory (0: unknown / host) */
 
-    /* Tokens: guarded by maccrt_rt.lock. */
+    /* Tokens: guarded by maccrt_rt.lock (tokens_free is also read without it,
+     * atomically, by task.c's direct rule; written atomically under it). */
     int tokens_total; /* MACCRT_TOKENS */
     int tokens_free;
     int tokens_peak_used;
@@ -532,8 +533,8 @@ typedef struct maccrt_thread {
     int refs;             /* 1 for the live thread + 1 per unfinished deferred child */
     int is_worker;        /* a runtime helper (host pool worker, GPU helper) */
     int unthrottled;      /* a throttle wait of this thread stalled: not throttled again (task.c) */
-    int finishing;        /* in the completion of a task it ran: a pool worker goes back to its
-                           * queue next, so the first task submitted meanwhile needs no other worker */
+    int finishing;        /* in the completion of a task it ran: the host pool hands the first
+                           * task placed meanwhile to it (host.c) when it runs pool tasks */
     struct maccrt_task *current; /* task this thread is executing */
 } maccrt_thread;
 
@@ -543,8 +544,12 @@ typedef struct maccrt_task {
     const MACC_SrcLoc *loc;
     int deferred;   /* MACC_NOWAIT */
     long long trip; /* outer-loop trip count from MACC_push_tripcount (-1: unknown; placement.c) */
-    int direct;     /* deferred, run at once by its creating thread outside the scheduler (the throttle) */
+    int direct;     /* deferred, run at once by its creating thread outside the scheduler (the
+                     * throttle): 1 in a block, 2 on that thread's stack */
     int timed;      /* t_start / t_end taken (maccrt_rt.timed, or resources(auto)) */
+    int keep;       /* a tiny host task kept for its creating thread (task.c, host.c) */
+    int sample;     /* a host task whose run is timed for the tiny-task measure (sample_s) */
+    double sample_s;
     int op;         /* MACCRT_OP_*: a data operation instead of a region */
 
     /* Copied arguments (one allocation with the task). */
@@ -674,6 +679,18 @@ void maccrt_sched_ready(maccrt_task *t);
 void maccrt_sched_dispatch(void);
 /* t is finished: gives its tokens back. */
 void maccrt_sched_release(maccrt_task *t);
+/* Runs, in the calling thread, the first task waiting in the host pool's
+ * queue that `creator` created (host.c): a thread that waits for its tasks
+ * (the throttle, taskwait) lends its core to them, as libgomp's waiting
+ * threads run tasks. Returns 1 when it ran one. Called without maccrt_rt.lock. */
+int maccrt_host_help(maccrt_device *d, const maccrt_thread *creator);
+/* The host pool's counters: sleeping workers woken by a submit, tasks run by
+ * maccrt_host_help, tasks handed to the thread whose completion placed them
+ * (no queue), workers started. */
+void maccrt_host_counts(maccrt_device *d, long *signals, long *helped, long *handed, int *workers);
+/* Kept tasks (t->keep) placed on the host so far, and those a worker ran
+ * after a whole spin (their creating thread did not come for them). */
+void maccrt_host_kept(maccrt_device *d, long *kept, long *by_workers);
 /* Host threads a host task holding `tokens` may use. */
 int maccrt_host_nthreads(int tokens);
 
@@ -696,6 +713,10 @@ typedef struct maccrt_region_info {
     int auto_started[MACC_DEV_NKINDS][MACCRT_AUTO_LEVELS];
     double auto_s[MACC_DEV_NKINDS][MACCRT_AUTO_LEVELS];
     int auto_choice[MACC_DEV_NKINDS]; /* tokens chosen, 0 while exploring */
+    /* Host runs of its deferred tasks, sampled (the first 8, then one in 64
+     * placed), maps included: the tiny-task measure (task.c). */
+    long host_placed, host_samples;
+    double host_run_s;
 } maccrt_region_info;
 maccrt_region_info *maccrt_region_info_get(const MACC_Region *r);
 

@@ -124,6 +124,9 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
         maccrt_region_info *ri = maccrt_region_info_get(t->region);
         if (ri->runs[d->kind] == 0)
             ri->exploring[d->kind]++;
+        /* the tiny-task measure (task.c): host runs with no GPU in use */
+        if (d->kind == MACC_DEV_HOST && t->deferred && maccrt_rt.ngpus == 0)
+            t->sample = ri->host_placed++ < 8 || (ri->host_placed & 63) == 0;
     }
     if (v && v->resources == MACC_RES_AUTO && !t->nested) {
         maccrt_region_info *ri = maccrt_region_info_get(t->region);
@@ -131,7 +134,8 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
             if (sched__auto_tokens[l] == need && !ri->auto_choice[d->kind])
                 ri->auto_started[d->kind][l]++;
     }
-    d->tokens_free -= need;
+    /* written under the lock, read without it by task.c's direct rule */
+    __atomic_store_n(&d->tokens_free, d->tokens_free - need, __ATOMIC_RELAXED);
     if (d->tokens_total - d->tokens_free > d->tokens_peak_used)
         d->tokens_peak_used = d->tokens_total - d->tokens_free;
     maccrt_stats_placed(d, t);
@@ -262,7 +266,7 @@ void maccrt_sched_release(maccrt_task *t)
     maccrt_device *d = t->dev;
     if (!d)
         return;
-    d->tokens_free += t->tokens;
+    __atomic_store_n(&d->tokens_free, d->tokens_free + t->tokens, __ATOMIC_RELAXED);
     if (t->dprev)
         t->dprev->dnext = t->dnext;
     else if (d->placed == t)

@@ -268,8 +268,48 @@ static const char *task__region_name(const MACC_Region *r)
     return r->name ? r->name : "(unnamed)";
 }
 
+/* The calling thread's last choice (a loop creates instances of one region):
+ * the devices depend only on the region, the selector, the if clause and the
+ * default device (the rest is fixed at initialisation). */
+static __thread struct {
+    const MACC_Region *region;
+    int device, ifcond; /* device: the default device resolved */
+    maccrt_mask cand;
+    int fallback;
+    /* The region's direct runs in this thread, timed (the first few, then one
+     * in TASK__SAMPLE): their moving average, seconds (task__direct_ok). */
+    unsigned long runs;
+    int timed;
+    double run_s;
+} task__last;
+
+static void task__choose_devices_now(maccrt_task *t, int device, int ifcond);
+
 /* Sets t->cand and t->fallback from the device selector and the if clause. */
 static void task__choose_devices(maccrt_task *t, int device, int ifcond)
+{
+    if (device == MACC_DEVICE_DEFAULT) /* omp_set_default_device, if set */
+        device = atomic_load_explicit(&maccrt_rt.default_device, memory_order_relaxed);
+    if (task__last.region == t->region && task__last.device == device &&
+        task__last.ifcond == (ifcond != 0)) {
+        t->cand = task__last.cand;
+        t->fallback = task__last.fallback;
+        return;
+    }
+    task__choose_devices_now(t, device, ifcond);
+    if (task__last.region != t->region) {
+        task__last.runs = 0;
+        task__last.timed = 0;
+        task__last.run_s = 0;
+    }
+    task__last.region = t->region;
+    task__last.device = device;
+    task__last.ifcond = ifcond != 0;
+    task__last.cand = t->cand;
+    task__last.fallback = t->fallback;
+}
+
+static void task__choose_devices_now(maccrt_task *t, int device, int ifcond)
 {
     maccrt_runtime *rt = &maccrt_rt;
     const MACC_Region *r = t->region;
@@ -429,6 +469,16 @@ static void task__throttle(maccrt_thread *self)
     double since = maccrt_now();
     rt->throttled++;
     while (rt->live > rt->pending_max / 2 && !rt->stopped) {
+        pthread_mutex_unlock(&rt->lock);
+        int ran = maccrt_host_help(rt->host, self);
+        pthread_mutex_lock(&rt->lock);
+        if (ran || rt->live <= rt->pending_max / 2 || rt->stopped) {
+            seen = rt->finished;
+            since = 0;
+            continue;
+        }
+        if (since == 0)
+            since = maccrt_now();
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += 20 * 1000000L;
@@ -446,6 +496,45 @@ static void task__throttle(maccrt_thread *self)
         }
     }
     rt->throttled--;
+}
+
+#define TASK__TINY_S 1e-6 /* MACC_TASK_TINY_US changes it */
+#define TASK__SAMPLE 64  /* one direct run in 64 is timed, after the first 8 */
+static double task__tiny_s = TASK__TINY_S;
+static pthread_once_t task__tiny_once = PTHREAD_ONCE_INIT;
+static void task__tiny_init(void)
+{
+    const char *e = getenv("MACC_TASK_TINY_US");
+    if (!e || !*e)
+        return;
+    char *end;
+    double v = strtod(e, &end);
+    if (*end || !(v >= 0))
+        maccrt_fatal(NULL, "MACC_TASK_TINY_US: invalid value '%s' (expected microseconds, >= 0)", e);
+    task__tiny_s = v * 1e-6;
+}
+
+/* Tiny dependent tasks stay with their creating thread: a deferred task
+ * whose only device is the host, with no GPU in use, created by a program
+ * thread outside a task, of a region whose sampled host runs (maps
+ * included) took less than MACC_TASK_TINY_US on average, is kept (t->keep):
+ * the host's workers leave it to that thread, which runs it in its throttle,
+ * its taskwait or when it waits for an undeferred task or at exit (a worker
+ * whose spin ends with a kept task queued runs one, so that a thread
+ * blocked elsewhere never stalls its tasks). Two threads handing tiny tasks
+ * back and forth through the runtime lock cost more than one thread running
+ * them all. maccrt_rt.lock held. */
+static void task__keep(maccrt_task *t, const maccrt_thread *self)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    if (!t->region || rt->ngpus || t->cand != MACCRT_BIT(rt->host->num) || self->current ||
+        self->is_worker)
+        return;
+    maccrt_region_info *ri = maccrt_region_info_get(t->region);
+    if (ri->host_samples < 8)
+        return;
+    pthread_once(&task__tiny_once, task__tiny_init);
+    t->keep = ri->host_run_s < task__tiny_s;
 }
 
 /* Submits t (its candidates set) and, when undeferred, waits for it, running
@@ -466,6 +555,7 @@ static void task__submit(maccrt_task *t)
         t->creator = self;
         self->children++;
         self->refs++;
+        task__keep(t, self);
     } else {
         t->waiter = self;
         t->refs++;
@@ -481,8 +571,19 @@ static void task__submit(maccrt_task *t)
         pthread_mutex_unlock(&rt->lock);
         return;
     }
-    while (t->state != MACCRT_TASK_DONE && t->state != MACCRT_TASK_INLINE)
+    while (t->state != MACCRT_TASK_DONE && t->state != MACCRT_TASK_INLINE) {
+        if (!rt->ngpus && !self->current && !self->is_worker && !rt->stopped) {
+            /* its predecessors may be tasks kept for this thread (only
+             * without GPUs: a GPU task's waiter should not pick up a host
+             * task that would delay its return) */
+            pthread_mutex_unlock(&rt->lock);
+            int ran = maccrt_host_help(rt->host, self);
+            pthread_mutex_lock(&rt->lock);
+            if (ran || t->state == MACCRT_TASK_DONE || t->state == MACCRT_TASK_INLINE)
+                continue;
+        }
         pthread_cond_wait(&self->cv, &rt->lock);
+    }
     if (t->state == MACCRT_TASK_INLINE) {
         t->state = MACCRT_TASK_RUNNING;
         pthread_mutex_unlock(&rt->lock);
@@ -499,32 +600,73 @@ static void task__submit(maccrt_task *t)
 }
 
 /* The throttle's other half, as libgomp runs a task undeferred when its queue
- * is deep: a deferred task without dependences whose only device is the host,
- * created while pending_max tasks are live, runs at once in the creating
- * thread, outside the scheduler (no lock, no tokens: that thread's core is
- * the one the program lent the runtime by creating tasks). Nothing can depend
- * on it and it ends before MACC_target returns, so no taskwait counts it.
- * Returns 1 when it ran. */
-static int task__direct(maccrt_task *t)
+ * is deep: a deferred task without dependences whose only device is the host
+ * runs at once in the creating thread, outside the scheduler (no lock, no
+ * tokens: that thread's core is the one the program lent the runtime by
+ * creating tasks), when
+ *   - pending_max tasks are live (the queue is deep); once it was, the
+ *     creating thread goes on so until half the live tasks have finished
+ *     (task__deep), as its throttle wait would: its submissions through the
+ *     scheduler would otherwise alternate with every completion, each taking
+ *     the runtime lock against the workers; or
+ *   - the host has no tokens free for it (it would wait) and its region's
+ *     direct runs in this thread took less than TASK__TINY_S on average
+ *     (MACC_TASK_TINY_US; measured on the first runs, then one in 64): a
+ *     hand-off to a worker costs more than the task, and submissions that
+ *     cost more than the workers' runs keep the queue from ever getting deep.
+ * Nothing can depend on such a task and it ends before MACC_target returns,
+ * so no taskwait counts it. Sets t up to run on the host (t->direct = 1) and
+ * returns 1 when it is to run so. */
+static __thread int task__deep;
+static int task__direct_ok(maccrt_task *t)
 {
     maccrt_runtime *rt = &maccrt_rt;
     maccrt_device *h = rt->host;
-    if (t->ndeps || t->cand != MACCRT_BIT(h->num) ||
-        __atomic_load_n(&rt->live, __ATOMIC_RELAXED) < rt->pending_max ||
-        __atomic_load_n(&rt->stopped, __ATOMIC_RELAXED))
+    if (t->cand != MACCRT_BIT(h->num) || __atomic_load_n(&rt->stopped, __ATOMIC_RELAXED))
         return 0;
     const MACC_Version *v = maccrt_pick_version(t->region, h, t->fallback);
     if (!v || v->resources == MACC_RES_AUTO)
         return 0; /* resources(auto) learns from every instance: the scheduler's path */
     int res = v->resources == MACC_RES_DEFAULT ? MACCRT_RES_HOST_DEFERRED : v->resources;
+    res = res < 1 ? 1 : res > MACCRT_TOKENS ? MACCRT_TOKENS : res;
+    long live = __atomic_load_n(&rt->live, __ATOMIC_RELAXED);
+    if (live >= rt->pending_max) {
+        task__deep = 1;
+    } else if (!task__deep || live <= rt->pending_max / 2) {
+        task__deep = 0;
+        if (!(task__last.region == t->region && task__last.timed >= 4 &&
+              __atomic_load_n(&h->tokens_free, __ATOMIC_RELAXED) < res))
+            return 0;
+        pthread_once(&task__tiny_once, task__tiny_init);
+        if (!(task__last.run_s < task__tiny_s))
+            return 0;
+    }
     t->direct = 1;
     t->dev = h;
     t->ver = v;
-    t->tokens = res < 1 ? 1 : res > MACCRT_TOKENS ? MACCRT_TOKENS : res; /* its share of threads; none taken */
+    t->tokens = res; /* its share of threads; none taken */
     t->state = MACCRT_TASK_RUNNING;
-    maccrt_task_execute(t);
     return 1;
 }
+
+/* Runs a direct task; times the first runs of its region and then one in
+ * TASK__SAMPLE (the tiny-task rule's measure). */
+static void task__run_direct(maccrt_task *t)
+{
+    int sample = task__last.region == t->region &&
+                 (task__last.runs++ < 8 || task__last.runs % TASK__SAMPLE == 0);
+    double t0 = sample ? maccrt_now() : 0.0;
+    maccrt_task_execute(t);
+    if (sample && task__last.region == t->region) {
+        double dt = maccrt_now() - t0;
+        task__last.run_s = task__last.timed++ ? 0.8 * task__last.run_s + 0.2 * dt : dt;
+    }
+}
+
+/* A direct task lives on the creating thread's stack (no block, no copy of
+ * its maps into one) when its arguments are this small. */
+#define TASK__STACK_ARGS 1024
+#define TASK__STACK_MAPS 32
 
 void MACC_target(const MACC_Region *r, const void *args, size_t args_size, int nmaps,
                  const MACC_Map *maps, int ndeps, const MACC_Dep *deps, int flags, int device,
@@ -536,16 +678,61 @@ void MACC_target(const MACC_Region *r, const void *args, size_t args_size, int n
     if (nmaps < 0 || ndeps < 0 || (nmaps && !maps) || (ndeps && !deps) || (args_size && !args))
         maccrt_fatal(&r->loc, "bad arguments for region '%s'", task__region_name(r));
     maccrt_thread *self = maccrt_thread_self();
+    int deferred = (flags & MACC_NOWAIT) != 0;
+    long long trip = maccrt_placement_take_trip();
+    maccrt_mask cand = 0;
+    int fallback = 0;
+    if (deferred && !ndeps && args_size <= TASK__STACK_ARGS && nmaps <= TASK__STACK_MAPS &&
+        (__atomic_load_n(&maccrt_rt.live, __ATOMIC_RELAXED) > maccrt_rt.pending_max / 2 ||
+         (task__last.region == r && task__last.timed))) {
+        /* maybe a direct task (task__direct_ok): decided on the stack */
+        maccrt_task st;
+        memset(&st, 0, sizeof st);
+        st.region = r;
+        st.loc = &r->loc;
+        st.deferred = 1;
+        st.trip = trip;
+        task__choose_devices(&st, device, ifcond);
+        if (task__direct_ok(&st)) {
+            max_align_t abuf[TASK__STACK_ARGS / sizeof(max_align_t)];
+            MACC_Map mbuf[TASK__STACK_MAPS];
+            void *pbuf[TASK__STACK_MAPS], *cbuf[TASK__STACK_MAPS];
+            int tbuf[TASK__STACK_MAPS];
+            if (args_size)
+                memcpy(abuf, args, args_size); /* the version may write its argument block */
+            if (nmaps)
+                memcpy(mbuf, maps, (size_t)nmaps * sizeof *maps);
+            st.direct = 2; /* on the stack: not freed */
+            st.args = abuf;
+            st.args_size = args_size;
+            st.nmaps = nmaps;
+            st.maps = mbuf;
+            st.ptrs = pbuf;
+            st.took = tbuf;
+            st.cache = cbuf; /* the three are set per map before they are read */
+            task__run_direct(&st);
+            return;
+        }
+        cand = st.cand;
+        fallback = st.fallback;
+    }
     maccrt_task *t = task__alloc(args_size, nmaps, ndeps);
     t->region = r;
     t->loc = &r->loc;
-    t->deferred = (flags & MACC_NOWAIT) != 0;
+    t->deferred = deferred;
     t->nested = !t->deferred && self->current != NULL;
-    t->trip = maccrt_placement_take_trip();
+    t->trip = trip;
     task__fill(t, args, maps, deps);
-    task__choose_devices(t, device, ifcond);
-    if (t->deferred && task__direct(t))
+    if (cand) {
+        t->cand = cand;
+        t->fallback = fallback;
+    } else {
+        task__choose_devices(t, device, ifcond);
+    }
+    if (t->deferred && !ndeps && task__direct_ok(t)) {
+        task__run_direct(t); /* frees it */
         return;
+    }
     task__submit(t);
 }
 
@@ -607,6 +794,10 @@ static void task__finish(maccrt_task *t)
     maccrt_thread *self = maccrt_thread_self();
     pthread_mutex_lock(&rt->lock);
     self->finishing = 1;
+    if (t->sample && t->region) {
+        maccrt_region_info *ri = maccrt_region_info_get(t->region);
+        ri->host_run_s = ri->host_samples++ ? 0.8 * ri->host_run_s + 0.2 * t->sample_s : t->sample_s;
+    }
     maccrt_sched_release(t);
     task__deps_remove(t);
     for (int i = 0; i < t->nsuccs; i++) {
@@ -648,6 +839,7 @@ void maccrt_task_execute(maccrt_task *t)
     maccrt_task *outer = self->current;
     maccrt_device *d = t->dev;
     self->current = t;
+    double s0 = t->sample ? maccrt_now() : 0.0;
     t->timed = maccrt_rt.timed || (t->ver && t->ver->resources == MACC_RES_AUTO);
     t->t_start = t->timed ? maccrt_now() : 0.0;
     double tr0 = maccrt_trace_on() ? maccrt_now() : 0.0; /* the runtime's phases, traced */
@@ -700,11 +892,14 @@ void maccrt_task_execute(maccrt_task *t)
             maccrt_trace_event(MACCRT_TRACE_UNMAP, d, task__region_name(t->region), r1, maccrt_now(), 0);
     }
     t->t_end = t->timed ? maccrt_now() : 0.0;
+    if (t->sample)
+        t->sample_s = maccrt_now() - s0;
     self->current = outer;
     if (t->direct) {
         if (++task__direct_runs == 64)
             maccrt_task_flush_counts();
-        task__free(t);
+        if (t->direct == 1)
+            task__free(t);
         return;
     }
     double f0 = tr0 > 0.0 ? maccrt_now() : 0.0;
@@ -723,8 +918,16 @@ void MACC_taskwait(const MACC_SrcLoc *loc)
     maccrt_thread *self = maccrt_thread_self();
     maccrt_task_flush_counts();
     pthread_mutex_lock(&maccrt_rt.lock);
-    while (self->children > 0)
+    while (self->children > 0) {
+        if (!self->current && !self->is_worker && !maccrt_rt.stopped) {
+            pthread_mutex_unlock(&maccrt_rt.lock);
+            int ran = maccrt_host_help(maccrt_rt.host, self);
+            pthread_mutex_lock(&maccrt_rt.lock);
+            if (ran || self->children == 0)
+                continue;
+        }
         pthread_cond_wait(&self->cv, &maccrt_rt.lock);
+    }
     pthread_mutex_unlock(&maccrt_rt.lock);
     maccrt_cache_flush(NULL); /* the program reads the host copy next */
 }
@@ -744,7 +947,19 @@ long maccrt_task_drain(double stall_s)
     pthread_mutex_lock(&rt->lock);
     unsigned long seen = rt->finished;
     double since = maccrt_now();
+    maccrt_thread *self = maccrt_thread_self();
     while (rt->live > 0) {
+        if (!self->current && !self->is_worker && !rt->stopped) {
+            /* the exiting thread's own queued tasks (kept ones among them) */
+            pthread_mutex_unlock(&rt->lock);
+            int ran = maccrt_host_help(rt->host, self);
+            pthread_mutex_lock(&rt->lock);
+            if (ran || rt->live == 0) {
+                seen = rt->finished;
+                since = maccrt_now();
+                continue;
+            }
+        }
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_sec += 1;

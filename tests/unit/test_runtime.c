@@ -149,7 +149,7 @@ static int fn_note_thread(void *args, MACC_TaskEnv *env)
 {
     (void)args;
     (void)env;
-    runner_thread = pthread_self();
+    __atomic_store_n(&runner_thread, pthread_self(), __ATOMIC_RELEASE);
     return 0;
 }
 HOST_REGION(r_note_thread, fn_note_thread, MACC_RES_DEFAULT);
@@ -158,7 +158,13 @@ Test(rt, undeferred_host_task_inline)
 {
     target(&r_note_thread, 0, 0, 0, 0, NULL);
     cr_assert(pthread_equal(runner_thread, pthread_self()));
+    /* a deferred task runs on a worker while its creating thread goes on
+     * (a thread waiting in taskwait may run it itself: not waited for here) */
+    runner_thread = pthread_self();
     target(&r_note_thread, 0, 0, MACC_NOWAIT, 0, NULL);
+    double end = now_s() + 10;
+    while (pthread_equal(__atomic_load_n(&runner_thread, __ATOMIC_ACQUIRE), pthread_self()) && now_s() < end)
+        sleep_ms(1);
     MACC_taskwait(NULL);
     cr_assert(!pthread_equal(runner_thread, pthread_self()), "a deferred task runs on a worker");
 }
