@@ -1004,6 +1004,33 @@ static void an__free_names(Vec *names)
     vec_free(names);
 }
 
+/* Whether an identifier of `names` occurs in n. */
+static int an__node_uses(Unit *u, TSNode n, const Vec *names)
+{
+    if (ts_node_is_null(n))
+        return 0;
+    if (node_is(n, "identifier")) {
+        char *s = node_text(u, n);
+        int hit = an__in_names(names, s);
+        free(s);
+        return hit;
+    }
+    uint32_t k = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < k; i++)
+        if (an__node_uses(u, ts_node_named_child(n, i), names))
+            return 1;
+    return 0;
+}
+
+/* Whether for loop `loop`'s initializer, condition or update uses one of
+ * `names` (the variables of the loops around it: a non-rectangular nest). */
+static int an__loop_uses(Unit *u, TSNode loop, const Vec *names)
+{
+    return names->len && (an__node_uses(u, node_field(loop, "initializer"), names) ||
+                          an__node_uses(u, node_field(loop, "condition"), names) ||
+                          an__node_uses(u, node_field(loop, "update"), names));
+}
+
 static const char *an__cs_name(unsigned cs)
 {
     if (cs & CS_LOOP)
@@ -1564,12 +1591,30 @@ static void an__region(Unit *u, Pragma *tp)
                    r->nest_depth, r->nest_depth == 1 ? "" : "s");
     }
     if (loopcs && node_is(r->stmt, "for_statement")) {
+        Vec outer = {0}; /* the collapsed loops' variables, declared ones too */
         for (int k = 0; k < r->collapse && k < r->nest_depth; k++) {
             TSNode loop = node_nth_loop(r->stmt, k);
+            if (k > 0 && an__loop_uses(u, loop, &outer)) {
+                /* a non-rectangular nest (OpenMP 5.0: an inner loop's bounds
+                 * use an outer loop's variable): the loops before it are
+                 * collapsed and the rest run inside each of their iterations
+                 * (the kernel's collapsed space needs rectangular trip
+                 * counts; gcc 12's collapse of such a nest crashes) */
+                r->collapse_clause = r->collapse;
+                r->collapse = k;
+                break;
+            }
             TSNode init = node_field(loop, "initializer");
-            if (node_is(init, "assignment_expression") && node_is(node_field(init, "left"), "identifier"))
+            if (node_is(init, "assignment_expression") && node_is(node_field(init, "left"), "identifier")) {
                 vec_push(&r->loop_vars, node_text(u, node_field(init, "left")));
+                vec_push(&outer, node_text(u, node_field(init, "left")));
+            } else if (node_is(init, "declaration")) {
+                TSNode d = node_field(init, "declarator");
+                if (node_is(d, "init_declarator") && node_is(node_field(d, "declarator"), "identifier"))
+                    vec_push(&outer, node_text(u, node_field(d, "declarator")));
+            }
         }
+        an__free_names(&outer);
     }
 
     /* explicit maps and dependences */

@@ -260,6 +260,10 @@ static void em__items(Buf *b, const DirClause *c)
 
 /* Prints the loop clauses of `d` that the host construct keeps; `limit`, when
  * not NULL, is a thread_limit that bounds num_threads. */
+/* The region's collapse when a non-rectangular nest made it smaller than
+ * its clause (Region.collapse_clause), while its own loop pragma is printed. */
+static int em__collapse_cap;
+
 static int em__loop_clauses(Buf *b, const Directive *d, int parallel, int simd, const char *limit)
 {
     int has_num_threads = 0;
@@ -267,7 +271,10 @@ static int em__loop_clauses(Buf *b, const Directive *d, int parallel, int simd, 
         const DirClause *c = &d->clauses[i];
         switch (c->kind) {
         case CL_COLLAPSE:
-            buf_printf(b, " collapse(%s)", c->arg ? c->arg : "1");
+            if (em__collapse_cap > 0 && c->ival > em__collapse_cap)
+                buf_printf(b, " collapse(%d)", em__collapse_cap);
+            else
+                buf_printf(b, " collapse(%s)", c->arg ? c->arg : "1");
             break;
         case CL_REDUCTION:
             buf_printf(b, " reduction(%s: ", directive_reduction_op(c->modifier));
@@ -822,7 +829,9 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
     buf_puts(b, unused.data);
     buf_free(&unused);
     const char *tlim = hv ? em__thread_limit(r, hv) : NULL;
+    em__collapse_cap = r->collapse_clause ? r->collapse : 0;
     char *pragma = hv ? em__host_pragma(hv->cs, hv->dir, tlim) : NULL;
+    em__collapse_cap = 0;
     size_t sb = ts_node_start_byte(r->stmt);
     int line, col;
     source_position(e->u->src, sb, &line, &col);

@@ -295,7 +295,8 @@ typedef struct Region {
     char *device_expr;
     char *if_expr;
     int nowait;
-    int collapse;
+    int collapse;        /* the loops collapsed (at most the clause's: see collapse_clause) */
+    int collapse_clause; /* the clause's n when a non-rectangular nest made collapse smaller, else 0 */
     int nest_depth;    /* perfectly nested for loops at stmt */
     Vec loop_vars;     /* char *: iteration variables of the collapsed nest */
     Vec local_types;   /* TSNode *: type definitions in the enclosing function the region needs */
