@@ -870,13 +870,17 @@ static int dir__cl_reduction(DirP *p, DirClause *c, int a, int b)
         return dir__fail(p, i, "expected a reduction operator and ':' in 'reduction'");
     if (!(op = dir__text(p, a, colon)))
         return -1;
-    /* modifiers: task (the reduction also covers tasks that say in_reduction:
-     * macc's regions are not such tasks) and default; inscan needs scan */
+    /* modifiers: task (the reduction also covers the tasks inside that say
+     * in_reduction; kept for the host versions) and default; inscan needs scan */
     const char *o = op;
     if (!strncmp(o, "task", 4) || !strncmp(o, "default", 7)) {
         const char *q = o + (o[0] == 't' ? 4 : 7);
         while (*q == ' ')
             q++;
+        if (*q == ',' && o[0] == 't' && !c->name && !(c->name = strdup("task"))) {
+            free(op);
+            return -1;
+        }
         if (*q == ',') {
             q++;
             while (*q == ' ')

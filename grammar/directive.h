@@ -152,7 +152,7 @@ typedef struct DirClause {
     int off;       /* byte offset of the clause name in the pragma text */
     int modifier;  /* MAPT_*, DEP_*, RED_*, DEVSEL_* depending on kind */
     int always;    /* map: always modifier */
-    char *name;    /* if: directive-name modifier text, or NULL */
+    char *name;    /* if: directive-name modifier text, or NULL; reduction: "task" for the task modifier */
     char *arg;     /* expression text, or NULL */
     long ival;     /* literal value where documented */
     int nitems;

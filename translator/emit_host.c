@@ -276,8 +276,10 @@ static int em__loop_clauses(Buf *b, const Directive *d, int parallel, int simd, 
             else
                 buf_printf(b, " collapse(%s)", c->arg ? c->arg : "1");
             break;
-        case CL_REDUCTION:
-            buf_printf(b, " reduction(%s: ", directive_reduction_op(c->modifier));
+        case CL_REDUCTION: /* the task modifier where OpenMP allows it (parallel, for) */
+            buf_printf(b, " reduction(%s%s: ",
+                       parallel && !simd && c->name && !strcmp(c->name, "task") ? "task, " : "",
+                       directive_reduction_op(c->modifier));
             em__items(b, c);
             buf_puts(b, ")");
             break;

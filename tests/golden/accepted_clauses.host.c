@@ -30,7 +30,7 @@ static int macc_h_f_L8(void *macc_args_, MACC_TaskEnv *macc_env_)
     (void)b;
     (void)s;
 #line 11 "accepted_clauses.c"
-#pragma omp parallel for firstprivate(k) reduction(+: s) num_threads(macc_env_->nthreads)
+#pragma omp parallel for firstprivate(k) reduction(task, +: s) num_threads(macc_env_->nthreads)
 #line 11 "accepted_clauses.c"
     for (int i = 0; i < n; i++) {
         a[i] += k * b[i];

@@ -817,6 +817,10 @@ Test(directive, loop_errors)
     bad("omp loop bind(thread)", "thread", "not supported");
     ok("omp target teams distribute parallel for reduction(task, +: s)");
     cr_assert_eq(D.clauses[0].modifier, RED_ADD);
+    cr_assert_str_eq(D.clauses[0].name, "task", "the task modifier is kept (host versions print it)");
+    ok("omp parallel reduction(default, max: s)");
+    cr_assert_eq(D.clauses[0].modifier, RED_MAX);
+    cr_assert_null(D.clauses[0].name);
     bad("omp target parallel for reduction(inscan, +: s)", "inscan", "inscan");
     bad("omp parallel for map(to: a)", "map", "not allowed on 'parallel for'");
     bad("omp parallel for nowait", "nowait", "not allowed");
