@@ -1,8 +1,10 @@
+// MACC_FLAGS: --targets=host
 /* reduction(task, ...) on a parallel region (host version) with tasks that
  * say in_reduction: the task modifier is kept in the host version's pragma
  * (without it, libgomp's in_reduction had no task reduction to join and
- * crashed). The GPU version of a parallel region with tasks is not built:
- * the region runs on the host. */
+ * crashed). The GPU version of a parallel region with tasks is not built
+ * (a warning, and the region runs on the host: tests/golden/reduction_task.c
+ * shows it), so this test builds host-only. */
 #include <stdio.h>
 
 int main(void)
