@@ -1,0 +1,207 @@
+/* dispatch.c: what the runtime's dispatch costs per GPU task, without a GPU.
+ *
+ * On two H200s, samples/matmul.c's 4096 tasks of about 70 us were bounded by
+ * the runtime, not the GPUs: the helpers spent 43% of their time completing
+ * tasks (the dispatch walk under maccrt_rt.lock) and 36% acquiring maps (the
+ * directory's lock), the kernels 18% (bench/RESULTS.md). This program runs
+ * the same task graph (C(i,j) += A(i,k) B(k,j) over NB x NB tiles: maps to
+ * A and B tiles, tofrom the C tile, depend in/in/inout) on fake GPUs in the
+ * CUDA plugin's slot, whose helpers "run" a kernel by sleeping KERNEL_US and
+ * whose copies are memcpy, so the runtime's own work is all the CPU does:
+ *
+ *   dispatch [NGPUS [NB [KERNEL_US [HELPERS]]]]   (defaults 2 16 70 8)
+ *
+ * prints the wall time, tasks per second, and the efficiency: the time the
+ * tasks would take if every helper slept back to back (NB^3 x KERNEL_US /
+ * (NGPUS x HELPERS)) over the wall time. A per-task cost of the runtime
+ * shows as efficiency below 1 that gets worse with more GPUs. bench/dispatch.sh
+ * runs 1 and 2 GPUs side by side. Tiles are 64 doubles, so copies cost
+ * little; the check compares C with a serial product. */
+#define _GNU_SOURCE
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include "internal.h"
+#include "../tests/fake_gpu.h"
+#include "macc_rt.h"
+
+enum { TILE = 64 }; /* doubles per tile */
+
+static int ngpus = 2, helpers = 8, kernel_us = 70;
+
+static int fgpu_discover(void)
+{
+    return ngpus;
+}
+
+static int fgpu_init(maccrt_device *d)
+{
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0); /* (inherited by the helpers) */
+    d->pdata = fake_gpu_start(helpers);
+    d->cc = 90;
+    d->concurrency = helpers;
+    d->mem_bytes = (size_t)1 << 30;
+    return 0;
+}
+
+static void fgpu_fini(maccrt_device *d)
+{
+    fake_gpu_stop(d->pdata);
+}
+
+static int fgpu_version_ok(const maccrt_device *d, const MACC_Version *v)
+{
+    return v->min_cc <= d->cc;
+}
+
+static void *fgpu_alloc(maccrt_device *d, void *hostptr, size_t bytes)
+{
+    (void)d;
+    (void)hostptr;
+    return malloc(bytes);
+}
+
+static void fgpu_free(maccrt_device *d, void *p)
+{
+    (void)d;
+    free(p);
+}
+
+static int fgpu_copy(maccrt_device *d, void *dst, const void *src, size_t bytes)
+{
+    (void)d;
+    memcpy(dst, src, bytes);
+    return 0;
+}
+
+static int fgpu_copy_peer(maccrt_device *d, void *dst, maccrt_device *from, const void *src, size_t bytes)
+{
+    (void)from;
+    return fgpu_copy(d, dst, src, bytes);
+}
+
+static maccrt_batch *fgpu_helpers_start(maccrt_device *d, void (*fn)(void *, int), void *arg, int n)
+{
+    return fake_gpu_batch_start(d->pdata, fn, arg, n);
+}
+
+static void fgpu_helpers_wait(maccrt_device *d, maccrt_batch *b)
+{
+    fake_gpu_batch_wait(d->pdata, b);
+}
+
+static void fgpu_submit(maccrt_device *d, maccrt_task *t)
+{
+    fake_gpu_submit(d->pdata, t);
+}
+
+static int fgpu_run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
+{
+    (void)d;
+    return t->ver->fn(t->args, env);
+}
+
+const maccrt_plugin maccrt_cuda_plugin = {
+    .name = "nvidia",
+    .kind = MACC_DEV_NVIDIA,
+    .discover = fgpu_discover,
+    .init_device = fgpu_init,
+    .fini_device = fgpu_fini,
+    .version_ok = fgpu_version_ok,
+    .alloc = fgpu_alloc,
+    .free = fgpu_free,
+    .copy_h2d = fgpu_copy,
+    .copy_d2h = fgpu_copy,
+    .copy_peer = fgpu_copy_peer,
+    .helpers_start = fgpu_helpers_start,
+    .helpers_wait = fgpu_helpers_wait,
+    .submit = fgpu_submit,
+    .run = fgpu_run,
+};
+
+/* the "kernel": one multiply-add per tile element, then the sleep */
+static int gemm_tile(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+    const double *a = env->ptrs[0], *b = env->ptrs[1];
+    double *c = env->ptrs[2];
+    for (int i = 0; i < TILE; i++)
+        c[i] += a[i] * b[i];
+    struct timespec ts = {0, kernel_us * 1000L};
+    nanosleep(&ts, NULL);
+    return 0;
+}
+
+static const MACC_Version gemm_v[] = {{MACC_DEV_NVIDIA, 0, 5, 0, gemm_tile}};
+static const MACC_Region gemm_r = {{"dispatch.c", 1, 1, "main"}, "gemm_tile", 1, gemm_v, 0, 0};
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+    ngpus = argc > 1 ? atoi(argv[1]) : 2;
+    int NB = argc > 2 ? atoi(argv[2]) : 16;
+    kernel_us = argc > 3 ? atoi(argv[3]) : 70;
+    helpers = argc > 4 ? atoi(argv[4]) : 8;
+    if (ngpus < 1 || ngpus > 8 || NB < 1 || kernel_us < 1 || helpers < 1 || helpers > FAKE_GPU_MAX_THREADS) {
+        fprintf(stderr, "usage: %s [NGPUS(1-8) [NB [KERNEL_US [HELPERS(1-%d)]]]]\n", argv[0],
+                FAKE_GPU_MAX_THREADS);
+        return 2;
+    }
+    setenv("MACC_DEVICES", "nvidia", 1);
+    size_t ntile = (size_t)NB * NB;
+    double *A = malloc(ntile * TILE * sizeof *A), *B = malloc(ntile * TILE * sizeof *B);
+    double *C = malloc(ntile * TILE * sizeof *C);
+    for (size_t i = 0; i < ntile * TILE; i++) {
+        A[i] = (double)(i % 7);
+        B[i] = (double)(i % 5);
+        C[i] = 0;
+    }
+    macc_num_devices(); /* the runtime and its helpers up before the clock */
+    double t0 = now();
+    for (int i = 0; i < NB; i++)
+        for (int j = 0; j < NB; j++)
+            for (int k = 0; k < NB; k++) {
+                double *a = A + ((size_t)i * NB + k) * TILE, *b = B + ((size_t)k * NB + j) * TILE;
+                double *c = C + ((size_t)i * NB + j) * TILE;
+                MACC_Map m[3] = {{"A", a, a, TILE * sizeof(double), MACC_MAP_TO},
+                                 {"B", b, b, TILE * sizeof(double), MACC_MAP_TO},
+                                 {"C", c, c, TILE * sizeof(double), MACC_MAP_TOFROM}};
+                MACC_Dep dep[3] = {{a, TILE * sizeof(double), MACC_DEP_IN},
+                                   {b, TILE * sizeof(double), MACC_DEP_IN},
+                                   {c, TILE * sizeof(double), MACC_DEP_INOUT}};
+                MACC_target(&gemm_r, NULL, 0, 3, m, 3, dep, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+            }
+    MACC_taskwait(NULL);
+    double t = now() - t0;
+    long bad = 0;
+    for (int i = 0; i < NB; i++)
+        for (int j = 0; j < NB; j++)
+            for (int e = 0; e < TILE; e++) {
+                double want = 0;
+                for (int k = 0; k < NB; k++)
+                    want += A[((size_t)i * NB + k) * TILE + e] * B[((size_t)k * NB + j) * TILE + e];
+                bad += C[((size_t)i * NB + j) * TILE + e] != want;
+            }
+    long ntasks = (long)NB * NB * NB;
+    double ideal = ntasks * kernel_us * 1e-6 / (ngpus * helpers);
+    printf("dispatch: gpus=%d helpers=%d tasks=%ld kernel_us=%d time=%.4f s tasks_per_s=%.0f "
+           "efficiency=%.3f policy_calls_per_task=%.1f check=%s\n",
+           ngpus, helpers, ntasks, kernel_us, t, ntasks / t, ideal / t,
+           (double)maccrt_rt.policy_calls / (double)ntasks, bad ? "FAIL" : "PASS");
+    for (int d = 0; d < macc_num_devices(); d++)
+        printf("dispatch: device %d (%s): %ld tasks\n", d, macc_device_name(d), macc_device_tasks(d));
+    free(A);
+    free(B);
+    free(C);
+    return bad ? 1 : 0;
+}
