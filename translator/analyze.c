@@ -1005,16 +1005,12 @@ static void an__free_names(Vec *names)
 }
 
 /* Whether an identifier of `names` occurs in n. */
-static int an__node_uses(Unit *u, TSNode n, const Vec *names)
+static int an__node_uses(const Unit *u, TSNode n, const StrSet *names)
 {
     if (ts_node_is_null(n))
         return 0;
-    if (node_is(n, "identifier")) {
-        char *s = node_text(u, n);
-        int hit = an__in_names(names, s);
-        free(s);
-        return hit;
-    }
+    if (node_is(n, "identifier"))
+        return node_name_in(u, n, names);
     uint32_t k = ts_node_named_child_count(n);
     for (uint32_t i = 0; i < k; i++)
         if (an__node_uses(u, ts_node_named_child(n, i), names))
@@ -1024,11 +1020,11 @@ static int an__node_uses(Unit *u, TSNode n, const Vec *names)
 
 /* Whether for loop `loop`'s initializer, condition or update uses one of
  * `names` (the variables of the loops around it: a non-rectangular nest). */
-static int an__loop_uses(Unit *u, TSNode loop, const Vec *names)
+static int an__loop_uses(const Unit *u, TSNode loop, const StrSet *names)
 {
-    return names->len && (an__node_uses(u, node_field(loop, "initializer"), names) ||
-                          an__node_uses(u, node_field(loop, "condition"), names) ||
-                          an__node_uses(u, node_field(loop, "update"), names));
+    return an__node_uses(u, node_field(loop, "initializer"), names) ||
+           an__node_uses(u, node_field(loop, "condition"), names) ||
+           an__node_uses(u, node_field(loop, "update"), names);
 }
 
 static const char *an__cs_name(unsigned cs)
@@ -1591,7 +1587,7 @@ static void an__region(Unit *u, Pragma *tp)
                    r->nest_depth, r->nest_depth == 1 ? "" : "s");
     }
     if (loopcs && node_is(r->stmt, "for_statement")) {
-        Vec outer = {0}; /* the collapsed loops' variables, declared ones too */
+        StrSet outer = {0}; /* the collapsed loops' variables, declared ones too */
         for (int k = 0; k < r->collapse && k < r->nest_depth; k++) {
             TSNode loop = node_nth_loop(r->stmt, k);
             if (k > 0 && an__loop_uses(u, loop, &outer)) {
@@ -1604,17 +1600,18 @@ static void an__region(Unit *u, Pragma *tp)
                 r->collapse = k;
                 break;
             }
-            TSNode init = node_field(loop, "initializer");
+            TSNode init = node_field(loop, "initializer"), var = {0};
             if (node_is(init, "assignment_expression") && node_is(node_field(init, "left"), "identifier")) {
-                vec_push(&r->loop_vars, node_text(u, node_field(init, "left")));
-                vec_push(&outer, node_text(u, node_field(init, "left")));
-            } else if (node_is(init, "declaration")) {
-                TSNode d = node_field(init, "declarator");
-                if (node_is(d, "init_declarator") && node_is(node_field(d, "declarator"), "identifier"))
-                    vec_push(&outer, node_text(u, node_field(d, "declarator")));
+                var = node_field(init, "left");
+                vec_push(&r->loop_vars, node_text(u, var));
+            } else if (node_is(init, "declaration") && node_is(node_field(init, "declarator"), "init_declarator")) {
+                var = node_field(node_field(init, "declarator"), "declarator");
             }
+            if (node_is(var, "identifier"))
+                strset_add(&outer, u->src->text + ts_node_start_byte(var),
+                           ts_node_end_byte(var) - ts_node_start_byte(var));
         }
-        an__free_names(&outer);
+        strset_free(&outer);
     }
 
     /* explicit maps and dependences */
