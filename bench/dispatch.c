@@ -48,29 +48,6 @@ static int fgpu_init(maccrt_device *d)
     return 0;
 }
 
-static void fgpu_fini(maccrt_device *d)
-{
-    fake_gpu_stop(d->pdata);
-}
-
-static int fgpu_version_ok(const maccrt_device *d, const MACC_Version *v)
-{
-    return v->min_cc <= d->cc;
-}
-
-static void *fgpu_alloc(maccrt_device *d, void *hostptr, size_t bytes)
-{
-    (void)d;
-    (void)hostptr;
-    return malloc(bytes);
-}
-
-static void fgpu_free(maccrt_device *d, void *p)
-{
-    (void)d;
-    free(p);
-}
-
 static int fgpu_copy(maccrt_device *d, void *dst, const void *src, size_t bytes)
 {
     (void)d;
@@ -84,21 +61,6 @@ static int fgpu_copy_peer(maccrt_device *d, void *dst, maccrt_device *from, cons
     return fgpu_copy(d, dst, src, bytes);
 }
 
-static maccrt_batch *fgpu_helpers_start(maccrt_device *d, void (*fn)(void *, int), void *arg, int n)
-{
-    return fake_gpu_batch_start(d->pdata, fn, arg, n);
-}
-
-static void fgpu_helpers_wait(maccrt_device *d, maccrt_batch *b)
-{
-    fake_gpu_batch_wait(d->pdata, b);
-}
-
-static void fgpu_submit(maccrt_device *d, maccrt_task *t)
-{
-    fake_gpu_submit(d->pdata, t);
-}
-
 static int fgpu_run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
 {
     (void)d;
@@ -110,16 +72,16 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .kind = MACC_DEV_NVIDIA,
     .discover = fgpu_discover,
     .init_device = fgpu_init,
-    .fini_device = fgpu_fini,
-    .version_ok = fgpu_version_ok,
-    .alloc = fgpu_alloc,
-    .free = fgpu_free,
+    .fini_device = fake_gpu_fini,
+    .version_ok = fake_gpu_version_ok,
+    .alloc = fake_gpu_heap_alloc,
+    .free = fake_gpu_heap_free,
     .copy_h2d = fgpu_copy,
     .copy_d2h = fgpu_copy,
     .copy_peer = fgpu_copy_peer,
-    .helpers_start = fgpu_helpers_start,
-    .helpers_wait = fgpu_helpers_wait,
-    .submit = fgpu_submit,
+    .helpers_start = fake_gpu_helpers_start,
+    .helpers_wait = fake_gpu_helpers_wait,
+    .submit = fake_gpu_plugin_submit,
     .run = fgpu_run,
 };
 

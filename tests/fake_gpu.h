@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -84,18 +85,51 @@ static inline void fake_gpu_submit(fake_gpu *g, maccrt_task *t)
     pthread_mutex_unlock(&g->lock);
 }
 
-/* plugin->helpers_start / helpers_wait on the fake GPU's helpers */
-static inline maccrt_batch *fake_gpu_batch_start(fake_gpu *g, void (*fn)(void *, int), void *arg, int n)
+/* The plugin entries every fake GPU shares (d->pdata is its fake_gpu):
+ * fini, version_ok, submit, helpers_start / helpers_wait, and the plain
+ * heap memory and memcpy copies of those that model nothing more. */
+static inline void fake_gpu_fini(maccrt_device *d)
 {
+    fake_gpu_stop(d->pdata);
+}
+
+static inline int fake_gpu_version_ok(const maccrt_device *d, const MACC_Version *v)
+{
+    return v->min_cc <= d->cc;
+}
+
+static inline void fake_gpu_plugin_submit(maccrt_device *d, maccrt_task *t)
+{
+    fake_gpu_submit(d->pdata, t);
+}
+
+static inline maccrt_batch *fake_gpu_helpers_start(maccrt_device *d, void (*fn)(void *, int), void *arg,
+                                                   int n)
+{
+    fake_gpu *g = d->pdata;
     pthread_mutex_lock(&g->lock);
     maccrt_batch *b = maccrt_batch_push(&g->batches, &g->cv, fn, arg, n);
     pthread_mutex_unlock(&g->lock);
     return b;
 }
 
-static inline void fake_gpu_batch_wait(fake_gpu *g, maccrt_batch *b)
+static inline void fake_gpu_helpers_wait(maccrt_device *d, maccrt_batch *b)
 {
+    fake_gpu *g = d->pdata;
     maccrt_batch_wait(&g->batches, &g->lock, b);
+}
+
+static inline void *fake_gpu_heap_alloc(maccrt_device *d, void *hostptr, size_t bytes)
+{
+    (void)d;
+    (void)hostptr;
+    return malloc(bytes);
+}
+
+static inline void fake_gpu_heap_free(maccrt_device *d, void *p)
+{
+    (void)d;
+    free(p);
 }
 
 #endif

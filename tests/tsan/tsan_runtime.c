@@ -36,16 +36,6 @@ static int fgpu_init(maccrt_device *d)
     return 0;
 }
 
-static void fgpu_fini(maccrt_device *d)
-{
-    fake_gpu_stop(d->pdata);
-}
-
-static int fgpu_version_ok(const maccrt_device *d, const MACC_Version *v)
-{
-    return v->min_cc <= d->cc;
-}
-
 static void *fgpu_alloc(maccrt_device *d, void *hostptr, size_t bytes)
 {
     (void)d;
@@ -88,11 +78,6 @@ static int fgpu_copy_peer(maccrt_device *d, void *dst, maccrt_device *from, cons
     return fgpu_copy(d, dst, src, bytes);
 }
 
-static void fgpu_submit(maccrt_device *d, maccrt_task *t)
-{
-    fake_gpu_submit(d->pdata, t);
-}
-
 static int fgpu_run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
 {
     (void)d;
@@ -104,14 +89,14 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .kind = MACC_DEV_NVIDIA,
     .discover = fgpu_discover,
     .init_device = fgpu_init,
-    .fini_device = fgpu_fini,
-    .version_ok = fgpu_version_ok,
+    .fini_device = fake_gpu_fini,
+    .version_ok = fake_gpu_version_ok,
     .alloc = fgpu_alloc,
     .free = fgpu_free,
     .copy_h2d = fgpu_copy_h2d,
     .copy_d2h = fgpu_copy,
     .copy_peer = fgpu_copy_peer,
-    .submit = fgpu_submit,
+    .submit = fake_gpu_plugin_submit,
     .run = fgpu_run,
 };
 

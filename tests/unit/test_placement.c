@@ -83,39 +83,12 @@ static int fg_init(maccrt_device *d)
     return 0;
 }
 
-static void fg_fini(maccrt_device *d)
-{
-    fake_gpu_stop(d->pdata);
-}
-
-static int fg_version_ok(const maccrt_device *d, const MACC_Version *v)
-{
-    return v->min_cc <= d->cc;
-}
-
-static void *fg_alloc(maccrt_device *d, void *hostptr, size_t bytes)
-{
-    (void)d;
-    (void)hostptr;
-    return malloc(bytes);
-}
-
-static void fg_free(maccrt_device *d, void *p)
-{
-    (void)d;
-    free(p);
-}
 
 static int fg_copy(maccrt_device *d, void *dst, const void *src, size_t bytes)
 {
     (void)d;
     memcpy(dst, src, bytes);
     return 0;
-}
-
-static void fg_submit(maccrt_device *d, maccrt_task *t)
-{
-    fake_gpu_submit(d->pdata, t);
 }
 
 /* as cuda__run: placement before the version, its fix-up after */
@@ -182,13 +155,13 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .kind = MACC_DEV_NVIDIA,
     .discover = fg_discover,
     .init_device = fg_init,
-    .fini_device = fg_fini,
-    .version_ok = fg_version_ok,
-    .alloc = fg_alloc,
-    .free = fg_free,
+    .fini_device = fake_gpu_fini,
+    .version_ok = fake_gpu_version_ok,
+    .alloc = fake_gpu_heap_alloc,
+    .free = fake_gpu_heap_free,
     .copy_h2d = fg_copy,
     .copy_d2h = fg_copy,
-    .submit = fg_submit,
+    .submit = fake_gpu_plugin_submit,
     .run = fg_run,
     .managed_alloc = fg_managed_alloc,
     .managed_free = fg_managed_free,
