@@ -428,57 +428,56 @@ static void cache__share_item(void *arg, int i)
     cache__job_run(&s->p->job[s->idx[i]], s->loc);
 }
 
+/* The copies of p by the devices' own threads, each device's at once on
+ * their streams (one thread copying a synchronisation point's write-backs
+ * one after the other took 90 ms of STREAM's 100 on two H200s); the caller
+ * copies those of devices without such threads (tests' devices outside the
+ * table) and then waits for the others. */
+static void cache__plan_fan_out(const cache__plan *p, const MACC_SrcLoc *loc)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    cache__share share[MACCRT_MAX_DEVICES];
+    struct maccrt_batch *batch[MACCRT_MAX_DEVICES];
+    maccrt_device *dv[MACCRT_MAX_DEVICES];
+    int *idx = maccrt_xcalloc((size_t)p->njob, sizeof *idx);
+    unsigned char *taken = maccrt_xcalloc((size_t)p->njob, 1);
+    int used = 0, nd = 0;
+    for (int d = 0; d < rt->ndevices; d++) {
+        maccrt_device *dev = rt->devices[d];
+        int first = used;
+        for (int i = 0; i < p->njob && dev->plugin->helpers_start; i++)
+            if (p->job[i].e->dev == dev) {
+                idx[used++] = i;
+                taken[i] = 1;
+            }
+        if (used == first)
+            continue;
+        share[nd] = (cache__share){p, loc, idx + first, used - first};
+        dv[nd] = dev;
+        batch[nd] = dev->plugin->helpers_start(dev, cache__share_item, &share[nd], used - first);
+        nd++;
+    }
+    for (int i = 0; i < p->njob; i++)
+        if (!taken[i])
+            cache__job_run(&p->job[i], loc);
+    for (int k = 0; k < nd; k++)
+        dv[k]->plugin->helpers_wait(dv[k], batch[k]);
+    free(taken);
+    free(idx);
+}
+
 /* The plan's copies, the lock dropped. A program thread with several copies
- * to make (a synchronisation point's write-backs) hands each device's to
- * that device's own threads, which copy at once on their streams; one
- * thread copying them one after the other took 90 ms of STREAM's 100 on
- * two H200s. A worker (a GPU helper filling its task's maps) copies itself:
- * its siblings may be running tasks that wait for its claims. */
+ * to make (a synchronisation point's write-backs) fans them out; a worker (a
+ * GPU helper filling its task's maps) copies itself: its siblings may be
+ * running tasks that wait for its claims. */
 static void cache__plan_run(cache__plan *p, const MACC_SrcLoc *loc)
 {
     if (p->njob == 0)
         return;
     pthread_mutex_unlock(&cache__lock);
-    int fanned = 0;
-    if (p->njob > 1 && !maccrt_thread_self()->is_worker) {
-        maccrt_runtime *rt = &maccrt_rt;
-        cache__share share[MACCRT_MAX_DEVICES];
-        struct maccrt_batch *batch[MACCRT_MAX_DEVICES];
-        int *idx = maccrt_xcalloc((size_t)p->njob, sizeof *idx);
-        int used = 0, nd = 0;
-        maccrt_device *dv[MACCRT_MAX_DEVICES];
-        for (int d = 0; d < rt->ndevices; d++) {
-            maccrt_device *dev = rt->devices[d];
-            if (!dev->plugin->helpers_start)
-                continue;
-            int first = used;
-            for (int i = 0; i < p->njob; i++)
-                if (p->job[i].e->dev == dev)
-                    idx[used++] = i;
-            if (used == first)
-                continue;
-            share[nd] = (cache__share){p, loc, idx + first, used - first};
-            dv[nd] = dev;
-            batch[nd] = dev->plugin->helpers_start(dev, cache__share_item, &share[nd], used - first);
-            nd++;
-        }
-        fanned = used;
-        /* what no device's threads take (devices outside the table: tests) */
-        if (fanned < p->njob) {
-            for (int i = 0; i < p->njob; i++) {
-                int mine = 0;
-                for (int k = 0; k < nd && !mine; k++)
-                    mine = p->job[i].e->dev == dv[k];
-                if (!mine)
-                    cache__job_run(&p->job[i], loc);
-            }
-        }
-        for (int k = 0; k < nd; k++)
-            dv[k]->plugin->helpers_wait(dv[k], batch[k]);
-        free(idx);
-        fanned = 1;
-    }
-    if (!fanned)
+    if (p->njob > 1 && !maccrt_thread_self()->is_worker)
+        cache__plan_fan_out(p, loc);
+    else
         for (int i = 0; i < p->njob; i++)
             cache__job_run(&p->job[i], loc);
     pthread_mutex_lock(&cache__lock);
@@ -537,6 +536,19 @@ static void cache__copy_held(maccrt_dentry *e, int to_dev, uintptr_t a, uintptr_
     pthread_cond_broadcast(&cache__cv);
 }
 
+/* Runs a plan that holds all its claims: commit, copies (the lock dropped),
+ * then the effects: written-back bytes are clean (detach: the claimed
+ * entries leave their trees, their dirty bytes home or superseded) and the
+ * claims go back. */
+static void cache__plan_apply(cache__plan *p, const MACC_SrcLoc *loc, int detach)
+{
+    cache__plan_commit(p);
+    cache__plan_run(p, loc);
+    if (!detach)
+        cache__plan_written_back(p);
+    cache__plan_release(p, detach);
+}
+
 /* ---- the coherence operations (cache__lock held; dropped during copies) ------------------ */
 
 /* Makes the host copy of [a, b) current: every device except `except`
@@ -562,10 +574,7 @@ static void cache__host_current(maccrt_device *except, maccrt_device *also, uint
             cache__plan_wait(&p);
             continue;
         }
-        cache__plan_commit(&p);
-        cache__plan_run(&p, loc);
-        cache__plan_written_back(&p);
-        cache__plan_release(&p, 0);
+        cache__plan_apply(&p, loc, 0);
         break;
     }
     cache__plan_free(&p);
@@ -600,9 +609,7 @@ static void cache__invalidate(maccrt_device *writer, maccrt_device *also, uintpt
             cache__plan_wait(&p);
             continue;
         }
-        cache__plan_commit(&p);
-        cache__plan_run(&p, loc);
-        cache__plan_release(&p, 1);
+        cache__plan_apply(&p, loc, 1);
         break;
     }
     cache__plan_free(&p);
@@ -713,10 +720,7 @@ static void cache__fill_new(maccrt_dentry *e, int fill, const MACC_SrcLoc *loc)
             cache__plan_wait(&p);
             continue;
         }
-        cache__plan_commit(&p);
-        cache__plan_run(&p, loc);
-        cache__plan_written_back(&p);
-        cache__plan_release(&p, 0);
+        cache__plan_apply(&p, loc, 0);
         e->valid = 1;
         break;
     }
@@ -743,9 +747,7 @@ static int cache__evict(maccrt_device *d, uintptr_t a, uintptr_t b, const MACC_S
         if (p.blocked) {
             cache__plan_wait(&p);
         } else {
-            cache__plan_commit(&p);
-            cache__plan_run(&p, loc);
-            cache__plan_release(&p, 1);
+            cache__plan_apply(&p, loc, 1);
         }
     }
     cache__plan_free(&p);
@@ -767,10 +769,7 @@ static int cache__take_over(maccrt_dentry *e, int to, const MACC_SrcLoc *loc)
         cache__plan_free(&p);
         return 1;
     }
-    cache__plan_commit(&p);
-    cache__plan_run(&p, loc);
-    cache__plan_written_back(&p);
-    cache__plan_release(&p, 0);
+    cache__plan_apply(&p, loc, 0);
     cache__plan_free(&p);
     if (e->detached)
         return 1; /* cannot happen while claimed, but look again if it did */
@@ -1348,9 +1347,7 @@ static void *cache__acquire_cached(maccrt_device *d, const MACC_Map *m, void **h
             maccrt_dentry *o = (maccrt_dentry *)n;
             cache__plan_wb(&p, o, o->node.start, o->node.end, 1);
         }
-        cache__plan_commit(&p);
-        cache__plan_run(&p, loc);
-        cache__plan_release(&p, 1);
+        cache__plan_apply(&p, loc, 1);
         e = cache__new(d, ua, ub, m->name, 0, 0, loc);
         cache__fill_new(e, to || ua != a || ub != b, loc); /* the parts outside S must be valid */
         break;
@@ -1546,9 +1543,7 @@ void maccrt_cache_flush(maccrt_device *also)
             cache__plan_wait(&p);
             continue;
         }
-        cache__plan_commit(&p);
-        cache__plan_run(&p, NULL);
-        cache__plan_release(&p, 1);
+        cache__plan_apply(&p, NULL, 1);
         break;
     }
     pthread_mutex_unlock(&cache__lock);

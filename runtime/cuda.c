@@ -644,41 +644,46 @@ static cudaError_t cuda__event_wait(cudaEvent_t ev)
 /* A copy of pageable host memory through st's slots on stream s; returns
  * with the last chunk's DMA possibly in flight for h2d (the caller waits
  * for the stream), all bytes home for d2h. */
+/* Chunk i of a staged copy of `bytes`: its length, and its slot of st. */
+static size_t cuda__chunk_len(size_t bytes, size_t i)
+{
+    size_t off = i * CUDA__STAGE_CHUNK;
+    return bytes - off < CUDA__STAGE_CHUNK ? bytes - off : CUDA__STAGE_CHUNK;
+}
+
+static char *cuda__slot(const cuda__stage *st, size_t i)
+{
+    return st->buf + (i & 1) * (size_t)CUDA__STAGE_CHUNK;
+}
+
 static cudaError_t cuda__copy_staged(cuda__stage *st, cudaStream_t s, char *dst, const char *src,
                                      size_t bytes, int to_dev)
 {
-    size_t nchunks = (bytes + CUDA__STAGE_CHUNK - 1) / CUDA__STAGE_CHUNK;
+    const size_t C = CUDA__STAGE_CHUNK;
+    size_t nchunks = (bytes + C - 1) / C;
     cudaError_t e = cudaSuccess;
     if (to_dev) {
         for (size_t i = 0; i < nchunks && e == cudaSuccess; i++) {
-            size_t off = i * CUDA__STAGE_CHUNK, n = bytes - off < CUDA__STAGE_CHUNK ? bytes - off : CUDA__STAGE_CHUNK;
-            char *slot = st->buf + (i & 1) * (size_t)CUDA__STAGE_CHUNK;
-            if (i >= 2)
-                e = cuda__event_wait(st->ev[i & 1]); /* the slot's last chunk has left */
-            if (e != cudaSuccess)
+            /* the slot's chunk before this one must have left */
+            if (i >= 2 && (e = cuda__event_wait(st->ev[i & 1])) != cudaSuccess)
                 break;
-            memcpy(slot, src + off, n);
-            e = cudaMemcpyAsync(dst + off, slot, n, cudaMemcpyHostToDevice, s);
+            memcpy(cuda__slot(st, i), src + i * C, cuda__chunk_len(bytes, i));
+            e = cudaMemcpyAsync(dst + i * C, cuda__slot(st, i), cuda__chunk_len(bytes, i), cudaMemcpyHostToDevice,
+                                s);
             if (e == cudaSuccess)
                 e = cudaEventRecord(st->ev[i & 1], s);
         }
-        return e;
-    }
-    /* d2h: chunk i+1 comes into the other slot while chunk i goes out */
-    for (size_t i = 0; i <= nchunks && e == cudaSuccess; i++) {
-        if (i < nchunks) {
-            size_t off = i * CUDA__STAGE_CHUNK, n = bytes - off < CUDA__STAGE_CHUNK ? bytes - off : CUDA__STAGE_CHUNK;
-            e = cudaMemcpyAsync(st->buf + (i & 1) * (size_t)CUDA__STAGE_CHUNK, src + off, n,
-                                cudaMemcpyDeviceToHost, s);
-            if (e == cudaSuccess)
-                e = cudaEventRecord(st->ev[i & 1], s);
-        }
-        if (i > 0 && e == cudaSuccess) {
-            size_t j = i - 1, off = j * CUDA__STAGE_CHUNK;
-            size_t n = bytes - off < CUDA__STAGE_CHUNK ? bytes - off : CUDA__STAGE_CHUNK;
-            e = cuda__event_wait(st->ev[j & 1]);
-            if (e == cudaSuccess)
-                memcpy(dst + off, st->buf + (j & 1) * (size_t)CUDA__STAGE_CHUNK, n);
+    } else {
+        /* chunk i+1 comes into the other slot while chunk i goes out */
+        for (size_t i = 0; i <= nchunks && e == cudaSuccess; i++) {
+            if (i < nchunks) {
+                e = cudaMemcpyAsync(cuda__slot(st, i), src + i * C, cuda__chunk_len(bytes, i),
+                                    cudaMemcpyDeviceToHost, s);
+                if (e == cudaSuccess)
+                    e = cudaEventRecord(st->ev[i & 1], s);
+            }
+            if (i > 0 && e == cudaSuccess && (e = cuda__event_wait(st->ev[(i - 1) & 1])) == cudaSuccess)
+                memcpy(dst + (i - 1) * C, cuda__slot(st, i - 1), cuda__chunk_len(bytes, i - 1));
         }
     }
     return e;

@@ -268,6 +268,12 @@ static const char *task__region_name(const MACC_Region *r)
     return r->name ? r->name : "(unnamed)";
 }
 
+/* A task's name in the trace: its region's, "data" for a data directive. */
+static const char *task__trace_name(const maccrt_task *t)
+{
+    return t->region ? task__region_name(t->region) : "data";
+}
+
 /* The calling thread's last choice (a loop creates instances of one region):
  * the devices depend only on the region, the selector, the if clause and the
  * default device (the rest is fixed at initialisation). */
@@ -844,8 +850,7 @@ void maccrt_task_execute(maccrt_task *t)
     t->t_start = t->timed ? maccrt_now() : 0.0;
     double tr0 = maccrt_trace_on() ? maccrt_now() : 0.0; /* the runtime's phases, traced */
     if (tr0 > 0.0 && t->t_placed > 0.0)
-        maccrt_trace_event(MACCRT_TRACE_WAIT_QUEUE, d, t->region ? task__region_name(t->region) : "data",
-                           t->t_placed, tr0, 0);
+        maccrt_trace_event(MACCRT_TRACE_WAIT_QUEUE, d, task__trace_name(t), t->t_placed, tr0, 0);
     t->t_maps = 0.0;
     if (t->op) {
         double d0 = maccrt_trace_on() ? maccrt_now() : 0.0;
@@ -903,8 +908,8 @@ void maccrt_task_execute(maccrt_task *t)
         return;
     }
     double f0 = tr0 > 0.0 ? maccrt_now() : 0.0;
-    const char *fname = t->region ? task__region_name(t->region) : "data";
-    task__finish(t); /* (t may be freed) */
+    const char *fname = f0 > 0.0 ? task__trace_name(t) : NULL; /* (t may be freed by task__finish) */
+    task__finish(t);
     if (f0 > 0.0)
         maccrt_trace_event(MACCRT_TRACE_FINISH, d, fname, f0, maccrt_now(), 0);
 }
