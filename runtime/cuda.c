@@ -5,7 +5,7 @@
  * GPU kernels. init.c finds maccrt_cuda_plugin through a weak reference;
  * programs without this archive run host-only.
  *
- * Threads and streams. Each GPU gets MACC_CUDA_STREAMS (default 8) helper
+ * Threads and streams. Each GPU gets MACC_CUDA_STREAMS (default 32) helper
  * threads, each with its own non-blocking stream. A helper takes the next
  * task placed on its GPU and runs it synchronously on its stream through the
  * shared path (maccrt_task_execute): the maps (allocations and copies in, on
@@ -65,12 +65,13 @@ typedef int cuda__no_cuda_headers; /* not an empty translation unit */
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 #include <time.h>
+#include <unistd.h>
 
 static cudaError_t cuda__wait(cudaStream_t s);
 #include <stdlib.h>
 #include <string.h>
 
-#define CUDA__DEFAULT_STREAMS 8
+#define CUDA__DEFAULT_STREAMS 32
 #define CUDA__MAX_STREAMS 32
 
 typedef struct cuda__gpu cuda__gpu;
@@ -251,6 +252,14 @@ static int cuda__discover(void)
      * scheduler learned that GPU as slow and gave it few tasks. The user's
      * own CUDA_MODULE_LOADING wins. */
     setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+    /* One hardware work queue per helper stream (and the data stream): with
+     * CUDA's default of 8, streams share queues, and a helper's copy waits
+     * behind another helper's kernel on the same queue (32 helpers: maps of
+     * 8 KiB that took a whole 7 ms kernel, kernels started in three waves).
+     * The user's own setting wins. */
+    char conn[16];
+    snprintf(conn, sizeof conn, "%d", cuda__nstreams + 1 > 32 ? 32 : cuda__nstreams + 1 < 8 ? 8 : cuda__nstreams + 1);
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", conn, 0);
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess) {
@@ -581,7 +590,9 @@ static void cuda__host_unpin(maccrt_device *d, const void *p, size_t bytes)
  * (DMA on the caller's stream): the helpers of every GPU copy at once, at
  * the speed of the host's memory. MACC_CUDA_STAGE=0 turns it off. */
 #define CUDA__STAGE_CHUNK (512u << 10)
-#define CUDA__STAGE_MIN (64u << 10)
+/* Pageable copies of at least this many bytes are staged (MACC_CUDA_STAGE_MIN). */
+static long cuda__stage_min = -1;
+#define CUDA__STAGE_MIN ((size_t)cuda__stage_min)
 
 static int cuda__stage_on = -1;
 
@@ -590,6 +601,9 @@ static int cuda__staging(void)
     if (cuda__stage_on < 0) {
         const char *v = getenv("MACC_CUDA_STAGE");
         cuda__stage_on = !(v && !strcmp(v, "0"));
+        const char *m = getenv("MACC_CUDA_STAGE_MIN");
+        long b = m && *m ? strtol(m, NULL, 10) : 0;
+        cuda__stage_min = b < 0 ? 0 : b;
     }
     return cuda__stage_on;
 }
@@ -715,7 +729,7 @@ static int cuda__copy_dir(maccrt_device *d, void *dst, const void *src, size_t b
     cuda__call c;
     cudaError_t e = cuda__enter(g, &c);
     cuda__stage *st = NULL;
-    if (e == cudaSuccess && (cut[0] >= CUDA__STAGE_MIN || cut[2] >= CUDA__STAGE_MIN)) {
+    if (e == cudaSuccess && cuda__staging() && (cut[0] >= CUDA__STAGE_MIN || cut[2] >= CUDA__STAGE_MIN)) {
         struct cudaPointerAttributes pa;
         if (cudaPointerGetAttributes(&pa, (const void *)host) == cudaSuccess &&
             pa.type == cudaMemoryTypeUnregistered)
@@ -1107,25 +1121,42 @@ static void cuda__submit(maccrt_device *d, maccrt_task *t)
  * core is reserved for the GPU): the blocking wait's interrupt wake-up costs
  * tens of microseconds per task. Past MACC_CUDA_SPIN_US (default 1000) of
  * polling, the wait blocks. */
+static atomic_int cuda__spinners; /* helpers polling now */
+
 static cudaError_t cuda__wait(cudaStream_t s)
 {
     static long spin_ns = -1;
+    static int spin_max;
     if (spin_ns < 0) {
         const char *v = getenv("MACC_CUDA_SPIN_US");
         long us = v && *v ? strtol(v, NULL, 10) : 1000;
+        const char *m = getenv("MACC_CUDA_SPINNERS");
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        long mx = m && *m ? strtol(m, NULL, 10) : (ncpu / 2 > 2 ? ncpu / 2 : 2);
+        spin_max = mx < 0 ? 0 : mx > 1024 ? 1024 : (int)mx;
         spin_ns = (us < 0 ? 0 : us) * 1000L;
     }
-    if (spin_ns > 0) {
+    /* At most MACC_CUDA_SPINNERS (default half the cores) poll at
+     * once: with 32 helpers per GPU, every helper polling for its kernel
+     * took the cores from the host's tasks and from the helpers that had
+     * work to do. The others block at once. */
+    if (spin_ns > 0 && atomic_fetch_add(&cuda__spinners, 1) < spin_max) {
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
+        cudaError_t e;
         for (;;) {
-            cudaError_t e = cudaStreamQuery(s);
+            e = cudaStreamQuery(s);
             if (e != cudaErrorNotReady)
-                return e;
+                break;
             clock_gettime(CLOCK_MONOTONIC, &t1);
             if ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) > spin_ns)
                 break;
         }
+        atomic_fetch_sub(&cuda__spinners, 1);
+        if (e != cudaErrorNotReady)
+            return e;
+    } else if (spin_ns > 0) {
+        atomic_fetch_sub(&cuda__spinners, 1);
     }
     return cudaStreamSynchronize(s);
 }

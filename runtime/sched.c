@@ -610,6 +610,15 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
     maccrt_mask skip = eft__shut_out(t, cand);
     if ((cand & ~skip) != 0)
         cand &= ~skip;
+    /* The host is explored only by a task that no other candidate can start
+     * now (it would wait anyway): an exploring instance cannot be bounded,
+     * and one host task of nbody (30 ms) against a GPU step of 8 ms (all 32
+     * tasks at once) made the first step of a shared run four times longer
+     * than the GPU's, whatever the share rule decided afterwards. */
+    maccrt_region_info *xri = t->region ? maccrt_region_info_get(t->region) : NULL;
+    if (xri && !xri->runs[MACC_DEV_HOST] && (cand & MACCRT_BIT(rt->host->num)) &&
+        (fit & cand & ~MACCRT_BIT(rt->host->num)))
+        cand &= ~MACCRT_BIT(rt->host->num);
     double best_xfer = 0;
     for (int i = 0; i < rt->ndevices; i++) {
         if (!(cand & MACCRT_BIT(i)))

@@ -2723,7 +2723,9 @@ Test(sched, the_estimate_counts_data_written_elsewhere)
 
 /* Exploration never holds a chain: with the GPU measured (10 ms) and the
  * host not, a task with successors stays on the GPU; one that heads no
- * chain explores the host. */
+ * chain explores the host, but only when the GPU cannot start it now (an
+ * exploring instance is not bounded: one that the free GPU would have run
+ * makes the whole batch wait for the slow host). */
 static const MACC_Region r_explore = {{"sched.c", 3, 1, "test"}, "r_explore", 2, r_speed_v};
 Test(sched, exploration_does_not_delay_a_measured_chain)
 {
@@ -2742,10 +2744,12 @@ Test(sched, exploration_does_not_delay_a_measured_chain)
     t.nsuccs = 1;
     maccrt_device *chain = rt->policy->choose(&t, t.cand, t.cand, backlog);
     t.nsuccs = 0;
-    maccrt_device *leaf = rt->policy->choose(&t, t.cand, t.cand, backlog);
+    maccrt_device *leaf_free = rt->policy->choose(&t, t.cand, t.cand, backlog);
+    maccrt_device *leaf = rt->policy->choose(&t, t.cand, MACCRT_BIT(rt->host->num), backlog);
     pthread_mutex_unlock(&rt->lock);
     cr_assert_eq(chain, rt->devices[0], "a chain's task stays on the measured GPU");
-    cr_assert_eq(leaf, rt->host, "a task heading no chain explores the host");
+    cr_assert_eq(leaf_free, rt->devices[0], "a task the free GPU can start does not explore the host");
+    cr_assert_eq(leaf, rt->host, "a task heading no chain, the GPU busy, explores the host");
 }
 
 /* The share rule: a host 12x slower than one GPU task, with half the GPU's
