@@ -212,14 +212,19 @@ void maccrt_sched_dispatch(void)
                 fit |= MACCRT_BIT(d);
         }
         if (!fit) {
-            /* fits nowhere now: it reserves its candidates (no overtaking) */
+            /* fits nowhere now: it reserves its candidates (no overtaking).
+             * The device it waits for only counts in the backlog that later
+             * tasks of this walk see: when reserving its candidates stops
+             * the walk (every active device reserved: the GPUs are full) or
+             * nothing follows, the policy is not asked (a submission while
+             * the machine is full costs O(1), no estimates). */
+            reserved |= t->cand;
+            if ((reserved & active) == active || !next)
+                break;
             maccrt_device *w = !(t->cand & (t->cand - 1)) ? rt->devices[__builtin_ctzll(t->cand)]
                                                           : (rt->policy_calls++, rt->policy->choose(t, t->cand, 0, backlog));
             if (w)
                 backlog[w->num]++;
-            reserved |= t->cand;
-            if ((reserved & active) == active)
-                break;
             continue;
         }
         if (rt->policy->shut_out && t->region && (t->cand & (t->cand - 1))) {
