@@ -28,7 +28,8 @@
  *                         only for bookkeeping, never across a copy or an
  *                         allocation (entries being copied are claimed, see
  *                         cache.c); may be taken under maccrt_rt.lock (the
- *                         residency estimate, the affinity rule), never takes
+ *                         affinity rule; the residency estimate only tries
+ *                         it there, never waits for it), never takes
  *                         it; plugin alloc/free/copy/pin locks nest inside
  *   alloc lock            data.c's lock over omp_target_alloc's blocks:
  *                         innermost, held only for a range-tree operation
@@ -431,7 +432,8 @@ void maccrt_cache_flush(maccrt_device *also);
  * bring every input section of t not valid on d from where its current copy
  * is (another GPU's valid copy: a device-to-device copy; else the host's,
  * after other GPUs' dirty bytes come back), and on the host the pull-back
- * of GPU-dirty bytes. Takes the directory's lock (under maccrt_rt.lock). */
+ * of GPU-dirty bytes. Takes the directory's lock; the scheduler, under
+ * maccrt_rt.lock, only tries it (the _try form). */
 double maccrt_cache_move_time(const struct maccrt_task *t, maccrt_device *d);
 /* The same, or -1 without waiting when the directory's lock is busy. */
 double maccrt_cache_move_time_try(const struct maccrt_task *t, maccrt_device *d);

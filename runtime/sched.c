@@ -501,22 +501,27 @@ static int eft__slots(maccrt_task *t, maccrt_device *d)
  * completion) and asking the directory each time, under the runtime lock and
  * against the helpers' own use of the directory's lock, made the walks the
  * bottleneck with two GPUs (matmul on two H200s: a median 258 us per
- * completion, both GPUs running one task at a time). A stale value is kept
- * when the directory's lock is busy. */
+ * completion, both GPUs running one task at a time). The directory's lock
+ * is only tried, never waited for, under the runtime lock: a walk that waited
+ * for it held up every completing helper behind the runtime lock while the
+ * helpers holding the directory's lock queued for the runtime lock in turn
+ * (bench/dispatch: 48 -> 57 thousand tasks/s on two fake GPUs). When it is
+ * busy, the last value is kept, or, with none yet, eft__xfer uses the bytes
+ * the task's predecessors wrote elsewhere (the chain's own data). */
 #define EFT__XFER_TTL 200e-6
 
 static double eft__residency(maccrt_task *t, maccrt_device *d)
 {
     int k = d->num;
     if (k >= MACCRT_XFER_MEMO)
-        return maccrt_cache_move_time(t, d);
+        return maccrt_cache_move_time_try(t, d);
     double now = maccrt_now();
     int known = (t->xfer_known >> k) & 1;
     if (known && now - t->xfer_at < EFT__XFER_TTL)
         return t->xfer_memo[k];
-    double v = known ? maccrt_cache_move_time_try(t, d) : maccrt_cache_move_time(t, d);
+    double v = maccrt_cache_move_time_try(t, d);
     if (v < 0)
-        return t->xfer_memo[k]; /* busy: the last value */
+        return known ? t->xfer_memo[k] : -1; /* busy: the last value, or none */
     if (now - t->xfer_at >= EFT__XFER_TTL) {
         t->xfer_at = now;
         t->xfer_known = 0;
@@ -545,6 +550,7 @@ static double eft__xfer(maccrt_task *t, maccrt_device *d)
         if (!(d->plugin->caps & MACCRT_CAP_SHARED_MEM))
             prod += b / (in > 0 ? in : MACCRT_DEFAULT_BW);
     }
+    /* (the directory busy and nothing remembered: the producers' bytes) */
     double res = t->nmaps && maccrt_rt.ngpus ? eft__residency(t, d) : 0;
     return res > prod ? res : prod;
 }
