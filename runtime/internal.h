@@ -256,6 +256,11 @@ typedef struct maccrt_device {
     struct maccrt_task *placed; /* tasks placed here, not finished (maccrt_rt.lock) */
     int nplaced;
     int concurrency; /* tasks the plugin runs at once (GPU: helpers); 0: as tokens allow */
+    /* eft's "first placed task expected to end" of this device, computed once
+     * per dispatch walk (first_walk: maccrt_rt.walk; a placement here clears
+     * it). maccrt_rt.lock. */
+    double first_end;
+    unsigned long first_walk;
 
     /* The data directory's tree of this device (cache.c): its present-table
      * entries and (devices with their own memory) cached copies of tasks'
@@ -773,6 +778,8 @@ typedef struct maccrt_runtime {
     maccrt_task *ready_head, *ready_tail;
     int ready_cand[MACCRT_MAX_DEVICES]; /* ready tasks that have device d as a candidate */
     long policy_calls;  /* policy->choose calls of the dispatch walks (a test's measure of their cost) */
+    unsigned long walk;     /* the dispatch walk in progress (0: none; sched.c), walks so far */
+    unsigned long walks;
     int stopped;                    /* helpers stopped: run everything inline */
     /* The throttle: a thread that creates a deferred task while pending_max
      * tasks are live runs it at once itself when it can (no dependences, the

@@ -120,6 +120,7 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
         d->placed->dprev = t;
     d->placed = t;
     d->nplaced++;
+    d->first_walk = 0; /* eft__first: counted again */
     if (t->region && !t->op) {
         maccrt_region_info *ri = maccrt_region_info_get(t->region);
         if (ri->runs[d->kind] == 0)
@@ -190,6 +191,7 @@ void maccrt_sched_dispatch(void)
      * slower than its GPU ran. */
     const MACC_Region *so_region = NULL;
     maccrt_mask so_mask = 0, so_cand = 0;
+    rt->walk = ++rt->walks; /* per-walk memos of the policy (eft__first) */
     maccrt_task *next;
     for (maccrt_task *t = rt->ready_head; t; t = next) {
         next = t->qnext;
@@ -264,6 +266,7 @@ void maccrt_sched_dispatch(void)
         int need = sched__need(t, d, &v);
         sched__place(t, d, need, v);
     }
+    rt->walk = 0;
 }
 
 void maccrt_sched_release(maccrt_task *t)
@@ -555,6 +558,23 @@ static double eft__xfer(maccrt_task *t, maccrt_device *d)
     return res > prod ? res : prod;
 }
 
+/* When the first of the tasks placed on d is expected to end (0: none): the
+ * same for every task a walk looks at until one is placed on d, so counted
+ * once per walk and device (the placed list is up to 100 / resources long). */
+static double eft__first(maccrt_device *d)
+{
+    unsigned long w = maccrt_rt.walk;
+    if (w && d->first_walk == w)
+        return d->first_end;
+    double first = 0;
+    for (maccrt_task *p = d->placed; p; p = p->dnext)
+        if (first == 0 || p->exp_end < first)
+            first = p->exp_end;
+    d->first_end = first;
+    d->first_walk = w;
+    return first;
+}
+
 static double eft__finish(maccrt_task *t, maccrt_device *d, int backlog, double now, double xfer)
 {
     double est = sched__estimate_hi(t, d);
@@ -563,10 +583,7 @@ static double eft__finish(maccrt_task *t, maccrt_device *d, int backlog, double 
     int ahead = d->nplaced + backlog;
     if (ahead < slots)
         return now + est;
-    double first = 0;
-    for (maccrt_task *p = d->placed; p; p = p->dnext)
-        if (first == 0 || p->exp_end < first)
-            first = p->exp_end;
+    double first = eft__first(d);
     double rem = first > now ? first - now : 0;
     return now + rem + (double)((ahead - slots) / slots) * est + est;
 }
