@@ -28,7 +28,8 @@
  *                         only for bookkeeping, never across a copy or an
  *                         allocation (entries being copied are claimed, see
  *                         cache.c); may be taken under maccrt_rt.lock (the
- *                         residency estimate, the affinity rule), never takes
+ *                         affinity rule; the residency estimate only tries
+ *                         it there, never waits for it), never takes
  *                         it; plugin alloc/free/copy/pin locks nest inside
  *   alloc lock            data.c's lock over omp_target_alloc's blocks:
  *                         innermost, held only for a range-tree operation
@@ -255,6 +256,11 @@ typedef struct maccrt_device {
     struct maccrt_task *placed; /* tasks placed here, not finished (maccrt_rt.lock) */
     int nplaced;
     int concurrency; /* tasks the plugin runs at once (GPU: helpers); 0: as tokens allow */
+    /* eft's "first placed task expected to end" of this device, computed once
+     * per dispatch walk (first_walk: maccrt_rt.walk; a placement here clears
+     * it). maccrt_rt.lock. */
+    double first_end;
+    unsigned long first_walk;
 
     /* The data directory's tree of this device (cache.c): its present-table
      * entries and (devices with their own memory) cached copies of tasks'
@@ -431,7 +437,8 @@ void maccrt_cache_flush(maccrt_device *also);
  * bring every input section of t not valid on d from where its current copy
  * is (another GPU's valid copy: a device-to-device copy; else the host's,
  * after other GPUs' dirty bytes come back), and on the host the pull-back
- * of GPU-dirty bytes. Takes the directory's lock (under maccrt_rt.lock). */
+ * of GPU-dirty bytes. Takes the directory's lock; the scheduler, under
+ * maccrt_rt.lock, only tries it (the _try form). */
 double maccrt_cache_move_time(const struct maccrt_task *t, maccrt_device *d);
 /* The same, or -1 without waiting when the directory's lock is busy. */
 double maccrt_cache_move_time_try(const struct maccrt_task *t, maccrt_device *d);
@@ -771,6 +778,8 @@ typedef struct maccrt_runtime {
     maccrt_task *ready_head, *ready_tail;
     int ready_cand[MACCRT_MAX_DEVICES]; /* ready tasks that have device d as a candidate */
     long policy_calls;  /* policy->choose calls of the dispatch walks (a test's measure of their cost) */
+    unsigned long walk;     /* the dispatch walk in progress (0: none; sched.c), walks so far */
+    unsigned long walks;
     int stopped;                    /* helpers stopped: run everything inline */
     /* The throttle: a thread that creates a deferred task while pending_max
      * tasks are live runs it at once itself when it can (no dependences, the

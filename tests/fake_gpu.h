@@ -12,7 +12,7 @@
 
 #include "internal.h"
 
-#define FAKE_GPU_MAX_THREADS 8
+#define FAKE_GPU_MAX_THREADS 16
 
 typedef struct fake_gpu {
     pthread_mutex_t lock;

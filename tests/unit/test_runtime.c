@@ -2947,6 +2947,51 @@ Test(sched, gpus_of_one_kind_are_estimated_apart)
     cr_assert_eq(d3, rt->devices[0]);
 }
 
+/* Two GPUs full (4 tasks each with the default 25 tokens, held by a gate):
+ * a task created then fits nowhere, and reserving its candidates reserves
+ * every device a ready task could use, so the walk stops at the queue's
+ * front without asking the policy (before: one eft decision per submission,
+ * residency look-ups included, under the runtime lock). Once the gate opens,
+ * each completion places one task: about one decision per task. */
+static atomic_int full_gate;
+static int fn_full(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+    (void)env;
+    wait_at_least(&full_gate, 1, 10.0);
+    return 0;
+}
+static const MACC_Version r_full_v[] = {{MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, fn_full}};
+static const MACC_Region r_full = {{"sched.c", 4, 1, "test"}, "r_full", 1, r_full_v};
+Test(sched, submissions_while_the_gpus_are_full_ask_no_policy)
+{
+    enum { N = 200 };
+    setenv("MACC_DEVICES", "nvidia", 1);
+    macc_num_devices();
+    maccrt_runtime *rt = &maccrt_rt;
+    cr_assert_eq(rt->ngpus, 2);
+    for (int k = 0; k < 8; k++) /* fill both GPUs */
+        MACC_target(&r_full, NULL, 0, 0, NULL, 0, NULL, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+    pthread_mutex_lock(&rt->lock);
+    long c0 = rt->policy_calls;
+    int free0 = rt->devices[0]->tokens_free, free1 = rt->devices[1]->tokens_free;
+    pthread_mutex_unlock(&rt->lock);
+    for (int k = 0; k < N; k++)
+        MACC_target(&r_full, NULL, 0, 0, NULL, 0, NULL, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+    pthread_mutex_lock(&rt->lock);
+    long while_full = rt->policy_calls - c0;
+    pthread_mutex_unlock(&rt->lock);
+    atomic_store(&full_gate, 1);
+    MACC_taskwait(NULL);
+    pthread_mutex_lock(&rt->lock);
+    long total = rt->policy_calls - c0;
+    pthread_mutex_unlock(&rt->lock);
+    cr_assert_eq(free0, 0, "nvidia:0 full");
+    cr_assert_eq(free1, 0, "nvidia:1 full");
+    cr_assert_eq(while_full, 0, "%ld policy calls for %d submissions while full", while_full, N);
+    cr_assert_lt(total, 2 * N, "%ld policy calls for %d tasks", total, N);
+}
+
 /* ---- declare target variables on the fake GPUs ---------------------------------------------- */
 
 static double fsym_get(const fsym *s, int gpu, int i)
