@@ -543,6 +543,7 @@ typedef struct maccrt_thread {
     int finishing;        /* in the completion of a task it ran: the host pool hands the first
                            * task placed meanwhile to it (host.c) when it runs pool tasks */
     struct maccrt_task *current; /* task this thread is executing */
+    struct maccrt_thread *free_next; /* task.c: threads to free after a completion */
 } maccrt_thread;
 
 typedef struct maccrt_task {
@@ -609,6 +610,8 @@ typedef struct maccrt_task {
     maccrt_thread *waiter;  /* undeferred: the thread waiting for it */
     struct maccrt_task *qprev, *qnext; /* ready queue */
     struct maccrt_task *pnext;         /* plugin queue link */
+    struct maccrt_task *done_next;     /* task.c's stack of GPU completions to process */
+    struct maccrt_task *sub_next;      /* sched.c: placed, to hand to the plugin after unlocking */
 
     double t_start, t_end; /* when timed */
     double t_maps;         /* when timed: of that, the maps (copies in and out) */
@@ -682,8 +685,13 @@ extern const maccrt_policy maccrt_policy_eft;    /* earliest finish, waiting inc
 
 /* Adds a ready task to the queue (state READY). */
 void maccrt_sched_ready(maccrt_task *t);
-/* Places as many ready tasks as the tokens allow. */
+/* Places as many ready tasks as the tokens allow. GPU tasks placed are
+ * handed to their plugins by maccrt_sched_submit_placed, which the caller
+ * calls after it unlocks maccrt_rt.lock (or before it waits with it). */
 void maccrt_sched_dispatch(void);
+/* Hands the GPU tasks this thread's dispatch placed to their plugins
+ * (maccrt_rt.lock held or not). */
+void maccrt_sched_submit_placed(void);
 /* t is finished: gives its tokens back. */
 void maccrt_sched_release(maccrt_task *t);
 /* Runs, in the calling thread, the first task waiting in the host pool's

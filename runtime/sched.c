@@ -104,6 +104,7 @@ static int sched__need(maccrt_task *t, maccrt_device *d, const MACC_Version **vo
 }
 
 static double sched__estimate(maccrt_task *t, maccrt_device *d);
+static __thread maccrt_task *sched__sub_head, *sched__sub_tail; /* placed GPU tasks to submit */
 static const int sched__auto_tokens[MACCRT_AUTO_LEVELS] = {100, 50, 25};
 
 static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_Version *v)
@@ -154,7 +155,29 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
         pthread_cond_signal(&t->waiter->cv);
     } else {
         t->state = MACCRT_TASK_PLACED;
-        d->plugin->submit(d, t);
+        if (d->kind == MACC_DEV_HOST) {
+            d->plugin->submit(d, t); /* (its hand-over to a finishing worker needs it now) */
+        } else {
+            /* after the lock: the plugin's wake-up of a helper (a futex
+             * call) is not part of the runtime's critical section */
+            t->sub_next = NULL;
+            if (sched__sub_tail)
+                sched__sub_tail->sub_next = t;
+            else
+                sched__sub_head = t;
+            sched__sub_tail = t;
+        }
+    }
+}
+
+void maccrt_sched_submit_placed(void)
+{
+    maccrt_task *t = sched__sub_head;
+    sched__sub_head = sched__sub_tail = NULL;
+    while (t) {
+        maccrt_task *n = t->sub_next;
+        t->dev->plugin->submit(t->dev, t);
+        t = n;
     }
 }
 
