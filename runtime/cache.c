@@ -78,6 +78,7 @@
  * makes it. maccrt_rt.lock may be held when cache__lock is taken (the
  * scheduler's residency estimate and affinity rule), never taken under it.
  */
+#define _GNU_SOURCE
 #include "internal.h"
 
 #include <errno.h>
@@ -113,7 +114,7 @@ typedef struct maccrt_dentry {
     int ndirty, capdirty;
 } maccrt_dentry;
 
-static pthread_mutex_t cache__lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t cache__lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP; /* (spins briefly: short sections, many helpers) */
 static pthread_cond_t cache__cv = PTHREAD_COND_INITIALIZER; /* a claim was given back */
 static atomic_long cache__ncached; /* cached (not held) entries in trees, all devices */
 static atomic_long cache__ndirty;  /* cached entries with dirty ranges, all devices */
