@@ -1359,6 +1359,9 @@ static void *cache__acquire_cached(maccrt_device *d, const MACC_Map *m, void **h
     return maccrt_translate(e->dev_start, e->node.start, m->base);
 }
 
+static void *cache__task_acquire_dir(maccrt_device *d, const MACC_Map *m, int *took, void **handle,
+                                     const MACC_SrcLoc *loc);
+
 void *maccrt_map_task_acquire(maccrt_device *d, const MACC_Map *m, int *took, void **handle,
                               const MACC_SrcLoc *loc)
 {
@@ -1400,9 +1403,29 @@ void *maccrt_map_task_acquire(maccrt_device *d, const MACC_Map *m, int *took, vo
         pthread_mutex_unlock(&cache__lock);
         return r;
     }
+    pthread_mutex_lock(&cache__lock);
+    void *r = cache__task_acquire_dir(d, m, took, handle, loc);
+    pthread_mutex_unlock(&cache__lock);
+    return r;
+}
+
+/* Whether m of a task on d goes through the directory (cache__task_acquire_dir):
+ * a section of a GPU task, not managed memory, not a device pointer. */
+static int cache__task_dir_map(maccrt_device *d, const MACC_Map *m)
+{
+    return cache__has_memory(d) && m->bytes > 0 &&
+           !(m->kind & (MACC_MAP_DEVICEPTR | MACC_MAP_ATTACH)) &&
+           !maccrt_managed_owns(m->start, m->bytes);
+}
+
+/* maccrt_map_task_acquire's directory path: cache__lock held, and held again
+ * at return (released while it waits or copies). */
+static void *cache__task_acquire_dir(maccrt_device *d, const MACC_Map *m, int *took, void **handle,
+                                     const MACC_SrcLoc *loc)
+{
+    int kind = m->kind;
     uintptr_t a, b;
     maccrt_section(m, &a, &b);
-    pthread_mutex_lock(&cache__lock);
     for (;;) {
         int partial, busy;
         maccrt_dentry *e = cache__lookup(d, a, b, &partial, &busy);
@@ -1414,7 +1437,9 @@ void *maccrt_map_task_acquire(maccrt_device *d, const MACC_Map *m, int *took, vo
             /* errors, declare target variables and associations: the present
              * table's own path (a reference for the task's duration) */
             pthread_mutex_unlock(&cache__lock);
-            return cache__acquire_ref(d, m, MACCRT_REF_STRUCTURED, 1, took, loc);
+            void *r = cache__acquire_ref(d, m, MACCRT_REF_STRUCTURED, 1, took, loc);
+            pthread_mutex_lock(&cache__lock);
+            return r;
         }
         if (e) {
             /* inside a data construct's entry: used as it is */
@@ -1428,33 +1453,57 @@ void *maccrt_map_task_acquire(maccrt_device *d, const MACC_Map *m, int *took, vo
             e->users++;
             *handle = e;
             *took = MACCRT_TOOK_DIR;
-            void *r = maccrt_translate(e->dev_start, e->node.start, m->base);
-            pthread_mutex_unlock(&cache__lock);
-            return r;
+            return maccrt_translate(e->dev_start, e->node.start, m->base);
         }
         if (kind & MACC_MAP_PRESENT)
             cache__not_present(d, m, loc);
-        if (kind & MACC_MAP_NOCREATE) {
-            pthread_mutex_unlock(&cache__lock);
+        if (kind & MACC_MAP_NOCREATE)
             return m->base;
-        }
         void *r = cache__acquire_cached(d, m, handle, loc);
         if (!*handle)
             continue;
         *took = MACCRT_TOOK_DIR;
-        pthread_mutex_unlock(&cache__lock);
         return r;
     }
 }
 
+/* All n maps of a task on d, in order: the directory's ones under one hold of
+ * its lock (a matmul task's three tiles took the lock three times to acquire
+ * and three times to release; with two GPUs' helpers that lock was the
+ * limit), the others as maccrt_map_task_acquire does. */
+void maccrt_map_task_acquire_n(maccrt_device *d, int n, const MACC_Map *maps, void **ptrs, int *took,
+                               void **handles, const MACC_SrcLoc *loc)
+{
+    int locked = 0;
+    for (int i = 0; i < n; i++) {
+        const MACC_Map *m = &maps[i];
+        if (!cache__task_dir_map(d, m)) {
+            if (locked) {
+                pthread_mutex_unlock(&cache__lock);
+                locked = 0;
+            }
+            ptrs[i] = maccrt_map_task_acquire(d, m, &took[i], &handles[i], loc);
+            continue;
+        }
+        took[i] = MACCRT_TOOK_NONE;
+        handles[i] = NULL;
+        if (!locked) {
+            pthread_mutex_lock(&cache__lock);
+            locked = 1;
+        }
+        ptrs[i] = cache__task_acquire_dir(d, m, &took[i], &handles[i], loc);
+    }
+    if (locked)
+        pthread_mutex_unlock(&cache__lock);
+}
+
 /* The end of a GPU task's use of entry e for m. */
-static void cache__release_dir(maccrt_device *d, const MACC_Map *m, maccrt_dentry *e,
-                               const MACC_SrcLoc *loc)
+static void cache__release_dir_locked(maccrt_device *d, const MACC_Map *m, maccrt_dentry *e,
+                                      const MACC_SrcLoc *loc)
 {
     uintptr_t a, b;
     maccrt_section(m, &a, &b);
     int from = (m->kind & MACC_MAP_FROM) != 0;
-    pthread_mutex_lock(&cache__lock);
     if (from && e->held && !e->detached) {
         /* a data construct's entry: the device copy is authoritative; the
          * write is recorded (update from / the exit copy it home) */
@@ -1484,7 +1533,39 @@ static void cache__release_dir(maccrt_device *d, const MACC_Map *m, maccrt_dentr
     }
     e->users--;
     cache__maybe_free(e);
+}
+
+static void cache__release_dir(maccrt_device *d, const MACC_Map *m, maccrt_dentry *e,
+                               const MACC_SrcLoc *loc)
+{
+    pthread_mutex_lock(&cache__lock);
+    cache__release_dir_locked(d, m, e, loc);
     pthread_mutex_unlock(&cache__lock);
+}
+
+/* The n maps of maccrt_map_task_acquire_n given back, last first; those that
+ * took only a directory entry under one hold of its lock. */
+void maccrt_map_task_release_n(maccrt_device *d, int n, const MACC_Map *maps, const int *took,
+                               void *const *handles, const MACC_SrcLoc *loc)
+{
+    int locked = 0;
+    for (int i = n - 1; i >= 0; i--) {
+        if (took[i] != MACCRT_TOOK_DIR) {
+            if (locked) {
+                pthread_mutex_unlock(&cache__lock);
+                locked = 0;
+            }
+            maccrt_map_task_release(d, &maps[i], took[i], handles[i], loc);
+            continue;
+        }
+        if (!locked) {
+            pthread_mutex_lock(&cache__lock);
+            locked = 1;
+        }
+        cache__release_dir_locked(d, &maps[i], handles[i], loc);
+    }
+    if (locked)
+        pthread_mutex_unlock(&cache__lock);
 }
 
 void maccrt_map_task_release(maccrt_device *d, const MACC_Map *m, int took, void *handle,

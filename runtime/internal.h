@@ -344,6 +344,12 @@ void *maccrt_map_task_acquire(maccrt_device *d, const MACC_Map *m, int *took, vo
                               const MACC_SrcLoc *loc);
 void maccrt_map_task_release(maccrt_device *d, const MACC_Map *m, int took, void *handle,
                              const MACC_SrcLoc *loc);
+/* The same for a task's n maps at once (the directory's lock taken once for
+ * those it serves). */
+void maccrt_map_task_acquire_n(maccrt_device *d, int n, const MACC_Map *maps, void **ptrs, int *took,
+                               void **handles, const MACC_SrcLoc *loc);
+void maccrt_map_task_release_n(maccrt_device *d, int n, const MACC_Map *maps, const int *took,
+                               void *const *handles, const MACC_SrcLoc *loc);
 /* The affinity rule (data constructs): the devices with their own memory on
  * which a data construct made present a section that one of t's maps
  * overlaps (an attach or zero-length map: the pointer lies in it), and the

@@ -940,8 +940,7 @@ void maccrt_task_execute(maccrt_task *t)
     } else {
         /* every map through the data directory: a present entry, a GPU's
          * coherent copy, or the host copy made current */
-        for (int i = 0; i < t->nmaps; i++)
-            t->ptrs[i] = maccrt_map_task_acquire(d, &t->maps[i], &t->took[i], &t->cache[i], t->loc);
+        maccrt_map_task_acquire_n(d, t->nmaps, t->maps, t->ptrs, t->took, t->cache, t->loc);
         MACC_TaskEnv env = {
             .device_kind = d->kind,
             .device_index = d->index,
@@ -969,8 +968,7 @@ void maccrt_task_execute(maccrt_task *t)
             maccrt_fatal(t->loc, "region '%s' failed on %s (error %d)",
                          task__region_name(t->region), d->name, err);
         }
-        for (int i = t->nmaps - 1; i >= 0; i--)
-            maccrt_map_task_release(d, &t->maps[i], t->took[i], t->cache[i], t->loc);
+        maccrt_map_task_release_n(d, t->nmaps, t->maps, t->took, t->cache, t->loc);
         if (t->timed)
             t->t_maps += maccrt_now() - r1;
         if (tr0 > 0.0)
