@@ -116,6 +116,37 @@ typedef struct maccrt_dentry {
 
 static pthread_mutex_t cache__lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP; /* (spins briefly: short sections, many helpers) */
 static pthread_cond_t cache__cv = PTHREAD_COND_INITIALIZER; /* a claim was given back */
+
+/* The device a trace slice of the calling thread belongs to: the task it runs. */
+static const maccrt_device *cache__trace_dev(void)
+{
+    maccrt_task *t = maccrt_thread_self()->current;
+    return t ? t->dev : NULL;
+}
+
+/* cache__lock, taken; with MACC_TRACE, a wait for it longer than 2 us is a
+ * "wait:lock" slice of the task the thread runs. */
+static void cache__lock_take(void)
+{
+    if (!maccrt_trace_on() || pthread_mutex_trylock(&cache__lock) != 0) {
+        double t0 = maccrt_trace_on() ? maccrt_now() : 0.0;
+        pthread_mutex_lock(&cache__lock);
+        if (t0 > 0.0) {
+            double t1 = maccrt_now();
+            if (t1 - t0 > 2e-6)
+                maccrt_trace_event(MACCRT_TRACE_WAIT_LOCK, cache__trace_dev(), "directory", t0, t1, 0);
+        }
+    }
+}
+
+/* A wait for a claim to be given back ("wait:data" with MACC_TRACE). */
+static void cache__cv_wait(void)
+{
+    double t0 = maccrt_trace_on() ? maccrt_now() : 0.0;
+    pthread_cond_wait(&cache__cv, &cache__lock);
+    if (t0 > 0.0)
+        maccrt_trace_event(MACCRT_TRACE_WAIT_DATA, cache__trace_dev(), "directory", t0, maccrt_now(), 0);
+}
 static atomic_long cache__ncached; /* cached (not held) entries in trees, all devices */
 static atomic_long cache__ndirty;  /* cached entries with dirty ranges, all devices */
 static atomic_long cache__npinned; /* pinned entries, all devices (the affinity rule's fast path) */
@@ -382,7 +413,7 @@ static void cache__plan_wb(cache__plan *p, maccrt_dentry *e, uintptr_t a, uintpt
 static void cache__plan_wait(cache__plan *p)
 {
     cache__plan_reset(p);
-    pthread_cond_wait(&cache__cv, &cache__lock);
+    cache__cv_wait();
 }
 
 static void cache__plan_commit(cache__plan *p)
@@ -481,7 +512,7 @@ static void cache__plan_run(cache__plan *p, const MACC_SrcLoc *loc)
     else
         for (int i = 0; i < p->njob; i++)
             cache__job_run(&p->job[i], loc);
-    pthread_mutex_lock(&cache__lock);
+    cache__lock_take();
 }
 
 /* After the copies: written-back bytes are no longer dirty. */
@@ -531,7 +562,7 @@ static void cache__copy_held(maccrt_dentry *e, int to_dev, uintptr_t a, uintptr_
         maccrt_copy(e->dev, 1, dev, (void *)a, b - a, name ? name : e->name, loc);
     else
         maccrt_copy(e->dev, 0, (void *)a, dev, b - a, name ? name : e->name, loc);
-    pthread_mutex_lock(&cache__lock);
+    cache__lock_take();
     e->excl = 0;
     cache__dirty_drop(e, a, b); /* home (from), or superseded by the host's bytes (to) */
     pthread_cond_broadcast(&cache__cv);
@@ -644,10 +675,13 @@ static maccrt_dentry *cache__new(maccrt_device *d, uintptr_t a, uintptr_t b, con
         return e;
     }
     pthread_mutex_unlock(&cache__lock);
+    double t0 = maccrt_trace_on() ? maccrt_now() : 0.0;
     void *p = maccrt_device_alloc(d, (void *)a, b - a, name, NULL, loc);
+    if (t0 > 0.0)
+        maccrt_trace_event(MACCRT_TRACE_ALLOC, d, name, t0, maccrt_now(), b - a);
     if (d->plugin->host_pin)
         d->plugin->host_pin(d, (void *)a, b - a); /* pinned-speed copies while it lives */
-    pthread_mutex_lock(&cache__lock);
+    cache__lock_take();
     e->hpin = d->plugin->host_pin != NULL;
     e->dev_start = p;
     return e;
@@ -859,7 +893,7 @@ static void *cache__acquire_ref(maccrt_device *d, const MACC_Map *m, int ref, in
         /* Zero-length section or attach: translate the pointer when it points
          * into a present section, else pass it as it is. */
         const void *p = m->bytes ? m->start : m->base;
-        pthread_mutex_lock(&cache__lock);
+        cache__lock_take();
         maccrt_dentry *e = cache__find(d, (uintptr_t)p, 0);
         void *r = e ? maccrt_translate(e->dev_start, e->node.start, m->base) : m->base;
         if (!e && (kind & MACC_MAP_PRESENT))
@@ -878,12 +912,12 @@ static void *cache__acquire_ref(maccrt_device *d, const MACC_Map *m, int ref, in
 
     uintptr_t a, b;
     maccrt_section(m, &a, &b);
-    pthread_mutex_lock(&cache__lock);
+    cache__lock_take();
     for (;;) {
         int partial, busy;
         maccrt_dentry *e = cache__lookup(d, a, b, &partial, &busy);
         if (busy) {
-            pthread_cond_wait(&cache__cv, &cache__lock);
+            cache__cv_wait();
             continue;
         }
         if (partial) {
@@ -1007,13 +1041,13 @@ void maccrt_map_release(maccrt_device *d, const MACC_Map *m, int ref, int del,
     }
     uintptr_t a, b;
     maccrt_section(m, &a, &b);
-    pthread_mutex_lock(&cache__lock);
+    cache__lock_take();
     maccrt_dentry *e;
     for (;;) {
         int partial, busy;
         e = cache__lookup(d, a, b, &partial, &busy);
         if (busy || (e && cache__claim_blocked(e, CACHE__EXCL))) {
-            pthread_cond_wait(&cache__cv, &cache__lock);
+            cache__cv_wait();
             continue;
         }
         if (!e || partial || !cache__present(e)) {
@@ -1065,12 +1099,12 @@ void maccrt_map_update(maccrt_device *d, const MACC_Map *m, const MACC_SrcLoc *l
     }
     uintptr_t a, b;
     maccrt_section(m, &a, &b);
-    pthread_mutex_lock(&cache__lock);
+    cache__lock_take();
     for (;;) {
         int partial, busy;
         maccrt_dentry *e = cache__lookup(d, a, b, &partial, &busy);
         if (busy || (e && cache__claim_blocked(e, CACHE__EXCL))) {
-            pthread_cond_wait(&cache__cv, &cache__lock);
+            cache__cv_wait();
             continue;
         }
         if (!e || partial || !cache__present(e)) {
@@ -1095,7 +1129,7 @@ int maccrt_map_is_present(maccrt_device *d, const void *p, size_t bytes)
 {
     if (cache__has_memory(d) && maccrt_managed_owns(p, bytes))
         return 1;
-    pthread_mutex_lock(&cache__lock);
+    cache__lock_take();
     int r;
     if (bytes == 0) {
         maccrt_dentry *e = (maccrt_dentry *)maccrt_rtree_find(&d->dtree, (uintptr_t)p);
@@ -1114,7 +1148,7 @@ int maccrt_map_is_present(maccrt_device *d, const void *p, size_t bytes)
 
 void maccrt_map_counts(maccrt_device *d, const void *p, long *sref, long *dref)
 {
-    pthread_mutex_lock(&cache__lock);
+    cache__lock_take();
     maccrt_dentry *e = (maccrt_dentry *)maccrt_rtree_find(&d->dtree, (uintptr_t)p);
     int held = e && e->held;
     *sref = held ? e->sref : -1;
@@ -1129,12 +1163,12 @@ int maccrt_ptable_add_var(maccrt_device *d, void *host, size_t bytes, void *dev,
     uintptr_t a, b;
     maccrt_section(&m, &a, &b);
     int r = 0;
-    pthread_mutex_lock(&cache__lock);
+    cache__lock_take();
     for (;;) {
         int partial, busy;
         maccrt_dentry *e = cache__lookup(d, a, b, &partial, &busy);
         if (busy) {
-            pthread_cond_wait(&cache__cv, &cache__lock);
+            cache__cv_wait();
             continue;
         }
         if (e) {
@@ -1164,7 +1198,7 @@ void *maccrt_map_device_ptr(maccrt_device *d, const void *p)
 {
     if (cache__has_memory(d) && maccrt_managed_owns(p, 1))
         return (void *)p;
-    pthread_mutex_lock(&cache__lock);
+    cache__lock_take();
     maccrt_dentry *e = cache__find(d, (uintptr_t)p, 0);
     void *r = e ? maccrt_translate(e->dev_start, e->node.start, p) : NULL;
     pthread_mutex_unlock(&cache__lock);
@@ -1178,12 +1212,12 @@ int maccrt_map_associate(maccrt_device *d, const void *host, void *dev, size_t b
     MACC_Map m = {.start = (void *)host, .bytes = bytes};
     uintptr_t a, b;
     maccrt_section(&m, &a, &b);
-    pthread_mutex_lock(&cache__lock);
+    cache__lock_take();
     for (;;) {
         int partial, busy;
         maccrt_dentry *e = cache__lookup(d, a, b, &partial, &busy);
         if (busy) {
-            pthread_cond_wait(&cache__cv, &cache__lock);
+            cache__cv_wait();
             continue;
         }
         if (e) {
@@ -1218,12 +1252,12 @@ int maccrt_map_associate(maccrt_device *d, const void *host, void *dev, size_t b
 
 int maccrt_map_disassociate(maccrt_device *d, const void *host)
 {
-    pthread_mutex_lock(&cache__lock);
+    cache__lock_take();
     maccrt_dentry *e;
     for (;;) {
         e = (maccrt_dentry *)maccrt_rtree_find(&d->dtree, (uintptr_t)host);
         if (e && e->held && cache__claim_blocked(e, CACHE__EXCL)) {
-            pthread_cond_wait(&cache__cv, &cache__lock);
+            cache__cv_wait();
             continue;
         }
         break;
@@ -1244,7 +1278,7 @@ maccrt_mask maccrt_dir_affinity(const maccrt_task *t)
     maccrt_mask aff = 0;
     if (atomic_load(&cache__npinned) == 0)
         return 0;
-    pthread_mutex_lock(&cache__lock);
+    cache__lock_take();
     for (int di = 0; di < rt->ndevices; di++) {
         maccrt_device *d = rt->devices[di];
         if (!cache__has_memory(d) || atomic_load(&d->dheld) == 0)
@@ -1338,7 +1372,7 @@ static void *cache__acquire_cached(maccrt_device *d, const MACC_Map *m, void **h
             if (to) {
                 pthread_mutex_unlock(&cache__lock);
                 maccrt_copy(d, 1, e->dev_start, (void *)a, b - a, m->name, loc);
-                pthread_mutex_lock(&cache__lock);
+                cache__lock_take();
             }
             e->excl = 0;
             pthread_cond_broadcast(&cache__cv);
@@ -1395,7 +1429,7 @@ void *maccrt_map_task_acquire(maccrt_device *d, const MACC_Map *m, int *took, vo
         /* zero-length or attach: a pointer into a present section, or into a
          * section another map of the task holds */
         const void *p = m->bytes ? m->start : m->base;
-        pthread_mutex_lock(&cache__lock);
+        cache__lock_take();
         maccrt_dentry *e = cache__find(d, (uintptr_t)p, 1);
         void *r = e ? maccrt_translate(e->dev_start, e->node.start, m->base) : m->base;
         if ((!e || !e->held) && (kind & MACC_MAP_PRESENT))
@@ -1403,7 +1437,7 @@ void *maccrt_map_task_acquire(maccrt_device *d, const MACC_Map *m, int *took, vo
         pthread_mutex_unlock(&cache__lock);
         return r;
     }
-    pthread_mutex_lock(&cache__lock);
+    cache__lock_take();
     void *r = cache__task_acquire_dir(d, m, took, handle, loc);
     pthread_mutex_unlock(&cache__lock);
     return r;
@@ -1430,7 +1464,7 @@ static void *cache__task_acquire_dir(maccrt_device *d, const MACC_Map *m, int *t
         int partial, busy;
         maccrt_dentry *e = cache__lookup(d, a, b, &partial, &busy);
         if (busy) {
-            pthread_cond_wait(&cache__cv, &cache__lock);
+            cache__cv_wait();
             continue;
         }
         if (e && (partial || e->perm || e->assoc || !cache__present(e))) {
@@ -1438,14 +1472,14 @@ static void *cache__task_acquire_dir(maccrt_device *d, const MACC_Map *m, int *t
              * table's own path (a reference for the task's duration) */
             pthread_mutex_unlock(&cache__lock);
             void *r = cache__acquire_ref(d, m, MACCRT_REF_STRUCTURED, 1, took, loc);
-            pthread_mutex_lock(&cache__lock);
+            cache__lock_take();
             return r;
         }
         if (e) {
             /* inside a data construct's entry: used as it is */
             if ((kind & MACC_MAP_ALWAYS) && (kind & MACC_MAP_TO)) {
                 if (cache__claim_blocked(e, CACHE__EXCL)) {
-                    pthread_cond_wait(&cache__cv, &cache__lock);
+                    cache__cv_wait();
                     continue;
                 }
                 cache__copy_held(e, 1, a, b, m->name, loc);
@@ -1488,7 +1522,7 @@ void maccrt_map_task_acquire_n(maccrt_device *d, int n, const MACC_Map *maps, vo
         took[i] = MACCRT_TOOK_NONE;
         handles[i] = NULL;
         if (!locked) {
-            pthread_mutex_lock(&cache__lock);
+            cache__lock_take();
             locked = 1;
         }
         ptrs[i] = cache__task_acquire_dir(d, m, &took[i], &handles[i], loc);
@@ -1510,20 +1544,20 @@ static void cache__release_dir_locked(maccrt_device *d, const MACC_Map *m, maccr
         cache__dirty_add(e, a, b);
         if (m->kind & MACC_MAP_ALWAYS) {
             while (cache__claim_blocked(e, CACHE__EXCL))
-                pthread_cond_wait(&cache__cv, &cache__lock);
+                cache__cv_wait();
             if (!e->detached)
                 cache__copy_held(e, 0, a, b, m->name, loc);
         }
     } else if (from) {
         cache__invalidate(d, d, a, b, loc);
         while (e->excl) /* being invalidated by another writer of overlapping bytes */
-            pthread_cond_wait(&cache__cv, &cache__lock);
+            cache__cv_wait();
         if (e->detached) {
             /* written through; copies made since of these bytes are stale */
             pthread_mutex_unlock(&cache__lock);
             maccrt_copy(d, 0, (void *)a, maccrt_translate(e->dev_start, e->node.start, (void *)a),
                         b - a, m->name, loc);
-            pthread_mutex_lock(&cache__lock);
+            cache__lock_take();
             cache__invalidate(NULL, d, a, b, loc);
         } else {
             cache__dirty_add(e, a, b);
@@ -1538,7 +1572,7 @@ static void cache__release_dir_locked(maccrt_device *d, const MACC_Map *m, maccr
 static void cache__release_dir(maccrt_device *d, const MACC_Map *m, maccrt_dentry *e,
                                const MACC_SrcLoc *loc)
 {
-    pthread_mutex_lock(&cache__lock);
+    cache__lock_take();
     cache__release_dir_locked(d, m, e, loc);
     pthread_mutex_unlock(&cache__lock);
 }
@@ -1559,7 +1593,7 @@ void maccrt_map_task_release_n(maccrt_device *d, int n, const MACC_Map *maps, co
             continue;
         }
         if (!locked) {
-            pthread_mutex_lock(&cache__lock);
+            cache__lock_take();
             locked = 1;
         }
         cache__release_dir_locked(d, &maps[i], handles[i], loc);
@@ -1587,7 +1621,7 @@ void maccrt_cache_host_acquire(const MACC_Map *m, const MACC_SrcLoc *loc)
         return;
     uintptr_t a, b;
     maccrt_section(m, &a, &b);
-    pthread_mutex_lock(&cache__lock);
+    cache__lock_take();
     cache__host_current(NULL, NULL, a, b, loc);
     pthread_mutex_unlock(&cache__lock);
 }
@@ -1598,7 +1632,7 @@ void maccrt_cache_host_release(const MACC_Map *m, const MACC_SrcLoc *loc)
         return;
     uintptr_t a, b;
     maccrt_section(m, &a, &b);
-    pthread_mutex_lock(&cache__lock);
+    cache__lock_take();
     cache__invalidate(NULL, NULL, a, b, loc);
     pthread_mutex_unlock(&cache__lock);
 }
@@ -1611,7 +1645,7 @@ void maccrt_cache_flush(maccrt_device *also)
         return;
     maccrt_device *devs[MACCRT_MAX_DEVICES + 1];
     cache__plan p = {0};
-    pthread_mutex_lock(&cache__lock);
+    cache__lock_take();
     int n = cache__devices(also, devs);
     for (;;) {
         for (int i = 0; i < n; i++)
@@ -1644,7 +1678,7 @@ long maccrt_cache_entries(const maccrt_device *d, long *dirty)
 void maccrt_dir_info_get(const maccrt_device *d, maccrt_dir_info *out)
 {
     memset(out, 0, sizeof *out);
-    pthread_mutex_lock(&cache__lock);
+    cache__lock_take();
     for (maccrt_rnode *r = maccrt_rtree_first_overlap(&d->dtree, 0, UINTPTR_MAX); r;
          r = maccrt_rtree_next(&d->dtree, r)) {
         maccrt_dentry *e = (maccrt_dentry *)r;
@@ -1662,7 +1696,7 @@ void maccrt_dir_info_get(const maccrt_device *d, maccrt_dir_info *out)
 
 void maccrt_dir_device_fini(maccrt_device *d)
 {
-    pthread_mutex_lock(&cache__lock);
+    cache__lock_take();
     while (d->dtree.root) {
         maccrt_dentry *e = (maccrt_dentry *)d->dtree.root;
         maccrt_rtree_remove(&d->dtree, &e->node);
@@ -1714,7 +1748,7 @@ static double cache__move_time(const maccrt_task *t, maccrt_device *d, int try)
         if (pthread_mutex_trylock(&cache__lock) != 0)
             return -1;
     } else {
-        pthread_mutex_lock(&cache__lock);
+        cache__lock_take();
     }
     int n = cache__devices(NULL, devs);
     for (int k = 0; k < t->nmaps; k++) {
