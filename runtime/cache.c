@@ -139,13 +139,56 @@ static void cache__lock_take(void)
     }
 }
 
-/* A wait for a claim to be given back ("wait:data" with MACC_TRACE). */
-static void cache__cv_wait(void)
+/* Waits for one entry's claims, keyed by its address: a thread waiting for
+ * a tile being filled is woken when that entry's claim is given back, not
+ * at every claim given back anywhere (with 40 helpers of two GPUs, each
+ * such broadcast woke all the waiters, and they took the lock one after the
+ * other only to wait again). cache__cv is for the other waits. */
+#define CACHE__NKEYS 64
+static pthread_cond_t cache__kcv[CACHE__NKEYS];
+static pthread_once_t cache__kcv_once = PTHREAD_ONCE_INIT;
+
+static void cache__kcv_init(void)
+{
+    for (int i = 0; i < CACHE__NKEYS; i++)
+        pthread_cond_init(&cache__kcv[i], NULL);
+}
+
+static pthread_cond_t *cache__key(const maccrt_dentry *e)
+{
+    uintptr_t x = (uintptr_t)e;
+    x ^= x >> 9;
+    x *= (uintptr_t)0x9e3779b97f4a7c15ull;
+    return &cache__kcv[(x >> 40) % CACHE__NKEYS];
+}
+
+/* A wait for a claim to be given back ("wait:data" with MACC_TRACE): on e's
+ * key, or on cache__cv when e is NULL (what is waited for is not one entry). */
+static void cache__wait_on(const maccrt_dentry *e)
 {
     double t0 = maccrt_trace_on() ? maccrt_now() : 0.0;
-    pthread_cond_wait(&cache__cv, &cache__lock);
+    if (e) {
+        pthread_once(&cache__kcv_once, cache__kcv_init);
+        pthread_cond_wait(cache__key(e), &cache__lock);
+    } else {
+        pthread_cond_wait(&cache__cv, &cache__lock);
+    }
     if (t0 > 0.0)
         maccrt_trace_event(MACCRT_TRACE_WAIT_DATA, cache__trace_dev(), "directory", t0, maccrt_now(), 0);
+}
+
+static void cache__cv_wait(void)
+{
+    cache__wait_on(NULL);
+}
+
+/* A claim of e was given back (cache__lock held): its key's waiters, and
+ * every waiter of cache__cv. */
+static void cache__wake(const maccrt_dentry *e)
+{
+    pthread_once(&cache__kcv_once, cache__kcv_init);
+    pthread_cond_broadcast(cache__key(e));
+    pthread_cond_broadcast(&cache__cv);
 }
 static atomic_long cache__ncached; /* cached (not held) entries in trees, all devices */
 static atomic_long cache__ndirty;  /* cached entries with dirty ranges, all devices */
@@ -341,11 +384,13 @@ typedef struct cache__plan {
     unsigned char *clx; /* their claim modes */
     int ncl, capcl;
     int blocked; /* an entry it needs is claimed by another thread */
+    const maccrt_dentry *block_on; /* the first such entry */
 } cache__plan;
 
 static void cache__plan_reset(cache__plan *p)
 {
     p->njob = p->ncl = p->blocked = 0;
+    p->block_on = NULL;
 }
 
 static void cache__plan_free(cache__plan *p)
@@ -379,7 +424,10 @@ static void cache__plan_claim(cache__plan *p, maccrt_dentry *e, int mode)
         if (p->cl[i] == e) {
             if (mode > p->clx[i])
                 p->clx[i] = (unsigned char)mode;
-            p->blocked |= cache__claim_blocked(e, p->clx[i]);
+            if (cache__claim_blocked(e, p->clx[i]) && !p->blocked) {
+                p->blocked = 1;
+                p->block_on = e;
+            }
             return;
         }
     if (p->ncl == p->capcl) {
@@ -389,7 +437,10 @@ static void cache__plan_claim(cache__plan *p, maccrt_dentry *e, int mode)
     }
     p->cl[p->ncl] = e;
     p->clx[p->ncl++] = (unsigned char)mode;
-    p->blocked |= cache__claim_blocked(e, mode);
+    if (cache__claim_blocked(e, mode) && !p->blocked) {
+        p->blocked = 1;
+        p->block_on = e;
+    }
 }
 
 /* Write-back jobs for e's dirty bytes in [a, b) (e claimed for the
@@ -412,8 +463,9 @@ static void cache__plan_wb(cache__plan *p, maccrt_dentry *e, uintptr_t a, uintpt
 /* Waits for claims to be given back (the plan is then made again). */
 static void cache__plan_wait(cache__plan *p)
 {
+    const maccrt_dentry *e = p->block_on;
     cache__plan_reset(p);
-    cache__cv_wait();
+    cache__wait_on(e);
 }
 
 static void cache__plan_commit(cache__plan *p)
@@ -535,6 +587,8 @@ static void cache__plan_release(cache__plan *p, int detach)
             e->wb = 0;
         else
             e->shared--;
+        pthread_once(&cache__kcv_once, cache__kcv_init);
+        pthread_cond_broadcast(cache__key(e)); /* (before e may be freed) */
         if (detach) {
             cache__dirty_drop(e, e->node.start, e->node.end);
             cache__detach(e);
@@ -565,7 +619,7 @@ static void cache__copy_held(maccrt_dentry *e, int to_dev, uintptr_t a, uintptr_
     cache__lock_take();
     e->excl = 0;
     cache__dirty_drop(e, a, b); /* home (from), or superseded by the host's bytes (to) */
-    pthread_cond_broadcast(&cache__cv);
+    cache__wake(e);
 }
 
 /* Runs a plan that holds all its claims: commit, copies (the lock dropped),
@@ -691,7 +745,7 @@ static maccrt_dentry *cache__new(maccrt_device *d, uintptr_t a, uintptr_t b, con
 static void cache__unclaim(maccrt_dentry *e)
 {
     e->excl = 0;
-    pthread_cond_broadcast(&cache__cv);
+    cache__wake(e);
     cache__maybe_free(e);
 }
 
@@ -1329,7 +1383,8 @@ static void *cache__acquire_cached(maccrt_device *d, const MACC_Map *m, void **h
         if (r && r->start <= a && b <= r->end) {
             e = (maccrt_dentry *)r;
             if (e->excl) {
-                cache__plan_wait(&p);
+                cache__plan_reset(&p);
+                cache__wait_on(e);
                 continue;
             }
             /* A valid entry is current: no other device can hold dirty bytes
@@ -1375,7 +1430,7 @@ static void *cache__acquire_cached(maccrt_device *d, const MACC_Map *m, void **h
                 cache__lock_take();
             }
             e->excl = 0;
-            pthread_cond_broadcast(&cache__cv);
+            cache__wake(e);
             break;
         }
         for (maccrt_rnode *n = r; n && n->start < b; n = maccrt_rtree_next(&d->dtree, n)) {
@@ -1464,7 +1519,7 @@ static void *cache__task_acquire_dir(maccrt_device *d, const MACC_Map *m, int *t
         int partial, busy;
         maccrt_dentry *e = cache__lookup(d, a, b, &partial, &busy);
         if (busy) {
-            cache__cv_wait();
+            cache__wait_on(e);
             continue;
         }
         if (e && (partial || e->perm || e->assoc || !cache__present(e))) {
