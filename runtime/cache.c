@@ -901,6 +901,8 @@ static maccrt_dentry *cache__lookup(maccrt_device *d, uintptr_t a, uintptr_t b, 
 {
     *partial = 0;
     *busy = 0;
+    if (atomic_load_explicit(&d->dheld, memory_order_relaxed) == 0)
+        return NULL; /* no held entry on d (changed only under the lock): no walk of its tree */
     for (maccrt_rnode *r = maccrt_rtree_first_overlap(&d->dtree, a, b); r && r->start < b;
          r = maccrt_rtree_next(&d->dtree, r)) {
         maccrt_dentry *e = (maccrt_dentry *)r;
