@@ -160,8 +160,10 @@ check-asan:
 # The runtime's concurrent paths under ThreadSanitizer: tests/tsan/tsan_runtime.c (two fake
 # GPUs and the host sharing dependent tasks; Criterion's runner does not start under TSan)
 # and tests/tsan/tsan_tasks.c (the host task path: two threads creating tiny chained and
-# independent tasks past the throttle) against a TSan build of libmaccrt. A report makes
-# it exit 66: a failure.
+# independent tasks past the throttle) and bench/dispatch.c (matmul's tile graph on two fake
+# GPUs with 12 helpers each: GPU completions combined, placed tasks handed over after the
+# lock, tiles waited for by many helpers at once) against a TSan build of libmaccrt. A report
+# makes it exit 66: a failure.
 TSAN_ENV := TSAN_OPTIONS="exitcode=66 halt_on_error=0 suppressions=$(CURDIR)/tests/tsan/suppressions.txt"
 $(BUILD)/tests/tsan_runtime: tests/tsan/tsan_runtime.c tests/fake_gpu.h $(RTLIB)
 	@mkdir -p $(@D)
@@ -169,11 +171,16 @@ $(BUILD)/tests/tsan_runtime: tests/tsan/tsan_runtime.c tests/fake_gpu.h $(RTLIB)
 $(BUILD)/tests/tsan_tasks: tests/tsan/tsan_tasks.c $(RTLIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o %.a,$^) -fopenmp -ldl -lm
+$(BUILD)/tests/tsan_dispatch: bench/dispatch.c tests/fake_gpu.h $(RTLIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o %.a,$^) -fopenmp -ldl -lm
 check-tsan:
-	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan SANITIZE=thread $(BUILD)/tsan/tests/tsan_runtime $(BUILD)/tsan/tests/tsan_tasks
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan SANITIZE=thread $(BUILD)/tsan/tests/tsan_runtime $(BUILD)/tsan/tests/tsan_tasks $(BUILD)/tsan/tests/tsan_dispatch
 	@for i in 1 2 3; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_runtime || exit 1; done; \
 	for i in 1 2; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_tasks || exit 1; done; \
-	echo "[tsan] 5 passed, 0 failed"
+	for i in 1 2; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_dispatch 2 6 20 12 > $(BUILD)/tsan/dispatch.out 2>&1 || \
+	  { cat $(BUILD)/tsan/dispatch.out; exit 1; }; head -n 1 $(BUILD)/tsan/dispatch.out; done; \
+	echo "[tsan] 7 passed, 0 failed"
 
 check: all $(UNIT_BIN)
 	@rm -f $(BUILD)/results.txt
