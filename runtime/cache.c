@@ -126,17 +126,38 @@ static const maccrt_device *cache__trace_dev(void)
 
 /* cache__lock, taken; with MACC_TRACE, a wait for it longer than 2 us is a
  * "wait:lock" slice of the task the thread runs. */
-static void cache__lock_take(void)
+static __thread double cache__held_at;     /* (MACC_TRACE) when this thread took the lock */
+static __thread const char *cache__held_by; /* and in which function */
+
+static void cache__lock_take_(const char *fn)
 {
-    if (!maccrt_trace_on() || pthread_mutex_trylock(&cache__lock) != 0) {
-        double t0 = maccrt_trace_on() ? maccrt_now() : 0.0;
+    if (!maccrt_trace_on()) {
         pthread_mutex_lock(&cache__lock);
-        if (t0 > 0.0) {
-            double t1 = maccrt_now();
-            if (t1 - t0 > 2e-6)
-                maccrt_trace_event(MACCRT_TRACE_WAIT_LOCK, cache__trace_dev(), "directory", t0, t1, 0);
-        }
+        return;
     }
+    if (pthread_mutex_trylock(&cache__lock) != 0) {
+        double t0 = maccrt_now();
+        pthread_mutex_lock(&cache__lock);
+        double t1 = maccrt_now();
+        if (t1 - t0 > 2e-6)
+            maccrt_trace_event(MACCRT_TRACE_WAIT_LOCK, cache__trace_dev(), "directory", t0, t1, 0);
+    }
+    cache__held_at = maccrt_now();
+    cache__held_by = fn;
+}
+#define cache__lock_take() cache__lock_take_(__func__)
+
+/* cache__lock given back; with MACC_TRACE, a hold longer than 2 us is a
+ * "hold:lock" slice named after the function that took it. */
+static void cache__lock_drop(void)
+{
+    if (maccrt_trace_on() && cache__held_at > 0.0) {
+        double t1 = maccrt_now();
+        if (t1 - cache__held_at > 2e-6)
+            maccrt_trace_event(MACCRT_TRACE_HOLD_LOCK, cache__trace_dev(), cache__held_by, cache__held_at, t1, 0);
+        cache__held_at = 0.0;
+    }
+    pthread_mutex_unlock(&cache__lock);
 }
 
 /* Waits for one entry's claims, keyed by its address: a thread waiting for
@@ -167,14 +188,18 @@ static pthread_cond_t *cache__key(const maccrt_dentry *e)
 static void cache__wait_on(const maccrt_dentry *e)
 {
     double t0 = maccrt_trace_on() ? maccrt_now() : 0.0;
+    if (t0 > 0.0 && cache__held_at > 0.0 && t0 - cache__held_at > 2e-6)
+        maccrt_trace_event(MACCRT_TRACE_HOLD_LOCK, cache__trace_dev(), cache__held_by, cache__held_at, t0, 0);
     if (e) {
         pthread_once(&cache__kcv_once, cache__kcv_init);
         pthread_cond_wait(cache__key(e), &cache__lock);
     } else {
         pthread_cond_wait(&cache__cv, &cache__lock);
     }
-    if (t0 > 0.0)
-        maccrt_trace_event(MACCRT_TRACE_WAIT_DATA, cache__trace_dev(), "directory", t0, maccrt_now(), 0);
+    if (t0 > 0.0) {
+        cache__held_at = maccrt_now();
+        maccrt_trace_event(MACCRT_TRACE_WAIT_DATA, cache__trace_dev(), "directory", t0, cache__held_at, 0);
+    }
 }
 
 static void cache__cv_wait(void)
@@ -558,7 +583,7 @@ static void cache__plan_run(cache__plan *p, const MACC_SrcLoc *loc)
 {
     if (p->njob == 0)
         return;
-    pthread_mutex_unlock(&cache__lock);
+    cache__lock_drop();
     if (p->njob > 1 && !maccrt_thread_self()->is_worker)
         cache__plan_fan_out(p, loc);
     else
@@ -610,7 +635,7 @@ static void cache__copy_held(maccrt_dentry *e, int to_dev, uintptr_t a, uintptr_
     if (!cache__has_memory(e->dev) || a >= b)
         return; /* the host: the copy is the variable */
     e->excl = 1;
-    pthread_mutex_unlock(&cache__lock);
+    cache__lock_drop();
     void *dev = maccrt_translate(e->dev_start, e->node.start, (void *)a);
     if (to_dev)
         maccrt_copy(e->dev, 1, dev, (void *)a, b - a, name ? name : e->name, loc);
@@ -728,7 +753,7 @@ static maccrt_dentry *cache__new(maccrt_device *d, uintptr_t a, uintptr_t b, con
         e->dev_start = (void *)a; /* the host: the copy is the variable */
         return e;
     }
-    pthread_mutex_unlock(&cache__lock);
+    cache__lock_drop();
     double t0 = maccrt_trace_on() ? maccrt_now() : 0.0;
     void *p = maccrt_device_alloc(d, (void *)a, b - a, name, NULL, loc);
     if (t0 > 0.0)
@@ -876,7 +901,7 @@ static const char *cache__name(const MACC_Map *m)
 
 static void cache__not_present(maccrt_device *d, const MACC_Map *m, const MACC_SrcLoc *loc)
 {
-    pthread_mutex_unlock(&cache__lock);
+    cache__lock_drop();
     maccrt_fatal(loc, "'%s' is not present on device %s", cache__name(m), d->name);
 }
 
@@ -885,7 +910,7 @@ static void cache__partial(maccrt_device *d, const MACC_Map *m, const maccrt_den
 {
     size_t have = (size_t)(e->node.end - e->node.start);
     void *at = (void *)e->node.start;
-    pthread_mutex_unlock(&cache__lock);
+    cache__lock_drop();
     maccrt_fatal(loc,
                  "'%s' is partially present on device %s (mapped: %zu bytes at %p, "
                  "requested: %zu bytes at %p)",
@@ -954,7 +979,7 @@ static void *cache__acquire_ref(maccrt_device *d, const MACC_Map *m, int ref, in
         void *r = e ? maccrt_translate(e->dev_start, e->node.start, m->base) : m->base;
         if (!e && (kind & MACC_MAP_PRESENT))
             cache__not_present(d, m, loc);
-        pthread_mutex_unlock(&cache__lock);
+        cache__lock_drop();
         return r;
     }
 
@@ -979,7 +1004,7 @@ static void *cache__acquire_ref(maccrt_device *d, const MACC_Map *m, int ref, in
         if (partial) {
             if (task && shared && !(kind & MACC_MAP_PRESENT)) {
                 /* tasks on the host may map overlapping sections at once */
-                pthread_mutex_unlock(&cache__lock);
+                cache__lock_drop();
                 return m->base;
             }
             if (kind & MACC_MAP_PRESENT)
@@ -993,14 +1018,14 @@ static void *cache__acquire_ref(maccrt_device *d, const MACC_Map *m, int ref, in
             if ((kind & MACC_MAP_ALWAYS) && (kind & MACC_MAP_FROM))
                 *took = MACCRT_TOOK_REF; /* a task's release copies back (no count to give back) */
             void *r = maccrt_translate(e->dev_start, e->node.start, m->base);
-            pthread_mutex_unlock(&cache__lock);
+            cache__lock_drop();
             return r;
         }
         if (e && !cache__present(e) && (kind & (MACC_MAP_PRESENT | MACC_MAP_NOCREATE))) {
             /* a declare target link variable that is not mapped: absent */
             if (kind & MACC_MAP_PRESENT)
                 cache__not_present(d, m, loc);
-            pthread_mutex_unlock(&cache__lock);
+            cache__lock_drop();
             return m->base;
         }
         if (e) {
@@ -1018,13 +1043,13 @@ static void *cache__acquire_ref(maccrt_device *d, const MACC_Map *m, int ref, in
             }
             *took = MACCRT_TOOK_REF;
             void *r = maccrt_translate(e->dev_start, e->node.start, m->base);
-            pthread_mutex_unlock(&cache__lock);
+            cache__lock_drop();
             return r;
         }
         if (kind & MACC_MAP_PRESENT)
             cache__not_present(d, m, loc);
         if ((kind & MACC_MAP_NOCREATE) || (task && shared)) {
-            pthread_mutex_unlock(&cache__lock);
+            cache__lock_drop();
             return m->base;
         }
         if (!shared) {
@@ -1045,7 +1070,7 @@ static void *cache__acquire_ref(maccrt_device *d, const MACC_Map *m, int ref, in
                 }
                 *took = MACCRT_TOOK_REF;
                 void *out = maccrt_translate(e->dev_start, e->node.start, m->base);
-                pthread_mutex_unlock(&cache__lock);
+                cache__lock_drop();
                 return out;
             }
             if (cache__evict(d, a, b, loc))
@@ -1071,7 +1096,7 @@ static void *cache__acquire_ref(maccrt_device *d, const MACC_Map *m, int ref, in
         }
         *took = MACCRT_TOOK_REF;
         void *out = maccrt_translate(e->dev_start, e->node.start, m->base);
-        pthread_mutex_unlock(&cache__lock);
+        cache__lock_drop();
         return out;
     }
 }
@@ -1108,7 +1133,7 @@ void maccrt_map_release(maccrt_device *d, const MACC_Map *m, int ref, int del,
         }
         if (!e || partial || !cache__present(e)) {
             /* Not mapped (exit data of absent data is allowed): nothing to do. */
-            pthread_mutex_unlock(&cache__lock);
+            cache__lock_drop();
             return;
         }
         break;
@@ -1116,7 +1141,7 @@ void maccrt_map_release(maccrt_device *d, const MACC_Map *m, int ref, int del,
     if (e->perm == MACCRT_PERM_TO) {
         if ((kind & MACC_MAP_FROM) && (kind & MACC_MAP_ALWAYS))
             cache__copy_held(e, 0, a, b, m->name, loc);
-        pthread_mutex_unlock(&cache__lock);
+        cache__lock_drop();
         return;
     }
     long sref = e->sref, dref = e->dref;
@@ -1142,7 +1167,7 @@ void maccrt_map_release(maccrt_device *d, const MACC_Map *m, int ref, int del,
             cache__detach(e); /* freed now, or by the last task using it */
         /* a link variable's copy stays where it is, absent */
     }
-    pthread_mutex_unlock(&cache__lock);
+    cache__lock_drop();
 }
 
 void maccrt_map_update(maccrt_device *d, const MACC_Map *m, const MACC_SrcLoc *loc)
@@ -1178,7 +1203,7 @@ void maccrt_map_update(maccrt_device *d, const MACC_Map *m, const MACC_SrcLoc *l
             cache__copy_held(e, 0, a, b, m->name, loc);
         break;
     }
-    pthread_mutex_unlock(&cache__lock);
+    cache__lock_drop();
 }
 
 int maccrt_map_is_present(maccrt_device *d, const void *p, size_t bytes)
@@ -1198,7 +1223,7 @@ int maccrt_map_is_present(maccrt_device *d, const void *p, size_t bytes)
         maccrt_dentry *e = cache__lookup(d, a, b, &partial, &busy);
         r = e && !partial && cache__present(e);
     }
-    pthread_mutex_unlock(&cache__lock);
+    cache__lock_drop();
     return r;
 }
 
@@ -1209,7 +1234,7 @@ void maccrt_map_counts(maccrt_device *d, const void *p, long *sref, long *dref)
     int held = e && e->held;
     *sref = held ? e->sref : -1;
     *dref = held ? e->dref : -1;
-    pthread_mutex_unlock(&cache__lock);
+    cache__lock_drop();
 }
 
 int maccrt_ptable_add_var(maccrt_device *d, void *host, size_t bytes, void *dev, int perm,
@@ -1246,7 +1271,7 @@ int maccrt_ptable_add_var(maccrt_device *d, void *host, size_t bytes, void *dev,
         atomic_fetch_add(&d->dheld, 1);
         break;
     }
-    pthread_mutex_unlock(&cache__lock);
+    cache__lock_drop();
     return r;
 }
 
@@ -1257,7 +1282,7 @@ void *maccrt_map_device_ptr(maccrt_device *d, const void *p)
     cache__lock_take();
     maccrt_dentry *e = cache__find(d, (uintptr_t)p, 0);
     void *r = e ? maccrt_translate(e->dev_start, e->node.start, p) : NULL;
-    pthread_mutex_unlock(&cache__lock);
+    cache__lock_drop();
     return r;
 }
 
@@ -1280,7 +1305,7 @@ int maccrt_map_associate(maccrt_device *d, const void *host, void *dev, size_t b
             /* the same association again is fine; anything else is not */
             int same = !partial && e->assoc && e->node.start == a && e->node.end == b &&
                        e->dev_start == dev;
-            pthread_mutex_unlock(&cache__lock);
+            cache__lock_drop();
             return same ? 0 : EINVAL;
         }
         if (cache__has_memory(d) && cache__evict(d, a, b, NULL))
@@ -1302,7 +1327,7 @@ int maccrt_map_associate(maccrt_device *d, const void *host, void *dev, size_t b
         e->pinned = 1;
         atomic_fetch_add(&cache__npinned, 1);
     }
-    pthread_mutex_unlock(&cache__lock);
+    cache__lock_drop();
     return 0;
 }
 
@@ -1319,12 +1344,12 @@ int maccrt_map_disassociate(maccrt_device *d, const void *host)
         break;
     }
     if (!e || !e->assoc || e->node.start != (uintptr_t)host) {
-        pthread_mutex_unlock(&cache__lock);
+        cache__lock_drop();
         return EINVAL;
     }
     cache__dirty_drop(e, e->node.start, e->node.end);
     cache__detach(e);
-    pthread_mutex_unlock(&cache__lock);
+    cache__lock_drop();
     return 0;
 }
 
@@ -1358,7 +1383,7 @@ maccrt_mask maccrt_dir_affinity(const maccrt_task *t)
                 }
         }
     }
-    pthread_mutex_unlock(&cache__lock);
+    cache__lock_drop();
     return aff;
 }
 
@@ -1427,7 +1452,7 @@ static void *cache__acquire_cached(maccrt_device *d, const MACC_Map *m, void **h
             cache__host_current(NULL, d, a, b, loc);
             e = cache__new(d, a, b, m->name, 0, 1, loc);
             if (to) {
-                pthread_mutex_unlock(&cache__lock);
+                cache__lock_drop();
                 maccrt_copy(d, 1, e->dev_start, (void *)a, b - a, m->name, loc);
                 cache__lock_take();
             }
@@ -1491,12 +1516,12 @@ void *maccrt_map_task_acquire(maccrt_device *d, const MACC_Map *m, int *took, vo
         void *r = e ? maccrt_translate(e->dev_start, e->node.start, m->base) : m->base;
         if ((!e || !e->held) && (kind & MACC_MAP_PRESENT))
             cache__not_present(d, m, loc);
-        pthread_mutex_unlock(&cache__lock);
+        cache__lock_drop();
         return r;
     }
     cache__lock_take();
     void *r = cache__task_acquire_dir(d, m, took, handle, loc);
-    pthread_mutex_unlock(&cache__lock);
+    cache__lock_drop();
     return r;
 }
 
@@ -1527,7 +1552,7 @@ static void *cache__task_acquire_dir(maccrt_device *d, const MACC_Map *m, int *t
         if (e && (partial || e->perm || e->assoc || !cache__present(e))) {
             /* errors, declare target variables and associations: the present
              * table's own path (a reference for the task's duration) */
-            pthread_mutex_unlock(&cache__lock);
+            cache__lock_drop();
             void *r = cache__acquire_ref(d, m, MACCRT_REF_STRUCTURED, 1, took, loc);
             cache__lock_take();
             return r;
@@ -1570,7 +1595,7 @@ void maccrt_map_task_acquire_n(maccrt_device *d, int n, const MACC_Map *maps, vo
         const MACC_Map *m = &maps[i];
         if (!cache__task_dir_map(d, m)) {
             if (locked) {
-                pthread_mutex_unlock(&cache__lock);
+                cache__lock_drop();
                 locked = 0;
             }
             ptrs[i] = maccrt_map_task_acquire(d, m, &took[i], &handles[i], loc);
@@ -1585,7 +1610,7 @@ void maccrt_map_task_acquire_n(maccrt_device *d, int n, const MACC_Map *maps, vo
         ptrs[i] = cache__task_acquire_dir(d, m, &took[i], &handles[i], loc);
     }
     if (locked)
-        pthread_mutex_unlock(&cache__lock);
+        cache__lock_drop();
 }
 
 /* The end of a GPU task's use of entry e for m. */
@@ -1611,7 +1636,7 @@ static void cache__release_dir_locked(maccrt_device *d, const MACC_Map *m, maccr
             cache__cv_wait();
         if (e->detached) {
             /* written through; copies made since of these bytes are stale */
-            pthread_mutex_unlock(&cache__lock);
+            cache__lock_drop();
             maccrt_copy(d, 0, (void *)a, maccrt_translate(e->dev_start, e->node.start, (void *)a),
                         b - a, m->name, loc);
             cache__lock_take();
@@ -1631,7 +1656,7 @@ static void cache__release_dir(maccrt_device *d, const MACC_Map *m, maccrt_dentr
 {
     cache__lock_take();
     cache__release_dir_locked(d, m, e, loc);
-    pthread_mutex_unlock(&cache__lock);
+    cache__lock_drop();
 }
 
 /* The n maps of maccrt_map_task_acquire_n given back, last first; those that
@@ -1643,7 +1668,7 @@ void maccrt_map_task_release_n(maccrt_device *d, int n, const MACC_Map *maps, co
     for (int i = n - 1; i >= 0; i--) {
         if (took[i] != MACCRT_TOOK_DIR) {
             if (locked) {
-                pthread_mutex_unlock(&cache__lock);
+                cache__lock_drop();
                 locked = 0;
             }
             maccrt_map_task_release(d, &maps[i], took[i], handles[i], loc);
@@ -1656,7 +1681,7 @@ void maccrt_map_task_release_n(maccrt_device *d, int n, const MACC_Map *maps, co
         cache__release_dir_locked(d, &maps[i], handles[i], loc);
     }
     if (locked)
-        pthread_mutex_unlock(&cache__lock);
+        cache__lock_drop();
 }
 
 void maccrt_map_task_release(maccrt_device *d, const MACC_Map *m, int took, void *handle,
@@ -1680,7 +1705,7 @@ void maccrt_cache_host_acquire(const MACC_Map *m, const MACC_SrcLoc *loc)
     maccrt_section(m, &a, &b);
     cache__lock_take();
     cache__host_current(NULL, NULL, a, b, loc);
-    pthread_mutex_unlock(&cache__lock);
+    cache__lock_drop();
 }
 
 void maccrt_cache_host_release(const MACC_Map *m, const MACC_SrcLoc *loc)
@@ -1691,7 +1716,7 @@ void maccrt_cache_host_release(const MACC_Map *m, const MACC_SrcLoc *loc)
     maccrt_section(m, &a, &b);
     cache__lock_take();
     cache__invalidate(NULL, NULL, a, b, loc);
-    pthread_mutex_unlock(&cache__lock);
+    cache__lock_drop();
 }
 
 /* ---- synchronisation points --------------------------------------------------------------- */
@@ -1719,7 +1744,7 @@ void maccrt_cache_flush(maccrt_device *also)
         cache__plan_apply(&p, NULL, 1);
         break;
     }
-    pthread_mutex_unlock(&cache__lock);
+    cache__lock_drop();
     cache__plan_free(&p);
 }
 
@@ -1748,7 +1773,7 @@ void maccrt_dir_info_get(const maccrt_device *d, maccrt_dir_info *out)
             out->cached_dirty += e->ndirty > 0;
         }
     }
-    pthread_mutex_unlock(&cache__lock);
+    cache__lock_drop();
 }
 
 void maccrt_dir_device_fini(maccrt_device *d)
@@ -1772,7 +1797,7 @@ void maccrt_dir_device_fini(maccrt_device *d)
             e->ndcounted = 0;
         }
     }
-    pthread_mutex_unlock(&cache__lock);
+    cache__lock_drop();
 }
 
 /* ---- residency: what the scheduler's estimate adds ----------------------------------------- */
@@ -1841,6 +1866,6 @@ static double cache__move_time(const maccrt_task *t, maccrt_device *d, int try)
         else
             s += pull + (double)(b - a) / cache__bw(atomic_load(&d->bw_h2d));
     }
-    pthread_mutex_unlock(&cache__lock);
+    cache__lock_drop();
     return s;
 }
