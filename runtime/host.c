@@ -304,7 +304,7 @@ void maccrt_host_kept(maccrt_device *d, long *kept, long *by_workers)
 static int host__run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
 {
     (void)d;
-    env->nthreads = maccrt_host_nthreads(t->tokens);
+    env->nthreads = t->explore_threads > 0 ? t->explore_threads : maccrt_host_nthreads(t->tokens);
     env->stream = NULL;
     return t->ver->fn(t->args, env);
 }

@@ -564,6 +564,7 @@ typedef struct maccrt_task {
     int keep;       /* a tiny host task kept for its creating thread (task.c, host.c) */
     int sample;     /* a host task whose run is timed for the tiny-task measure (sample_s) */
     double sample_s;
+    int explore_threads; /* > 0: the host's exploring instance, run with this many threads (sched.c) */
     int op;         /* MACCRT_OP_*: a data operation instead of a region */
 
     /* Copied arguments (one allocation with the task). */

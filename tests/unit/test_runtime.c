@@ -2752,6 +2752,53 @@ Test(sched, exploration_does_not_delay_a_measured_chain)
     cr_assert_eq(leaf, rt->host, "a task heading no chain, the GPU busy, explores the host");
 }
 
+/* The host's exploring instance in a shared run (the GPU measured) runs
+ * alone on the host: it gets every host thread (8 here, where its 50
+ * tokens give 4), and its time is learned scaled to 4 threads; the host's
+ * later instances get 4. */
+static atomic_int explore_n, explore_threads_seen[64];
+static int fn_threads_host(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+    int i = atomic_fetch_add(&explore_n, 1);
+    if (i < 64)
+        atomic_store(&explore_threads_seen[i], env->nthreads);
+    sleep_ms(3 * GPU_MS);
+    return 0;
+}
+static const MACC_Version r_threads_v[] = {
+    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, fn_speed_gpu},
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, fn_threads_host},
+};
+static const MACC_Region r_threads = {{"sched.c", 4, 1, "test"}, "r_threads", 2, r_threads_v};
+Test(sched, the_exploring_host_instance_gets_every_host_thread)
+{
+    setenv("MACC_HOST_THREADS", "8", 1);
+    setenv("MACC_SHARE_MIN", "0", 1);
+    macc_num_devices(); /* initialise */
+    pthread_mutex_lock(&maccrt_rt.lock);
+    maccrt_region_info *ri = maccrt_region_info_get(&r_threads);
+    ri->runs[MACC_DEV_NVIDIA] = 1; /* the GPU measured: 4 ms */
+    ri->ema_s[MACC_DEV_NVIDIA] = GPU_MS * 1e-3;
+    pthread_mutex_unlock(&maccrt_rt.lock);
+    for (int k = 0; k < 60; k++)
+        MACC_target(&r_threads, NULL, 0, 0, NULL, 0, NULL, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+    MACC_taskwait(NULL);
+    int n = atomic_load(&explore_n);
+    cr_assert_geq(n, 1, "the host explored");
+    cr_assert_eq(atomic_load(&explore_threads_seen[0]), 8, "exploring with %d threads",
+                 atomic_load(&explore_threads_seen[0]));
+    for (int i = 1; i < n && i < 64; i++)
+        cr_assert_eq(atomic_load(&explore_threads_seen[i]), 4, "instance %d: %d threads", i,
+                     atomic_load(&explore_threads_seen[i]));
+    if (n == 1) {
+        pthread_mutex_lock(&maccrt_rt.lock);
+        double learned = ri->ema_s[MACC_DEV_HOST];
+        pthread_mutex_unlock(&maccrt_rt.lock);
+        cr_assert_gt(learned, 1.5 * 3 * GPU_MS * 1e-3, "learned %.4f s (ran 0.012 s on 8 threads)", learned);
+    }
+}
+
 /* The share rule: a host 12x slower than one GPU task, with half the GPU's
  * slots, would add about 4% of the throughput; with MACC_SHARE_MIN=0.2 (a
  * margin that machine load cannot cross) it takes no task after its first
