@@ -57,7 +57,7 @@ check_one() { # name, source, args... (output to $res/$cur.out)
         esac
         log=$gbuild/progs/$name.$mode.log
         # shellcheck disable=SC2086
-        if env $env MACC_STATS=1 timeout 300 "$bin" "$@" > "$log" 2>&1; then
+        if env $env MACC_STATS=1 timeout --foreground 300 "$bin" "$@" > "$log" 2>&1; then
             ok
             echo "ok   $name ($mode): $(grep -E 'check:|PASS|GB/s|GFLOP' "$log" | head -n 2 | tr '\n' ' ')"
         else
@@ -112,7 +112,7 @@ seq=$((seq + 1))
 cur=$(printf '%03d' "$seq")
 for v in "MACC_CUDA_STAGE=0" "MACC_CUDA_PIN_MIN=65536"; do # (the default stages every size)
     log=$gbuild/progs/copy_paths.$v.log
-    if env "$v" MACC_DEVICES=nvidia MACC_TARGET_OFFLOAD=mandatory timeout 120 "$gbuild/progs/copy_paths" > "$log" 2>&1; then
+    if env "$v" MACC_DEVICES=nvidia MACC_TARGET_OFFLOAD=mandatory timeout --foreground 120 "$gbuild/progs/copy_paths" > "$log" 2>&1; then
         ok
         echo "ok   copy_paths ($v): $(grep 'check:' "$log")"
     else
