@@ -220,6 +220,10 @@ e2e)
             awk '$2 == "task" { s += $3 } END { print s + 0 }')
         if [ -n "$tasks" ] && [ "$tasks" -gt 0 ] && [ "$tasks" = "$slices" ] && grep -q '<rect' "$tmp/trace.svg"; then ok
         else cat "$tmp/err"; ko "e2e trace: $slices task slices, $tasks tasks"; fi
+        # tools/tracestat.py counts the same task slices (and draws its windows table)
+        stat=$(python3 "$top/tools/tracestat.py" "$tmp/trace.json" 2> "$tmp/err" | awk '$2 == "task" { s += $3 } END { print s + 0 }')
+        if [ "$stat" = "$tasks" ] && python3 "$top/tools/tracestat.py" --windows 1 "$tmp/trace.json" > /dev/null 2>> "$tmp/err"; then ok
+        else cat "$tmp/err"; ko "e2e tracestat: $stat task slices, $tasks tasks"; fi
     else
         ko "e2e trace: python3 is needed to check MACC_TRACE"
     fi
