@@ -227,6 +227,32 @@ int maccrt_parse_offload(const char *s)
     return -1;
 }
 
+static int init__lock_spin = -1; /* MACC_LOCK_SPIN (default on) */
+
+void maccrt_lock_spin(pthread_mutex_t *m)
+{
+    int on = __atomic_load_n(&init__lock_spin, __ATOMIC_RELAXED);
+    if (on < 0) {
+        const char *v = getenv("MACC_LOCK_SPIN");
+        on = !(v && !strcmp(v, "0"));
+        __atomic_store_n(&init__lock_spin, on, __ATOMIC_RELAXED);
+    }
+    for (int i = 0; on && i < 200; i++) {
+        if (pthread_mutex_trylock(m) == 0)
+            return;
+        if (i < 32) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#elif defined(__aarch64__)
+            __asm__ __volatile__("yield");
+#endif
+        } else {
+            sched_yield();
+        }
+    }
+    pthread_mutex_lock(m);
+}
+
 long maccrt_parse_positive(const char *s)
 {
     if (!s)

@@ -692,6 +692,14 @@ extern const maccrt_policy maccrt_policy_eft;    /* earliest finish, waiting inc
 
 /* Adds a ready task to the queue (state READY). */
 void maccrt_sched_ready(maccrt_task *t);
+/* pthread_mutex_lock(m) for a lock held a few microseconds at a time by many
+ * threads (the directory's, cache.c): the caller
+ * spins a little, then yields its core between tries, and sleeps only after
+ * about 200 tries. A sleeping waiter's wake-up, tens of microseconds on a
+ * loaded host, was what the helpers waited for, one hand-over after another.
+ * MACC_LOCK_SPIN=0: a plain pthread_mutex_lock (for comparison). */
+void maccrt_lock_spin(pthread_mutex_t *m);
+
 /* Places as many ready tasks as the tokens allow. GPU tasks placed are
  * handed to their plugins by maccrt_sched_submit_placed, which the caller
  * calls after it unlocks maccrt_rt.lock (or before it waits with it). */
