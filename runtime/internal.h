@@ -96,10 +96,15 @@ typedef struct maccrt_rnode {
     unsigned prio;
 } maccrt_rnode;
 
+#define MACCRT_RTREE_HINTS 512
 typedef struct maccrt_rtree {
     maccrt_rnode *root;
     unsigned seed;
     size_t count;
+    /* The last node inserted with each start (by hash; a node in the tree
+     * starting at a is the only one): look-ups of a section that starts a
+     * node (a task's tile, its dependence segment) skip the tree walk. */
+    maccrt_rnode *hint[MACCRT_RTREE_HINTS];
 } maccrt_rtree;
 
 /* Inserts n (n->start, n->end set; must not overlap a node in the tree). */

@@ -48,6 +48,21 @@ static maccrt_rnode *rtree__merge(maccrt_rnode *l, maccrt_rnode *r)
     return r;
 }
 
+static size_t rtree__hash(uintptr_t a)
+{
+    uint64_t x = (uint64_t)a;
+    x ^= x >> 21;
+    x *= 0x9e3779b97f4a7c15ull;
+    return (size_t)(x >> 40) % MACCRT_RTREE_HINTS;
+}
+
+/* The node that starts at a, if the hint has it. */
+static maccrt_rnode *rtree__hinted(const maccrt_rtree *t, uintptr_t a)
+{
+    maccrt_rnode *n = t->hint[rtree__hash(a)];
+    return n && n->start == a ? n : NULL;
+}
+
 void maccrt_rtree_insert(maccrt_rtree *t, maccrt_rnode *n)
 {
     maccrt_rnode *l, *r;
@@ -56,6 +71,7 @@ void maccrt_rtree_insert(maccrt_rtree *t, maccrt_rnode *n)
     rtree__split(t->root, n->start, &l, &r);
     t->root = rtree__merge(rtree__merge(l, n), r);
     t->count++;
+    t->hint[rtree__hash(n->start)] = n;
 }
 
 void maccrt_rtree_remove(maccrt_rtree *t, maccrt_rnode *n)
@@ -69,6 +85,8 @@ void maccrt_rtree_remove(maccrt_rtree *t, maccrt_rnode *n)
     *link = rtree__merge(n->left, n->right);
     n->left = n->right = NULL;
     t->count--;
+    if (t->hint[rtree__hash(n->start)] == n)
+        t->hint[rtree__hash(n->start)] = NULL;
 }
 
 /* Greatest start <= a. */
@@ -103,12 +121,20 @@ static maccrt_rnode *rtree__above(const maccrt_rtree *t, uintptr_t a)
 
 maccrt_rnode *maccrt_rtree_find(const maccrt_rtree *t, uintptr_t a)
 {
+    maccrt_rnode *h = rtree__hinted(t, a);
+    if (h)
+        return a < h->end ? h : NULL;
     maccrt_rnode *n = rtree__floor(t, a);
     return n && a < n->end ? n : NULL;
 }
 
 maccrt_rnode *maccrt_rtree_first_overlap(const maccrt_rtree *t, uintptr_t a, uintptr_t b)
 {
+    /* a node starting at a is the first one overlapping [a, b) (the nodes
+     * are disjoint: none before it reaches a) */
+    maccrt_rnode *h = rtree__hinted(t, a);
+    if (h && a < b)
+        return h;
     maccrt_rnode *n = rtree__floor(t, a);
     if (n && n->end > a)
         return n;
