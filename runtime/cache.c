@@ -688,7 +688,7 @@ static void cache__host_current(maccrt_device *except, maccrt_device *also, uint
             if (devs[i] == except)
                 continue;
             for (maccrt_rnode *r = maccrt_rtree_first_overlap(&devs[i]->dtree, a, b);
-                 r && r->start < b; r = maccrt_rtree_next(&devs[i]->dtree, r))
+                 r && r->start < b; r = maccrt_rtree_next_below(&devs[i]->dtree, r, b))
                 if (!((maccrt_dentry *)r)->held)
                     cache__plan_wb(&p, (maccrt_dentry *)r, a, b, 0);
         }
@@ -719,7 +719,7 @@ static void cache__invalidate(maccrt_device *writer, maccrt_device *also, uintpt
             if (devs[i] == writer)
                 continue;
             for (maccrt_rnode *r = maccrt_rtree_first_overlap(&devs[i]->dtree, a, b);
-                 r && r->start < b; r = maccrt_rtree_next(&devs[i]->dtree, r)) {
+                 r && r->start < b; r = maccrt_rtree_next_below(&devs[i]->dtree, r, b)) {
                 maccrt_dentry *e = (maccrt_dentry *)r;
                 if (e->held)
                     continue;
@@ -827,7 +827,7 @@ static void cache__plan_fill(cache__plan *p, maccrt_dentry *e, int claim_e)
         if (devs[i] == e->dev)
             continue;
         for (maccrt_rnode *r = maccrt_rtree_first_overlap(&devs[i]->dtree, a, b); r && r->start < b;
-             r = maccrt_rtree_next(&devs[i]->dtree, r))
+             r = maccrt_rtree_next_below(&devs[i]->dtree, r, b))
             if (!((maccrt_dentry *)r)->held)
                 cache__plan_wb(p, (maccrt_dentry *)r, a, b, 0);
     }
@@ -861,7 +861,7 @@ static int cache__evict(maccrt_device *d, uintptr_t a, uintptr_t b, const MACC_S
     cache__plan p = {0};
     int any = 0;
     for (maccrt_rnode *r = maccrt_rtree_first_overlap(&d->dtree, a, b); r && r->start < b;
-         r = maccrt_rtree_next(&d->dtree, r)) {
+         r = maccrt_rtree_next_below(&d->dtree, r, b)) {
         maccrt_dentry *e = (maccrt_dentry *)r;
         if (!e->held) {
             cache__plan_wb(&p, e, e->node.start, e->node.end, 1);
@@ -940,7 +940,7 @@ static maccrt_dentry *cache__lookup(maccrt_device *d, uintptr_t a, uintptr_t b, 
     if (atomic_load_explicit(&d->dheld, memory_order_relaxed) == 0)
         return NULL; /* no held entry on d (changed only under the lock): no walk of its tree */
     for (maccrt_rnode *r = maccrt_rtree_first_overlap(&d->dtree, a, b); r && r->start < b;
-         r = maccrt_rtree_next(&d->dtree, r)) {
+         r = maccrt_rtree_next_below(&d->dtree, r, b)) {
         maccrt_dentry *e = (maccrt_dentry *)r;
         if (!e->held)
             continue;
@@ -1387,7 +1387,7 @@ maccrt_mask maccrt_dir_affinity(const maccrt_task *t)
                 maccrt_section(m, &a, &b);
             }
             for (maccrt_rnode *r = a < b ? maccrt_rtree_first_overlap(&d->dtree, a, b) : NULL;
-                 r && r->start < b; r = maccrt_rtree_next(&d->dtree, r))
+                 r && r->start < b; r = maccrt_rtree_next_below(&d->dtree, r, b))
                 if (((maccrt_dentry *)r)->pinned) {
                     aff |= MACCRT_BIT(di);
                     break;
@@ -1449,7 +1449,7 @@ static void *cache__acquire_cached(maccrt_device *d, const MACC_Map *m, void **h
         /* Overlaps entries of d without lying in one: merge them when idle. */
         uintptr_t ua = a, ub = b;
         int busy = 0;
-        for (maccrt_rnode *n = r; n && n->start < b; n = maccrt_rtree_next(&d->dtree, n)) {
+        for (maccrt_rnode *n = r; n && n->start < b; n = maccrt_rtree_next_below(&d->dtree, n, b)) {
             maccrt_dentry *o = (maccrt_dentry *)n;
             busy |= o->users > 0 || o->excl || o->wb || o->shared;
             if (n->start < ua)
@@ -1471,7 +1471,7 @@ static void *cache__acquire_cached(maccrt_device *d, const MACC_Map *m, void **h
             cache__wake(e);
             break;
         }
-        for (maccrt_rnode *n = r; n && n->start < b; n = maccrt_rtree_next(&d->dtree, n)) {
+        for (maccrt_rnode *n = r; n && n->start < b; n = maccrt_rtree_next_below(&d->dtree, n, b)) {
             maccrt_dentry *o = (maccrt_dentry *)n;
             cache__plan_wb(&p, o, o->node.start, o->node.end, 1);
         }
@@ -1861,7 +1861,7 @@ static double cache__move_time(const maccrt_task *t, maccrt_device *d, int try)
             if (devs[i] == d)
                 continue;
             for (maccrt_rnode *r = maccrt_rtree_first_overlap(&devs[i]->dtree, a, b); r && r->start < b;
-                 r = maccrt_rtree_next(&devs[i]->dtree, r)) {
+                 r = maccrt_rtree_next_below(&devs[i]->dtree, r, b)) {
                 maccrt_dentry *e = (maccrt_dentry *)r;
                 if (e->held)
                     continue; /* a data construct's copy: not the current value */

@@ -117,6 +117,9 @@ maccrt_rnode *maccrt_rtree_first_overlap(const maccrt_rtree *t, uintptr_t a, uin
 maccrt_rnode *maccrt_rtree_find(const maccrt_rtree *t, uintptr_t a);
 /* The node after n in address order, or NULL. */
 maccrt_rnode *maccrt_rtree_next(const maccrt_rtree *t, const maccrt_rnode *n);
+/* The same for a walk of the nodes that start below b: NULL once n reaches b
+ * (no tree walk for the last one). */
+maccrt_rnode *maccrt_rtree_next_below(const maccrt_rtree *t, const maccrt_rnode *n, uintptr_t b);
 
 /* ==== 3. devices and plugins ================================================ */
 

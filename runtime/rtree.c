@@ -146,3 +146,9 @@ maccrt_rnode *maccrt_rtree_next(const maccrt_rtree *t, const maccrt_rnode *n)
 {
     return rtree__above(t, n->start);
 }
+
+maccrt_rnode *maccrt_rtree_next_below(const maccrt_rtree *t, const maccrt_rnode *n, uintptr_t b)
+{
+    /* the next node starts at or after n's end */
+    return n->end >= b ? NULL : rtree__above(t, n->start);
+}
