@@ -124,31 +124,25 @@ static const maccrt_device *cache__trace_dev(void)
     return t ? t->dev : NULL;
 }
 
-/* cache__lock, taken; with MACC_TRACE, a wait for it longer than 2 us is a
- * "wait:lock" slice of the task the thread runs. */
 static __thread double cache__held_at;     /* (MACC_TRACE) when this thread took the lock */
 static __thread const char *cache__held_by; /* and in which function */
 
-/* The lock, taken by a thread that spins a little, then yields its core
- * while it tries again, and sleeps only after that (maccrt_lock_spin):
- * holds are a few microseconds, and a sleeping waiter's wake-up (tens of
- * microseconds on a loaded host) was what helpers waited for, one
- * hand-over after another (two H200s, matmul: held 19 ms of an 83 ms run,
- * waited for 1.5 s in all). */
-static void cache__lock_get(void)
-{
-    maccrt_lock_spin(&cache__lock);
-}
-
+/* cache__lock, taken by spinning a little, then yielding the core between
+ * tries, then sleeping (maccrt_lock_spin): holds are a few microseconds, and
+ * a sleeping waiter's wake-up (tens of microseconds on a loaded host) was
+ * what helpers waited for, one hand-over after another (two H200s, matmul:
+ * held 19 ms of an 83 ms run, waited for 1.5 s in all). With MACC_TRACE, a
+ * wait for it longer than 2 us is a "wait:lock" slice of the task the
+ * thread runs. */
 static void cache__lock_take_(const char *fn)
 {
     if (!maccrt_trace_on()) {
-        cache__lock_get();
+        maccrt_lock_spin(&cache__lock);
         return;
     }
     if (pthread_mutex_trylock(&cache__lock) != 0) {
         double t0 = maccrt_now();
-        cache__lock_get();
+        maccrt_lock_spin(&cache__lock);
         double t1 = maccrt_now();
         if (t1 - t0 > 2e-6)
             maccrt_trace_event(MACCRT_TRACE_WAIT_LOCK, cache__trace_dev(), "directory", t0, t1, 0);
@@ -158,16 +152,20 @@ static void cache__lock_take_(const char *fn)
 }
 #define cache__lock_take() cache__lock_take_(__func__)
 
-/* cache__lock given back; with MACC_TRACE, a hold longer than 2 us is a
- * "hold:lock" slice named after the function that took it. */
+/* (MACC_TRACE) The calling thread's hold of cache__lock ends at t1: a
+ * "hold:lock" slice, named after the function that took it, when longer
+ * than 2 us. */
+static void cache__hold_end(double t1)
+{
+    if (cache__held_at > 0.0 && t1 - cache__held_at > 2e-6)
+        maccrt_trace_event(MACCRT_TRACE_HOLD_LOCK, cache__trace_dev(), cache__held_by, cache__held_at, t1, 0);
+    cache__held_at = 0.0;
+}
+
 static void cache__lock_drop(void)
 {
-    if (maccrt_trace_on() && cache__held_at > 0.0) {
-        double t1 = maccrt_now();
-        if (t1 - cache__held_at > 2e-6)
-            maccrt_trace_event(MACCRT_TRACE_HOLD_LOCK, cache__trace_dev(), cache__held_by, cache__held_at, t1, 0);
-        cache__held_at = 0.0;
-    }
+    if (maccrt_trace_on())
+        cache__hold_end(maccrt_now());
     pthread_mutex_unlock(&cache__lock);
 }
 
@@ -177,14 +175,7 @@ static void cache__lock_drop(void)
  * such broadcast woke all the waiters, and they took the lock one after the
  * other only to wait again). cache__cv is for the other waits. */
 #define CACHE__NKEYS 64
-static pthread_cond_t cache__kcv[CACHE__NKEYS];
-static pthread_once_t cache__kcv_once = PTHREAD_ONCE_INIT;
-
-static void cache__kcv_init(void)
-{
-    for (int i = 0; i < CACHE__NKEYS; i++)
-        pthread_cond_init(&cache__kcv[i], NULL);
-}
+static pthread_cond_t cache__kcv[CACHE__NKEYS] = {[0 ... CACHE__NKEYS - 1] = PTHREAD_COND_INITIALIZER};
 
 static pthread_cond_t *cache__key(const maccrt_dentry *e)
 {
@@ -199,14 +190,9 @@ static pthread_cond_t *cache__key(const maccrt_dentry *e)
 static void cache__wait_on(const maccrt_dentry *e)
 {
     double t0 = maccrt_trace_on() ? maccrt_now() : 0.0;
-    if (t0 > 0.0 && cache__held_at > 0.0 && t0 - cache__held_at > 2e-6)
-        maccrt_trace_event(MACCRT_TRACE_HOLD_LOCK, cache__trace_dev(), cache__held_by, cache__held_at, t0, 0);
-    if (e) {
-        pthread_once(&cache__kcv_once, cache__kcv_init);
-        pthread_cond_wait(cache__key(e), &cache__lock);
-    } else {
-        pthread_cond_wait(&cache__cv, &cache__lock);
-    }
+    if (t0 > 0.0)
+        cache__hold_end(t0);
+    pthread_cond_wait(e ? cache__key(e) : &cache__cv, &cache__lock);
     if (t0 > 0.0) {
         cache__held_at = maccrt_now();
         maccrt_trace_event(MACCRT_TRACE_WAIT_DATA, cache__trace_dev(), "directory", t0, cache__held_at, 0);
@@ -222,10 +208,10 @@ static void cache__cv_wait(void)
  * every waiter of cache__cv. */
 static void cache__wake(const maccrt_dentry *e)
 {
-    pthread_once(&cache__kcv_once, cache__kcv_init);
     pthread_cond_broadcast(cache__key(e));
     pthread_cond_broadcast(&cache__cv);
 }
+
 static atomic_long cache__ncached; /* cached (not held) entries in trees, all devices */
 static atomic_long cache__ndirty;  /* cached entries with dirty ranges, all devices */
 static atomic_long cache__npinned; /* pinned entries, all devices (the affinity rule's fast path) */
@@ -623,7 +609,6 @@ static void cache__plan_release(cache__plan *p, int detach)
             e->wb = 0;
         else
             e->shared--;
-        pthread_once(&cache__kcv_once, cache__kcv_init);
         pthread_cond_broadcast(cache__key(e)); /* (before e may be freed) */
         if (detach) {
             cache__dirty_drop(e, e->node.start, e->node.end);
@@ -951,6 +936,19 @@ static maccrt_dentry *cache__lookup(maccrt_device *d, uintptr_t a, uintptr_t b, 
     return NULL;
 }
 
+/* cache__lookup, waiting (on the entry's key) while the held entry it finds
+ * is claimed exclusively. */
+static maccrt_dentry *cache__lookup_idle(maccrt_device *d, uintptr_t a, uintptr_t b, int *partial)
+{
+    for (;;) {
+        int busy;
+        maccrt_dentry *e = cache__lookup(d, a, b, partial, &busy);
+        if (!busy)
+            return e;
+        cache__wait_on(e);
+    }
+}
+
 /* The entry of d that contains address p (held, or cached when `cached`),
  * present and not claimed exclusively; NULL if none. */
 static maccrt_dentry *cache__find(maccrt_device *d, uintptr_t p, int cached)
@@ -1006,12 +1004,8 @@ static void *cache__acquire_ref(maccrt_device *d, const MACC_Map *m, int ref, in
     maccrt_section(m, &a, &b);
     cache__lock_take();
     for (;;) {
-        int partial, busy;
-        maccrt_dentry *e = cache__lookup(d, a, b, &partial, &busy);
-        if (busy) {
-            cache__cv_wait();
-            continue;
-        }
+        int partial;
+        maccrt_dentry *e = cache__lookup_idle(d, a, b, &partial);
         if (partial) {
             if (task && shared && !(kind & MACC_MAP_PRESENT)) {
                 /* tasks on the host may map overlapping sections at once */
@@ -1136,10 +1130,10 @@ void maccrt_map_release(maccrt_device *d, const MACC_Map *m, int ref, int del,
     cache__lock_take();
     maccrt_dentry *e;
     for (;;) {
-        int partial, busy;
-        e = cache__lookup(d, a, b, &partial, &busy);
-        if (busy || (e && cache__claim_blocked(e, CACHE__EXCL))) {
-            cache__cv_wait();
+        int partial;
+        e = cache__lookup_idle(d, a, b, &partial);
+        if (e && cache__claim_blocked(e, CACHE__EXCL)) {
+            cache__wait_on(e);
             continue;
         }
         if (!e || partial || !cache__present(e)) {
@@ -1193,10 +1187,10 @@ void maccrt_map_update(maccrt_device *d, const MACC_Map *m, const MACC_SrcLoc *l
     maccrt_section(m, &a, &b);
     cache__lock_take();
     for (;;) {
-        int partial, busy;
-        maccrt_dentry *e = cache__lookup(d, a, b, &partial, &busy);
-        if (busy || (e && cache__claim_blocked(e, CACHE__EXCL))) {
-            cache__cv_wait();
+        int partial;
+        maccrt_dentry *e = cache__lookup_idle(d, a, b, &partial);
+        if (e && cache__claim_blocked(e, CACHE__EXCL)) {
+            cache__wait_on(e);
             continue;
         }
         if (!e || partial || !cache__present(e)) {
@@ -1257,12 +1251,8 @@ int maccrt_ptable_add_var(maccrt_device *d, void *host, size_t bytes, void *dev,
     int r = 0;
     cache__lock_take();
     for (;;) {
-        int partial, busy;
-        maccrt_dentry *e = cache__lookup(d, a, b, &partial, &busy);
-        if (busy) {
-            cache__cv_wait();
-            continue;
-        }
+        int partial;
+        maccrt_dentry *e = cache__lookup_idle(d, a, b, &partial);
         if (e) {
             r = e->perm != MACCRT_PERM_NONE && e->node.start == a && e->node.end == b ? 1 : -1;
             break;
@@ -1306,12 +1296,8 @@ int maccrt_map_associate(maccrt_device *d, const void *host, void *dev, size_t b
     maccrt_section(&m, &a, &b);
     cache__lock_take();
     for (;;) {
-        int partial, busy;
-        maccrt_dentry *e = cache__lookup(d, a, b, &partial, &busy);
-        if (busy) {
-            cache__cv_wait();
-            continue;
-        }
+        int partial;
+        maccrt_dentry *e = cache__lookup_idle(d, a, b, &partial);
         if (e) {
             /* the same association again is fine; anything else is not */
             int same = !partial && e->assoc && e->node.start == a && e->node.end == b &&
@@ -1554,12 +1540,8 @@ static void *cache__task_acquire_dir(maccrt_device *d, const MACC_Map *m, int *t
     uintptr_t a, b;
     maccrt_section(m, &a, &b);
     for (;;) {
-        int partial, busy;
-        maccrt_dentry *e = cache__lookup(d, a, b, &partial, &busy);
-        if (busy) {
-            cache__wait_on(e);
-            continue;
-        }
+        int partial;
+        maccrt_dentry *e = cache__lookup_idle(d, a, b, &partial);
         if (e && (partial || e->perm || e->assoc || !cache__present(e))) {
             /* errors, declare target variables and associations: the present
              * table's own path (a reference for the task's duration) */

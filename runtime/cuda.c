@@ -586,15 +586,14 @@ static void cuda__host_unpin(maccrt_device *d, const void *p, size_t bytes)
  * helpers and GPUs (matmul on two H200s), and registering such a tile
  * (cudaHostRegister) costs more than the copy. So each helper (and each
  * GPU's data stream) has its own page-locked buffer of two slots: a copy of
- * CUDA__STAGE_MIN bytes or more of pageable memory is cut into chunks, each
+ * cuda__stage_min bytes or more of pageable memory is cut into chunks, each
  * moved between the program's memory and a slot by the calling thread
  * (memcpy) while the other slot's chunk moves between the slot and the GPU
  * (DMA on the caller's stream): the helpers of every GPU copy at once, at
  * the speed of the host's memory. MACC_CUDA_STAGE=0 turns it off. */
 #define CUDA__STAGE_CHUNK (512u << 10)
 /* Pageable copies of at least this many bytes are staged (MACC_CUDA_STAGE_MIN). */
-static long cuda__stage_min = -1;
-#define CUDA__STAGE_MIN ((size_t)cuda__stage_min)
+static size_t cuda__stage_min; /* (set by cuda__staging) */
 
 static int cuda__stage_on = -1;
 
@@ -605,7 +604,7 @@ static int cuda__staging(void)
         cuda__stage_on = !(v && !strcmp(v, "0"));
         const char *m = getenv("MACC_CUDA_STAGE_MIN");
         long b = m && *m ? strtol(m, NULL, 10) : 0;
-        cuda__stage_min = b < 0 ? 0 : b;
+        cuda__stage_min = b < 0 ? 0 : (size_t)b;
     }
     return cuda__stage_on;
 }
@@ -731,7 +730,7 @@ static int cuda__copy_dir(maccrt_device *d, void *dst, const void *src, size_t b
     cuda__call c;
     cudaError_t e = cuda__enter(g, &c);
     cuda__stage *st = NULL;
-    if (e == cudaSuccess && cuda__staging() && (cut[0] >= CUDA__STAGE_MIN || cut[2] >= CUDA__STAGE_MIN)) {
+    if (e == cudaSuccess && cuda__staging() && (cut[0] >= cuda__stage_min || cut[2] >= cuda__stage_min)) {
         struct cudaPointerAttributes pa;
         if (cudaPointerGetAttributes(&pa, (const void *)host) == cudaSuccess &&
             pa.type == cudaMemoryTypeUnregistered)
@@ -744,7 +743,7 @@ static int cuda__copy_dir(maccrt_device *d, void *dst, const void *src, size_t b
     off = 0;
     for (int i = 0; i < 3 && e == cudaSuccess; i++) {
         if (i != 1 && cut[i]) {
-            if (st && cut[i] >= CUDA__STAGE_MIN)
+            if (st && cut[i] >= cuda__stage_min)
                 e = cuda__copy_staged(st, c.stream, (char *)dst + off, (const char *)src + off, cut[i], to_dev);
             else
                 e = cudaMemcpyAsync((char *)dst + off, (const char *)src + off, cut[i], cudaMemcpyDefault,
@@ -1156,27 +1155,24 @@ static cudaError_t cuda__wait(cudaStream_t s)
         spin_max = mx < 0 ? 0 : mx > 1024 ? 1024 : (int)mx;
         spin_ns = (us < 0 ? 0 : us) * 1000L;
     }
-    /* At most MACC_CUDA_SPINNERS (default half the cores) poll at
-     * once: with 32 helpers per GPU, every helper polling for its kernel
-     * took the cores from the host's tasks and from the helpers that had
-     * work to do. The others block at once. */
-    if (spin_ns > 0 && atomic_fetch_add(&cuda__spinners, 1) < spin_max) {
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        cudaError_t e;
-        for (;;) {
-            e = cudaStreamQuery(s);
-            if (e != cudaErrorNotReady)
-                break;
-            clock_gettime(CLOCK_MONOTONIC, &t1);
-            if ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) > spin_ns)
-                break;
+    /* At most MACC_CUDA_SPINNERS (default half the cores) poll at once:
+     * with 32 helpers per GPU, every helper polling for its kernel took the
+     * cores from the host's tasks and from the helpers that had work to do.
+     * The others block at once. */
+    if (spin_ns > 0) {
+        cudaError_t e = cudaErrorNotReady;
+        if (atomic_fetch_add(&cuda__spinners, 1) < spin_max) {
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            do {
+                e = cudaStreamQuery(s);
+                clock_gettime(CLOCK_MONOTONIC, &t1);
+            } while (e == cudaErrorNotReady &&
+                     (t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) <= spin_ns);
         }
         atomic_fetch_sub(&cuda__spinners, 1);
         if (e != cudaErrorNotReady)
             return e;
-    } else if (spin_ns > 0) {
-        atomic_fetch_sub(&cuda__spinners, 1);
     }
     return cudaStreamSynchronize(s);
 }

@@ -104,6 +104,15 @@ static int sched__need(maccrt_task *t, maccrt_device *d, const MACC_Version **vo
 }
 
 static double sched__estimate(maccrt_task *t, maccrt_device *d);
+
+/* Whether a kind other than `kind` has run ri's region. */
+static int sched__measured_other(const maccrt_region_info *ri, int kind)
+{
+    for (int k = 0; k < MACC_DEV_NKINDS; k++)
+        if (k != kind && ri->runs[k] > 0)
+            return 1;
+    return 0;
+}
 static __thread maccrt_task *sched__sub_head, *sched__sub_tail; /* placed GPU tasks to submit */
 static const int sched__auto_tokens[MACCRT_AUTO_LEVELS] = {100, 50, 25};
 
@@ -132,10 +141,8 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
              * to its tokens' share when learned (sched_release). nbody-L's
              * one exploring task on 6 of 15 threads took 0.86 s against a
              * GPU step of 0.36 s. */
-            int other = 0;
-            for (int k = 0; k < MACC_DEV_NKINDS; k++)
-                other |= k != MACC_DEV_HOST && ri->runs[k] > 0;
-            if (d->kind == MACC_DEV_HOST && other && t->deferred && !t->nested &&
+            if (d->kind == MACC_DEV_HOST && t->deferred && !t->nested &&
+                sched__measured_other(ri, MACC_DEV_HOST) &&
                 maccrt_host_nthreads(need) < maccrt_rt.host_threads)
                 t->explore_threads = maccrt_rt.host_threads;
         }
@@ -416,9 +423,7 @@ static double sched__estimate(maccrt_task *t, maccrt_device *d)
         return 0;
     maccrt_region_info *ri = maccrt_region_info_get(t->region);
     if (ri->runs[d->kind] == 0) {
-        int measured = 0;
-        for (int k = 0; k < MACC_DEV_NKINDS; k++)
-            measured |= ri->runs[k] > 0;
+        int measured = sched__measured_other(ri, d->kind); /* (d's kind has not) */
         /* One instance explores; the others wait for its time. A task that
          * heads a dependence chain (it has successors) does not explore the
          * host once another kind is measured: a slow host would hold the
@@ -684,8 +689,8 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
      * and one host task of nbody (30 ms) against a GPU step of 8 ms (all 32
      * tasks at once) made the first step of a shared run four times longer
      * than the GPU's, whatever the share rule decided afterwards. */
-    maccrt_region_info *xri = t->region ? maccrt_region_info_get(t->region) : NULL;
-    if (xri && !xri->runs[MACC_DEV_HOST] && (cand & MACCRT_BIT(rt->host->num)) &&
+    maccrt_region_info *ri = t->region ? maccrt_region_info_get(t->region) : NULL;
+    if (ri && !ri->runs[MACC_DEV_HOST] && (cand & MACCRT_BIT(rt->host->num)) &&
         (fit & cand & ~MACCRT_BIT(rt->host->num)))
         cand &= ~MACCRT_BIT(rt->host->num);
     double best_xfer = 0;
@@ -696,7 +701,6 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
         int fits = (fit & MACCRT_BIT(i)) != 0;
         /* an unmeasured device is explored without the data term (it would
          * make a host that looks infinitely fast take every first task) */
-        maccrt_region_info *ri = t->region ? maccrt_region_info_get(t->region) : NULL;
         double xfer = !ri || ri->runs[d->kind] ? eft__xfer(t, d) : 0;
         double end = eft__finish(t, d, backlog[i], now, xfer);
         /* ties (within a microsecond): locality first, then a free device */
