@@ -121,6 +121,10 @@ struct cuda__gpu {
 };
 
 static int cuda__nstreams = CUDA__DEFAULT_STREAMS;
+/* The hardware work queues the runtime asked for (CUDA_DEVICE_MAX_CONNECTIONS,
+ * set in cuda__discover), 0 when the setting is the user's. */
+static int cuda__conn_ours;
+
 static void cuda__enable_peers(cuda__gpu *g);
 static void cuda__pool_warm(cuda__gpu *g);
 static int cuda__staging(void);
@@ -258,9 +262,14 @@ static int cuda__discover(void)
      * behind another helper's kernel on the same queue (32 helpers: maps of
      * 8 KiB that took a whole 7 ms kernel, kernels started in three waves).
      * The user's own setting wins. */
-    char conn[16];
-    snprintf(conn, sizeof conn, "%d", cuda__nstreams + 1 > 32 ? 32 : cuda__nstreams + 1 < 8 ? 8 : cuda__nstreams + 1);
-    setenv("CUDA_DEVICE_MAX_CONNECTIONS", conn, 0);
+    const char *user_conn = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+    if (!user_conn || !*user_conn) {
+        char conn[16];
+        int c = cuda__nstreams + 1 > 32 ? 32 : cuda__nstreams + 1 < 8 ? 8 : cuda__nstreams + 1;
+        snprintf(conn, sizeof conn, "%d", c);
+        setenv("CUDA_DEVICE_MAX_CONNECTIONS", conn, 1);
+        cuda__conn_ours = c;
+    }
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess) {
@@ -296,6 +305,45 @@ static void cuda__restore(int prev, int ord)
         cuda__clear();
 }
 
+/* Creates (or takes) ord's primary context and makes it current. Each of a
+ * context's hardware work queues takes one of the GPU's channels, which every
+ * process on the GPU shares: with other programs on it (MPI ranks sharing a
+ * GPU, a test suite's parallel jobs), a context with 32 queues can find no
+ * room, and CUDA says out of memory although the memory is free (an H100
+ * with 15 other such processes). When the queues were the runtime's choice,
+ * it asks again with CUDA's default of 8, then 2, then waits for room a
+ * little (other programs end) before the GPU is given up. The driver reads
+ * CUDA_DEVICE_MAX_CONNECTIONS when it creates a context, so a later GPU of
+ * the process starts with what the last one got. */
+static cudaError_t cuda__start_context(maccrt_device *d, int ord)
+{
+    static const int fewer[] = {8, 2};
+    cudaError_t e = cudaSuccess;
+    for (int try = 0;; try++) {
+        if (cudaInitDevice(ord, cudaDeviceScheduleBlockingSync, cudaInitDeviceFlagsAreValid) !=
+            cudaSuccess)
+            cuda__clear();
+        e = cudaSetDevice(ord);
+        if (e == cudaSuccess || e != cudaErrorMemoryAllocation || try >= 6)
+            break;
+        cuda__clear();
+        int step = try < 2 ? try : 2;
+        if (cuda__conn_ours && step < 2 && fewer[step] < cuda__conn_ours) {
+            char conn[16];
+            snprintf(conn, sizeof conn, "%d", fewer[step]);
+            setenv("CUDA_DEVICE_MAX_CONNECTIONS", conn, 1);
+            if (maccrt_rt.stats)
+                maccrt_warn(NULL, "%s: no room on the GPU for %d hardware queues; asking for %s",
+                            d->name, cuda__conn_ours, conn);
+            cuda__conn_ours = fewer[step];
+        } else {
+            struct timespec ts = {0, 100 * 1000 * 1000L * (try + 1)}; /* 0.1 s, 0.2 s, ... */
+            nanosleep(&ts, NULL);
+        }
+    }
+    return e;
+}
+
 static int cuda__init_device(maccrt_device *d)
 {
     int ord = d->index;
@@ -309,10 +357,7 @@ static int cuda__init_device(maccrt_device *d)
      * already active (the program used CUDA before), cudaSetDeviceFlags
      * replaces them (older drivers refuse with cudaErrorSetOnActiveProcess,
      * which is harmless: the device then keeps its flags). */
-    if (cudaInitDevice(ord, cudaDeviceScheduleBlockingSync, cudaInitDeviceFlagsAreValid) !=
-        cudaSuccess)
-        cuda__clear();
-    cudaError_t e = cudaSetDevice(ord);
+    cudaError_t e = cuda__start_context(d, ord);
     if (e != cudaSuccess) {
         cuda__clear();
         maccrt_warn(NULL, "%s: %s", d->name, cudaGetErrorString(e));
