@@ -17,6 +17,7 @@ macc_src=${MACC:-$top/$build/bin/macc}
 jobs_max=${GPU_CHECK_JOBS:-1}
 res=$(mktemp -d)
 seq=0
+started=0
 # A check's results go to its own files (it may run in the background):
 # $res/NNN.out (what it prints) and $res/NNN.res (one ok or ko per run).
 ok() { echo ok >> "$res/$cur.res"; }
@@ -74,10 +75,13 @@ check() {
     cur=$(printf '%03d' "$seq")
     : > "$res/$cur.res"
     if [ "$jobs_max" -gt 1 ]; then
-        while [ "$(jobs -p | wc -l)" -ge "$jobs_max" ]; do
+        # (counted by the files the finished ones leave: dash's `jobs` in a
+        # pipe or $(...) sees no jobs, and every check ran at once)
+        while [ $((started - $(find "$res" -name '*.done' | wc -l))) -ge "$jobs_max" ]; do
             sleep 0.2
         done
-        (check_one "$@" > "$res/$cur.out" 2>&1) &
+        started=$((started + 1))
+        (check_one "$@" > "$res/$cur.out" 2>&1; : > "$res/$cur.done") &
     else
         check_one "$@" > "$res/$cur.out" 2>&1
         cat "$res/$cur.out"
