@@ -121,9 +121,9 @@ struct cuda__gpu {
 };
 
 static int cuda__nstreams = CUDA__DEFAULT_STREAMS;
-/* The hardware work queues the runtime asked for (CUDA_DEVICE_MAX_CONNECTIONS,
- * set in cuda__discover), 0 when the setting is the user's. */
-static int cuda__conn_ours;
+/* The hardware work queues of a context (CUDA_DEVICE_MAX_CONNECTIONS, CUDA's
+ * default 8), read in cuda__discover; lowered by cuda__start_context. */
+static int cuda__conn = 8;
 
 static void cuda__enable_peers(cuda__gpu *g);
 static void cuda__pool_warm(cuda__gpu *g);
@@ -257,19 +257,16 @@ static int cuda__discover(void)
      * scheduler learned that GPU as slow and gave it few tasks. The user's
      * own CUDA_MODULE_LOADING wins. */
     setenv("CUDA_MODULE_LOADING", "EAGER", 0);
-    /* One hardware work queue per helper stream (and the data stream): with
-     * CUDA's default of 8, streams share queues, and a helper's copy waits
-     * behind another helper's kernel on the same queue (32 helpers: maps of
-     * 8 KiB that took a whole 7 ms kernel, kernels started in three waves).
-     * The user's own setting wins. */
-    const char *user_conn = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
-    if (!user_conn || !*user_conn) {
-        char conn[16];
-        int c = cuda__nstreams + 1 > 32 ? 32 : cuda__nstreams + 1 < 8 ? 8 : cuda__nstreams + 1;
-        snprintf(conn, sizeof conn, "%d", c);
-        setenv("CUDA_DEVICE_MAX_CONNECTIONS", conn, 1);
-        cuda__conn_ours = c;
-    }
+    /* The GPU's hardware work queues (CUDA_DEVICE_MAX_CONNECTIONS) stay the
+     * user's, CUDA's 8 by default. 32 (one per helper stream) gave nbody on
+     * one H100 10% more (a helper's copy no longer waits behind another
+     * helper's kernel on a shared queue), but each queue costs the process's
+     * start about 28 ms of driver time (an empty CUDA program: 0.33 s with
+     * 8, 1.00 s with 32; small programs on several cores at once, as in a
+     * test suite, then took 20 s each) and one of the GPU channels that all
+     * processes on it share (see cuda__start_context). */
+    const char *conn = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+    cuda__conn = conn && *conn ? (int)strtol(conn, NULL, 10) : 8;
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess) {
@@ -307,17 +304,16 @@ static void cuda__restore(int prev, int ord)
 
 /* Creates (or takes) ord's primary context and makes it current. Each of a
  * context's hardware work queues takes one of the GPU's channels, which every
- * process on the GPU shares: with other programs on it (MPI ranks sharing a
- * GPU, a test suite's parallel jobs), a context with 32 queues can find no
- * room, and CUDA says out of memory although the memory is free (an H100
- * with 15 other such processes). When the queues were the runtime's choice,
- * it asks again with CUDA's default of 8, then 2, then waits for room a
- * little (other programs end) before the GPU is given up. The driver reads
- * CUDA_DEVICE_MAX_CONNECTIONS when it creates a context, so a later GPU of
- * the process starts with what the last one got. */
+ * process on the GPU shares: with many programs on it (MPI ranks sharing a
+ * GPU, a test suite's parallel jobs), a new context can find no room, and
+ * CUDA says out of memory although the memory is free (an H100: 15 other
+ * processes with 32 queues each). The context is then asked for again with
+ * 8 queues (when it had more), then 2, then after short waits (other
+ * programs end) before the GPU is given up. The driver reads
+ * CUDA_DEVICE_MAX_CONNECTIONS when it creates a context, so the process's
+ * later GPUs start with what the last one got. */
 static cudaError_t cuda__start_context(maccrt_device *d, int ord)
 {
-    static const int fewer[] = {8, 2};
     cudaError_t e = cudaSuccess;
     for (int try = 0;; try++) {
         if (cudaInitDevice(ord, cudaDeviceScheduleBlockingSync, cudaInitDeviceFlagsAreValid) !=
@@ -327,17 +323,16 @@ static cudaError_t cuda__start_context(maccrt_device *d, int ord)
         if (e == cudaSuccess || e != cudaErrorMemoryAllocation || try >= 6)
             break;
         cuda__clear();
-        int step = try < 2 ? try : 2;
-        if (cuda__conn_ours && step < 2 && fewer[step] < cuda__conn_ours) {
-            char conn[16];
-            snprintf(conn, sizeof conn, "%d", fewer[step]);
-            setenv("CUDA_DEVICE_MAX_CONNECTIONS", conn, 1);
-            if (maccrt_rt.stats)
-                maccrt_warn(NULL, "%s: no room on the GPU for %d hardware queues; asking for %s",
-                            d->name, cuda__conn_ours, conn);
-            cuda__conn_ours = fewer[step];
+        if (cuda__conn > 2) {
+            int fewer = cuda__conn > 8 ? 8 : 2;
+            char v[16];
+            snprintf(v, sizeof v, "%d", fewer);
+            setenv("CUDA_DEVICE_MAX_CONNECTIONS", v, 1);
+            maccrt_warn(NULL, "%s: no room on the GPU for a context with %d hardware queues; asking for %d",
+                        d->name, cuda__conn, fewer);
+            cuda__conn = fewer;
         } else {
-            struct timespec ts = {0, 100 * 1000 * 1000L * (try + 1)}; /* 0.1 s, 0.2 s, ... */
+            struct timespec ts = {0, 100 * 1000 * 1000L * try}; /* 0.1 s, 0.2 s, ... */
             nanosleep(&ts, NULL);
         }
     }
