@@ -81,6 +81,7 @@ typedef struct cuda__gpu cuda__gpu;
 typedef struct cuda__stage {
     char *buf;         /* 2 x CUDA__STAGE_CHUNK bytes (cudaHostAlloc), NULL until first used */
     cudaEvent_t ev[2]; /* the copy out of (h2d) or into (d2h) each slot */
+    int h2d_out[2];    /* an h2d DMA out of the slot was queued (ev[i] follows it) */
     int failed;        /* could not be made: pageable copies */
 } cuda__stage;
 
@@ -719,14 +720,21 @@ static cudaError_t cuda__copy_staged(cuda__stage *st, cudaStream_t s, char *dst,
     cudaError_t e = cudaSuccess;
     if (to_dev) {
         for (size_t i = 0; i < nchunks && e == cudaSuccess; i++) {
-            /* the slot's chunk before this one must have left */
-            if (i >= 2 && (e = cuda__event_wait(st->ev[i & 1])) != cudaSuccess)
-                break;
+            /* the slot's last chunk must have left, this copy's or an
+             * earlier one's: the head and the tail of a copy around a
+             * registered middle are two staged copies, and the head's DMA
+             * is queued behind the middle's (a tail written over the head
+             * in its slot: wrong data on the GPU, MACC_CUDA_PIN_MIN) */
+            if (st->h2d_out[i & 1]) {
+                if ((e = cuda__event_wait(st->ev[i & 1])) != cudaSuccess)
+                    break;
+                st->h2d_out[i & 1] = 0;
+            }
             memcpy(cuda__slot(st, i), src + i * C, cuda__chunk_len(bytes, i));
             e = cudaMemcpyAsync(dst + i * C, cuda__slot(st, i), cuda__chunk_len(bytes, i), cudaMemcpyHostToDevice,
                                 s);
-            if (e == cudaSuccess)
-                e = cudaEventRecord(st->ev[i & 1], s);
+            if (e == cudaSuccess && (e = cudaEventRecord(st->ev[i & 1], s)) == cudaSuccess)
+                st->h2d_out[i & 1] = 1;
         }
     } else {
         /* chunk i+1 comes into the other slot while chunk i goes out */
