@@ -245,8 +245,14 @@ static void *cuda__helper_main(void *arg)
 
 /* ---- the plugin --------------------------------------------------------------------------- */
 
+static void cuda__spin_settings(void);
+static int cuda__staging(void);
+
 static int cuda__discover(void)
 {
+    /* settings read once, before any helper runs */
+    cuda__spin_settings();
+    (void)cuda__staging();
     const char *s = getenv("MACC_CUDA_STREAMS");
     if (s && *s) {
         long v = maccrt_parse_positive(s);
@@ -1205,26 +1211,31 @@ static void cuda__submit(maccrt_device *d, maccrt_task *t)
  * polling, the wait blocks. */
 static atomic_int cuda__spinners; /* helpers polling now */
 
+static long cuda__spin_ns;                   /* MACC_CUDA_SPIN_US, in ns */
+static int cuda__spin_max;                   /* MACC_CUDA_SPINNERS */
+
+/* Read once, in cuda__discover (before any helper). */
+static void cuda__spin_settings(void)
+{
+    const char *v = getenv("MACC_CUDA_SPIN_US");
+    long us = v && *v ? strtol(v, NULL, 10) : 1000;
+    const char *m = getenv("MACC_CUDA_SPINNERS");
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    long mx = m && *m ? strtol(m, NULL, 10) : (ncpu / 2 > 2 ? ncpu / 2 : 2);
+    cuda__spin_max = mx < 0 ? 0 : mx > 1024 ? 1024 : (int)mx;
+    cuda__spin_ns = (us < 0 ? 0 : us) * 1000L;
+}
+
 static cudaError_t cuda__wait(cudaStream_t s)
 {
-    static long spin_ns = -1;
-    static int spin_max;
-    if (spin_ns < 0) {
-        const char *v = getenv("MACC_CUDA_SPIN_US");
-        long us = v && *v ? strtol(v, NULL, 10) : 1000;
-        const char *m = getenv("MACC_CUDA_SPINNERS");
-        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-        long mx = m && *m ? strtol(m, NULL, 10) : (ncpu / 2 > 2 ? ncpu / 2 : 2);
-        spin_max = mx < 0 ? 0 : mx > 1024 ? 1024 : (int)mx;
-        spin_ns = (us < 0 ? 0 : us) * 1000L;
-    }
+    long spin_ns = cuda__spin_ns;
     /* At most MACC_CUDA_SPINNERS (default half the cores) poll at once:
      * with 32 helpers per GPU, every helper polling for its kernel took the
      * cores from the host's tasks and from the helpers that had work to do.
      * The others block at once. */
     if (spin_ns > 0) {
         cudaError_t e = cudaErrorNotReady;
-        if (atomic_fetch_add(&cuda__spinners, 1) < spin_max) {
+        if (atomic_fetch_add(&cuda__spinners, 1) < cuda__spin_max) {
             struct timespec t0, t1;
             clock_gettime(CLOCK_MONOTONIC, &t0);
             do {
