@@ -246,7 +246,6 @@ static void *cuda__helper_main(void *arg)
 /* ---- the plugin --------------------------------------------------------------------------- */
 
 static void cuda__spin_settings(void);
-static int cuda__staging(void);
 
 static int cuda__discover(void)
 {
