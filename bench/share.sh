@@ -90,6 +90,8 @@ echo "commit: ${MACC_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null
 # GPUs alone and everything (the second table: 1 GPU -> N GPUs, and sharing
 # with every device)
 rows2=
+tasks=
+tasks2=
 printf '%-8s %-8s %12s %12s %12s %10s %10s\n' program unit host gpu shared 'sh/max' 'sh/sum'
 progs="nbody matmul stream"
 [ -n "$nbodyl_args" ] && progs="nbody nbodyL matmul stream"
@@ -99,6 +101,10 @@ for p in $progs; do
     h=$(best "$p" MACC_DEVICES=host)
     g=$(best "$p" MACC_DEVICES=nvidia:0 MACC_TARGET_OFFLOAD=mandatory)
     s=$(best "$p" MACC_DEVICES=host,nvidia:0)
+    # how the last shared run split the tasks (MACC_STATS)
+    tasks="$tasks$p: $(awk '/^macc: (host|nvidia)/ { printf "%s %s  ", $2, $3 }' \
+        "$out/$p.MACC_DEVICES_host_nvidia_0.$reps.log" 2>/dev/null)
+"
     awk -v p="$p" -v u="$unit" -v h="$h" -v g="$g" -v s="$s" 'BEGIN {
         m = h > g ? h : g
         printf "%-8s %-8s %12.1f %12.1f %12.1f %10.3f %10.3f\n", p, u, h, g, s,
@@ -106,6 +112,9 @@ for p in $progs; do
     if [ "$ngpus" -ge 2 ]; then
         gn=$(best "$p" MACC_DEVICES=nvidia MACC_TARGET_OFFLOAD=mandatory)
         sn=$(best "$p" MACC_DEVICES=all)
+        tasks2="$tasks2$p: $(awk '/^macc: (host|nvidia)/ { printf "%s %s  ", $2, $3 }' \
+            "$out/$p.MACC_DEVICES_all.$reps.log" 2>/dev/null)
+"
         rows2="$rows2$p $unit $g $gn $h $sn
 "
     fi
@@ -119,4 +128,12 @@ if [ "$ngpus" -ge 2 ]; then
         m = $5 > $4 ? $5 : $4
         printf "%-8s %-8s %10.1f %10.1f %7.2f %10.1f %10.1f %10.1f %8.3f\n", $1, $2, $3, $4,
                ($3 > 0 ? $4 / $3 : 0), $5, $4, $6, (m > 0 ? $6 / m : 0) }'
+fi
+
+echo
+echo "tasks per device, the last shared run (host + nvidia:0):"
+printf '%s' "$tasks" | sed 's/^/  /'
+if [ -n "$tasks2" ]; then
+    echo "tasks per device, the last run with every device:"
+    printf '%s' "$tasks2" | sed 's/^/  /'
 fi

@@ -9,9 +9,10 @@ of each task (wait:ready, wait:queue, maps, unmap, finish). Prints, per
 device, the number of slices of each kind (the test suite compares the task
 count with MACC_STATS).
 """
-import json
 import sys
 from html import escape
+
+from tracestat import load  # (the same directory)
 
 COLORS = {"task": "#4c72b0", "h2d": "#dd8452", "d2h": "#c44e52", "p2p": "#55a868", "data": "#8c8c8c"}
 
@@ -22,18 +23,10 @@ def main(argv):
     if len(argv) != 3:
         sys.stderr.write("usage: trace2svg.py [--phases] trace.json out.svg\n")
         return 2
-    with open(argv[1]) as f:
-        trace = json.load(f)
-    names = {}
-    slices = []
-    for e in trace["traceEvents"]:
-        if e.get("ph") == "M" and e.get("name") == "process_name":
-            names[e["pid"]] = e["args"]["name"]
-        elif e.get("ph") == "X":
-            slices.append(e)
+    slices = load(argv[1])
     counts = {}
     for e in slices:
-        key = (names.get(e["pid"], str(e["pid"])), e["cat"])
+        key = (e["dev"], e["cat"])
         counts[key] = counts.get(key, 0) + 1
     for (dev, cat), n in sorted(counts.items()):
         print(f"{dev} {cat} {n}")
@@ -42,6 +35,7 @@ def main(argv):
 
     rows = sorted({(e["pid"], e["tid"]) for e in slices})
     row_index = {r: i for i, r in enumerate(rows)}
+    names = {e["pid"]: e["dev"] for e in slices}
     t_end = max((e["ts"] + e["dur"] for e in slices), default=1.0) or 1.0
     left, width, row_h, top = 150, 1000, 18, 30
     height = top + row_h * len(rows) + 40
