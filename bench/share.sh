@@ -10,7 +10,7 @@
 # (ratio), and the host with every GPU (shared; sh/max over the better of
 # the host and all GPUs).
 #
-#   usage: bench/share.sh BUILD_DIR [REPS]
+#   usage: bench/share.sh BUILD_DIR [REPS]      (SHARE_TRACE=1: also a traced shared run each)
 #
 # BUILD_DIR holds macc's build (BUILD_DIR/bin/macc, BUILD_DIR/lib); each
 # configuration runs REPS times (default 3) and the best run counts. Sizes:
@@ -136,4 +136,27 @@ printf '%s' "$tasks" | sed 's/^/  /'
 if [ -n "$tasks2" ]; then
     echo "tasks per device, the last run with every device:"
     printf '%s' "$tasks2" | sed 's/^/  /'
+fi
+
+# SHARE_TRACE=1: each program once more, shared, with MACC_TRACE, and where
+# the time went (tools/tracestat.py; the traces stay in BUILD_DIR/bench/share)
+if [ -n "${SHARE_TRACE:-}" ]; then
+    for p in $progs; do
+        case $p in
+        nbody) args=$nbody_args exe=$out/nbody ;;
+        nbodyL) args=$nbodyl_args exe=$out/nbody ;;
+        matmul) args=$matmul_args exe=$out/matmul ;;
+        stream) args=$stream_args exe=$out/stream ;;
+        esac
+        tr=$out/$p.shared.trace.json
+        echo
+        # shellcheck disable=SC2086
+        if MACC_DEVICES=host,nvidia:0 MACC_TRACE="$tr" timeout 300 "$exe" $args > "$out/$p.trace.log" 2>&1; then
+            echo "$p, shared, traced: $(metric "$p" "$out/$p.trace.log") $( [ "$p" = stream ] && echo GB/s || echo GFLOP/s)"
+            python3 "$root/tools/tracestat.py" "$tr" || true
+            python3 "$root/tools/tracestat.py" --windows auto --cats task,wait:lock,wait:data "$tr" || true
+        else
+            echo "share.sh: $p traced run failed (see $out/$p.trace.log)" >&2
+        fi
+    done
 fi

@@ -4,6 +4,7 @@
     python3 tools/tracestat.py trace.json                 per device and kind of slice
     python3 tools/tracestat.py --by-name hold:lock t.json  one kind, per slice name
     python3 tools/tracestat.py --windows 5 [--cats task,maps,wait:lock] t.json
+    python3 tools/tracestat.py --windows auto t.json      20 windows over the run
 
 The first form prints, per device and kind (task, h2d, maps, wait:lock, ...), the number of
 slices, their summed time, median, 90th percentile and maximum (in microseconds), and the
@@ -89,21 +90,25 @@ def main(argv):
             if opt == "--by-name":
                 by_name = args.pop(0)
             elif opt == "--windows":
-                win = float(args.pop(0))
+                v = args.pop(0)
+                win = -1.0 if v == "auto" else float(v)
             elif opt == "--cats":
                 cats = args.pop(0).split(",")
             else:
                 raise ValueError(opt)
-        if len(args) != 1 or (win is not None and win <= 0):
+        if len(args) != 1 or (win is not None and win <= 0 and win != -1.0):
             raise ValueError("arguments")
     except (IndexError, ValueError):
-        sys.stderr.write("usage: tracestat.py [--by-name KIND | --windows MS [--cats a,b]] trace.json\n")
+        sys.stderr.write("usage: tracestat.py [--by-name KIND | --windows MS|auto [--cats a,b]] trace.json\n")
         return 2
     slices = load(args[0])
     if not slices:
         sys.stderr.write("tracestat.py: no slices in the trace\n")
         return 1
     if win is not None:
+        if win < 0:  # auto: 20 windows over the run, in round milliseconds
+            span = (max(e["ts"] + e["dur"] for e in slices) - min(e["ts"] for e in slices)) / 1000.0
+            win = max(float(f"{span / 20:.2g}"), 0.001)
         windows(slices, win, set(cats))
     elif by_name:
         summary([e for e in slices if e["cat"] == by_name], lambda e: (e["dev"], e["cat"], e["name"]))
