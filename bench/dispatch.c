@@ -10,6 +10,7 @@
  * whose copies are memcpy, so the runtime's own work is all the CPU does:
  *
  *   dispatch [NGPUS [NB [KERNEL_US [HELPERS]]]]   (defaults 2 16 70 8)
+ *   DISPATCH_HOST_US=n dispatch ...               (the host a device too, below)
  *
  * prints the wall time, tasks per second, and the efficiency: the time the
  * tasks would take if every helper slept back to back (NB^3 x KERNEL_US /
@@ -98,8 +99,30 @@ static int gemm_tile(void *args, MACC_TaskEnv *env)
     return 0;
 }
 
-static const MACC_Version gemm_v[] = {{MACC_DEV_NVIDIA, 0, 5, 0, gemm_tile}};
+/* DISPATCH_HOST_US=n: the region also has a host version (resources(50),
+ * as samples/matmul.c's) that "runs" n us of one thread's work on the
+ * threads it is given (a sleep of n / nthreads us), and the host is a device
+ * beside the fake GPUs (MACC_HOST_THREADS default 16): the scheduler's part of
+ * sharing a region with a host that is much slower per task, with no CPU
+ * contention (sleeps), against the same run without the host. */
+static int host_us;
+
+static int gemm_tile_host(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+    const double *a = env->ptrs[0], *b = env->ptrs[1];
+    double *c = env->ptrs[2];
+    for (int i = 0; i < TILE; i++)
+        c[i] += a[i] * b[i];
+    long ns = host_us * 1000L / (env->nthreads > 0 ? env->nthreads : 1);
+    struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
+    nanosleep(&ts, NULL);
+    return 0;
+}
+
+static const MACC_Version gemm_v[] = {{MACC_DEV_NVIDIA, 0, 5, 0, gemm_tile}, {MACC_DEV_HOST, 0, 50, 0, gemm_tile_host}};
 static const MACC_Region gemm_r = {{"dispatch.c", 1, 1, "main"}, "gemm_tile", 1, gemm_v, 0, 0};
+static const MACC_Region gemm_rh = {{"dispatch.c", 1, 1, "main"}, "gemm_tile", 2, gemm_v, 0, 0};
 
 static double now(void)
 {
@@ -119,7 +142,14 @@ int main(int argc, char **argv)
                 FAKE_GPU_MAX_THREADS);
         return 2;
     }
-    setenv("MACC_DEVICES", "nvidia", 1);
+    const char *hu = getenv("DISPATCH_HOST_US");
+    host_us = hu && *hu ? atoi(hu) : 0;
+    if (host_us > 0) {
+        setenv("MACC_DEVICES", "host,nvidia", 1);
+        setenv("MACC_HOST_THREADS", "16", 0);
+    } else {
+        setenv("MACC_DEVICES", "nvidia", 1);
+    }
     size_t ntile = (size_t)NB * NB;
     double *A = malloc(ntile * TILE * sizeof *A), *B = malloc(ntile * TILE * sizeof *B);
     double *C = malloc(ntile * TILE * sizeof *C);
@@ -141,7 +171,8 @@ int main(int argc, char **argv)
                 MACC_Dep dep[3] = {{a, TILE * sizeof(double), MACC_DEP_IN},
                                    {b, TILE * sizeof(double), MACC_DEP_IN},
                                    {c, TILE * sizeof(double), MACC_DEP_INOUT}};
-                MACC_target(&gemm_r, NULL, 0, 3, m, 3, dep, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+                MACC_target(host_us > 0 ? &gemm_rh : &gemm_r, NULL, 0, 3, m, 3, dep, MACC_NOWAIT,
+                            MACC_DEVICE_ANY, 1);
             }
     MACC_taskwait(NULL);
     double t = now() - t0;
@@ -155,7 +186,7 @@ int main(int argc, char **argv)
                 bad += C[((size_t)i * NB + j) * TILE + e] != want;
             }
     long ntasks = (long)NB * NB * NB;
-    double ideal = ntasks * kernel_us * 1e-6 / (ngpus * helpers);
+    double ideal = ntasks * kernel_us * 1e-6 / (ngpus * (helpers < 20 ? helpers : 20)); /* (resources(5): 20 at once) */
     printf("dispatch: gpus=%d helpers=%d tasks=%ld kernel_us=%d time=%.4f s tasks_per_s=%.0f "
            "efficiency=%.3f policy_calls_per_task=%.1f check=%s\n",
            ngpus, helpers, ntasks, kernel_us, t, ntasks / t, ideal / t,
