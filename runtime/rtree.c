@@ -135,11 +135,23 @@ maccrt_rnode *maccrt_rtree_first_overlap(const maccrt_rtree *t, uintptr_t a, uin
     maccrt_rnode *h = rtree__hinted(t, a);
     if (h && a < b)
         return h;
-    maccrt_rnode *n = rtree__floor(t, a);
-    if (n && n->end > a)
-        return n;
-    n = rtree__above(t, a);
-    return n && n->start < b ? n : NULL;
+    /* One descent finds both the greatest start <= a and the smallest start
+     * > a (the last node the search for a turned left at): a section that is
+     * not in the tree (the residency term asking every device, a write
+     * invalidating the other devices' copies) cost two walks. */
+    maccrt_rnode *n = t->root, *floor = NULL, *above = NULL;
+    while (n) {
+        if (n->start <= a) {
+            floor = n;
+            n = n->right;
+        } else {
+            above = n;
+            n = n->left;
+        }
+    }
+    if (floor && floor->end > a)
+        return floor;
+    return above && above->start < b ? above : NULL;
 }
 
 maccrt_rnode *maccrt_rtree_next(const maccrt_rtree *t, const maccrt_rnode *n)

@@ -2118,6 +2118,21 @@ Test(rt, range_tree)
     cr_assert_null(maccrt_rtree_find(&t, 100 + 10 * 4));
     cr_assert_eq(maccrt_rtree_find(&t, 100 + 10 * 5), &nodes[5]);
     cr_assert_eq(maccrt_rtree_first_overlap(&t, 100 + 10 * 4, 100 + 10 * 6), &nodes[5]);
+    /* first_overlap against a scan of the nodes still in the tree (odd i):
+     * queries starting inside a node, in a gap, at a start, before and
+     * after everything, of every length up to 40 */
+    unsigned x = 12345;
+    for (int q = 0; q < 20000; q++) {
+        x = x * 1103515245u + 12345u;
+        uintptr_t a = 90 + (x >> 8) % (10 * N + 30);
+        uintptr_t b = a + 1 + (x >> 3) % 40;
+        maccrt_rnode *want = NULL;
+        for (int i = 1; i < N && !want; i += 2)
+            if (nodes[i].start < b && a < nodes[i].end)
+                want = &nodes[i];
+        cr_assert_eq(maccrt_rtree_first_overlap(&t, a, b), want, "[%lu, %lu)", (unsigned long)a,
+                     (unsigned long)b);
+    }
 }
 
 /* ---- the coherence directory (cache.c) on the fake GPUs ---------------------------------------
