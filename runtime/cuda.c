@@ -330,9 +330,10 @@ static void cuda__restore(int prev, int ord)
  * CUDA says out of memory although the memory is free (an H100: 15 other
  * processes with 32 queues each). The context is then asked for again with
  * 8 queues (when it had more), then 2, then after short waits (other
- * programs end) before the GPU is given up. The driver reads
- * CUDA_DEVICE_MAX_CONNECTIONS when it creates a context, so the process's
- * later GPUs start with what the last one got. */
+ * programs end) before the GPU is given up (48 copies of nbody started at
+ * once on an H100 all ran on the GPU so; with 32 queues and no fallback 40
+ * of 48 gave it up). The process's later GPUs are asked for with what the
+ * last one got. */
 static cudaError_t cuda__start_context(maccrt_device *d, int ord)
 {
     cudaError_t e = cudaSuccess;
