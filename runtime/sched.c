@@ -113,6 +113,12 @@ static int sched__measured_other(const maccrt_region_info *ri, int kind)
             return 1;
     return 0;
 }
+/* Whether t could run on some device other than the host. */
+static int sched__gpu_candidate(const maccrt_task *t)
+{
+    return (t->cand & ~MACCRT_BIT(maccrt_rt.host->num)) != 0;
+}
+
 static __thread maccrt_task *sched__sub_head, *sched__sub_tail; /* placed GPU tasks to submit */
 static const int sched__auto_tokens[MACCRT_AUTO_LEVELS] = {100, 50, 25};
 
@@ -135,14 +141,14 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
         maccrt_region_info *ri = maccrt_region_info_get(t->region);
         if (ri->runs[d->kind] == 0) {
             ri->exploring[d->kind]++;
-            /* The host's exploring instance in a shared run (a GPU measured)
-             * runs alone there (the region's other host instances wait for
-             * its time): it gets every host thread, and its time is scaled
+            /* The host's exploring instance in a shared run (a GPU measured,
+             * or one among the task's candidates) runs alone there (the
+             * region's other host instances wait for its time): it gets every host thread, and its time is scaled
              * to its tokens' share when learned (sched_release). nbody-L's
              * one exploring task on 6 of 15 threads took 0.86 s against a
              * GPU step of 0.36 s. */
             if (d->kind == MACC_DEV_HOST && t->deferred && !t->nested &&
-                sched__measured_other(ri, MACC_DEV_HOST) &&
+                (sched__measured_other(ri, MACC_DEV_HOST) || sched__gpu_candidate(t)) &&
                 maccrt_host_nthreads(need) < maccrt_rt.host_threads)
                 t->explore_threads = maccrt_rt.host_threads;
         }
@@ -430,6 +436,12 @@ static double sched__estimate(maccrt_task *t, maccrt_device *d)
          * whole chain behind it (a GPU is explored with any task: a host
          * measured first must not keep it unexplored). */
         if (measured && (ri->exploring[d->kind] || (t->nsuccs > 0 && d->kind == MACC_DEV_HOST)))
+            return 1e6;
+        /* The host beside a GPU explores with one instance even before the
+         * GPU is measured (the start of a run): two instances of half the
+         * threads each held two chains twice as long and measured nothing
+         * sooner (bench/dispatch with DISPATCH_HOST_US). */
+        if (d->kind == MACC_DEV_HOST && ri->exploring[MACC_DEV_HOST] && sched__gpu_candidate(t))
             return 1e6;
         return d->kind == MACC_DEV_HOST ? 1e-9 : 0;
     }

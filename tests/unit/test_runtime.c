@@ -2539,9 +2539,13 @@ static int fn_speed_gpu(void *args, MACC_TaskEnv *env)
 static int fn_speed_host(void *args, MACC_TaskEnv *env)
 {
     (void)args;
-    (void)env;
     atomic_fetch_add(&ran_host, 1);
-    speed_run(1, speed_host_ms);
+    /* speed_host_ms on the threads its tokens give, shorter on more (an
+     * exploring instance gets every host thread, and its time is learned
+     * scaled back to its tokens' threads) */
+    const maccrt_task *t = maccrt_thread_self()->current;
+    int base = t ? maccrt_host_nthreads(t->tokens) : env->nthreads;
+    speed_run(1, env->nthreads > base ? speed_host_ms * base / env->nthreads : speed_host_ms);
     return 0;
 }
 static const MACC_Version r_speed_v[] = {
@@ -2812,6 +2816,25 @@ Test(sched, the_exploring_host_instance_gets_every_host_thread)
         pthread_mutex_unlock(&maccrt_rt.lock);
         cr_assert_gt(learned, 1.5 * 3 * GPU_MS * 1e-3, "learned %.4f s (ran 0.012 s on 8 threads)", learned);
     }
+}
+
+/* The same at the start of a run, before the GPU is measured: the host
+ * beside a GPU explores with one instance of every thread (it had two of
+ * half the threads each, holding two tasks for twice as long). */
+Test(sched, the_host_explores_with_one_instance_before_the_gpu_is_measured)
+{
+    setenv("MACC_HOST_THREADS", "8", 1);
+    setenv("MACC_SHARE_MIN", "0", 1);
+    for (int k = 0; k < 60; k++)
+        MACC_target(&r_threads, NULL, 0, 0, NULL, 0, NULL, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+    MACC_taskwait(NULL);
+    int n = atomic_load(&explore_n);
+    cr_assert_geq(n, 1, "the host explored");
+    cr_assert_eq(atomic_load(&explore_threads_seen[0]), 8, "exploring with %d threads",
+                 atomic_load(&explore_threads_seen[0]));
+    for (int i = 1; i < n && i < 64; i++)
+        cr_assert_eq(atomic_load(&explore_threads_seen[i]), 4, "instance %d: %d threads", i,
+                     atomic_load(&explore_threads_seen[i]));
 }
 
 /* The share rule: a host 12x slower than one GPU task, with half the GPU's
