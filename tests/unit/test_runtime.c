@@ -2289,6 +2289,31 @@ Test(gpu, a_chain_on_one_gpu_keeps_its_copy)
     cr_assert_eq(y[5], 4.0);
 }
 
+/* A section copied to both GPUs, then written on one: the other GPU's copy is
+ * invalidated and its next reader sees the new values. */
+Test(gpu, a_write_to_a_section_both_gpus_hold_invalidates_the_other)
+{
+    enum { N = 512 };
+    static double x[N], y[N], z[N], w[N];
+    for (int i = 0; i < N; i++)
+        x[i] = i % 5;
+    sten(x, y, N, 0, N, 0, N, MACC_MAP_FROM, 0); /* x on nvidia:0 */
+    sten(x, z, N, 0, N, 0, N, MACC_MAP_FROM, 1); /* and on nvidia:1 */
+    sten(y, x, N, 0, N, 0, N, MACC_MAP_FROM, 0); /* x written on nvidia:0 */
+    sten(x, w, N, 0, N, 0, N, MACC_MAP_FROM, 1); /* read again on nvidia:1 */
+    MACC_taskwait(NULL);
+    static double ey[N], ex[N];
+    for (int i = 0; i < N; i++)
+        ey[i] = ((i + N - 1) % N) % 5 + 2 * (i % 5) + ((i + 1) % N) % 5;
+    for (int i = 0; i < N; i++)
+        ex[i] = ey[(i + N - 1) % N] + 2 * ey[i] + ey[(i + 1) % N];
+    for (int i = 0; i < N; i++) {
+        double want = ex[(i + N - 1) % N] + 2 * ex[i] + ex[(i + 1) % N];
+        cr_assert_eq(x[i], ex[i], "x[%d] = %g, expected %g", i, x[i], ex[i]);
+        cr_assert_eq(w[i], want, "w[%d] = %g, expected %g", i, w[i], want);
+    }
+}
+
 /* A data construct's entry on nvidia:0 is the copy its tasks use, through the
  * same directory lookup as a cached entry: no second allocation and no copy
  * for the tasks; the taskwait's flush leaves it (with the tasks' writes in
