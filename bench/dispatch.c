@@ -192,7 +192,10 @@ int main(int argc, char **argv)
            ngpus, helpers, ntasks, kernel_us, t, ntasks / t, ideal / t,
            (double)maccrt_rt.policy_calls / (double)ntasks, bad ? "FAIL" : "PASS");
     for (int d = 0; d < macc_num_devices(); d++)
-        printf("dispatch: device %d (%s): %ld tasks\n", d, macc_device_name(d), macc_device_tasks(d));
+        printf("dispatch: device %d (%s): %ld tasks, %llu bytes in from the host, %llu from other GPUs\n", d,
+               macc_device_name(d), macc_device_tasks(d),
+               (unsigned long long)atomic_load(&maccrt_rt.devices[d]->bytes_h2d),
+               (unsigned long long)atomic_load(&maccrt_rt.devices[d]->bytes_p2p));
     free(A);
     free(B);
     free(C);

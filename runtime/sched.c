@@ -705,7 +705,7 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
     if (ri && !ri->runs[MACC_DEV_HOST] && (cand & MACCRT_BIT(rt->host->num)) &&
         (fit & cand & ~MACCRT_BIT(rt->host->num)))
         cand &= ~MACCRT_BIT(rt->host->num);
-    double best_xfer = 0;
+    double best_xfer = 0, best_est = 0;
     for (int i = 0; i < rt->ndevices; i++) {
         if (!(cand & MACCRT_BIT(i)))
             continue;
@@ -715,8 +715,20 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
          * make a host that looks infinitely fast take every first task) */
         double xfer = !ri || ri->runs[d->kind] ? eft__xfer(t, d) : 0;
         double end = eft__finish(t, d, backlog[i], now, xfer);
-        /* ties (within a microsecond): locality first, then a free device */
-        int tie = best && end - best_end < 1e-6 && best_end - end < 1e-6;
+        /* ties: locality first, then a free device. Two devices of one kind
+         * (two GPUs) that would end the task within half its time tie: GPUs
+         * ending a task a few microseconds apart took a chain's links in
+         * turn, each link moving the chain's data to the other GPU
+         * (bench/dispatch, 2 fake GPUs: about 40% of matmul's tasks; peer
+         * bytes 1.2 MB -> 0.52 MB, 93 -> 96-98 thousand tasks/s). Between
+         * kinds (the host and a GPU) a microsecond: the tail rule's margin. */
+        double est = ri && ri->runs[d->kind] ? sched__estimate(t, d) : 0;
+        double tol = est > 0 && best_est > 0 && best && best->kind == d->kind
+                         ? 0.5 * (est < best_est ? est : best_est)
+                         : 0;
+        if (tol < 1e-6)
+            tol = 1e-6;
+        int tie = best && end - best_end < tol && best_end - end < tol;
         if (!best || (!tie && end < best_end) ||
             (tie && (xfer < best_xfer ||
                      (xfer == best_xfer &&
@@ -726,6 +738,7 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
             best_end = end;
             best_fits = fits;
             best_xfer = xfer;
+            best_est = est;
         }
     }
     return best;
