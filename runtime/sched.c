@@ -716,16 +716,21 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
         double xfer = !ri || ri->runs[d->kind] ? eft__xfer(t, d) : 0;
         double end = eft__finish(t, d, backlog[i], now, xfer);
         /* ties: locality first, then a free device. Two devices of one kind
-         * (two GPUs) that would end the task within half its time tie: GPUs
-         * ending a task a few microseconds apart took a chain's links in
+         * (two GPUs) tie when they would end the task within half its time
+         * (at most a millisecond): GPUs ending a task a few microseconds
+         * apart (their learned times differ by noise) took a chain's links in
          * turn, each link moving the chain's data to the other GPU
-         * (bench/dispatch, 2 fake GPUs: about 40% of matmul's tasks; peer
-         * bytes 1.2 MB -> 0.52 MB, 93 -> 96-98 thousand tasks/s). Between
+         * (bench/dispatch, 2 fake GPUs: about 40% of matmul's tasks; GPU to
+         * GPU 1.2 MB -> 0.52 MB, 93-95 -> 99-102 thousand tasks/s). A free
+         * GPU may so be passed over for one that holds the data and ends the
+         * task less than that later; the other ready tasks fill it. Between
          * kinds (the host and a GPU) a microsecond: the tail rule's margin. */
         double est = ri && ri->runs[d->kind] ? sched__estimate(t, d) : 0;
         double tol = est > 0 && best_est > 0 && best && best->kind == d->kind
                          ? 0.5 * (est < best_est ? est : best_est)
                          : 0;
+        if (tol > 1e-3)
+            tol = 1e-3;
         if (tol < 1e-6)
             tol = 1e-6;
         int tie = best && end - best_end < tol && best_end - end < tol;
