@@ -86,17 +86,23 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .run = fgpu_run,
 };
 
-/* the "kernel": one multiply-add per tile element, then the sleep */
-static int gemm_tile(void *args, MACC_TaskEnv *env)
+/* one multiply-add per tile element, then a sleep of ns */
+static int gemm_tile_sleep(const MACC_TaskEnv *env, long ns)
 {
-    (void)args;
     const double *a = env->ptrs[0], *b = env->ptrs[1];
     double *c = env->ptrs[2];
     for (int i = 0; i < TILE; i++)
         c[i] += a[i] * b[i];
-    struct timespec ts = {0, kernel_us * 1000L};
+    struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
     nanosleep(&ts, NULL);
     return 0;
+}
+
+/* the "kernel" */
+static int gemm_tile(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+    return gemm_tile_sleep(env, kernel_us * 1000L);
 }
 
 /* DISPATCH_HOST_US=n: the region also has a host version (resources(50),
@@ -110,14 +116,7 @@ static int host_us;
 static int gemm_tile_host(void *args, MACC_TaskEnv *env)
 {
     (void)args;
-    const double *a = env->ptrs[0], *b = env->ptrs[1];
-    double *c = env->ptrs[2];
-    for (int i = 0; i < TILE; i++)
-        c[i] += a[i] * b[i];
-    long ns = host_us * 1000L / (env->nthreads > 0 ? env->nthreads : 1);
-    struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
-    nanosleep(&ts, NULL);
-    return 0;
+    return gemm_tile_sleep(env, host_us * 1000L / (env->nthreads > 0 ? env->nthreads : 1));
 }
 
 static const MACC_Version gemm_v[] = {{MACC_DEV_NVIDIA, 0, 5, 0, gemm_tile}, {MACC_DEV_HOST, 0, 50, 0, gemm_tile_host}};

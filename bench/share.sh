@@ -56,23 +56,36 @@ metric() {
     esac
 }
 
+# program PROGRAM: sets exe and args (nbodyL is the nbody binary)
+program() {
+    case $1 in
+    nbody) args=$nbody_args exe=$out/nbody ;;
+    nbodyL) args=$nbodyl_args exe=$out/nbody ;;
+    matmul) args=$matmul_args exe=$out/matmul ;;
+    stream) args=$stream_args exe=$out/stream ;;
+    esac
+}
+
+# unit_of PROGRAM: what metric reports
+unit_of() {
+    if [ "$1" = stream ]; then echo GB/s; else echo GFLOP/s; fi
+}
+
+# tasks_line PROGRAM LOGFILE: "PROGRAM: device tasks  device tasks" from MACC_STATS
+tasks_line() {
+    echo "$1: $(awk '/^macc: (host|nvidia)/ { printf "%s %s  ", $2, $3 }' "$2" 2>/dev/null)"
+}
+
 # best PROGRAM ENV...: the best throughput of REPS runs (0 when a run fails)
 best() {
     prog=$1
     shift
     b=0
     i=0
+    program "$prog"
     while [ "$i" -lt "$reps" ]; do
         i=$((i + 1))
-        case $prog in
-        nbody) args=$nbody_args ;;
-        nbodyL) args=$nbodyl_args ;;
-        matmul) args=$matmul_args ;;
-        stream) args=$stream_args ;;
-        esac
         log=$out/$prog.$(echo "$*" | tr ' =:,' '____').$i.log
-        exe=$out/$prog
-        [ "$prog" = nbodyL ] && exe=$out/nbody
         # shellcheck disable=SC2086
         if env "$@" MACC_STATS=1 timeout 300 "$exe" $args > "$log" 2>&1 && grep -q 'check: PASS' "$log"; then
             v=$(metric "$prog" "$log")
@@ -96,14 +109,12 @@ printf '%-8s %-8s %12s %12s %12s %10s %10s\n' program unit host gpu shared 'sh/m
 progs="nbody matmul stream"
 [ -n "$nbodyl_args" ] && progs="nbody nbodyL matmul stream"
 for p in $progs; do
-    unit=GFLOP/s
-    [ "$p" = stream ] && unit=GB/s
+    unit=$(unit_of "$p")
     h=$(best "$p" MACC_DEVICES=host)
     g=$(best "$p" MACC_DEVICES=nvidia:0 MACC_TARGET_OFFLOAD=mandatory)
     s=$(best "$p" MACC_DEVICES=host,nvidia:0)
     # how the last shared run split the tasks (MACC_STATS)
-    tasks="$tasks$p: $(awk '/^macc: (host|nvidia)/ { printf "%s %s  ", $2, $3 }' \
-        "$out/$p.MACC_DEVICES_host_nvidia_0.$reps.log" 2>/dev/null)
+    tasks="$tasks$(tasks_line "$p" "$out/$p.MACC_DEVICES_host_nvidia_0.$reps.log")
 "
     awk -v p="$p" -v u="$unit" -v h="$h" -v g="$g" -v s="$s" 'BEGIN {
         m = h > g ? h : g
@@ -112,8 +123,7 @@ for p in $progs; do
     if [ "$ngpus" -ge 2 ]; then
         gn=$(best "$p" MACC_DEVICES=nvidia MACC_TARGET_OFFLOAD=mandatory)
         sn=$(best "$p" MACC_DEVICES=all)
-        tasks2="$tasks2$p: $(awk '/^macc: (host|nvidia)/ { printf "%s %s  ", $2, $3 }' \
-            "$out/$p.MACC_DEVICES_all.$reps.log" 2>/dev/null)
+        tasks2="$tasks2$(tasks_line "$p" "$out/$p.MACC_DEVICES_all.$reps.log")
 "
         rows2="$rows2$p $unit $g $gn $h $sn
 "
@@ -142,17 +152,12 @@ fi
 # the time went (tools/tracestat.py; the traces stay in BUILD_DIR/bench/share)
 if [ -n "${SHARE_TRACE:-}" ]; then
     for p in $progs; do
-        case $p in
-        nbody) args=$nbody_args exe=$out/nbody ;;
-        nbodyL) args=$nbodyl_args exe=$out/nbody ;;
-        matmul) args=$matmul_args exe=$out/matmul ;;
-        stream) args=$stream_args exe=$out/stream ;;
-        esac
+        program "$p"
         tr=$out/$p.shared.trace.json
         echo
         # shellcheck disable=SC2086
         if MACC_DEVICES=host,nvidia:0 MACC_TRACE="$tr" timeout 300 "$exe" $args > "$out/$p.trace.log" 2>&1; then
-            echo "$p, shared, traced: $(metric "$p" "$out/$p.trace.log") $( [ "$p" = stream ] && echo GB/s || echo GFLOP/s)"
+            echo "$p, shared, traced: $(metric "$p" "$out/$p.trace.log") $(unit_of "$p")"
             python3 "$root/tools/tracestat.py" "$tr" || true
             python3 "$root/tools/tracestat.py" --windows auto --cats task,wait:lock,wait:data "$tr" || true
         else

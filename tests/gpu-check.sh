@@ -17,7 +17,6 @@ macc_src=${MACC:-$top/$build/bin/macc}
 jobs_max=${GPU_CHECK_JOBS:-1}
 res=$(mktemp -d)
 seq=0
-started=0
 # A check's results go to its own files (it may run in the background):
 # $res/NNN.out (what it prints) and $res/NNN.res (one ok or ko per run).
 ok() { echo ok >> "$res/$cur.res"; }
@@ -75,12 +74,12 @@ check() {
     cur=$(printf '%03d' "$seq")
     : > "$res/$cur.res"
     if [ "$jobs_max" -gt 1 ]; then
-        # (counted by the files the finished ones leave: dash's `jobs` in a
+        # running: the checks started before this one (seq - 1) less the
+        # finished ones, counted by the files they leave (dash's `jobs` in a
         # pipe or $(...) sees no jobs, and every check ran at once)
-        while [ $((started - $(find "$res" -name '*.done' | wc -l))) -ge "$jobs_max" ]; do
+        while [ $((seq - 1 - $(find "$res" -name '*.done' | wc -l))) -ge "$jobs_max" ]; do
             sleep 0.2
         done
-        started=$((started + 1))
         (check_one "$@" > "$res/$cur.out" 2>&1; : > "$res/$cur.done") &
     else
         check_one "$@" > "$res/$cur.out" 2>&1

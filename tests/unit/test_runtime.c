@@ -2852,16 +2852,12 @@ static const MACC_Version r_threads_v[] = {
     {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, fn_threads_host},
 };
 static const MACC_Region r_threads = {{"sched.c", 4, 1, "test"}, "r_threads", 2, r_threads_v};
-Test(sched, the_exploring_host_instance_gets_every_host_thread)
+
+/* 60 tasks of r_threads (MACC_HOST_THREADS=8): the host explored with its
+ * first instance on all 8 threads, the later ones got their tokens' 4; the
+ * number of host instances */
+static int explore_60_tasks(void)
 {
-    setenv("MACC_HOST_THREADS", "8", 1);
-    setenv("MACC_SHARE_MIN", "0", 1);
-    macc_num_devices(); /* initialise */
-    pthread_mutex_lock(&maccrt_rt.lock);
-    maccrt_region_info *ri = maccrt_region_info_get(&r_threads);
-    ri->runs[MACC_DEV_NVIDIA] = 1; /* the GPU measured: 4 ms */
-    ri->ema_s[MACC_DEV_NVIDIA] = GPU_MS * 1e-3;
-    pthread_mutex_unlock(&maccrt_rt.lock);
     for (int k = 0; k < 60; k++)
         MACC_target(&r_threads, NULL, 0, 0, NULL, 0, NULL, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
     MACC_taskwait(NULL);
@@ -2872,6 +2868,19 @@ Test(sched, the_exploring_host_instance_gets_every_host_thread)
     for (int i = 1; i < n && i < 64; i++)
         cr_assert_eq(atomic_load(&explore_threads_seen[i]), 4, "instance %d: %d threads", i,
                      atomic_load(&explore_threads_seen[i]));
+    return n;
+}
+Test(sched, the_exploring_host_instance_gets_every_host_thread)
+{
+    setenv("MACC_HOST_THREADS", "8", 1);
+    setenv("MACC_SHARE_MIN", "0", 1);
+    macc_num_devices(); /* initialise */
+    pthread_mutex_lock(&maccrt_rt.lock);
+    maccrt_region_info *ri = maccrt_region_info_get(&r_threads);
+    ri->runs[MACC_DEV_NVIDIA] = 1; /* the GPU measured: 4 ms */
+    ri->ema_s[MACC_DEV_NVIDIA] = GPU_MS * 1e-3;
+    pthread_mutex_unlock(&maccrt_rt.lock);
+    int n = explore_60_tasks();
     if (n == 1) {
         pthread_mutex_lock(&maccrt_rt.lock);
         double learned = ri->ema_s[MACC_DEV_HOST];
@@ -2887,16 +2896,7 @@ Test(sched, the_host_explores_with_one_instance_before_the_gpu_is_measured)
 {
     setenv("MACC_HOST_THREADS", "8", 1);
     setenv("MACC_SHARE_MIN", "0", 1);
-    for (int k = 0; k < 60; k++)
-        MACC_target(&r_threads, NULL, 0, 0, NULL, 0, NULL, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
-    MACC_taskwait(NULL);
-    int n = atomic_load(&explore_n);
-    cr_assert_geq(n, 1, "the host explored");
-    cr_assert_eq(atomic_load(&explore_threads_seen[0]), 8, "exploring with %d threads",
-                 atomic_load(&explore_threads_seen[0]));
-    for (int i = 1; i < n && i < 64; i++)
-        cr_assert_eq(atomic_load(&explore_threads_seen[i]), 4, "instance %d: %d threads", i,
-                     atomic_load(&explore_threads_seen[i]));
+    explore_60_tasks();
 }
 
 /* The share rule: a host 12x slower than one GPU task, with half the GPU's
