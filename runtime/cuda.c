@@ -76,10 +76,13 @@ static cudaError_t cuda__wait(cudaStream_t s);
 
 typedef struct cuda__gpu cuda__gpu;
 
+#define CUDA__STAGE_CHUNK (512u << 10) /* a staging slot (cuda__copy_staged) */
+
 /* A page-locked staging buffer (two slots) for copies of pageable host
  * memory: see cuda__copy_staged. */
 typedef struct cuda__stage {
-    char *buf;         /* 2 x CUDA__STAGE_CHUNK bytes (cudaHostAlloc), NULL until first used */
+    char *buf;         /* 2 x chunk bytes (cudaHostAlloc), NULL until first used */
+    size_t chunk;      /* bytes per slot: CUDA__STAGE_CHUNK, or CUDA__STAGE_BIG for large copies */
     cudaEvent_t ev[2]; /* the copy out of (h2d) or into (d2h) each slot */
     int h2d_out[2];    /* an h2d DMA out of the slot was queued (ev[i] follows it) */
     int failed;        /* could not be made: pageable copies */
@@ -87,7 +90,7 @@ typedef struct cuda__stage {
 
 /* One helper thread and its stream. */
 typedef struct cuda__helper {
-    cuda__stage stage;
+    cuda__stage stage, stage_big;
     cuda__gpu *gpu;
     int slot;
     cudaStream_t stream;
@@ -116,7 +119,7 @@ struct cuda__gpu {
     /* Calls from threads that are not this GPU's helpers. */
     pthread_mutex_t data_lock;
     cudaStream_t data_stream;
-    cuda__stage data_stage;
+    cuda__stage data_stage, data_stage_big;
 
     atomic_int info_done; /* device-info symbols written on this GPU (cuda__push_info) */
 };
@@ -132,7 +135,7 @@ extern const int MACC_deferred_regions __attribute__((weak));
 static void cuda__enable_peers(cuda__gpu *g);
 static void cuda__pool_warm(cuda__gpu *g);
 static int cuda__staging(void);
-static int cuda__stage_make(cuda__stage *st);
+static int cuda__stage_make(cuda__stage *st, size_t chunk);
 static __thread cuda__helper *cuda__self;   /* the helper this thread is, if any */
 static __thread int cuda__last_alloc_error; /* see cuda__alloc_error */
 
@@ -216,7 +219,7 @@ static void *cuda__helper_main(void *arg)
     h->set_err = cudaSetDevice(g->ordinal);
     cuda__clear();
     if (h->set_err == cudaSuccess && cuda__staging())
-        (void)cuda__stage_make(&h->stage);
+        (void)cuda__stage_make(&h->stage, CUDA__STAGE_CHUNK);
 
     pthread_mutex_lock(&g->lock);
     for (;;) {
@@ -653,9 +656,17 @@ static void cuda__host_unpin(maccrt_device *d, const void *p, size_t bytes)
  * (memcpy) while the other slot's chunk moves between the slot and the GPU
  * (DMA on the caller's stream): the helpers of every GPU copy at once, at
  * the speed of the host's memory. MACC_CUDA_STAGE=0 turns it off. */
-#define CUDA__STAGE_CHUNK (512u << 10)
+/* Copies of 2 x CUDA__STAGE_BIG bytes or more go through a second buffer of
+ * two 2 MiB slots, made at the first such copy of the thread: each chunk
+ * costs a DMA launch, an event and a wait beside its bytes, so 512 KiB slots
+ * moved 16 MiB copies at 24 GB/s (one H200, 8 threads) and 2 MiB slots at
+ * 46 (the link: 54), two H200s 45 -> 82 GB/s (bench/copybw.cu). Small
+ * copies keep the small slots (4 MiB of page-locked memory per thread only
+ * where large copies happen). MACC_CUDA_STAGE_BIG=0: small slots only. */
+#define CUDA__STAGE_BIG (2u << 20)
 /* Pageable copies of at least this many bytes are staged (MACC_CUDA_STAGE_MIN). */
 static size_t cuda__stage_min; /* (set by cuda__staging) */
+static int cuda__stage_big_on = 1; /* (set by cuda__staging) */
 
 static int cuda__stage_on = -1;
 
@@ -667,18 +678,22 @@ static int cuda__staging(void)
         const char *m = getenv("MACC_CUDA_STAGE_MIN");
         long b = m && *m ? strtol(m, NULL, 10) : 0;
         cuda__stage_min = b < 0 ? 0 : (size_t)b;
+        const char *big = getenv("MACC_CUDA_STAGE_BIG");
+        cuda__stage_big_on = !(big && !strcmp(big, "0"));
     }
     return cuda__stage_on;
 }
 
-/* Makes st's buffer and events (its GPU current); 0 when it cannot. */
-static int cuda__stage_make(cuda__stage *st)
+/* Makes st's buffer of two `chunk` slots and its events (its GPU current);
+ * 0 when it cannot. */
+static int cuda__stage_make(cuda__stage *st, size_t chunk)
 {
     if (st->failed)
         return 0;
     if (!st->buf) {
         void *p = NULL;
-        if (cudaHostAlloc(&p, 2 * (size_t)CUDA__STAGE_CHUNK, cudaHostAllocPortable) != cudaSuccess ||
+        st->chunk = chunk;
+        if (cudaHostAlloc(&p, 2 * chunk, cudaHostAllocPortable) != cudaSuccess ||
             cudaEventCreateWithFlags(&st->ev[0], cudaEventDisableTiming) != cudaSuccess ||
             cudaEventCreateWithFlags(&st->ev[1], cudaEventDisableTiming) != cudaSuccess) {
             cuda__clear();
@@ -690,21 +705,27 @@ static int cuda__stage_make(cuda__stage *st)
     return 1;
 }
 
-/* The calling thread's staging buffer for g (a helper's is made when the
- * helper starts: made at its first copy, the 16 helpers of two GPUs took
- * 10-20 ms of cudaHostAlloc, one after the other, inside the program's
- * first step; the data stream's at its first use), or NULL: pageable
- * copies then. */
-static cuda__stage *cuda__stage_get(cuda__gpu *g, const cuda__call *c)
+/* The calling thread's staging buffer for g and a copy of `bytes` (a
+ * helper's small one is made when the helper starts: made at its first copy,
+ * the 16 helpers of two GPUs took 10-20 ms of cudaHostAlloc, one after the
+ * other, inside the program's first step; the data stream's at its first
+ * use; the large ones at the first large copy), or NULL: pageable copies
+ * then. */
+static cuda__stage *cuda__stage_get(cuda__gpu *g, const cuda__call *c, size_t bytes)
 {
     if (!cuda__staging())
         return NULL;
-    cuda__stage *st = NULL;
-    if (cuda__self && cuda__self->gpu == g)
+    cuda__stage *st = NULL, *big = NULL;
+    if (cuda__self && cuda__self->gpu == g) {
         st = &cuda__self->stage;
-    else if (c->locked)
+        big = &cuda__self->stage_big;
+    } else if (c->locked) {
         st = &g->data_stage;
-    return st && cuda__stage_make(st) ? st : NULL;
+        big = &g->data_stage_big;
+    }
+    if (big && cuda__stage_big_on && bytes >= 2 * (size_t)CUDA__STAGE_BIG && cuda__stage_make(big, CUDA__STAGE_BIG))
+        return big;
+    return st && cuda__stage_make(st, CUDA__STAGE_CHUNK) ? st : NULL;
 }
 
 /* Waits for an event: polled first, as cuda__wait polls a stream. */
@@ -721,22 +742,22 @@ static cudaError_t cuda__event_wait(cudaEvent_t ev)
 /* A copy of pageable host memory through st's slots on stream s; returns
  * with the last chunk's DMA possibly in flight for h2d (the caller waits
  * for the stream), all bytes home for d2h. */
-/* Chunk i of a staged copy of `bytes`: its length, and its slot of st. */
-static size_t cuda__chunk_len(size_t bytes, size_t i)
+/* Chunk i of a staged copy of `bytes` through st: its length, and its slot. */
+static size_t cuda__chunk_len(const cuda__stage *st, size_t bytes, size_t i)
 {
-    size_t off = i * CUDA__STAGE_CHUNK;
-    return bytes - off < CUDA__STAGE_CHUNK ? bytes - off : CUDA__STAGE_CHUNK;
+    size_t off = i * st->chunk;
+    return bytes - off < st->chunk ? bytes - off : st->chunk;
 }
 
 static char *cuda__slot(const cuda__stage *st, size_t i)
 {
-    return st->buf + (i & 1) * (size_t)CUDA__STAGE_CHUNK;
+    return st->buf + (i & 1) * st->chunk;
 }
 
 static cudaError_t cuda__copy_staged(cuda__stage *st, cudaStream_t s, char *dst, const char *src,
                                      size_t bytes, int to_dev)
 {
-    const size_t C = CUDA__STAGE_CHUNK;
+    const size_t C = st->chunk;
     size_t nchunks = (bytes + C - 1) / C;
     cudaError_t e = cudaSuccess;
     if (to_dev) {
@@ -751,8 +772,8 @@ static cudaError_t cuda__copy_staged(cuda__stage *st, cudaStream_t s, char *dst,
                     break;
                 st->h2d_out[i & 1] = 0;
             }
-            memcpy(cuda__slot(st, i), src + i * C, cuda__chunk_len(bytes, i));
-            e = cudaMemcpyAsync(dst + i * C, cuda__slot(st, i), cuda__chunk_len(bytes, i), cudaMemcpyHostToDevice,
+            memcpy(cuda__slot(st, i), src + i * C, cuda__chunk_len(st, bytes, i));
+            e = cudaMemcpyAsync(dst + i * C, cuda__slot(st, i), cuda__chunk_len(st, bytes, i), cudaMemcpyHostToDevice,
                                 s);
             if (e == cudaSuccess && (e = cudaEventRecord(st->ev[i & 1], s)) == cudaSuccess)
                 st->h2d_out[i & 1] = 1;
@@ -761,13 +782,13 @@ static cudaError_t cuda__copy_staged(cuda__stage *st, cudaStream_t s, char *dst,
         /* chunk i+1 comes into the other slot while chunk i goes out */
         for (size_t i = 0; i <= nchunks && e == cudaSuccess; i++) {
             if (i < nchunks) {
-                e = cudaMemcpyAsync(cuda__slot(st, i), src + i * C, cuda__chunk_len(bytes, i),
+                e = cudaMemcpyAsync(cuda__slot(st, i), src + i * C, cuda__chunk_len(st, bytes, i),
                                     cudaMemcpyDeviceToHost, s);
                 if (e == cudaSuccess)
                     e = cudaEventRecord(st->ev[i & 1], s);
             }
             if (i > 0 && e == cudaSuccess && (e = cuda__event_wait(st->ev[(i - 1) & 1])) == cudaSuccess)
-                memcpy(dst + (i - 1) * C, cuda__slot(st, i - 1), cuda__chunk_len(bytes, i - 1));
+                memcpy(dst + (i - 1) * C, cuda__slot(st, i - 1), cuda__chunk_len(st, bytes, i - 1));
         }
     }
     return e;
@@ -798,12 +819,12 @@ static int cuda__copy_dir(maccrt_device *d, void *dst, const void *src, size_t b
     cuda__gpu *g = d->pdata;
     cuda__call c;
     cudaError_t e = cuda__enter(g, &c);
-    cuda__stage *st = NULL;
+    int stage = 0; /* the pageable parts may be staged */
     if (e == cudaSuccess && cuda__staging() && (cut[0] >= cuda__stage_min || cut[2] >= cuda__stage_min)) {
         struct cudaPointerAttributes pa;
         if (cudaPointerGetAttributes(&pa, (const void *)host) == cudaSuccess &&
             pa.type == cudaMemoryTypeUnregistered)
-            st = cuda__stage_get(g, &c);
+            stage = 1;
         cuda__clear();
     }
     size_t off = cut[0];
@@ -812,7 +833,8 @@ static int cuda__copy_dir(maccrt_device *d, void *dst, const void *src, size_t b
     off = 0;
     for (int i = 0; i < 3 && e == cudaSuccess; i++) {
         if (i != 1 && cut[i]) {
-            if (st && cut[i] >= cuda__stage_min)
+            cuda__stage *st = stage && cut[i] >= cuda__stage_min ? cuda__stage_get(g, &c, cut[i]) : NULL;
+            if (st)
                 e = cuda__copy_staged(st, c.stream, (char *)dst + off, (const char *)src + off, cut[i], to_dev);
             else
                 e = cudaMemcpyAsync((char *)dst + off, (const char *)src + off, cut[i], cudaMemcpyDefault,

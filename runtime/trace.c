@@ -17,6 +17,7 @@ typedef struct trace__ev {
     int kind;
     const char *name; /* static storage (region names, map names) */
     size_t bytes;
+    int thread; /* the recording thread, numbered in the order threads first record */
 } trace__ev;
 
 static struct {
@@ -26,6 +27,7 @@ static struct {
     size_t n, cap;
     double origin;
     int on;
+    int nthreads;
 } trace__s = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static const char *const trace__kinds[] = {"task", "h2d", "d2h", "data", "place:prefetch", "place:fault",
@@ -49,9 +51,12 @@ int maccrt_trace_on(void)
 
 void maccrt_trace_event(int kind, const maccrt_device *d, const char *name, double t0, double t1, size_t bytes)
 {
+    static __thread int thread; /* 0: not numbered yet */
     if (!trace__s.on || !d)
         return;
     pthread_mutex_lock(&trace__s.lock);
+    if (!thread)
+        thread = ++trace__s.nthreads;
     if (trace__s.n == trace__s.cap) {
         size_t cap = trace__s.cap ? trace__s.cap * 2 : 1024;
         trace__ev *ev = realloc(trace__s.ev, cap * sizeof *ev);
@@ -62,7 +67,7 @@ void maccrt_trace_event(int kind, const maccrt_device *d, const char *name, doub
         trace__s.ev = ev;
         trace__s.cap = cap;
     }
-    trace__s.ev[trace__s.n++] = (trace__ev){t0, t1, d->num, kind, name ? name : "?", bytes};
+    trace__s.ev[trace__s.n++] = (trace__ev){t0, t1, d->num, kind, name ? name : "?", bytes, thread};
     pthread_mutex_unlock(&trace__s.lock);
 }
 
@@ -133,8 +138,10 @@ void maccrt_trace_write(void)
         trace__string(f, e->name);
         fprintf(f, ", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": %.3f, \"dur\": %.3f, \"pid\": %d, \"tid\": %d",
                 trace__kinds[e->kind], ts, dur < 0 ? 0.0 : dur, e->dev, cat * 100 + lane);
+        fprintf(f, ", \"args\": {\"thread\": %d", e->thread);
         if (e->bytes)
-            fprintf(f, ", \"args\": {\"bytes\": %zu}", e->bytes);
+            fprintf(f, ", \"bytes\": %zu", e->bytes);
+        fputc('}', f);
         fputc('}', f);
     }
     fputs("\n]}\n", f);

@@ -2351,6 +2351,63 @@ Test(gpu, a_write_to_a_section_both_gpus_hold_invalidates_the_other)
     }
 }
 
+/* blocks[k] *= f for each of the task's maps k (block k of BS doubles, base
+ * x: env->ptrs[k] is x as the device sees it for that map). */
+typedef struct {
+    int nblocks, bs;
+    double f;
+} blocks_args;
+
+static int fn_blocks(void *args, MACC_TaskEnv *env)
+{
+    blocks_args *a = args;
+    for (int k = 0; k < a->nblocks; k++) {
+        double *x = env->ptrs[k];
+        for (int i = k * a->bs; i < (k + 1) * a->bs; i++)
+            x[i] *= a->f;
+    }
+    return 0;
+}
+
+static const MACC_Version r_blocks_v[] = {{MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, fn_blocks}};
+static const MACC_Region r_blocks = {{"gpu.c", 70, 1, "test"}, "r_blocks", 1, r_blocks_v};
+
+/* Plans of many claims (more than a plan scans for them: CACHE__HIX_MIN):
+ * a task of 40 maps whose sections all lie in one dirty entry of the other
+ * GPU (40 peer copies from it), the taskwait's write-back of those 40
+ * entries, and a task mapping the whole array where 40 dirty blocks of the
+ * other GPU are (40 write-backs, then one fill): every block arrives once,
+ * scaled once. */
+Test(gpu, plans_of_many_claims)
+{
+    enum { NB = 40, BS = 64, N = NB * BS };
+    static double x[N];
+    for (int i = 0; i < N; i++)
+        x[i] = i;
+    MACC_Dep d = {x, sizeof x, MACC_DEP_INOUT};
+    scale_args s0 = {0, N, 2.0, 0, x};
+    MACC_Map m0 = {"x", x, x, sizeof x, MACC_MAP_TOFROM};
+    MACC_target(&r_scale_gpu_only, &s0, sizeof s0, 1, &m0, 1, &d, MACC_NOWAIT, 0, 1); /* x dirty on nvidia:0 */
+    MACC_Map m[NB];
+    for (int k = 0; k < NB; k++)
+        m[k] = (MACC_Map){"x", x, x + k * BS, BS * sizeof(double), MACC_MAP_TOFROM};
+    blocks_args a = {NB, BS, 3.0};
+    MACC_target(&r_blocks, &a, sizeof a, NB, m, 1, &d, MACC_NOWAIT, 1, 1);
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&maccrt_rt.devices[1]->bytes_p2p), sizeof x, "every block once from nvidia:0");
+    cr_assert_eq(h2d_of(1), 0, "none from the host");
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(x[i], 6.0 * i, "x[%d] = %g", i, x[i]);
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 0);
+    MACC_target(&r_blocks, &a, sizeof a, NB, m, 1, &d, MACC_NOWAIT, 0, 1); /* 40 dirty blocks on nvidia:0 */
+    s0.f = 5.0;
+    MACC_target(&r_scale_gpu_only, &s0, sizeof s0, 1, &m0, 1, &d, MACC_NOWAIT, 1, 1); /* all of x on nvidia:1 */
+    MACC_taskwait(NULL);
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(x[i], 90.0 * i, "x[%d] = %g", i, x[i]);
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 0);
+}
+
 /* A data construct's entry on nvidia:0 is the copy its tasks use, through the
  * same directory lookup as a cached entry: no second allocation and no copy
  * for the tasks; the taskwait's flush leaves it (with the tasks' writes in
