@@ -294,6 +294,9 @@ typedef struct maccrt_device {
      * copies of 256 KiB or more: host -> d, d -> host, another device -> d.
      * The scheduler's residency estimate reads them (maccrt_cache_move_time). */
     _Atomic double bw_h2d, bw_d2h, bw_p2p;
+    /* eft's link term: the estimated copy time into this device of the tasks
+     * placed on it whose maps are not acquired yet (ns; sched.c, task.c) */
+    atomic_llong link_ns;
 } maccrt_device;
 
 /* Plugins of this program (NULL-terminated), GPU kinds first, the host last:
@@ -602,6 +605,12 @@ typedef struct maccrt_task {
     double xfer_at;
     float xfer_memo[MACCRT_XFER_MEMO];
     unsigned xfer_known; /* devices whose xfer_memo is from xfer_at */
+    /* eft's choice (device number + 1, 0: none) and its copy time there;
+     * once placed there, the copy time added to that device's link_ns until
+     * the task's maps are acquired */
+    int chose_dev1;
+    float chose_xfer;
+    long long link_ns;
     /* Bytes of its maps that finished predecessors wrote, and where: data a
      * device other than the one it runs on must move first (the transfer
      * part of the scheduler's estimate). At most MACCRT_PRODUCERS devices

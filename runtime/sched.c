@@ -130,6 +130,12 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
     t->tokens = need;
     /* the expected end: eft compares it across devices (one device: no choice) */
     t->exp_end = maccrt_rt.ndevices > 1 ? maccrt_now() + sched__estimate(t, d) : 0.0;
+    /* its copies queue on d's link (eft__link) until its maps are acquired */
+    if (t->chose_dev1 == d->num + 1 && t->chose_xfer > 0 && !t->op) {
+        t->link_ns = (long long)(t->chose_xfer * 1e9);
+        atomic_fetch_add(&d->link_ns, t->link_ns);
+    }
+    t->chose_dev1 = 0;
     t->dprev = NULL;
     t->dnext = d->placed;
     if (d->placed)
@@ -323,6 +329,10 @@ void maccrt_sched_release(maccrt_task *t)
     maccrt_device *d = t->dev;
     if (!d)
         return;
+    if (t->link_ns) { /* (its maps were not acquired: an error path) */
+        atomic_fetch_sub(&d->link_ns, t->link_ns);
+        t->link_ns = 0;
+    }
     __atomic_store_n(&d->tokens_free, d->tokens_free + t->tokens, __ATOMIC_RELAXED);
     if (t->dprev)
         t->dprev->dnext = t->dnext;
@@ -705,7 +715,7 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
     if (ri && !ri->runs[MACC_DEV_HOST] && (cand & MACCRT_BIT(rt->host->num)) &&
         (fit & cand & ~MACCRT_BIT(rt->host->num)))
         cand &= ~MACCRT_BIT(rt->host->num);
-    double best_xfer = 0, best_est = 0;
+    double best_xfer = 0, best_own = 0, best_est = 0;
     for (int i = 0; i < rt->ndevices; i++) {
         if (!(cand & MACCRT_BIT(i)))
             continue;
@@ -713,7 +723,13 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
         int fits = (fit & MACCRT_BIT(i)) != 0;
         /* an unmeasured device is explored without the data term (it would
          * make a host that looks infinitely fast take every first task) */
-        double xfer = !ri || ri->runs[d->kind] ? eft__xfer(t, d) : 0;
+        double xfer = !ri || ri->runs[d->kind] ? eft__xfer(t, d) : 0, own = xfer;
+        /* the link term: data to move waits behind the copies of the tasks
+         * placed on d before it (STREAM on two H200s: every block's first
+         * task chose the GPU whose measured bandwidth was a little higher,
+         * 16 copies of 16 MiB on one link while the other stayed idle) */
+        if (xfer > 0)
+            xfer += (double)atomic_load(&d->link_ns) * 1e-9;
         double end = eft__finish(t, d, backlog[i], now, xfer);
         /* ties: locality first, then a free device. Two devices of one kind
          * (two GPUs) tie when they would end the task within half its time
@@ -743,8 +759,13 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
             best_end = end;
             best_fits = fits;
             best_xfer = xfer;
+            best_own = own;
             best_est = est;
         }
+    }
+    if (best) {
+        t->chose_dev1 = best->num + 1;
+        t->chose_xfer = (float)best_own;
     }
     return best;
 }

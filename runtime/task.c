@@ -941,6 +941,10 @@ void maccrt_task_execute(maccrt_task *t)
         /* every map through the data directory: a present entry, a GPU's
          * coherent copy, or the host copy made current */
         maccrt_map_task_acquire_n(d, t->nmaps, t->maps, t->ptrs, t->took, t->cache, t->loc);
+        if (t->link_ns) { /* its copies are made: off d's link (eft) */
+            atomic_fetch_sub(&d->link_ns, t->link_ns);
+            t->link_ns = 0;
+        }
         MACC_TaskEnv env = {
             .device_kind = d->kind,
             .device_index = d->index,

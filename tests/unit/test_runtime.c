@@ -2629,6 +2629,43 @@ Test(gpu, the_residency_term_chooses_the_device_holding_the_data)
     cr_assert_eq(home, rt->host, "the host holds it now, not %s", home->name);
 }
 
+/* The link term: 4 independent tasks, each reading its own 1 MiB block
+ * from the host, of a region of resources(1) (either GPU could run all 4 at
+ * once: 4 helpers each), with nvidia:1's measured host link a little faster.
+ * Without the term each task saw only its own copy and every one chose
+ * nvidia:1 (its 4 copies queued on one link, the other GPU idle: STREAM's 16
+ * blocks on two H200s with 32 helpers each); with it the copies already
+ * placed on a link count, and the blocks split. */
+static const MACC_Version r_link_v[] = {{MACC_DEV_NVIDIA, 0, 1, 0, fn_scale_gpu}};
+static const MACC_Region r_link = {{"sched.c", 3, 1, "test"}, "r_link", 1, r_link_v};
+Test(gpu, copies_queued_on_a_link_spread_tasks_over_the_gpus)
+{
+    enum { NB = 4, N = 1 << 17 };
+    static double y[NB * N];
+    maccrt_runtime *rt = &maccrt_rt;
+    macc_num_devices();
+    pthread_mutex_lock(&rt->lock);
+    maccrt_region_info *ri = maccrt_region_info_get(&r_link);
+    ri->runs[MACC_DEV_NVIDIA] = 1;
+    ri->ema_s[MACC_DEV_NVIDIA] = 0.001;
+    atomic_store(&rt->devices[0]->bw_h2d, 10e9);
+    atomic_store(&rt->devices[1]->bw_h2d, 12e9);
+    pthread_mutex_unlock(&rt->lock);
+    fgpu_copy_ms = 20; /* the copies still queued while the 4 are placed */
+    for (int k = 0; k < NB; k++) {
+        scale_args a = {k * N, N, 2.0, 0, y};
+        MACC_Map m = {"y", y, y + (size_t)k * N, N * sizeof(double), MACC_MAP_TO};
+        MACC_target(&r_link, &a, sizeof a, 1, &m, 0, NULL, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+    }
+    MACC_taskwait(NULL);
+    fgpu_copy_ms = 0;
+    int g0 = atomic_load(&ran_gpu[0]), g1 = atomic_load(&ran_gpu[1]);
+    cr_assert_eq(g0 + g1, NB);
+    cr_assert_eq(g0, NB / 2, "nvidia:0 took %d of %d blocks, nvidia:1 %d", g0, NB, g1);
+    cr_assert_eq(atomic_load(&rt->devices[0]->link_ns) + atomic_load(&rt->devices[1]->link_ns), 0,
+                 "every task's copy time left its link");
+}
+
 /* ---- the scheduler with devices of known speeds ------------------------------------------------
  *
  * A region whose GPU version takes GPU_MS and whose host version takes
