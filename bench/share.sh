@@ -22,6 +22,12 @@
 # tasks at once (65536 bodies: 7 ms on an H100 or H200 with 32 tasks, and
 # the same with 16 tasks per GPU on two); two GPUs then cannot shorten it.
 # 524288 bodies in blocks of 8192 (64 tasks a step) fill two GPUs.
+# The row "matmul-L" is samples/matmul.c at MATMUL_L (default "8 512";
+# MATMUL_L= leaves it out): the same matrices (N = 4096) in 512 tasks of 2 MiB
+# tiles instead of 4096 of 512 KiB. A 256 x 256 tile product is about 20 us
+# of one GPU's time at its throughput, so with 16 x 16 tiles the runtime's
+# dispatch (tens of thousands of tasks a second), not the GPUs, bounds one
+# GPU and two alike.
 set -eu
 
 if [ $# -lt 1 ]; then
@@ -34,6 +40,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 nbody_args=${NBODY:-65536 4 2048}
 nbodyl_args=${NBODY_L-524288 2 8192}
 matmul_args=${MATMUL:-16 256}
+matmull_args=${MATMUL_L-8 512}
 stream_args=${STREAM:-33554432 10 2097152}
 [ -x /usr/local/cuda/bin/nvcc ] && PATH=$PATH:/usr/local/cuda/bin && export PATH
 
@@ -51,17 +58,18 @@ done
 # metric PROGRAM LOGFILE: the throughput the program printed
 metric() {
     case $1 in
-    nbody | nbodyL | matmul) sed -n 's/.*GFLOP\/s=\([0-9.]*\).*/\1/p' "$2" | head -n 1 ;;
+    nbody | nbodyL | matmul | matmulL) sed -n 's/.*GFLOP\/s=\([0-9.]*\).*/\1/p' "$2" | head -n 1 ;;
     stream) awk '/^Pipelined/ { print $2 }' "$2" ;;
     esac
 }
 
-# program PROGRAM: sets exe and args (nbodyL is the nbody binary)
+# program PROGRAM: sets exe and args (nbodyL and matmulL: the same binaries)
 program() {
     case $1 in
     nbody) args=$nbody_args exe=$out/nbody ;;
     nbodyL) args=$nbodyl_args exe=$out/nbody ;;
     matmul) args=$matmul_args exe=$out/matmul ;;
+    matmulL) args=$matmull_args exe=$out/matmul ;;
     stream) args=$stream_args exe=$out/stream ;;
     esac
 }
@@ -97,7 +105,7 @@ best() {
     echo "$b"
 }
 
-echo "sizes: nbody $nbody_args | nbody-L ${nbodyl_args:-none} | matmul $matmul_args | stream $stream_args | best of $reps"
+echo "sizes: nbody $nbody_args | nbody-L ${nbodyl_args:-none} | matmul $matmul_args | matmul-L ${matmull_args:-none} | stream $stream_args | best of $reps"
 echo "commit: ${MACC_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
 # host alone, one GPU alone, host + that GPU; with two or more GPUs also all
 # GPUs alone and everything (the second table: 1 GPU -> N GPUs, and sharing
@@ -106,8 +114,11 @@ rows2=
 tasks=
 tasks2=
 printf '%-8s %-8s %12s %12s %12s %10s %10s\n' program unit host gpu shared 'sh/max' 'sh/sum'
-progs="nbody matmul stream"
-[ -n "$nbodyl_args" ] && progs="nbody nbodyL matmul stream"
+progs=nbody
+[ -n "$nbodyl_args" ] && progs="$progs nbodyL"
+progs="$progs matmul"
+[ -n "$matmull_args" ] && progs="$progs matmulL"
+progs="$progs stream"
 for p in $progs; do
     unit=$(unit_of "$p")
     h=$(best "$p" MACC_DEVICES=host)
