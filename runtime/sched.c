@@ -447,6 +447,14 @@ static double sched__estimate(maccrt_task *t, maccrt_device *d)
          * measured first must not keep it unexplored). */
         if (measured && (ri->exploring[d->kind] || (t->nsuccs > 0 && d->kind == MACC_DEV_HOST)))
             return 1e6;
+        /* Nor, beside a GPU, does a task with depend clauses: successors
+         * come after it is placed (matmul's chain heads have none when they
+         * are ready), and its chain then waits for the host's run, however
+         * slow (matmul-L on two H200s: one 30 ms host task held a chain of
+         * eight 0.5 ms links, shared 0.59 of the GPUs alone). A task without
+         * depend clauses can never head a chain. */
+        if (d->kind == MACC_DEV_HOST && t->ndeps > 0 && sched__gpu_candidate(t))
+            return 1e6;
         /* The host beside a GPU explores with one instance even before the
          * GPU is measured (the start of a run): two instances of half the
          * threads each held two chains twice as long and measured nothing

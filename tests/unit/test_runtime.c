@@ -2900,7 +2900,8 @@ Test(sched, the_estimate_counts_data_written_elsewhere)
  * host not, a task with successors stays on the GPU; one that heads no
  * chain explores the host, but only when the GPU cannot start it now (an
  * exploring instance is not bounded: one that the free GPU would have run
- * makes the whole batch wait for the slow host). */
+ * makes the whole batch wait for the slow host). A task with depend clauses
+ * never explores the host beside a GPU: its successors may come later. */
 static const MACC_Region r_explore = {{"sched.c", 3, 1, "test"}, "r_explore", 2, r_speed_v};
 Test(sched, exploration_does_not_delay_a_measured_chain)
 {
@@ -2921,7 +2922,15 @@ Test(sched, exploration_does_not_delay_a_measured_chain)
     t.nsuccs = 0;
     maccrt_device *leaf_free = rt->policy->choose(&t, t.cand, t.cand, backlog);
     maccrt_device *leaf = rt->policy->choose(&t, t.cand, MACCRT_BIT(rt->host->num), backlog);
+    MACC_Dep dep = {&t, 8, MACC_DEP_INOUT};
+    t.ndeps = 1;
+    t.deps = &dep;
+    maccrt_device *dependent = rt->policy->choose(&t, t.cand, MACCRT_BIT(rt->host->num), backlog);
+    ri->runs[MACC_DEV_NVIDIA] = 0; /* nothing measured yet: the same */
+    maccrt_device *first = rt->policy->choose(&t, t.cand, MACCRT_BIT(rt->host->num), backlog);
     pthread_mutex_unlock(&rt->lock);
+    cr_assert_eq(dependent, rt->devices[0], "a task with depend clauses (successors may follow) does not explore");
+    cr_assert_eq(first, rt->devices[0], "nor before the GPU is measured");
     cr_assert_eq(chain, rt->devices[0], "a chain's task stays on the measured GPU");
     cr_assert_eq(leaf_free, rt->devices[0], "a task the free GPU can start does not explore the host");
     cr_assert_eq(leaf, rt->host, "a task heading no chain, the GPU busy, explores the host");
