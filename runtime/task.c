@@ -543,6 +543,24 @@ static void task__keep(maccrt_task *t, const maccrt_thread *self)
     t->keep = ri->host_run_s < task__tiny_s;
 }
 
+/* A task with depend clauses never explores the host beside a GPU (sched.c,
+ * sched__estimate): while the host is unmeasured for its region, the host
+ * leaves its candidates, so that a dispatch walk does not weigh the host for
+ * it. With the host a candidate that eft never chose, every walk asked the
+ * policy for up to MACCRT_WALK_WAITING waiting tasks (the GPU full, the
+ * host free), residency look-ups included, under the runtime lock: matmul
+ * on the host and one H200 ran at 0.81 of the GPU alone with no host task.
+ * maccrt_rt.lock held. */
+static void task__no_host_exploring(maccrt_task *t)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    maccrt_mask host = MACCRT_BIT(rt->host->num);
+    if (t->ndeps == 0 || !t->region || !rt->ngpus || !(t->cand & host) || !(t->cand & ~host))
+        return;
+    if (!maccrt_region_info_get(t->region)->runs[MACC_DEV_HOST])
+        t->cand &= ~host;
+}
+
 /* Submits t (its candidates set) and, when undeferred, waits for it, running
  * it in this thread if it lands on the host. */
 static void task__submit(maccrt_task *t)
@@ -553,6 +571,7 @@ static void task__submit(maccrt_task *t)
     pthread_mutex_lock(&rt->lock);
     if (rt->stopped)
         t->deferred = 0; /* after shutdown (a late atexit handler): run it here */
+    task__no_host_exploring(t);
     if (t->deferred)
         task__throttle(self);
     t->id = ++rt->next_id;

@@ -2838,6 +2838,12 @@ Test(sched, chains_of_tasks_on_both_devices)
     double *x[CHAINS];
     for (int c = 0; c < CHAINS; c++)
         x[c] = calloc(CHAIN_N, sizeof(double));
+    /* the host measured first (a task with depend clauses explores no
+     * unmeasured host beside a GPU): the chains may then go anywhere */
+    static double probe[CHAIN_N];
+    chain_args pa = {0, 0};
+    MACC_Map pm = {"probe", probe, probe, sizeof probe, MACC_MAP_TOFROM};
+    MACC_target(&r_chain, &pa, sizeof pa, 1, &pm, 0, NULL, 0, macc_num_devices() - 1, 1);
     for (int k = 0; k < CHAIN_LEN; k++)
         for (int c = 0; c < CHAINS; c++) {
             chain_args a = {c, k};
@@ -2858,6 +2864,25 @@ Test(sched, chains_of_tasks_on_both_devices)
         free(x[c]);
     }
     cr_assert_eq(gpu + host, CHAINS * CHAIN_LEN, "%d moves (gpu %d, host %d)", moves, gpu, host);
+}
+
+/* Tasks with depend clauses of a region the host has not run, beside a GPU:
+ * the host leaves their candidates (it would never be chosen), so the
+ * dispatch asks no policy for them (one GPU: one candidate). With the host
+ * kept, each walk weighed it for every waiting task. */
+Test(sched, dependent_tasks_do_not_weigh_an_unexplored_host)
+{
+    enum { N = 64 };
+    static double y[8][N];
+    for (int k = 0; k < 48; k++) {
+        scale_args a = {0, N, 1.0, 0, y[k % 8]};
+        MACC_Map m = {"y", y[k % 8], y[k % 8], sizeof y[0], MACC_MAP_TOFROM};
+        MACC_Dep d = {y[k % 8], sizeof y[0], MACC_DEP_INOUT};
+        MACC_target(&r_scale, &a, sizeof a, 1, &m, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+    }
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&ran_host), 0, "the host ran %d", atomic_load(&ran_host));
+    cr_assert_eq(maccrt_rt.policy_calls, 0, "%ld policy calls", (long)maccrt_rt.policy_calls);
 }
 
 /* The transfer part of the estimate: a task whose predecessor wrote 1 GB of
