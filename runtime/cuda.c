@@ -68,6 +68,7 @@ typedef int cuda__no_cuda_headers; /* not an empty translation unit */
 #include <unistd.h>
 
 static cudaError_t cuda__wait(cudaStream_t s);
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -249,11 +250,13 @@ static void *cuda__helper_main(void *arg)
 /* ---- the plugin --------------------------------------------------------------------------- */
 
 static void cuda__spin_settings(void);
+static void cuda__pin_settings(void);
 
 static int cuda__discover(void)
 {
     /* settings read once, before any helper runs */
     cuda__spin_settings();
+    cuda__pin_settings();
     (void)cuda__staging();
     const char *s = getenv("MACC_CUDA_STREAMS");
     if (s && *s) {
@@ -574,27 +577,49 @@ static void cuda__free(maccrt_device *d, void *p)
  * before the program can free the memory. */
 typedef struct cuda__pinned {
     maccrt_rnode node;
-    int refs;
+    int refs; /* entries using it; 0: kept (MACC_CUDA_PIN_KEEP) */
 } cuda__pinned;
 static pthread_mutex_t cuda__pin_lock = PTHREAD_MUTEX_INITIALIZER;
 static maccrt_rtree cuda__pins;
-static long cuda__pin_min = -1; /* 0: off */
+static long cuda__pin_min; /* 0: off (set by cuda__pin_settings, in discover) */
+static int cuda__pin_keep;      /* registrations outlive their entries (set with cuda__pin_min) */
+static atomic_long cuda__nkept; /* registrations no entry uses, kept */
+static __thread int cuda__in_pin; /* this thread holds cuda__pin_lock (frees inside CUDA calls) */
+
+/* The C library's free and realloc when the program was linked with
+ * -Wl,--wrap=free,--wrap=realloc (macc's driver links GPU programs so):
+ * then every free of the program comes through __wrap_free below. */
+extern void __real_free(void *p) __attribute__((weak));
+extern void *__real_realloc(void *p, size_t n) __attribute__((weak));
+
+static void cuda__pin_settings(void)
+{
+    const char *on = getenv("MACC_CUDA_PIN"), *min = getenv("MACC_CUDA_PIN_MIN"),
+               *keep = getenv("MACC_CUDA_PIN_KEEP");
+    /* Off unless asked for (MACC_CUDA_PIN=1, a MACC_CUDA_PIN_MIN, or
+     * MACC_CUDA_PIN_KEEP=1): registering costs about 1 ms per 16 MiB, holds
+     * the driver (copies of every thread wait for it), and without KEEP it
+     * lasts only until the next synchronisation point, so staged copies
+     * (cuda__copy_staged) win: on one / two H200s matmul's 2 MiB tiles ran
+     * 1142 / 914 GFLOP/s registered, 1597 / 1681 staged; STREAM's 16 MiB
+     * blocks 387 / 348 GB/s registered, 477 / 724 staged (write-backs on the
+     * helpers). */
+    long v = min && *min ? maccrt_parse_positive(min) : 0;
+    int want_keep = keep && strcmp(keep, "0") != 0;
+    if (want_keep && !(&__real_free && &__real_realloc)) {
+        maccrt_warn(NULL, "MACC_CUDA_PIN_KEEP needs a program linked by macc (its free and realloc wrapped); "
+                          "registrations end at synchronisation points");
+        want_keep = 0;
+    }
+    int want = (on && strcmp(on, "0") != 0) || v > 0 || want_keep;
+    if (on && !strcmp(on, "0"))
+        want = want_keep = 0;
+    cuda__pin_keep = want_keep;
+    cuda__pin_min = !want ? 0 : v > 0 ? v : 4L << 20;
+}
 
 static int cuda__pin_range(const void *p, size_t bytes, uintptr_t *a, uintptr_t *b)
 {
-    if (cuda__pin_min < 0) {
-        const char *on = getenv("MACC_CUDA_PIN"), *min = getenv("MACC_CUDA_PIN_MIN");
-        /* Off unless asked for (MACC_CUDA_PIN=1, or a MACC_CUDA_PIN_MIN):
-         * registering costs about 1 ms per 16 MiB, holds the driver (copies
-         * of every thread wait for it) and lasts only until the next
-         * synchronisation point, so staged copies (cuda__copy_staged) win:
-         * on one / two H200s matmul's 2 MiB tiles ran 1142 / 914 GFLOP/s
-         * registered, 1597 / 1681 staged; STREAM's 16 MiB blocks 387 / 348
-         * GB/s registered, 477 / 724 staged (write-backs on the helpers). */
-        long v = min && *min ? maccrt_parse_positive(min) : 0;
-        int want = (on && strcmp(on, "0") != 0) || v > 0;
-        cuda__pin_min = !want || (on && !strcmp(on, "0")) ? 0 : v > 0 ? v : 4L << 20;
-    }
     if (!cuda__pin_min || bytes < (size_t)cuda__pin_min)
         return 0;
     uintptr_t pg = 4096;
@@ -603,27 +628,110 @@ static int cuda__pin_range(const void *p, size_t bytes, uintptr_t *a, uintptr_t 
     return *a < *b;
 }
 
+static void cuda__pin_take(void)
+{
+    pthread_mutex_lock(&cuda__pin_lock);
+    cuda__in_pin = 1;
+}
+
+static void cuda__pin_drop(void)
+{
+    cuda__in_pin = 0;
+    pthread_mutex_unlock(&cuda__pin_lock);
+}
+
+/* No CUDA call is made under cuda__pin_lock: with the program's free
+ * wrapped, the CUDA runtime's own frees come through cuda__forget_host, and
+ * a thread inside a CUDA call (holding the runtime's locks) would wait for
+ * cuda__pin_lock while its holder waited in cudaHostRegister for them. So
+ * ranges leave the tree under the lock and are unregistered after it. */
+
+/* Takes n out of the registered ranges (cuda__pin_lock held); the caller
+ * unregisters it (cuda__unregister_all) once the lock is dropped. */
+static void cuda__pin_remove(cuda__pinned *n, cuda__pinned **gone, int *ngone)
+{
+    maccrt_rtree_remove(&cuda__pins, &n->node);
+    if (n->refs == 0 && cuda__pin_keep)
+        atomic_fetch_sub(&cuda__nkept, 1);
+    gone[(*ngone)++] = n;
+}
+
+static void cuda__unregister_all(cuda__pinned **gone, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (!atomic_load(&maccrt_rt.fatal) && cudaHostUnregister((void *)gone[i]->node.start) != cudaSuccess)
+            cuda__clear();
+        free(gone[i]);
+    }
+}
+
+/* Takes the kept registrations (no entry uses them) overlapping [a, b) out
+ * of the tree, up to 16 (cuda__pin_lock held): their number in *ngone; 1
+ * when one in use overlaps [a, b). */
+enum { CUDA__GONE_MAX = 16 };
+static int cuda__take_kept(uintptr_t a, uintptr_t b, cuda__pinned **gone, int *ngone)
+{
+    int used = 0;
+    *ngone = 0;
+    cuda__pinned *found[CUDA__GONE_MAX];
+    int n = 0;
+    for (maccrt_rnode *r = maccrt_rtree_first_overlap(&cuda__pins, a, b); r && r->start < b && n < CUDA__GONE_MAX;
+         r = maccrt_rtree_next_below(&cuda__pins, r, b)) {
+        if (((cuda__pinned *)r)->refs == 0)
+            found[n++] = (cuda__pinned *)r;
+        else
+            used = 1;
+    }
+    for (int i = 0; i < n; i++)
+        cuda__pin_remove(found[i], gone, ngone);
+    return used;
+}
+
 static void cuda__host_pin(maccrt_device *d, const void *p, size_t bytes)
 {
     (void)d;
     uintptr_t a, b;
     if (!cuda__pin_range(p, bytes, &a, &b) || atomic_load(&maccrt_rt.fatal))
         return;
-    pthread_mutex_lock(&cuda__pin_lock);
-    maccrt_rnode *r = maccrt_rtree_first_overlap(&cuda__pins, a, b);
-    if (r) {
-        if (r->start == a && r->end == b)
-            ((cuda__pinned *)r)->refs++;
-    } else if (cudaHostRegister((void *)a, b - a, cudaHostRegisterPortable) == cudaSuccess) {
-        cuda__pinned *n = maccrt_xcalloc(1, sizeof *n);
-        n->node.start = a;
-        n->node.end = b;
-        n->refs = 1;
-        maccrt_rtree_insert(&cuda__pins, &n->node);
-    } else {
-        cuda__clear(); /* stays pageable */
+    cuda__pinned *gone[CUDA__GONE_MAX];
+    int ngone = 0, used = 0;
+    for (;;) {
+        cuda__pin_take();
+        maccrt_rnode *r = maccrt_rtree_first_overlap(&cuda__pins, a, b);
+        if (r && r->start == a && r->end == b) {
+            if (((cuda__pinned *)r)->refs++ == 0 && cuda__pin_keep)
+                atomic_fetch_sub(&cuda__nkept, 1); /* a kept one: no cost this time */
+            cuda__pin_drop();
+            return;
+        }
+        used = r && cuda__take_kept(a, b, gone, &ngone);
+        cuda__pin_drop();
+        cuda__unregister_all(gone, ngone);
+        if (used || ngone < CUDA__GONE_MAX)
+            break;
     }
-    pthread_mutex_unlock(&cuda__pin_lock);
+    if (used)
+        return; /* a range overlapping one in use stays pageable */
+    if (cudaHostRegister((void *)a, b - a, cudaHostRegisterPortable) != cudaSuccess) {
+        cuda__clear(); /* stays pageable (or another thread registered it first: counted below) */
+        cuda__pin_take();
+        maccrt_rnode *r = maccrt_rtree_first_overlap(&cuda__pins, a, b);
+        if (r && r->start == a && r->end == b && ((cuda__pinned *)r)->refs++ == 0 && cuda__pin_keep)
+            atomic_fetch_sub(&cuda__nkept, 1);
+        cuda__pin_drop();
+        return;
+    }
+    cuda__pinned *n = maccrt_xcalloc(1, sizeof *n);
+    n->node.start = a;
+    n->node.end = b;
+    n->refs = 1;
+    cuda__pin_take();
+    int clash = maccrt_rtree_first_overlap(&cuda__pins, a, b) != NULL;
+    if (!clash)
+        maccrt_rtree_insert(&cuda__pins, &n->node);
+    cuda__pin_drop();
+    if (clash) /* another range was registered meanwhile: this one stays pageable */
+        cuda__unregister_all(&n, 1);
 }
 
 static void cuda__host_unpin(maccrt_device *d, const void *p, size_t bytes)
@@ -632,15 +740,54 @@ static void cuda__host_unpin(maccrt_device *d, const void *p, size_t bytes)
     uintptr_t a, b;
     if (!cuda__pin_range(p, bytes, &a, &b))
         return;
-    pthread_mutex_lock(&cuda__pin_lock);
+    cuda__pinned *gone[1];
+    int ngone = 0;
+    cuda__pin_take();
     maccrt_rnode *r = maccrt_rtree_first_overlap(&cuda__pins, a, b);
     if (r && r->start == a && r->end == b && --((cuda__pinned *)r)->refs == 0) {
-        maccrt_rtree_remove(&cuda__pins, r);
-        if (!atomic_load(&maccrt_rt.fatal) && cudaHostUnregister((void *)a) != cudaSuccess)
-            cuda__clear();
-        free(r);
+        if (cuda__pin_keep)
+            atomic_fetch_add(&cuda__nkept, 1); /* until the program frees the memory */
+        else
+            cuda__pin_remove((cuda__pinned *)r, gone, &ngone);
     }
-    pthread_mutex_unlock(&cuda__pin_lock);
+    cuda__pin_drop();
+    cuda__unregister_all(gone, ngone);
+}
+
+/* MACC_CUDA_PIN_KEEP: a registration outlives its entries, so that the next
+ * synchronisation interval's copies of the same data go at DMA speed with
+ * no second registration, and ends when the program frees or reallocates
+ * the block that holds it (malloc_usable_size gives the block's extent).
+ * Memory freed where the wrapping does not reach (inside a shared library,
+ * munmap) must not have been mapped while this is on. */
+static void cuda__forget_host(void *p)
+{
+    if (!p || cuda__in_pin || atomic_load(&cuda__nkept) == 0)
+        return;
+    uintptr_t a = (uintptr_t)p, b = a + malloc_usable_size(p);
+    cuda__pinned *gone[CUDA__GONE_MAX];
+    int n;
+    do {
+        cuda__pin_take();
+        (void)cuda__take_kept(a, b, gone, &n);
+        cuda__pin_drop();
+        cuda__unregister_all(gone, n);
+    } while (n == CUDA__GONE_MAX);
+}
+
+void __wrap_free(void *p);
+void *__wrap_realloc(void *p, size_t n);
+
+void __wrap_free(void *p)
+{
+    cuda__forget_host(p);
+    __real_free(p);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+    cuda__forget_host(p);
+    return __real_realloc(p, n);
 }
 
 /* ---- staged copies of pageable host memory ----------------------------------------------
@@ -805,13 +952,13 @@ static int cuda__copy_dir(maccrt_device *d, void *dst, const void *src, size_t b
         return 0;
     uintptr_t host = (uintptr_t)(to_dev ? src : dst), lo = host, hi = host;
     if (cuda__pins.root) {
-        pthread_mutex_lock(&cuda__pin_lock);
+        cuda__pin_take();
         maccrt_rnode *r = maccrt_rtree_first_overlap(&cuda__pins, host, host + bytes);
         if (r) {
             lo = r->start > host ? r->start : host;
             hi = r->end < host + bytes ? r->end : host + bytes;
         }
-        pthread_mutex_unlock(&cuda__pin_lock);
+        cuda__pin_drop();
     }
     size_t cut[3] = {lo - host, hi - lo, host + bytes - hi}; /* head, pinned, tail */
     if (hi == lo)

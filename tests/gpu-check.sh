@@ -109,18 +109,24 @@ if [ "$jobs_max" -gt 1 ]; then
         cat "$f"
     done
 fi
-# the CUDA plugin's other copy paths: the driver's pageable copies, and every
-# section page-locked (registered)
+# the CUDA plugin's other copy paths: the driver's pageable copies, every
+# section page-locked (registered), and registrations kept past
+# synchronisation points (pin_reuse frees and reallocates its buffers)
 seq=$((seq + 1))
 cur=$(printf '%03d' "$seq")
-for v in "MACC_CUDA_STAGE=0" "MACC_CUDA_PIN_MIN=65536"; do # (the default stages every size)
-    log=$gbuild/progs/copy_paths.$v.log
-    if env "$v" MACC_DEVICES=nvidia MACC_TARGET_OFFLOAD=mandatory timeout --foreground 120 "$gbuild/progs/copy_paths" > "$log" 2>&1; then
+for pv in "copy_paths MACC_CUDA_STAGE=0" "copy_paths MACC_CUDA_PIN_MIN=65536" \
+    "copy_paths MACC_CUDA_PIN_KEEP=1 MACC_CUDA_PIN_MIN=65536" \
+    "pin_reuse MACC_CUDA_PIN_KEEP=1 MACC_CUDA_PIN_MIN=65536"; do # (the default stages every size)
+    p=${pv%% *}
+    v=${pv#* }
+    log=$gbuild/progs/$p.$(echo "$v" | tr ' =' '__').log
+    # shellcheck disable=SC2086
+    if env $v MACC_DEVICES=nvidia MACC_TARGET_OFFLOAD=mandatory timeout --foreground 120 "$gbuild/progs/$p" > "$log" 2>&1; then
         ok
-        echo "ok   copy_paths ($v): $(grep 'check:' "$log")"
+        echo "ok   $p ($v): $(grep 'check:' "$log")"
     else
         tail -n 5 "$log"
-        ko "copy_paths ($v)"
+        ko "$p ($v)"
     fi
 done
 pass=$(cat "$res"/*.res | grep -c '^ok')
