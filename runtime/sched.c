@@ -130,7 +130,7 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
     t->tokens = need;
     /* the expected end: eft compares it across devices (one device: no choice) */
     t->exp_end = maccrt_rt.ndevices > 1 ? maccrt_now() + sched__estimate(t, d) : 0.0;
-    /* its copies queue on d's link (eft__link) until its maps are acquired */
+    /* its copies queue on d's link (eft's link term) until its maps are acquired */
     if (t->chose_dev1 == d->num + 1 && t->chose_xfer > 0 && !t->op) {
         t->link_ns = (long long)(t->chose_xfer * 1e9);
         atomic_fetch_add(&d->link_ns, t->link_ns);
