@@ -410,14 +410,20 @@ typedef struct cache__plan {
     const maccrt_dentry *block_on; /* the first such entry */
 } cache__plan;
 
-static void cache__plan_reset(cache__plan *p)
+/* The claims' index emptied (with the claims). */
+static void cache__plan_unindex(cache__plan *p)
 {
-    p->njob = p->ncl = p->blocked = 0;
-    p->block_on = NULL;
     if (p->nhix) {
         p->nhix = 0;
         memset(p->hix, 0xff, (size_t)p->caphix * sizeof *p->hix);
     }
+}
+
+static void cache__plan_reset(cache__plan *p)
+{
+    p->njob = p->ncl = p->blocked = 0;
+    p->block_on = NULL;
+    cache__plan_unindex(p);
 }
 
 static void cache__plan_free(cache__plan *p)
@@ -670,10 +676,7 @@ static void cache__plan_release(cache__plan *p, int detach)
     if (p->ncl)
         pthread_cond_broadcast(&cache__cv);
     p->ncl = 0;
-    if (p->nhix) {
-        p->nhix = 0;
-        memset(p->hix, 0xff, (size_t)p->caphix * sizeof *p->hix);
-    }
+    cache__plan_unindex(p);
 }
 
 /* One copy between the host and held entry e ([a, b), to_dev: into e) with

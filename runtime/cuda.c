@@ -687,6 +687,18 @@ static int cuda__take_kept(uintptr_t a, uintptr_t b, cuda__pinned **gone, int *n
     return used;
 }
 
+/* The registration of exactly [a, b), if there is one, gets one more entry
+ * (cuda__pin_lock held); 0 when there is none. */
+static int cuda__pin_ref(uintptr_t a, uintptr_t b)
+{
+    maccrt_rnode *r = maccrt_rtree_first_overlap(&cuda__pins, a, b);
+    if (!r || r->start != a || r->end != b)
+        return 0;
+    if (((cuda__pinned *)r)->refs++ == 0 && cuda__pin_keep)
+        atomic_fetch_sub(&cuda__nkept, 1); /* a kept one: no cost this time */
+    return 1;
+}
+
 static void cuda__host_pin(maccrt_device *d, const void *p, size_t bytes)
 {
     (void)d;
@@ -697,14 +709,11 @@ static void cuda__host_pin(maccrt_device *d, const void *p, size_t bytes)
     int ngone = 0, used = 0;
     for (;;) {
         cuda__pin_take();
-        maccrt_rnode *r = maccrt_rtree_first_overlap(&cuda__pins, a, b);
-        if (r && r->start == a && r->end == b) {
-            if (((cuda__pinned *)r)->refs++ == 0 && cuda__pin_keep)
-                atomic_fetch_sub(&cuda__nkept, 1); /* a kept one: no cost this time */
+        if (cuda__pin_ref(a, b)) {
             cuda__pin_drop();
             return;
         }
-        used = r && cuda__take_kept(a, b, gone, &ngone);
+        used = maccrt_rtree_first_overlap(&cuda__pins, a, b) && cuda__take_kept(a, b, gone, &ngone);
         cuda__pin_drop();
         cuda__unregister_all(gone, ngone);
         if (used || ngone < CUDA__GONE_MAX)
@@ -715,9 +724,7 @@ static void cuda__host_pin(maccrt_device *d, const void *p, size_t bytes)
     if (cudaHostRegister((void *)a, b - a, cudaHostRegisterPortable) != cudaSuccess) {
         cuda__clear(); /* stays pageable (or another thread registered it first: counted below) */
         cuda__pin_take();
-        maccrt_rnode *r = maccrt_rtree_first_overlap(&cuda__pins, a, b);
-        if (r && r->start == a && r->end == b && ((cuda__pinned *)r)->refs++ == 0 && cuda__pin_keep)
-            atomic_fetch_sub(&cuda__nkept, 1);
+        (void)cuda__pin_ref(a, b);
         cuda__pin_drop();
         return;
     }

@@ -726,6 +726,11 @@ void maccrt_sched_dispatch(void);
 void maccrt_sched_submit_placed(void);
 /* t is finished: gives its tokens back. */
 void maccrt_sched_release(maccrt_task *t);
+/* t's copy time leaves its device's link term (eft; once its maps are acquired). */
+void maccrt_sched_link_done(maccrt_task *t);
+/* Whether t, a task with depend clauses beside a GPU, may not explore the
+ * host (its region has not run there); maccrt_rt.lock held. */
+int maccrt_sched_host_unexplorable(const maccrt_task *t);
 /* Runs, in the calling thread, the first task waiting in the host pool's
  * queue that `creator` created (host.c): a thread that waits for its tasks
  * (the throttle, taskwait) lends its core to them, as libgomp's waiting

@@ -119,6 +119,27 @@ static int sched__gpu_candidate(const maccrt_task *t)
     return (t->cand & ~MACCRT_BIT(maccrt_rt.host->num)) != 0;
 }
 
+/* Beside a GPU, a task with depend clauses never explores the host: its
+ * successors come after it is placed (matmul's chain heads have none when
+ * they are ready), and its chain then waits for the host's run, however
+ * slow (matmul-L on two H200s: one 30 ms host task held a chain of eight
+ * 0.5 ms links, shared 0.59 of the GPUs alone). A task without depend
+ * clauses can never head a chain. Whether t is such a task and its region
+ * has not run on the host. maccrt_rt.lock held. */
+int maccrt_sched_host_unexplorable(const maccrt_task *t)
+{
+    return t->ndeps > 0 && t->region && sched__gpu_candidate(t) &&
+           !maccrt_region_info_get(t->region)->runs[MACC_DEV_HOST];
+}
+
+void maccrt_sched_link_done(maccrt_task *t)
+{
+    if (t->link_ns) {
+        atomic_fetch_sub(&t->dev->link_ns, t->link_ns);
+        t->link_ns = 0;
+    }
+}
+
 static __thread maccrt_task *sched__sub_head, *sched__sub_tail; /* placed GPU tasks to submit */
 static const int sched__auto_tokens[MACCRT_AUTO_LEVELS] = {100, 50, 25};
 
@@ -329,10 +350,7 @@ void maccrt_sched_release(maccrt_task *t)
     maccrt_device *d = t->dev;
     if (!d)
         return;
-    if (t->link_ns) { /* (its maps were not acquired: an error path) */
-        atomic_fetch_sub(&d->link_ns, t->link_ns);
-        t->link_ns = 0;
-    }
+    maccrt_sched_link_done(t); /* (its maps were not acquired: an error path) */
     __atomic_store_n(&d->tokens_free, d->tokens_free + t->tokens, __ATOMIC_RELAXED);
     if (t->dprev)
         t->dprev->dnext = t->dnext;
@@ -447,13 +465,8 @@ static double sched__estimate(maccrt_task *t, maccrt_device *d)
          * measured first must not keep it unexplored). */
         if (measured && (ri->exploring[d->kind] || (t->nsuccs > 0 && d->kind == MACC_DEV_HOST)))
             return 1e6;
-        /* Nor, beside a GPU, does a task with depend clauses: successors
-         * come after it is placed (matmul's chain heads have none when they
-         * are ready), and its chain then waits for the host's run, however
-         * slow (matmul-L on two H200s: one 30 ms host task held a chain of
-         * eight 0.5 ms links, shared 0.59 of the GPUs alone). A task without
-         * depend clauses can never head a chain. */
-        if (d->kind == MACC_DEV_HOST && t->ndeps > 0 && sched__gpu_candidate(t))
+        /* nor, beside a GPU, does a task with depend clauses */
+        if (d->kind == MACC_DEV_HOST && maccrt_sched_host_unexplorable(t))
             return 1e6;
         /* The host beside a GPU explores with one instance even before the
          * GPU is measured (the start of a run): two instances of half the

@@ -543,21 +543,19 @@ static void task__keep(maccrt_task *t, const maccrt_thread *self)
     t->keep = ri->host_run_s < task__tiny_s;
 }
 
-/* A task with depend clauses never explores the host beside a GPU (sched.c,
- * sched__estimate): while the host is unmeasured for its region, the host
- * leaves its candidates, so that a dispatch walk does not weigh the host for
- * it. With the host a candidate that eft never chose, every walk asked the
- * policy for up to MACCRT_WALK_WAITING waiting tasks (the GPU full, the
- * host free), residency look-ups included, under the runtime lock: matmul
- * on the host and one H200 ran at 0.81 of the GPU alone with no host task.
- * maccrt_rt.lock held. */
+/* A task with depend clauses never explores the host beside a GPU
+ * (maccrt_sched_host_unexplorable): while the host is unmeasured for its
+ * region, the host leaves its candidates, so that a dispatch walk does not
+ * weigh the host for it. With the host a candidate that eft never chose,
+ * every walk asked the policy for up to MACCRT_WALK_WAITING waiting tasks
+ * (the GPU full, the host free), residency look-ups included, under the
+ * runtime lock: matmul on the host and one H200 ran at 0.81 of the GPU alone
+ * with no host task. maccrt_rt.lock held. */
 static void task__no_host_exploring(maccrt_task *t)
 {
     maccrt_runtime *rt = &maccrt_rt;
     maccrt_mask host = MACCRT_BIT(rt->host->num);
-    if (t->ndeps == 0 || !t->region || !rt->ngpus || !(t->cand & host) || !(t->cand & ~host))
-        return;
-    if (!maccrt_region_info_get(t->region)->runs[MACC_DEV_HOST])
+    if (rt->ngpus && (t->cand & host) && maccrt_sched_host_unexplorable(t))
         t->cand &= ~host;
 }
 
@@ -960,10 +958,7 @@ void maccrt_task_execute(maccrt_task *t)
         /* every map through the data directory: a present entry, a GPU's
          * coherent copy, or the host copy made current */
         maccrt_map_task_acquire_n(d, t->nmaps, t->maps, t->ptrs, t->took, t->cache, t->loc);
-        if (t->link_ns) { /* its copies are made: off d's link (eft) */
-            atomic_fetch_sub(&d->link_ns, t->link_ns);
-            t->link_ns = 0;
-        }
+        maccrt_sched_link_done(t); /* its copies are made: off d's link (eft) */
         MACC_TaskEnv env = {
             .device_kind = d->kind,
             .device_index = d->index,
