@@ -587,28 +587,38 @@ static atomic_long cuda__nkept; /* registrations no entry uses, kept */
 static __thread int cuda__in_pin; /* this thread holds cuda__pin_lock (frees inside CUDA calls) */
 
 /* The C library's free and realloc when the program was linked with
- * -Wl,--wrap=free,--wrap=realloc (macc's driver links GPU programs so):
- * then every free of the program comes through __wrap_free below. */
+ * -Wl,--wrap=free,--wrap=realloc,--wrap=munmap (macc's driver links GPU
+ * programs so): then every free of the program comes through the wrappers
+ * below. */
 extern void __real_free(void *p) __attribute__((weak));
 extern void *__real_realloc(void *p, size_t n) __attribute__((weak));
+extern int __real_munmap(void *p, size_t n) __attribute__((weak));
 
 static void cuda__pin_settings(void)
 {
     const char *on = getenv("MACC_CUDA_PIN"), *min = getenv("MACC_CUDA_PIN_MIN"),
                *keep = getenv("MACC_CUDA_PIN_KEEP");
-    /* Off unless asked for (MACC_CUDA_PIN=1, a MACC_CUDA_PIN_MIN, or
-     * MACC_CUDA_PIN_KEEP=1): registering costs about 1 ms per 16 MiB, holds
-     * the driver (copies of every thread wait for it), and without KEEP it
-     * lasts only until the next synchronisation point, so staged copies
-     * (cuda__copy_staged) win: on one / two H200s matmul's 2 MiB tiles ran
-     * 1142 / 914 GFLOP/s registered, 1597 / 1681 staged; STREAM's 16 MiB
-     * blocks 387 / 348 GB/s registered, 477 / 724 staged (write-backs on the
-     * helpers). */
+    /* Entries of 4 MiB or more are registered, and the registrations kept
+     * until the program frees the memory (MACC_CUDA_PIN_KEEP, the default in
+     * a program linked by macc, whose free, realloc and munmap come through
+     * the wrappers below): on two H200s STREAM's 16 MiB blocks ran 718-745 /
+     * 1015-1102 GB/s staged on one / two GPUs, 951-953 / 1309-1560 kept.
+     * Without keeping, a registration lasts only until the next
+     * synchronisation point and costs about 1 ms per 16 MiB while holding the
+     * driver, so staged copies (cuda__copy_staged) win: matmul's 2 MiB tiles
+     * ran 1142 / 914 GFLOP/s registered, 1597 / 1681 staged; STREAM 387 / 348
+     * GB/s registered, 477 / 724 staged. Smaller entries stay staged, kept or
+     * not: with MACC_CUDA_PIN_MIN=65536 matmul's 512 KiB tiles ran 564-588
+     * GFLOP/s on one H200 against 1402-1618 staged (each copy cut into a
+     * staged head and tail and a registered middle). */
     long v = min && *min ? maccrt_parse_positive(min) : 0;
-    int want_keep = keep && strcmp(keep, "0") != 0;
-    if (want_keep && !(&__real_free && &__real_realloc)) {
-        maccrt_warn(NULL, "MACC_CUDA_PIN_KEEP needs a program linked by macc (its free and realloc wrapped); "
-                          "registrations end at synchronisation points");
+    int wrapped = &__real_free && &__real_realloc && &__real_munmap;
+    int asked_keep = keep && *keep && strcmp(keep, "0") != 0;
+    int want_keep = keep && *keep ? asked_keep : 1;
+    if (want_keep && !wrapped) {
+        if (asked_keep)
+            maccrt_warn(NULL, "MACC_CUDA_PIN_KEEP needs a program linked by macc (its free, realloc and munmap "
+                              "wrapped); registrations end at synchronisation points");
         want_keep = 0;
     }
     int want = (on && strcmp(on, "0") != 0) || v > 0 || want_keep;
@@ -764,14 +774,14 @@ static void cuda__host_unpin(maccrt_device *d, const void *p, size_t bytes)
 /* MACC_CUDA_PIN_KEEP: a registration outlives its entries, so that the next
  * synchronisation interval's copies of the same data go at DMA speed with
  * no second registration, and ends when the program frees or reallocates
- * the block that holds it (malloc_usable_size gives the block's extent).
- * Memory freed where the wrapping does not reach (inside a shared library,
- * munmap) must not have been mapped while this is on. */
-static void cuda__forget_host(void *p)
+ * the block that holds it (malloc_usable_size gives the block's extent) or
+ * unmaps its pages. Memory released where the wrapping does not reach (a
+ * free or munmap inside a shared library) must not have been mapped while
+ * this is on. */
+static void cuda__forget_range(uintptr_t a, uintptr_t b)
 {
-    if (!p || cuda__in_pin || atomic_load(&cuda__nkept) == 0)
+    if (a >= b || cuda__in_pin || atomic_load(&cuda__nkept) == 0)
         return;
-    uintptr_t a = (uintptr_t)p, b = a + malloc_usable_size(p);
     cuda__pinned *gone[CUDA__GONE_MAX];
     int n;
     do {
@@ -782,8 +792,15 @@ static void cuda__forget_host(void *p)
     } while (n == CUDA__GONE_MAX);
 }
 
+static void cuda__forget_host(void *p)
+{
+    if (p && !cuda__in_pin && atomic_load(&cuda__nkept) != 0)
+        cuda__forget_range((uintptr_t)p, (uintptr_t)p + malloc_usable_size(p));
+}
+
 void __wrap_free(void *p);
 void *__wrap_realloc(void *p, size_t n);
+int __wrap_munmap(void *p, size_t n);
 
 void __wrap_free(void *p)
 {
@@ -795,6 +812,12 @@ void *__wrap_realloc(void *p, size_t n)
 {
     cuda__forget_host(p);
     return __real_realloc(p, n);
+}
+
+int __wrap_munmap(void *p, size_t n)
+{
+    cuda__forget_range((uintptr_t)p, (uintptr_t)p + n);
+    return __real_munmap(p, n);
 }
 
 /* ---- staged copies of pageable host memory ----------------------------------------------

@@ -110,13 +110,15 @@ if [ "$jobs_max" -gt 1 ]; then
     done
 fi
 # the CUDA plugin's other copy paths: the driver's pageable copies, every
-# section page-locked (registered), and registrations kept past
-# synchronisation points (pin_reuse frees and reallocates its buffers)
+# copy staged, registrations undone at synchronisation points, and every
+# section registered and kept past them (pin_reuse frees, reallocates and
+# unmaps its buffers)
 seq=$((seq + 1))
 cur=$(printf '%03d' "$seq")
-for pv in "copy_paths MACC_CUDA_STAGE=0" "copy_paths MACC_CUDA_PIN_MIN=65536" \
-    "copy_paths MACC_CUDA_PIN_KEEP=1 MACC_CUDA_PIN_MIN=65536" \
-    "pin_reuse MACC_CUDA_PIN_KEEP=1 MACC_CUDA_PIN_MIN=65536"; do # (the default stages every size)
+for pv in "copy_paths MACC_CUDA_STAGE=0" "copy_paths MACC_CUDA_PIN=0" \
+    "copy_paths MACC_CUDA_PIN_KEEP=0 MACC_CUDA_PIN_MIN=65536" \
+    "copy_paths MACC_CUDA_PIN_MIN=65536" "pin_reuse MACC_CUDA_PIN_MIN=65536" \
+    "pin_reuse MACC_CUDA_PIN_KEEP=0"; do # (the default registers 4 MiB and more, kept)
     p=${pv%% *}
     v=${pv#* }
     log=$gbuild/progs/$p.$(echo "$v" | tr ' =' '__').log

@@ -1072,10 +1072,12 @@ int driver_main(int argc, char **argv)
             vec_push(&cmd, rtcuda);
             vec_push(&cmd, "-Wl,--no-whole-archive");
             /* the plugin sees the program's frees: a host registration kept
-             * past synchronisation points (MACC_CUDA_PIN_KEEP) ends before
-             * its memory goes back to the C library */
+             * past synchronisation points (MACC_CUDA_PIN_KEEP, the default)
+             * ends before its memory goes back to the C library or the
+             * kernel */
             vec_push(&cmd, "-Wl,--wrap=free");
             vec_push(&cmd, "-Wl,--wrap=realloc");
+            vec_push(&cmd, "-Wl,--wrap=munmap");
         }
         vec_push(&cmd, rtlib);
         if (linked_cuda) {

@@ -1,13 +1,15 @@
 /* Host memory freed and allocated again between synchronisation points,
- * while its copies may be registered (page-locked) past them
- * (MACC_CUDA_PIN_KEEP=1 on the GPU machine): each round allocates its
- * buffers afresh (mmap'd blocks, so a freed block's address comes back with
- * new pages), grows one with realloc, fills them with the round's values,
- * and a task per block reads them (to) and writes a result (from). A
- * registration that outlived its memory would copy the old pages: the
- * host checks every element of every round. Also run with
- * MACC_CUDA_PIN_KEEP=1 MACC_CUDA_PIN_MIN=65536 on the GPU machine. */
+ * while its copies may be registered (page-locked) past them (the default
+ * on a GPU for sections of 4 MiB or more): each round allocates its buffers
+ * afresh (mmap'd blocks, so a freed block's address comes back with new
+ * pages), grows one with realloc, maps 8 MiB with mmap itself and unmaps it
+ * at the round's end, fills them with the round's values, and tasks read
+ * them (to) and write a result (from). A registration that outlived its
+ * memory would copy the old pages: the host checks every element of every
+ * round. Also run with MACC_CUDA_PIN_MIN=65536 (every block registered) on
+ * the GPU machine. */
 #include <malloc.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -30,6 +32,11 @@ int main(void)
             return 2;
         grow = g;
         glen = nlen;
+        double *m = mmap(NULL, n * sizeof(double), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED)
+            return 2;
+        for (long i = 0; i < n; i++)
+            m[i] = (double)(i % 31) - r;
         for (long i = 0; i < n; i++) {
             in[i] = (double)(i % 977) + 1000.0 * r;
             out[i] = -1.0;
@@ -50,7 +57,21 @@ int main(void)
         #pragma omp if_device(host) parallel for
         for (long i = 0; i < glen; i++)
             grow[i] *= 2.0;
+        #pragma omp target device(any) map(tofrom: m[0:n]) nowait
+        #pragma omp if_device(nvidia) teams distribute parallel for
+        #pragma omp if_device(host) parallel for
+        for (long i = 0; i < n; i++)
+            m[i] += 3.0;
         #pragma omp taskwait
+        for (long i = 0; i < n; i++) {
+            double want = (double)(i % 31) - r + 3.0;
+            if (m[i] != want) {
+                if (bad < 5)
+                    printf("round %d: m[%ld] = %g, want %g\n", r, i, m[i], want);
+                bad++;
+            }
+        }
+        munmap(m, n * sizeof(double));
         for (long i = 0; i < n; i++) {
             double want = (double)(i % 977) + 1000.0 * r + 0.5;
             if (out[i] != want) {
