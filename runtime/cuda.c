@@ -113,6 +113,8 @@ struct cuda__gpu {
     maccrt_task *head, *tail;
     maccrt_batch *batches;
     int stop;
+    int nready;             /* helpers done starting (their device set, their staging made) */
+    pthread_cond_t ready_cv; /* signalled as each helper is ready (cuda__init_device waits) */
 
     int nhelpers;
     cuda__helper helpers[CUDA__MAX_STREAMS];
@@ -223,6 +225,8 @@ static void *cuda__helper_main(void *arg)
         (void)cuda__stage_make(&h->stage, CUDA__STAGE_CHUNK);
 
     pthread_mutex_lock(&g->lock);
+    g->nready++;
+    pthread_cond_signal(&g->ready_cv);
     for (;;) {
         /* After a fatal error the process is exiting: take no new task (its
          * CUDA calls could block on a broken context). */
@@ -318,6 +322,7 @@ static void cuda__discard(cuda__gpu *g)
     cuda__clear();
     pthread_mutex_destroy(&g->lock);
     pthread_cond_destroy(&g->cv);
+    pthread_cond_destroy(&g->ready_cv);
     pthread_mutex_destroy(&g->data_lock);
     free(g);
 }
@@ -411,6 +416,7 @@ static int cuda__init_device(maccrt_device *d)
     g->ordinal = ord;
     pthread_mutex_init(&g->lock, NULL);
     pthread_cond_init(&g->cv, NULL);
+    pthread_cond_init(&g->ready_cv, NULL);
     pthread_mutex_init(&g->data_lock, NULL);
 
     int pools = 0;
@@ -467,6 +473,15 @@ static int cuda__init_device(maccrt_device *d)
         cuda__restore(prev, ord);
         return -1;
     }
+    /* The GPU is offered once every helper is ready: a helper's start
+     * (cudaSetDevice, the cudaHostAlloc of its staging slots) takes 0.3 ms
+     * or so, one helper after the other in the driver, and on two H200s the
+     * second GPU's first tasks waited up to 9 ms for its helpers (matmul-L
+     * ran no kernel on it for its first 10 ms of 34). */
+    pthread_mutex_lock(&g->lock);
+    while (g->nready < started)
+        pthread_cond_wait(&g->ready_cv, &g->lock);
+    pthread_mutex_unlock(&g->lock);
     cuda__enable_peers(g);
     cuda__pool_warm(g);
     cuda__restore(prev, ord);

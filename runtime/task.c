@@ -704,6 +704,7 @@ void MACC_target(const MACC_Region *r, const void *args, size_t args_size, int n
         maccrt_fatal(&r->loc, "bad arguments for region '%s'", task__region_name(r));
     maccrt_thread *self = maccrt_thread_self();
     int deferred = (flags & MACC_NOWAIT) != 0;
+    double s0 = deferred && maccrt_trace_on() ? maccrt_now() : 0.0; /* a "submit" slice */
     long long trip = maccrt_placement_take_trip();
     maccrt_mask cand = 0;
     int fallback = 0;
@@ -759,6 +760,8 @@ void MACC_target(const MACC_Region *r, const void *args, size_t args_size, int n
         return;
     }
     task__submit(t);
+    if (s0 > 0.0) /* the submitting thread's cost of a deferred task (t may be gone) */
+        maccrt_trace_event(MACCRT_TRACE_SUBMIT, maccrt_rt.host, task__region_name(r), s0, maccrt_now(), 0);
 }
 
 void maccrt_task_data_op(maccrt_device *d, int op, int nmaps, const MACC_Map *maps, int ndeps,
