@@ -599,7 +599,6 @@ typedef struct maccrt_task {
     maccrt_device *dev;
     const MACC_Version *ver;
     int tokens;
-    int placed_with; /* tasks placed on dev, this one included, when it was placed */
     double exp_end; /* expected end (placement time + the region's estimate) */
     /* eft's residency term for devices 0..MACCRT_XFER_MEMO-1, as the
      * directory gave it at xfer_at (sched.c: eft__xfer) */
@@ -761,12 +760,6 @@ typedef struct maccrt_region_info {
      * measured uses its kind's figures. */
     long druns[MACCRT_MAX_DEVICES];
     double dema_s[MACCRT_MAX_DEVICES], ddev_s[MACCRT_MAX_DEVICES];
-    /* How the time of one instance grows with the tasks placed on the device
-     * while it runs (c: the mean of the counts at its placement and at its
-     * end, itself included; e: its time): moving averages of c, e, c*c and
-     * c*e, whose slope eft__finish uses on GPUs (sched__conc_learn). */
-    double dc_m[MACCRT_MAX_DEVICES], de_m[MACCRT_MAX_DEVICES];
-    double dcc_m[MACCRT_MAX_DEVICES], dce_m[MACCRT_MAX_DEVICES];
     /* resources(auto): instances measured and their mean time per level */
     int auto_runs[MACC_DEV_NKINDS][MACCRT_AUTO_LEVELS];
     int auto_started[MACC_DEV_NKINDS][MACCRT_AUTO_LEVELS];

@@ -163,7 +163,6 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
         d->placed->dprev = t;
     d->placed = t;
     d->nplaced++;
-    t->placed_with = d->nplaced;
     d->first_walk = 0; /* eft__first: counted again */
     if (t->region && !t->op) {
         maccrt_region_info *ri = maccrt_region_info_get(t->region);
@@ -346,38 +345,6 @@ void maccrt_sched_dispatch(void)
     rt->walk = 0;
 }
 
-/* One more (concurrency, time) sample of a region on device k: moving
- * averages of weight 0.1 (the first sample sets them). */
-static void sched__conc_learn(maccrt_region_info *ri, int k, double c, double e)
-{
-    double w = ri->druns[k] ? 0.1 : 1.0;
-    ri->dc_m[k] += w * (c - ri->dc_m[k]);
-    ri->de_m[k] += w * (e - ri->de_m[k]);
-    ri->dcc_m[k] += w * (c * c - ri->dcc_m[k]);
-    ri->dce_m[k] += w * (c * e - ri->dce_m[k]);
-}
-
-/* How much longer (or shorter) than measured an instance of t's region on
- * GPU d takes with n tasks placed there, itself included: the slope of its
- * times over the concurrency they ran at, times n's distance from their
- * mean concurrency. 0 until the concurrency has varied (a variance of at
- * least 0.25 over 8 or more runs) or where the slope is not positive (a
- * device whose tasks do not share one processor: fake GPUs, copies). */
-static double sched__conc_shift(const maccrt_task *t, const maccrt_device *d, int n)
-{
-    if (!t->region || d->kind == MACC_DEV_HOST)
-        return 0;
-    const maccrt_region_info *ri = maccrt_region_info_get(t->region);
-    int k = d->num;
-    if (ri->druns[k] < 8)
-        return 0;
-    double var = ri->dcc_m[k] - ri->dc_m[k] * ri->dc_m[k];
-    if (var < 0.25)
-        return 0;
-    double b = (ri->dce_m[k] - ri->dc_m[k] * ri->de_m[k]) / var;
-    return b > 0 ? b * (n - ri->dc_m[k]) : 0;
-}
-
 void maccrt_sched_release(maccrt_task *t)
 {
     maccrt_device *d = t->dev;
@@ -400,8 +367,6 @@ void maccrt_sched_release(maccrt_task *t)
         double s = t->t_end - t->t_start - t->t_maps;
         if (t->explore_threads > 0)
             s *= (double)t->explore_threads / maccrt_host_nthreads(t->tokens);
-        sched__conc_learn(maccrt_region_info_get(t->region), d->num,
-                          0.5 * (t->placed_with + d->nplaced + 1), s);
         maccrt_rt.policy->observe(t, d, s);
     }
     t->tokens = 0;
@@ -703,17 +668,10 @@ static double eft__finish(maccrt_task *t, maccrt_device *d, int backlog, double 
 {
     double est = sched__estimate_hi(t, d);
     int slots = eft__slots(t, d);
-    int ahead = d->nplaced + backlog;
-    if (ahead < slots) {
-        /* A GPU's concurrent tasks share it: a free slot does not mean the
-         * measured time. With the slot model alone every link of a chain
-         * went back to the GPU that held the chain's data while it ran 18
-         * tasks at once and the other GPU 5 (matmul-L on two H200s: one GPU
-         * idle for the last 5.5 ms of 32). */
-        double shifted = est + sched__conc_shift(t, d, ahead + 1);
-        return now + xfer + (shifted > 0.25 * est ? shifted : 0.25 * est);
-    }
     est += xfer;
+    int ahead = d->nplaced + backlog;
+    if (ahead < slots)
+        return now + est;
     double first = eft__first(d);
     double rem = first > now ? first - now : 0;
     return now + rem + (double)((ahead - slots) / slots) * est + est;

@@ -2629,69 +2629,6 @@ Test(gpu, the_residency_term_chooses_the_device_holding_the_data)
     cr_assert_eq(home, rt->host, "the host holds it now, not %s", home->name);
 }
 
-/* The concurrency term: y is dirty on nvidia:1, which has 3 tasks queued
- * for it in this walk, nvidia:0 none. With the region's GPU times growing
- * by 0.5 ms per task sharing the GPU (measured at 1 to 9 at once), the task
- * ends sooner on the idle nvidia:0 even with y to copy there; with times
- * that do not grow (measured all at 5 at once: no slope), the two tie and
- * the GPU holding y wins. */
-static const MACC_Region r_conc = {{"sched.c", 4, 1, "test"}, "r_conc", 2, r_scale_v};
-static maccrt_device *conc_choice(maccrt_task *t, double slope)
-{
-    maccrt_runtime *rt = &maccrt_rt;
-    int backlog[MACCRT_MAX_DEVICES] = {0};
-    backlog[1] = 3;
-    pthread_mutex_lock(&rt->lock);
-    maccrt_region_info *ri = maccrt_region_info_get(&r_conc);
-    ri->runs[MACC_DEV_NVIDIA] = 18;
-    ri->ema_s[MACC_DEV_NVIDIA] = 0.0025;
-    ri->dev_s[MACC_DEV_NVIDIA] = 0;
-    for (int k = 0; k < 2; k++) {
-        ri->druns[k] = 9;
-        ri->dema_s[k] = 0.0025;
-        ri->ddev_s[k] = 0;
-        ri->dc_m[k] = ri->dcc_m[k] = ri->de_m[k] = ri->dce_m[k] = 0;
-        for (int c = 1; c <= 9; c++) { /* the means of 9 samples */
-            double cc = slope > 0 ? c : 5, e = slope > 0 ? 0.0005 * c : 0.0025;
-            ri->dc_m[k] += cc / 9;
-            ri->de_m[k] += e / 9;
-            ri->dcc_m[k] += cc * cc / 9;
-            ri->dce_m[k] += cc * e / 9;
-        }
-    }
-    maccrt_device *d = rt->policy->choose(t, t->cand, t->cand, backlog);
-    pthread_mutex_unlock(&rt->lock);
-    return d;
-}
-Test(gpu, a_gpu_whose_tasks_share_it_loses_a_task_to_an_idle_one)
-{
-    enum { N = 1 << 17 }; /* 1 MiB: 0.1 ms at the default 10 GB/s */
-    static double y[N];
-    scale_args a = {0, N, 1.0, 0, y};
-    MACC_Map m = {"y", y, y, sizeof y, MACC_MAP_TOFROM};
-    MACC_target(&r_scale, &a, sizeof a, 1, &m, 0, NULL, MACC_NOWAIT, 1, 1);
-    long dirty = 0;
-    for (int i = 0; i < 5000 && !dirty; i++) {
-        maccrt_cache_entries(maccrt_rt.devices[1], &dirty);
-        if (!dirty)
-            sleep_ms(1);
-    }
-    cr_assert_eq(dirty, 1, "y is dirty on nvidia:1");
-    maccrt_task t;
-    memset(&t, 0, sizeof t);
-    MACC_Map in = {"y", y, y, sizeof y, MACC_MAP_TO};
-    t.region = &r_conc;
-    t.deferred = 1;
-    t.nmaps = 1;
-    t.maps = &in;
-    t.cand = MACCRT_BIT(0) | MACCRT_BIT(1);
-    maccrt_device *shared = conc_choice(&t, 0.0005);
-    maccrt_device *flat = conc_choice(&t, 0);
-    MACC_taskwait(NULL);
-    cr_assert_eq(shared, maccrt_rt.devices[0], "the idle GPU, not %s", shared->name);
-    cr_assert_eq(flat, maccrt_rt.devices[1], "the data's GPU, not %s", flat->name);
-}
-
 /* The link term: 4 independent tasks, each reading its own 1 MiB block
  * from the host, of a region of resources(1) (either GPU could run all 4 at
  * once: 4 helpers each), with nvidia:1's measured host link a little faster.
