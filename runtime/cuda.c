@@ -256,6 +256,47 @@ static void *cuda__helper_main(void *arg)
 static void cuda__spin_settings(void);
 static void cuda__pin_settings(void);
 
+/* The CUDA settings the plugin puts in the environment for its own contexts
+ * (CUDA_MODULE_LOADING, CUDA_DEVICE_MAX_CONNECTIONS) are the process's
+ * environment: a program's children (system, popen, exec, MPI's spawns) would
+ * inherit them. The user's values are kept here and put back once every GPU's
+ * context is made (cuda__all_started): CUDA reads them when a context starts. */
+static const char *const cuda__env_names[] = {"CUDA_MODULE_LOADING", "CUDA_DEVICE_MAX_CONNECTIONS"};
+enum { CUDA__NENV = sizeof cuda__env_names / sizeof cuda__env_names[0] };
+static char *cuda__env_user[CUDA__NENV]; /* a copy of the user's value, NULL: unset */
+static int cuda__env_lost[CUDA__NENV];   /* no memory for the copy: left as it is */
+static int cuda__env_saved;
+
+static void cuda__env_save(void)
+{
+    for (int i = 0; i < CUDA__NENV; i++) {
+        const char *v = getenv(cuda__env_names[i]);
+        cuda__env_user[i] = v ? strdup(v) : NULL;
+        cuda__env_lost[i] = v && !cuda__env_user[i];
+    }
+    cuda__env_saved = 1;
+}
+
+static void cuda__all_started(void)
+{
+    if (!cuda__env_saved)
+        return;
+    for (int i = 0; i < CUDA__NENV; i++) {
+        const char *now = getenv(cuda__env_names[i]);
+        if (cuda__env_lost[i]) {
+            continue;
+        } else if (!cuda__env_user[i]) {
+            if (now)
+                unsetenv(cuda__env_names[i]);
+        } else if (!now || strcmp(now, cuda__env_user[i]) != 0) {
+            setenv(cuda__env_names[i], cuda__env_user[i], 1);
+        }
+        free(cuda__env_user[i]);
+        cuda__env_user[i] = NULL;
+    }
+    cuda__env_saved = 0;
+}
+
 static int cuda__discover(void)
 {
     /* settings read once, before any helper runs */
@@ -270,6 +311,7 @@ static int cuda__discover(void)
                          CUDA__MAX_STREAMS);
         cuda__nstreams = (int)v;
     }
+    cuda__env_save();
     /* Every kernel loaded when a GPU's context starts, not at its first
      * launch (CUDA's lazy loading, the default since 12.2): a region's first
      * task on each GPU took 37 ms instead of 7 (nbody on two H200s), the
@@ -1576,6 +1618,7 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .caps = 0,
     .discover = cuda__discover,
     .init_device = cuda__init_device,
+    .started = cuda__all_started,
     .fini_device = cuda__fini_device,
     .version_ok = cuda__version_ok,
     .alloc = cuda__alloc,

@@ -372,6 +372,8 @@ static void init__start(void)
             rt->devices[rt->ndevices++] = d;
             ngpu_helpers++;
         }
+        if (p->started)
+            p->started();
     }
     rt->ngpus = rt->ndevices;
 

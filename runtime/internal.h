@@ -152,6 +152,9 @@ typedef struct maccrt_plugin {
     /* Brings device d up: d->index, d->num and d->name are set; sets d->pdata
      * and properties (d->cc, d->mem_bytes) and starts helper threads. */
     int (*init_device)(struct maccrt_device *d);
+    /* Optional: called once after discover and every init_device of this
+     * plugin (whatever they returned): the devices are up. */
+    void (*started)(void);
     /* Stops helper threads and frees d->pdata. Called at exit once no task is
      * live, from a thread that is not one of the device's helpers. */
     void (*fini_device)(struct maccrt_device *d);

@@ -329,6 +329,15 @@ driver)
         if MACC_NVCC="$NVCC" "$macc" ${E2E_CFLAGS:-} -c red.c -o redc.o 2> err.txt && nm redc.o | grep -q 'macc_k_.*_nvidia' &&
             MACC_NVCC="$NVCC" "$macc" ${E2E_CFLAGS:-} redc.o -o redc 2>> err.txt && ./redc > /dev/null; then ok
         else tail -n 5 err.txt; ko "driver: -c with a device file, then link"; fi
+        # the CUDA settings the runtime makes for its contexts do not stay in the
+        # program's environment (its children would inherit them); the user's stay
+        printf '#include <stdio.h>\n#include <stdlib.h>\nint main(void) { double a[8];\n#pragma omp target device(any) map(from: a[0:8]) nowait\nfor (int i = 0; i < 8; i++) a[i] = i;\n#pragma omp taskwait\nconst char *m = getenv("CUDA_MODULE_LOADING"), *c = getenv("CUDA_DEVICE_MAX_CONNECTIONS");\nprintf("%%s %%s\\n", m ? m : "-", c ? c : "-");\nreturn a[7] != 7; }\n' > cenv.c
+        # shellcheck disable=SC2086
+        if MACC_NVCC="$NVCC" "$macc" ${E2E_CFLAGS:-} -O2 cenv.c -o cenv 2> err.txt &&
+            [ "$(env -u CUDA_MODULE_LOADING -u CUDA_DEVICE_MAX_CONNECTIONS ./cenv)" = "- -" ] &&
+            [ "$(env -u CUDA_DEVICE_MAX_CONNECTIONS CUDA_MODULE_LOADING=LAZY ./cenv)" = "LAZY -" ] &&
+            [ "$(env CUDA_MODULE_LOADING=EAGER CUDA_DEVICE_MAX_CONNECTIONS=4 ./cenv)" = "EAGER 4" ]; then ok
+        else tail -n 5 err.txt; env -u CUDA_MODULE_LOADING -u CUDA_DEVICE_MAX_CONNECTIONS ./cenv; ko "driver: the runtime's CUDA settings left in the environment"; fi
         # a toolkit whose libcudart is elsewhere (lib/, or only the shared library), or
         # missing: nvcc's own lib64 is not assumed
         mkdir -p tk/bin tk/lib
