@@ -479,12 +479,12 @@ static double sched__estimate(maccrt_task *t, maccrt_device *d)
     return ri->druns[d->num] ? ri->dema_s[d->num] : ri->ema_s[d->kind];
 }
 
-/* The same, pessimistic: the mean plus twice its typical deviation, so that a
- * device whose times vary (a host shared with GPU helpers) takes a task at
- * the end of a batch only when even a slow run ends in time. */
-static double sched__estimate_hi(maccrt_task *t, maccrt_device *d)
+/* The same, pessimistic, from e = sched__estimate(t, d): the mean plus twice
+ * its typical deviation, so that a device whose times vary (a host shared
+ * with GPU helpers) takes a task at the end of a batch only when even a slow
+ * run ends in time. */
+static double sched__estimate_hi(maccrt_task *t, maccrt_device *d, double e)
 {
-    double e = sched__estimate(t, d);
     if (!t->region || e >= 1e6)
         return e;
     maccrt_region_info *ri = maccrt_region_info_get(t->region);
@@ -664,9 +664,11 @@ static double eft__first(maccrt_device *d)
     return first;
 }
 
-static double eft__finish(maccrt_task *t, maccrt_device *d, int backlog, double now, double xfer)
+/* When t would end on d; mean: sched__estimate(t, d). */
+static double eft__finish(maccrt_task *t, maccrt_device *d, int backlog, double now, double xfer,
+                          double mean)
 {
-    double est = sched__estimate_hi(t, d);
+    double est = sched__estimate_hi(t, d, mean);
     int slots = eft__slots(t, d);
     est += xfer;
     int ahead = d->nplaced + backlog;
@@ -751,7 +753,8 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
          * 16 copies of 16 MiB on one link while the other stayed idle) */
         if (xfer > 0)
             xfer += (double)atomic_load(&d->link_ns) * 1e-9;
-        double end = eft__finish(t, d, backlog[i], now, xfer);
+        double mean = sched__estimate(t, d);
+        double end = eft__finish(t, d, backlog[i], now, xfer, mean);
         /* ties: locality first, then a free device. Two devices of one kind
          * (two GPUs) tie when they would end the task within half its time
          * (at most a millisecond): GPUs ending a task a few microseconds
@@ -762,7 +765,7 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
          * GPU may so be passed over for one that holds the data and ends the
          * task less than that later; the other ready tasks fill it. Between
          * kinds (the host and a GPU) a microsecond: the tail rule's margin. */
-        double est = ri && ri->runs[d->kind] ? sched__estimate(t, d) : 0;
+        double est = ri && ri->runs[d->kind] ? mean : 0;
         double tol = est > 0 && best_est > 0 && best && best->kind == d->kind
                          ? 0.5 * (est < best_est ? est : best_est)
                          : 0;
