@@ -109,6 +109,7 @@ typedef struct maccrt_dentry {
     int excl;     /* claimed exclusively: a copy into it or its removal is in flight */
     int wb;       /* claimed for a write-back of its dirty bytes (one at a time) */
     int shared;   /* claims as the source of a device-to-device copy in flight */
+    int filling;  /* its fill from the host is in flight (claimed exclusively meanwhile) */
     int ndcounted; /* counted in cache__ndirty */
     cache__ival *dirty;
     int ndirty, capdirty;
@@ -636,6 +637,9 @@ static void cache__plan_run(cache__plan *p, const MACC_SrcLoc *loc)
 {
     if (p->njob == 0)
         return;
+    for (int i = 0; i < p->njob; i++)
+        if (p->job[i].op == CACHE__FILL)
+            p->job[i].e->filling = 1; /* (cache__plan_fill: another GPU waits for it) */
     cache__lock_drop();
     if (p->njob > 1 && !maccrt_thread_self()->is_worker)
         cache__plan_fan_out(p, loc);
@@ -643,6 +647,9 @@ static void cache__plan_run(cache__plan *p, const MACC_SrcLoc *loc)
         for (int i = 0; i < p->njob; i++)
             cache__job_run(&p->job[i], loc);
     cache__lock_take();
+    for (int i = 0; i < p->njob; i++)
+        if (p->job[i].op == CACHE__FILL)
+            p->job[i].e->filling = 0;
 }
 
 /* After the copies: written-back bytes are no longer dirty. */
@@ -827,6 +834,17 @@ static void cache__unclaim(maccrt_dentry *e)
     cache__maybe_free(e);
 }
 
+/* MACC_PEER_WAIT=1 (experimental, off until measured on two GPUs): a fill
+ * waits for another GPU's fill of the same bytes from the host, in flight,
+ * and copies from that GPU (cache__plan_fill). */
+static int cache__peer_wait(void)
+{
+    static int on = -1;
+    if (on < 0)
+        on = getenv("MACC_PEER_WAIT") && strcmp(getenv("MACC_PEER_WAIT"), "0") != 0;
+    return on;
+}
+
 /* Is a device-to-device copy possible from `from` to `to`? */
 static int cache__peer_ok(const maccrt_device *to, const maccrt_device *from)
 {
@@ -840,7 +858,15 @@ static int cache__peer_ok(const maccrt_device *to, const maccrt_device *from)
  * be claimed with the rest): from another GPU's valid cached entry that
  * contains it, else from the host after every dirty copy of its bytes went
  * home. Held entries of other devices are neither sources nor written back
- * (their bytes are their data constructs'). */
+ * (their bytes are their data constructs'). With MACC_PEER_WAIT=1, another
+ * GPU's entry that contains it and whose fill from the host is in flight is
+ * waited for (the plan is blocked on it) and then copied from: the bytes cross the host's
+ * memory once, not once per GPU (matmul on two H200s: both GPUs filled
+ * most tiles from the host at once, 765 fills per GPU, 406 of them from the
+ * host, each a 512 KiB staged copy at 4-5 GB/s, the host's memory the
+ * limit). A fill is only waited for once in flight, never while merely
+ * claimed, so two GPUs each making an entry for the same section do not
+ * wait for each other. */
 static void cache__plan_fill(cache__plan *p, maccrt_dentry *e, int claim_e)
 {
     uintptr_t a = e->node.start, b = e->node.end;
@@ -858,6 +884,12 @@ static void cache__plan_fill(cache__plan *p, maccrt_dentry *e, int claim_e)
                 cache__plan_claim(p, g, CACHE__SHARED);
                 cache__plan_job(p, CACHE__PEER, e, g, a, b);
                 return;
+            }
+            if (g && !g->held && g->filling && g->dev_start && r->start <= a && b <= r->end &&
+                cache__peer_wait()) {
+                cache__plan_claim(p, g, CACHE__SHARED); /* blocked until the fill is done */
+                if (p->blocked)
+                    return;
             }
         }
     }

@@ -2533,6 +2533,32 @@ Test(gpu, copies_of_two_gpus_run_at_once)
     cr_assert_eq(x1[7], 21.0);
 }
 
+/* Two GPUs reading the same section at about the same time, with
+ * MACC_PEER_WAIT=1: the second waits for the first one's fill from the host,
+ * which is in flight, and copies from that GPU; the host's bytes are read
+ * once. */
+Test(gpu, a_fill_in_flight_on_another_gpu_is_copied_from_not_repeated)
+{
+    enum { N = 1 << 14 }; /* 128 KiB: slow fake copies (40 ms) */
+    static double x[N], y0[N], y1[N];
+    setenv("MACC_PEER_WAIT", "1", 1); /* (read at the first fill: this test's own process) */
+    for (int i = 0; i < N; i++)
+        x[i] = i % 13;
+    fgpu_copy_ms = 40;
+    sten(x, y0, N, 0, N, 0, N, MACC_MAP_FROM, 0);
+    for (int i = 0; i < 5000 && atomic_load(&fgpu_copies_now) == 0; i++)
+        sleep_ms(1);
+    cr_assert_eq(atomic_load(&fgpu_copies_now), 1, "nvidia:0's fill of x is in flight");
+    sten(x, y1, N, 0, N, 0, N, MACC_MAP_FROM, 1);
+    MACC_taskwait(NULL);
+    fgpu_copy_ms = 0;
+    cr_assert_eq(h2d_of(0), sizeof x, "nvidia:0 filled x from the host");
+    cr_assert_eq(h2d_of(1), 0, "nvidia:1 did not fill x from the host as well");
+    cr_assert_eq(atomic_load(&maccrt_rt.devices[1]->bytes_p2p), sizeof x, "but from nvidia:0");
+    for (int i = 0; i < N; i++)
+        cr_assert(y0[i] == y1[i] && y0[i] == x[(i + N - 1) % N] + 2 * x[i] + x[(i + 1) % N], "y[%d]", i);
+}
+
 /* The write-backs of a taskwait run on the GPU's own threads at once (one
  * thread copying them one after the other took 90 ms of STREAM's 100 on two
  * H200s): four dirty sections of 40 ms copies each. */
