@@ -62,12 +62,6 @@ static int fgpu_copy_peer(maccrt_device *d, void *dst, maccrt_device *from, cons
     return fgpu_copy(d, dst, src, bytes);
 }
 
-static int fgpu_run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
-{
-    (void)d;
-    return t->ver->fn(t->args, env);
-}
-
 const maccrt_plugin maccrt_cuda_plugin = {
     .name = "nvidia",
     .kind = MACC_DEV_NVIDIA,
@@ -83,7 +77,7 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .helpers_start = fake_gpu_helpers_start,
     .helpers_wait = fake_gpu_helpers_wait,
     .submit = fake_gpu_plugin_submit,
-    .run = fgpu_run,
+    .run = fake_gpu_run,
 };
 
 /* one multiply-add per tile element, then a sleep of ns */

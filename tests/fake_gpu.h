@@ -98,6 +98,13 @@ static inline int fake_gpu_version_ok(const maccrt_device *d, const MACC_Version
     return v->min_cc <= d->cc;
 }
 
+/* plugin->run: the version itself (no stream, no placement) */
+static inline int fake_gpu_run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
+{
+    (void)d;
+    return t->ver->fn(t->args, env);
+}
+
 static inline void fake_gpu_plugin_submit(maccrt_device *d, maccrt_task *t)
 {
     fake_gpu_submit(d->pdata, t);
