@@ -10,7 +10,8 @@
 # (ratio), and the host with every GPU (shared; sh/max over the better of
 # the host and all GPUs).
 #
-#   usage: bench/share.sh BUILD_DIR [REPS]      (SHARE_TRACE=1: also a traced shared run each)
+#   usage: bench/share.sh BUILD_DIR [REPS]      (SHARE_TRACE=1: also a traced shared run each;
+#                                               PROGRAMS="nbody stream": only those rows)
 #
 # BUILD_DIR holds macc's build (BUILD_DIR/bin/macc, BUILD_DIR/lib); each
 # configuration runs REPS times (default 3) and the best run counts. Sizes:
@@ -84,27 +85,35 @@ tasks_line() {
     echo "$1: $(awk '/^macc: (host|nvidia)/ { printf "%s %s  ", $2, $3 }' "$2" 2>/dev/null)"
 }
 
-# best PROGRAM ENV...: the best throughput of REPS runs (0 when a run fails)
-best() {
+# one PROGRAM REP ENV...: the throughput of one run (0 when it fails); its log
+# is $out/PROGRAM.<ENV>.REP.log
+one() {
     prog=$1
-    shift
-    b=0
-    i=0
+    rep=$2
+    shift 2
     program "$prog"
-    while [ "$i" -lt "$reps" ]; do
-        i=$((i + 1))
-        log=$out/$prog.$(echo "$*" | tr ' =:,' '____').$i.log
-        # shellcheck disable=SC2086
-        if env "$@" MACC_STATS=1 timeout 300 "$exe" $args > "$log" 2>&1 && grep -q 'check: PASS' "$log"; then
-            v=$(metric "$prog" "$log")
-            b=$(awk -v a="$b" -v c="${v:-0}" 'BEGIN { print (c > a) ? c : a }')
-        else
-            echo "share.sh: $prog $* failed (see $log)" >&2
-        fi
-    done
-    echo "$b"
+    log=$out/$prog.$(echo "$*" | tr ' =:,' '____').$rep.log
+    # shellcheck disable=SC2086
+    if env "$@" MACC_STATS=1 timeout 300 "$exe" $args > "$log" 2>&1 && grep -q 'check: PASS' "$log"; then
+        v=$(metric "$prog" "$log")
+        echo "${v:-0}"
+    else
+        echo "share.sh: $prog $* failed (see $log)" >&2
+        echo 0
+    fi
 }
 
+# max A B
+max() {
+    awk -v a="$1" -v b="$2" 'BEGIN { print (b > a) ? b : a }'
+}
+
+# The configurations of one program run in turn, REPS rounds (host, GPU,
+# shared, then all GPUs and everything), and the best run of each counts:
+# a drift of the machine over the minutes of a program's runs then weighs on
+# every configuration alike (run one configuration's REPS runs after the
+# other's, and sh/max moved by several percent between calls with the same
+# devices doing the same work).
 echo "sizes: nbody $nbody_args | nbody-L ${nbodyl_args:-none} | matmul $matmul_args | matmul-L ${matmull_args:-none} | stream $stream_args | best of $reps"
 echo "commit: ${MACC_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
 # host alone, one GPU alone, host + that GPU; with two or more GPUs also all
@@ -119,11 +128,21 @@ progs=nbody
 progs="$progs matmul"
 [ -n "$matmull_args" ] && progs="$progs matmulL"
 progs="$progs stream"
+[ -n "${PROGRAMS:-}" ] && progs=$(for p in $progs; do case " $PROGRAMS " in *" $p "*) echo "$p" ;; esac; done)
 for p in $progs; do
     unit=$(unit_of "$p")
-    h=$(best "$p" MACC_DEVICES=host)
-    g=$(best "$p" MACC_DEVICES=nvidia:0 MACC_TARGET_OFFLOAD=mandatory)
-    s=$(best "$p" MACC_DEVICES=host,nvidia:0)
+    h=0 g=0 s=0 gn=0 sn=0
+    i=0
+    while [ "$i" -lt "$reps" ]; do
+        i=$((i + 1))
+        h=$(max "$h" "$(one "$p" "$i" MACC_DEVICES=host)")
+        g=$(max "$g" "$(one "$p" "$i" MACC_DEVICES=nvidia:0 MACC_TARGET_OFFLOAD=mandatory)")
+        s=$(max "$s" "$(one "$p" "$i" MACC_DEVICES=host,nvidia:0)")
+        if [ "$ngpus" -ge 2 ]; then
+            gn=$(max "$gn" "$(one "$p" "$i" MACC_DEVICES=nvidia MACC_TARGET_OFFLOAD=mandatory)")
+            sn=$(max "$sn" "$(one "$p" "$i" MACC_DEVICES=all)")
+        fi
+    done
     # how the last shared run split the tasks (MACC_STATS)
     tasks="$tasks$(tasks_line "$p" "$out/$p.MACC_DEVICES_host_nvidia_0.$reps.log")
 "
@@ -132,8 +151,6 @@ for p in $progs; do
         printf "%-8s %-8s %12.1f %12.1f %12.1f %10.3f %10.3f\n", p, u, h, g, s,
                (m > 0 ? s / m : 0), (h + g > 0 ? s / (h + g) : 0) }'
     if [ "$ngpus" -ge 2 ]; then
-        gn=$(best "$p" MACC_DEVICES=nvidia MACC_TARGET_OFFLOAD=mandatory)
-        sn=$(best "$p" MACC_DEVICES=all)
         tasks2="$tasks2$(tasks_line "$p" "$out/$p.MACC_DEVICES_all.$reps.log")
 "
         rows2="$rows2$p $unit $g $gn $h $sn
