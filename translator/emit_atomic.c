@@ -283,6 +283,8 @@ enum { UPD_PLAIN = 1, UPD_WRITE = 2, UPD_COMPARE = 4 };
 /* Compare forms: condition c, value stored `val`, x. */
 static int at__compare(const Unit *u, TSNode c, TSNode val, TSNode x, Upd *up)
 {
+    if (ts_node_is_null(val))
+        return -1; /* GNU "c ?: x" stores the condition's value: no compare form */
     c = at__strip(c);
     if (!node_is(c, "binary_expression"))
         return -1;
