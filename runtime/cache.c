@@ -629,6 +629,14 @@ static void cache__plan_fan_out(const cache__plan *p, const MACC_SrcLoc *loc)
     free(idx);
 }
 
+/* Marks the entries the plan fills from the host as filling (on) or done. */
+static void cache__plan_filling(cache__plan *p, int on)
+{
+    for (int i = 0; i < p->njob; i++)
+        if (p->job[i].op == CACHE__FILL)
+            p->job[i].e->filling = on;
+}
+
 /* The plan's copies, the lock dropped. A program thread with several copies
  * to make (a synchronisation point's write-backs) fans them out; a worker (a
  * GPU helper filling its task's maps) copies itself: its siblings may be
@@ -637,9 +645,7 @@ static void cache__plan_run(cache__plan *p, const MACC_SrcLoc *loc)
 {
     if (p->njob == 0)
         return;
-    for (int i = 0; i < p->njob; i++)
-        if (p->job[i].op == CACHE__FILL)
-            p->job[i].e->filling = 1; /* (cache__plan_fill: another GPU waits for it) */
+    cache__plan_filling(p, 1); /* (cache__plan_fill: another GPU may wait for them) */
     cache__lock_drop();
     if (p->njob > 1 && !maccrt_thread_self()->is_worker)
         cache__plan_fan_out(p, loc);
@@ -647,9 +653,7 @@ static void cache__plan_run(cache__plan *p, const MACC_SrcLoc *loc)
         for (int i = 0; i < p->njob; i++)
             cache__job_run(&p->job[i], loc);
     cache__lock_take();
-    for (int i = 0; i < p->njob; i++)
-        if (p->job[i].op == CACHE__FILL)
-            p->job[i].e->filling = 0;
+    cache__plan_filling(p, 0);
 }
 
 /* After the copies: written-back bytes are no longer dirty. */
@@ -880,13 +884,14 @@ static void cache__plan_fill(cache__plan *p, maccrt_dentry *e, int claim_e)
                 continue;
             maccrt_rnode *r = maccrt_rtree_first_overlap(&devs[i]->dtree, a, b);
             maccrt_dentry *g = (maccrt_dentry *)r;
-            if (g && !g->held && g->valid && g->dev_start && r->start <= a && b <= r->end) {
+            if (!g || g->held || !g->dev_start || r->start > a || b > r->end)
+                continue; /* no cached copy there that contains e */
+            if (g->valid) {
                 cache__plan_claim(p, g, CACHE__SHARED);
                 cache__plan_job(p, CACHE__PEER, e, g, a, b);
                 return;
             }
-            if (g && !g->held && g->filling && g->dev_start && r->start <= a && b <= r->end &&
-                cache__peer_wait()) {
+            if (g->filling && cache__peer_wait()) {
                 cache__plan_claim(p, g, CACHE__SHARED); /* blocked until the fill is done */
                 if (p->blocked)
                     return;
