@@ -11,7 +11,9 @@
 # the host and all GPUs).
 #
 #   usage: bench/share.sh BUILD_DIR [REPS]      (SHARE_TRACE=1: also a traced shared run each;
-#                                               PROGRAMS="nbody stream": only those rows)
+#                                               PROGRAMS="nbody stream": only those rows;
+#                                               HOST_REPS=n: the host alone only in the first
+#                                               n rounds: its runs are the long ones)
 #
 # BUILD_DIR holds macc's build (BUILD_DIR/bin/macc, BUILD_DIR/lib); each
 # configuration runs REPS times (default 3) and the best run counts. Sizes:
@@ -37,6 +39,7 @@ if [ $# -lt 1 ]; then
 fi
 build=$(cd "$1" && pwd)
 reps=${2:-3}
+host_reps=${HOST_REPS:-$reps}
 root=$(cd "$(dirname "$0")/.." && pwd)
 nbody_args=${NBODY:-65536 4 2048}
 nbodyl_args=${NBODY_L-524288 2 8192}
@@ -114,7 +117,7 @@ max() {
 # every configuration alike (run one configuration's REPS runs after the
 # other's, and sh/max moved by several percent between calls with the same
 # devices doing the same work).
-echo "sizes: nbody $nbody_args | nbody-L ${nbodyl_args:-none} | matmul $matmul_args | matmul-L ${matmull_args:-none} | stream $stream_args | best of $reps"
+echo "sizes: nbody $nbody_args | nbody-L ${nbodyl_args:-none} | matmul $matmul_args | matmul-L ${matmull_args:-none} | stream $stream_args | best of $reps (host alone: $host_reps)"
 echo "commit: ${MACC_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
 # host alone, one GPU alone, host + that GPU; with two or more GPUs also all
 # GPUs alone and everything (the second table: 1 GPU -> N GPUs, and sharing
@@ -135,7 +138,7 @@ for p in $progs; do
     i=0
     while [ "$i" -lt "$reps" ]; do
         i=$((i + 1))
-        h=$(max "$h" "$(one "$p" "$i" MACC_DEVICES=host)")
+        [ "$i" -le "$host_reps" ] && h=$(max "$h" "$(one "$p" "$i" MACC_DEVICES=host)")
         g=$(max "$g" "$(one "$p" "$i" MACC_DEVICES=nvidia:0 MACC_TARGET_OFFLOAD=mandatory)")
         s=$(max "$s" "$(one "$p" "$i" MACC_DEVICES=host,nvidia:0)")
         if [ "$ngpus" -ge 2 ]; then
