@@ -12,7 +12,7 @@
 
 #include "internal.h"
 
-#define FAKE_GPU_MAX_THREADS 16
+#define FAKE_GPU_MAX_THREADS 32 /* (a GPU of the CUDA plugin has up to 32 helpers) */
 
 typedef struct fake_gpu {
     pthread_mutex_t lock;
