@@ -559,6 +559,43 @@ static void task__no_host_exploring(maccrt_task *t)
         t->cand &= ~host;
 }
 
+/* maccrt_rt.lock at the hot sites (a task's submission and completion).
+ * With MACC_TRACE, a wait for it longer than 2 us is a "wait:lock" slice
+ * named "runtime", and a hold longer than 2 us a "hold:lock" slice named
+ * after the function that took it (task__submit), as the
+ * directory's lock is traced (cache.c). */
+static __thread double task__held_at;
+static __thread const char *task__held_by;
+
+static void task__lock_(const char *fn, const maccrt_device *d)
+{
+    if (!maccrt_trace_on()) {
+        pthread_mutex_lock(&maccrt_rt.lock);
+        return;
+    }
+    if (pthread_mutex_trylock(&maccrt_rt.lock) != 0) {
+        double t0 = maccrt_now();
+        pthread_mutex_lock(&maccrt_rt.lock);
+        double t1 = maccrt_now();
+        if (t1 - t0 > 2e-6)
+            maccrt_trace_event(MACCRT_TRACE_WAIT_LOCK, d, "runtime", t0, t1, 0);
+    }
+    task__held_at = maccrt_now();
+    task__held_by = fn;
+}
+#define task__lock(d) task__lock_(__func__, d)
+
+static void task__unlock(const maccrt_device *d)
+{
+    if (maccrt_trace_on() && task__held_at > 0.0) {
+        double t1 = maccrt_now();
+        if (t1 - task__held_at > 2e-6)
+            maccrt_trace_event(MACCRT_TRACE_HOLD_LOCK, d, task__held_by, task__held_at, t1, 0);
+        task__held_at = 0.0;
+    }
+    pthread_mutex_unlock(&maccrt_rt.lock);
+}
+
 /* Submits t (its candidates set) and, when undeferred, waits for it, running
  * it in this thread if it lands on the host. */
 static void task__submit(maccrt_task *t)
@@ -566,7 +603,7 @@ static void task__submit(maccrt_task *t)
     maccrt_runtime *rt = &maccrt_rt;
     maccrt_thread *self = maccrt_thread_self();
 
-    pthread_mutex_lock(&rt->lock);
+    task__lock(rt->host);
     if (rt->stopped)
         t->deferred = 0; /* after shutdown (a late atexit handler): run it here */
     task__no_host_exploring(t);
@@ -591,7 +628,7 @@ static void task__submit(maccrt_task *t)
         t->state = MACCRT_TASK_WAITING;
     }
     if (t->deferred) {
-        pthread_mutex_unlock(&rt->lock);
+        task__unlock(rt->host);
         maccrt_sched_submit_placed();
         return;
     }
@@ -876,7 +913,6 @@ static maccrt_task *task__done_stack;
 
 static void task__finish_gpu(maccrt_task *t)
 {
-    maccrt_runtime *rt = &maccrt_rt;
     maccrt_task *top = __atomic_load_n(&task__done_stack, __ATOMIC_RELAXED);
     do
         t->done_next = top;
@@ -887,7 +923,8 @@ static void task__finish_gpu(maccrt_task *t)
     maccrt_thread *self = maccrt_thread_self();
     maccrt_thread *to_free = NULL;
     maccrt_task *done = NULL; /* tasks to free after unlocking */
-    pthread_mutex_lock(&rt->lock);
+    const maccrt_device *dev = t->dev; /* (t may be freed once completed) */
+    task__lock(dev);
     self->finishing = 1;
     maccrt_task *s = __atomic_exchange_n(&task__done_stack, NULL, __ATOMIC_ACQUIRE);
     /* oldest first: the stack is last-in first-out */
@@ -908,7 +945,7 @@ static void task__finish_gpu(maccrt_task *t)
     }
     maccrt_sched_dispatch();
     self->finishing = 0;
-    pthread_mutex_unlock(&rt->lock);
+    task__unlock(dev);
     maccrt_sched_submit_placed();
     while (done) {
         maccrt_task *n = done->done_next;
