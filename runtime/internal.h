@@ -638,6 +638,7 @@ typedef struct maccrt_task {
     struct maccrt_task *qprev, *qnext; /* ready queue */
     struct maccrt_task *pnext;         /* plugin queue link */
     struct maccrt_task *done_next;     /* task.c's stack of GPU completions to process */
+    struct maccrt_task *in_next;       /* task.c's inbox of submissions to enter */
     struct maccrt_task *sub_next;      /* sched.c: placed, to hand to the plugin after unlocking */
 
     double t_start, t_end; /* when timed */
@@ -826,6 +827,7 @@ typedef struct maccrt_runtime {
     maccrt_task *ready_head, *ready_tail;
     int ready_cand[MACCRT_MAX_DEVICES]; /* ready tasks that have device d as a candidate */
     long policy_calls;  /* policy->choose calls of the dispatch walks (a test's measure of their cost) */
+    long inbox_pushes;  /* submissions left in task.c's inbox for a completing helper (tests) */
     unsigned long walk;     /* the dispatch walk in progress (0: none; sched.c), walks so far */
     unsigned long walks;
     int stopped;                    /* helpers stopped: run everything inline */

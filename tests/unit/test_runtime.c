@@ -2326,6 +2326,53 @@ Test(gpu, chains_stay_on_the_gpu_that_holds_their_data)
     cr_assert_leq(p2p, (unsigned long long)C * 8 * sizeof y[0], "%llu bytes GPU to GPU", p2p);
 }
 
+/* Submissions made while a helper completes tasks under the runtime lock
+ * go through task.c's inbox: the creating thread does not wait, and the
+ * helper enters them. They must be entered in their creation order (each
+ * link of a chain sees the previous one's write), all of them (every chain
+ * complete), and before the creator's taskwait counts its children. The
+ * test repeats until the inbox was used, and fails if it never was. */
+typedef struct {
+    int k;
+} inlink_args;
+static atomic_int link_errors;
+static int fn_inlink(void *args, MACC_TaskEnv *env)
+{
+    inlink_args *a = args;
+    double *y = env->ptrs[0];
+    if (y[0] != a->k)
+        atomic_fetch_add(&link_errors, 1);
+    y[0] = a->k + 1;
+    return 0;
+}
+static const MACC_Version r_inlink_v[] = {{MACC_DEV_NVIDIA, 0, 10, 0, fn_inlink}};
+static const MACC_Region r_inlink = {{"task.c", 11, 1, "test"}, "r_inlink", 1, r_inlink_v};
+Test(gpu, submissions_left_to_a_completing_helper_are_entered_in_order)
+{
+    enum { C = 16, L = 64, ROUNDS = 40 };
+    static double y[C][8];
+    int round = 0;
+    for (; round < ROUNDS; round++) {
+        memset(y, 0, sizeof y);
+        for (int k = 0; k < L; k++) {
+            for (int c = 0; c < C; c++) {
+                inlink_args a = {k};
+                MACC_Map m = {"y", y[c], y[c], sizeof y[c], MACC_MAP_TOFROM};
+                MACC_Dep d = {y[c], sizeof y[c], MACC_DEP_INOUT};
+                MACC_target(&r_inlink, &a, sizeof a, 1, &m, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+            }
+        }
+        MACC_taskwait(NULL);
+        for (int c = 0; c < C; c++)
+            cr_assert_eq(y[c][0], L, "round %d: chain %d ended at %g", round, c, y[c][0]);
+        cr_assert_eq(atomic_load(&link_errors), 0, "round %d: a link ran out of order", round);
+        if (round >= 2 && __atomic_load_n(&maccrt_rt.inbox_pushes, __ATOMIC_RELAXED) > 0)
+            break;
+    }
+    cr_assert_gt(__atomic_load_n(&maccrt_rt.inbox_pushes, __ATOMIC_RELAXED), 0,
+                 "no submission went through the inbox in %d rounds", ROUNDS);
+}
+
 /* A section copied to both GPUs, then written on one: the other GPU's copy is
  * invalidated and its next reader sees the new values. */
 Test(gpu, a_write_to_a_section_both_gpus_hold_invalidates_the_other)
