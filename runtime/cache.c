@@ -1897,31 +1897,25 @@ static double cache__bw(double bw)
     return bw > 0 ? bw : MACCRT_DEFAULT_BW;
 }
 
-static double cache__move_time(const maccrt_task *t, maccrt_device *d, int try);
-
-double maccrt_cache_move_time(const maccrt_task *t, maccrt_device *d)
+static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out, int try)
 {
-    return cache__move_time(t, d, 0);
-}
-
-double maccrt_cache_move_time_try(const maccrt_task *t, maccrt_device *d)
-{
-    return cache__move_time(t, d, 1);
-}
-
-static double cache__move_time(const maccrt_task *t, maccrt_device *d, int try)
-{
-    if (atomic_load(&cache__ncached) == 0 && !cache__has_memory(d))
-        return 0;
-    int gpu = cache__has_memory(d);
-    double s = 0;
-    maccrt_device *devs[MACCRT_MAX_DEVICES + 1];
-    if (try) {
-        if (pthread_mutex_trylock(&cache__lock) != 0)
-            return -1;
-    } else {
-        cache__lock_take();
+    maccrt_runtime *rt = &maccrt_rt;
+    for (int d = 0; d < rt->ndevices; d++)
+        if (want & MACCRT_BIT(d))
+            out[d] = 0;
+    if (atomic_load(&cache__ncached) == 0) {
+        /* nothing cached anywhere: every section a GPU lacks comes from the host */
+        int gpus = 0;
+        for (int d = 0; d < rt->ndevices; d++)
+            gpus |= (want & MACCRT_BIT(d)) && cache__has_memory(rt->devices[d]);
+        if (!gpus)
+            return 0;
     }
+    maccrt_device *devs[MACCRT_MAX_DEVICES + 1];
+    if (!try)
+        cache__lock_take();
+    else if (pthread_mutex_trylock(&cache__lock) != 0)
+        return -1;
     int n = cache__devices(NULL, devs);
     for (int k = 0; k < t->nmaps; k++) {
         const MACC_Map *m = &t->maps[k];
@@ -1929,33 +1923,69 @@ static double cache__move_time(const maccrt_task *t, maccrt_device *d, int try)
             continue;
         uintptr_t a, b;
         maccrt_section(m, &a, &b);
-        if (gpu) {
-            maccrt_rnode *r = maccrt_rtree_first_overlap(&d->dtree, a, b);
-            if (r && r->start <= a && b <= r->end && ((maccrt_dentry *)r)->valid)
-                continue; /* valid here (or a data construct's copy): nothing moves */
-        }
-        double pull = 0; /* dirty bytes elsewhere coming back to the host */
-        int peer = 0;
+        /* per GPU i: an entry holding the whole section valid (here: nothing
+         * moves; a cached one: a source of a peer copy), and its dirty bytes
+         * in the section, timed back to the host over i's link */
+        int here[MACCRT_MAX_DEVICES + 1], source[MACCRT_MAX_DEVICES + 1];
+        double pull[MACCRT_MAX_DEVICES + 1], pull_all = 0;
         for (int i = 0; i < n; i++) {
-            if (devs[i] == d)
-                continue;
+            here[i] = source[i] = 0;
+            pull[i] = 0;
             for (maccrt_rnode *r = maccrt_rtree_first_overlap(&devs[i]->dtree, a, b); r && r->start < b;
                  r = maccrt_rtree_next_below(&devs[i]->dtree, r, b)) {
                 maccrt_dentry *e = (maccrt_dentry *)r;
+                int whole = r->start <= a && b <= r->end;
+                if (whole && e->valid)
+                    here[i] = 1;
                 if (e->held)
                     continue; /* a data construct's copy: not the current value */
-                if (gpu && e->valid && r->start <= a && b <= r->end && cache__peer_ok(d, devs[i]))
-                    peer = 1;
-                pull += (double)cache__dirty_bytes(e, a, b) / cache__bw(atomic_load(&devs[i]->bw_d2h));
+                if (whole && e->valid)
+                    source[i] = 1;
+                pull[i] += (double)cache__dirty_bytes(e, a, b) / cache__bw(atomic_load(&devs[i]->bw_d2h));
             }
+            pull_all += pull[i];
         }
-        if (!gpu)
-            s += pull;
-        else if (peer)
-            s += (double)(b - a) / cache__bw(atomic_load(&d->bw_p2p));
-        else
-            s += pull + (double)(b - a) / cache__bw(atomic_load(&d->bw_h2d));
+        for (int d = 0; d < rt->ndevices; d++) {
+            if (!(want & MACCRT_BIT(d)))
+                continue;
+            maccrt_device *dev = rt->devices[d];
+            int self = -1;
+            for (int i = 0; i < n; i++)
+                if (devs[i] == dev)
+                    self = i;
+            if (self < 0) { /* the host: the dirty bytes come back */
+                out[d] += pull_all;
+                continue;
+            }
+            if (here[self])
+                continue;
+            int peer = 0;
+            for (int i = 0; i < n && !peer; i++)
+                peer = i != self && source[i] && cache__peer_ok(dev, devs[i]);
+            if (peer)
+                out[d] += (double)(b - a) / cache__bw(atomic_load(&dev->bw_p2p));
+            else
+                out[d] += pull_all - pull[self] + (double)(b - a) / cache__bw(atomic_load(&dev->bw_h2d));
+        }
     }
     cache__lock_drop();
-    return s;
+    return 0;
+}
+
+double maccrt_cache_move_time(const maccrt_task *t, maccrt_device *d)
+{
+    double v[MACCRT_MAX_DEVICES];
+    cache__move_times(t, MACCRT_BIT(d->num), v, 0);
+    return v[d->num];
+}
+
+double maccrt_cache_move_time_try(const maccrt_task *t, maccrt_device *d)
+{
+    double v[MACCRT_MAX_DEVICES];
+    return cache__move_times(t, MACCRT_BIT(d->num), v, 1) < 0 ? -1 : v[d->num];
+}
+
+int maccrt_cache_move_times_try(const maccrt_task *t, maccrt_mask want, double *out)
+{
+    return cache__move_times(t, want, out, 1);
 }

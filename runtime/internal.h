@@ -462,6 +462,12 @@ void maccrt_cache_flush(maccrt_device *also);
 double maccrt_cache_move_time(const struct maccrt_task *t, maccrt_device *d);
 /* The same, or -1 without waiting when the directory's lock is busy. */
 double maccrt_cache_move_time_try(const struct maccrt_task *t, maccrt_device *d);
+/* The residency term of t for every device in want (bits of
+ * maccrt_rt.devices) from one look at the directory, into out[device]:
+ * each section's entries on each GPU are found once, however many devices
+ * are asked about (the scheduler asks for every candidate of a task).
+ * Returns 0, or -1 without waiting when the directory's lock is busy. */
+int maccrt_cache_move_times_try(const struct maccrt_task *t, maccrt_mask want, double *out);
 /* Cached (not present-table) entries of d, and how many are dirty; for tests
  * and statistics. */
 long maccrt_cache_entries(const maccrt_device *d, long *dirty);

@@ -611,16 +611,19 @@ static double eft__residency(maccrt_task *t, maccrt_device *d)
     int known = (t->xfer_known >> k) & 1;
     if (known && now - t->xfer_at < EFT__XFER_TTL)
         return t->xfer_memo[k];
-    double v = maccrt_cache_move_time_try(t, d);
-    if (v < 0)
+    /* every candidate at once: a choice between two GPUs asks for both */
+    maccrt_mask want = (t->cand | MACCRT_BIT(k)) & ((MACCRT_BIT(MACCRT_XFER_MEMO) - 1));
+    double v[MACCRT_MAX_DEVICES];
+    if (maccrt_cache_move_times_try(t, want, v) < 0)
         return known ? t->xfer_memo[k] : -1; /* busy: the last value, or none */
-    if (now - t->xfer_at >= EFT__XFER_TTL) {
-        t->xfer_at = now;
-        t->xfer_known = 0;
-    }
-    t->xfer_memo[k] = (float)v;
-    t->xfer_known |= 1u << k;
-    return v;
+    t->xfer_at = now;
+    t->xfer_known = 0;
+    for (int i = 0; i < MACCRT_XFER_MEMO && i < maccrt_rt.ndevices; i++)
+        if (want & MACCRT_BIT(i)) {
+            t->xfer_memo[i] = (float)v[i];
+            t->xfer_known |= 1u << i;
+        }
+    return v[k];
 }
 
 /* The time to move t's data to d before it runs: the residency term (every
@@ -726,7 +729,19 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
      * (default 5%) of the region's measured throughput over the candidates
      * takes none of its tasks: what it could add is smaller than what its
      * tail, the data it makes move and the chains it delays cost. */
-    maccrt_mask skip = eft__shut_out(t, cand);
+    maccrt_mask skip;
+    static unsigned long so_walk; /* (maccrt_rt.lock held) the same walk, region and candidates: */
+    static const MACC_Region *so_region; /* the share rule's answer does not change within a walk */
+    static maccrt_mask so_cand, so_skip;
+    if (rt->walk && so_walk == rt->walk && so_region == t->region && so_cand == cand) {
+        skip = so_skip;
+    } else {
+        skip = eft__shut_out(t, cand);
+        so_walk = rt->walk;
+        so_region = t->region;
+        so_cand = cand;
+        so_skip = skip;
+    }
     if ((cand & ~skip) != 0)
         cand &= ~skip;
     /* The host is explored only by a task that no other candidate can start

@@ -2663,6 +2663,47 @@ Test(gpu, gpu_to_gpu_data_never_touches_the_host)
  * input is current on nvidia:1 (a dirty copy) goes there; once the input is
  * home (after a taskwait), the host wins over a GPU that would copy it in. */
 static const MACC_Region r_res = {{"sched.c", 2, 1, "test"}, "r_res", 2, r_scale_v};
+/* The residency term of every candidate from one look at the directory
+ * equals each device's own: a section dirty on nvidia:1 costs nothing
+ * there, a peer copy on nvidia:0, and its pull-back on the host; a section
+ * cached nowhere costs a copy from the host on each GPU and nothing on the
+ * host. */
+Test(gpu, residency_terms_of_all_candidates_at_once_match_each_devices)
+{
+    enum { N = 1 << 15 };
+    static double y[N], z[N];
+    scale_args a = {0, N, 1.0, 0, y};
+    MACC_Map m = {"y", y, y, sizeof y, MACC_MAP_TOFROM};
+    MACC_target(&r_scale, &a, sizeof a, 1, &m, 0, NULL, MACC_NOWAIT, 1, 1);
+    long dirty = 0;
+    for (int i = 0; i < 5000 && !dirty; i++) {
+        maccrt_cache_entries(maccrt_rt.devices[1], &dirty);
+        if (!dirty)
+            sleep_ms(1);
+    }
+    cr_assert_eq(dirty, 1, "y is dirty on nvidia:1");
+    maccrt_runtime *rt = &maccrt_rt;
+    maccrt_task t;
+    memset(&t, 0, sizeof t);
+    MACC_Map in[2] = {{"y", y, y, sizeof y, MACC_MAP_TO}, {"z", z, z, sizeof z, MACC_MAP_TO}};
+    t.nmaps = 2;
+    t.maps = in;
+    maccrt_mask all = MACCRT_BIT(0) | MACCRT_BIT(1) | MACCRT_BIT(rt->host->num);
+    double v[MACCRT_MAX_DEVICES];
+    cr_assert_eq(maccrt_cache_move_times_try(&t, all, v), 0, "the directory is idle");
+    for (int d = 0; d < rt->ndevices; d++) {
+        double one = maccrt_cache_move_time(&t, rt->devices[d]);
+        cr_assert_float_eq(v[d], one, 1e-12, "%s: %g at once, %g alone", rt->devices[d]->name, v[d], one);
+    }
+    double bw1 = atomic_load(&rt->devices[1]->bw_h2d);
+    double z_in = (double)sizeof z / (bw1 > 0 ? bw1 : MACCRT_DEFAULT_BW);
+    cr_assert_float_eq(v[1], z_in, 1e-12, "nvidia:1 holds y: only z comes in (%g)", v[1]);
+    double bw0 = atomic_load(&rt->devices[0]->bw_h2d);
+    cr_assert_gt(v[0], (double)sizeof z / (bw0 > 0 ? bw0 : MACCRT_DEFAULT_BW), "nvidia:0 needs y too");
+    cr_assert_gt(v[rt->host->num], 0, "the host pulls y back");
+    MACC_taskwait(NULL);
+}
+
 Test(gpu, the_residency_term_chooses_the_device_holding_the_data)
 {
     enum { N = 1 << 17 }; /* 1 MiB: 0.1 ms at the default 10 GB/s */
