@@ -96,7 +96,7 @@ typedef struct maccrt_rnode {
     unsigned prio;
 } maccrt_rnode;
 
-#define MACCRT_RTREE_HINTS 512
+#define MACCRT_RTREE_HINTS 4096
 typedef struct maccrt_rtree {
     maccrt_rnode *root;
     unsigned seed;
@@ -267,11 +267,12 @@ typedef struct maccrt_device {
     struct maccrt_task *placed; /* tasks placed here, not finished (maccrt_rt.lock) */
     int nplaced;
     int concurrency; /* tasks the plugin runs at once (GPU: helpers); 0: as tokens allow */
-    /* eft's "first placed task expected to end" of this device, computed once
-     * per dispatch walk (first_walk: maccrt_rt.walk; a placement here clears
-     * it). maccrt_rt.lock. */
+    /* eft's "first placed task expected to end" of this device (0: none):
+     * kept as placements come (the smaller of the two) and counted again
+     * over the placed list only after the task that had it finishes
+     * (first_ok 0). maccrt_rt.lock. */
     double first_end;
-    unsigned long first_walk;
+    int first_ok;
 
     /* The data directory's tree of this device (cache.c): its present-table
      * entries and (devices with their own memory) cached copies of tasks'

@@ -163,7 +163,10 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
         d->placed->dprev = t;
     d->placed = t;
     d->nplaced++;
-    d->first_walk = 0; /* eft__first: counted again */
+    if (d->first_ok && t->exp_end > 0 && (d->first_end == 0 || t->exp_end < d->first_end))
+        d->first_end = t->exp_end; /* eft__first: the earliest end, kept */
+    else if (t->exp_end <= 0)
+        d->first_ok = 0;
     if (t->region && !t->op) {
         maccrt_region_info *ri = maccrt_region_info_get(t->region);
         if (ri->runs[d->kind] == 0) {
@@ -360,6 +363,8 @@ void maccrt_sched_release(maccrt_task *t)
         t->dnext->dprev = t->dprev;
     t->dprev = t->dnext = NULL;
     d->nplaced--;
+    if (t->exp_end <= d->first_end || d->nplaced == 0)
+        d->first_ok = 0; /* eft__first: counted again when asked */
     maccrt_stats_finished(d, t);
     if (t->region && t->timed) {
         /* the run alone: the residency term adds the data's moves; an
@@ -602,12 +607,11 @@ static int eft__slots(maccrt_task *t, maccrt_device *d)
  * the task's predecessors wrote elsewhere (the chain's own data). */
 #define EFT__XFER_TTL 200e-6
 
-static double eft__residency(maccrt_task *t, maccrt_device *d)
+static double eft__residency(maccrt_task *t, maccrt_device *d, double now)
 {
     int k = d->num;
     if (k >= MACCRT_XFER_MEMO)
         return maccrt_cache_move_time_try(t, d);
-    double now = maccrt_now();
     int known = (t->xfer_known >> k) & 1;
     if (known && now - t->xfer_at < EFT__XFER_TTL)
         return t->xfer_memo[k];
@@ -631,7 +635,7 @@ static double eft__residency(maccrt_task *t, maccrt_device *d)
  * pull-back of GPU-dirty bytes: maccrt_cache_move_time), or the bytes that
  * t's predecessors wrote on another device when that says more (data the
  * directory no longer holds, e.g. after a write-through). */
-static double eft__xfer(maccrt_task *t, maccrt_device *d)
+static double eft__xfer(maccrt_task *t, maccrt_device *d, double now)
 {
     double prod = 0;
     for (int k = 0; k < t->nprod; k++) {
@@ -646,24 +650,26 @@ static double eft__xfer(maccrt_task *t, maccrt_device *d)
             prod += b / (in > 0 ? in : MACCRT_DEFAULT_BW);
     }
     /* (the directory busy and nothing remembered: the producers' bytes) */
-    double res = t->nmaps && maccrt_rt.ngpus ? eft__residency(t, d) : 0;
+    double res = t->nmaps && maccrt_rt.ngpus ? eft__residency(t, d, now) : 0;
     return res > prod ? res : prod;
 }
 
-/* When the first of the tasks placed on d is expected to end (0: none): the
- * same for every task a walk looks at until one is placed on d, so counted
- * once per walk and device (the placed list is up to 100 / resources long). */
+/* When the first of the tasks placed on d is expected to end (0: none). The
+ * placed list is up to 100 / resources long and every choice of a walk
+ * that finds d full asks, so the value is kept: a placement can only lower
+ * it, and only the end of the task that had it makes the list be walked
+ * again (with two fake GPUs, walking it once per walk and device was 4% of
+ * the dispatch proxy's time, under the runtime lock). */
 static double eft__first(maccrt_device *d)
 {
-    unsigned long w = maccrt_rt.walk;
-    if (w && d->first_walk == w)
+    if (d->first_ok)
         return d->first_end;
     double first = 0;
     for (maccrt_task *p = d->placed; p; p = p->dnext)
         if (first == 0 || p->exp_end < first)
             first = p->exp_end;
     d->first_end = first;
-    d->first_walk = w;
+    d->first_ok = 1;
     return first;
 }
 
@@ -761,7 +767,7 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
         int fits = (fit & MACCRT_BIT(i)) != 0;
         /* an unmeasured device is explored without the data term (it would
          * make a host that looks infinitely fast take every first task) */
-        double xfer = !ri || ri->runs[d->kind] ? eft__xfer(t, d) : 0, own = xfer;
+        double xfer = !ri || ri->runs[d->kind] ? eft__xfer(t, d, now) : 0, own = xfer;
         /* the link term: data to move waits behind the copies of the tasks
          * placed on d before it (STREAM on two H200s: every block's first
          * task chose the GPU whose measured bandwidth was a little higher,
