@@ -3336,6 +3336,97 @@ Test(sched, gpus_of_one_kind_are_estimated_apart)
     cr_assert_eq(d3, rt->devices[0]);
 }
 
+/* A ready task that chose to wait for a busy GPU while the other was free
+ * keeps that choice at the next walks without eft's estimates (two GPUs:
+ * 2.5 choices per task, each walk asking again for every task ahead that
+ * waits for the other GPU), and is asked again as soon as something it
+ * depended on moves: more tasks ahead of it there, a candidate free that was
+ * not, or EFT__XFER_TTL gone by. */
+static maccrt_device *kept_choose(maccrt_task *t, maccrt_mask fit, const int *backlog, long *kept)
+{
+    long k0 = maccrt_rt.eft_kept;
+    maccrt_device *d = maccrt_rt.policy->choose(t, t->cand, fit, backlog);
+    *kept = maccrt_rt.eft_kept - k0;
+    return d;
+}
+static void kept_setup(maccrt_task *t)
+{
+    setenv("MACC_DEVICES", "nvidia", 1);
+    macc_num_devices();
+    cr_assert_eq(maccrt_rt.ngpus, 2);
+    memset(t, 0, sizeof *t);
+    t->region = &r_speed;
+    t->deferred = 1;
+    t->cand = MACCRT_BIT(0) | MACCRT_BIT(1);
+    maccrt_region_info *ri = maccrt_region_info_get(&r_speed);
+    ri->runs[MACC_DEV_NVIDIA] = 20;
+    ri->ema_s[MACC_DEV_NVIDIA] = 0.011;
+    ri->druns[0] = ri->druns[1] = 10;
+    ri->dema_s[0] = 0.020; /* nvidia:0 free but slow */
+    ri->dema_s[1] = 0.002; /* nvidia:1 busy, ten times faster: worth waiting for */
+}
+Test(sched, a_wait_for_a_busy_gpu_is_kept_until_something_moves)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    maccrt_task t;
+    int backlog[MACCRT_MAX_DEVICES] = {0};
+    long kept;
+    pthread_mutex_lock(&rt->lock);
+    kept_setup(&t);
+    maccrt_region_info *ri = maccrt_region_info_get(&r_speed);
+    maccrt_device *d = kept_choose(&t, MACCRT_BIT(0), backlog, &kept);
+    cr_assert_eq(d, rt->devices[1], "it waits for the fast GPU");
+    cr_assert_eq(kept, 0);
+    /* nvidia:1's history turns slow: the choice is kept (no estimates) */
+    ri->dema_s[1] = 0.5;
+    d = kept_choose(&t, MACCRT_BIT(0), backlog, &kept);
+    cr_assert_eq(d, rt->devices[1]);
+    cr_assert_eq(kept, 1, "kept without estimates");
+    /* one more task ahead of it on nvidia:1: asked again, nvidia:0 now */
+    backlog[1] = 1;
+    d = kept_choose(&t, MACCRT_BIT(0), backlog, &kept);
+    cr_assert_eq(kept, 0);
+    cr_assert_eq(d, rt->devices[0], "asked again once more wait ahead of it");
+    /* a candidate free that was not: asked again */
+    backlog[1] = 0;
+    ri->dema_s[1] = 0.002;
+    d = kept_choose(&t, MACCRT_BIT(0), backlog, &kept);
+    cr_assert_eq(d, rt->devices[1]);
+    ri->dema_s[1] = 0.5;
+    d = kept_choose(&t, 0, backlog, &kept);
+    cr_assert_eq(kept, 0, "nothing free: no kept wait");
+    /* the time limit */
+    ri->dema_s[1] = 0.002;
+    d = kept_choose(&t, MACCRT_BIT(0), backlog, &kept);
+    cr_assert_eq(d, rt->devices[1]);
+    ri->dema_s[1] = 0.5;
+    struct timespec ts = {0, 1000000}; /* 1 ms: beyond EFT__XFER_TTL */
+    nanosleep(&ts, NULL);
+    d = kept_choose(&t, MACCRT_BIT(0), backlog, &kept);
+    cr_assert_eq(kept, 0, "asked again after its time");
+    cr_assert_eq(d, rt->devices[0]);
+    pthread_mutex_unlock(&rt->lock);
+}
+
+/* MACC_EFT_KEEP_WAIT=0: every choice asks eft. */
+Test(sched, kept_waits_can_be_turned_off)
+{
+    setenv("MACC_EFT_KEEP_WAIT", "0", 1);
+    maccrt_runtime *rt = &maccrt_rt;
+    maccrt_task t;
+    int backlog[MACCRT_MAX_DEVICES] = {0};
+    long kept;
+    pthread_mutex_lock(&rt->lock);
+    kept_setup(&t);
+    maccrt_device *d = kept_choose(&t, MACCRT_BIT(0), backlog, &kept);
+    cr_assert_eq(d, rt->devices[1]);
+    maccrt_region_info_get(&r_speed)->dema_s[1] = 0.5;
+    d = kept_choose(&t, MACCRT_BIT(0), backlog, &kept);
+    cr_assert_eq(kept, 0);
+    cr_assert_eq(d, rt->devices[0]);
+    pthread_mutex_unlock(&rt->lock);
+}
+
 /* Two GPUs full (4 tasks each with the default 25 tokens, held by a gate):
  * a task created then fits nowhere, and reserving its candidates reserves
  * every device a ready task could use, so the walk stops at the queue's
