@@ -2,7 +2,7 @@
  * by side on every GPU at once, so that the directory's copies can be held
  * against the link's own speed.
  *
- *   copybw [MB [THREADS [GPUS [CHUNK_KB]]]]     (defaults: 16 8 all 512)
+ *   copybw [MB|KIBk [THREADS [GPUS [CHUNK_KB]]]]     (defaults: 16 8 all 512; 512k: 512 KiB)
  *
  * THREADS threads per GPU each copy their own MB MiB buffer to the GPU and
  * back, REPS times, by each path:
@@ -119,17 +119,20 @@ static void *run(void *arg)
 
 int main(int argc, char **argv)
 {
-    int mb = argc > 1 ? atoi(argv[1]) : 16;
+    /* MB, or KiB with a k suffix (512k: one of matmul's 256 x 256 tiles) */
+    char *end = NULL;
+    long size = argc > 1 ? strtol(argv[1], &end, 10) : 16;
+    int kib = argc > 1 && end && (*end == 'k' || *end == 'K');
     nthreads = argc > 2 ? atoi(argv[2]) : 8;
     int have = 0;
     CK(cudaGetDeviceCount(&have));
     ngpus = argc > 3 && atoi(argv[3]) > 0 ? atoi(argv[3]) : have;
     chunk = (size_t)(argc > 4 ? atoi(argv[4]) : 512) << 10;
-    if (mb < 1 || nthreads < 1 || ngpus > have || chunk == 0) {
-        fprintf(stderr, "usage: copybw [MB [THREADS [GPUS(<= %d) [CHUNK_KB]]]]\n", have);
+    if (size < 1 || nthreads < 1 || ngpus > have || chunk == 0) {
+        fprintf(stderr, "usage: copybw [MB|KIBk [THREADS [GPUS(<= %d) [CHUNK_KB]]]]\n", have);
         return 2;
     }
-    bytes = (size_t)mb << 20;
+    bytes = (size_t)size << (kib ? 10 : 20);
     int nw = nthreads * ngpus;
     worker *w = (worker *)calloc(nw, sizeof *w);
     for (int i = 0; i < nw; i++) {
@@ -143,8 +146,8 @@ int main(int argc, char **argv)
         w[i].other = (char *)malloc(bytes);
         memset(w[i].other, 1, bytes);
     }
-    printf("copybw: %d GPU(s), %d threads each, %d MiB per copy, staging chunk %zu KiB\n", ngpus, nthreads, mb,
-           chunk >> 10);
+    printf("copybw: %d GPU(s), %d threads each, %zu KiB per copy, staging chunk %zu KiB\n", ngpus, nthreads,
+           bytes >> 10, chunk >> 10);
     printf("%-11s %10s %10s\n", "path", "h2d GB/s", "d2h GB/s");
     for (int p = 0; p < NPATHS; p++) {
         double gbs[2];
