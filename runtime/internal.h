@@ -627,7 +627,6 @@ typedef struct maccrt_task {
     int wait_ahead;
     maccrt_mask wait_fit;
     double wait_at;
-    float wait_est, wait_est_free; /* the learned times then: of w, the least of the free ones */
     long long link_ns;
     /* Bytes of its maps that finished predecessors wrote, and where: data a
      * device other than the one it runs on must move first (the transfer

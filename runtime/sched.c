@@ -739,24 +739,7 @@ static maccrt_mask eft__shut_out(maccrt_task *t, maccrt_mask cand)
  * end is only lowered by placements, and that of a free device grows with
  * the clock), and for at most EFT__XFER_TTL (the learned times and the
  * residency term change little within it; the residency memo keeps them
- * that long too), and while the learned times of w and of the free devices
- * have not moved against w by more than 5% (without that check, a region
- * whose times fell fast as its first runs were learned kept tasks waiting
- * for one GPU while the other was free: a test's walks went to 3000 policy
- * calls for 200 tasks). MACC_EFT_KEEP_WAIT=0 asks eft every time. */
-/* The least learned time of t among the devices of `fit`. */
-static double eft__least_free(maccrt_task *t, maccrt_mask fit)
-{
-    double least = 1e30;
-    for (int i = 0; i < maccrt_rt.ndevices; i++)
-        if (fit & MACCRT_BIT(i)) {
-            double e = sched__estimate(t, maccrt_rt.devices[i]);
-            if (e < least)
-                least = e;
-        }
-    return least;
-}
-
+ * that long too). MACC_EFT_KEEP_WAIT=0 asks eft every time. */
 static maccrt_device *eft__kept(maccrt_task *t, maccrt_mask cand, maccrt_mask fit, const int *backlog,
                                 double now)
 {
@@ -772,11 +755,6 @@ static maccrt_device *eft__kept(maccrt_task *t, maccrt_mask cand, maccrt_mask fi
     maccrt_device *d = maccrt_rt.devices[w];
     if (!fit || !(cand & MACCRT_BIT(w)) || (fit & MACCRT_BIT(w)) || (fit & ~t->wait_fit) ||
         now - t->wait_at >= EFT__XFER_TTL || d->nplaced + backlog[w] > t->wait_ahead)
-        return NULL;
-    /* nor the learned times: w's no longer than then, the free ones' no shorter
-     * (within 5%: a region whose times fall fast, as the first runs are
-     * learned, changes its choices within 200 us) */
-    if (sched__estimate(t, d) > 1.05 * t->wait_est || eft__least_free(t, fit) < 0.95 * t->wait_est_free)
         return NULL;
     t->wait_dev1 = w + 1;
     maccrt_rt.eft_kept++;
@@ -878,8 +856,6 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
             t->wait_fit = fit;
             t->wait_ahead = best->nplaced + backlog[best->num];
             t->wait_at = now;
-            t->wait_est = (float)sched__estimate(t, best);
-            t->wait_est_free = (float)eft__least_free(t, fit & cand);
         }
     }
     return best;

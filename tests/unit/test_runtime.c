@@ -3377,49 +3377,34 @@ Test(sched, a_wait_for_a_busy_gpu_is_kept_until_something_moves)
     maccrt_device *d = kept_choose(&t, MACCRT_BIT(0), backlog, &kept);
     cr_assert_eq(d, rt->devices[1], "it waits for the fast GPU");
     cr_assert_eq(kept, 0);
-    /* nothing moved: the same answer, without estimates */
+    /* nvidia:1's history turns slow: the choice is kept (no estimates) */
+    ri->dema_s[1] = 0.5;
     d = kept_choose(&t, MACCRT_BIT(0), backlog, &kept);
     cr_assert_eq(d, rt->devices[1]);
     cr_assert_eq(kept, 1, "kept without estimates");
-    /* one more task ahead of it on nvidia:1: asked again */
+    /* one more task ahead of it on nvidia:1: asked again, nvidia:0 now */
     backlog[1] = 1;
     d = kept_choose(&t, MACCRT_BIT(0), backlog, &kept);
-    cr_assert_eq(kept, 0, "asked again once more wait ahead of it");
-    cr_assert_eq(d, rt->devices[1]);
+    cr_assert_eq(kept, 0);
+    cr_assert_eq(d, rt->devices[0], "asked again once more wait ahead of it");
+    /* a candidate free that was not: asked again */
     backlog[1] = 0;
-    d = kept_choose(&t, MACCRT_BIT(0), backlog, &kept); /* (kept from the last choice) */
-    /* nvidia:1's learned time grows: asked again, nvidia:0 now */
-    ri->dema_s[1] = 0.5;
-    d = kept_choose(&t, MACCRT_BIT(0), backlog, &kept);
-    cr_assert_eq(kept, 0, "asked again once its time moved");
-    cr_assert_eq(d, rt->devices[0]);
-    /* the free GPU's learned time falls: asked again */
     ri->dema_s[1] = 0.002;
     d = kept_choose(&t, MACCRT_BIT(0), backlog, &kept);
     cr_assert_eq(d, rt->devices[1]);
-    ri->dema_s[0] = 0.001;
-    d = kept_choose(&t, MACCRT_BIT(0), backlog, &kept);
-    cr_assert_eq(kept, 0);
-    cr_assert_eq(d, rt->devices[0]);
-    ri->dema_s[0] = 0.020;
-    /* nothing free: no kept wait */
-    d = kept_choose(&t, MACCRT_BIT(0), backlog, &kept);
-    cr_assert_eq(d, rt->devices[1]);
+    ri->dema_s[1] = 0.5;
     d = kept_choose(&t, 0, backlog, &kept);
-    cr_assert_eq(kept, 0, "nothing free: asked");
-    /* a candidate free that was not free then: asked again */
-    d = kept_choose(&t, MACCRT_BIT(0), backlog, &kept);
-    cr_assert_eq(kept, 0);
-    d = kept_choose(&t, MACCRT_BIT(0) | MACCRT_BIT(1), backlog, &kept);
-    cr_assert_eq(kept, 0, "nvidia:1 free now: asked");
-    cr_assert_eq(d, rt->devices[1]);
+    cr_assert_eq(kept, 0, "nothing free: no kept wait");
     /* the time limit */
+    ri->dema_s[1] = 0.002;
     d = kept_choose(&t, MACCRT_BIT(0), backlog, &kept);
     cr_assert_eq(d, rt->devices[1]);
+    ri->dema_s[1] = 0.5;
     struct timespec ts = {0, 1000000}; /* 1 ms: beyond EFT__XFER_TTL */
     nanosleep(&ts, NULL);
     d = kept_choose(&t, MACCRT_BIT(0), backlog, &kept);
     cr_assert_eq(kept, 0, "asked again after its time");
+    cr_assert_eq(d, rt->devices[0]);
     pthread_mutex_unlock(&rt->lock);
 }
 
@@ -3435,9 +3420,10 @@ Test(sched, kept_waits_can_be_turned_off)
     kept_setup(&t);
     maccrt_device *d = kept_choose(&t, MACCRT_BIT(0), backlog, &kept);
     cr_assert_eq(d, rt->devices[1]);
+    maccrt_region_info_get(&r_speed)->dema_s[1] = 0.5;
     d = kept_choose(&t, MACCRT_BIT(0), backlog, &kept);
     cr_assert_eq(kept, 0);
-    cr_assert_eq(d, rt->devices[1]);
+    cr_assert_eq(d, rt->devices[0]);
     pthread_mutex_unlock(&rt->lock);
 }
 
