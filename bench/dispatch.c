@@ -181,10 +181,9 @@ int main(int argc, char **argv)
     long ntasks = (long)NB * NB * NB;
     double ideal = ntasks * kernel_us * 1e-6 / (ngpus * (helpers < 20 ? helpers : 20)); /* (resources(5): 20 at once) */
     printf("dispatch: gpus=%d helpers=%d tasks=%ld kernel_us=%d time=%.4f s tasks_per_s=%.0f "
-           "efficiency=%.3f policy_calls_per_task=%.1f eft_kept_per_task=%.1f check=%s\n",
+           "efficiency=%.3f policy_calls_per_task=%.1f check=%s\n",
            ngpus, helpers, ntasks, kernel_us, t, ntasks / t, ideal / t,
-           (double)maccrt_rt.policy_calls / (double)ntasks, (double)maccrt_rt.eft_kept / (double)ntasks,
-           bad ? "FAIL" : "PASS");
+           (double)maccrt_rt.policy_calls / (double)ntasks, bad ? "FAIL" : "PASS");
     for (int d = 0; d < macc_num_devices(); d++)
         printf("dispatch: device %d (%s): %ld tasks, %llu bytes in from the host, %llu from other GPUs\n", d,
                macc_device_name(d), macc_device_tasks(d),

@@ -620,13 +620,6 @@ typedef struct maccrt_task {
      * the task's maps are acquired */
     int chose_dev1;
     float chose_xfer;
-    /* eft's last choice to wait for a busy device while others were free
-     * (device number + 1, 0: none), what it saw then (the free candidates,
-     * the tasks ahead of it there) and when (sched.c: eft__kept) */
-    int wait_dev1;
-    int wait_ahead;
-    maccrt_mask wait_fit;
-    double wait_at;
     long long link_ns;
     /* Bytes of its maps that finished predecessors wrote, and where: data a
      * device other than the one it runs on must move first (the transfer
@@ -841,7 +834,6 @@ typedef struct maccrt_runtime {
     maccrt_task *ready_head, *ready_tail;
     int ready_cand[MACCRT_MAX_DEVICES]; /* ready tasks that have device d as a candidate */
     long policy_calls;  /* policy->choose calls of the dispatch walks (a test's measure of their cost) */
-    long eft_kept;      /* of which eft answered with a task's kept wait (sched.c: eft__kept) */
     long inbox_pushes;  /* submissions left in task.c's inbox for a completing helper (tests) */
     unsigned long walk;     /* the dispatch walk in progress (0: none; sched.c), walks so far */
     unsigned long walks;

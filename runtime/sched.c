@@ -24,8 +24,6 @@
  * only the devices with free tokens now (the behaviour before eft; kept for
  * comparison). Both implement resources(auto) (policy__tokens).
  */
-#include <string.h>
-
 #include "internal.h"
 
 #include <stdlib.h>
@@ -159,7 +157,6 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
         atomic_fetch_add(&d->link_ns, t->link_ns);
     }
     t->chose_dev1 = 0;
-    t->wait_dev1 = 0;
     t->dprev = NULL;
     t->dnext = d->placed;
     if (d->placed)
@@ -726,41 +723,6 @@ static maccrt_mask eft__shut_out(maccrt_task *t, maccrt_mask cand)
     return skip;
 }
 
-/* A task's kept wait. A ready task that chose to wait for a busy device w
- * while other candidates were free is looked at again by every dispatch
- * walk (one per completion) until w takes it: with two GPUs and matmul's
- * chains, each walk asked eft for every task ahead that waits for the other
- * GPU before reaching one for the GPU that just freed a slot, 2.5 choices per
- * task (bench/dispatch), each with its estimates and residency term, under
- * the runtime lock. The choice is kept, without estimates, while nothing it
- * depended on moved against w: w still has no room for it, no candidate is
- * free that was not free then, no more tasks are placed on or waiting for w
- * than then (w's expected end for it can only have come closer: its first
- * end is only lowered by placements, and that of a free device grows with
- * the clock), and for at most EFT__XFER_TTL (the learned times and the
- * residency term change little within it; the residency memo keeps them
- * that long too). MACC_EFT_KEEP_WAIT=0 asks eft every time. */
-static maccrt_device *eft__kept(maccrt_task *t, maccrt_mask cand, maccrt_mask fit, const int *backlog,
-                                double now)
-{
-    static int on = -1;
-    if (on < 0) {
-        const char *e = getenv("MACC_EFT_KEEP_WAIT");
-        on = !(e && !strcmp(e, "0"));
-    }
-    int w = t->wait_dev1 - 1;
-    t->wait_dev1 = 0;
-    if (!on || w < 0 || w >= maccrt_rt.ndevices)
-        return NULL;
-    maccrt_device *d = maccrt_rt.devices[w];
-    if (!fit || !(cand & MACCRT_BIT(w)) || (fit & MACCRT_BIT(w)) || (fit & ~t->wait_fit) ||
-        now - t->wait_at >= EFT__XFER_TTL || d->nplaced + backlog[w] > t->wait_ahead)
-        return NULL;
-    t->wait_dev1 = w + 1;
-    maccrt_rt.eft_kept++;
-    return d;
-}
-
 static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask fit,
                                   const int *backlog)
 {
@@ -769,8 +731,6 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
     double best_end = 0;
     int best_fits = 0;
     double now = maccrt_now();
-    if (t->wait_dev1 && (best = eft__kept(t, cand, fit, backlog, now)) != NULL)
-        return best;
     /* The share rule: a device that would add less than MACC_SHARE_MIN
      * (default 5%) of the region's measured throughput over the candidates
      * takes none of its tasks: what it could add is smaller than what its
@@ -851,12 +811,6 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
     if (best) {
         t->chose_dev1 = best->num + 1;
         t->chose_xfer = (float)best_own;
-        if (fit && !best_fits) { /* it waits for best though a candidate is free: eft__kept */
-            t->wait_dev1 = best->num + 1;
-            t->wait_fit = fit;
-            t->wait_ahead = best->nplaced + backlog[best->num];
-            t->wait_at = now;
-        }
     }
     return best;
 }
