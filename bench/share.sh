@@ -16,7 +16,10 @@
 #                                               n rounds: its runs are the long ones)
 #
 # BUILD_DIR holds macc's build (BUILD_DIR/bin/macc, BUILD_DIR/lib); each
-# configuration runs REPS times (default 3) and the best run counts. Sizes:
+# configuration runs REPS times (default 3) and the best run counts; the
+# "pairs" columns are the median over rounds of the ratio of one round's two
+# runs side by side (shared over GPU alone, N GPUs over one), which the
+# machine's drift between rounds moves less than best-of-REPS. Sizes:
 # NBODY="n steps BS", MATMUL="NB BS", STREAM="n ntimes BS" (environment).
 # The row "nbody-L" is the same sample at NBODY_L (default "524288 2 8192";
 # NBODY_L= leaves it out): the sample gives one thread per body, and each
@@ -125,50 +128,69 @@ echo "commit: ${MACC_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null
 rows2=
 tasks=
 tasks2=
-printf '%-8s %-8s %12s %12s %12s %10s %10s\n' program unit host gpu shared 'sh/max' 'sh/sum'
+printf '%-8s %-8s %12s %12s %12s %10s %10s %10s\n' program unit host gpu shared 'sh/max' 'sh/sum' 'pairs'
 progs=nbody
 [ -n "$nbodyl_args" ] && progs="$progs nbodyL"
 progs="$progs matmul"
 [ -n "$matmull_args" ] && progs="$progs matmulL"
 progs="$progs stream"
 [ -n "${PROGRAMS:-}" ] && progs=$(for p in $progs; do case " $PROGRAMS " in *" $p "*) echo "$p" ;; esac; done)
+# median_pairs "A1 B1 A2 B2 ..." H: the median over rounds of A_i / max(H, B_i), each
+# round's runs side by side (best of N takes each column's luckiest run apart)
+median_pairs() {
+    echo "$1" | awk -v h="$2" '{
+        n = 0
+        for (i = 1; i + 1 <= NF; i += 2) { m = $(i + 1) > h ? $(i + 1) : h; if (m > 0) r[++n] = $i / m }
+        for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
+        if (n == 0) print 0; else if (n % 2) print r[(n + 1) / 2]; else print (r[n / 2] + r[n / 2 + 1]) / 2 }'
+}
+
 for p in $progs; do
     unit=$(unit_of "$p")
     h=0 g=0 s=0 gn=0 sn=0
+    pairs= pairs_n= pairs_sn=
     i=0
     while [ "$i" -lt "$reps" ]; do
         i=$((i + 1))
         [ "$i" -le "$host_reps" ] && h=$(max "$h" "$(one "$p" "$i" MACC_DEVICES=host)")
-        g=$(max "$g" "$(one "$p" "$i" MACC_DEVICES=nvidia:0 MACC_TARGET_OFFLOAD=mandatory)")
-        s=$(max "$s" "$(one "$p" "$i" MACC_DEVICES=host,nvidia:0)")
+        gi=$(one "$p" "$i" MACC_DEVICES=nvidia:0 MACC_TARGET_OFFLOAD=mandatory)
+        si=$(one "$p" "$i" MACC_DEVICES=host,nvidia:0)
+        g=$(max "$g" "$gi")
+        s=$(max "$s" "$si")
+        pairs="$pairs $si $gi"
         if [ "$ngpus" -ge 2 ]; then
-            gn=$(max "$gn" "$(one "$p" "$i" MACC_DEVICES=nvidia MACC_TARGET_OFFLOAD=mandatory)")
-            sn=$(max "$sn" "$(one "$p" "$i" MACC_DEVICES=all)")
+            gni=$(one "$p" "$i" MACC_DEVICES=nvidia MACC_TARGET_OFFLOAD=mandatory)
+            sni=$(one "$p" "$i" MACC_DEVICES=all)
+            gn=$(max "$gn" "$gni")
+            sn=$(max "$sn" "$sni")
+            pairs_n="$pairs_n $gni $gi"
+            pairs_sn="$pairs_sn $sni $gni"
         fi
     done
+    med=$(median_pairs "$pairs" "$h")
     # how the last shared run split the tasks (MACC_STATS)
     tasks="$tasks$(tasks_line "$p" "$out/$p.MACC_DEVICES_host_nvidia_0.$reps.log")
 "
-    awk -v p="$p" -v u="$unit" -v h="$h" -v g="$g" -v s="$s" 'BEGIN {
+    awk -v p="$p" -v u="$unit" -v h="$h" -v g="$g" -v s="$s" -v med="$med" 'BEGIN {
         m = h > g ? h : g
-        printf "%-8s %-8s %12.1f %12.1f %12.1f %10.3f %10.3f\n", p, u, h, g, s,
-               (m > 0 ? s / m : 0), (h + g > 0 ? s / (h + g) : 0) }'
+        printf "%-8s %-8s %12.1f %12.1f %12.1f %10.3f %10.3f %10.3f\n", p, u, h, g, s,
+               (m > 0 ? s / m : 0), (h + g > 0 ? s / (h + g) : 0), med }'
     if [ "$ngpus" -ge 2 ]; then
         tasks2="$tasks2$(tasks_line "$p" "$out/$p.MACC_DEVICES_all.$reps.log")
 "
-        rows2="$rows2$p $unit $g $gn $h $sn
+        rows2="$rows2$p $unit $g $gn $h $sn $(median_pairs "$pairs_n" 0) $(median_pairs "$pairs_sn" "$h")
 "
     fi
 done
 
 if [ "$ngpus" -ge 2 ]; then
     echo
-    printf '%-8s %-8s %10s %10s %7s %10s %10s %10s %8s\n' program unit '1 GPU' "$ngpus GPUs" ratio \
-        host GPUs shared 'sh/max'
+    printf '%-8s %-8s %10s %10s %7s %7s %10s %10s %10s %8s %8s\n' program unit '1 GPU' "$ngpus GPUs" ratio pairs \
+        host GPUs shared 'sh/max' pairs
     printf '%s' "$rows2" | awk -v n="$ngpus" '{
         m = $5 > $4 ? $5 : $4
-        printf "%-8s %-8s %10.1f %10.1f %7.2f %10.1f %10.1f %10.1f %8.3f\n", $1, $2, $3, $4,
-               ($3 > 0 ? $4 / $3 : 0), $5, $4, $6, (m > 0 ? $6 / m : 0) }'
+        printf "%-8s %-8s %10.1f %10.1f %7.2f %7.2f %10.1f %10.1f %10.1f %8.3f %8.3f\n", $1, $2, $3, $4,
+               ($3 > 0 ? $4 / $3 : 0), $7, $5, $4, $6, (m > 0 ? $6 / m : 0), $8 }'
 fi
 
 echo
