@@ -1,0 +1,101 @@
+#!/bin/sh
+# ab.sh: runtime settings side by side on one sample, interleaved, judged by
+# paired ratios. Each round runs the sample once under every setting, in
+# turn; a setting's row gives its median, range and the median over rounds of
+# its run / the first setting's run of the same round. The machine's drift
+# between rounds (+-15% on the GPU machines) then weighs on every setting of a
+# round alike, which best-of-N does not give.
+#
+#   usage: bench/ab.sh BUILD_DIR SAMPLE "ARGS" REPS "ENV..." ["ENV..." ...]
+#
+# SAMPLE: nbody, matmul or stream (samples/SAMPLE.c, built with
+# BUILD_DIR/bin/macc); ARGS its arguments; each ENV a setting, a
+# space-separated list of VAR=value ("-" for none), the first the reference.
+#   bench/ab.sh build-gpu matmul "8 512" 6 "MACC_DEVICES=nvidia" \
+#       "MACC_DEVICES=nvidia MACC_PEER_WAIT=1" "MACC_DEVICES=nvidia MACC_CUDA_STREAMS=16"
+# A run that fails or does not print `check: PASS` counts 0 (and is named).
+set -eu
+if [ $# -lt 5 ]; then
+    echo "usage: $0 BUILD_DIR SAMPLE \"ARGS\" REPS \"ENV...\" [\"ENV...\" ...]" >&2
+    exit 2
+fi
+build=$(cd "$1" && pwd)
+sample=$2
+args=$3
+reps=$4
+shift 4
+root=$(cd "$(dirname "$0")/.." && pwd)
+case $sample in
+nbody | matmul) unit=GFLOP/s ;;
+stream) unit=GB/s ;;
+*)
+    echo "ab.sh: SAMPLE is nbody, matmul or stream" >&2
+    exit 2
+    ;;
+esac
+case $reps in '' | *[!0-9]*)
+    echo "ab.sh: REPS must be a number" >&2
+    exit 2
+    ;;
+esac
+out=$build/bench/ab
+mkdir -p "$out"
+exe=$out/$sample
+"$build/bin/macc" -O3 -march=native "$root/samples/$sample.c" -o "$exe" -lm
+
+# one ENV LOG: the sample's throughput under ENV (0 when it fails)
+one() {
+    e=$1
+    [ "$e" = - ] && e=
+    # shellcheck disable=SC2086
+    if env $e timeout 300 "$exe" $args > "$2" 2>&1 && grep -q 'check: PASS' "$2"; then
+        case $sample in
+        stream) v=$(awk '/^Pipelined/ { print $2 }' "$2") ;;
+        *) v=$(sed -n 's/.*GFLOP\/s=\([0-9.]*\).*/\1/p' "$2" | head -n 1) ;;
+        esac
+        echo "${v:-0}"
+    else
+        echo "ab.sh: '$1' failed (see $2)" >&2
+        echo 0
+    fi
+}
+
+echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+command -v nvidia-smi >/dev/null 2>&1 &&
+    nvidia-smi --query-gpu=name --format=csv,noheader | sed 's/^/gpu: /'
+echo "host: $(nproc) cores; commit: ${MACC_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+echo "run: samples/$sample.c $args, $reps rounds of $# settings"
+vals=$out/values.txt
+: > "$vals"
+r=0
+while [ "$r" -lt "$reps" ]; do
+    r=$((r + 1))
+    k=0
+    for e in "$@"; do
+        k=$((k + 1))
+        echo "$r $k $(one "$e" "$out/run.$r.$k.log")" >> "$vals"
+    done
+done
+printf '%-4s %10s %10s %10s %8s  %s\n' '' "median" min max pairs setting
+k=0
+for e in "$@"; do
+    k=$((k + 1))
+    awk -v k="$k" -v e="$e" '
+        $2 == 1 { ref[$1] = $3 }
+        $2 == k { v[$1] = $3 }
+        function median(a, n,    i, j, t) {
+            for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+            return n == 0 ? 0 : (n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2)
+        }
+        END {
+            n = 0; m = 0; lo = 0; hi = 0
+            for (r in v) {
+                x[++n] = v[r]
+                if (n == 1 || v[r] < lo) lo = v[r]
+                if (v[r] > hi) hi = v[r]
+                if (ref[r] > 0) p[++m] = v[r] / ref[r]
+            }
+            printf "%-4s %10.1f %10.1f %10.1f %8.3f  %s\n", k, median(x, n), lo, hi, median(p, m), e
+        }' "$vals"
+done
+echo "($unit; pairs: the median over rounds of the setting's run / setting 1's run)"
