@@ -47,3 +47,16 @@ printf '%-6s %12s %11s %14s\n' gpus tasks/s efficiency policy/task
 printf '%-6s %12s %11s %14s\n' 1 "$t1" "$e1" "$p1"
 printf '%-6s %12s %11s %14s\n' 2 "$t2" "$e2" "$p2"
 awk -v a="$t1" -v b="$t2" 'BEGIN { printf "2 GPUs / 1: %.2f (2.00 when dispatch keeps up with the helpers)\n", (a > 0 ? b / a : 0) }'
+# The runtime lock's holds by completing helpers, from one traced run each
+# (MACC_TRACE; holds over 2 us): on a busy many-core machine tasks/s moves
+# by 2x between calls, while these medians separate changes to the
+# completion's critical section.
+if command -v python3 >/dev/null 2>&1; then
+    for n in 1 2; do
+        MACC_TRACE="$out/trace$n.json" "$out/dispatch" "$n" "$nb" "$kus" "$helpers" > /dev/null
+        python3 "$root/tools/tracestat.py" --by-name hold:lock "$out/trace$n.json" | awk -v n="$n" '
+            /^span/ { span = $2 }
+            $2 == "hold:lock" && $3 == "task__finish_gpu" { h += $5; med = med (med == "" ? "" : " / ") $6 }
+            END { printf "%d GPU(s): completions held the runtime lock %.1f ms of %.1f ms (median hold per device: %s us)\n", n, h, span, med }'
+    done
+fi
