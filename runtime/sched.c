@@ -163,10 +163,8 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
         d->placed->dprev = t;
     d->placed = t;
     d->nplaced++;
-    if (d->first_ok && t->exp_end > 0 && (d->first_end == 0 || t->exp_end < d->first_end))
+    if (d->first_ok && (d->first_end == 0 || t->exp_end < d->first_end))
         d->first_end = t->exp_end; /* eft__first: the earliest end, kept */
-    else if (t->exp_end <= 0)
-        d->first_ok = 0;
     if (t->region && !t->op) {
         maccrt_region_info *ri = maccrt_region_info_get(t->region);
         if (ri->runs[d->kind] == 0) {
@@ -270,7 +268,7 @@ void maccrt_sched_dispatch(void)
      * slower than its GPU ran. */
     const MACC_Region *so_region = NULL;
     maccrt_mask so_mask = 0, so_cand = 0;
-    rt->walk = ++rt->walks; /* per-walk memos of the policy (eft__first) */
+    rt->walk = ++rt->walks; /* per-walk memos of the policy (the share rule's) */
     maccrt_task *next;
     for (maccrt_task *t = rt->ready_head; t; t = next) {
         next = t->qnext;
