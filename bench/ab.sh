@@ -80,22 +80,12 @@ printf '%-4s %10s %10s %10s %8s  %s\n' '' "median" min max pairs setting
 k=0
 for e in "$@"; do
     k=$((k + 1))
-    awk -v k="$k" -v e="$e" '
-        $2 == 1 { ref[$1] = $3 }
-        $2 == k { v[$1] = $3 }
-        function median(a, n,    i, j, t) {
-            for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-            return n == 0 ? 0 : (n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2)
-        }
-        END {
-            n = 0; m = 0; lo = 0; hi = 0
-            for (r in v) {
-                x[++n] = v[r]
-                if (n == 1 || v[r] < lo) lo = v[r]
-                if (v[r] > hi) hi = v[r]
-                if (ref[r] > 0) p[++m] = v[r] / ref[r]
-            }
-            printf "%-4s %10.1f %10.1f %10.1f %8.3f  %s\n", k, median(x, n), lo, hi, median(p, m), e
-        }' "$vals"
+    # (rounds in order: line r of each setting is round r)
+    med=$(awk -v k="$k" '$2 == k { print $3, 1 }' "$vals" | awk -f "$root/bench/median.awk")
+    pairs=$(awk -v k="$k" '$2 == 1 { ref[$1] = $3 } $2 == k { print $3, ref[$1] }' "$vals" |
+        awk -f "$root/bench/median.awk")
+    awk -v k="$k" -v e="$e" -v med="$med" -v pairs="$pairs" '
+        $2 == k { if (n++ == 0 || $3 < lo) lo = $3; if ($3 > hi) hi = $3 }
+        END { printf "%-4s %10.1f %10.1f %10.1f %8.3f  %s\n", k, med, lo, hi, pairs, e }' "$vals"
 done
 echo "($unit; pairs: the median over rounds of the setting's run / setting 1's run)"

@@ -138,11 +138,8 @@ progs="$progs stream"
 # median_pairs "A1 B1 A2 B2 ..." H: the median over rounds of A_i / max(H, B_i), each
 # round's runs side by side (best of N takes each column's luckiest run apart)
 median_pairs() {
-    echo "$1" | awk -v h="$2" '{
-        n = 0
-        for (i = 1; i + 1 <= NF; i += 2) { m = $(i + 1) > h ? $(i + 1) : h; if (m > 0) r[++n] = $i / m }
-        for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
-        if (n == 0) print 0; else if (n % 2) print r[(n + 1) / 2]; else print (r[n / 2] + r[n / 2 + 1]) / 2 }'
+    # shellcheck disable=SC2086
+    printf '%s %s\n' $1 | awk -v h="$2" -f "$root/bench/median.awk"
 }
 
 for p in $progs; do
