@@ -102,7 +102,7 @@ typedef struct cuda__helper {
 
 struct cuda__gpu {
     maccrt_device *dev;
-    int ordinal; /* CUDA device ordinal (d->index) */
+    int ordinal; /* CUDA device ordinal (d->index / MACC_CUDA_SPLIT) */
     int pools;   /* stream-ordered allocator available */
     cudaMemPool_t pool;
 
@@ -128,6 +128,10 @@ struct cuda__gpu {
 };
 
 static int cuda__nstreams = CUDA__DEFAULT_STREAMS;
+/* MACC_CUDA_SPLIT=k: each GPU offered as k devices (development: the
+ * directory, placement and copies between devices of a machine with several
+ * GPUs, measured on one; see docs/RUNTIME.md for what they share). */
+static int cuda__split = 1;
 /* The hardware work queues of a context (CUDA_DEVICE_MAX_CONNECTIONS, CUDA's
  * default 8), read in cuda__discover; lowered by cuda__start_context. */
 static int cuda__conn = 8;
@@ -311,6 +315,13 @@ static int cuda__discover(void)
                          CUDA__MAX_STREAMS);
         cuda__nstreams = (int)v;
     }
+    const char *sp = getenv("MACC_CUDA_SPLIT");
+    if (sp && *sp) {
+        long v = maccrt_parse_positive(sp);
+        if (v < 1 || v > 8)
+            maccrt_fatal(NULL, "MACC_CUDA_SPLIT: invalid value '%s' (expected 1 to 8)", sp);
+        cuda__split = (int)v;
+    }
     cuda__env_save();
     /* Every kernel loaded when a GPU's context starts, not at its first
      * launch (CUDA's lazy loading, the default since 12.2): a region's first
@@ -350,7 +361,7 @@ static int cuda__discover(void)
             maccrt_warn(NULL, "CUDA: %s", cudaGetErrorString(e));
         return 0;
     }
-    return n > 0 ? n : 0;
+    return n > 0 ? n * cuda__split : 0;
 }
 
 /* Undoes a partial cuda__init_device (before any helper started). */
@@ -416,7 +427,7 @@ static cudaError_t cuda__start_context(maccrt_device *d, int ord)
 
 static int cuda__init_device(maccrt_device *d)
 {
-    int ord = d->index;
+    int ord = d->index / cuda__split;
     int prev = -1;
     if (cudaGetDevice(&prev) != cudaSuccess)
         prev = -1;
@@ -451,7 +462,7 @@ static int cuda__init_device(maccrt_device *d)
         return (int)e;
     }
     d->cc = prop.major * 10 + prop.minor;
-    d->mem_bytes = prop.totalGlobalMem;
+    d->mem_bytes = prop.totalGlobalMem / (size_t)cuda__split;
 
     cuda__gpu *g = maccrt_xcalloc(1, sizeof *g);
     g->dev = d;
@@ -504,7 +515,7 @@ static int cuda__init_device(maccrt_device *d)
         h->started = 1;
         started++;
         char name[32]; /* the kernel keeps 15 characters */
-        snprintf(name, sizeof name, "macc-nv%d.%d", ord % 100, i % 100);
+        snprintf(name, sizeof name, "macc-nv%d.%d", d->index % 100, i % 100);
         name[15] = 0;
         (void)pthread_setname_np(h->thread, name);
     }
@@ -1239,6 +1250,10 @@ static int cuda__mem_info(maccrt_device *d, size_t *free_b, size_t *total_b)
     if (e == cudaSuccess)
         e = cudaMemGetInfo(free_b, total_b);
     cuda__leave(&c);
+    if (e == cudaSuccess) { /* (MACC_CUDA_SPLIT: the devices of one GPU share it) */
+        *free_b /= (size_t)cuda__split;
+        *total_b /= (size_t)cuda__split;
+    }
     if (e != cudaSuccess)
         cuda__clear();
     return (int)e;
