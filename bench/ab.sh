@@ -14,6 +14,8 @@
 #   bench/ab.sh build-gpu matmul "8 512" 6 "MACC_DEVICES=nvidia" \
 #       "MACC_DEVICES=nvidia MACC_PEER_WAIT=1" "MACC_DEVICES=nvidia MACC_CUDA_STREAMS=16"
 # A run that fails or does not print `check: PASS` counts 0 (and is named).
+# ABFLAGS: more macc options for the build (ABFLAGS=--pinned, then
+# "MACC_CUDA_PIN_HEAP=0" as a setting: with and without the registered heap).
 set -eu
 if [ $# -lt 5 ]; then
     echo "usage: $0 BUILD_DIR SAMPLE \"ARGS\" REPS \"ENV...\" [\"ENV...\" ...]" >&2
@@ -41,7 +43,8 @@ esac
 out=$build/bench/ab
 mkdir -p "$out"
 exe=$out/$sample
-"$build/bin/macc" -O3 -march=native "$root/samples/$sample.c" -o "$exe" -lm
+# shellcheck disable=SC2086
+"$build/bin/macc" -O3 -march=native ${ABFLAGS:-} "$root/samples/$sample.c" -o "$exe" -lm
 
 # one ENV LOG: the sample's throughput under ENV (0 when it fails)
 one() {
@@ -64,7 +67,7 @@ echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 command -v nvidia-smi >/dev/null 2>&1 &&
     nvidia-smi --query-gpu=name --format=csv,noheader | sed 's/^/gpu: /'
 echo "host: $(nproc) cores; commit: ${MACC_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
-echo "run: samples/$sample.c $args, $reps rounds of $# settings"
+echo "run: samples/$sample.c $args${ABFLAGS:+ (built with $ABFLAGS)}, $reps rounds of $# settings"
 vals=$out/values.txt
 : > "$vals"
 r=0

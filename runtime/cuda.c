@@ -63,6 +63,7 @@ typedef int cuda__no_cuda_headers; /* not an empty translation unit */
 #else
 
 #include <cuda_runtime_api.h>
+#include <errno.h>
 #include <stdint.h>
 #include <time.h>
 #include <unistd.h>
@@ -132,6 +133,7 @@ static int cuda__nstreams = CUDA__DEFAULT_STREAMS;
  * directory, placement and copies between devices of a machine with several
  * GPUs, measured on one; see docs/RUNTIME.md for what they share). */
 static int cuda__split = 1;
+static int cuda__ngpus_up; /* GPUs started (cuda__init_device) */
 /* The hardware work queues of a context (CUDA_DEVICE_MAX_CONNECTIONS, CUDA's
  * default 8), read in cuda__discover; lowered by cuda__start_context. */
 static int cuda__conn = 8;
@@ -281,8 +283,11 @@ static void cuda__env_save(void)
     cuda__env_saved = 1;
 }
 
+static void cuda__heap_start(void);
+
 static void cuda__all_started(void)
 {
+    cuda__heap_start();
     if (!cuda__env_saved)
         return;
     for (int i = 0; i < CUDA__NENV; i++) {
@@ -538,6 +543,7 @@ static int cuda__init_device(maccrt_device *d)
     cuda__enable_peers(g);
     cuda__pool_warm(g);
     cuda__restore(prev, ord);
+    cuda__ngpus_up++;
     return 0;
 }
 
@@ -646,6 +652,7 @@ static void cuda__free(maccrt_device *d, void *p)
 typedef struct cuda__pinned {
     maccrt_rnode node;
     int refs; /* entries using it; 0: kept (MACC_CUDA_PIN_KEEP) */
+    int heap; /* a heap block of the program's (macc --pinned): no entry counts, ends with the block */
 } cuda__pinned;
 static pthread_mutex_t cuda__pin_lock = PTHREAD_MUTEX_INITIALIZER;
 static maccrt_rtree cuda__pins;
@@ -729,7 +736,7 @@ static void cuda__pin_drop(void)
 static void cuda__pin_remove(cuda__pinned *n, cuda__pinned **gone, int *ngone)
 {
     maccrt_rtree_remove(&cuda__pins, &n->node);
-    if (n->refs == 0 && cuda__pin_keep)
+    if (n->refs == 0 && (cuda__pin_keep || n->heap))
         atomic_fetch_sub(&cuda__nkept, 1);
     gone[(*ngone)++] = n;
 }
@@ -787,6 +794,11 @@ static void cuda__host_pin(maccrt_device *d, const void *p, size_t bytes)
     int ngone = 0, used = 0;
     for (;;) {
         cuda__pin_take();
+        maccrt_rnode *h = maccrt_rtree_first_overlap(&cuda__pins, a, b);
+        if (h && ((cuda__pinned *)h)->heap) {
+            cuda__pin_drop(); /* inside a page-locked heap block (macc --pinned): nothing to do */
+            return;
+        }
         if (cuda__pin_ref(a, b)) {
             cuda__pin_drop();
             return;
@@ -829,7 +841,7 @@ static void cuda__host_unpin(maccrt_device *d, const void *p, size_t bytes)
     int ngone = 0;
     cuda__pin_take();
     maccrt_rnode *r = maccrt_rtree_first_overlap(&cuda__pins, a, b);
-    if (r && r->start == a && r->end == b && --((cuda__pinned *)r)->refs == 0) {
+    if (r && r->start == a && r->end == b && !((cuda__pinned *)r)->heap && --((cuda__pinned *)r)->refs == 0) {
         if (cuda__pin_keep)
             atomic_fetch_add(&cuda__nkept, 1); /* until the program frees the memory */
         else
@@ -866,20 +878,232 @@ static void cuda__forget_host(void *p)
         cuda__forget_range((uintptr_t)p, (uintptr_t)p + malloc_usable_size(p));
 }
 
+/* ---- the program's heap, page-locked (macc --pinned) ----------------------------------------
+ *
+ * `macc --pinned` (NVHPC's -gpu=pinned) also links the program with
+ * --wrap=malloc,--wrap=calloc,--wrap=aligned_alloc,--wrap=posix_memalign:
+ * every block of MACC_CUDA_PIN_MIN bytes or more (default 4 MiB) that the
+ * program allocates is page-aligned and registered (cudaHostRegister,
+ * portable) as a whole, once: when it is allocated if the GPUs have started,
+ * else when they start (blocks allocated before the runtime starts are
+ * noted; the CUDA context is not made inside the program's malloc). It stays
+ * registered until the program frees or reallocates it (the wrapped free
+ * and realloc below), so every copy of every section inside it, to any GPU,
+ * in any synchronisation interval, goes at DMA speed with no staging memcpy
+ * and no registration in the middle of the program's run: a matmul tile's
+ * fill from the host took 41 us instead of 145 on an H100, and matmul
+ * (`16 256`) on one GPU ran 17% faster (bench/RESULTS.md, ninth session).
+ * What it costs: registering runs at 16-18 GB/s and holds every thread's
+ * GPU work meanwhile (bench/hostreg.cu), paid where the program allocates,
+ * and the memory cannot be paged out. MACC_CUDA_PIN_HEAP=0 (or
+ * MACC_CUDA_PIN=0) turns it off at run time; no GPU in use: nothing is
+ * registered. */
+extern void *__real_malloc(size_t n) __attribute__((weak));
+extern void *__real_calloc(size_t n, size_t m) __attribute__((weak));
+extern void *__real_aligned_alloc(size_t align, size_t n) __attribute__((weak));
+extern int __real_posix_memalign(void **out, size_t align, size_t n) __attribute__((weak));
+
+enum { CUDA__PAGE = 4096 };
+static atomic_long cuda__heap_min = -1;   /* blocks of this many bytes are registered; 0: off; -1: unread */
+static atomic_int cuda__heap_state;        /* 0: GPUs not started (noted), 1: started, 2: no GPU (off) */
+static pthread_mutex_t cuda__heap_lock = PTHREAD_MUTEX_INITIALIZER;
+static maccrt_rtree cuda__heap_noted;      /* blocks allocated before the GPUs started */
+static atomic_long cuda__nheap_noted;
+static __thread int cuda__in_heap;         /* inside cudaHostRegister (its own allocations pass) */
+
+static size_t cuda__heap_threshold(void)
+{
+    long v = atomic_load_explicit(&cuda__heap_min, memory_order_relaxed);
+    if (v >= 0)
+        return v ? (size_t)v : SIZE_MAX;
+    const char *on = getenv("MACC_CUDA_PIN_HEAP"), *pin = getenv("MACC_CUDA_PIN"),
+               *min = getenv("MACC_CUDA_PIN_MIN");
+    long m = min && *min ? maccrt_parse_positive(min) : -1;
+    v = (on && !strcmp(on, "0")) || (pin && !strcmp(pin, "0")) ? 0 : m > 0 ? m : 4L << 20;
+    atomic_store(&cuda__heap_min, v);
+    return v ? (size_t)v : SIZE_MAX;
+}
+
+/* Registers the whole pages of [p, p + n), a heap block of the program's. */
+static void cuda__heap_register(uintptr_t p, size_t n)
+{
+    uintptr_t a = (p + CUDA__PAGE - 1) & ~(uintptr_t)(CUDA__PAGE - 1), b = (p + n) & ~(uintptr_t)(CUDA__PAGE - 1);
+    if (a >= b || atomic_load(&maccrt_rt.fatal))
+        return;
+    cuda__in_heap = 1;
+    cudaError_t e = cudaHostRegister((void *)a, b - a, cudaHostRegisterPortable);
+    cuda__in_heap = 0;
+    if (e != cudaSuccess) {
+        cuda__clear(); /* stays pageable: staged copies */
+        return;
+    }
+    cuda__pinned *nd = maccrt_xcalloc(1, sizeof *nd);
+    nd->node.start = a;
+    nd->node.end = b;
+    nd->heap = 1;
+    cuda__pin_take();
+    int clash = maccrt_rtree_first_overlap(&cuda__pins, a, b) != NULL;
+    if (!clash) {
+        maccrt_rtree_insert(&cuda__pins, &nd->node);
+        atomic_fetch_add(&cuda__nkept, 1); /* ends with the block (cuda__forget_range) */
+    }
+    cuda__pin_drop();
+    if (clash)
+        cuda__unregister_all(&nd, 1);
+}
+
+/* A new block of the program's, of the threshold or more: registered now, or
+ * noted until the GPUs start. */
+static void cuda__heap_note(void *p, size_t n)
+{
+    if (!p || cuda__in_heap)
+        return;
+    int st = atomic_load(&cuda__heap_state);
+    if (st == 0) {
+        maccrt_rnode *nd = maccrt_xcalloc(1, sizeof *nd);
+        nd->start = (uintptr_t)p;
+        nd->end = (uintptr_t)p + n;
+        pthread_mutex_lock(&cuda__heap_lock);
+        st = atomic_load(&cuda__heap_state);
+        if (st == 0) {
+            maccrt_rtree_insert(&cuda__heap_noted, nd);
+            atomic_fetch_add(&cuda__nheap_noted, 1);
+        }
+        pthread_mutex_unlock(&cuda__heap_lock);
+        if (st == 0)
+            return;
+        free(nd);
+    }
+    if (st == 1)
+        cuda__heap_register((uintptr_t)p, n);
+}
+
+/* The GPUs have started (or none did): the noted blocks are registered. */
+static void cuda__heap_start(void)
+{
+    pthread_mutex_lock(&cuda__heap_lock);
+    atomic_store(&cuda__heap_state, cuda__ngpus_up > 0 ? 1 : 2);
+    maccrt_rtree noted = cuda__heap_noted;
+    memset(&cuda__heap_noted, 0, sizeof cuda__heap_noted);
+    atomic_store(&cuda__nheap_noted, 0);
+    pthread_mutex_unlock(&cuda__heap_lock);
+    while (noted.root) {
+        maccrt_rnode *nd = noted.root;
+        maccrt_rtree_remove(&noted, nd);
+        if (cuda__ngpus_up > 0)
+            cuda__heap_register(nd->start, nd->end - nd->start);
+        free(nd);
+    }
+}
+
+/* p is freed or reallocated: no longer noted. */
+static void cuda__heap_unnote(void *p)
+{
+    if (!p || atomic_load(&cuda__nheap_noted) == 0)
+        return;
+    pthread_mutex_lock(&cuda__heap_lock);
+    maccrt_rnode *nd = maccrt_rtree_find(&cuda__heap_noted, (uintptr_t)p);
+    if (nd && nd->start == (uintptr_t)p) {
+        maccrt_rtree_remove(&cuda__heap_noted, nd);
+        atomic_fetch_sub(&cuda__nheap_noted, 1);
+    } else {
+        nd = NULL;
+    }
+    pthread_mutex_unlock(&cuda__heap_lock);
+    free(nd);
+}
+
+/* A page-aligned block of whole pages (n >= the threshold), noted. */
+static void *cuda__heap_alloc(size_t align, size_t n, int zero)
+{
+    size_t len = (n + CUDA__PAGE - 1) & ~(size_t)(CUDA__PAGE - 1);
+    if (len < n) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    void *p = NULL;
+    int e = __real_posix_memalign ? __real_posix_memalign(&p, align > CUDA__PAGE ? align : CUDA__PAGE, len)
+                                  : posix_memalign(&p, align > CUDA__PAGE ? align : CUDA__PAGE, len);
+    if (e) {
+        errno = e;
+        return NULL;
+    }
+    if (zero)
+        memset(p, 0, n);
+    cuda__heap_note(p, len);
+    return p;
+}
+
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t m);
+void *__wrap_aligned_alloc(size_t align, size_t n);
+int __wrap_posix_memalign(void **out, size_t align, size_t n);
 void __wrap_free(void *p);
 void *__wrap_realloc(void *p, size_t n);
 int __wrap_munmap(void *p, size_t n);
 
+void *__wrap_malloc(size_t n)
+{
+    if (n < cuda__heap_threshold() || cuda__in_heap)
+        return __real_malloc(n);
+    return cuda__heap_alloc(CUDA__PAGE, n, 0);
+}
+
+void *__wrap_calloc(size_t n, size_t m)
+{
+    if (m && n > SIZE_MAX / m) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (n * m < cuda__heap_threshold() || cuda__in_heap)
+        return __real_calloc(n, m);
+    return cuda__heap_alloc(CUDA__PAGE, n * m, 1);
+}
+
+void *__wrap_aligned_alloc(size_t align, size_t n)
+{
+    if (n < cuda__heap_threshold() || cuda__in_heap || !align || (align & (align - 1)))
+        return __real_aligned_alloc(align, n);
+    return cuda__heap_alloc(align, n, 0);
+}
+
+int __wrap_posix_memalign(void **out, size_t align, size_t n)
+{
+    if (n < cuda__heap_threshold() || cuda__in_heap || align < sizeof(void *) || (align & (align - 1)))
+        return __real_posix_memalign(out, align, n);
+    int e0 = errno;
+    void *p = cuda__heap_alloc(align, n, 0);
+    if (!p) {
+        int e = errno;
+        errno = e0;
+        return e;
+    }
+    *out = p;
+    return 0;
+}
+
 void __wrap_free(void *p)
 {
     cuda__forget_host(p);
+    cuda__heap_unnote(p);
     __real_free(p);
 }
 
 void *__wrap_realloc(void *p, size_t n)
 {
     cuda__forget_host(p);
-    return __real_realloc(p, n);
+    cuda__heap_unnote(p);
+    if (!p || n < cuda__heap_threshold() || cuda__in_heap || !__real_malloc)
+        return __real_realloc(p, n); /* (a block registered before stays so until here) */
+    /* a block of the threshold or more: a new registered one (its old one
+     * was unregistered above, before its pages could go back) */
+    size_t old = malloc_usable_size(p);
+    void *q = cuda__heap_alloc(CUDA__PAGE, n, 0);
+    if (!q)
+        return NULL;
+    memcpy(q, p, old < n ? old : n);
+    __real_free(p);
+    return q;
 }
 
 int __wrap_munmap(void *p, size_t n)

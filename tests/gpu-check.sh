@@ -112,13 +112,15 @@ fi
 # the CUDA plugin's other copy paths: the driver's pageable copies, every
 # copy staged, registrations undone at synchronisation points, and every
 # section registered and kept past them (pin_reuse frees, reallocates and
-# unmaps its buffers)
+# unmaps its buffers); --pinned's heap registration turned off at run time
+# (pinned_heap then expects no block page-locked), and with a lower minimum
 seq=$((seq + 1))
 cur=$(printf '%03d' "$seq")
 for pv in "copy_paths MACC_CUDA_STAGE=0" "copy_paths MACC_CUDA_PIN=0" \
     "copy_paths MACC_CUDA_PIN_KEEP=0 MACC_CUDA_PIN_MIN=65536" \
     "copy_paths MACC_CUDA_PIN_MIN=65536" "pin_reuse MACC_CUDA_PIN_MIN=65536" \
-    "pin_reuse MACC_CUDA_PIN_KEEP=0"; do # (the default registers 4 MiB and more, kept)
+    "pin_reuse MACC_CUDA_PIN_KEEP=0" "pinned_heap MACC_CUDA_PIN_HEAP=0" \
+    "pinned_heap MACC_CUDA_PIN_MIN=65536"; do # (the default registers 4 MiB and more, kept)
     p=${pv%% *}
     v=${pv#* }
     log=$gbuild/progs/$p.$(echo "$v" | tr ' =' '__').log

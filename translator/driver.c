@@ -21,6 +21,7 @@ typedef struct Opts {
     Vec ldflags;  /* link options and libraries, in order (owned) */
     const char *output;
     int compile_only, translate_only, verbose, dry, keep, info, managed;
+    int pinned;                 /* --pinned: large heap blocks page-locked (the link's wraps) */
     int mpi;                    /* --mpi, or -lmaccrt_mpi: link the MPI module */
     int fpreprocessed;          /* -fpreprocessed: inputs are already preprocessed */
     int openacc, openacc_flag;  /* -fopenacc / -acc given (openacc_flag: -fopenacc, in cflags) */
@@ -52,6 +53,8 @@ static void dr__usage(FILE *f)
           "  --targets=LIST     device kinds to build for: host,nvidia (default: host,nvidia)\n"
           "  --cuda-arch=sm_NN  GPU architecture for the device file (default sm_90)\n"
           "  --managed          put heap allocations in managed memory\n"
+          "  --pinned           page-lock heap blocks of 4 MiB or more (MACC_CUDA_PIN_MIN)\n"
+          "                     for GPU copies at DMA speed (NVHPC's -gpu=pinned)\n"
           "  --mpi              compile and link with the MPI compiler wrapper (MACC_MPICC,\n"
           "                     default mpicc) and the MPI module (libmaccrt_mpi, macc_mpi.h)\n"
           "  --info             report implicit mapping decisions\n"
@@ -97,6 +100,7 @@ static int dr__parse(int argc, char **argv, Opts *o)
         }
         if (!strcmp(a, "--translate")) { o->translate_only = 1; continue; }
         if (!strcmp(a, "--managed")) { o->managed = 1; continue; }
+        if (!strcmp(a, "--pinned")) { o->pinned = 1; continue; }
         if (!strcmp(a, "--mpi")) { o->mpi = 2; continue; }
         if (!strcmp(a, "-lmaccrt_mpi")) { o->mpi = o->mpi ? o->mpi : 1; continue; }
         if (!strcmp(a, "--info")) { o->info = 1; continue; }
@@ -1078,6 +1082,14 @@ int driver_main(int argc, char **argv)
             vec_push(&cmd, "-Wl,--wrap=free");
             vec_push(&cmd, "-Wl,--wrap=realloc");
             vec_push(&cmd, "-Wl,--wrap=munmap");
+            /* --pinned: the plugin also sees the program's allocations, and
+             * page-locks the large ones (runtime/cuda.c) */
+            if (o.pinned) {
+                vec_push(&cmd, "-Wl,--wrap=malloc");
+                vec_push(&cmd, "-Wl,--wrap=calloc");
+                vec_push(&cmd, "-Wl,--wrap=aligned_alloc");
+                vec_push(&cmd, "-Wl,--wrap=posix_memalign");
+            }
         }
         vec_push(&cmd, rtlib);
         if (linked_cuda) {
