@@ -34,6 +34,10 @@
 # of one GPU's time at its throughput, so with 16 x 16 tiles the runtime's
 # dispatch (tens of thousands of tasks a second), not the GPUs, bounds one
 # GPU and two alike.
+# The rows "matmulP" and "streamP" are the same samples built with
+# `macc --pinned` (their matrices and arrays page-locked where they are
+# allocated: copies at DMA speed, no staging); PINNED="matmul" or PINNED=
+# chooses which of them run (default "matmul stream").
 set -eu
 
 if [ $# -lt 1 ]; then
@@ -61,12 +65,16 @@ ngpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 for s in nbody matmul stream; do
     "$build/bin/macc" -O3 -march=native "$root/samples/$s.c" -o "$out/$s" -lm
 done
+pinned=${PINNED-matmul stream}
+for s in $pinned; do
+    "$build/bin/macc" -O3 -march=native --pinned "$root/samples/$s.c" -o "$out/${s}P" -lm
+done
 
 # metric PROGRAM LOGFILE: the throughput the program printed
 metric() {
     case $1 in
-    nbody | nbodyL | matmul | matmulL) sed -n 's/.*GFLOP\/s=\([0-9.]*\).*/\1/p' "$2" | head -n 1 ;;
-    stream) awk '/^Pipelined/ { print $2 }' "$2" ;;
+    nbody | nbodyL | matmul | matmulL | matmulP) sed -n 's/.*GFLOP\/s=\([0-9.]*\).*/\1/p' "$2" | head -n 1 ;;
+    stream | streamP) awk '/^Pipelined/ { print $2 }' "$2" ;;
     esac
 }
 
@@ -78,12 +86,14 @@ program() {
     matmul) args=$matmul_args exe=$out/matmul ;;
     matmulL) args=$matmull_args exe=$out/matmul ;;
     stream) args=$stream_args exe=$out/stream ;;
+    matmulP) args=$matmul_args exe=$out/matmulP ;;
+    streamP) args=$stream_args exe=$out/streamP ;;
     esac
 }
 
 # unit_of PROGRAM: what metric reports
 unit_of() {
-    if [ "$1" = stream ]; then echo GB/s; else echo GFLOP/s; fi
+    case $1 in stream | streamP) echo GB/s ;; *) echo GFLOP/s ;; esac
 }
 
 # tasks_line PROGRAM LOGFILE: "PROGRAM: device tasks  device tasks" from MACC_STATS
@@ -120,7 +130,7 @@ max() {
 # every configuration alike (run one configuration's REPS runs after the
 # other's, and sh/max moved by several percent between calls with the same
 # devices doing the same work).
-echo "sizes: nbody $nbody_args | nbody-L ${nbodyl_args:-none} | matmul $matmul_args | matmul-L ${matmull_args:-none} | stream $stream_args | best of $reps (host alone: $host_reps)"
+echo "sizes: nbody $nbody_args | nbody-L ${nbodyl_args:-none} | matmul $matmul_args | matmul-L ${matmull_args:-none} | stream $stream_args | --pinned: ${pinned:-none} | best of $reps (host alone: $host_reps)"
 echo "commit: ${MACC_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
 # host alone, one GPU alone, host + that GPU; with two or more GPUs also all
 # GPUs alone and everything (the second table: 1 GPU -> N GPUs, and sharing
@@ -134,6 +144,7 @@ progs=nbody
 progs="$progs matmul"
 [ -n "$matmull_args" ] && progs="$progs matmulL"
 progs="$progs stream"
+for s in $pinned; do progs="$progs ${s}P"; done
 [ -n "${PROGRAMS:-}" ] && progs=$(for p in $progs; do case " $PROGRAMS " in *" $p "*) echo "$p" ;; esac; done)
 # median_pairs "A1 B1 A2 B2 ..." H: the median over rounds of A_i / max(H, B_i), each
 # round's runs side by side (best of N takes each column's luckiest run apart)
