@@ -48,13 +48,14 @@ static void expect(const char *what, int got, int want)
     }
 }
 
-/* x[i] = x[i] * 2 + k over n elements, in NB nowait tasks. */
+/* x[i] = x[i] * 2 + k over n elements, in NB nowait tasks (after the
+ * earlier ones on the same blocks). */
 static void scale(double *x, long n, double k)
 {
     long bs = n / NB;
     for (int b = 0; b < NB; b++) {
         long off = b * bs, len = b == NB - 1 ? n - off : bs;
-        #pragma omp target device(any) map(tofrom: x[off:len]) nowait
+        #pragma omp target device(any) map(tofrom: x[off:len]) depend(inout: x[off:len]) nowait
         #pragma omp if_device(nvidia) teams distribute parallel for
         #pragma omp if_device(host) parallel for
         for (long i = off; i < off + len; i++)
