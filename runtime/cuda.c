@@ -1093,14 +1093,15 @@ void *__wrap_realloc(void *p, size_t n)
 {
     cuda__forget_host(p);
     cuda__heap_unnote(p);
-    if (!p || n < cuda__heap_threshold() || cuda__in_heap || !__real_malloc)
-        return __real_realloc(p, n); /* (a block registered before stays so until here) */
-    /* a block of the threshold or more: a new registered one (its old one
-     * was unregistered above, before its pages could go back) */
-    size_t old = malloc_usable_size(p);
+    /* (without --pinned, __real_malloc is not linked: the C library's realloc) */
+    if (n < cuda__heap_threshold() || cuda__in_heap || !__real_malloc)
+        return __real_realloc(p, n);
+    /* a block of the threshold or more: a new registered one (the old one's
+     * registration ended above, before its pages could go back) */
     void *q = cuda__heap_alloc(CUDA__PAGE, n, 0);
-    if (!q)
-        return NULL;
+    if (!q || !p)
+        return q;
+    size_t old = malloc_usable_size(p);
     memcpy(q, p, old < n ? old : n);
     __real_free(p);
     return q;

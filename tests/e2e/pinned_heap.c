@@ -3,7 +3,7 @@
  * (registered with the CUDA driver) for as long as they live, so that their
  * sections go to and from GPUs at DMA speed. Blocks come from every
  * allocation function (malloc, calloc, aligned_alloc, posix_memalign,
- * realloc growing a small block past the threshold), some before the
+ * realloc growing a small block past the threshold, realloc of NULL), some before the
  * runtime starts (registered when the GPUs start), some after (registered
  * at once), some freed and allocated again between synchronisation points.
  * Tasks read and write sections of all of them; the host checks every
@@ -163,6 +163,17 @@ int main(void)
                 bad++;
             }
     }
+    /* realloc of nothing: a new block, registered as malloc's */
+    double *rn = realloc(NULL, n * sizeof(double));
+    if (!rn)
+        return 2;
+    expect("realloc(NULL)", pinned(rn), gpus);
+    for (long i = 0; i < n; i++)
+        rn[i] = seq(i);
+    scale(rn, n, 1.0);
+    #pragma omp taskwait
+    check("realloc(NULL)", rn, n, seq_done);
+    free(rn);
     /* a registered block shrunk below the threshold: no longer registered */
     g = realloc(grow, 1000 * sizeof(double));
     if (!g)
