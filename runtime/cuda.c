@@ -703,14 +703,21 @@ static void cuda__pin_settings(void)
     cuda__pin_min = !want ? 0 : v > 0 ? v : 4L << 20;
 }
 
+enum { CUDA__PAGE = 4096 };
+
+/* The whole pages inside [p, p + bytes) in [*a, *b); 0 when there are none. */
+static int cuda__pages_in(uintptr_t p, size_t bytes, uintptr_t *a, uintptr_t *b)
+{
+    *a = (p + CUDA__PAGE - 1) & ~(uintptr_t)(CUDA__PAGE - 1);
+    *b = (p + bytes) & ~(uintptr_t)(CUDA__PAGE - 1);
+    return *a < *b;
+}
+
 static int cuda__pin_range(const void *p, size_t bytes, uintptr_t *a, uintptr_t *b)
 {
     if (!cuda__pin_min || bytes < (size_t)cuda__pin_min)
         return 0;
-    uintptr_t pg = 4096;
-    *a = ((uintptr_t)p + pg - 1) & ~(pg - 1);
-    *b = ((uintptr_t)p + bytes) & ~(pg - 1);
-    return *a < *b;
+    return cuda__pages_in((uintptr_t)p, bytes, a, b);
 }
 
 static void cuda__pin_take(void)
@@ -784,6 +791,29 @@ static int cuda__pin_ref(uintptr_t a, uintptr_t b)
     return 1;
 }
 
+/* [a, b), just registered, goes into the tree: an entry's registration (one
+ * entry uses it) or a heap block's (none does; kept until the block goes).
+ * When another range was registered over it meanwhile, it is undone (stays
+ * pageable). */
+static void cuda__pin_insert(uintptr_t a, uintptr_t b, int heap)
+{
+    cuda__pinned *n = maccrt_xcalloc(1, sizeof *n);
+    n->node.start = a;
+    n->node.end = b;
+    n->refs = !heap;
+    n->heap = heap;
+    cuda__pin_take();
+    int clash = maccrt_rtree_first_overlap(&cuda__pins, a, b) != NULL;
+    if (!clash) {
+        maccrt_rtree_insert(&cuda__pins, &n->node);
+        if (heap)
+            atomic_fetch_add(&cuda__nkept, 1); /* ends with the block (cuda__forget_range) */
+    }
+    cuda__pin_drop();
+    if (clash)
+        cuda__unregister_all(&n, 1);
+}
+
 static void cuda__host_pin(maccrt_device *d, const void *p, size_t bytes)
 {
     (void)d;
@@ -818,17 +848,7 @@ static void cuda__host_pin(maccrt_device *d, const void *p, size_t bytes)
         cuda__pin_drop();
         return;
     }
-    cuda__pinned *n = maccrt_xcalloc(1, sizeof *n);
-    n->node.start = a;
-    n->node.end = b;
-    n->refs = 1;
-    cuda__pin_take();
-    int clash = maccrt_rtree_first_overlap(&cuda__pins, a, b) != NULL;
-    if (!clash)
-        maccrt_rtree_insert(&cuda__pins, &n->node);
-    cuda__pin_drop();
-    if (clash) /* another range was registered meanwhile: this one stays pageable */
-        cuda__unregister_all(&n, 1);
+    cuda__pin_insert(a, b, 0);
 }
 
 static void cuda__host_unpin(maccrt_device *d, const void *p, size_t bytes)
@@ -903,7 +923,6 @@ extern void *__real_calloc(size_t n, size_t m) __attribute__((weak));
 extern void *__real_aligned_alloc(size_t align, size_t n) __attribute__((weak));
 extern int __real_posix_memalign(void **out, size_t align, size_t n) __attribute__((weak));
 
-enum { CUDA__PAGE = 4096 };
 static atomic_long cuda__heap_min = -1;   /* blocks of this many bytes are registered; 0: off; -1: unread */
 static atomic_int cuda__heap_state;        /* 0: GPUs not started (noted), 1: started, 2: no GPU (off) */
 static pthread_mutex_t cuda__heap_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -927,8 +946,8 @@ static size_t cuda__heap_threshold(void)
 /* Registers the whole pages of [p, p + n), a heap block of the program's. */
 static void cuda__heap_register(uintptr_t p, size_t n)
 {
-    uintptr_t a = (p + CUDA__PAGE - 1) & ~(uintptr_t)(CUDA__PAGE - 1), b = (p + n) & ~(uintptr_t)(CUDA__PAGE - 1);
-    if (a >= b || atomic_load(&maccrt_rt.fatal))
+    uintptr_t a, b;
+    if (!cuda__pages_in(p, n, &a, &b) || atomic_load(&maccrt_rt.fatal))
         return;
     cuda__in_heap = 1;
     cudaError_t e = cudaHostRegister((void *)a, b - a, cudaHostRegisterPortable);
@@ -937,19 +956,7 @@ static void cuda__heap_register(uintptr_t p, size_t n)
         cuda__clear(); /* stays pageable: staged copies */
         return;
     }
-    cuda__pinned *nd = maccrt_xcalloc(1, sizeof *nd);
-    nd->node.start = a;
-    nd->node.end = b;
-    nd->heap = 1;
-    cuda__pin_take();
-    int clash = maccrt_rtree_first_overlap(&cuda__pins, a, b) != NULL;
-    if (!clash) {
-        maccrt_rtree_insert(&cuda__pins, &nd->node);
-        atomic_fetch_add(&cuda__nkept, 1); /* ends with the block (cuda__forget_range) */
-    }
-    cuda__pin_drop();
-    if (clash)
-        cuda__unregister_all(&nd, 1);
+    cuda__pin_insert(a, b, 1);
 }
 
 /* A new block of the program's, of the threshold or more: registered now, or
