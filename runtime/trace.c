@@ -20,11 +20,23 @@ typedef struct trace__ev {
     int thread; /* the recording thread, numbered in the order threads first record */
 } trace__ev;
 
+/* Events are kept per thread, in chunks that only their thread appends to
+ * (no lock taken to record): one lock around every event, and a realloc of
+ * the one array under it (3 MB copied at 64 thousand events), were taken
+ * inside the directory's and the runtime's critical sections and stretched
+ * the very waits for those locks that a trace is read for. A full chunk is
+ * followed by a new one, pushed on a lock-free list. */
+enum { TRACE__CHUNK = 4096 };
+typedef struct trace__chunk {
+    struct trace__chunk *next;
+    int n; /* events written (its thread's; read at the end with acquire) */
+    trace__ev ev[TRACE__CHUNK];
+} trace__chunk;
+
 static struct {
-    pthread_mutex_t lock;
+    pthread_mutex_t lock; /* maccrt_trace_write */
     char *path;
-    trace__ev *ev;
-    size_t n, cap;
+    trace__chunk *chunks; /* every thread's chunks (pushed atomically) */
     double origin;
     int on;
     int nthreads;
@@ -46,29 +58,30 @@ void maccrt_trace_init(void)
 
 int maccrt_trace_on(void)
 {
-    return trace__s.on;
+    return __atomic_load_n(&trace__s.on, __ATOMIC_RELAXED);
 }
 
 void maccrt_trace_event(int kind, const maccrt_device *d, const char *name, double t0, double t1, size_t bytes)
 {
     static __thread int thread; /* 0: not numbered yet */
-    if (!trace__s.on || !d)
+    static __thread trace__chunk *chunk; /* this thread's current chunk */
+    if (!maccrt_trace_on() || !d)
         return;
-    pthread_mutex_lock(&trace__s.lock);
     if (!thread)
-        thread = ++trace__s.nthreads;
-    if (trace__s.n == trace__s.cap) {
-        size_t cap = trace__s.cap ? trace__s.cap * 2 : 1024;
-        trace__ev *ev = realloc(trace__s.ev, cap * sizeof *ev);
-        if (!ev) {
-            pthread_mutex_unlock(&trace__s.lock);
+        thread = __atomic_add_fetch(&trace__s.nthreads, 1, __ATOMIC_RELAXED);
+    if (!chunk || chunk->n == TRACE__CHUNK) {
+        trace__chunk *c = malloc(sizeof *c);
+        if (!c)
             return; /* a trace is never worth failing the program */
-        }
-        trace__s.ev = ev;
-        trace__s.cap = cap;
+        c->n = 0;
+        c->next = __atomic_load_n(&trace__s.chunks, __ATOMIC_RELAXED);
+        while (!__atomic_compare_exchange_n(&trace__s.chunks, &c->next, c, 1, __ATOMIC_RELEASE,
+                                            __ATOMIC_RELAXED))
+            ;
+        chunk = c;
     }
-    trace__s.ev[trace__s.n++] = (trace__ev){t0, t1, d->num, kind, name ? name : "?", bytes, thread};
-    pthread_mutex_unlock(&trace__s.lock);
+    chunk->ev[chunk->n] = (trace__ev){t0, t1, d->num, kind, name ? name : "?", bytes, thread};
+    __atomic_store_n(&chunk->n, chunk->n + 1, __ATOMIC_RELEASE);
 }
 
 static int trace__cmp(const void *a, const void *b)
@@ -94,19 +107,47 @@ static void trace__string(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* Writes the trace once (at exit; later events are not recorded). */
 void maccrt_trace_write(void)
 {
-    if (!trace__s.on)
+    if (!maccrt_trace_on())
         return;
     maccrt_runtime *rt = &maccrt_rt;
     pthread_mutex_lock(&trace__s.lock);
+    if (!maccrt_trace_on()) {
+        pthread_mutex_unlock(&trace__s.lock);
+        return;
+    }
+    __atomic_store_n(&trace__s.on, 0, __ATOMIC_RELAXED);
     FILE *f = fopen(trace__s.path, "w");
     if (!f) {
         fprintf(stderr, "macc: warning: MACC_TRACE: cannot write '%s'\n", trace__s.path);
         pthread_mutex_unlock(&trace__s.lock);
         return;
     }
-    qsort(trace__s.ev, trace__s.n, sizeof *trace__s.ev, trace__cmp);
+    /* the events recorded so far, every thread's (a thread that records
+     * meanwhile is left out from that event on) */
+    size_t n = 0;
+    trace__chunk *chunks = __atomic_load_n(&trace__s.chunks, __ATOMIC_ACQUIRE);
+    for (trace__chunk *c = chunks; c; c = c->next)
+        n += (size_t)__atomic_load_n(&c->n, __ATOMIC_ACQUIRE);
+    trace__ev *evs = malloc((n ? n : 1) * sizeof *evs);
+    if (!evs) {
+        fclose(f);
+        fprintf(stderr, "macc: warning: MACC_TRACE: cannot write '%s'\n", trace__s.path);
+        pthread_mutex_unlock(&trace__s.lock);
+        return;
+    }
+    size_t k = 0;
+    for (trace__chunk *c = chunks; c && k < n; c = c->next) {
+        size_t m = (size_t)__atomic_load_n(&c->n, __ATOMIC_ACQUIRE);
+        if (m > n - k)
+            m = n - k;
+        memcpy(evs + k, c->ev, m * sizeof *evs);
+        k += m;
+    }
+    n = k;
+    qsort(evs, n, sizeof *evs, trace__cmp);
     fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", f);
     int first = 1;
     for (int i = 0; i < rt->ndevices; i++) {
@@ -120,8 +161,8 @@ void maccrt_trace_write(void)
     enum { MAXLANES = 256 };
     double lane_end[3][MAXLANES];
     int cur = -1;
-    for (size_t k = 0; k < trace__s.n; k++) {
-        trace__ev *e = &trace__s.ev[k];
+    for (k = 0; k < n; k++) {
+        trace__ev *e = &evs[k];
         if (e->dev != cur) {
             cur = e->dev;
             for (int c = 0; c < 3; c++)
@@ -144,6 +185,7 @@ void maccrt_trace_write(void)
         fputc('}', f);
         fputc('}', f);
     }
+    free(evs);
     fputs("\n]}\n", f);
     if (fclose(f) != 0)
         fprintf(stderr, "macc: warning: MACC_TRACE: cannot write '%s'\n", trace__s.path);

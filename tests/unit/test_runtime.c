@@ -3900,3 +3900,63 @@ Test(gpu, device_pointers_keep_tasks_on_their_device)
     cr_assert_eq(atomic_load(&ran_host), 20);
     cr_assert_eq(atomic_load(&env_errors), 0);
 }
+
+/* MACC_TRACE: events recorded by several threads at once, more per thread
+ * than one chunk holds, are all written (each thread appends to its own
+ * chunks, without a lock). */
+typedef struct {
+    int base;
+} trace_arg;
+
+static void *trace_recorder(void *p)
+{
+    trace_arg *a = p;
+    for (int i = 0; i < 10000; i++) {
+        double t = 1.0 + a->base + i * 1e-6;
+        maccrt_trace_event(MACCRT_TRACE_TASK, maccrt_rt.host, "rec", t, t + 5e-7, 0);
+    }
+    return NULL;
+}
+
+Test(rt, trace_events_of_many_threads_are_all_written)
+{
+    char path[] = "/tmp/macc-trace-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    setenv("MACC_TRACE", path, 1);
+    cr_assert_eq(macc_num_devices(), 1, "the runtime is up (the host)");
+    maccrt_trace_init();
+    cr_assert(maccrt_trace_on());
+    enum { T = 4 };
+    pthread_t th[T];
+    trace_arg args[T];
+    for (int k = 0; k < T; k++) {
+        args[k].base = k;
+        cr_assert_eq(pthread_create(&th[k], NULL, trace_recorder, &args[k]), 0);
+    }
+    for (int k = 0; k < T; k++)
+        pthread_join(th[k], NULL);
+    maccrt_trace_write();
+    FILE *f = fopen(path, "r");
+    cr_assert(f);
+    char line[512];
+    int slices = 0, threads_seen[T + 8] = {0};
+    while (fgets(line, sizeof line, f)) {
+        if (!strstr(line, "\"ph\": \"X\"") || !strstr(line, "\"rec\""))
+            continue;
+        slices++;
+        const char *th_at = strstr(line, "\"thread\": ");
+        cr_assert(th_at);
+        int id = atoi(th_at + 10);
+        if (id >= 0 && id < T + 8)
+            threads_seen[id] = 1;
+    }
+    fclose(f);
+    unlink(path);
+    cr_assert_eq(slices, T * 10000, "%d slices written", slices);
+    int n = 0;
+    for (int i = 0; i < T + 8; i++)
+        n += threads_seen[i];
+    cr_assert_eq(n, T, "one thread number per recording thread");
+}
