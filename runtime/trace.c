@@ -119,34 +119,25 @@ void maccrt_trace_write(void)
         return;
     }
     __atomic_store_n(&trace__s.on, 0, __ATOMIC_RELAXED);
-    FILE *f = fopen(trace__s.path, "w");
-    if (!f) {
-        fprintf(stderr, "macc: warning: MACC_TRACE: cannot write '%s'\n", trace__s.path);
-        pthread_mutex_unlock(&trace__s.lock);
-        return;
-    }
-    /* the events recorded so far, every thread's (a thread that records
-     * meanwhile is left out from that event on) */
-    size_t n = 0;
+    /* every thread's events (after `on` is cleared a thread may still be
+     * ending one: each chunk's count is read once) */
+    size_t nchunks = 0, n = 0;
     trace__chunk *chunks = __atomic_load_n(&trace__s.chunks, __ATOMIC_ACQUIRE);
     for (trace__chunk *c = chunks; c; c = c->next)
-        n += (size_t)__atomic_load_n(&c->n, __ATOMIC_ACQUIRE);
-    trace__ev *evs = malloc((n ? n : 1) * sizeof *evs);
-    if (!evs) {
-        fclose(f);
+        nchunks++;
+    trace__ev *evs = malloc((nchunks ? nchunks : 1) * sizeof(trace__ev) * TRACE__CHUNK);
+    FILE *f = evs ? fopen(trace__s.path, "w") : NULL;
+    if (!f) {
         fprintf(stderr, "macc: warning: MACC_TRACE: cannot write '%s'\n", trace__s.path);
+        free(evs);
         pthread_mutex_unlock(&trace__s.lock);
         return;
     }
-    size_t k = 0;
-    for (trace__chunk *c = chunks; c && k < n; c = c->next) {
-        size_t m = (size_t)__atomic_load_n(&c->n, __ATOMIC_ACQUIRE);
-        if (m > n - k)
-            m = n - k;
-        memcpy(evs + k, c->ev, m * sizeof *evs);
-        k += m;
+    for (trace__chunk *c = chunks; c; c = c->next) {
+        int m = __atomic_load_n(&c->n, __ATOMIC_ACQUIRE);
+        memcpy(evs + n, c->ev, (size_t)m * sizeof *evs);
+        n += (size_t)m;
     }
-    n = k;
     qsort(evs, n, sizeof *evs, trace__cmp);
     fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", f);
     int first = 1;
@@ -161,7 +152,7 @@ void maccrt_trace_write(void)
     enum { MAXLANES = 256 };
     double lane_end[3][MAXLANES];
     int cur = -1;
-    for (k = 0; k < n; k++) {
+    for (size_t k = 0; k < n; k++) {
         trace__ev *e = &evs[k];
         if (e->dev != cur) {
             cur = e->dev;
