@@ -31,6 +31,16 @@
 #define _Noreturn
 #define _Thread_local thread_local
 
+/* C's implicit conversions (void * to T *, a dropped const or volatile, int to
+ * an enum): where copied C code stores a value into a pointer or an enum, the
+ * translator wraps it, macc_c(e), and the proxy converts as an explicit cast
+ * to whatever type receives it (translator/emit_cuda.c, cu__conv_child). */
+template <class S> struct macc_cv_ {
+    S v;
+    template <class T> __host__ __device__ __forceinline__ operator T() const { return (T)v; }
+};
+template <class S> __host__ __device__ __forceinline__ macc_cv_<S> macc_c(S v) { return macc_cv_<S>{v}; }
+
 
 /* Which device a kernel runs on: {its OpenMP device number, the number of
  * GPUs (== the initial device's number)}. One copy per device file and GPU,

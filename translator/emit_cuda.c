@@ -68,21 +68,6 @@ static void cu__blank(Cu *c, Buf *out, size_t b, size_t e)
             buf_puts(out, "\n");
 }
 
-static const char *const cu__cxx_keywords[] = {
-    "class", "new", "delete", "this", "template", "typename", "namespace", "private", "public", "protected",
-    "virtual", "operator", "friend", "using", "try", "catch", "throw", "explicit", "mutable", "export",
-    "nullptr", "constexpr", "decltype", "noexcept", "thread_local", "and", "or", "not", "xor", "bitand",
-    "bitor", "compl", "and_eq", "or_eq", "xor_eq", "not_eq", "typeid", "dynamic_cast", "static_cast",
-    "reinterpret_cast", "const_cast", "char16_t", "char32_t", "concept", "requires", NULL};
-
-static int cu__is_cxx_keyword(const char *s, size_t n)
-{
-    for (int i = 0; cu__cxx_keywords[i]; i++)
-        if (strlen(cu__cxx_keywords[i]) == n && !strncmp(cu__cxx_keywords[i], s, n))
-            return 1;
-    return 0;
-}
-
 static const char *const cu__omp_api[] = {"omp_is_initial_device", "omp_get_team_num", "omp_get_num_teams",
                                          "omp_get_thread_num", "omp_get_num_threads", "omp_get_max_threads",
                                          "omp_in_parallel", "omp_get_level", "omp_get_device_num",
@@ -265,6 +250,197 @@ static int cu__is_c_null(const Cu *c, TSNode n)
     return !strcmp(buf, "void*");
 }
 
+
+/* ---- C's implicit conversions in C++ ------------------------------------------ */
+
+/* C converts implicitly where C++ does not: void * to T *, T * to a pointer
+ * that drops const or volatile, int to an enum, an enum's arithmetic back to
+ * the enum. Where copied code stores a value into a pointer or an enum (an
+ * initialised declaration, `x = e` with x a declared variable, an argument
+ * of a device function's pointer or enum parameter, a device function's
+ * return) the value is wrapped in macc_c(e) (macc_device.h): a proxy that
+ * converts, as an explicit cast, to whatever type receives it. The C compiler
+ * has accepted the same conversion on the host. */
+
+/* Does the specifier text or node name an enum (enum E, or a typedef of one)? */
+static int cu__type_is_enum(const Cu *c, TSNode type, int depth)
+{
+    if (ts_node_is_null(type) || depth > 8)
+        return 0;
+    if (node_is(type, "enum_specifier"))
+        return 1;
+    if (!node_is(type, "type_identifier"))
+        return 0;
+    const char *t = c->u->src->text;
+    size_t b = ts_node_start_byte(type), len = ts_node_end_byte(type) - b;
+    for (int i = 0; i < c->u->ntop; i++) {
+        TSNode n = c->u->top[i];
+        if (!node_is(n, "type_definition"))
+            continue;
+        TSNode d = node_field(n, "declarator");
+        if (node_is(d, "type_identifier") && ts_node_end_byte(d) - ts_node_start_byte(d) == len &&
+            !strncmp(t + ts_node_start_byte(d), t + b, len))
+            return cu__type_is_enum(c, node_field(n, "type"), depth + 1);
+    }
+    return 0;
+}
+
+static int cu__spec_is_enum(const Cu *c, const char *spec)
+{
+    char *u = spec_unqualified(spec);
+    const char *p = u;
+    while (*p == ' ')
+        p++;
+    int r = !strncmp(p, "enum", 4) && !ident_char(p[4]);
+    if (!r && *p) {
+        /* a typedef name: find its definition among the file's */
+        size_t len = strcspn(p, " *");
+        for (int i = 0; i < c->u->ntop && !r; i++) {
+            TSNode n = c->u->top[i];
+            if (!node_is(n, "type_definition"))
+                continue;
+            TSNode d = node_field(n, "declarator");
+            if (node_is(d, "type_identifier") && ts_node_end_byte(d) - ts_node_start_byte(d) == len &&
+                !strncmp(c->u->src->text + ts_node_start_byte(d), p, len))
+                r = cu__type_is_enum(c, node_field(n, "type"), 0);
+        }
+    }
+    free(u);
+    return r;
+}
+
+/* Does declarator d (of a declaration or parameter) declare an object
+ * pointer (an array parameter included)? */
+static int cu__declarator_is_pointer(TSNode d, int param)
+{
+    while (node_is(d, "parenthesized_declarator") || node_is(d, "attributed_declarator"))
+        d = ts_node_named_child(d, 0);
+    if (node_is(d, "pointer_declarator") || node_is(d, "abstract_pointer_declarator"))
+        return 1;
+    return param && (node_is(d, "array_declarator") || node_is(d, "abstract_array_declarator"));
+}
+
+/* The definition of device function `name`, or a null node. */
+static TSNode cu__devfunc_node(const Cu *c, const char *name, size_t len)
+{
+    for (int i = 0; i < c->devfuncs.len; i++) {
+        const char *f = c->devfuncs.items[i];
+        if (strlen(f) == len && !strncmp(f, name, len))
+            return *(TSNode *)c->devnodes.items[i];
+    }
+    return (TSNode){0};
+}
+
+/* The function_declarator of a function definition (under pointers). */
+static TSNode cu__func_declarator(TSNode def)
+{
+    TSNode d = node_field(def, "declarator");
+    while (!ts_node_is_null(d) && !node_is(d, "function_declarator"))
+        d = node_is(d, "parenthesized_declarator") || node_is(d, "attributed_declarator") ? ts_node_named_child(d, 0)
+                                                                                           : node_field(d, "declarator");
+    return d;
+}
+
+/* Is expression e a call of an allocation function (its value a void *)? */
+static int cu__is_alloc_call(const Cu *c, TSNode e)
+{
+    while (node_is(e, "parenthesized_expression") && ts_node_named_child_count(e) == 1)
+        e = ts_node_named_child(e, 0);
+    if (!node_is(e, "call_expression"))
+        return 0;
+    TSNode f = node_field(e, "function");
+    if (!node_is(f, "identifier"))
+        return 0;
+    static const char *const alloc[] = {"malloc", "calloc", "realloc", "aligned_alloc", "memcpy", "memset",
+                                        "memmove", NULL};
+    const char *t = c->u->src->text + ts_node_start_byte(f);
+    size_t len = ts_node_end_byte(f) - ts_node_start_byte(f);
+    for (int i = 0; alloc[i]; i++)
+        if (strlen(alloc[i]) == len && !strncmp(alloc[i], t, len))
+            return 1;
+    return 0;
+}
+
+/* Is child k of node n a value that C converts implicitly to a pointer or
+ * enum type (wrapped in macc_c)? */
+static int cu__conv_child(const Cu *c, TSNode n, TSNode k)
+{
+    if (!ts_node_is_named(k) || node_is(k, "comment") || node_is(k, "initializer_list"))
+        return 0;
+    if (node_is(n, "init_declarator")) {
+        if (!ts_node_eq(node_field(n, "value"), k))
+            return 0;
+        if (cu__declarator_is_pointer(node_field(n, "declarator"), 0))
+            return 1;
+        TSNode decl = ts_node_parent(n);
+        return node_is(decl, "declaration") && cu__type_is_enum(c, node_field(decl, "type"), 0);
+    }
+    if (node_is(n, "assignment_expression")) {
+        TSNode op = node_field(n, "operator");
+        if (!ts_node_eq(node_field(n, "right"), k) || ts_node_end_byte(op) - ts_node_start_byte(op) != 1)
+            return 0;
+        if (cu__is_alloc_call(c, k))
+            return 1;
+        TSNode left = node_field(n, "left");
+        if (!node_is(left, "identifier"))
+            return 0;
+        char *name = node_text(c->u, left);
+        Decl *d = analyze_lookup(c->u, left, name, NULL);
+        free(name);
+        int r = d && !d->is_function && !d->is_array &&
+                (d->is_pointer || cu__spec_is_enum(c, d->spec));
+        decl_delete(d);
+        return r;
+    }
+    if (node_is(n, "argument_list")) {
+        TSNode call = ts_node_parent(n);
+        TSNode f = node_field(call, "function");
+        if (!node_is(call, "call_expression") || !node_is(f, "identifier"))
+            return 0;
+        TSNode def = cu__devfunc_node(c, c->u->src->text + ts_node_start_byte(f),
+                                      ts_node_end_byte(f) - ts_node_start_byte(f));
+        if (ts_node_is_null(def))
+            return 0;
+        int idx = 0;
+        for (uint32_t i = 0; i < ts_node_named_child_count(n); i++) {
+            TSNode a = ts_node_named_child(n, i);
+            if (node_is(a, "comment"))
+                continue;
+            if (ts_node_eq(a, k))
+                break;
+            idx++;
+        }
+        TSNode params = node_field(cu__func_declarator(def), "parameters");
+        for (uint32_t i = 0; i < ts_node_named_child_count(params); i++) {
+            TSNode p = ts_node_named_child(params, i);
+            if (!node_is(p, "parameter_declaration"))
+                continue;
+            if (idx-- == 0)
+                return cu__declarator_is_pointer(node_field(p, "declarator"), 1) ||
+                       cu__type_is_enum(c, node_field(p, "type"), 0);
+        }
+        return 0;
+    }
+    if (node_is(n, "return_statement")) {
+        TSNode def = ts_node_parent(n);
+        while (!ts_node_is_null(def) && !node_is(def, "function_definition"))
+            def = ts_node_parent(def);
+        if (ts_node_is_null(def) || c->r)
+            return 0; /* in a kernel, a return leaves the iteration */
+        return cu__declarator_is_pointer(node_field(def, "declarator"), 0) ||
+               cu__type_is_enum(c, node_field(def, "type"), 0);
+    }
+    return 0;
+}
+
+static void cu__insert(Vec *edits, size_t at, const char *text)
+{
+    TokEdit *x = xcalloc(1, sizeof *x);
+    x->start = x->end = at;
+    x->text = xstrdup(text);
+    vec_push(edits, x);
+}
+
 static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
 {
     const char *t = c->u->src->text;
@@ -375,8 +551,6 @@ static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
             repl = xsprintf("(*macc_p_%s)", name);
         if (!repl && node_is(n, "identifier") && (ts_node_eq(n, c->defid) || cu__devvar_ref(c, n)))
             repl = xsprintf("macc_g_%s", name);
-        if (!repl && cu__is_cxx_keyword(name, e - b))
-            repl = xsprintf("macc_kw_%s", name);
         if (!repl && var)
             repl = xstrdup(var);
         free(name);
@@ -399,7 +573,12 @@ static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
                 i++;
             continue;
         }
+        int conv = cu__conv_child(c, n, k);
+        if (conv)
+            cu__insert(edits, ts_node_start_byte(k), "macc_c(");
         cu__collect_edits(c, k, ctx, edits);
+        if (conv)
+            cu__insert(edits, ts_node_end_byte(k), ")");
     }
 }
 
@@ -2562,10 +2741,14 @@ int emit_cuda(Unit *u, Buf *out, const char *display_path)
                   "#include <cuda_runtime.h>\n#include <string.h>\n#include \"macc_rt.h\"\n#include \"macc_device.h\"\n"
                   "#define restrict __restrict__\n"
                   "#pragma nv_diag_suppress 177\n#pragma nv_diag_suppress 550\n#pragma nv_diag_suppress 1675\n");
-    cu__prelude(&c, out);
-    buf_puts(out, "\n");
+    /* everything below the includes is C made into C++: through the lowering */
+    Buf body = {0};
+    cu__prelude(&c, &body);
+    buf_puts(&body, "\n");
     for (int i = 0; i < u->regions.len; i++)
-        cu__region(&c, u->regions.items[i], out);
+        cu__region(&c, u->regions.items[i], &body);
+    lower_cxx(body.data, body.len, out);
+    buf_free(&body);
     if (u->devvars.len) {
         /* what the host file registers (same order): the device variables as
          * cudaGetSymbolAddress takes them */

@@ -5,7 +5,8 @@
  *   diag       diagnostics: file:line:col: error: message, source line, caret
  *   parse      tree-sitter parse, pragmas collected and attached to statements
  *   analyze    regions: captured variables, maps, dependences, versions, loop nest
- *   emit       the host file (name.host.c)
+ *   emit       the host file (name.host.c), the device file (name.cuda.cu)
+ *   lower_cxx  the device file's C text as C++ (keywords)
  *   translate  one input file to its outputs (written to a temporary, renamed)
  *   driver     command line, sub-commands
  */
@@ -473,6 +474,14 @@ int emit_cuda(Unit *u, Buf *out, const char *display_path);
  * diagnostics held back; on failure *why receives the first error's message
  * (caller frees). */
 int emit_cuda_probe(Unit *u, Region *r, char **why);
+
+/* ---- lower_cxx: C to CUDA C++ at the token level ------------------------------ */
+/* Appends s[0..n), the device file's C text, to out as C++: identifiers that
+ * are C++ keywords renamed macc_kw_<name>, C11 keywords spelled as C++'s;
+ * strings, comments and preprocessor lines as they are. */
+void lower_cxx(const char *s, size_t n, Buf *out);
+/* Is s[0..n) a C++ keyword that C programs may use as an identifier? */
+int lower_cxx_is_keyword(const char *s, size_t n);
 
 /* ---- emit_atomic: atomic, critical and flush in device code ---------------- */
 enum { SYNC_NONE, SYNC_ATOMIC, SYNC_CRITICAL, SYNC_FLUSH };

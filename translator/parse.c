@@ -530,6 +530,101 @@ static void parse__brace_pragmas(Source *s, TSParser *parser)
     vec_free(&braces);
 }
 
+/* ---- Casts decided by what is declared ----
+ *
+ * C's grammar needs the declarations to tell `(x)` the cast from `(x)` the
+ * parenthesised expression: `(x[i]) - e` is a subtraction when x is a
+ * variable, a cast of `-e` to an array type when x is a type. tree-sitter
+ * knows no declarations and reads the cast; `#define AT(a, i) (a[(i)])` makes
+ * that common. After the first parse, every cast (and sizeof) whose type is a
+ * lone name, with array brackets at most, that the scope declares as a
+ * variable, parameter or function has its two parentheses blanked in both
+ * texts (` x[i]  - e`: the same expression, since postfix operators bind
+ * tighter than any that can follow) and the file is parsed again, so every
+ * analysis and both emitters see the expression. `(f)(x)`, a call through a
+ * parenthesised name, loses its parentheses the same way. Offsets do not move. */
+static void parse__misread_casts(Unit *u, TSNode n, Vec *offs)
+{
+    if (node_is(n, "cast_expression") || node_is(n, "sizeof_expression")) {
+        TSNode ty = node_field(n, "type");
+        if (node_is(ty, "type_descriptor")) {
+            TSNode name = node_field(ty, "type");
+            TSNode d = node_field(ty, "declarator");
+            while (node_is(d, "abstract_array_declarator"))
+                d = node_field(d, "declarator");
+            int simple = node_is(name, "type_identifier") && ts_node_is_null(d);
+            for (uint32_t i = 0; simple && i < ts_node_child_count(ty); i++) {
+                TSNode k = ts_node_child(ty, i);
+                simple = ts_node_eq(k, name) || node_is(k, "abstract_array_declarator");
+            }
+            /* the parentheses: the tokens just before and after the type */
+            TSNode open = ts_node_prev_sibling(ty), close = ts_node_next_sibling(ty);
+            if (simple && !ts_node_is_null(open) && !ts_node_is_null(close) && !strcmp(ts_node_type(open), "(") &&
+                !strcmp(ts_node_type(close), ")")) {
+                char *id = node_text(u, name);
+                TSNode where = {0};
+                Decl *dl = analyze_lookup(u, name, id, &where);
+                if (dl) {
+                    size_t *o = xmalloc(2 * sizeof *o);
+                    o[0] = ts_node_start_byte(open);
+                    o[1] = ts_node_start_byte(close);
+                    vec_push(offs, o);
+                }
+                decl_delete(dl);
+                free(id);
+            }
+        }
+    }
+    if (node_is(n, "call_expression")) {
+        /* `(f)(x)`: a call of f (the parentheses keep a function-like macro
+         * from expanding), made `f (x)` so that every analysis sees f called */
+        TSNode f = node_field(n, "function");
+        if (node_is(f, "parenthesized_expression") && ts_node_child_count(f) == 3 &&
+            node_is(ts_node_named_child(f, 0), "identifier")) {
+            TSNode id = ts_node_named_child(f, 0);
+            char *name = node_text(u, id);
+            Decl *dl = analyze_lookup(u, id, name, NULL);
+            if (dl) { /* not `(T)(x)` with T a typedef name, which is a cast */
+                size_t *o = xmalloc(2 * sizeof *o);
+                o[0] = ts_node_start_byte(f);
+                o[1] = ts_node_end_byte(f) - 1;
+                vec_push(offs, o);
+            }
+            decl_delete(dl);
+            free(name);
+        }
+    }
+    uint32_t nc = ts_node_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        parse__misread_casts(u, ts_node_child(n, i), offs);
+}
+
+static void parse__fix_casts(Unit *u)
+{
+    Vec offs = {0};
+    for (int i = 0; i < u->ntop; i++)
+        if (node_is(u->top[i], "function_definition") || node_is(u->top[i], "declaration"))
+            parse__misread_casts(u, u->top[i], &offs);
+    if (!offs.len)
+        return;
+    for (int i = 0; i < offs.len; i++) {
+        size_t *o = offs.items[i];
+        u->src->text[o[0]] = u->src->text[o[1]] = ' ';
+        u->src->ptext[o[0]] = u->src->ptext[o[1]] = ' ';
+        free(o);
+    }
+    vec_free(&offs);
+    an_index_delete(u->index);
+    u->index = NULL;
+    TSTree *t = ts_parser_parse_string(u->parser, NULL, u->src->ptext, (uint32_t)u->src->len);
+    if (!t)
+        return;
+    ts_tree_delete(u->tree);
+    u->tree = t;
+    u->ntop = 0;
+    parse__top(u, ts_tree_root_node(u->tree));
+}
+
 Unit *parse_unit(Source *src, Diag *diag)
 {
     Unit *u = xcalloc(1, sizeof *u);
@@ -547,6 +642,7 @@ Unit *parse_unit(Source *src, Diag *diag)
         return NULL;
     }
     parse__top(u, ts_tree_root_node(u->tree));
+    parse__fix_casts(u);
     parse__collect(u, ts_tree_root_node(u->tree));
     return u;
 }

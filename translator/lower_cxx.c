@@ -1,0 +1,147 @@
+/* lower_cxx.c: C to CUDA C++, the token level.
+ *
+ * The device file is compiled by nvcc's C++ front end, but most of its text
+ * is the user's C: types and constants copied from the file and its headers,
+ * kernel bodies, __device__ copies of the functions regions call. Everything
+ * emit_cuda writes into the device file below its includes passes through
+ * lower_cxx once, so a C feature that C++ spells differently is handled in
+ * one place, whichever part of the emitter copied it:
+ *
+ *   - identifiers that are C++ keywords (`new`, `class`, `or`, `this`, ...)
+ *     become macc_kw_<name>, in declarations and uses alike (struct fields,
+ *     enumerators, parameters, labels: every token of that spelling outside
+ *     strings, comments and preprocessor lines), so the device file is
+ *     consistent with itself; nothing links to those names across files
+ *     (device variables are macc_g_<name>, kernels macc_k_<...>);
+ *   - C11's keywords without a C++ spelling in nvcc (`_Bool`, `_Alignof`,
+ *     `_Alignas`, `_Static_assert`, `_Noreturn`) become C++'s.
+ *
+ * What needs the syntax tree or the declarations (C's implicit conversions,
+ * C's NULL, the C library on the device) is lowered where the text is copied
+ * (emit_cuda.c: cu__collect_edits, and macc_device.h's macc_c).
+ */
+#include <string.h>
+
+#include "macc.h"
+
+/* C++ keywords and alternative tokens that are ordinary identifiers in C.
+ * `bool`, `true`, `false` and `decltype` are left alone: the emitter itself
+ * writes them, and C code meets them only through <stdbool.h> (`_Bool`, 1, 0);
+ * so are wchar_t, char16_t, char32_t and char8_t, C's typedefs of the same
+ * types (the device file keeps no system typedef of them). */
+static const char *const lower__cxx_keywords[] = {
+    "alignas", "alignof", "and", "and_eq", "bitand", "bitor", "catch",
+    "class", "co_await", "co_return", "co_yield", "compl", "concept", "const_cast", "consteval", "constexpr",
+    "constinit", "delete", "dynamic_cast", "explicit", "export", "friend", "mutable", "namespace", "new",
+    "noexcept", "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private", "protected", "public",
+    "reinterpret_cast", "requires", "static_assert", "static_cast", "template", "this", "thread_local", "throw",
+    "try", "typeid", "typename", "using", "virtual", "xor", "xor_eq", NULL};
+
+static const struct {
+    const char *c, *cxx;
+} lower__c11[] = {{"_Bool", "bool"},
+                  {"_Alignof", "alignof"},
+                  {"_Alignas", "alignas"},
+                  {"_Static_assert", "static_assert"},
+                  {"_Noreturn", ""},
+                  {NULL, NULL}};
+
+int lower_cxx_is_keyword(const char *s, size_t n)
+{
+    for (int i = 0; lower__cxx_keywords[i]; i++)
+        if (strlen(lower__cxx_keywords[i]) == n && !strncmp(lower__cxx_keywords[i], s, n))
+            return 1;
+    return 0;
+}
+
+static int lower__ident_start(char ch)
+{
+    return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+}
+
+void lower_cxx(const char *s, size_t n, Buf *out)
+{
+    size_t i = 0, copied = 0;
+    int line_start = 1;
+    while (i < n) {
+        char ch = s[i];
+        if (ch == '\n') {
+            line_start = 1;
+            i++;
+            continue;
+        }
+        if (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\f' || ch == '\v') {
+            i++;
+            continue;
+        }
+        if (line_start && ch == '#') {
+            /* a preprocessor line (#line, #include, #pragma, #define): as it is,
+             * continuation lines included */
+            while (i < n && s[i] != '\n') {
+                if (s[i] == '\\' && i + 1 < n && s[i + 1] == '\n')
+                    i++;
+                i++;
+            }
+            continue;
+        }
+        line_start = 0;
+        if (ch == '/' && i + 1 < n && s[i + 1] == '/') {
+            while (i < n && s[i] != '\n')
+                i++;
+            continue;
+        }
+        if (ch == '/' && i + 1 < n && s[i + 1] == '*') {
+            i += 2;
+            while (i + 1 < n && !(s[i] == '*' && s[i + 1] == '/'))
+                i++;
+            i = i + 2 <= n ? i + 2 : n;
+            continue;
+        }
+        if (ch == '"' || ch == '\'') {
+            i++;
+            while (i < n && s[i] != ch && s[i] != '\n') {
+                if (s[i] == '\\' && i + 1 < n)
+                    i++;
+                i++;
+            }
+            i += i < n && s[i] == ch;
+            continue;
+        }
+        if (ch >= '0' && ch <= '9') {
+            /* a number, suffixes and exponents included (1e10, 0x1fULL) */
+            while (i < n && (ident_char(s[i]) || s[i] == '.' ||
+                             ((s[i] == '+' || s[i] == '-') && (s[i - 1] == 'e' || s[i - 1] == 'E' ||
+                                                               s[i - 1] == 'p' || s[i - 1] == 'P'))))
+                i++;
+            continue;
+        }
+        if (!lower__ident_start(ch)) {
+            i++;
+            continue;
+        }
+        size_t b = i;
+        while (i < n && ident_char(s[i]))
+            i++;
+        size_t len = i - b;
+        const char *repl = NULL;
+        int kw = 0;
+        if (lower_cxx_is_keyword(s + b, len)) {
+            kw = 1;
+        } else if (s[b] == '_') {
+            for (int k = 0; lower__c11[k].c; k++)
+                if (strlen(lower__c11[k].c) == len && !strncmp(lower__c11[k].c, s + b, len))
+                    repl = lower__c11[k].cxx;
+        }
+        if (!kw && !repl)
+            continue;
+        buf_put(out, s + copied, b - copied);
+        if (kw) {
+            buf_puts(out, "macc_kw_");
+            buf_put(out, s + b, len);
+        } else {
+            buf_puts(out, repl);
+        }
+        copied = i;
+    }
+    buf_put(out, s + copied, n - copied);
+}
