@@ -10,6 +10,7 @@
 #define MACC_DEVICE_H
 
 #include <cuda_runtime.h>
+#include <assert.h> /* CUDA declares __assert_fail, what C's assert expands to, for the device */
 #include <float.h>
 #include <limits.h>
 #include <math.h>

@@ -634,6 +634,41 @@ static char *dr__preprocess(const Opts *o, const char *in, const char *dir, cons
     return ifile;
 }
 
+/* The preprocessor's macro definitions for one input (`cc -E -dM` with the
+ * user's options), for pragmas in device code that cc -E leaves unexpanded;
+ * run only when the translator asks. */
+typedef struct DrMacros {
+    const Opts *o;
+    const char *in, *dir, *stem;
+    int i;
+} DrMacros;
+
+static char *dr__macros(void *cx)
+{
+    DrMacros *m = cx;
+    size_t n = strlen(m->in);
+    if (m->o->fpreprocessed || (n > 2 && !strcmp(m->in + n - 2, ".i")))
+        return NULL; /* its macros are gone */
+    char *mfile = xsprintf("%s/%s.%d.macros", m->dir, m->stem, m->i);
+    char *self = dr__self_dir();
+    char *incdir = xsprintf("%s/../include", self);
+    Vec cmd = {0};
+    dr__cpp_command(m->o, &cmd, m->in, mfile, incdir, m->o->openacc);
+    vec_push(&cmd, "-dM");
+    int rc = dr__run_cmd(m->o, &cmd, 1);
+    vec_free(&cmd);
+    free(incdir);
+    free(self);
+    char *text = NULL;
+    Source *src = rc ? NULL : source_read(mfile);
+    if (src)
+        text = xstrdup(src->text);
+    source_delete(src);
+    unlink(mfile);
+    free(mfile);
+    return text;
+}
+
 int driver_main(int argc, char **argv)
 {
     Opts o = {0};
@@ -869,6 +904,9 @@ int driver_main(int argc, char **argv)
             to.display = in;
             to.stem = stem;
             to.host_only = !want_nvidia;
+            DrMacros mcx = {&o, in, tmpdir, stem, i};
+            to.macros = dr__macros;
+            to.macros_cx = &mcx;
             if (o.verbose || o.dry)
                 fprintf(stderr, "macc --translate %s -o %s\n", ifile, tmpdir);
             int trc = translate_file(ifile, &to, &host, &cuda);

@@ -441,6 +441,59 @@ static void cu__insert(Vec *edits, size_t at, const char *text)
     vec_push(edits, x);
 }
 
+
+/* ---- pragmas that are not OpenMP's or OpenACC's ------------------------------ */
+
+/* The argument text of a foreign pragma as device code gets it: its macros
+ * expanded as the C compiler would (cc -E copies such pragmas as written, and
+ * nvcc expands no macro in them), GCC's `unroll N` as CUDA's `unroll N`.
+ * NULL: keep the text as it is. */
+static char *cu__foreign_pragma(Cu *c, TSNode n)
+{
+    TSNode dir = node_field(n, "directive"), arg = node_field(n, "argument");
+    const char *t = c->u->src->text;
+    if (ts_node_is_null(dir) || ts_node_is_null(arg) || ts_node_end_byte(dir) - ts_node_start_byte(dir) != 7 ||
+        strncmp(t + ts_node_start_byte(dir), "#pragma", 7))
+        return NULL;
+    char *a = node_text(c->u, arg);
+    /* the pragma's own words (unroll; GCC unroll; nv_diag_suppress) are not expanded */
+    char *p = a;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    int gcc_unroll = !strncmp(p, "GCC", 3) && (p[3] == ' ' || p[3] == '\t');
+    if (gcc_unroll) {
+        char *q = p + 3;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        gcc_unroll = !strncmp(q, "unroll", 6) && !ident_char(q[6]);
+        if (gcc_unroll)
+            p = q;
+    }
+    while (ident_char(*p))
+        p++;
+    int ids = 0;
+    for (const char *q = p; *q && !ids; q++)
+        ids = (*q == '_' || (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z')) && (q == p || !ident_char(q[-1]));
+    if (ids && !c->u->macros_asked) {
+        c->u->macros_asked = 1;
+        char *text = c->u->macros_fn ? c->u->macros_fn(c->u->macros_cx) : NULL;
+        if (text)
+            c->u->macros = macros_parse(text);
+        free(text);
+    }
+    if (!gcc_unroll && !(ids && c->u->macros)) {
+        free(a);
+        return NULL;
+    }
+    char *rest = ids && c->u->macros ? macros_expand(c->u->macros, p) : xstrdup(p);
+    char *head = gcc_unroll ? xstrdup("unroll") : xstrndup(a, (size_t)(p - a));
+    char *r = xsprintf("%s%s", head, rest);
+    free(head);
+    free(rest);
+    free(a);
+    return r;
+}
+
 static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
 {
     const char *t = c->u->src->text;
@@ -477,6 +530,18 @@ static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
         cu__blank(c, &b, e->start, e->end);
         e->text = b.data ? b.data : xstrdup("");
         vec_push(edits, e);
+        return;
+    }
+    if (node_is(n, "preproc_call") && !cu__is_our_pragma(c, n)) {
+        char *x = cu__foreign_pragma(c, n);
+        if (x) {
+            TSNode arg = node_field(n, "argument");
+            TokEdit *e = xcalloc(1, sizeof *e);
+            e->start = ts_node_start_byte(arg);
+            e->end = ts_node_end_byte(arg);
+            e->text = x;
+            vec_push(edits, e);
+        }
         return;
     }
     if (cu__is_our_pragma(c, n)) {

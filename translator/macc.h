@@ -167,6 +167,12 @@ typedef struct Unit {
     int preprocessed;   /* the text is the preprocessor's output (cc -E) */
     int info;           /* --info: notes on implicit data-sharing decisions */
     int managed;        /* --managed: allocation calls go to MACC_malloc & co. */
+    /* the preprocessor's macro definitions (`cc -E -dM`), asked for when a
+     * pragma copied into device code needs them (NULL: none to ask) */
+    char *(*macros_fn)(void *cx);
+    void *macros_cx;
+    struct MacroTable *macros;
+    int macros_asked;
 } Unit;
 
 /* Is c a character of a C identifier (letter, digit, '_')? */
@@ -475,6 +481,14 @@ int emit_cuda(Unit *u, Buf *out, const char *display_path);
  * (caller frees). */
 int emit_cuda_probe(Unit *u, Region *r, char **why);
 
+/* ---- macro: the preprocessor's definitions, for pragmas cc -E leaves as written -- */
+typedef struct MacroTable MacroTable;
+/* The definitions in `cc -E -dM` output (the last of a name wins). */
+MacroTable *macros_parse(const char *text);
+void macros_delete(MacroTable *t);
+/* text with its macros expanded (caller frees). */
+char *macros_expand(const MacroTable *t, const char *text);
+
 /* ---- lower_cxx: C to CUDA C++ at the token level ------------------------------ */
 /* Appends s[0..n), the device file's C text, to out as C++: identifiers that
  * are C++ keywords renamed macc_kw_<name>, C11 keywords spelled as C++'s;
@@ -519,6 +533,10 @@ typedef struct TranslateOptions {
     int managed;          /* --managed */
     int host_only;        /* --targets without nvidia: no device file, no GPU-version checks */
     FILE *diag_out;       /* default stderr */
+    /* the text of `cc -E -dM` for the file (caller's options; malloc'd, or
+     * NULL), asked for only when device code holds a pragma to expand */
+    char *(*macros)(void *cx);
+    void *macros_cx;
 } TranslateOptions;
 
 /* Translates `path` into outdir/<stem>.host.c and, when a region has an

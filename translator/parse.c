@@ -681,6 +681,7 @@ void unit_delete(Unit *u)
 {
     if (!u)
         return;
+    macros_delete(u->macros);
     for (int i = 0; i < u->regions.len; i++) {
         Region *r = u->regions.items[i];
         vec_free(&r->ifdevs);

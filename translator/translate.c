@@ -60,7 +60,7 @@ static void tr__gpu_fallbacks(Unit *u)
 }
 
 static int tr__run(Source *src, FILE *diag_out, Buf *out, Buf *cuda, const char *display, int info,
-                   int managed)
+                   int managed, const TranslateOptions *opt)
 {
     if (display)
         source_set_path(src, display);
@@ -94,6 +94,10 @@ static int tr__run(Source *src, FILE *diag_out, Buf *out, Buf *cuda, const char 
         u->managed = u->managed || m;
     }
     u->managed = managed || u->managed; /* --managed, or omp requires unified_shared_memory */
+    if (opt) {
+        u->macros_fn = opt->macros;
+        u->macros_cx = opt->macros_cx;
+    }
     analyze_unit(u);
     if (!diag.errors && cuda)
         tr__gpu_fallbacks(u);
@@ -109,7 +113,7 @@ static int tr__run(Source *src, FILE *diag_out, Buf *out, Buf *cuda, const char 
 int translate_string(const char *name, const char *text, Buf *out, FILE *diag_out)
 {
     Source *src = source_from_string(name, text, strlen(text));
-    int n = tr__run(src, diag_out, out, NULL, NULL, 0, 0);
+    int n = tr__run(src, diag_out, out, NULL, NULL, 0, 0, NULL);
     source_delete(src);
     return n;
 }
@@ -155,7 +159,7 @@ int translate_file(const char *path, const TranslateOptions *opt, char **host_ou
         return 1;
     }
     Buf out = {0}, cuda = {0};
-    int errors = tr__run(src, dout, &out, opt->host_only ? NULL : &cuda, opt->display, opt->info, opt->managed);
+    int errors = tr__run(src, dout, &out, opt->host_only ? NULL : &cuda, opt->display, opt->info, opt->managed, opt);
     if (errors) {
         source_delete(src);
         buf_free(&out);
