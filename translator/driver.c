@@ -634,6 +634,62 @@ static char *dr__preprocess(const Opts *o, const char *in, const char *dir, cons
     return ifile;
 }
 
+/* The C compiler's options as nvcc gets them, by meaning (docs/DRIVER.md
+ * has the table): optimisation levels nvcc knows, -Ofast and -ffast-math as
+ * --use_fast_math, the macros and include paths, debug information, what
+ * the host side of a CUDA object must share with the program's objects
+ * (-fPIC, -mcmodel) through -Xcompiler; everything else (warnings,
+ * -march, -std, -f options of GCC's code generation) stays with the C
+ * compiler, so nothing nvcc rejects reaches it. */
+static void dr__nvcc_options(const Opts *o, Vec *cmd, int user_cu)
+{
+    int fast = 0;
+    const char *level = NULL;
+    for (int k = 0; k < o->cflags.len; k++) {
+        const char *f = o->cflags.items[k];
+        const char *next = k + 1 < o->cflags.len ? o->cflags.items[k + 1] : NULL;
+        if (!strcmp(f, "-Ofast")) {
+            level = "-O3";
+            fast = 1;
+        } else if (!strcmp(f, "-O") || !strcmp(f, "-O1")) {
+            level = "-O1";
+        } else if (!strcmp(f, "-O0") || !strcmp(f, "-O2") || !strcmp(f, "-O3")) {
+            level = f;
+        } else if (!strncmp(f, "-O", 2) && f[2]) {
+            level = f[2] == 'g' ? "-O1" : "-O2"; /* -Os, -Oz, -Og, -O4 and beyond */
+        } else if (!strcmp(f, "-ffast-math")) {
+            fast = 1;
+        } else if (!strcmp(f, "-fno-fast-math")) {
+            fast = 0;
+        } else if ((!strcmp(f, "-D") || !strcmp(f, "-U") || !strcmp(f, "-I") ||
+                    (user_cu && (!strcmp(f, "-include") || !strcmp(f, "-isystem")))) && next) {
+            /* -include: only into the user's own .cu files (a generated
+             * device file holds the included header's types already) */
+            vec_push(cmd, (void *)f);
+            vec_push(cmd, (void *)next);
+            k++;
+        } else if (!strncmp(f, "-D", 2) || !strncmp(f, "-U", 2) || !strncmp(f, "-I", 2)) {
+            vec_push(cmd, (void *)f);
+        } else if (!strcmp(f, "-g") || !strncmp(f, "-ggdb", 5) || (f[0] == '-' && f[1] == 'g' && f[2] >= '1' && f[2] <= '3' && !f[3])) {
+            vec_push(cmd, "-g");
+        } else if (!strcmp(f, "-w")) {
+            vec_push(cmd, "-w");
+        } else if (!strcmp(f, "-m64")) {
+            vec_push(cmd, "-m64");
+        } else if (!strcmp(f, "-fPIC") || !strcmp(f, "-fpic") || !strcmp(f, "-fPIE") || !strcmp(f, "-fpie") ||
+                   !strncmp(f, "-mcmodel=", 9)) {
+            vec_push(cmd, "-Xcompiler");
+            vec_push(cmd, (void *)f);
+        } else if (dr__takes_arg(f) && next) {
+            k++; /* an option of the C compiler's with its argument (-x, -MT, ...) */
+        }
+    }
+    if (level)
+        vec_push(cmd, (void *)level);
+    if (fast)
+        vec_push(cmd, "--use_fast_math");
+}
+
 /* The preprocessor's macro definitions for one input (`cc -E -dM` with the
  * user's options), for pragmas in device code that cc -E leaves unexpanded;
  * run only when the translator asks. */
@@ -947,15 +1003,7 @@ int driver_main(int argc, char **argv)
             if (!is_cu)
                 vec_push(&cmd, "-Xcompiler=-fno-exceptions,-fno-threadsafe-statics");
             dr__push_all(&cmd, &o.xnvcc);
-            for (int k = 0; k < o.cflags.len; k++) {
-                const char *f = o.cflags.items[k];
-                if (!strncmp(f, "-O", 2) || !strncmp(f, "-D", 2) || !strncmp(f, "-U", 2) || !strncmp(f, "-I", 2) ||
-                    !strcmp(f, "-g")) {
-                    vec_push(&cmd, (void *)f);
-                    if ((!strcmp(f, "-D") || !strcmp(f, "-U") || !strcmp(f, "-I")) && k + 1 < o.cflags.len)
-                        vec_push(&cmd, o.cflags.items[++k]);
-                }
-            }
+            dr__nvcc_options(&o, &cmd, is_cu);
             vec_push(&cmd, "-I");
             vec_push(&cmd, incdir);
             vec_push(&cmd, "-I");
