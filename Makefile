@@ -124,6 +124,7 @@ $(BUILD)/tests/test_freelist: tests/unit/test_freelist.c $(RTLIB)
 $(BUILD)/tests/test_tasks: tests/unit/test_tasks.c $(RTLIB)
 $(BUILD)/tests/test_placement: tests/unit/test_placement.c tests/fake_gpu.h $(RTLIB)
 $(BUILD)/tests/test_analysis: tests/unit/test_analysis.c $(TRANSLATOR_OBJ) $(GRAMMAR_OBJ) $(TSC_OBJ)
+$(BUILD)/tests/test_lower: tests/unit/test_lower.c $(TRANSLATOR_OBJ) $(GRAMMAR_OBJ) $(TSC_OBJ)
 
 $(BUILD)/tests/test_%: | $(DEPS_STAMP)
 	@mkdir -p $(@D)

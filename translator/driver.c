@@ -810,6 +810,9 @@ int driver_main(int argc, char **argv)
             to.display = in;
             to.stem = stem;
             to.host_only = o.targets && !strstr(o.targets, "nvidia") && !strstr(o.targets, "cuda");
+            DrMacros mcx = {&o, in, tdir, stem, i};
+            to.macros = dr__macros;
+            to.macros_cx = &mcx;
             if (!ifile || translate_file(ifile, &to, NULL, NULL))
                 rc = 1;
             free(ifile);

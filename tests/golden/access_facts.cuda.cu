@@ -236,7 +236,7 @@ __global__ void macc_g_scalar_L53(const struct macc_a_scalar_L53 macc_a_, const 
         }
         __syncthreads();
 #line 56 "access_facts.c"
-        float *alias = w;
+        float *alias = macc_c(w);
         if (threadIdx.x == 0) {
 #line 57 "access_facts.c"
         alias[0] = 1.0f;

@@ -75,7 +75,7 @@ __global__ void macc_g_loops_L19(const struct macc_a_loops_L19 macc_a_, const st
         
         { unsigned int *macc_lk_ = macc_critical_lock(0x567af9b61482695fULL); /* critical (other) */ for (bool macc_done_ = false; !macc_done_;) if (macc_critical_enter(macc_lk_)) { (*macc_p_total) += 0; macc_critical_leave(macc_lk_); macc_done_ = true; } }
         __threadfence();
-        macc_d_bump(h, a[i] & 15);
+        macc_d_bump(macc_c(h), a[i] & 15);
     }
             while (0);
         }
