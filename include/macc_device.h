@@ -10,6 +10,7 @@
 #define MACC_DEVICE_H
 
 #include <cuda_runtime.h>
+#include <alloca.h> /* local variable-length arrays in device code */
 #include <assert.h> /* CUDA declares __assert_fail, what C's assert expands to, for the device */
 #include <float.h>
 #include <limits.h>
@@ -42,6 +43,34 @@ template <class S> struct macc_cv_ {
 };
 template <class S> __host__ __device__ __forceinline__ macc_cv_<S> macc_c(S v) { return macc_cv_<S>{v}; }
 
+/* C's variably modified types (a pointer to rows of n elements, `double
+ * (*a)[n]`, and array parameters `double a[n][m]`), which C++ has not: the
+ * translator declares such a variable as macc_vm<T, R> (R bounds known at run
+ * time, outermost first) and the user's a[i][j] indexes through it. */
+template <class T, int R> struct macc_vm {
+    T *p;
+    long long d[R];
+    __device__ __forceinline__ macc_vm<T, R - 1> operator[](long long i) const
+    {
+        macc_vm<T, R - 1> r;
+        long long s = 1;
+        for (int k = 0; k < R; k++)
+            s *= d[k];
+        r.p = p + i * s;
+        for (int k = 1; k < R; k++)
+            r.d[k - 1] = d[k];
+        return r;
+    }
+    __device__ __forceinline__ operator T *() const { return p; }
+};
+template <class T> struct macc_vm<T, 0> {
+    T *p;
+    long long d[1]; /* unused: lets macc_vm<T, 1>::operator[] copy no bounds */
+    __device__ __forceinline__ T &operator[](long long i) const { return p[i]; }
+    __device__ __forceinline__ T &operator*() const { return *p; }
+    __device__ __forceinline__ operator T *() const { return p; }
+};
+
 
 /* Which device a kernel runs on: {its OpenMP device number, the number of
  * GPUs (== the initial device's number)}. One copy per device file and GPU,
@@ -54,6 +83,13 @@ __attribute__((constructor)) static void macc_dev_info_register_(void)
     if (MACC_cuda_device_info)
         MACC_cuda_device_info((const void *)&macc_dev_info_);
 }
+
+/* The C library in device code where CUDA's headers have no device version:
+ * abort() stops the kernel (the launch reports an error, as a failed assert
+ * does); glibc's isinf() is __builtin_isinf_sign. */
+__device__ static inline void macc_dev_abort(void) { __trap(); }
+__device__ static inline int macc_dev___builtin_isinf_sign(double x) { return isinf(x) ? (signbit(x) ? -1 : 1) : 0; }
+__device__ static inline int macc_dev___builtin_isinf_sign(float x) { return isinf(x) ? (signbit(x) ? -1 : 1) : 0; }
 
 /* OpenMP API on the device: a team is a block, a thread is a thread of it. */
 __device__ static inline int macc_dev_omp_is_initial_device(void) { return 0; }

@@ -77,7 +77,9 @@ static const char *const cu__omp_api[] = {"omp_is_initial_device", "omp_get_team
                                          "omp_get_ancestor_thread_num", "omp_in_final", "omp_get_dynamic",
                                          "omp_get_cancellation", "omp_get_max_active_levels",
                                          "omp_get_supported_active_levels", "omp_get_num_procs",
-                                         "omp_get_wtime", "omp_get_wtick", "acc_on_device", NULL};
+                                         "omp_get_wtime", "omp_get_wtick", "acc_on_device",
+                                         /* the C library where CUDA has no device version of its own */
+                                         "abort", "__builtin_isinf_sign", NULL};
 
 /* ---- copying text with token edits ---------------------------------------- */
 
@@ -250,6 +252,376 @@ static int cu__is_c_null(const Cu *c, TSNode n)
     return !strcmp(buf, "void*");
 }
 
+
+/* Does declarator text hold an array bound with a name in it (a variably
+ * modified type, `double (*x)[n]`, once the outermost bound of a parameter
+ * is gone)? C++ has no such types in a struct or a parameter: the device
+ * file passes them as void * and declares the typed pointer inside, where a
+ * local of variably modified type is allowed (GNU C++). Bounds that are
+ * constants (enumerators) take the same path, which costs nothing. */
+static int cu__vm_text(const char *s)
+{
+    int depth = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p == '[')
+            depth++;
+        else if (*p == ']')
+            depth -= depth > 0;
+        else if (depth && (*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')) &&
+                 (p == s || !ident_char(p[-1])))
+            return 1;
+    }
+    return 0;
+}
+
+/* Is a captured pointer or array of a variably modified type (above)? */
+static int cu__cap_vm(const Capture *k)
+{
+    const Decl *dd = k->decl;
+    if (k->kind == CAP_PTR)
+        return cu__vm_text(dd->decl_text);
+    if (k->kind == CAP_ARRAY)
+        return cu__vm_text(dd->decl_text + dd->arr_off + dd->arr_len);
+    return 0;
+}
+
+/* The run-time bounds of a variably modified declarator (cu__vm_text), as
+ * macc_vm<T, R> takes them: `(*restrict a)[n][m]` gives n, m; `a[n][m]` (an
+ * array parameter, or a captured array passed as a pointer to its rows)
+ * gives m. Returns R, or 0 when the declarator has another shape (the text
+ * is then kept as it is). dims receives owned strings. */
+static int cu__vm_dims(const char *text, int id_off, int id_len, Vec *dims)
+{
+    const char *p = text;
+    int paren = 0, star = 0;
+    while (p < text + id_off) {
+        if (*p == '(')
+            paren++, p++;
+        else if (*p == '*')
+            star++, p++;
+        else if (*p == ' ' || *p == '\t' || *p == '\n')
+            p++;
+        else if (!strncmp(p, "restrict", 8) || !strncmp(p, "__restrict__", 12) || !strncmp(p, "__restrict", 10) ||
+                 !strncmp(p, "const", 5) || !strncmp(p, "volatile", 8))
+            while (ident_char(*p))
+                p++;
+        else
+            return 0;
+    }
+    if (!((paren == 1 && star == 1) || (paren == 0 && star == 0)))
+        return 0;
+    p = text + id_off + id_len;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (paren) {
+        if (*p != ')')
+            return 0;
+        p++;
+    }
+    int first = 1;
+    while (*p) {
+        while (*p == ' ' || *p == '\t' || *p == '\n')
+            p++;
+        if (!*p)
+            break;
+        if (*p != '[')
+            goto bad;
+        const char *b = ++p;
+        int depth = 1;
+        while (*p && depth) {
+            depth += *p == '[';
+            depth -= *p == ']';
+            p++;
+        }
+        if (depth)
+            goto bad;
+        if (!(paren == 0 && first)) /* an array's own (outermost) bound: it decays */
+            vec_push(dims, xstrndup(b, (size_t)(p - 1 - b)));
+        first = 0;
+    }
+    if (dims->len)
+        return dims->len;
+bad:
+    for (int i = 0; i < dims->len; i++)
+        free(dims->items[i]);
+    dims->len = 0;
+    return 0;
+}
+
+/* `macc_vm<T, R> name = {(T *)(src), {bounds}}` for a variably modified
+ * pointer or array of element type spec; 0 when it has another shape. */
+static int cu__vm_decl(Buf *b, const char *spec, const char *text, int id_off, int id_len, const char *name,
+                       const char *src)
+{
+    Vec dims = {0};
+    int r = cu__vm_dims(text, id_off, id_len, &dims);
+    if (r) {
+        buf_printf(b, "macc_vm<%s, %d> %s = {(%s *)(%s), {", spec, r, name, spec, src);
+        for (int i = 0; i < dims.len; i++) {
+            buf_printf(b, "%s(long long)(%s)", i ? ", " : "", (char *)dims.items[i]);
+            free(dims.items[i]);
+        }
+        buf_puts(b, "}}");
+    }
+    vec_free(&dims);
+    return r;
+}
+
+/* A device function's parameter of variably modified type (`double
+ * a[n][m]`, `double (*a)[m]`), which C++ does not allow: the parameter
+ * becomes `void *macc_vmp_a` and the body starts by declaring a as
+ * macc_vm<double, 1> over it with bound m. Returns 1 when it made the edits. */
+static int cu__vm_param(Cu *c, TSNode n, Vec *edits)
+{
+    TSNode d = node_field(n, "declarator");
+    TSNode def = ts_node_parent(n);
+    while (!ts_node_is_null(def) && !node_is(def, "function_definition") && !node_is(def, "compound_statement"))
+        def = ts_node_parent(def);
+    if (ts_node_is_null(d) || !node_is(def, "function_definition"))
+        return 0;
+    TSNode body = node_field(def, "body");
+    TSNode id = d;
+    while (!ts_node_is_null(id) && !node_is(id, "identifier"))
+        id = node_is(id, "parenthesized_declarator") ? ts_node_named_child(id, 0) : node_field(id, "declarator");
+    if (ts_node_is_null(id) || ts_node_is_null(body))
+        return 0;
+    char *text = node_text(c->u, d);
+    int id_off = (int)(ts_node_start_byte(id) - ts_node_start_byte(d));
+    int id_len = (int)(ts_node_end_byte(id) - ts_node_start_byte(id));
+    Vec dims = {0};
+    int vm = cu__vm_dims(text, id_off, id_len, &dims) > 0;
+    for (int i = 0; i < dims.len; i++)
+        free(dims.items[i]);
+    vec_free(&dims);
+    if (vm) {
+        /* only bounds with names in them need it */
+        const char *after = text + id_off + id_len;
+        int arr = node_is(d, "array_declarator");
+        if (arr) { /* the outermost bound decays: skip it */
+            while (*after && *after != '[')
+                after++;
+            int depth = 0;
+            do {
+                depth += *after == '[';
+                depth -= *after == ']';
+                after++;
+            } while (*after && depth);
+        }
+        vm = cu__vm_text(after);
+    }
+    if (!vm) {
+        free(text);
+        return 0;
+    }
+    char *name = node_text(c->u, id);
+    char *spec = xstrndup(c->u->src->text + ts_node_start_byte(n), ts_node_start_byte(d) - ts_node_start_byte(n));
+    TokEdit *e = xcalloc(1, sizeof *e);
+    e->start = ts_node_start_byte(n);
+    e->end = ts_node_end_byte(n);
+    e->text = xsprintf("void *macc_vmp_%s", name);
+    vec_push(edits, e);
+    Buf decl = {0};
+    char *src = xsprintf("macc_vmp_%s", name);
+    buf_puts(&decl, " ");
+    cu__vm_decl(&decl, spec, text, id_off, id_len, name, src);
+    buf_puts(&decl, ";");
+    TokEdit *x = xcalloc(1, sizeof *x);
+    x->start = x->end = ts_node_start_byte(body) + 1;
+    x->text = decl.data;
+    vec_push(edits, x);
+    free(src);
+    free(spec);
+    free(name);
+    free(text);
+    return 1;
+}
+
+static void cu__copy(Cu *c, TSNode n, Buf *out, const CopyCtx *ctx);
+
+/* ---- designated initialisers in C's order ------------------------------------ */
+
+/* The struct/union specifier with a body that type node `ty` names (struct
+ * tag, or a typedef name), among the file-scope declarations; null if none. */
+static TSNode cu__struct_body_of(const Cu *c, TSNode ty, int depth)
+{
+    const char *t = c->u->src->text;
+    if (depth > 8 || ts_node_is_null(ty))
+        return (TSNode){0};
+    if ((node_is(ty, "struct_specifier") || node_is(ty, "union_specifier")) &&
+        !ts_node_is_null(node_field(ty, "body")))
+        return ty;
+    TSNode tag = node_is(ty, "struct_specifier") || node_is(ty, "union_specifier") ? node_field(ty, "name") : ty;
+    if (ts_node_is_null(tag))
+        return (TSNode){0};
+    size_t b = ts_node_start_byte(tag), len = ts_node_end_byte(tag) - b;
+    for (int i = 0; i < c->u->ntop; i++) {
+        TSNode n = c->u->top[i];
+        if (node_is(tag, "type_identifier") && node_is(ty, "type_identifier") && node_is(n, "type_definition")) {
+            TSNode d = node_field(n, "declarator");
+            if (node_is(d, "type_identifier") && ts_node_end_byte(d) - ts_node_start_byte(d) == len &&
+                !strncmp(t + ts_node_start_byte(d), t + b, len))
+                return cu__struct_body_of(c, node_field(n, "type"), depth + 1);
+            continue;
+        }
+        if (node_is(ty, "type_identifier"))
+            continue;
+        TSNode spec = node_tag_body(n);
+        TSNode nm = ts_node_is_null(spec) ? spec : node_field(spec, "name");
+        if (!ts_node_is_null(nm) && !strcmp(node_type(spec), node_type(ty)) &&
+            ts_node_end_byte(nm) - ts_node_start_byte(nm) == len && !strncmp(t + ts_node_start_byte(nm), t + b, len))
+            return spec;
+    }
+    return (TSNode){0};
+}
+
+/* An initializer list of designated fields (`{ .y = 1, .x = 2 }`) out of the
+ * struct's order, which C++ rejects: the same items in the order of the
+ * fields. Returns 1 when it made the edit. */
+static int cu__designated(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
+{
+    TSNode p = ts_node_parent(n), ty = {0};
+    if (node_is(p, "init_declarator") && node_is(ts_node_parent(p), "declaration"))
+        ty = node_field(ts_node_parent(p), "type");
+    else if (node_is(p, "compound_literal_expression"))
+        ty = node_field(node_field(p, "type"), "type");
+    TSNode spec = cu__struct_body_of(c, ty, 0);
+    if (ts_node_is_null(spec))
+        return 0;
+    TSNode body = node_field(spec, "body");
+    const char *t = c->u->src->text;
+    uint32_t np = ts_node_named_child_count(n);
+    int *rank = xcalloc(np + 1, sizeof *rank);
+    int sorted = 1, last = -1;
+    for (uint32_t i = 0; i < np; i++) {
+        TSNode pair = ts_node_named_child(n, i);
+        TSNode des = node_field(pair, "designator");
+        if (!node_is(pair, "initializer_pair") || ts_node_named_child_count(pair) != 2 ||
+            !node_is(des, "field_designator")) {
+            free(rank);
+            return 0;
+        }
+        TSNode f = ts_node_named_child(des, 0);
+        size_t fb = ts_node_start_byte(f), fl = ts_node_end_byte(f) - fb;
+        int idx = -1, k = 0;
+        for (uint32_t j = 0; j < ts_node_named_child_count(body) && idx < 0; j++) {
+            TSNode fd = ts_node_named_child(body, j);
+            if (!node_is(fd, "field_declaration"))
+                continue;
+            for (uint32_t m = 0; m < ts_node_named_child_count(fd); m++) {
+                TSNode x = ts_node_named_child(fd, m);
+                if (ts_node_eq(x, node_field(fd, "type")))
+                    continue;
+                while (!ts_node_is_null(x) && !node_is(x, "field_identifier"))
+                    x = node_is(x, "parenthesized_declarator") ? ts_node_named_child(x, 0) : node_field(x, "declarator");
+                if (ts_node_is_null(x))
+                    continue;
+                if (ts_node_end_byte(x) - ts_node_start_byte(x) == fl && !strncmp(t + ts_node_start_byte(x), t + fb, fl))
+                    idx = k;
+                k++;
+            }
+        }
+        if (idx < 0) {
+            free(rank);
+            return 0;
+        }
+        rank[i] = idx;
+        sorted = sorted && idx > last;
+        last = idx;
+    }
+    if (sorted) {
+        free(rank);
+        return 0;
+    }
+    Buf b = {0};
+    buf_puts(&b, "{");
+    for (int done = 0, want = 0; done < (int)np; want++) {
+        for (uint32_t i = 0; i < np; i++) {
+            if (rank[i] != want)
+                continue;
+            buf_puts(&b, done ? ", " : " ");
+            cu__copy(c, ts_node_named_child(n, i), &b, ctx);
+            done++;
+        }
+    }
+    buf_puts(&b, " }");
+    cu__blank(c, &b, ts_node_start_byte(n), ts_node_end_byte(n)); /* the lines it spanned */
+    TokEdit *e = xcalloc(1, sizeof *e);
+    e->start = ts_node_start_byte(n);
+    e->end = ts_node_end_byte(n);
+    e->text = b.data;
+    vec_push(edits, e);
+    free(rank);
+    return 1;
+}
+
+/* A local variable-length array (`double v[m]`, `double v[n][m]`), which
+ * nvcc's C++ accepts only now and then: its storage from alloca, the name a
+ * pointer (one bound) or a macc_vm over the rows (several). Returns 1 when it
+ * made the edit. */
+static int cu__local_vla(Cu *c, TSNode n, Vec *edits)
+{
+    if (ts_node_named_child_count(n) != 2 || !node_is(ts_node_parent(n), "compound_statement"))
+        return 0;
+    TSNode d = ts_node_named_child(n, 1);
+    if (!node_is(d, "array_declarator"))
+        return 0;
+    TSNode id = d;
+    while (node_is(id, "array_declarator"))
+        id = node_field(id, "declarator");
+    if (!node_is(id, "identifier"))
+        return 0;
+    char *text = node_text(c->u, d);
+    int id_off = (int)(ts_node_start_byte(id) - ts_node_start_byte(d));
+    int id_len = (int)(ts_node_end_byte(id) - ts_node_start_byte(id));
+    if (id_off != 0 || !cu__vm_text(text + id_len)) {
+        free(text);
+        return 0;
+    }
+    /* the bounds, outermost first */
+    Vec dims = {0};
+    for (const char *p = text + id_len; *p;) {
+        if (*p != '[') {
+            p++;
+            continue;
+        }
+        const char *b = ++p;
+        int depth = 1;
+        while (*p && depth) {
+            depth += *p == '[';
+            depth -= *p == ']';
+            p++;
+        }
+        vec_push(&dims, xstrndup(b, (size_t)(p - 1 - b)));
+    }
+    char *spec = xstrndup(c->u->src->text + ts_node_start_byte(n), ts_node_start_byte(d) - ts_node_start_byte(n));
+    char *name = xstrndup(text, (size_t)id_len);
+    Buf b = {0}, size = {0};
+    buf_printf(&size, "sizeof(%s)", spec);
+    for (int i = 0; i < dims.len; i++)
+        buf_printf(&size, " * (size_t)(%s)", (char *)dims.items[i]);
+    if (dims.len == 1) {
+        buf_printf(&b, "%s *%s = (%s *)alloca(%s);", spec, name, spec, size.data);
+    } else {
+        buf_printf(&b, "macc_vm<%s, %d> %s = {(%s *)alloca(%s), {", spec, dims.len - 1, name, spec, size.data);
+        for (int i = 1; i < dims.len; i++)
+            buf_printf(&b, "%s(long long)(%s)", i > 1 ? ", " : "", (char *)dims.items[i]);
+        buf_puts(&b, "}};");
+    }
+    for (int i = 0; i < dims.len; i++)
+        free(dims.items[i]);
+    vec_free(&dims);
+    buf_free(&size);
+    cu__blank(c, &b, ts_node_start_byte(n), ts_node_end_byte(n));
+    TokEdit *e = xcalloc(1, sizeof *e);
+    e->start = ts_node_start_byte(n);
+    e->end = ts_node_end_byte(n);
+    e->text = b.data;
+    vec_push(edits, e);
+    free(spec);
+    free(name);
+    free(text);
+    return 1;
+}
 
 /* ---- C's implicit conversions in C++ ------------------------------------------ */
 
@@ -532,6 +904,12 @@ static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
         vec_push(edits, e);
         return;
     }
+    if (!c->r && node_is(n, "parameter_declaration") && cu__vm_param(c, n, edits))
+        return;
+    if (node_is(n, "initializer_list") && cu__designated(c, n, ctx, edits))
+        return;
+    if (node_is(n, "declaration") && cu__local_vla(c, n, edits))
+        return;
     if (node_is(n, "preproc_call") && !cu__is_our_pragma(c, n)) {
         char *x = cu__foreign_pragma(c, n);
         if (x) {
@@ -648,10 +1026,38 @@ static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
 }
 
 /* Copies the text of node n, up to byte `limit` (0: its end), with the edits above. */
+typedef struct EditAt {
+    TokEdit *e;
+    int seq;
+} EditAt;
+
+static int cu__edit_cmp(const void *a, const void *b)
+{
+    const EditAt *x = a, *y = b;
+    if (x->e->start != y->e->start)
+        return x->e->start < y->e->start ? -1 : 1;
+    return x->seq - y->seq;
+}
+
+/* Edits in text order (an edit may be made while visiting an earlier node:
+ * the declaration a variably modified parameter adds to the body); those at
+ * one place in the order they were made. */
+static void cu__sort_edits(Vec *edits)
+{
+    EditAt *v = xmalloc(sizeof *v * (size_t)(edits->len ? edits->len : 1));
+    for (int i = 0; i < edits->len; i++)
+        v[i] = (EditAt){edits->items[i], i};
+    qsort(v, (size_t)edits->len, sizeof *v, cu__edit_cmp);
+    for (int i = 0; i < edits->len; i++)
+        edits->items[i] = v[i].e;
+    free(v);
+}
+
 static void cu__copy_upto(Cu *c, TSNode n, size_t limit, Buf *out, const CopyCtx *ctx)
 {
     Vec edits = {0};
     cu__collect_edits(c, n, ctx, &edits);
+    cu__sort_edits(&edits);
     size_t pos = ts_node_start_byte(n), end = ts_node_end_byte(n);
     if (limit && limit < end)
         end = limit;
@@ -2293,7 +2699,10 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         const Decl *dd = k->decl;
         if (k->map < 0)
             continue;
-        if (k->kind == CAP_PTR && k->ptr_back)
+        if (cu__cap_vm(k))
+            buf_printf(b, "    void *%s;%s%s%s\n", k->name, k->ptr_back ? "\n    void *macc_pv_" : "",
+                       k->ptr_back ? k->name : "", k->ptr_back ? ";" : "");
+        else if (k->kind == CAP_PTR && k->ptr_back)
             buf_printf(b, "    %s %s;\n    void *macc_pv_%s;\n", dd->spec, dd->decl_text, k->name);
         else if (k->kind == CAP_PTR)
             buf_printf(b, "    %s %s;\n", dd->spec, dd->decl_text);
@@ -2394,7 +2803,15 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
             buf_printf(b, "    %s %s;\n", dd->spec, dd->decl_text);
             break;
         case CAP_PTR:
-            if (k->map >= 0)
+            if (k->map >= 0 && cu__cap_vm(k)) {
+                char *src = xsprintf("macc_p_.%s", k->name);
+                buf_puts(b, "    ");
+                if (!cu__vm_decl(b, dd->spec, dd->decl_text, dd->id_off, dd->id_len, k->name, src))
+                    buf_printf(b, "%s %s = (%s %.*s%s)%s", dd->spec, dd->decl_text, dd->spec, dd->id_off, dd->decl_text,
+                               dd->decl_text + dd->id_off + dd->id_len, src);
+                buf_puts(b, ";\n");
+                free(src);
+            } else if (k->map >= 0)
                 buf_printf(b, "    %s %s = macc_p_.%s;\n", dd->spec, dd->decl_text, k->name);
             break;
         case CAP_ARRAY:
@@ -2413,6 +2830,15 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
                            dd->arr_off, dd->decl_text, dd->decl_text + dd->arr_off + dd->arr_len, k->name, off);
                 free(off);
                 free(at);
+            } else if (cu__cap_vm(k)) {
+                char *src = xsprintf("macc_p_.%s", k->name);
+                buf_puts(b, "    ");
+                if (!cu__vm_decl(b, dd->spec, dd->decl_text, dd->id_off, dd->id_len, k->name, src))
+                    buf_printf(b, "%s %.*s(*%s)%s = (%s %.*s(*)%s)%s", dd->spec, dd->arr_off, dd->decl_text, dd->name,
+                               dd->decl_text + dd->arr_off + dd->arr_len, dd->spec, dd->arr_off, dd->decl_text,
+                               dd->decl_text + dd->arr_off + dd->arr_len, src);
+                buf_puts(b, ";\n");
+                free(src);
             } else {
                 buf_printf(b, "    %s %.*s(*%s)%s = macc_p_.%s;\n", dd->spec, dd->arr_off, dd->decl_text, dd->name,
                            dd->decl_text + dd->arr_off + dd->arr_len, k->name);
