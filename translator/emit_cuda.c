@@ -2649,6 +2649,63 @@ static void cu__emit_staged(Cu *c, const Region *r, Stage *st, const CopyCtx *wc
     cu__free_loop(&outer);
 }
 
+/* ---- calls the GPU cannot make ----------------------------------------------- */
+
+/* Functions of the C library that device code may call: CUDA's device
+ * versions (printf, malloc, the memory functions, assert's), macc_device.h's
+ * (abort), every function of <math.h> and <complex.h> (by the header that
+ * declares it), the compiler's builtins. */
+static int cu__device_libc(const Cu *c, const char *name, size_t declared_at)
+{
+    static const char *const ok[] = {"printf", "malloc", "free", "memcpy", "memset", "__assert_fail", "abs", "labs",
+                                     "llabs", "abort", "vprintf", NULL};
+    for (int i = 0; ok[i]; i++)
+        if (!strcmp(ok[i], name))
+            return 1;
+    if (!strncmp(name, "__builtin_", 10) || !strncmp(name, "omp_", 4) || !strncmp(name, "acc_", 4) ||
+        !strncmp(name, "__nv", 4) || !strncmp(name, "macc_", 5))
+        return 1;
+    const char *f = source_file(c->u->src, declared_at);
+    const char *base = f ? strrchr(f, '/') : NULL;
+    base = base ? base + 1 : f ? f : "";
+    return strstr(base, "math") || strstr(base, "complex") || strstr(base, "cmath");
+}
+
+/* Reports each call under n to a function that a system header declares and
+ * the GPU cannot run (fopen, rand, ...), at the call, and looks inside the
+ * file's functions that n calls (once each: seen). */
+static void cu__check_calls(Cu *c, TSNode n, StrSet *seen)
+{
+    if (node_is(n, "call_expression")) {
+        TSNode f = node_field(n, "function");
+        if (node_is(f, "identifier")) {
+            char *name = node_text(c->u, f);
+            TSNode def = cu__devfunc_node(c, name, strlen(name));
+            if (!ts_node_is_null(def)) {
+                if (strset_add(seen, name, strlen(name)))
+                    cu__check_calls(c, node_field(def, "body"), seen);
+            } else if (!variant_of_call(c->u, f, cu__variant_context(c), 1)) {
+                TSNode where = {0};
+                Decl *d = analyze_lookup(c->u, f, name, &where);
+                if (d && d->is_function && !ts_node_is_null(where) &&
+                    source_in_system(c->u->src, ts_node_start_byte(where)) &&
+                    !cu__device_libc(c, name, ts_node_start_byte(where))) {
+                    diag_error(c->u->diag, ts_node_start_byte(f),
+                               "'%s' is not supported in the GPU version (a C library function with no device "
+                               "version)",
+                               name);
+                    c->errors++;
+                }
+                decl_delete(d);
+            }
+            free(name);
+        }
+    }
+    uint32_t nc = ts_node_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        cu__check_calls(c, ts_node_child(n, i), seen);
+}
+
 static void cu__region(Cu *c, const Region *r, Buf *b)
 {
     const RVersion *gv = region_gpu_version(r);
@@ -2666,6 +2723,12 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
             return;
         }
     }
+    StrSet seen = {0};
+    int errs = c->errors;
+    cu__check_calls(c, r->stmt, &seen);
+    strset_free(&seen);
+    if (c->errors > errs)
+        return;
     int inner = cu__has_inner_loops(c->u, r->stmt);
     enum { LOOP = CU_LOOP, TEAM_DIST = CU_TEAM_DIST, GENERIC = CU_GENERIC, PARALLEL = CU_PARALLEL } mode;
     if (cs & CS_PARALLEL_FOR)
