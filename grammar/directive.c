@@ -1250,8 +1250,28 @@ static int dir__clauses(DirP *p, Directive *d, uint64_t allowed, const char *dna
         if (!(allowed & DIR__BIT(k)))
             return dir__fail(p, off, "clause '%.*s' not allowed on '%s'", n, p->s + off, dname);
         p->pos = off + n;
+        /* RoseACC's dimensions (PolyBench-ACC): num_gangs[1](e), gang[0],
+         * worker[1]: a loop's gang/worker/vector is what it says, and the
+         * launch takes dimension 0's num_gangs/num_workers/vector_length */
+        int dim = 0;
+        if (d->is_acc && p->pos < p->lim && p->s[p->pos] == '[' &&
+            (k == CL_ACC_GANG || k == CL_ACC_WORKER || k == CL_ACC_VECTOR || k == CL_NUM_TEAMS ||
+             k == CL_ACC_NUM_WORKERS || k == CL_THREAD_LIMIT)) {
+            int q = p->pos + 1;
+            while (q < p->lim && p->s[q] >= '0' && p->s[q] <= '9')
+                dim = dim * 10 + (p->s[q++] - '0');
+            if (q >= p->lim || p->s[q] != ']' || q == p->pos + 1)
+                return dir__fail(p, p->pos, "expected a dimension, '[0]', '[1]' or '[2]', after '%.*s'", n, p->s + off);
+            p->pos = q + 1;
+        }
         if (dir__clause(p, d, (ClauseKind)k, off, n) < 0)
             return -1;
+        if (dim > 0 && k != CL_ACC_GANG && k != CL_ACC_WORKER && k != CL_ACC_VECTOR) {
+            DirClause *c = &d->clauses[--d->nclauses];
+            free(c->name);
+            free(c->arg);
+            dir__free_items(c->items, c->nitems);
+        }
     }
 }
 

@@ -175,6 +175,9 @@ static Decl *an__make_decl(const Unit *u, TSNode decl, TSNode d, int is_param, i
             /* a parameter `T x[]`, `T x[n]`, `T a[][N]` is a pointer: written
              * `T (*x)`, `T (*a)[N]` wherever macc declares a copy of it */
             x->is_pointer = 1;
+            TSNode bound = node_field(w, "size");
+            if (!ts_node_is_null(bound))
+                x->param_bound = node_text(u, bound);
             size_t wo = ts_node_start_byte(w) - base, we = ts_node_end_byte(w) - base;
             char *t = xsprintf("%.*s(*%s)%s", (int)wo, x->decl_text, x->name, x->decl_text + we);
             free(x->decl_text);
@@ -578,6 +581,12 @@ static int an__section(Unit *u, const Pragma *p, const DirItem *it, const Decl *
         if (decl && decl->is_array) {
             *start = xsprintf("(void *)(%s)", B);
             *bytes = xsprintf("sizeof(%s)", B);
+            *base = xsprintf("(void *)(%s)", B);
+        } else if (decl && decl->is_pointer && decl->param_bound && p->dir.is_acc) {
+            /* OpenACC, an array parameter with its bound (`double x[N]`): the
+             * array, as NVHPC maps it (OpenMP maps the pointer alone) */
+            *start = xsprintf("(void *)(%s)", B);
+            *bytes = xsprintf("(MACC_SIZE_T)(%s) * sizeof((%s)[0])", decl->param_bound, B);
             *base = xsprintf("(void *)(%s)", B);
         } else if (decl && decl->is_pointer) {
             *start = xsprintf("(void *)(%s)", B);

@@ -242,6 +242,7 @@ typedef struct Decl {
     int is_global;
     int has_init;      /* declared with an initialiser */
     int is_param;
+    char *param_bound; /* a parameter declared as an array with a bound: the bound's text */
 } Decl;
 
 typedef struct Capture {

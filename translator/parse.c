@@ -674,6 +674,7 @@ void decl_delete(Decl *d)
     free(d->name);
     free(d->spec);
     free(d->decl_text);
+    free(d->param_bound);
     free(d);
 }
 
