@@ -32,12 +32,12 @@ struct macc_a_main_L18 {
 };
 struct macc_p_main_L18 {
     void *macc_unused_;
-    int (*tri)[N];
+    void *tri;
 };
 __global__ void macc_g_main_L18(const struct macc_a_main_L18 macc_a_, const struct macc_p_main_L18 macc_p_)
 {
     (void)macc_a_; (void)macc_p_;
-    int (*tri)[N] = macc_p_.tri;
+    macc_vm<int, 1> tri = {(int *)(macc_p_.tri), {(long long)(N)}};
     (void)tri;
     {
         const long long macc_t0_ = ((long long)(N) > (long long)(0) ? ((long long)(N) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);

@@ -27,12 +27,12 @@ struct macc_a_rows_L9 {
 };
 struct macc_p_rows_L9 {
     void *macc_unused_;
-    double (*a)[COLS];
+    void *a;
 };
 __global__ void macc_g_rows_L9(const struct macc_a_rows_L9 macc_a_, const struct macc_p_rows_L9 macc_p_)
 {
     (void)macc_a_; (void)macc_p_;
-    double (*a)[COLS] = macc_p_.a;
+    macc_vm<double, 1> a = {(double *)(macc_p_.a), {(long long)(COLS)}};
     (void)a;
     int i = macc_a_.i;
     (void)i;
@@ -75,14 +75,14 @@ struct macc_a_rows_L17 {
 };
 struct macc_p_rows_L17 {
     void *macc_unused_;
-    double (*a)[COLS];
+    void *a;
 };
 __global__ void macc_g_rows_L17(const struct macc_a_rows_L17 macc_a_, const struct macc_p_rows_L17 macc_p_)
 {
     (void)macc_a_; (void)macc_p_;
     int nrows = macc_a_.nrows;
     (void)nrows;
-    double (*a)[COLS] = macc_p_.a;
+    macc_vm<double, 1> a = {(double *)(macc_p_.a), {(long long)(COLS)}};
     (void)a;
     {
         const long long macc_t0_ = ((long long)(nrows) > (long long)(0) ? ((long long)(nrows) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
