@@ -240,6 +240,12 @@ gpu-check-mpi:
 #   make conformance        both suites host-only, and with the default targets where a GPU is present
 #   make conformance-smoke  the tests in tests/conformance/smoke.txt host-only; exit 1 only on a
 #                           failure not in tests/conformance/smoke-known.txt
+# Real programs (../shared/realcodes or $MACC_REALCODES; tests/realcodes/run.sh): host-only and
+# with the default targets (every device file compiled by nvcc; run on the GPU where one is present).
+.PHONY: realcodes
+realcodes: all
+	@sh tests/realcodes/run.sh $(BUILD) both
+
 .PHONY: conformance conformance-smoke
 conformance: all
 	@sh tests/conformance/run.sh --cc $(MACC) --flags=--targets=host -o $(BUILD)/conformance/host $(CONF_ARGS) omp acc; s=$$?; \
