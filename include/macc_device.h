@@ -72,6 +72,76 @@ template <class T> struct macc_vm<T, 0> {
 };
 
 
+/* C's complex types (`double _Complex`, `float _Complex`; GNU's
+ * `__complex__`): the translator writes them as macc_complex<T>, the same
+ * layout (real part, then imaginary), and an imaginary constant 2.0i as
+ * macc_complex<double>(0, 2.0). Arithmetic with complex and real operands in
+ * either order, and <complex.h>'s creal, cimag, conj, cabs, carg (and their
+ * float forms) on the device. */
+template <class T> struct macc_complex {
+    T re, im;
+    __host__ __device__ __forceinline__ macc_complex() : re(0), im(0) {}
+    template <class S, class = typename std::enable_if<std::is_arithmetic<S>::value>::type>
+    __host__ __device__ __forceinline__ macc_complex(S r) : re((T)r), im(0) {}
+    __host__ __device__ __forceinline__ macc_complex(T r, T i) : re(r), im(i) {}
+    template <class U> __host__ __device__ __forceinline__ macc_complex(const macc_complex<U> &z) : re((T)z.re), im((T)z.im) {}
+    template <class S, class = typename std::enable_if<std::is_arithmetic<S>::value>::type>
+    __host__ __device__ __forceinline__ explicit operator S() const { return (S)re; }
+};
+template <class T> struct macc_is_cx : std::false_type {};
+template <class T> struct macc_is_cx<macc_complex<T>> : std::true_type {};
+/* operands that take part: a complex and a complex or arithmetic value */
+template <class A, class B> struct macc_cx_ok {
+    static const bool value = (macc_is_cx<A>::value && (macc_is_cx<B>::value || std::is_arithmetic<B>::value)) ||
+                              (macc_is_cx<B>::value && std::is_arithmetic<A>::value);
+};
+template <class A, class B> struct macc_cpromote { typedef decltype(A() + B()) type; };
+template <class T> struct macc_creal_t { typedef T type; };
+template <class T> struct macc_creal_t<macc_complex<T>> { typedef T type; };
+template <class T> __host__ __device__ __forceinline__ macc_complex<T> macc_cx(const macc_complex<T> &z) { return z; }
+template <class T, class = typename std::enable_if<std::is_arithmetic<T>::value>::type>
+__host__ __device__ __forceinline__ macc_complex<T> macc_cx(T r) { return macc_complex<T>(r, (T)0); }
+#define MACC_CX_T(A, B) macc_complex<typename macc_cpromote<typename macc_creal_t<A>::type, typename macc_creal_t<B>::type>::type>
+#define MACC_CX_OP(OP, BODY)                                                                                            \
+    template <class A, class B, class = typename std::enable_if<macc_cx_ok<A, B>::value>::type>                         \
+    __host__ __device__ __forceinline__ auto operator OP(const A &a_, const B &b_)->MACC_CX_T(A, B)                     \
+    {                                                                                                                   \
+        typedef typename macc_creal_t<MACC_CX_T(A, B)>::type R;                                                          \
+        macc_complex<R> a = macc_cx(a_), b = macc_cx(b_);                                                               \
+        BODY                                                                                                            \
+    }
+MACC_CX_OP(+, return macc_complex<R>(a.re + b.re, a.im + b.im);)
+MACC_CX_OP(-, return macc_complex<R>(a.re - b.re, a.im - b.im);)
+MACC_CX_OP(*, return macc_complex<R>(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);)
+MACC_CX_OP(/, R d = b.re * b.re + b.im * b.im;
+           return macc_complex<R>((a.re * b.re + a.im * b.im) / d, (a.im * b.re - a.re * b.im) / d);)
+#undef MACC_CX_OP
+template <class T, class B> __host__ __device__ __forceinline__ macc_complex<T> &operator+=(macc_complex<T> &a, const B &b) { return a = a + b; }
+template <class T, class B> __host__ __device__ __forceinline__ macc_complex<T> &operator-=(macc_complex<T> &a, const B &b) { return a = a - b; }
+template <class T, class B> __host__ __device__ __forceinline__ macc_complex<T> &operator*=(macc_complex<T> &a, const B &b) { return a = a * b; }
+template <class T, class B> __host__ __device__ __forceinline__ macc_complex<T> &operator/=(macc_complex<T> &a, const B &b) { return a = a / b; }
+template <class T> __host__ __device__ __forceinline__ macc_complex<T> operator-(const macc_complex<T> &a) { return macc_complex<T>(-a.re, -a.im); }
+template <class T> __host__ __device__ __forceinline__ macc_complex<T> operator+(const macc_complex<T> &a) { return a; }
+template <class A, class B, class = typename std::enable_if<macc_cx_ok<A, B>::value>::type>
+__host__ __device__ __forceinline__ bool operator==(const A &a_, const B &b_)
+{
+    auto a = macc_cx(a_);
+    auto b = macc_cx(b_);
+    return a.re == b.re && a.im == b.im;
+}
+template <class A, class B, class = typename std::enable_if<macc_cx_ok<A, B>::value>::type>
+__host__ __device__ __forceinline__ bool operator!=(const A &a, const B &b) { return !(a == b); }
+__device__ static inline double creal(macc_complex<double> z) { return z.re; }
+__device__ static inline double cimag(macc_complex<double> z) { return z.im; }
+__device__ static inline float crealf(macc_complex<float> z) { return z.re; }
+__device__ static inline float cimagf(macc_complex<float> z) { return z.im; }
+__device__ static inline macc_complex<double> conj(macc_complex<double> z) { return macc_complex<double>(z.re, -z.im); }
+__device__ static inline macc_complex<float> conjf(macc_complex<float> z) { return macc_complex<float>(z.re, -z.im); }
+__device__ static inline double cabs(macc_complex<double> z) { return hypot(z.re, z.im); }
+__device__ static inline float cabsf(macc_complex<float> z) { return hypotf(z.re, z.im); }
+__device__ static inline double carg(macc_complex<double> z) { return atan2(z.im, z.re); }
+__device__ static inline float cargf(macc_complex<float> z) { return atan2f(z.im, z.re); }
+
 /* Which device a kernel runs on: {its OpenMP device number, the number of
  * GPUs (== the initial device's number)}. One copy per device file and GPU,
  * written by the CUDA plugin before the first task on that GPU; the file
@@ -203,10 +273,10 @@ template <typename T> struct macc_red<MACC_R_LOR, T> {
 
 /* Scratch for block reductions: one slot per warp, shared by every reduction
  * of a kernel (whatever its type), so that a kernel with many reduction
- * variables needs 256 bytes of shared memory, not a tree per type. */
+ * variables needs 512 bytes of shared memory, not a tree per type. */
 __device__ static inline void *macc_red_scratch(void)
 {
-    __shared__ unsigned long long macc_red_sh_[32];
+    __shared__ unsigned long long macc_red_sh_[64]; /* 32 slots of up to 16 bytes (complex double) */
     return macc_red_sh_;
 }
 
@@ -215,8 +285,14 @@ __device__ static inline void *macc_red_scratch(void)
  * segment's end), or from lane `src`. */
 template <bool DOWN, typename T> __device__ static inline T macc_shfl_bits(unsigned mask, T v, unsigned o, int width)
 {
-    static_assert(sizeof(T) <= 8, "macc_shfl: a type of at most 8 bytes");
-    if constexpr (sizeof(T) == 8) {
+    static_assert(sizeof(T) <= 8 || sizeof(T) % 8 == 0, "macc_shfl: a type of at most 8 bytes, or of 8-byte words");
+    if constexpr (sizeof(T) > 8) { /* complex types: word by word */
+        unsigned long long b[sizeof(T) / 8];
+        memcpy(b, &v, sizeof(T));
+        for (unsigned k = 0; k < sizeof(T) / 8; k++)
+            b[k] = DOWN ? __shfl_down_sync(mask, b[k], o, width) : __shfl_sync(mask, b[k], (int)o, width);
+        memcpy(&v, b, sizeof(T));
+    } else if constexpr (sizeof(T) == 8) {
         unsigned long long b;
         memcpy(&b, &v, 8);
         b = DOWN ? __shfl_down_sync(mask, b, o, width) : __shfl_sync(mask, b, (int)o, width);
@@ -240,7 +316,7 @@ template <typename T> __device__ static inline T macc_shfl_down(unsigned mask, T
  * warps' results. */
 template <int OP, typename T> __device__ static inline T macc_block_reduce(T v)
 {
-    static_assert(sizeof(T) <= sizeof(unsigned long long), "macc_block_reduce: a type of at most 8 bytes");
+    static_assert(sizeof(T) <= 16, "macc_block_reduce: a type of at most 16 bytes");
     T *sh = (T *)macc_red_scratch();
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     const int width = blockDim.x < 32 ? (int)blockDim.x : 32;

@@ -84,6 +84,83 @@ static int source__marker(const char *t, const char *end, int *line, char **name
     return 1;
 }
 
+/* C that tree-sitter-c's grammar lacks, made readable in the parse text only
+ * (the text that the emitters copy keeps it; offsets do not move): the type
+ * specifier `_Complex` / `__complex__` reads as a qualifier of the same
+ * length (`volatile`), so declarations keep their shape and their specifier
+ * text (taken from the text) says _Complex; an imaginary constant's suffix
+ * (`1.0iF`, `2i`) is blanked, leaving the number. */
+static void source__gnu_c(Source *s)
+{
+    char *p = s->ptext;
+    size_t n = s->len, i = 0;
+    int line_start = 1;
+    while (i < n) {
+        char ch = p[i];
+        if (ch == '\n') {
+            line_start = 1;
+            i++;
+            continue;
+        }
+        if (ch == ' ' || ch == '\t' || ch == '\r') {
+            i++;
+            continue;
+        }
+        if (line_start && ch == '#') { /* directives as they are */
+            while (i < n && p[i] != '\n')
+                i += p[i] == '\\' && i + 1 < n ? 2 : 1;
+            continue;
+        }
+        line_start = 0;
+        if (ch == '/' && i + 1 < n && p[i + 1] == '/') {
+            while (i < n && p[i] != '\n')
+                i++;
+            continue;
+        }
+        if (ch == '/' && i + 1 < n && p[i + 1] == '*') {
+            for (i += 2; i + 1 < n && !(p[i] == '*' && p[i + 1] == '/'); i++)
+                ;
+            i += 2;
+            continue;
+        }
+        if (ch == '"' || ch == '\'') {
+            for (i++; i < n && p[i] != ch && p[i] != '\n'; i++)
+                if (p[i] == '\\')
+                    i++;
+            i++;
+            continue;
+        }
+        if (ch >= '0' && ch <= '9') {
+            size_t b = i;
+            while (i < n && (ident_char(p[i]) || p[i] == '.' ||
+                             ((p[i] == '+' || p[i] == '-') && strchr("eEpP", p[i - 1]) &&
+                              !(p[b] == '0' && (p[b + 1] == 'x' || p[b + 1] == 'X') && strchr("eE", p[i - 1])))))
+                i++;
+            /* the suffix: trailing letters after the digits and exponent */
+            size_t e = i;
+            while (e > b && strchr("iIjJfFlLuU", p[e - 1]))
+                e--;
+            int imag = 0;
+            for (size_t k = e; k < i; k++)
+                imag |= strchr("iIjJ", p[k]) != NULL;
+            if (imag && !(p[b] == '0' && i > b + 1 && (p[b + 1] == 'x' || p[b + 1] == 'X')))
+                memset(p + e, ' ', i - e);
+            continue;
+        }
+        if (!ident_char(ch)) {
+            i++;
+            continue;
+        }
+        size_t b = i;
+        while (i < n && ident_char(p[i]))
+            i++;
+        if (i - b == 8 && !memcmp(p + b, "_Complex", 8))
+            memcpy(p + b, "volatile", 8);
+        else if (i - b == 11 && !memcmp(p + b, "__complex__", 11))
+            memcpy(p + b, "   volatile", 11);
+    }
+}
+
 static Source *source__index(Source *s)
 {
     int cap = 64;
@@ -141,6 +218,7 @@ static Source *source__index(Source *s)
         s->ofile[i] = cur_file;
         s->osys[i] = (unsigned char)cur_sys;
     }
+    source__gnu_c(s);
     return s;
 }
 

@@ -2706,6 +2706,43 @@ static void cu__check_calls(Cu *c, TSNode n, StrSet *seen)
         cu__check_calls(c, ts_node_child(n, i), seen);
 }
 
+/* Does text hold the type `long double` (words, not parts of names)? */
+static int cu__has_long_double(const char *t)
+{
+    for (const char *p = t; (p = strstr(p, "long")) != NULL; p += 4) {
+        if (p > t && ident_char(p[-1]))
+            continue;
+        const char *q = p + 4;
+        while (*q == ' ' || *q == '\t' || *q == '\n')
+            q++;
+        if (q > p + 4 && !strncmp(q, "double", 6) && !ident_char(q[6]))
+            return 1;
+    }
+    return 0;
+}
+
+/* long double, real or complex, in the region's variables or code: the GPU
+ * has no 80-bit floating point (nvcc would make it double, and the data that
+ * the host maps would not be what the kernel reads). */
+static void cu__check_long_double(Cu *c, const Region *r)
+{
+    int found = 0;
+    for (int i = 0; i < r->caps.len && !found; i++) {
+        const Capture *k = r->caps.items[i];
+        found = k->decl && cu__has_long_double(k->decl->spec);
+    }
+    if (!found) {
+        char *t = node_text(c->u, r->stmt);
+        found = cu__has_long_double(t);
+        free(t);
+    }
+    if (found) {
+        diag_error(c->u->diag, r->target->start,
+                   "'long double' is not supported in the GPU version (the GPU has no 80-bit floating point)");
+        c->errors++;
+    }
+}
+
 static void cu__region(Cu *c, const Region *r, Buf *b)
 {
     const RVersion *gv = region_gpu_version(r);
@@ -2727,6 +2764,7 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     int errs = c->errors;
     cu__check_calls(c, r->stmt, &seen);
     strset_free(&seen);
+    cu__check_long_double(c, r);
     if (c->errors > errs)
         return;
     int inner = cu__has_inner_loops(c->u, r->stmt);

@@ -263,6 +263,28 @@ static void em__items(Buf *b, const DirClause *c)
 /* The region's collapse when a non-rectangular nest made it smaller than
  * its clause (Region.collapse_clause), while its own loop pragma is printed. */
 static int em__collapse_cap;
+/* The region whose host version is printed (its variables' types), or NULL. */
+static const Region *em__cur_region;
+
+/* Is `name` a _Bool variable of the region being printed? GCC's OpenMP
+ * reductions with + or * on _Bool add the partial results as integers into
+ * the byte (1 + 1 + 1 gives a _Bool holding 3): such items are reduced with
+ * || and && instead, which is what + and * mean for _Bool. */
+static int em__bool_item(const char *name)
+{
+    if (!em__cur_region)
+        return 0;
+    for (int i = 0; i < em__cur_region->caps.len; i++) {
+        const Capture *k = em__cur_region->caps.items[i];
+        if (strcmp(k->name, name) || !k->decl || k->decl->is_pointer || k->decl->is_array)
+            continue;
+        char *u = spec_unqualified(k->decl->spec);
+        int r = !strcmp(u, "_Bool") || !strcmp(u, "bool");
+        free(u);
+        return r;
+    }
+    return 0;
+}
 
 static int em__loop_clauses(Buf *b, const Directive *d, int parallel, int simd, const char *limit)
 {
@@ -276,13 +298,42 @@ static int em__loop_clauses(Buf *b, const Directive *d, int parallel, int simd, 
             else
                 buf_printf(b, " collapse(%s)", c->arg ? c->arg : "1");
             break;
-        case CL_REDUCTION: /* the task modifier where OpenMP allows it (parallel, for) */
+        case CL_REDUCTION: { /* the task modifier where OpenMP allows it (parallel, for) */
+            int arith = c->modifier == RED_ADD || c->modifier == RED_SUB || c->modifier == RED_MUL;
+            int nbool = 0;
+            for (int j = 0; j < c->nitems; j++)
+                nbool += arith && c->items[j].nsubs == 0 && em__bool_item(c->items[j].base);
+            if (nbool) {
+                DirClause rest = *c, bools = *c;
+                DirItem *ri = xcalloc((size_t)c->nitems, sizeof *ri), *bi = xcalloc((size_t)c->nitems, sizeof *bi);
+                rest.items = ri;
+                bools.items = bi;
+                rest.nitems = bools.nitems = 0;
+                for (int j = 0; j < c->nitems; j++) {
+                    if (c->items[j].nsubs == 0 && em__bool_item(c->items[j].base))
+                        bi[bools.nitems++] = c->items[j];
+                    else
+                        ri[rest.nitems++] = c->items[j];
+                }
+                buf_printf(b, " reduction(%s: ", c->modifier == RED_MUL ? "&&" : "||");
+                em__items(b, &bools);
+                buf_puts(b, ")");
+                if (rest.nitems) {
+                    buf_printf(b, " reduction(%s: ", directive_reduction_op(c->modifier));
+                    em__items(b, &rest);
+                    buf_puts(b, ")");
+                }
+                free(ri);
+                free(bi);
+                break;
+            }
             buf_printf(b, " reduction(%s%s: ",
                        parallel && !simd && c->name && !strcmp(c->name, "task") ? "task, " : "",
                        directive_reduction_op(c->modifier));
             em__items(b, c);
             buf_puts(b, ")");
             break;
+        }
         case CL_PRIVATE:
         case CL_FIRSTPRIVATE:
         case CL_LASTPRIVATE:
@@ -832,7 +883,9 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
     buf_free(&unused);
     const char *tlim = hv ? em__thread_limit(r, hv) : NULL;
     em__collapse_cap = r->collapse_clause ? r->collapse : 0;
+    em__cur_region = r;
     char *pragma = hv ? em__host_pragma(hv->cs, hv->dir, tlim) : NULL;
+    em__cur_region = NULL;
     em__collapse_cap = 0;
     size_t sb = ts_node_start_byte(r->stmt);
     int line, col;

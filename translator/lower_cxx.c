@@ -14,12 +14,16 @@
  *     consistent with itself; nothing links to those names across files
  *     (device variables are macc_g_<name>, kernels macc_k_<...>);
  *   - C11's keywords without a C++ spelling in nvcc (`_Bool`, `_Alignof`,
- *     `_Alignas`, `_Static_assert`, `_Noreturn`) become C++'s.
+ *     `_Alignas`, `_Static_assert`, `_Noreturn`) become C++'s;
+ *   - complex types (`double _Complex`, `_Complex float`, GNU `__complex__`)
+ *     become macc_complex<T> (macc_device.h: the same layout), imaginary
+ *     constants (GNU's 2.0i, 1.0iF) macc_complex<T>(0, value).
  *
  * What needs the syntax tree or the declarations (C's implicit conversions,
  * C's NULL, the C library on the device) is lowered where the text is copied
  * (emit_cuda.c: cu__collect_edits, and macc_device.h's macc_c).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "macc.h"
@@ -109,10 +113,28 @@ void lower_cxx(const char *s, size_t n, Buf *out)
         }
         if (ch >= '0' && ch <= '9') {
             /* a number, suffixes and exponents included (1e10, 0x1fULL) */
+            size_t b = i;
+            int hex = ch == '0' && i + 1 < n && (s[i + 1] == 'x' || s[i + 1] == 'X');
             while (i < n && (ident_char(s[i]) || s[i] == '.' ||
-                             ((s[i] == '+' || s[i] == '-') && (s[i - 1] == 'e' || s[i - 1] == 'E' ||
-                                                               s[i - 1] == 'p' || s[i - 1] == 'P'))))
+                             ((s[i] == '+' || s[i] == '-') &&
+                              (((s[i - 1] == 'e' || s[i - 1] == 'E') && !hex) || s[i - 1] == 'p' || s[i - 1] == 'P'))))
                 i++;
+            /* an imaginary constant (GNU C: 2.0i, 1.0iF) */
+            size_t e = i;
+            while (e > b && strchr(hex ? "iIjJlLuU" : "iIjJfFlLuU", s[e - 1]))
+                e--;
+            int imag = 0, fl = 0;
+            for (size_t k = e; k < i; k++) {
+                imag |= strchr("iIjJ", s[k]) != NULL;
+                fl |= s[k] == 'f' || s[k] == 'F';
+            }
+            if (imag) {
+                buf_put(out, s + copied, b - copied);
+                buf_printf(out, "macc_complex<%s>(0, ", fl ? "float" : "double");
+                buf_put(out, s + b, e - b);
+                buf_puts(out, fl ? "f)" : ")");
+                copied = i;
+            }
             continue;
         }
         if (!lower__ident_start(ch)) {
@@ -125,6 +147,57 @@ void lower_cxx(const char *s, size_t n, Buf *out)
         size_t len = i - b;
         const char *repl = NULL;
         int kw = 0;
+        if ((len == 8 && !strncmp(s + b, "_Complex", 8)) || (len == 11 && !strncmp(s + b, "__complex__", 11))) {
+            /* with the real type before or after it (none: double) */
+            size_t from = b, to = i;
+            const char *real = "double";
+            size_t p = b;
+            while (p > copied && (s[p - 1] == ' ' || s[p - 1] == '\t'))
+                p--;
+            size_t w = p;
+            while (w > copied && ident_char(s[w - 1]))
+                w--;
+            if ((p - w == 6 && !strncmp(s + w, "double", 6)) || (p - w == 5 && !strncmp(s + w, "float", 5))) {
+                real = s[w] == 'd' ? "double" : "float";
+                from = w;
+                size_t q = w;
+                while (q > copied && (s[q - 1] == ' ' || s[q - 1] == '\t'))
+                    q--;
+                size_t v = q;
+                while (v > copied && ident_char(s[v - 1]))
+                    v--;
+                if (real[0] == 'd' && q - v == 4 && !strncmp(s + v, "long", 4)) {
+                    real = "long double";
+                    from = v;
+                }
+            } else {
+                size_t q = i;
+                while (q < n && (s[q] == ' ' || s[q] == '\t'))
+                    q++;
+                size_t v = q;
+                while (v < n && ident_char(s[v]))
+                    v++;
+                if (v - q == 4 && !strncmp(s + q, "long", 4)) {
+                    size_t r = v;
+                    while (r < n && (s[r] == ' ' || s[r] == '\t'))
+                        r++;
+                    size_t t2 = r;
+                    while (t2 < n && ident_char(s[t2]))
+                        t2++;
+                    if (t2 - r == 6 && !strncmp(s + r, "double", 6)) {
+                        real = "long double";
+                        to = t2;
+                    }
+                } else if ((v - q == 6 && !strncmp(s + q, "double", 6)) || (v - q == 5 && !strncmp(s + q, "float", 5))) {
+                    real = s[q] == 'd' ? "double" : "float";
+                    to = v;
+                }
+            }
+            buf_put(out, s + copied, from - copied);
+            buf_printf(out, "macc_complex<%s>", real);
+            copied = i = to;
+            continue;
+        }
         if (lower_cxx_is_keyword(s + b, len)) {
             kw = 1;
         } else if (s[b] == '_') {
