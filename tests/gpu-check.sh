@@ -44,7 +44,7 @@ check_one() { # name, source, args... (output to $res/$cur.out)
     bin=$gbuild/progs/$name
     flags=$(sed -n '1s|^// MACC_FLAGS: ||p' "$src")
     # shellcheck disable=SC2086
-    if ! "$macc" -O2 ${MFLAGS:-} $flags "$src" -o "$bin" -lm > "$gbuild/progs/$name.build.log" 2>&1; then
+    if ! "$macc" -O2 ${CHECK_FLAGS:-} $flags "$src" -o "$bin" -lm > "$gbuild/progs/$name.build.log" 2>&1; then
         head -n 30 "$gbuild/progs/$name.build.log"
         ko "$name: build failed"
         return
@@ -91,12 +91,12 @@ check nbody "$top/samples/nbody.c" 32768 4 2048
 check stream "$top/samples/stream.c" 33554432 10 4194304
 check matmul "$top/samples/matmul.c" 8 512
 # managed memory (--managed) and the same data directives with explicit copies
-MFLAGS=--managed check managed_struct "$top/samples/managed_struct.c" 4096 512 256
+CHECK_FLAGS=--managed check managed_struct "$top/samples/managed_struct.c" 4096 512 256
 check jacobi "$top/samples/jacobi.c" 1024 100
-MFLAGS=--managed check jacobi_managed "$top/samples/jacobi.c" 1024 100
+CHECK_FLAGS=--managed check jacobi_managed "$top/samples/jacobi.c" 1024 100
 check alloc_loop "$top/samples/alloc_loop.c" 1048576 50
-MFLAGS=--managed check alloc_loop_managed "$top/samples/alloc_loop.c" 1048576 50
-MFLAGS=--managed check stream_managed "$top/samples/stream.c" 33554432 10 4194304
+CHECK_FLAGS=--managed check alloc_loop_managed "$top/samples/alloc_loop.c" 1048576 50
+CHECK_FLAGS=--managed check stream_managed "$top/samples/stream.c" 33554432 10 4194304
 # placement of managed data (--managed in their first line; MACC_PLACEMENT=otm by default)
 check bfs "$top/samples/bfs.c" 1048576 8 8
 check srad "$top/samples/srad.c" 1024 1024 5

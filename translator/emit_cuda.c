@@ -2743,6 +2743,25 @@ static void cu__check_long_double(Cu *c, const Region *r)
     }
 }
 
+/* Is map j of region r an array section through a pointer member of a
+ * struct variable that the kernel gets by value (`map(to: s.p[0:n])`, s
+ * firstprivate)? Then the kernel's copy of s must point at the device's
+ * section, as OpenMP attaches it: returns the member's path ("s.p"), else
+ * NULL (caller frees). */
+static char *cu__member_ptr_map(const Region *r, int j)
+{
+    const RMap *m = r->maps.items[j];
+    const char *dot = strchr(m->name, '.');
+    if (!dot || strstr(m->name, "->") || strchr(m->name, '[') || strncmp(m->base, "(void *)(", 9))
+        return NULL;
+    char *root = xstrndup(m->name, (size_t)(dot - m->name));
+    const Capture *k = cu__cap(r, root);
+    free(root);
+    if (!k || k->kind != CAP_SCALAR || !k->decl || k->decl->is_pointer || k->decl->is_array)
+        return NULL;
+    return xstrdup(m->name);
+}
+
 static void cu__region(Cu *c, const Region *r, Buf *b)
 {
     const RVersion *gv = region_gpu_version(r);
@@ -2816,6 +2835,12 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
                        dd->decl_text + dd->id_off + dd->id_len);
             free(spec);
         }
+    }
+    for (int j = 0; j < r->maps.len; j++) { /* s.p[lo:n] of a struct s by value: the device's p */
+        char *path = cu__member_ptr_map(r, j);
+        if (path)
+            buf_printf(b, "    void *macc_mp_%d; /* %s */\n", j, path);
+        free(path);
     }
     /* firstprivate/lastprivate arrays: a copy in each thread (loop kernels,
      * clause of the loop construct), or copies in device memory made before
@@ -2899,6 +2924,13 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
                 break;
             }
             buf_printf(b, "    %s %s = macc_a_.%s;\n", dd->spec, dd->decl_text, k->name);
+            for (int j = 0; j < r->maps.len; j++) {
+                char *path = cu__member_ptr_map(r, j);
+                size_t kl = strlen(k->name);
+                if (path && !strncmp(path, k->name, kl) && path[kl] == '.')
+                    buf_printf(b, "    memcpy((void *)&(%s), &macc_p_.macc_mp_%d, sizeof(void *));\n", path, j);
+                free(path);
+            }
             break;
         case CAP_PRIVATE:
             buf_printf(b, "    %s %s;\n", dd->spec, dd->decl_text);
@@ -3103,6 +3135,12 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
             buf_printf(b, "    memcpy((void *)&macc_p_.%s, &macc_env_->ptrs[%d], sizeof(void *));\n", k->name, k->map);
         if (k->kind == CAP_PTR && k->ptr_back)
             buf_printf(b, "    macc_p_.macc_pv_%s = macc_env_->ptrs[%d];\n", k->name, k->ptr_back - 1);
+    }
+    for (int j = 0; j < r->maps.len; j++) {
+        char *path = cu__member_ptr_map(r, j);
+        if (path)
+            buf_printf(b, "    macc_p_.macc_mp_%d = macc_env_->ptrs[%d];\n", j, j);
+        free(path);
     }
     buf_puts(b, "    cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;\n");
     const DirClause *tl = directive_find(d, CL_THREAD_LIMIT);
