@@ -201,6 +201,8 @@ check: all $(UNIT_BIN)
 	@RESULTS=$(CURDIR)/$(BUILD)/results.txt sh tests/integration/run.sh $(BUILD) || true
 	@RESULTS=$(CURDIR)/$(BUILD)/results.txt sh tests/mpi/run.sh $(BUILD) || true
 	@RESULTS=$(CURDIR)/$(BUILD)/results.txt E2E_CFLAGS="$(ASAN_FLAGS)" sh tests/mpi/run.sh $(BUILD)/asan || true
+	@RESULTS=$(CURDIR)/$(BUILD)/results.txt sh tests/realcodes/run.sh $(BUILD) both > $(BUILD)/realcodes.log 2>&1; \
+	grep -E '^(FAIL|NOW|realcodes)|passed, ' $(BUILD)/realcodes.log || true
 	@$(MAKE) --no-print-directory conformance-smoke > $(BUILD)/conformance-smoke.log 2>&1; s=$$?; \
 	grep -E '^NEW FAILURE|passed, ' $(BUILD)/conformance-smoke.log; \
 	p=$$(sed -n 's/^\([0-9]*\) passed, .*/\1/p' $(BUILD)/conformance-smoke.log | tail -n 1); \

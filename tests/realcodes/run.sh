@@ -27,6 +27,7 @@ macc=$build/bin/macc
 rc_dir=${MACC_REALCODES:-$top/../shared/realcodes}
 if [ ! -f "$rc_dir/run-clients.sh" ]; then
     echo "realcodes: $rc_dir not found (set MACC_REALCODES): skipped"
+    [ -n "${RESULTS:-}" ] && echo "0 0 realcodes (skipped: no ../shared/realcodes)" >> "$RESULTS"
     echo "0 passed, 0 failed"
     exit 0
 fi
@@ -43,10 +44,18 @@ run_mode() { # mode flags
     label=$m
     [ "$m" = default ] && [ $gpu = 1 ] && label=gpu
     for script in run-clients.sh run-more.sh; do
+        names=""
+        if [ -n "$NAMES" ]; then # the names this script knows
+            list=$(cd "$rc_dir/.." && bash "realcodes/$script" --list | tr -s ' \n' '\n\n')
+            for nm in $NAMES; do
+                printf '%s\n' "$list" | grep -qx -- "$nm" && names="$names $nm"
+            done
+            [ -z "$names" ] && continue
+        fi
         log=$out/$m.${script%.sh}.log
         # shellcheck disable=SC2086
         (cd "$rc_dir/.." && MACC=$macc MACC_FLAGS=$flags SIZE=${SIZE:-auto} WORKDIR=$out/work-$m-${script%.sh} \
-            bash "realcodes/$script" $NAMES > "$log" 2>&1)
+            bash "realcodes/$script" $names > "$log" 2>&1)
         while read -r status name rest; do
             case $status in PASS|BUILD-FAIL|NOT-TRANSLATED|RUN-FAIL|WRONG|TIMEOUT) ;; *) continue ;; esac
             reason=$(awk -v m="$label" -v n="$name" '$1 == m && $2 == n { $1 = ""; $2 = ""; sub(/^ +/, ""); print; exit }' "$known" 2>/dev/null)
@@ -75,5 +84,6 @@ both) run_mode host --targets=host; run_mode default "" ;;
 *) echo "realcodes: mode must be host, default or both" >&2; exit 2 ;;
 esac
 [ $knownf -gt 0 ] && echo "realcodes: $knownf known failures (tests/realcodes/known.txt), not counted"
+[ -n "${RESULTS:-}" ] && echo "$pass $fail realcodes" >> "$RESULTS"
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
