@@ -62,6 +62,7 @@ template <class T, int R> struct macc_vm {
         return r;
     }
     __device__ __forceinline__ operator T *() const { return p; }
+    __device__ __forceinline__ explicit operator void *() const { return (void *)p; } /* to a parameter's macc_vmp_ */
 };
 template <class T> struct macc_vm<T, 0> {
     T *p;
@@ -69,6 +70,7 @@ template <class T> struct macc_vm<T, 0> {
     __device__ __forceinline__ T &operator[](long long i) const { return p[i]; }
     __device__ __forceinline__ T &operator*() const { return *p; }
     __device__ __forceinline__ operator T *() const { return p; }
+    __device__ __forceinline__ explicit operator void *() const { return (void *)p; }
 };
 
 

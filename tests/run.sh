@@ -69,7 +69,13 @@ unit)
     ;;
 golden|golden-update)
     cd "$top/tests/golden" || exit 1
-    [ -z "$NVCC" ] && [ "$mode" = golden ] && echo "golden: nvcc not found: device files are compared but not compiled"
+    if [ -z "$NVCC" ] && [ "$mode" = golden ]; then
+        if [ -n "${MACC_NVCC+set}" ]; then
+            echo "golden: MACC_NVCC is empty: device files are compared, not compiled (make check compiles them in its first golden run)"
+        else
+            echo "golden: nvcc not found (MACC_NVCC, PATH, /usr/local/cuda/bin): device files are compared but not compiled"
+        fi
+    fi
     for src in *.c; do
         case $src in *.host.c|*.cuda.c) continue ;; esac
         stem=${src%.c}
@@ -308,6 +314,12 @@ driver)
         # shellcheck disable=SC2086
         if MACC_NVCC="$NVCC" "$macc" ${E2E_CFLAGS:-} -v -O2 red.c -o redgpu 2> err.txt && grep -q 'nvcc.*-arch=sm_90' err.txt &&
             grep -q 'libmaccrt_cuda.a' err.txt && ./redgpu > /dev/null; then ok; else tail -n 5 err.txt; ko "driver: nvcc build"; fi
+        # the C compiler's options reach nvcc by meaning only (docs/DRIVER.md)
+        if MACC_NVCC="$NVCC" "$macc" -### -Ofast -march=native -funroll-loops -fPIC -Werror -std=gnu99 -DK=1 red.c -o redgpu 2> err.txt &&
+            nv=$(grep 'nvcc.*-arch=sm_90' err.txt) && printf '%s' "$nv" | grep -q -- '-O3 --use_fast_math' &&
+            printf '%s' "$nv" | grep -q -- '-Xcompiler -fPIC' && printf '%s' "$nv" | grep -q -- '-DK=1' &&
+            ! printf '%s' "$nv" | grep -q -- '-march\|-Ofast\|-funroll\|-Werror\|gnu99' &&
+            grep -q '^cc.*-Ofast -march=native' err.txt; then ok; else cat err.txt; ko "driver: options routed to nvcc by meaning"; fi
         # the generated device file needs no C++ runtime: libstdc++ is not loaded
         # (about 1 MiB resident); a user's .cu that uses it still links and runs
         # (not under ASan: libasan itself loads libstdc++)

@@ -1,0 +1,39 @@
+// MACC_FLAGS: -Wno-discarded-qualifiers
+/* C's implicit conversions that C++ rejects, in a region and the functions
+ * it calls: a const pointer passed to a plain pointer parameter and
+ * returned through one, void * stored into a typed pointer, an int and an
+ * enum's arithmetic stored into an enum (also through a typedef). */
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef enum { RED, GREEN, BLUE } color_t;
+enum shape { ROUND, SQUARE };
+
+static double get(double *p, int i) { return p[i]; }
+static double *at(const double *p, int i) { return p + i; }
+static color_t next(color_t c) { return (c + 1) % 3; }
+
+int main(void)
+{
+    int n = 1000;
+    double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+    for (int i = 0; i < n; i++)
+        x[i] = i;
+    const double *cx = x;
+    #pragma omp target teams distribute parallel for map(to: cx[0:n]) map(from: y[0:n])
+    for (int i = 0; i < n; i++) {
+        color_t c = i % 3;
+        enum shape s = i & 1;
+        c = next(c);
+        void *raw = at(cx, i);
+        double *p = raw;
+        y[i] = get(p, 0) + get(cx, i) + c + s;
+    }
+    int bad = 0;
+    for (int i = 0; i < n; i++)
+        bad += y[i] != 2.0 * i + (i % 3 + 1) % 3 + (i & 1);
+    printf("%s\n", bad ? "FAIL" : "PASS");
+    free(x);
+    free(y);
+    return bad != 0;
+}
