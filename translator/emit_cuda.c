@@ -623,6 +623,61 @@ static int cu__local_vla(Cu *c, TSNode n, Vec *edits)
     return 1;
 }
 
+/* <tgmath.h>'s calls, `__builtin_tgmath(sqrtf, sqrt, sqrtl, csqrtf, csqrt,
+ * csqrtl, x)` once GCC has preprocessed them: on the device the double
+ * function's name, whose C++ overloads pick the type, with the arguments
+ * after the function names. Returns 1 when it made the edit. */
+static int cu__tgmath(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
+{
+    TSNode f = node_field(n, "function"), args = node_field(n, "arguments");
+    const char *t = c->u->src->text;
+    if (!node_is(f, "identifier") || ts_node_end_byte(f) - ts_node_start_byte(f) != 16 ||
+        strncmp(t + ts_node_start_byte(f), "__builtin_tgmath", 16) || ts_node_is_null(args))
+        return 0;
+    uint32_t na = ts_node_named_child_count(args);
+    uint32_t k = 0;
+    char *dbl = NULL;
+    while (k + 2 < na) { /* groups of three: f, f without its 'f', that with 'l' */
+        char *a = node_text(c->u, ts_node_named_child(args, k));
+        char *b = node_text(c->u, ts_node_named_child(args, k + 1));
+        char *l = node_text(c->u, ts_node_named_child(args, k + 2));
+        size_t al = strlen(a);
+        int group = al > 1 && a[al - 1] == 'f' && strlen(b) == al - 1 && !strncmp(a, b, al - 1) &&
+                    strlen(l) == al && !strncmp(l, b, al - 1) && l[al - 1] == 'l';
+        free(a);
+        free(l);
+        if (!group) {
+            free(b);
+            break;
+        }
+        if (!dbl)
+            dbl = b;
+        else
+            free(b);
+        k += 3;
+    }
+    if (!dbl || k >= na) {
+        free(dbl);
+        return 0;
+    }
+    Buf b = {0};
+    buf_printf(&b, "%s(", dbl);
+    for (uint32_t i = k; i < na; i++) {
+        if (i > k)
+            buf_puts(&b, ", ");
+        cu__copy(c, ts_node_named_child(args, i), &b, ctx);
+    }
+    buf_puts(&b, ")");
+    cu__blank(c, &b, ts_node_start_byte(n), ts_node_end_byte(n));
+    TokEdit *e = xcalloc(1, sizeof *e);
+    e->start = ts_node_start_byte(n);
+    e->end = ts_node_end_byte(n);
+    e->text = b.data;
+    vec_push(edits, e);
+    free(dbl);
+    return 1;
+}
+
 /* ---- C's implicit conversions in C++ ------------------------------------------ */
 
 /* C converts implicitly where C++ does not: void * to T *, T * to a pointer
@@ -909,6 +964,8 @@ static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
     if (node_is(n, "initializer_list") && cu__designated(c, n, ctx, edits))
         return;
     if (node_is(n, "declaration") && cu__local_vla(c, n, edits))
+        return;
+    if (node_is(n, "call_expression") && cu__tgmath(c, n, ctx, edits))
         return;
     if (node_is(n, "preproc_call") && !cu__is_our_pragma(c, n)) {
         char *x = cu__foreign_pragma(c, n);
