@@ -736,6 +736,36 @@ static int cu__spec_is_enum(const Cu *c, const char *spec)
     return r;
 }
 
+/* Is every struct field of this name that the file declares of an enum
+ * type (so `x.f = e` stores into an enum)? */
+static int cu__field_is_enum(const Cu *c, const char *name, size_t len)
+{
+    const char *t = c->u->src->text;
+    int en = 0, other = 0;
+    for (int i = 0; i < c->u->ntop; i++) {
+        TSNode spec = node_tag_body(c->u->top[i]);
+        if (ts_node_is_null(spec) || node_is(spec, "enum_specifier"))
+            continue;
+        TSNode body = node_field(spec, "body");
+        for (uint32_t j = 0; j < ts_node_named_child_count(body); j++) {
+            TSNode fd = ts_node_named_child(body, j);
+            if (!node_is(fd, "field_declaration"))
+                continue;
+            for (uint32_t m = 0; m < ts_node_named_child_count(fd); m++) {
+                TSNode x = ts_node_named_child(fd, m);
+                if (!node_is(x, "field_identifier") || ts_node_end_byte(x) - ts_node_start_byte(x) != len ||
+                    strncmp(t + ts_node_start_byte(x), name, len))
+                    continue;
+                if (cu__type_is_enum(c, node_field(fd, "type"), 0))
+                    en = 1;
+                else
+                    other = 1;
+            }
+        }
+    }
+    return en && !other;
+}
+
 /* Does declarator d (of a declaration or parameter) declare an object
  * pointer (an array parameter included)? */
 static int cu__declarator_is_pointer(TSNode d, int param)
@@ -809,6 +839,11 @@ static int cu__conv_child(const Cu *c, TSNode n, TSNode k)
         if (cu__is_alloc_call(c, k))
             return 1;
         TSNode left = node_field(n, "left");
+        if (node_is(left, "field_expression")) {
+            TSNode f = node_field(left, "field");
+            return !ts_node_is_null(f) && cu__field_is_enum(c, c->u->src->text + ts_node_start_byte(f),
+                                                             ts_node_end_byte(f) - ts_node_start_byte(f));
+        }
         if (!node_is(left, "identifier"))
             return 0;
         char *name = node_text(c->u, left);
