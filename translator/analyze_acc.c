@@ -333,6 +333,20 @@ static int acc__top_level(TSNode n, TSNode body)
     return 0;
 }
 
+/* Is scalar v private to each iteration, as NVHPC finds it: first met (in
+ * the body's order) as a whole-variable write at the top level of the body,
+ * whose right side does not read it, so no value flows between iterations? */
+static int acc__private_scalar(Unit *u, const AccAccess *first, const char *v, TSNode body)
+{
+    if (!first || !first->write || first->rmw || !acc__top_level(first->node, body))
+        return 0;
+    TSNode as = ts_node_parent(first->node);
+    char *rt = acc__is(as, "assignment_expression") ? node_text(u, node_field(as, "right")) : xstrdup(v);
+    int reads = acc__has_word(rt, v);
+    free(rt);
+    return !reads;
+}
+
 static void acc__scan_free(AccScan *s)
 {
     for (int i = 0; i < s->acc.len; i++) {
@@ -464,20 +478,12 @@ static char *acc__deps(Unit *u, TSNode loop, Directive *d, const Directive *oute
                           directive_reduction_op(red));
             continue;
         }
-        /* private: first met as a whole-variable write at the top of the body,
-         * whose right side does not read it */
-        if (first && first->write && !first->rmw && acc__top_level(first->node, body)) {
-            TSNode as = ts_node_parent(first->node);
-            char *rt = acc__is(as, "assignment_expression") ? node_text(u, node_field(as, "right")) : xstrdup(v);
-            int reads = acc__has_word(rt, v);
-            free(rt);
-            if (!reads) {
-                acc__add_clause(d, CL_PRIVATE, 0, v);
-                if (u->info)
-                    diag_note(u->diag, ts_node_start_byte(first->node),
-                              "'%s' is private to each iteration (written before it is read)", v);
-                continue;
-            }
+        if (acc__private_scalar(u, first, v, body)) {
+            acc__add_clause(d, CL_PRIVATE, 0, v);
+            if (u->info)
+                diag_note(u->diag, ts_node_start_byte(first->node),
+                          "'%s' is private to each iteration (written before it is read)", v);
+            continue;
         }
         if (indep)
             continue; /* warned by the caller: the user asserted independence */
@@ -492,8 +498,10 @@ out:
 }
 
 /* parallel loop: scalars every iteration writes with no clause saying what
- * they are. */
-static void acc__race_warnings(Unit *u, TSNode loop, const Directive *d, const Directive *outer)
+ * they are: private when every iteration writes them before reading them
+ * (NVHPC's scalar privatisation; a private clause is added, host and GPU
+ * versions alike), else a warning that the iterations race. */
+static void acc__race_warnings(Unit *u, TSNode loop, Directive *d, const Directive *outer)
 {
     AccScan s = {0};
     s.u = u;
@@ -521,6 +529,19 @@ static void acc__race_warnings(Unit *u, TSNode loop, const Directive *d, const D
         Decl *decl = analyze_lookup(u, loop, v, NULL);
         int is_var = decl && !decl->is_function && !decl->is_array;
         decl_delete(decl);
+        AccAccess *first = NULL;
+        for (int j = 0; j < s.acc.len && !first; j++) {
+            AccAccess *o = s.acc.items[j];
+            if (o->scalar && !strcmp(o->base, v))
+                first = o;
+        }
+        if (is_var && d && acc__private_scalar(u, first, v, body)) {
+            acc__add_clause(d, CL_PRIVATE, 0, v);
+            if (u->info)
+                diag_note(u->diag, ts_node_start_byte(first->node),
+                          "'%s' is private to each iteration (written before it is read)", v);
+            continue;
+        }
         if (is_var)
             diag_warning(u->diag, ts_node_start_byte(w->node),
                          "'%s' is written by every iteration of this parallel loop but is in no private or reduction "
