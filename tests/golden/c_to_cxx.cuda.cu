@@ -89,7 +89,7 @@ __global__ void macc_g_run_L31(const struct macc_a_run_L31 macc_a_, const struct
 #pragma unroll 2
         for (int j = 0; j < 2; j++)
             macc_kw_delete +=  x[(i)]  - 0.5 * (x[(i)]);
-        nodes[i].kind = macc_d_next_kind(macc_c(nodes[i].kind));
+        nodes[i].kind = macc_c(macc_d_next_kind(macc_c(nodes[i].kind)));
         z[i] =  macc_d_scale (macc_c(&nodes[i]), macc_kw_delete);
     }
             while (0);
