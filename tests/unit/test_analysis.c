@@ -911,18 +911,25 @@ Test(analysis, acc_kernels_independent_finds_reductions_and_warns_races)
 
 Test(analysis, acc_parallel_loop_racing_scalar_warns)
 {
+    /* x: written before it is read in every iteration, private (NVHPC's
+     * scalar privatisation); c: its value flows from one iteration to the
+     * next, the iterations race; y: private by its clause */
     ANALYSE("void f(int n, float *a) {\n"
-            "  float x = 0, y;\n"
+            "  float x = 0, y, c = 0;\n"
             "#pragma acc parallel loop copy(a[0:n])\n"
             "  for (int i = 0; i < n; i++) { x = a[i]; a[i] = 2 * x; }\n"
             "#pragma acc parallel loop copy(a[0:n]) private(y)\n"
             "  for (int i = 0; i < n; i++) { y = a[i]; a[i] = 2 * y; }\n"
+            "#pragma acc parallel loop copy(a[0:n])\n"
+            "  for (int i = 0; i < n; i++) { c = c + a[i]; a[i] = c; }\n"
             "}\n");
     cr_assert_eq(nerr, 0);
     cr_assert_eq(diag.warnings, 1);
     char *msg = diag_text(errf);
-    cr_assert(strstr(msg, "t.c:4:33: warning: 'x' is written by every iteration of this parallel loop"), "%s", msg);
+    cr_assert(strstr(msg, "t.c:8:33: warning: 'c' is written by every iteration of this parallel loop"), "%s", msg);
     free(msg);
+    Region *r = u->regions.items[0];
+    cr_assert(directive_lists(&r->target->dir, CL_PRIVATE, "x"));
     DONE();
 }
 
