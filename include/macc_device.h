@@ -43,6 +43,15 @@ template <class S> struct macc_cv_ {
 };
 template <class S> __host__ __device__ __forceinline__ macc_cv_<S> macc_c(S v) { return macc_cv_<S>{v}; }
 
+/* C's arithmetic on enums, which C++ does not define: x++, ++x, x--, --x,
+ * x += e, x -= e on an enum lvalue (the translator writes these calls). */
+template <class E> __host__ __device__ __forceinline__ E macc_enum_post_inc(E &x) { E o = x; x = (E)(x + 1); return o; }
+template <class E> __host__ __device__ __forceinline__ E macc_enum_post_dec(E &x) { E o = x; x = (E)(x - 1); return o; }
+template <class E> __host__ __device__ __forceinline__ E &macc_enum_pre_inc(E &x) { return x = (E)(x + 1); }
+template <class E> __host__ __device__ __forceinline__ E &macc_enum_pre_dec(E &x) { return x = (E)(x - 1); }
+template <class E, class V> __host__ __device__ __forceinline__ E &macc_enum_add(E &x, V v) { return x = (E)(x + v); }
+template <class E, class V> __host__ __device__ __forceinline__ E &macc_enum_sub(E &x, V v) { return x = (E)(x - v); }
+
 /* C's variably modified types (a pointer to rows of n elements, `double
  * (*a)[n]`, and array parameters `double a[n][m]`), which C++ has not: the
  * translator declares such a variable as macc_vm<T, R> (R bounds known at run
@@ -158,8 +167,62 @@ __attribute__((constructor)) static void macc_dev_info_register_(void)
 
 /* The C library in device code where CUDA's headers have no device version:
  * abort() stops the kernel (the launch reports an error, as a failed assert
- * does); glibc's isinf() is __builtin_isinf_sign. */
+ * does); glibc's isinf() is __builtin_isinf_sign; the string functions. */
 __device__ static inline void macc_dev_abort(void) { __trap(); }
+/* <string.h> beyond CUDA's memcpy and memset */
+__device__ static inline size_t macc_dev_strlen(const char *s)
+{
+    size_t n = 0;
+    while (s[n])
+        n++;
+    return n;
+}
+__device__ static inline int macc_dev_strncmp(const char *a, const char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
+        if (x != y || !x)
+            return x - y;
+    }
+    return 0;
+}
+__device__ static inline int macc_dev_strcmp(const char *a, const char *b) { return macc_dev_strncmp(a, b, (size_t)-1); }
+__device__ static inline char *macc_dev_strcpy(char *d, const char *s)
+{
+    size_t i = 0;
+    while ((d[i] = s[i]) != 0)
+        i++;
+    return d;
+}
+__device__ static inline char *macc_dev_strncpy(char *d, const char *s, size_t n)
+{
+    size_t i = 0;
+    for (; i < n && s[i]; i++)
+        d[i] = s[i];
+    for (; i < n; i++)
+        d[i] = 0;
+    return d;
+}
+__device__ static inline int macc_dev_memcmp(const void *a, const void *b, size_t n)
+{
+    const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
+    for (size_t i = 0; i < n; i++)
+        if (x[i] != y[i])
+            return x[i] - y[i];
+    return 0;
+}
+__device__ static inline void *macc_dev_memmove(void *d, const void *s, size_t n)
+{
+    unsigned char *x = (unsigned char *)d;
+    const unsigned char *y = (const unsigned char *)s;
+    if (x < y)
+        for (size_t i = 0; i < n; i++)
+            x[i] = y[i];
+    else
+        for (size_t i = n; i > 0; i--)
+            x[i - 1] = y[i - 1];
+    return d;
+}
 __device__ static inline int macc_dev___builtin_isinf_sign(double x) { return isinf(x) ? (signbit(x) ? -1 : 1) : 0; }
 __device__ static inline int macc_dev___builtin_isinf_sign(float x) { return isinf(x) ? (signbit(x) ? -1 : 1) : 0; }
 

@@ -79,7 +79,8 @@ static const char *const cu__omp_api[] = {"omp_is_initial_device", "omp_get_team
                                          "omp_get_supported_active_levels", "omp_get_num_procs",
                                          "omp_get_wtime", "omp_get_wtick", "acc_on_device",
                                          /* the C library where CUDA has no device version of its own */
-                                         "abort", "__builtin_isinf_sign", NULL};
+                                         "abort", "__builtin_isinf_sign", "strlen", "strcmp", "strncmp", "strcpy",
+                                         "strncpy", "memcmp", "memmove", NULL};
 
 /* ---- copying text with token edits ---------------------------------------- */
 
@@ -818,6 +819,70 @@ static int cu__is_alloc_call(const Cu *c, TSNode e)
     return 0;
 }
 
+/* Is lvalue x of an enum type (a variable declared so, or a struct field
+ * whose declarations all are)? */
+static int cu__lvalue_is_enum(const Cu *c, TSNode x)
+{
+    while (node_is(x, "parenthesized_expression") && ts_node_named_child_count(x) == 1)
+        x = ts_node_named_child(x, 0);
+    if (node_is(x, "field_expression")) {
+        TSNode f = node_field(x, "field");
+        return !ts_node_is_null(f) &&
+               cu__field_is_enum(c, c->u->src->text + ts_node_start_byte(f), ts_node_end_byte(f) - ts_node_start_byte(f));
+    }
+    if (!node_is(x, "identifier"))
+        return 0;
+    char *name = node_text(c->u, x);
+    Decl *d = analyze_lookup(c->u, x, name, NULL);
+    free(name);
+    int r = d && !d->is_function && !d->is_array && !d->is_pointer && cu__spec_is_enum(c, d->spec);
+    decl_delete(d);
+    return r;
+}
+
+/* ++, --, += and -= on an enum, which C++ does not define: macc_enum_*
+ * (macc_device.h) do C's arithmetic and store the enum. Returns 1 when it
+ * made the edit. */
+static int cu__enum_update(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
+{
+    TSNode x, e = {0};
+    const char *fn;
+    if (node_is(n, "update_expression")) {
+        x = node_field(n, "argument");
+        TSNode op = node_field(n, "operator");
+        int inc = !ts_node_is_null(op) && c->u->src->text[ts_node_start_byte(op)] == '+';
+        int pre = !ts_node_is_null(op) && ts_node_start_byte(op) < ts_node_start_byte(x);
+        fn = inc ? (pre ? "macc_enum_pre_inc" : "macc_enum_post_inc") : (pre ? "macc_enum_pre_dec" : "macc_enum_post_dec");
+    } else if (node_is(n, "assignment_expression")) {
+        x = node_field(n, "left");
+        e = node_field(n, "right");
+        TSNode op = node_field(n, "operator");
+        size_t ob = ts_node_start_byte(op), ol = ts_node_end_byte(op) - ob;
+        if (ol != 2 || c->u->src->text[ob + 1] != '=' || (c->u->src->text[ob] != '+' && c->u->src->text[ob] != '-'))
+            return 0;
+        fn = c->u->src->text[ob] == '+' ? "macc_enum_add" : "macc_enum_sub";
+    } else {
+        return 0;
+    }
+    if (ts_node_is_null(x) || !cu__lvalue_is_enum(c, x))
+        return 0;
+    Buf b = {0};
+    buf_printf(&b, "%s(", fn);
+    cu__copy(c, x, &b, ctx);
+    if (!ts_node_is_null(e)) {
+        buf_puts(&b, ", ");
+        cu__copy(c, e, &b, ctx);
+    }
+    buf_puts(&b, ")");
+    cu__blank(c, &b, ts_node_start_byte(n), ts_node_end_byte(n));
+    TokEdit *t = xcalloc(1, sizeof *t);
+    t->start = ts_node_start_byte(n);
+    t->end = ts_node_end_byte(n);
+    t->text = b.data;
+    vec_push(edits, t);
+    return 1;
+}
+
 /* Is child k of node n a value that C converts implicitly to a pointer or
  * enum type (wrapped in macc_c)? */
 static int cu__conv_child(const Cu *c, TSNode n, TSNode k)
@@ -1001,6 +1066,8 @@ static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
     if (node_is(n, "declaration") && cu__local_vla(c, n, edits))
         return;
     if (node_is(n, "call_expression") && cu__tgmath(c, n, ctx, edits))
+        return;
+    if ((node_is(n, "update_expression") || node_is(n, "assignment_expression")) && cu__enum_update(c, n, ctx, edits))
         return;
     if (node_is(n, "preproc_call") && !cu__is_our_pragma(c, n)) {
         char *x = cu__foreign_pragma(c, n);
@@ -2750,7 +2817,8 @@ static void cu__emit_staged(Cu *c, const Region *r, Stage *st, const CopyCtx *wc
 static int cu__device_libc(const Cu *c, const char *name, size_t declared_at)
 {
     static const char *const ok[] = {"printf", "malloc", "free", "memcpy", "memset", "__assert_fail", "abs", "labs",
-                                     "llabs", "abort", "vprintf", NULL};
+                                     "llabs", "abort", "vprintf", "strlen", "strcmp", "strncmp", "strcpy", "strncpy",
+                                     "memcmp", "memmove", NULL};
     for (int i = 0; ok[i]; i++)
         if (!strcmp(ok[i], name))
             return 1;
@@ -3462,7 +3530,8 @@ int emit_cuda(Unit *u, Buf *out, const char *display_path)
     buf_puts(out, "#ifndef __MACC__\n#define __MACC__ 1\n#endif\n#define MACC_DEVICE_FILE 1\n"
                   "#include <cuda_runtime.h>\n#include <string.h>\n#include \"macc_rt.h\"\n#include \"macc_device.h\"\n"
                   "#define restrict __restrict__\n"
-                  "#pragma nv_diag_suppress 177\n#pragma nv_diag_suppress 550\n#pragma nv_diag_suppress 1675\n");
+                  "#pragma nv_diag_suppress 177\n#pragma nv_diag_suppress 550\n#pragma nv_diag_suppress 1675\n"
+                  "#pragma nv_diag_suppress 2361\n"); /* C's brace initialisers narrow freely */
     /* everything below the includes is C made into C++: through the lowering */
     Buf body = {0};
     cu__prelude(&c, &body);

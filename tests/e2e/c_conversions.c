@@ -3,7 +3,8 @@
  * it calls: a const pointer passed to a plain pointer parameter and
  * returned through one, void * stored into a typed pointer, an int and an
  * enum's arithmetic stored into an enum (also through a typedef, and into a
- * struct's enum field). */
+ * struct's enum field), ++ and += on enums, a brace initialiser that
+ * narrows. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -30,6 +31,14 @@ int main(void)
         color_t c = i % 3;
         enum shape s = i & 1;
         c = next(c);
+        color_t d = RED;
+        for (int k = 0; k < i % 3; k++)
+            d++;
+        d += 0;
+        ++d;
+        --d;
+        int narrow[2] = {i / 2.0 > 1e9, 0}; /* a double into an int, as C allows */
+        c = (c + d - i % 3 + 3 + narrow[0]) % 3;
         void *raw = at(cx, i);
         double *p = raw;
         y[i] = get(p, 0) + get(cx, i) + c + s;

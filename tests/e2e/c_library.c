@@ -1,7 +1,7 @@
 /* The C library in device code: <math.h>'s float and double forms, glibc's
- * isinf/isnan/signbit, <tgmath.h>'s generic names, memcpy/memset, malloc and
- * free, printf, and a struct with a flexible array member read through a
- * mapped byte buffer. */
+ * isinf/isnan/signbit, <tgmath.h>'s generic names, memcpy/memset, the string
+ * functions, malloc and free, printf, and a struct with a flexible array
+ * member read through a mapped byte buffer. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,17 +40,23 @@ int main(void)
         double tmp[4], src[4] = {1, 2, 3, 4};
         memset(tmp, 0, sizeof tmp);
         memcpy(tmp, src, sizeof src);
+        char str[16], cp[8];
+        strcpy(str, "abcde");
+        strncpy(cp, str, sizeof cp);
+        memmove(str + 1, str, 3);
+        int sf = (int)strlen(str) + (strcmp(cp, "abcde") == 0) + (strncmp(str, "aab", 3) == 0) +
+                 (memcmp(cp, "ab", 2) == 0); /* 5 + 1 + 1 + 1 */
         int *heap = malloc(4 * sizeof(int));
         heap[0] = i;
         int h = heap[0];
         free(heap);
         if (i == 0)
             printf("c_library: printf on the device or host\n");
-        out[i] = f + d + tg + tmp[3] + h + total((const struct buf *)raw);
+        out[i] = f + d + tg + tmp[3] + h + total((const struct buf *)raw) + sf;
     }
     int bad = 0;
     for (int i = 0; i < 64; i++)
-        bad += fabs(out[i] - (11.0 + 15.0 + 6.0 + 4 + i + 45)) > 1e-5;
+        bad += fabs(out[i] - (11.0 + 15.0 + 6.0 + 4 + i + 45 + 8)) > 1e-5;
     printf("%s\n", bad ? "FAIL" : "PASS");
     free(b);
     return bad != 0;
