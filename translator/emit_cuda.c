@@ -883,6 +883,53 @@ static int cu__enum_update(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
     return 1;
 }
 
+/* C11's _Generic(e, T1: e1, T2: e2, default: e3): a lambda called in place
+ * whose `if constexpr` chain compares the decayed type of e with each T (the
+ * branches not taken take no part in its return type). Returns 1 when it
+ * made the edit. */
+static int cu__generic(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
+{
+    uint32_t nc = ts_node_named_child_count(n);
+    if (nc < 3)
+        return 0;
+    Buf b = {0};
+    buf_puts(&b, "([&]() { typedef macc_cxx_typename std::decay<decltype(");
+    cu__copy(c, ts_node_named_child(n, 0), &b, ctx);
+    buf_puts(&b, ")>::type macc_gt_; ");
+    TSNode dflt = {0};
+    int any = 0;
+    for (uint32_t i = 1; i + 1 < nc; i += 2) {
+        TSNode ty = ts_node_named_child(n, i), e = ts_node_named_child(n, i + 1);
+        char *tt = node_text(c->u, ty);
+        int is_default = !strcmp(tt, "default");
+        free(tt);
+        if (is_default) {
+            dflt = e;
+            continue;
+        }
+        buf_puts(&b, any ? "else if macc_cxx_constexpr (std::is_same<macc_gt_, "
+                         : "if macc_cxx_constexpr (std::is_same<macc_gt_, ");
+        cu__copy(c, ty, &b, ctx);
+        buf_puts(&b, ">::value) return (");
+        cu__copy(c, e, &b, ctx);
+        buf_puts(&b, "); ");
+        any = 1;
+    }
+    if (!ts_node_is_null(dflt)) {
+        buf_puts(&b, any ? "else return (" : "return (");
+        cu__copy(c, dflt, &b, ctx);
+        buf_puts(&b, "); ");
+    }
+    buf_puts(&b, "}())");
+    cu__blank(c, &b, ts_node_start_byte(n), ts_node_end_byte(n));
+    TokEdit *t = xcalloc(1, sizeof *t);
+    t->start = ts_node_start_byte(n);
+    t->end = ts_node_end_byte(n);
+    t->text = b.data;
+    vec_push(edits, t);
+    return 1;
+}
+
 /* Is child k of node n a value that C converts implicitly to a pointer or
  * enum type (wrapped in macc_c)? */
 static int cu__conv_child(const Cu *c, TSNode n, TSNode k)
@@ -1068,6 +1115,8 @@ static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
     if (node_is(n, "call_expression") && cu__tgmath(c, n, ctx, edits))
         return;
     if ((node_is(n, "update_expression") || node_is(n, "assignment_expression")) && cu__enum_update(c, n, ctx, edits))
+        return;
+    if (node_is(n, "generic_expression") && cu__generic(c, n, ctx, edits))
         return;
     if (node_is(n, "preproc_call") && !cu__is_our_pragma(c, n)) {
         char *x = cu__foreign_pragma(c, n);

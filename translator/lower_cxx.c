@@ -15,6 +15,10 @@
  *     (device variables are macc_g_<name>, kernels macc_k_<...>);
  *   - C11's keywords without a C++ spelling in nvcc (`_Bool`, `_Alignof`,
  *     `_Alignas`, `_Static_assert`, `_Noreturn`) become C++'s;
+ *   - `register` (gone from C++17) and the qualifiers of an array
+ *     parameter's brackets (`a[static N]`, `a[restrict]`) are dropped;
+ *   - C++ keywords that the emitter itself needs are written macc_cxx_<kw>
+ *     (macc_cxx_constexpr) and come out as <kw>;
  *   - complex types (`double _Complex`, `_Complex float`, GNU `__complex__`)
  *     become macc_complex<T> (macc_device.h: the same layout), imaginary
  *     constants (GNU's 2.0i, 1.0iF) macc_complex<T>(0, value).
@@ -61,6 +65,15 @@ int lower_cxx_is_keyword(const char *s, size_t n)
 static int lower__ident_start(char ch)
 {
     return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+}
+
+static int lower__bracket_qual(const char *w, size_t n)
+{
+    static const char *const q[] = {"static", "const", "volatile", "restrict", "__restrict", "__restrict__", NULL};
+    for (int i = 0; q[i]; i++)
+        if (strlen(q[i]) == n && !strncmp(q[i], w, n))
+            return 1;
+    return 0;
 }
 
 void lower_cxx(const char *s, size_t n, Buf *out)
@@ -204,6 +217,32 @@ void lower_cxx(const char *s, size_t n, Buf *out)
             for (int k = 0; lower__c11[k].c; k++)
                 if (strlen(lower__c11[k].c) == len && !strncmp(lower__c11[k].c, s + b, len))
                     repl = lower__c11[k].cxx;
+        }
+        if (!kw && !repl && lower__bracket_qual(s + b, len)) {
+            /* `double a[static 4]`, `a[restrict]`, `a[const n]`: C99's
+             * qualifiers of an array parameter, which C++ has not */
+            size_t q = b;
+            for (;;) {
+                while (q > 0 && (s[q - 1] == ' ' || s[q - 1] == '\t'))
+                    q--;
+                size_t w = q;
+                while (w > 0 && ident_char(s[w - 1]))
+                    w--;
+                if (w == q || !lower__bracket_qual(s + w, q - w))
+                    break;
+                q = w;
+            }
+            if (q > 0 && s[q - 1] == '[')
+                repl = "";
+        }
+        if (!kw && !repl && len == 8 && !strncmp(s + b, "register", 8))
+            repl = ""; /* a storage class C++17 no longer has */
+        if (!kw && !repl && len > 9 && !strncmp(s + b, "macc_cxx_", 9)) {
+            /* C++ that the emitter itself writes (macc_cxx_constexpr): as C++ */
+            buf_put(out, s + copied, b - copied);
+            buf_put(out, s + b + 9, len - 9);
+            copied = i;
+            continue;
         }
         if (!kw && !repl)
             continue;

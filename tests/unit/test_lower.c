@@ -93,3 +93,25 @@ Test(casts, parenthesised_function_is_a_call)
     cr_assert_not_null(strstr(h, "z[i] =  g (i);"), "%s", h);
     free(h);
 }
+
+Test(lower, storage_and_parameter_qualifiers_c_only)
+{
+    char *o = lower("double f(const double a[static 4], double b[restrict], double c[const static 2]) { register int i = 0; return a[i]; }\n");
+    cr_assert_str_eq(o, "double f(const double a[ 4], double b[], double c[  2]) {  int i = 0; return a[i]; }\n");
+    free(o);
+}
+
+Test(lower, complex_types_and_imaginary_constants)
+{
+    char *o = lower("double _Complex z = 1.0 + 2.0i; _Complex float f = 1.0iF; long double _Complex l; __complex__ double g;\n");
+    cr_assert_str_eq(o, "macc_complex<double> z = 1.0 + macc_complex<double>(0, 2.0); macc_complex<float> f = "
+                        "macc_complex<float>(0, 1.0f); macc_complex<long double> l; macc_complex<double> g;\n");
+    free(o);
+}
+
+Test(lower, emitter_cxx_words_kept)
+{
+    char *o = lower("if macc_cxx_constexpr (x) typedef macc_cxx_typename T::type y; int typename_;\n");
+    cr_assert_str_eq(o, "if constexpr (x) typedef typename T::type y; int typename_;\n");
+    free(o);
+}
