@@ -686,6 +686,107 @@ static void acc__kernels_loop(Unit *u, TSNode loop, Directive *d, const Directiv
     }
 }
 
+/* Nested parallel loops (NVHPC gives the outer to gangs, the inner to vector
+ * lanes, so neighbouring threads touch neighbouring elements): where the
+ * region's loop holds, as its whole body, another acc loop that is parallel
+ * (independent, or decided so) and has no clause but its parallelism
+ * (independent, auto, gang, worker, vector), and its bounds
+ * do not use the outer loop's variable, the two become one collapsed loop
+ * (CUDA threads over both, the inner index fastest; on the host one
+ * parallel for over both), deeper nests the same way. The inner directive
+ * then says nothing (cs 0), in the host version as on the GPU. */
+static void acc__collapse_nest(Unit *u, Region *r, Directive *t)
+{
+    if (!(t->cs & CS_LOOPS) || (t->acc_par & ACC_SEQ) || directive_find(t, CL_COLLAPSE) ||
+        !acc__is(r->stmt, "for_statement"))
+        return;
+    TSNode loop = r->stmt;
+    int depth = 1;
+    StrSet vars = {0};
+    for (;;) {
+        char *iv = acc__loop_var(u, loop);
+        if (!iv)
+            break;
+        strset_add(&vars, iv, strlen(iv));
+        free(iv);
+        TSNode body = node_field(loop, "body");
+        /* the body: one acc loop pragma and its for loop (comments aside) */
+        Pragma *q = NULL;
+        TSNode inner = {0};
+        int others = 0;
+        uint32_t nc = acc__is(body, "compound_statement") ? ts_node_named_child_count(body) : 0;
+        for (uint32_t i = 0; i < nc; i++) {
+            TSNode k = ts_node_named_child(body, i);
+            if (acc__is(k, "comment"))
+                continue;
+            if (acc__is(k, "preproc_call") && !q) {
+                for (int j = 0; j < u->pragmas.len && !q; j++) {
+                    Pragma *p = u->pragmas.items[j];
+                    if (p->start == ts_node_start_byte(k))
+                        q = p;
+                }
+                if (q)
+                    continue;
+            }
+            if (acc__is(k, "for_statement") && ts_node_is_null(inner))
+                inner = k;
+            else
+                others++;
+        }
+        int plain = 1; /* only the loop's parallelism: independent, auto, gang, worker, vector */
+        for (int i = 0; q && i < q->dir.nclauses; i++) {
+            ClauseKind k = q->dir.clauses[i].kind;
+            plain &= k == CL_ACC_INDEPENDENT || k == CL_ACC_AUTO || k == CL_ACC_GANG || k == CL_ACC_WORKER ||
+                     k == CL_ACC_VECTOR;
+        }
+        if (!q || ts_node_is_null(inner) || others || q->dir.kind != DIR_LOOP || !q->dir.acc ||
+            !(q->dir.cs & CS_LOOPS) || (q->dir.acc_par & ACC_SEQ) || !plain || !ts_node_eq(acc__pragma_loop(q), inner))
+            break;
+        /* rectangular: the inner loop's header names no outer loop variable */
+        TSNode parts[3] = {node_field(inner, "initializer"), node_field(inner, "condition"), node_field(inner, "update")};
+        int uses = 0;
+        for (int k = 0; k < 3 && !uses; k++) {
+            if (ts_node_is_null(parts[k]))
+                continue;
+            StrSet ids = {0};
+            node_ids(u, parts[k], &ids);
+            for (size_t m = 0; m < ids.cap && !uses; m++)
+                uses = ids.keys[m] && strset_has(&vars, ids.keys[m], strlen(ids.keys[m]));
+            strset_free(&ids);
+        }
+        if (uses)
+            break;
+        q->dir.cs = 0; /* folded into the region's loop */
+        q->dir.acc_par = 0;
+        depth++;
+        loop = inner;
+    }
+    strset_free(&vars);
+    if (depth < 2)
+        return;
+    char n[16];
+    snprintf(n, sizeof n, "%d", depth);
+    DirClause c = {0};
+    c.kind = CL_COLLAPSE;
+    c.arg = n;
+    c.ival = depth;
+    if (directive_add_clause_copy(t, &c) < 0) {
+        fputs("macc: fatal error: out of memory\n", stderr);
+        exit(1);
+    }
+    for (int i = 0; i < t->nvariants; i++)
+        if ((t->variants[i].cs & CS_LOOPS) && !directive_find(&t->variants[i], CL_COLLAPSE) &&
+            directive_add_clause_copy(&t->variants[i], &c) < 0) {
+            fputs("macc: fatal error: out of memory\n", stderr);
+            exit(1);
+        }
+    if (u->info)
+        diag_note(u->diag, r->target->start,
+                  "%s: the %d nested parallel loops from line %d are one collapsed loop: CUDA threads over all of "
+                  "them, the innermost index fastest (gang and vector as NVHPC maps them); one parallel for on the host",
+                  acc__name(t), depth, acc__line(u, r->stmt));
+}
+
 void acc_region_prepare(Unit *u, Region *r)
 {
     Pragma *tp = r->target;
@@ -757,6 +858,7 @@ void acc_region_prepare(Unit *u, Region *r)
         if (u->info)
             acc__info_loop(u, q->start, &q->dir, acc__line(u, loop));
     }
+    acc__collapse_nest(u, r, t);
 }
 
 /* Is `name` private to each iteration of an acc loop of region r whose loop

@@ -12,6 +12,7 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
+#pragma nv_diag_suppress 2361
 #line 4 "acc_compute.c"
 #include <math.h>
 

@@ -12,6 +12,7 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
+#pragma nv_diag_suppress 2361
 #line 15 "c_to_cxx.c"
 typedef enum { OLD, macc_kw_new, macc_kw_class } kind_t;
 #line 16 "c_to_cxx.c"

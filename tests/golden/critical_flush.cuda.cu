@@ -12,6 +12,7 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
+#pragma nv_diag_suppress 2361
 #line 5 "critical_flush.c"
 __device__ static void macc_d_bump(int *h, int k)
 ;

@@ -12,6 +12,7 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
+#pragma nv_diag_suppress 2361
 #line 5 "declare_target.c"
 struct pt { double x, y; };
 #line 8 "declare_target.c"

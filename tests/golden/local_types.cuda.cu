@@ -12,6 +12,7 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
+#pragma nv_diag_suppress 2361
 #line 9 "local_types.c"
 enum { RED = 1, GREEN, BLUE };
 #line 10 "local_types.c"

@@ -12,6 +12,7 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
+#pragma nv_diag_suppress 2361
 #line 11 "macro_target.c"
 __device__ static double macc_d_scale(double v) ;
 #line 11 "macro_target.c"

@@ -12,6 +12,7 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
+#pragma nv_diag_suppress 2361
 
 
 /* target region pragma_continuation.c:5: nvidia version */

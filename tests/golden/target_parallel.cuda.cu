@@ -12,6 +12,7 @@
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
+#pragma nv_diag_suppress 2361
 #line 5 "target_parallel.c"
 #include <omp.h>
 
