@@ -688,9 +688,9 @@ static void acc__kernels_loop(Unit *u, TSNode loop, Directive *d, const Directiv
 
 /* Nested parallel loops (NVHPC gives the outer to gangs, the inner to vector
  * lanes, so neighbouring threads touch neighbouring elements): where the
- * region's loop holds, as its whole body, another acc loop that is parallel
- * (independent, or decided so) and has no clause but its parallelism
- * (independent, auto, gang, worker, vector), and its bounds
+ * region's loop holds, as its whole body, another acc loop that says it is
+ * parallel (independent, gang, worker or vector) and has no other clause,
+ * and its bounds
  * do not use the outer loop's variable, the two become one collapsed loop
  * (CUDA threads over both, the inner index fastest; on the host one
  * parallel for over both), deeper nests the same way. The inner directive
@@ -733,14 +733,17 @@ static void acc__collapse_nest(Unit *u, Region *r, Directive *t)
             else
                 others++;
         }
-        int plain = 1; /* only the loop's parallelism: independent, auto, gang, worker, vector */
+        /* only the loop's parallelism, said (independent, gang, worker, vector): a
+         * bare acc loop keeps running inside each iteration of the outer one */
+        int plain = 1, said = 0;
         for (int i = 0; q && i < q->dir.nclauses; i++) {
             ClauseKind k = q->dir.clauses[i].kind;
-            plain &= k == CL_ACC_INDEPENDENT || k == CL_ACC_AUTO || k == CL_ACC_GANG || k == CL_ACC_WORKER ||
-                     k == CL_ACC_VECTOR;
+            said |= k == CL_ACC_INDEPENDENT || k == CL_ACC_GANG || k == CL_ACC_WORKER || k == CL_ACC_VECTOR;
+            plain &= k == CL_ACC_INDEPENDENT || k == CL_ACC_GANG || k == CL_ACC_WORKER || k == CL_ACC_VECTOR;
         }
         if (!q || ts_node_is_null(inner) || others || q->dir.kind != DIR_LOOP || !q->dir.acc ||
-            !(q->dir.cs & CS_LOOPS) || (q->dir.acc_par & ACC_SEQ) || !plain || !ts_node_eq(acc__pragma_loop(q), inner))
+            !(q->dir.cs & CS_LOOPS) || (q->dir.acc_par & ACC_SEQ) || !plain || !said ||
+            !ts_node_eq(acc__pragma_loop(q), inner))
             break;
         /* rectangular: the inner loop's header names no outer loop variable */
         TSNode parts[3] = {node_field(inner, "initializer"), node_field(inner, "condition"), node_field(inner, "update")};
@@ -811,6 +814,10 @@ void acc_region_prepare(Unit *u, Region *r)
     if (t->acc == ACC_KERNELS && acc__is(r->stmt, "for_statement")) {
         if (t->cs == 0 && !(t->acc_par & ACC_SEQ))
             t->cs = CS_TEAMS | CS_DISTRIBUTE | CS_PARALLEL_FOR;
+        else if ((t->cs & CS_LOOPS) && !(t->cs & CS_TEAMS))
+            /* `acc kernels` then `acc loop` on its own line (merged into the
+             * construct): the loop's gangs are CUDA blocks too, not one */
+            t->cs |= CS_TEAMS | CS_DISTRIBUTE;
         if (t->cs)
             acc__kernels_loop(u, r->stmt, t, NULL);
     }
