@@ -930,6 +930,70 @@ static int cu__generic(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
     return 1;
 }
 
+/* stdio in device code: fprintf(stderr|stdout, ...) is printf(...) (the
+ * device has one output stream), puts(s) printf("%s\n", s), putchar(c)
+ * printf("%c", c), fflush(stderr|stdout) nothing: is call n one of these
+ * forms (*which: 1 to 4)? cu__stdio makes the edit (1 when it did). */
+static int cu__stdio_form(const Cu *c, TSNode n, int *which)
+{
+    TSNode f = node_field(n, "function"), args = node_field(n, "arguments");
+    if (!node_is(f, "identifier") || ts_node_is_null(args))
+        return 0;
+    const char *t = c->u->src->text + ts_node_start_byte(f);
+    size_t len = ts_node_end_byte(f) - ts_node_start_byte(f);
+    uint32_t na = ts_node_named_child_count(args);
+    int stream = 0;
+    if (na >= 1) {
+        TSNode a0 = ts_node_named_child(args, 0);
+        size_t al = ts_node_end_byte(a0) - ts_node_start_byte(a0);
+        const char *as = c->u->src->text + ts_node_start_byte(a0);
+        stream = node_is(a0, "identifier") && ((al == 6 && !strncmp(as, "stderr", 6)) || (al == 6 && !strncmp(as, "stdout", 6)));
+    }
+    if (len == 7 && !strncmp(t, "fprintf", 7) && na >= 2 && stream)
+        *which = 1;
+    else if (len == 4 && !strncmp(t, "puts", 4) && na == 1)
+        *which = 2;
+    else if (len == 7 && !strncmp(t, "putchar", 7) && na == 1)
+        *which = 3;
+    else if (len == 6 && !strncmp(t, "fflush", 6) && na == 1 && stream)
+        *which = 4;
+    else
+        return 0;
+    return 1;
+}
+
+static int cu__stdio(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
+{
+    int which = 0;
+    if (!node_is(n, "call_expression") || !cu__stdio_form(c, n, &which))
+        return 0;
+    TSNode args = node_field(n, "arguments");
+    uint32_t na = ts_node_named_child_count(args);
+    Buf b = {0};
+    if (which == 1) {
+        buf_puts(&b, "printf(");
+        for (uint32_t i = 1; i < na; i++) {
+            if (i > 1)
+                buf_puts(&b, ", ");
+            cu__copy(c, ts_node_named_child(args, i), &b, ctx);
+        }
+        buf_puts(&b, ")");
+    } else if (which == 2 || which == 3) {
+        buf_puts(&b, which == 2 ? "printf(\"%s\\n\", " : "printf(\"%c\", ");
+        cu__copy(c, ts_node_named_child(args, 0), &b, ctx);
+        buf_puts(&b, ")");
+    } else {
+        buf_puts(&b, "(void)0");
+    }
+    cu__blank(c, &b, ts_node_start_byte(n), ts_node_end_byte(n));
+    TokEdit *e = xcalloc(1, sizeof *e);
+    e->start = ts_node_start_byte(n);
+    e->end = ts_node_end_byte(n);
+    e->text = b.data;
+    vec_push(edits, e);
+    return 1;
+}
+
 /* Is child k of node n a value that C converts implicitly to a pointer or
  * enum type (wrapped in macc_c)? */
 static int cu__conv_child(const Cu *c, TSNode n, TSNode k)
@@ -1117,6 +1181,8 @@ static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
     if ((node_is(n, "update_expression") || node_is(n, "assignment_expression")) && cu__enum_update(c, n, ctx, edits))
         return;
     if (node_is(n, "generic_expression") && cu__generic(c, n, ctx, edits))
+        return;
+    if (node_is(n, "call_expression") && cu__stdio(c, n, ctx, edits))
         return;
     if (node_is(n, "preproc_call") && !cu__is_our_pragma(c, n)) {
         char *x = cu__foreign_pragma(c, n);
@@ -2893,7 +2959,7 @@ static void cu__check_calls(Cu *c, TSNode n, StrSet *seen)
             if (!ts_node_is_null(def)) {
                 if (strset_add(seen, name, strlen(name)))
                     cu__check_calls(c, node_field(def, "body"), seen);
-            } else if (!variant_of_call(c->u, f, cu__variant_context(c), 1)) {
+            } else if (!variant_of_call(c->u, f, cu__variant_context(c), 1) && !cu__stdio_form(c, n, &(int){0})) {
                 TSNode where = {0};
                 Decl *d = analyze_lookup(c->u, f, name, &where);
                 if (d && d->is_function && !ts_node_is_null(where) &&

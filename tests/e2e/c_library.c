@@ -1,6 +1,7 @@
 /* The C library in device code: <math.h>'s float and double forms, glibc's
  * isinf/isnan/signbit, <tgmath.h>'s generic names, memcpy/memset, the string
- * functions, malloc and free, printf, and a struct with a flexible array
+ * functions, malloc and free, printf, fprintf to stderr, fflush, puts, and a
+ * struct with a flexible array
  * member read through a mapped byte buffer. */
 #include <math.h>
 #include <stdio.h>
@@ -50,8 +51,12 @@ int main(void)
         heap[0] = i;
         int h = heap[0];
         free(heap);
-        if (i == 0)
+        if (i == 0) {
             printf("c_library: printf on the device or host\n");
+            fprintf(stderr, "c_library: fprintf(stderr) too (printf on the device)\n");
+            fflush(stderr);
+            puts("c_library: puts");
+        }
         out[i] = f + d + tg + tmp[3] + h + total((const struct buf *)raw) + sf;
     }
     int bad = 0;
