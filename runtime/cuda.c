@@ -562,6 +562,19 @@ static void cuda__fini_device(maccrt_device *d)
             g->helpers[i].started = 0;
         }
     }
+    /* What kernels printed: the device's printf buffer is written out at a
+     * synchronisation, and the helpers learn that kernels ended by polling
+     * events, which does not write it; every task has ended here. */
+    int prev = -1;
+    if (cudaGetDevice(&prev) != cudaSuccess)
+        cuda__clear();
+    if (cudaSetDevice(g->ordinal) == cudaSuccess) {
+        if (cudaDeviceSynchronize() != cudaSuccess)
+            cuda__clear();
+        cuda__restore(prev, g->ordinal);
+    } else {
+        cuda__clear();
+    }
     /* g, its streams and its memory stay: a task created by a later atexit
      * handler runs inline on the data stream, and the CUDA runtime releases
      * everything with the contexts at exit. */

@@ -138,6 +138,27 @@ for pv in "copy_paths MACC_CUDA_STAGE=0" "copy_paths MACC_CUDA_PIN=0" \
         ko "$p ($v)"
     fi
 done
+# what kernels print reaches stdout (the helpers poll events, which do not
+# write the device's printf buffer; the runtime synchronises each GPU at exit)
+cat > "$gbuild/progs/devprintf.c" <<'PEOF'
+#include <stdio.h>
+int main(void)
+{
+    #pragma omp target teams distribute parallel for
+    for (int i = 0; i < 3; i++)
+        printf("device line %d\n", i);
+    return 0;
+}
+PEOF
+if "$macc" -O2 "$gbuild/progs/devprintf.c" -o "$gbuild/progs/devprintf" > "$gbuild/progs/devprintf.build.log" 2>&1 &&
+    MACC_DEVICES=nvidia MACC_TARGET_OFFLOAD=mandatory "$gbuild/progs/devprintf" > "$gbuild/progs/devprintf.log" 2>&1 &&
+    [ "$(grep -c '^device line [012]$' "$gbuild/progs/devprintf.log")" -eq 3 ]; then
+    ok
+    echo "ok   devprintf: the kernel's printf lines reached stdout"
+else
+    cat "$gbuild/progs/devprintf.build.log" "$gbuild/progs/devprintf.log" | tail -n 5
+    ko "devprintf: printf in a kernel printed nothing"
+fi
 pass=$(cat "$res"/*.res | grep -c '^ok')
 fail=$(cat "$res"/*.res | grep -c '^ko')
 rm -rf "$res"
