@@ -98,6 +98,40 @@ typedef struct TokEdit {
     char *text;
 } TokEdit;
 
+/* The type node of the file-scope typedef named name[0..len), or a null node. */
+static TSNode cu__typedef_of(const Cu *c, const char *name, size_t len)
+{
+    const char *t = c->u->src->text;
+    for (int i = 0; i < c->u->ntop; i++) {
+        TSNode n = c->u->top[i];
+        if (!node_is(n, "type_definition"))
+            continue;
+        TSNode d = node_field(n, "declarator");
+        if (node_is(d, "type_identifier") && ts_node_end_byte(d) - ts_node_start_byte(d) == len &&
+            !strncmp(t + ts_node_start_byte(d), name, len))
+            return node_field(n, "type");
+    }
+    return (TSNode){0};
+}
+
+/* An edit replacing bytes [start, end) with text (owned by the edit). */
+static void cu__edit(Vec *edits, size_t start, size_t end, char *text)
+{
+    TokEdit *e = xcalloc(1, sizeof *e);
+    e->start = start;
+    e->end = end;
+    e->text = text;
+    vec_push(edits, e);
+}
+
+/* An edit replacing node n with b's text, padded with the newlines n spanned
+ * so that the lines after it keep their numbers (b's data passes to the edit). */
+static void cu__replace_node(Cu *c, Vec *edits, TSNode n, Buf *b)
+{
+    cu__blank(c, b, ts_node_start_byte(n), ts_node_end_byte(n));
+    cu__edit(edits, ts_node_start_byte(n), ts_node_end_byte(n), b->data ? b->data : xstrdup(""));
+}
+
 static int cu__is_our_pragma(const Cu *c, TSNode n)
 {
     if (!node_is(n, "preproc_call"))
@@ -390,46 +424,28 @@ static int cu__vm_param(Cu *c, TSNode n, Vec *edits)
     int id_off = (int)(ts_node_start_byte(id) - ts_node_start_byte(d));
     int id_len = (int)(ts_node_end_byte(id) - ts_node_start_byte(id));
     Vec dims = {0};
-    int vm = cu__vm_dims(text, id_off, id_len, &dims) > 0;
-    for (int i = 0; i < dims.len; i++)
+    cu__vm_dims(text, id_off, id_len, &dims); /* the bounds that stay (an array's own decays) */
+    int vm = 0;
+    for (int i = 0; i < dims.len; i++) {
+        char *bound = xsprintf("[%s]", (char *)dims.items[i]);
+        vm |= cu__vm_text(bound); /* only bounds with names in them need it */
+        free(bound);
         free(dims.items[i]);
-    vec_free(&dims);
-    if (vm) {
-        /* only bounds with names in them need it */
-        const char *after = text + id_off + id_len;
-        int arr = node_is(d, "array_declarator");
-        if (arr) { /* the outermost bound decays: skip it */
-            while (*after && *after != '[')
-                after++;
-            int depth = 0;
-            do {
-                depth += *after == '[';
-                depth -= *after == ']';
-                after++;
-            } while (*after && depth);
-        }
-        vm = cu__vm_text(after);
     }
+    vec_free(&dims);
     if (!vm) {
         free(text);
         return 0;
     }
     char *name = node_text(c->u, id);
     char *spec = xstrndup(c->u->src->text + ts_node_start_byte(n), ts_node_start_byte(d) - ts_node_start_byte(n));
-    TokEdit *e = xcalloc(1, sizeof *e);
-    e->start = ts_node_start_byte(n);
-    e->end = ts_node_end_byte(n);
-    e->text = xsprintf("void *macc_vmp_%s", name);
-    vec_push(edits, e);
+    cu__edit(edits, ts_node_start_byte(n), ts_node_end_byte(n), xsprintf("void *macc_vmp_%s", name));
     Buf decl = {0};
     char *src = xsprintf("macc_vmp_%s", name);
     buf_puts(&decl, " ");
     cu__vm_decl(&decl, spec, text, id_off, id_len, name, src);
     buf_puts(&decl, ";");
-    TokEdit *x = xcalloc(1, sizeof *x);
-    x->start = x->end = ts_node_start_byte(body) + 1;
-    x->text = decl.data;
-    vec_push(edits, x);
+    cu__edit(edits, ts_node_start_byte(body) + 1, ts_node_start_byte(body) + 1, decl.data);
     free(src);
     free(spec);
     free(name);
@@ -448,25 +464,20 @@ static TSNode cu__struct_body_of(const Cu *c, TSNode ty, int depth)
     const char *t = c->u->src->text;
     if (depth > 8 || ts_node_is_null(ty))
         return (TSNode){0};
-    if ((node_is(ty, "struct_specifier") || node_is(ty, "union_specifier")) &&
-        !ts_node_is_null(node_field(ty, "body")))
+    if (node_is(ty, "type_identifier"))
+        return cu__struct_body_of(c, cu__typedef_of(c, t + ts_node_start_byte(ty),
+                                                    ts_node_end_byte(ty) - ts_node_start_byte(ty)),
+                                  depth + 1);
+    if (!node_is(ty, "struct_specifier") && !node_is(ty, "union_specifier"))
+        return (TSNode){0};
+    if (!ts_node_is_null(node_field(ty, "body")))
         return ty;
-    TSNode tag = node_is(ty, "struct_specifier") || node_is(ty, "union_specifier") ? node_field(ty, "name") : ty;
+    TSNode tag = node_field(ty, "name");
     if (ts_node_is_null(tag))
         return (TSNode){0};
     size_t b = ts_node_start_byte(tag), len = ts_node_end_byte(tag) - b;
     for (int i = 0; i < c->u->ntop; i++) {
-        TSNode n = c->u->top[i];
-        if (node_is(tag, "type_identifier") && node_is(ty, "type_identifier") && node_is(n, "type_definition")) {
-            TSNode d = node_field(n, "declarator");
-            if (node_is(d, "type_identifier") && ts_node_end_byte(d) - ts_node_start_byte(d) == len &&
-                !strncmp(t + ts_node_start_byte(d), t + b, len))
-                return cu__struct_body_of(c, node_field(n, "type"), depth + 1);
-            continue;
-        }
-        if (node_is(ty, "type_identifier"))
-            continue;
-        TSNode spec = node_tag_body(n);
+        TSNode spec = node_tag_body(c->u->top[i]);
         TSNode nm = ts_node_is_null(spec) ? spec : node_field(spec, "name");
         if (!ts_node_is_null(nm) && !strcmp(node_type(spec), node_type(ty)) &&
             ts_node_end_byte(nm) - ts_node_start_byte(nm) == len && !strncmp(t + ts_node_start_byte(nm), t + b, len))
@@ -545,12 +556,7 @@ static int cu__designated(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
         }
     }
     buf_puts(&b, " }");
-    cu__blank(c, &b, ts_node_start_byte(n), ts_node_end_byte(n)); /* the lines it spanned */
-    TokEdit *e = xcalloc(1, sizeof *e);
-    e->start = ts_node_start_byte(n);
-    e->end = ts_node_end_byte(n);
-    e->text = b.data;
-    vec_push(edits, e);
+    cu__replace_node(c, edits, n, &b);
     free(rank);
     return 1;
 }
@@ -612,12 +618,7 @@ static int cu__local_vla(Cu *c, TSNode n, Vec *edits)
         free(dims.items[i]);
     vec_free(&dims);
     buf_free(&size);
-    cu__blank(c, &b, ts_node_start_byte(n), ts_node_end_byte(n));
-    TokEdit *e = xcalloc(1, sizeof *e);
-    e->start = ts_node_start_byte(n);
-    e->end = ts_node_end_byte(n);
-    e->text = b.data;
-    vec_push(edits, e);
+    cu__replace_node(c, edits, n, &b);
     free(spec);
     free(name);
     free(text);
@@ -669,12 +670,7 @@ static int cu__tgmath(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
         cu__copy(c, ts_node_named_child(args, i), &b, ctx);
     }
     buf_puts(&b, ")");
-    cu__blank(c, &b, ts_node_start_byte(n), ts_node_end_byte(n));
-    TokEdit *e = xcalloc(1, sizeof *e);
-    e->start = ts_node_start_byte(n);
-    e->end = ts_node_end_byte(n);
-    e->text = b.data;
-    vec_push(edits, e);
+    cu__replace_node(c, edits, n, &b);
     free(dbl);
     return 1;
 }
@@ -699,18 +695,9 @@ static int cu__type_is_enum(const Cu *c, TSNode type, int depth)
         return 1;
     if (!node_is(type, "type_identifier"))
         return 0;
-    const char *t = c->u->src->text;
-    size_t b = ts_node_start_byte(type), len = ts_node_end_byte(type) - b;
-    for (int i = 0; i < c->u->ntop; i++) {
-        TSNode n = c->u->top[i];
-        if (!node_is(n, "type_definition"))
-            continue;
-        TSNode d = node_field(n, "declarator");
-        if (node_is(d, "type_identifier") && ts_node_end_byte(d) - ts_node_start_byte(d) == len &&
-            !strncmp(t + ts_node_start_byte(d), t + b, len))
-            return cu__type_is_enum(c, node_field(n, "type"), depth + 1);
-    }
-    return 0;
+    return cu__type_is_enum(c, cu__typedef_of(c, c->u->src->text + ts_node_start_byte(type),
+                                              ts_node_end_byte(type) - ts_node_start_byte(type)),
+                            depth + 1);
 }
 
 static int cu__spec_is_enum(const Cu *c, const char *spec)
@@ -720,19 +707,8 @@ static int cu__spec_is_enum(const Cu *c, const char *spec)
     while (*p == ' ')
         p++;
     int r = !strncmp(p, "enum", 4) && !ident_char(p[4]);
-    if (!r && *p) {
-        /* a typedef name: find its definition among the file's */
-        size_t len = strcspn(p, " *");
-        for (int i = 0; i < c->u->ntop && !r; i++) {
-            TSNode n = c->u->top[i];
-            if (!node_is(n, "type_definition"))
-                continue;
-            TSNode d = node_field(n, "declarator");
-            if (node_is(d, "type_identifier") && ts_node_end_byte(d) - ts_node_start_byte(d) == len &&
-                !strncmp(c->u->src->text + ts_node_start_byte(d), p, len))
-                r = cu__type_is_enum(c, node_field(n, "type"), 0);
-        }
-    }
+    if (!r && *p) /* a typedef name */
+        r = cu__type_is_enum(c, cu__typedef_of(c, p, strcspn(p, " *")), 0);
     free(u);
     return r;
 }
@@ -819,23 +795,25 @@ static int cu__is_alloc_call(const Cu *c, TSNode e)
     return 0;
 }
 
-/* Is lvalue x of an enum type (a variable declared so, or a struct field
- * whose declarations all are)? */
-static int cu__lvalue_is_enum(const Cu *c, TSNode x)
+/* What lvalue x stores into: LV_ENUM (a variable declared as an enum, or a
+ * struct field whose declarations all are), LV_POINTER (a variable declared
+ * as an object pointer), else 0. */
+enum { LV_ENUM = 1, LV_POINTER };
+static int cu__lvalue_kind(const Cu *c, TSNode x)
 {
-    while (node_is(x, "parenthesized_expression") && ts_node_named_child_count(x) == 1)
-        x = ts_node_named_child(x, 0);
     if (node_is(x, "field_expression")) {
         TSNode f = node_field(x, "field");
-        return !ts_node_is_null(f) &&
-               cu__field_is_enum(c, c->u->src->text + ts_node_start_byte(f), ts_node_end_byte(f) - ts_node_start_byte(f));
+        return !ts_node_is_null(f) && cu__field_is_enum(c, c->u->src->text + ts_node_start_byte(f),
+                                                         ts_node_end_byte(f) - ts_node_start_byte(f))
+                   ? LV_ENUM
+                   : 0;
     }
     if (!node_is(x, "identifier"))
         return 0;
     char *name = node_text(c->u, x);
     Decl *d = analyze_lookup(c->u, x, name, NULL);
     free(name);
-    int r = d && !d->is_function && !d->is_array && !d->is_pointer && cu__spec_is_enum(c, d->spec);
+    int r = !d || d->is_function || d->is_array ? 0 : d->is_pointer ? LV_POINTER : cu__spec_is_enum(c, d->spec) ? LV_ENUM : 0;
     decl_delete(d);
     return r;
 }
@@ -864,7 +842,10 @@ static int cu__enum_update(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
     } else {
         return 0;
     }
-    if (ts_node_is_null(x) || !cu__lvalue_is_enum(c, x))
+    TSNode lv = x;
+    while (node_is(lv, "parenthesized_expression") && ts_node_named_child_count(lv) == 1)
+        lv = ts_node_named_child(lv, 0);
+    if (ts_node_is_null(x) || cu__lvalue_kind(c, lv) != LV_ENUM)
         return 0;
     Buf b = {0};
     buf_printf(&b, "%s(", fn);
@@ -874,12 +855,7 @@ static int cu__enum_update(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
         cu__copy(c, e, &b, ctx);
     }
     buf_puts(&b, ")");
-    cu__blank(c, &b, ts_node_start_byte(n), ts_node_end_byte(n));
-    TokEdit *t = xcalloc(1, sizeof *t);
-    t->start = ts_node_start_byte(n);
-    t->end = ts_node_end_byte(n);
-    t->text = b.data;
-    vec_push(edits, t);
+    cu__replace_node(c, edits, n, &b);
     return 1;
 }
 
@@ -921,12 +897,7 @@ static int cu__generic(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
         buf_puts(&b, "); ");
     }
     buf_puts(&b, "}())");
-    cu__blank(c, &b, ts_node_start_byte(n), ts_node_end_byte(n));
-    TokEdit *t = xcalloc(1, sizeof *t);
-    t->start = ts_node_start_byte(n);
-    t->end = ts_node_end_byte(n);
-    t->text = b.data;
-    vec_push(edits, t);
+    cu__replace_node(c, edits, n, &b);
     return 1;
 }
 
@@ -985,12 +956,7 @@ static int cu__stdio(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
     } else {
         buf_puts(&b, "(void)0");
     }
-    cu__blank(c, &b, ts_node_start_byte(n), ts_node_end_byte(n));
-    TokEdit *e = xcalloc(1, sizeof *e);
-    e->start = ts_node_start_byte(n);
-    e->end = ts_node_end_byte(n);
-    e->text = b.data;
-    vec_push(edits, e);
+    cu__replace_node(c, edits, n, &b);
     return 1;
 }
 
@@ -1014,21 +980,7 @@ static int cu__conv_child(const Cu *c, TSNode n, TSNode k)
             return 0;
         if (cu__is_alloc_call(c, k))
             return 1;
-        TSNode left = node_field(n, "left");
-        if (node_is(left, "field_expression")) {
-            TSNode f = node_field(left, "field");
-            return !ts_node_is_null(f) && cu__field_is_enum(c, c->u->src->text + ts_node_start_byte(f),
-                                                             ts_node_end_byte(f) - ts_node_start_byte(f));
-        }
-        if (!node_is(left, "identifier"))
-            return 0;
-        char *name = node_text(c->u, left);
-        Decl *d = analyze_lookup(c->u, left, name, NULL);
-        free(name);
-        int r = d && !d->is_function && !d->is_array &&
-                (d->is_pointer || cu__spec_is_enum(c, d->spec));
-        decl_delete(d);
-        return r;
+        return cu__lvalue_kind(c, node_field(n, "left")) != 0;
     }
     if (node_is(n, "argument_list")) {
         TSNode call = ts_node_parent(n);
@@ -1071,13 +1023,6 @@ static int cu__conv_child(const Cu *c, TSNode n, TSNode k)
     return 0;
 }
 
-static void cu__insert(Vec *edits, size_t at, const char *text)
-{
-    TokEdit *x = xcalloc(1, sizeof *x);
-    x->start = x->end = at;
-    x->text = xstrdup(text);
-    vec_push(edits, x);
-}
 
 
 /* ---- pragmas that are not OpenMP's or OpenACC's ------------------------------ */
@@ -1188,11 +1133,7 @@ static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
         char *x = cu__foreign_pragma(c, n);
         if (x) {
             TSNode arg = node_field(n, "argument");
-            TokEdit *e = xcalloc(1, sizeof *e);
-            e->start = ts_node_start_byte(arg);
-            e->end = ts_node_end_byte(arg);
-            e->text = x;
-            vec_push(edits, e);
+            cu__edit(edits, ts_node_start_byte(arg), ts_node_end_byte(arg), x);
         }
         return;
     }
@@ -1292,10 +1233,10 @@ static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
         }
         int conv = cu__conv_child(c, n, k);
         if (conv)
-            cu__insert(edits, ts_node_start_byte(k), "macc_c(");
+            cu__edit(edits, ts_node_start_byte(k), ts_node_start_byte(k), xstrdup("macc_c("));
         cu__collect_edits(c, k, ctx, edits);
         if (conv)
-            cu__insert(edits, ts_node_end_byte(k), ")");
+            cu__edit(edits, ts_node_end_byte(k), ts_node_end_byte(k), xstrdup(")"));
     }
 }
 
@@ -2931,11 +2872,14 @@ static void cu__emit_staged(Cu *c, const Region *r, Stage *st, const CopyCtx *wc
  * declares it), the compiler's builtins. */
 static int cu__device_libc(const Cu *c, const char *name, size_t declared_at)
 {
-    static const char *const ok[] = {"printf", "malloc", "free", "memcpy", "memset", "__assert_fail", "abs", "labs",
-                                     "llabs", "abort", "vprintf", "strlen", "strcmp", "strncmp", "strcpy", "strncpy",
-                                     "memcmp", "memmove", NULL};
+    /* CUDA's own device versions; macc_device.h's are the renamed ones (cu__omp_api) */
+    static const char *const ok[] = {"printf", "vprintf", "malloc", "free", "memcpy", "memset", "__assert_fail", "abs",
+                                     "labs", "llabs", NULL};
     for (int i = 0; ok[i]; i++)
         if (!strcmp(ok[i], name))
+            return 1;
+    for (int i = 0; cu__omp_api[i]; i++)
+        if (!strcmp(cu__omp_api[i], name))
             return 1;
     if (!strncmp(name, "__builtin_", 10) || !strncmp(name, "omp_", 4) || !strncmp(name, "acc_", 4) ||
         !strncmp(name, "__nv", 4) || !strncmp(name, "macc_", 5))
@@ -2943,7 +2887,7 @@ static int cu__device_libc(const Cu *c, const char *name, size_t declared_at)
     const char *f = source_file(c->u->src, declared_at);
     const char *base = f ? strrchr(f, '/') : NULL;
     base = base ? base + 1 : f ? f : "";
-    return strstr(base, "math") || strstr(base, "complex") || strstr(base, "cmath");
+    return strstr(base, "math") || strstr(base, "complex"); /* math.h, mathcalls.h, cmath, complex.h */
 }
 
 /* Reports each call under n to a function that a system header declares and
