@@ -53,12 +53,17 @@ enum { CU_LOOP, CU_TEAM_DIST, CU_GENERIC, CU_PARALLEL };
 
 /* ---- small helpers -------------------------------------------------------- */
 
-static int cu__in(const Vec *v, const char *s)
+static int cu__index_of(const Vec *v, const char *s)
 {
     for (int i = 0; i < v->len; i++)
         if (!strcmp(v->items[i], s))
-            return 1;
-    return 0;
+            return i;
+    return -1;
+}
+
+static int cu__in(const Vec *v, const char *s)
+{
+    return cu__index_of(v, s) >= 0;
 }
 
 static void cu__blank(Cu *c, Buf *out, size_t b, size_t e)
@@ -89,6 +94,7 @@ typedef struct CopyCtx {
     const Vec *staged;    /* arrays read as A[var] from shared memory */
     const char *var;      /* the staged loop's variable */
     const char *outer;    /* the kernel loop's variable: A[outer] read once into a register */
+    int packed;           /* staged arrays share one vector tile: A[var] is macc_sv_.<x|y|z|w> */
     int spmd;             /* every thread of a parallel region runs the text: master, critical,
                            * atomic and flush become code, other omp constructs are errors */
 } CopyCtx;
@@ -1172,7 +1178,10 @@ static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
                 TokEdit *x = xcalloc(1, sizeof *x);
                 x->start = ts_node_start_byte(n);
                 x->end = ts_node_end_byte(n);
-                x->text = hit ? xsprintf("macc_sh_%s[macc_jj_]", an) : xsprintf("macc_hv_%s", an);
+                if (hit && ctx->packed)
+                    x->text = xsprintf("macc_sv_.%c", "xyzw"[cu__index_of(ctx->staged, an)]);
+                else
+                    x->text = hit ? xsprintf("macc_sh_%s[macc_jj_]", an) : xsprintf("macc_hv_%s", an);
                 vec_push(edits, x);
             }
             hit |= hoist;
@@ -2794,6 +2803,29 @@ static int cu__stage_plan(Cu *c, const Region *r, Stage *st)
     return 1;
 }
 
+/* The vector type that holds one element of every staged array, when they are
+ * two to four arrays of one type that CUDA has a vector of (float2, float4,
+ * int2, int4, double2): a tile of those costs one shared-memory load per
+ * iteration instead of one per array (a 128-bit broadcast for x, y, z).
+ * NULL: one tile per array. */
+static const char *cu__stage_vector(const Stage *st)
+{
+    int k = st->arrays.len;
+    if (k < 2 || k > 4 || getenv("MACC_NO_STAGE_PACK"))
+        return NULL;
+    const char *t = st->types.items[0];
+    for (int i = 1; i < k; i++)
+        if (strcmp(st->types.items[i], t))
+            return NULL;
+    if (!strcmp(t, "float"))
+        return k == 2 ? "float2" : "float4";
+    if (!strcmp(t, "int"))
+        return k == 2 ? "int2" : "int4";
+    if (!strcmp(t, "double") && k == 2)
+        return "double2";
+    return NULL;
+}
+
 static void cu__emit_staged_inner(Cu *c, Stage *st, const CopyCtx *sctx, Buf *b, int full, int tile)
 {
     if (full)
@@ -2804,6 +2836,8 @@ static void cu__emit_staged_inner(Cu *c, Stage *st, const CopyCtx *sctx, Buf *b,
                     "                for (int macc_jj_ = 0; macc_jj_ < macc_jn_; macc_jj_++) {\n");
     buf_printf(b, "                    %s %s = (%s)(macc_jt_ + macc_jj_);\n                    (void)%s;\n", st->l.type,
                st->l.var, st->l.type, st->l.var);
+    if (sctx->packed)
+        buf_printf(b, "                    const %s macc_sv_ = macc_sh_[macc_jj_];\n", cu__stage_vector(st));
     cu__line_dir(c, b, st->l.body);
     cu__copy(c, st->l.body, b, sctx);
     buf_puts(b, "\n                }\n");
@@ -2817,9 +2851,13 @@ static void cu__emit_staged(Cu *c, const Region *r, Stage *st, const CopyCtx *wc
     char *trip = cu__trip(&outer);
     buf_printf(b, "    const long long macc_total_ = %s;\n", trip);
     free(trip);
-    for (int i = 0; i < st->arrays.len; i++)
-        buf_printf(b, "    __shared__ %s macc_sh_%s[%d];\n", (char *)st->types.items[i], (char *)st->arrays.items[i],
-                   tile);
+    const char *vec = cu__stage_vector(st);
+    if (vec)
+        buf_printf(b, "    __shared__ %s macc_sh_[%d];\n", vec, tile);
+    else
+        for (int i = 0; i < st->arrays.len; i++)
+            buf_printf(b, "    __shared__ %s macc_sh_%s[%d];\n", (char *)st->types.items[i],
+                       (char *)st->arrays.items[i], tile);
     buf_puts(b, "    for (long long macc_base_ = (long long)blockIdx.x * blockDim.x; macc_base_ < macc_total_;"
                 " macc_base_ += (long long)gridDim.x * blockDim.x) {\n");
     buf_puts(b, "        const long long macc_it_ = macc_base_ + threadIdx.x;\n");
@@ -2833,6 +2871,7 @@ static void cu__emit_staged(Cu *c, const Region *r, Stage *st, const CopyCtx *wc
     sctx.staged = &st->arrays;
     sctx.var = st->l.var;
     sctx.outer = outer.var; /* A[i]: read-only and the same for the whole j loop */
+    sctx.packed = vec != NULL;
     for (uint32_t i = 0; i < nc; i++) {
         TSNode k = ts_node_named_child(body, i);
         if (node_is(k, "comment") || node_is(k, "preproc_call"))
@@ -2845,9 +2884,20 @@ static void cu__emit_staged(Cu *c, const Region *r, Stage *st, const CopyCtx *wc
                            (char *)st->arrays.items[a], outer.var);
             buf_puts(b, "        for (long long macc_jt_ = macc_jlo_; macc_jt_ < macc_jhi_; macc_jt_ += blockDim.x) {\n");
             buf_puts(b, "            __syncthreads();\n            if (macc_jt_ + threadIdx.x < macc_jhi_) {\n");
-            for (int a = 0; a < st->arrays.len; a++)
-                buf_printf(b, "                macc_sh_%s[threadIdx.x] = %s[macc_jt_ + threadIdx.x];\n",
-                           (char *)st->arrays.items[a], (char *)st->arrays.items[a]);
+            if (vec) {
+                buf_printf(b, "                macc_sh_[threadIdx.x] = make_%s(", vec);
+                int lanes = vec[strlen(vec) - 1] - '0';
+                for (int a = 0; a < lanes; a++)
+                    if (a < st->arrays.len)
+                        buf_printf(b, "%s%s[macc_jt_ + threadIdx.x]", a ? ", " : "", (char *)st->arrays.items[a]);
+                    else
+                        buf_printf(b, ", (%s)0", (char *)st->types.items[0]);
+                buf_puts(b, ");\n");
+            } else {
+                for (int a = 0; a < st->arrays.len; a++)
+                    buf_printf(b, "                macc_sh_%s[threadIdx.x] = %s[macc_jt_ + threadIdx.x];\n",
+                               (char *)st->arrays.items[a], (char *)st->arrays.items[a]);
+            }
             buf_puts(b, "            }\n            __syncthreads();\n");
             buf_printf(b, "            if (macc_jhi_ - macc_jt_ >= %d) {\n", tile);
             cu__emit_staged_inner(c, st, &sctx, b, 1, tile);
@@ -3107,7 +3157,7 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         if (!special)
             vec_push(&wb, k->name);
     }
-    CopyCtx ctx = {&wb, NULL, NULL, NULL, 0};
+    CopyCtx ctx = {.writeback = &wb};
     /* writes to these run once per team in team kernels (thread 0) */
     Vec nonlocal = {0};
     for (int i = 0; i < wb.len; i++)
@@ -3119,6 +3169,7 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     c->thread_arrays = &thread_arrays;
 
     /* kernel */
+    size_t sig_at = b->len;
     buf_printf(b, "__global__ void macc_g_%s(const struct macc_a_%s macc_a_, const struct macc_p_%s macc_p_", sfx, sfx,
                sfx);
     for (int i = 0; i < reds.len; i++) {
@@ -3244,6 +3295,13 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     if (mode == LOOP && tile && !reds.len && !directive_find(d, CL_LASTPRIVATE) && !getenv("MACC_NO_STAGING"))
         staged = cu__stage_plan(c, r, &st);
     if (staged) {
+        /* blocks of exactly `tile` threads: say so, as a hand-written kernel does
+         * (registers are then budgeted for that block, not for 1024 threads) */
+        char *tail = xstrdup(b->data + sig_at + strlen("__global__ "));
+        b->len = sig_at;
+        buf_printf(b, "__global__ __launch_bounds__(%d) ", tile);
+        buf_puts(b, tail);
+        free(tail);
         cu__emit_staged(c, r, &st, &ctx, b, tile);
         cu__free_stage(&st);
     } else if (mode == LOOP) {

@@ -30,7 +30,7 @@ struct macc_p_forces_L7 {
     float *fx;
     float *fy;
 };
-__global__ void macc_g_forces_L7(const struct macc_a_forces_L7 macc_a_, const struct macc_p_forces_L7 macc_p_)
+__global__ __launch_bounds__(256) void macc_g_forces_L7(const struct macc_a_forces_L7 macc_a_, const struct macc_p_forces_L7 macc_p_)
 {
     (void)macc_a_; (void)macc_p_;
     int n = macc_a_.n;
@@ -44,8 +44,7 @@ __global__ void macc_g_forces_L7(const struct macc_a_forces_L7 macc_a_, const st
     float *fy = macc_p_.fy;
     (void)fy;
     const long long macc_total_ = ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
-    __shared__ float macc_sh_x[256];
-    __shared__ float macc_sh_y[256];
+    __shared__ float2 macc_sh_[256];
     for (long long macc_base_ = (long long)blockIdx.x * blockDim.x; macc_base_ < macc_total_; macc_base_ += (long long)gridDim.x * blockDim.x) {
         const long long macc_it_ = macc_base_ + threadIdx.x;
         const bool macc_act_ = macc_it_ < macc_total_;
@@ -60,8 +59,7 @@ __global__ void macc_g_forces_L7(const struct macc_a_forces_L7 macc_a_, const st
         for (long long macc_jt_ = macc_jlo_; macc_jt_ < macc_jhi_; macc_jt_ += blockDim.x) {
             __syncthreads();
             if (macc_jt_ + threadIdx.x < macc_jhi_) {
-                macc_sh_x[threadIdx.x] = x[macc_jt_ + threadIdx.x];
-                macc_sh_y[threadIdx.x] = y[macc_jt_ + threadIdx.x];
+                macc_sh_[threadIdx.x] = make_float2(x[macc_jt_ + threadIdx.x], y[macc_jt_ + threadIdx.x]);
             }
             __syncthreads();
             if (macc_jhi_ - macc_jt_ >= 256) {
@@ -69,9 +67,10 @@ __global__ void macc_g_forces_L7(const struct macc_a_forces_L7 macc_a_, const st
                 for (int macc_jj_ = 0; macc_jj_ < 256; macc_jj_++) {
                     int j = (int)(macc_jt_ + macc_jj_);
                     (void)j;
+                    const float2 macc_sv_ = macc_sh_[macc_jj_];
 #line 13 "inner_simd_reduction.c"
                                     {
-            float dx = macc_sh_x[macc_jj_] - macc_hv_x, dy = macc_sh_y[macc_jj_] - macc_hv_y;
+            float dx = macc_sv_.x - macc_hv_x, dy = macc_sv_.y - macc_hv_y;
             float inv = 1.0f / sqrtf(dx * dx + dy * dy + 1e-3f);
             ax += dx * inv;
             ay += dy * inv;
@@ -82,9 +81,10 @@ __global__ void macc_g_forces_L7(const struct macc_a_forces_L7 macc_a_, const st
                 for (int macc_jj_ = 0; macc_jj_ < macc_jn_; macc_jj_++) {
                     int j = (int)(macc_jt_ + macc_jj_);
                     (void)j;
+                    const float2 macc_sv_ = macc_sh_[macc_jj_];
 #line 13 "inner_simd_reduction.c"
                                     {
-            float dx = macc_sh_x[macc_jj_] - macc_hv_x, dy = macc_sh_y[macc_jj_] - macc_hv_y;
+            float dx = macc_sv_.x - macc_hv_x, dy = macc_sv_.y - macc_hv_y;
             float inv = 1.0f / sqrtf(dx * dx + dy * dy + 1e-3f);
             ax += dx * inv;
             ay += dy * inv;

@@ -18,7 +18,7 @@
 # FULL_LIBLLVM=1 to ship the distribution's libLLVM and all its dependencies
 # (about twice the size) instead of the reduced one described below.
 #
-# Needs (Debian 12): clang-16 llvm-16 llvm-16-dev libomp-16-dev xz-utils xzdec,
+# Needs (Debian 12): clang-16 clang-tools-16 llvm-16 llvm-16-dev libomp-16-dev xz-utils xzdec,
 # a CUDA toolkit (ptxas, nvlink) at CUDA_PATH.
 #
 # The runtime: libomp.so.5, libomptarget.so.16 and the CUDA plugins
@@ -144,46 +144,7 @@ EOF
 
 # 3. the runtime, under the names libomptarget dlopens
 L=$stage/lib
-cp -L "$libdir/libomp.so.5" "$libdir/libomptarget.so.16" "$L/"
-cp -L "$libdir/libomptarget.rtl.cuda.nextgen.so.16" "$L/libomptarget.rtl.cuda.nextgen.so"
-cp -L "$libdir/libomptarget.rtl.cuda.so.16" "$L/libomptarget.rtl.cuda.so"
-if [ "${FULL_LIBLLVM:-0}" = 1 ]; then
-    cp -L "$libdir/libLLVM-16.so.1" "$L/"
-else
-    for f in libomptarget.so.16 libomptarget.rtl.cuda.nextgen.so libomptarget.rtl.cuda.so; do
-        nm -D --undefined-only "$L/$f" | awk '/@LLVM_16$/ { sub(/@LLVM_16$/, "", $2); print $2 }'
-    done | LC_ALL=C sort -u > "$work/llvm-syms.txt"
-    echo 'LLVM_16 { global: *; };' > "$work/llvm.map"
-    syslib() { for d in /lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu /lib64 /usr/lib64; do
-        [ -e "$d/$1" ] && { echo "$d/$1"; return; }; done; echo "$1"; }
-    # shellcheck disable=SC2046
-    "$(command -v g++ || command -v clang++-16)" -shared -o "$L/libLLVM-16.so.1" \
-        -Wl,-soname,libLLVM-16.so.1 -Wl,--version-script="$work/llvm.map" \
-        -Wl,-Bsymbolic-functions -Wl,-z,nodelete -Wl,--no-undefined \
-        $(sed 's/^/-Wl,-u,/' "$work/llvm-syms.txt") \
-        -Wl,--start-group "$libdir"/libLLVM*.a -Wl,--end-group \
-        "$(syslib libz.so.1)" "$(syslib libzstd.so.1)" "$(syslib libtinfo.so.6)" \
-        -lpthread -ldl -lrt -lm > "$work/libllvm.log" 2>&1 ||
-        { cat "$work/libllvm.log"; die "reduced libLLVM link failed"; }
-    "$strip_cmd" --strip-unneeded "$L/libLLVM-16.so.1"
-    nm -D --defined-only "$L/libLLVM-16.so.1" | awk '{ print $3 }' | sed -n 's/@@LLVM_16$//p' |
-        LC_ALL=C sort -u > "$work/llvm-defined.txt"
-    missing=$(LC_ALL=C comm -23 "$work/llvm-syms.txt" "$work/llvm-defined.txt")
-    [ -z "$missing" ] || die "reduced libLLVM lacks: $missing"
-fi
-# every dependency outside glibc/libgcc_s/libstdc++, recursively
-base='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libresolv|libutil|libgcc_s|libstdc\+\+)\.so'
-i=0
-while [ $i -lt 10 ]; do
-    for f in "$L"/*.so*; do
-        LD_LIBRARY_PATH=$L ldd "$f" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }'
-    done | sort -u | while read -r name path; do
-        printf '%s\n' "$name" | grep -Eq "$base" && continue
-        [ -e "$L/$name" ] || { cp -L "$path" "$L/$name"; echo "$name"; }
-    done > "$work/added.txt"
-    [ -s "$work/added.txt" ] || break
-    i=$((i + 1))
-done
+sh "$(dirname "$0")/../../../tools/clang-offload-lib.sh" "$L" || die "runtime copy failed"
 missing=$(for f in "$L"/*.so* "$stage/probe"; do LD_LIBRARY_PATH=$L ldd "$f" | grep 'not found'; done | sort -u)
 [ -z "$missing" ] || die "unresolved: $missing"
 
