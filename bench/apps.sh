@@ -10,7 +10,8 @@
 # build: BUILD is macc's build tree (default build: BUILD/bin/macc); OUT (default
 #   build/apps) receives apps.tar.xz: macc/<name> and clang/<name> (stripped),
 #   lib/ (Clang's offload runtime, tools/clang-offload-lib.sh), a probe, the SRAD
-#   image, and build.tsv (name, compiler, built|BUILD, first error line).
+#   image, and build.tsv (name, compiler, built|BUILD, first error line). APPS_KEEP_CLANG=1
+#   rebuilds macc's side only, keeping Clang's from the OUT/apps.tar.xz already there.
 #   Clang: clang-16 -fopenmp --offload-arch=$ARCH --cuda-path=$CUDA_PATH; macc:
 #   BUILD/bin/macc with the same flags (ARCH sm_90 by default; macc compiles for
 #   the GPU nvcc's default or MACC_NVCC_FLAGS say). The programs come from
@@ -161,15 +162,34 @@ do_build() {
     mkdir -p "$A/macc" "$A/clang" "$A/data" "$W/logs" "$W/src"
     local strip_cmd; strip_cmd=$(command -v llvm-strip-16 || command -v strip)
     : > "$A/build.tsv"
+    local keep=0
+    if [ "${APPS_KEEP_CLANG:-0}" = 1 ] && [ -f "$out/apps.tar.xz" ]; then
+        # macc's binaries only: Clang's, its runtime and the probe from the last bundle
+        xz -dc "$out/apps.tar.xz" | tar -C "$W" -xf - apps/clang apps/lib apps/probe apps/build.tsv && keep=1
+        [ $keep = 1 ] && { grep -P '\tclang\t' "$A/build.tsv" > "$A/build.tsv.clang"; mv "$A/build.tsv.clang" "$A/build.tsv"; }
+    fi
     local n jobs=${JOBS:-$(nproc 2> /dev/null || echo 2)}
     for n in $OMP_SET $ACC_SET; do
         for CNAME in macc clang; do
             case $n in *-openacc|pb-acc-*) [ $CNAME = clang ] && continue ;; esac
+            [ $keep = 1 ] && [ $CNAME = clang ] && continue
             build_one "$n" $CNAME "$macc" "$clang" "$arch" "$cuda" "$strip_cmd" "$A" &
             while [ "$(jobs -r | wc -l)" -ge "$jobs" ]; do wait -n; done
         done
     done
     wait
+    [ $keep = 1 ] || build_clang_side "$clang" "$arch" "$cuda" "$strip_cmd" "$A"
+    cp "$rc/clients/rodinia/data/srad/image.pgm" "$A/data/"
+    { echo "date: $(date -u +%Y-%m-%d)"; echo "clang: $("$clang" --version | head -n 1)"
+      echo "macc: $(git -C "$(dirname "$0")/.." rev-parse --short HEAD 2> /dev/null)"
+      echo "nvcc: $("$cuda/bin/nvcc" --version | tail -n 1)"; } > "$A/MANIFEST"
+    (cd "$W" && tar -cf - apps) | xz -6 -T 2 > "$out/apps.tar.xz" || die "pack failed"
+    echo "apps: $out/apps.tar.xz ($(du -h "$out/apps.tar.xz" | cut -f 1)); $(grep -c built "$A/build.tsv") built, $(grep -c BUILD "$A/build.tsv") failed"
+}
+
+# build_clang_side CLANG ARCH CUDA STRIP APPS: the probe and Clang's runtime
+build_clang_side() {
+    local clang=$1 arch=$2 cuda=$3 A=$5
     cat > "$W/probe.c" << 'EOF'
 #include <omp.h>
 #include <stdio.h>
@@ -185,12 +205,6 @@ EOF
     "$clang" -O2 -fopenmp --offload-arch="$arch" --cuda-path="$cuda" -Wno-unknown-cuda-version "$W/probe.c" \
         -o "$A/probe" > "$W/logs/probe.log" 2>&1 || { cat "$W/logs/probe.log"; die "probe build failed"; }
     sh "$(dirname "$0")/../tools/clang-offload-lib.sh" "$A/lib" || die "Clang's runtime could not be copied"
-    cp "$rc/clients/rodinia/data/srad/image.pgm" "$A/data/"
-    { echo "date: $(date -u +%Y-%m-%d)"; echo "clang: $("$clang" --version | head -n 1)"
-      echo "macc: $(git -C "$(dirname "$0")/.." rev-parse --short HEAD 2> /dev/null)"
-      echo "nvcc: $("$cuda/bin/nvcc" --version | tail -n 1)"; } > "$A/MANIFEST"
-    (cd "$W" && tar -cf - apps) | xz -6 -T 2 > "$out/apps.tar.xz" || die "pack failed"
-    echo "apps: $out/apps.tar.xz ($(du -h "$out/apps.tar.xz" | cut -f 1)); $(grep -c built "$A/build.tsv") built, $(grep -c BUILD "$A/build.tsv") failed"
 }
 
 # ---- run ------------------------------------------------------------------------------------

@@ -114,6 +114,8 @@ struct cuda__gpu {
     maccrt_task *head, *tail;
     maccrt_batch *batches;
     int stop;
+    int idle_spinner;  /* a helper polls `work` instead of sleeping (cuda__idle_spin) */
+    atomic_uint work;  /* bumped under lock with each task, batch and stop: what it polls */
     int nready;             /* helpers done starting (their device set, their staging made) */
     pthread_cond_t ready_cv; /* signalled as each helper is ready (cuda__init_device waits) */
 
@@ -208,6 +210,7 @@ static maccrt_batch *cuda__helpers_start(maccrt_device *d, void (*fn)(void *, in
     cuda__gpu *g = d->pdata;
     pthread_mutex_lock(&g->lock);
     maccrt_batch *b = maccrt_batch_push(&g->batches, &g->cv, fn, arg, n);
+    atomic_fetch_add(&g->work, 1);
     pthread_mutex_unlock(&g->lock);
     return b; /* stopped helpers or a fatal error: the caller runs it in maccrt_batch_wait */
 }
@@ -216,6 +219,30 @@ static void cuda__helpers_wait(maccrt_device *d, maccrt_batch *b)
 {
     cuda__gpu *g = d->pdata;
     maccrt_batch_wait(&g->batches, &g->lock, b);
+}
+
+/* MACC_CUDA_IDLE_SPIN_US (default 500): how long one helper of a GPU whose
+ * queue is empty polls for the next task before it sleeps on the condition
+ * variable. Programs of synchronous regions submit the next one a few
+ * microseconds after the last one ends; a sleeping helper's wake-up cost tens
+ * of microseconds per region (the trace's wait:queue). */
+static long cuda__idle_ns;
+
+static void cuda__idle_spin(cuda__gpu *g, unsigned seen)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (unsigned i = 1; atomic_load(&g->work) == seen; i++) {
+        if ((i & 15) == 0) {
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            if ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) > cuda__idle_ns)
+                return;
+            sched_yield();
+        }
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    }
 }
 
 static void *cuda__helper_main(void *arg)
@@ -233,6 +260,7 @@ static void *cuda__helper_main(void *arg)
     pthread_mutex_lock(&g->lock);
     g->nready++;
     pthread_cond_signal(&g->ready_cv);
+    int spun = 0; /* this helper polled and found nothing: it sleeps next */
     for (;;) {
         /* After a fatal error the process is exiting: take no new task (its
          * CUDA calls could block on a broken context). */
@@ -243,9 +271,22 @@ static void *cuda__helper_main(void *arg)
         if (!t) {
             if (g->stop)
                 break; /* stop, and nothing left */
+            if (!fatal && !spun && !g->idle_spinner && cuda__idle_ns > 0) {
+                /* one helper per GPU polls for the next task a while */
+                unsigned seen = atomic_load(&g->work);
+                g->idle_spinner = 1;
+                pthread_mutex_unlock(&g->lock);
+                cuda__idle_spin(g, seen);
+                pthread_mutex_lock(&g->lock);
+                g->idle_spinner = 0;
+                spun = 1;
+                continue;
+            }
+            spun = 0;
             pthread_cond_wait(&g->cv, &g->lock);
             continue;
         }
+        spun = 0;
         g->head = t->pnext;
         if (!g->head)
             g->tail = NULL;
@@ -554,6 +595,7 @@ static void cuda__fini_device(maccrt_device *d)
         return;
     pthread_mutex_lock(&g->lock);
     g->stop = 1;
+    atomic_fetch_add(&g->work, 1);
     pthread_cond_broadcast(&g->cv);
     pthread_mutex_unlock(&g->lock);
     for (int i = 0; i < g->nhelpers; i++) {
@@ -1717,7 +1759,9 @@ static void cuda__submit(maccrt_device *d, maccrt_task *t)
     else
         g->head = t;
     g->tail = t;
-    pthread_cond_signal(&g->cv);
+    atomic_fetch_add(&g->work, 1);
+    if (!g->idle_spinner) /* a polling helper takes it, and wakes no one */
+        pthread_cond_signal(&g->cv);
     pthread_mutex_unlock(&g->lock);
 }
 
@@ -1740,6 +1784,9 @@ static void cuda__spin_settings(void)
     long mx = m && *m ? strtol(m, NULL, 10) : (ncpu / 2 > 2 ? ncpu / 2 : 2);
     cuda__spin_max = mx < 0 ? 0 : mx > 1024 ? 1024 : (int)mx;
     cuda__spin_ns = (us < 0 ? 0 : us) * 1000L;
+    const char *iv = getenv("MACC_CUDA_IDLE_SPIN_US");
+    long ius = iv && *iv ? strtol(iv, NULL, 10) : 500;
+    cuda__idle_ns = (ius < 0 ? 0 : ius > 1000000 ? 1000000 : ius) * 1000L;
 }
 
 static cudaError_t cuda__wait(cudaStream_t s)

@@ -441,6 +441,50 @@ void maccrt_init(void)
     pthread_once(&init__once, init__start);
 }
 
+/* Programs with GPU code start the runtime as they load, in a thread of its
+ * own, so that the GPUs' start (the CUDA contexts, a few hundred milliseconds)
+ * overlaps what main does before its first region (reading input, filling
+ * arrays) instead of adding to that region; the first region, or any API call,
+ * waits for the start to end (pthread_once). The environment is read then, as
+ * libgomp reads its variables when it loads. MACC_EARLY_START=0 starts the
+ * runtime lazily, at the first region or call, as without GPU code: for a
+ * program that forks before its first region and uses the GPUs in the child
+ * (a CUDA context does not survive fork). */
+static pthread_t init__early_tid;
+static int init__early_on;
+
+static void *init__early_main(void *arg)
+{
+    (void)arg;
+    maccrt_init();
+    return NULL;
+}
+
+/* At exit, before the runtime's own handler (registered later, by the start,
+ * so it runs first) or, if main ended while the runtime was still starting,
+ * wait for the start: a process must not exit under a thread inside CUDA's
+ * initialisation. */
+static void init__early_join(void)
+{
+    if (init__early_on) {
+        init__early_on = 0;
+        pthread_join(init__early_tid, NULL);
+    }
+}
+
+__attribute__((constructor)) static void init__early(void)
+{
+    if (&maccrt_cuda_plugin == NULL)
+        return;
+    const char *e = getenv("MACC_EARLY_START");
+    if (e && !strcmp(e, "0"))
+        return;
+    if (pthread_create(&init__early_tid, NULL, init__early_main, NULL) == 0) {
+        init__early_on = 1;
+        atexit(init__early_join);
+    }
+}
+
 /* At exit: wait for the live tasks (the implicit barrier at the end of the
  * program), stop the helpers, print the statistics. Never waits when called
  * from a helper thread, from a running task or after a fatal error (exit(1)

@@ -205,7 +205,7 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
          * After shutdown (a task created by a later atexit handler) the
          * helpers are gone, so a GPU task is run by its encountering thread
          * too (the plugin's run then uses its data stream). */
-        t->state = MACCRT_TASK_INLINE;
+        __atomic_store_n(&t->state, MACCRT_TASK_INLINE, __ATOMIC_RELEASE); /* task__spin_wait reads it */
         pthread_cond_signal(&t->waiter->cv);
     } else {
         t->state = MACCRT_TASK_PLACED;

@@ -21,6 +21,7 @@
  */
 #include "internal.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -723,6 +724,40 @@ static int task__inbox_push(maccrt_task *t, maccrt_thread *self)
     return 1;
 }
 
+/* MACC_WAIT_SPIN_US (default 1000): how long a thread that waits for its
+ * undeferred task on a GPU polls the task's state before it sleeps. A
+ * synchronous region's kernel of a fraction of a millisecond would otherwise
+ * cost the condition variable's wake-up (tens of microseconds on a loaded
+ * machine) on top of the helper's; the thread has nothing else to do. */
+static long task__spin_ns = -1;
+
+static void task__spin_wait(maccrt_task *t)
+{
+    long ns = __atomic_load_n(&task__spin_ns, __ATOMIC_RELAXED);
+    if (ns < 0) {
+        const char *v = getenv("MACC_WAIT_SPIN_US");
+        long us = v && *v ? strtol(v, NULL, 10) : 1000;
+        ns = us < 0 ? 0 : us > 1000000 ? 1000000000L : us * 1000L;
+        __atomic_store_n(&task__spin_ns, ns, __ATOMIC_RELAXED);
+    }
+    if (ns == 0)
+        return;
+    double end = maccrt_now() + ns * 1e-9;
+    for (unsigned i = 1;; i++) {
+        int st = __atomic_load_n(&t->state, __ATOMIC_ACQUIRE);
+        if (st == MACCRT_TASK_DONE || st == MACCRT_TASK_INLINE)
+            return;
+        if ((i & 15) == 0) {
+            if (maccrt_now() > end)
+                return;
+            sched_yield();
+        }
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    }
+}
+
 /* Submits t (its candidates set) and, when undeferred, waits for it, running
  * it in this thread if it lands on the host. */
 static void task__submit(maccrt_task *t)
@@ -755,6 +790,12 @@ static void task__submit(maccrt_task *t)
         return;
     }
     maccrt_sched_submit_placed(); /* before this thread waits for t */
+    if (t->state != MACCRT_TASK_DONE && t->state != MACCRT_TASK_INLINE && t->dev && t->dev->kind != MACC_DEV_HOST &&
+        !rt->stopped) {
+        pthread_mutex_unlock(&rt->lock);
+        task__spin_wait(t);
+        pthread_mutex_lock(&rt->lock);
+    }
     while (t->state != MACCRT_TASK_DONE && t->state != MACCRT_TASK_INLINE) {
         if (!rt->ngpus && !self->current && !self->is_worker && !rt->stopped) {
             /* its predecessors may be tasks kept for this thread (only
@@ -993,7 +1034,7 @@ static int task__complete_locked(maccrt_task *t, maccrt_thread **to_free)
             maccrt_sched_ready(s);
     }
     task__free_succs(t);
-    t->state = MACCRT_TASK_DONE;
+    __atomic_store_n(&t->state, MACCRT_TASK_DONE, __ATOMIC_RELEASE); /* task__spin_wait reads it */
     if (t->creator) {
         maccrt_thread *c = t->creator;
         if (--c->children == 0)
