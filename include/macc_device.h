@@ -649,10 +649,25 @@ __global__ static void macc_replicate(unsigned char *dst, const unsigned char *s
         dst[i] = src[i % bytes];
 }
 
+/* Threads per block for a loop of `total` iterations (one per thread) whose
+ * region names no block size: `block` (256), halved while the grid would have
+ * fewer blocks than the GPU has multiprocessors, down to one warp. A loop of
+ * 2000 iterations, each a long sequential inner loop (PolyBench's 2mm), ran
+ * in 8 blocks on 8 of 132 SMs; in 63 blocks of 32 threads every iteration's
+ * memory latency overlaps on 63. */
+static inline int macc_loop_block(long long total, int block)
+{
+    const int sms = macc_sm_count();
+    while (block > 32 && (total + block - 1) / block < sms)
+        block >>= 1;
+    return block;
+}
+
 /* Grid size for a loop of `total` iterations in blocks of `block` threads:
  * one iteration per thread, or at most 32 blocks per SM when `capped` (loops
  * with reductions: fewer partial results to combine). */
-static inline int macc_grid_size(long long total, int block, int num_teams, int capped)
+/* The current GPU's multiprocessors (cached per device). */
+static inline int macc_sm_count(void)
 {
     static int sms[64];
     int device = 0;
@@ -664,8 +679,13 @@ static inline int macc_grid_size(long long total, int block, int num_teams, int 
             v = 80;
         sms[device] = v;
     }
+    return sms[device];
+}
+
+static inline int macc_grid_size(long long total, int block, int num_teams, int capped)
+{
     long long g = (total + block - 1) / block;
-    long long cap = capped ? (long long)sms[device] * 32 : 0x7fffffffLL;
+    long long cap = capped ? (long long)macc_sm_count() * 32 : 0x7fffffffLL;
     if (g > cap)
         g = cap;
     if (num_teams > 0 && g > num_teams)

@@ -347,7 +347,14 @@ static void cuda__all_started(void)
     cuda__env_saved = 0;
 }
 
-static int cuda__discover(void)
+/* The driver's start (cuInit, about 100 ms) and the settings and environment
+ * that must precede it, once: at the runtime's start (cuda__discover), or
+ * before main when the early start calls it (cuda__prepare). */
+static pthread_once_t cuda__prep_once = PTHREAD_ONCE_INIT;
+static int cuda__prep_n;
+static cudaError_t cuda__prep_err;
+
+static void cuda__prepare_once(void)
 {
     /* settings read once, before any helper runs */
     cuda__spin_settings();
@@ -397,12 +404,24 @@ static int cuda__discover(void)
         setenv("CUDA_DEVICE_MAX_CONNECTIONS", v, 1);
         cuda__conn = c;
     }
-    int n = 0;
-    cudaError_t e = cudaGetDeviceCount(&n);
+    cuda__prep_err = cudaGetDeviceCount(&cuda__prep_n);
+    if (cuda__prep_err != cudaSuccess)
+        cuda__clear();
+}
+
+static void cuda__prepare(void)
+{
+    pthread_once(&cuda__prep_once, cuda__prepare_once);
+}
+
+static int cuda__discover(void)
+{
+    cuda__prepare();
+    cudaError_t e = cuda__prep_err;
+    int n = cuda__prep_n;
     if (e != cudaSuccess) {
         /* No driver, no device, a driver older than the runtime...: no GPU,
          * and a host-only run. Said only when GPUs are mandatory. */
-        cuda__clear();
         if (maccrt_rt.offload == MACCRT_OFFLOAD_MANDATORY && e != cudaErrorNoDevice)
             maccrt_warn(NULL, "CUDA: %s", cudaGetErrorString(e));
         return 0;
@@ -1923,6 +1942,7 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .name = "nvidia",
     .kind = MACC_DEV_NVIDIA,
     .caps = 0,
+    .prepare = cuda__prepare,
     .discover = cuda__discover,
     .init_device = cuda__init_device,
     .started = cuda__all_started,

@@ -441,15 +441,21 @@ void maccrt_init(void)
     pthread_once(&init__once, init__start);
 }
 
-/* Programs with GPU code start the runtime as they load, in a thread of its
- * own, so that the GPUs' start (the CUDA contexts, a few hundred milliseconds)
- * overlaps what main does before its first region (reading input, filling
- * arrays) instead of adding to that region; the first region, or any API call,
- * waits for the start to end (pthread_once). The environment is read then, as
- * libgomp reads its variables when it loads. MACC_EARLY_START=0 starts the
- * runtime lazily, at the first region or call, as without GPU code: for a
- * program that forks before its first region and uses the GPUs in the child
- * (a CUDA context does not survive fork). */
+/* Programs with GPU code start the runtime as they load. The CUDA driver
+ * starts before main (cuInit, about 100 ms), as Clang's and NVHPC's runtimes
+ * start it; the rest (each GPU's context, about 100 ms more, its streams and
+ * helpers) in a thread of its own, so that it overlaps what main does before
+ * its first region (reading input, filling arrays) instead of adding to that
+ * region. The first region, or any API call, waits for the start to end
+ * (pthread_once). The environment is read then, as libgomp reads its variables
+ * when it loads. MACC_EARLY_START: 1 (default) as said; async: the driver's
+ * start in the thread too (a program with a long set-up before its first
+ * region ends up to 100 ms sooner; one without, no later, but its first region
+ * waits for all of it); 0: the runtime starts lazily, at the first region or
+ * call, as without GPU code (for a program that forks before its first region
+ * and uses the GPUs in the child: a CUDA context does not survive fork). No
+ * driver is started before main when MACC_DEVICES or OMP_TARGET_OFFLOAD leave
+ * the GPUs out. */
 static pthread_t init__early_tid;
 static int init__early_on;
 
@@ -479,6 +485,16 @@ __attribute__((constructor)) static void init__early(void)
     const char *e = getenv("MACC_EARLY_START");
     if (e && !strcmp(e, "0"))
         return;
+    const char *off = getenv("MACC_TARGET_OFFLOAD");
+    if (!off || !*off)
+        off = getenv("OMP_TARGET_OFFLOAD");
+    maccrt_devsel sel;
+    char err[256];
+    int gpus = maccrt_parse_offload(off) != MACCRT_OFFLOAD_DISABLED &&
+               maccrt_parse_devices(getenv("MACC_DEVICES"), &sel, err, sizeof err) == 0 &&
+               (sel.nvidia_all || sel.nvidia);
+    if (gpus && !(e && !strcmp(e, "async")) && maccrt_cuda_plugin.prepare)
+        maccrt_cuda_plugin.prepare();
     if (pthread_create(&init__early_tid, NULL, init__early_main, NULL) == 0) {
         init__early_on = 1;
         atexit(init__early_join);

@@ -146,8 +146,11 @@ typedef struct maccrt_plugin {
     int kind;         /* MACC_DEV_* */
     int caps;         /* MACCRT_CAP_* */
 
+    /* Optional: starts the driver, so that discover finds it started; may be
+     * called before main (init.c's early start), before discover, once or more. */
+    void (*prepare)(void);
     /* How many devices of this kind exist (0 when the driver is absent). Called
-     * once at initialisation, before any other function. */
+     * once at initialisation, before any other function but prepare. */
     int (*discover)(void);
     /* Brings device d up: d->index, d->num and d->name are set; sets d->pdata
      * and properties (d->cc, d->mem_bytes) and starts helper threads. */

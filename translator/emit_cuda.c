@@ -3488,6 +3488,9 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         else
             buf_puts(b, "    const long long macc_total_ = 1LL << 40; /* bounds known only on the device */\n");
         buf_free(&tb);
+        if (ok && !nth && !tl && !nt && !ds_chunk && !staged && (cs & CS_TEAMS))
+            /* no block size given: a small loop spread over every SM */
+            buf_puts(b, "    macc_block_ = macc_loop_block(macc_total_, macc_block_);\n");
         buf_printf(b, "    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, %s%s%s, %d);\n", nt ? "(int)(" : "",
                    nt ? nt_f : (cs & CS_TEAMS) ? "0" : "1", nt ? ")" : "", reds.len > 0 || !host_total);
     } else if (mode == TEAM_DIST) {

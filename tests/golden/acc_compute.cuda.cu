@@ -76,6 +76,7 @@ extern "C" int macc_k_laplace_L9_nvidia(void *macc_args_, MACC_TaskEnv *macc_env
     { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
     const long long macc_total_ = 1LL * ((long long)(n - 1) > (long long)(1) ? ((long long)(n - 1) - (long long)(1) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
+    macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 1);
     double *macc_part_error = NULL;
     { cudaError_t e_ = cudaMallocAsync((void **)&macc_part_error, sizeof(double) * (size_t)macc_grid_, macc_s_); if (e_ != cudaSuccess) return (int)e_; }
@@ -132,6 +133,7 @@ extern "C" int macc_k_compute_L22_nvidia(void *macc_args_, MACC_TaskEnv *macc_en
     if (macc_block_ > 1024) macc_block_ = 1024;
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
+    macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
     macc_g_compute_L22<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
@@ -188,6 +190,7 @@ extern "C" int macc_k_compute_L25_nvidia(void *macc_args_, MACC_TaskEnv *macc_en
     { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
+    macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 1);
     double *macc_part_sum = NULL;
     { cudaError_t e_ = cudaMallocAsync((void **)&macc_part_sum, sizeof(double) * (size_t)macc_grid_, macc_s_); if (e_ != cudaSuccess) return (int)e_; }
@@ -372,6 +375,7 @@ extern "C" int macc_k_compute_L42_nvidia(void *macc_args_, MACC_TaskEnv *macc_en
     if (macc_block_ > 1024) macc_block_ = 1024;
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
+    macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
     macc_g_compute_L42<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();

@@ -76,6 +76,7 @@ extern "C" int macc_k_relax_L13_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_
     { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
     const long long macc_total_ = 1LL * ((long long)(n - 1) > (long long)(1) ? ((long long)(n - 1) - (long long)(1) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
+    macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 1);
     double *macc_part_e = NULL;
     { cudaError_t e_ = cudaMallocAsync((void **)&macc_part_e, sizeof(double) * (size_t)macc_grid_, macc_s_); if (e_ != cudaSuccess) return (int)e_; }

@@ -69,6 +69,7 @@ extern "C" int macc_k_nests_L10_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_
     if (macc_block_ > 1024) macc_block_ = 1024;
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL) * ((long long)(m) > (long long)(0) ? ((long long)(m) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
+    macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
     macc_g_nests_L10<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
@@ -138,6 +139,7 @@ extern "C" int macc_k_nests_L17_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_
     { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL) * ((long long)(m) > (long long)(0) ? ((long long)(m) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL) * ((long long)(4) > (long long)(0) ? ((long long)(4) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
+    macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 1);
     double *macc_part_mn = NULL;
     { cudaError_t e_ = cudaMallocAsync((void **)&macc_part_mn, sizeof(double) * (size_t)macc_grid_, macc_s_); if (e_ != cudaSuccess) return (int)e_; }
@@ -204,6 +206,7 @@ extern "C" int macc_k_nests_L28_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_
     if (macc_block_ > 1024) macc_block_ = 1024;
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
+    macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
     macc_g_nests_L28<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
@@ -260,6 +263,7 @@ extern "C" int macc_k_nests_L36_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_
     if (macc_block_ > 1024) macc_block_ = 1024;
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
+    macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
     macc_g_nests_L36<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
@@ -316,6 +320,7 @@ extern "C" int macc_k_nests_L42_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_
     if (macc_block_ > 1024) macc_block_ = 1024;
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
+    macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
     macc_g_nests_L42<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();

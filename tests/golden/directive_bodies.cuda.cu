@@ -127,6 +127,7 @@ extern "C" int macc_k_main_L40_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     if (macc_block_ > 1024) macc_block_ = 1024;
     const long long macc_total_ = 1LL * ((long long)(1000) > (long long)(0) ? ((long long)(1000) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
+    macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
     macc_g_main_L40<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
@@ -171,6 +172,7 @@ extern "C" int macc_k_main_L44_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     if (macc_block_ > 1024) macc_block_ = 1024;
     const long long macc_total_ = 1LL * ((long long)(1000) > (long long)(0) ? ((long long)(1000) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
+    macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
     macc_g_main_L44<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();

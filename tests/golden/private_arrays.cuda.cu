@@ -66,6 +66,7 @@ extern "C" int macc_k_arrays_L7_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_
     if (macc_block_ > 1024) macc_block_ = 1024;
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
+    macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
     macc_g_arrays_L7<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
@@ -119,6 +120,7 @@ extern "C" int macc_k_arrays_L14_nvidia(void *macc_args_, MACC_TaskEnv *macc_env
     if (macc_block_ > 1024) macc_block_ = 1024;
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
+    macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
     macc_g_arrays_L14<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
@@ -175,6 +177,7 @@ extern "C" int macc_k_arrays_L21_nvidia(void *macc_args_, MACC_TaskEnv *macc_env
     if (macc_block_ > 1024) macc_block_ = 1024;
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
+    macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
     macc_g_arrays_L21<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
@@ -375,6 +378,7 @@ extern "C" int macc_k_arrays_L51_nvidia(void *macc_args_, MACC_TaskEnv *macc_env
     if (macc_block_ > 1024) macc_block_ = 1024;
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
+    macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
     macc_g_arrays_L51<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
