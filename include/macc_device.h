@@ -649,20 +649,6 @@ __global__ static void macc_replicate(unsigned char *dst, const unsigned char *s
         dst[i] = src[i % bytes];
 }
 
-/* Threads per block for a loop of `total` iterations (one per thread) whose
- * region names no block size: `block` (256), halved while the grid would have
- * fewer blocks than the GPU has multiprocessors, down to one warp. A loop of
- * 2000 iterations, each a long sequential inner loop (PolyBench's 2mm), ran
- * in 8 blocks on 8 of 132 SMs; in 63 blocks of 32 threads every iteration's
- * memory latency overlaps on 63. */
-static inline int macc_loop_block(long long total, int block)
-{
-    const int sms = macc_sm_count();
-    while (block > 32 && (total + block - 1) / block < sms)
-        block >>= 1;
-    return block;
-}
-
 /* Grid size for a loop of `total` iterations in blocks of `block` threads:
  * one iteration per thread, or at most 32 blocks per SM when `capped` (loops
  * with reductions: fewer partial results to combine). */
@@ -680,6 +666,20 @@ static inline int macc_sm_count(void)
         sms[device] = v;
     }
     return sms[device];
+}
+
+/* Threads per block for a loop of `total` iterations (one per thread) whose
+ * region names no block size: `block` (256), halved while the grid would have
+ * fewer blocks than the GPU has multiprocessors, down to one warp. A loop of
+ * 2000 iterations, each a long sequential inner loop (PolyBench's 2mm), ran
+ * in 8 blocks on 8 of 132 SMs; in 63 blocks of 32 threads every iteration's
+ * memory latency overlaps on 63. */
+static inline int macc_loop_block(long long total, int block)
+{
+    const int sms = macc_sm_count();
+    while (block > 32 && (total + block - 1) / block < sms)
+        block >>= 1;
+    return block;
 }
 
 static inline int macc_grid_size(long long total, int block, int num_teams, int capped)

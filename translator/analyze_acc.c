@@ -695,10 +695,55 @@ static void acc__kernels_loop(Unit *u, TSNode loop, Directive *d, const Directiv
  * (CUDA threads over both, the inner index fastest; on the host one
  * parallel for over both), deeper nests the same way. The inner directive
  * then says nothing (cs 0), in the host version as on the GPU. */
+/* collapse(k) on t and on those of its variants that have loops and no collapse */
+static void acc__add_collapse(Directive *t, int k)
+{
+    char n[16];
+    snprintf(n, sizeof n, "%d", k);
+    DirClause c = {0};
+    c.kind = CL_COLLAPSE;
+    c.arg = n;
+    c.ival = k;
+    if (directive_add_clause_copy(t, &c) < 0) {
+        fputs("macc: fatal error: out of memory\n", stderr);
+        exit(1);
+    }
+    for (int i = 0; i < t->nvariants; i++)
+        if ((t->variants[i].cs & CS_LOOPS) && !directive_find(&t->variants[i], CL_COLLAPSE) &&
+            directive_add_clause_copy(&t->variants[i], &c) < 0) {
+            fputs("macc: fatal error: out of memory\n", stderr);
+            exit(1);
+        }
+}
+
 static void acc__collapse_nest(Unit *u, Region *r, Directive *t)
 {
-    if (!(t->cs & CS_LOOPS) || (t->acc_par & ACC_SEQ) || directive_find(t, CL_COLLAPSE) ||
-        !acc__is(r->stmt, "for_statement"))
+    if (!(t->cs & CS_LOOPS) || (t->acc_par & ACC_SEQ) || !acc__is(r->stmt, "for_statement"))
+        return;
+    const DirClause *tile = directive_find(t, CL_ACC_TILE);
+    if (tile && !directive_find(t, CL_COLLAPSE)) {
+        /* tile(n1, ..., nk): the k tightly nested loops are independent and
+         * tiled; every iteration is one CUDA thread of one collapsed loop (the
+         * innermost index fastest, so neighbouring threads touch neighbouring
+         * elements), a schedule that tiles of a warp's width already give */
+        int k = 1;
+        for (const char *a = tile->arg ? tile->arg : ""; *a; a++) {
+            int depth = 0;
+            depth += *a == '(' || *a == '[';
+            depth -= *a == ')' || *a == ']';
+            k += *a == ',' && depth == 0;
+        }
+        if (k >= 2) {
+            acc__add_collapse(t, k);
+            if (u->info)
+                diag_note(u->diag, r->target->start,
+                          "%s: tile(%s): the %d loops from line %d are one collapsed loop: CUDA threads over all of "
+                          "them, the innermost index fastest; one parallel for on the host",
+                          acc__name(t), tile->arg ? tile->arg : "", k, acc__line(u, r->stmt));
+        }
+        return;
+    }
+    if (directive_find(t, CL_COLLAPSE))
         return;
     TSNode loop = r->stmt;
     int depth = 1;
@@ -733,9 +778,11 @@ static void acc__collapse_nest(Unit *u, Region *r, Directive *t)
             else
                 others++;
         }
-        /* only the loop's parallelism, said (independent, gang, worker, vector): a
-         * bare acc loop keeps running inside each iteration of the outer one */
-        int plain = 1, said = 0;
+        /* only the loop's parallelism, said (independent, gang, worker, vector),
+         * or nothing said in a parallel construct, whose loops are independent
+         * unless they say seq or auto (OpenACC 2.9.2); a bare acc loop of a
+         * kernels construct keeps running inside each iteration of the outer one */
+        int plain = 1, said = t->acc == ACC_PARALLEL && q && q->dir.nclauses == 0;
         for (int i = 0; q && i < q->dir.nclauses; i++) {
             ClauseKind k = q->dir.clauses[i].kind;
             said |= k == CL_ACC_INDEPENDENT || k == CL_ACC_GANG || k == CL_ACC_WORKER || k == CL_ACC_VECTOR;
@@ -767,22 +814,7 @@ static void acc__collapse_nest(Unit *u, Region *r, Directive *t)
     strset_free(&vars);
     if (depth < 2)
         return;
-    char n[16];
-    snprintf(n, sizeof n, "%d", depth);
-    DirClause c = {0};
-    c.kind = CL_COLLAPSE;
-    c.arg = n;
-    c.ival = depth;
-    if (directive_add_clause_copy(t, &c) < 0) {
-        fputs("macc: fatal error: out of memory\n", stderr);
-        exit(1);
-    }
-    for (int i = 0; i < t->nvariants; i++)
-        if ((t->variants[i].cs & CS_LOOPS) && !directive_find(&t->variants[i], CL_COLLAPSE) &&
-            directive_add_clause_copy(&t->variants[i], &c) < 0) {
-            fputs("macc: fatal error: out of memory\n", stderr);
-            exit(1);
-        }
+    acc__add_collapse(t, depth);
     if (u->info)
         diag_note(u->diag, r->target->start,
                   "%s: the %d nested parallel loops from line %d are one collapsed loop: CUDA threads over all of "

@@ -1,7 +1,8 @@
 /* Nested parallel OpenACC loops, collapsed into one loop over all of them
  * (kernels with loop independent on both loops, parallel with gang, worker
- * and vector loops and a min reduction), beside nests that keep their inner
- * loop (a vector loop with its own reduction, a sequential inner loop). */
+ * and vector loops and a min reduction, bare loops of a parallel construct,
+ * a tile(32,32) nest), beside nests that keep their inner loop (a vector loop
+ * with its own reduction, a sequential inner loop). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -44,7 +45,33 @@ int main(void)
         for (int j = 1; j < m; j++)
             a[i * m + j] += a[i * m + j - 1];
     }
+    /* bare loops in a parallel construct: independent, collapsed */
+    double *c = malloc(n * m * sizeof *c), *d = malloc(n * m * sizeof *d);
+    #pragma acc data copyin(b[0:n*m]) copyout(c[0:n*m], d[0:n*m])
+    {
+        #pragma acc parallel
+        {
+            /* a comment before the loop */
+            #pragma acc loop
+            for (int i = 0; i < n; i++)
+                #pragma acc loop
+                for (int j = 0; j < m; j++)
+                    c[i * m + j] = b[i * m + j] * i - j;
+        }
+        /* tile: the two loops, one collapsed loop; the edges left out */
+        #pragma acc parallel loop tile(32, 32)
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < m; j++)
+                d[i * m + j] = (i > 0 && j > 0 && i < n - 1 && j < m - 1) ? b[(i - 1) * m + j] + b[i * m + j + 1] : -1;
+    }
     int bad = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < m; j++) {
+            bad += c[i * m + j] != b[i * m + j] * i - j;
+            bad += d[i * m + j] != ((i > 0 && j > 0 && i < n - 1 && j < m - 1) ? b[(i - 1) * m + j] + b[i * m + j + 1] : -1);
+        }
+    free(c);
+    free(d);
     double want_mn = 1e30;
     for (int i = 0; i < n; i++) {
         double t = 0, run = 0;
