@@ -716,6 +716,18 @@ static void acc__add_collapse(Directive *t, int k)
         }
 }
 
+/* Does n hold an atomic or critical construct (a pragma line under it)? */
+static int acc__holds_sync(const Unit *u, TSNode n)
+{
+    if (acc__is(n, "preproc_call"))
+        return atomic_pragma_kind(u, n) != SYNC_NONE;
+    uint32_t nc = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        if (acc__holds_sync(u, ts_node_named_child(n, i)))
+            return 1;
+    return 0;
+}
+
 static void acc__collapse_nest(Unit *u, Region *r, Directive *t)
 {
     if (!(t->cs & CS_LOOPS) || (t->acc_par & ACC_SEQ) || !acc__is(r->stmt, "for_statement"))
@@ -781,8 +793,14 @@ static void acc__collapse_nest(Unit *u, Region *r, Directive *t)
         /* only the loop's parallelism, said (independent, gang, worker, vector),
          * or nothing said in a parallel construct, whose loops are independent
          * unless they say seq or auto (OpenACC 2.9.2); a bare acc loop of a
-         * kernels construct keeps running inside each iteration of the outer one */
-        int plain = 1, said = t->acc == ACC_PARALLEL && q && q->dir.nclauses == 0;
+         * kernels construct keeps running inside each iteration of the outer one,
+         * and so does a bare one whose body holds an atomic or critical
+         * construct: under NVHPC its iterations are the vector lanes of one gang,
+         * in one warp, and programs (OpenACCV-V's atomic capture tests) read
+         * the atomically updated value beside the updates, which stays
+         * consistent only when one thread (or one warp) runs them */
+        int plain = 1, said = t->acc == ACC_PARALLEL && q && q->dir.nclauses == 0 && !ts_node_is_null(inner) &&
+                                !acc__holds_sync(u, inner);
         for (int i = 0; q && i < q->dir.nclauses; i++) {
             ClauseKind k = q->dir.clauses[i].kind;
             said |= k == CL_ACC_INDEPENDENT || k == CL_ACC_GANG || k == CL_ACC_WORKER || k == CL_ACC_VECTOR;
