@@ -1943,6 +1943,7 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .kind = MACC_DEV_NVIDIA,
     .caps = 0,
     .prepare = cuda__prepare,
+    .early = 1,
     .discover = cuda__discover,
     .init_device = cuda__init_device,
     .started = cuda__all_started,

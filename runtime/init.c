@@ -480,7 +480,7 @@ static void init__early_join(void)
 
 __attribute__((constructor)) static void init__early(void)
 {
-    if (&maccrt_cuda_plugin == NULL)
+    if (&maccrt_cuda_plugin == NULL || !maccrt_cuda_plugin.early)
         return;
     const char *e = getenv("MACC_EARLY_START");
     if (e && !strcmp(e, "0"))

@@ -149,6 +149,11 @@ typedef struct maccrt_plugin {
     /* Optional: starts the driver, so that discover finds it started; may be
      * called before main (init.c's early start), before discover, once or more. */
     void (*prepare)(void);
+    /* The runtime starts as the program loads (init.c's early start) when the
+     * plugin in maccrt_cuda_plugin's slot says so: the CUDA plugin does; the
+     * tests' fake GPUs, which stand in that slot in programs that set the
+     * environment in main and fork per test, do not. */
+    int early;
     /* How many devices of this kind exist (0 when the driver is absent). Called
      * once at initialisation, before any other function but prepare. */
     int (*discover)(void);
