@@ -430,7 +430,8 @@ template <int OP, typename T> __global__ void macc_finish_reduce(const T *part, 
  * Min/Max/Exch serve the types and operators where they give the same result
  * (int, unsigned, long long, unsigned long long and 8-byte long, float and
  * double for add/sub); every other case is an atomicCAS loop on the bit
- * pattern (1- and 2-byte types through the aligned 4-byte word around them),
+ * pattern (2-byte types with the 16-bit atomicCAS, 1-byte types through the aligned
+ * 4-byte word around them),
  * so any scalar type of 1, 2, 4 or 8 bytes works. Atomics are relaxed and
  * device-wide; the translator adds __threadfence() for seq_cst, acq_rel,
  * acquire and release. */
