@@ -1,7 +1,9 @@
 /* init.c: one-time initialisation, environment, device table, shutdown.
  *
- * The runtime starts lazily: every ABI and user-API entry calls maccrt_init(),
- * which runs maccrt__start once (pthread_once). Start-up reads the environment,
+ * Every ABI and user-API entry calls maccrt_init(), which runs init__start
+ * once (pthread_once); in programs linked with the CUDA plugin a constructor
+ * (init__early, below) has already started it as the program loaded, unless
+ * MACC_EARLY_START=0. Start-up reads the environment,
  * asks every plugin to discover its devices, numbers them the OpenMP way (GPUs
  * 0..k-1, then the host) and registers the exit handler.
  */
