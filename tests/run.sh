@@ -74,6 +74,7 @@ golden|golden-update)
             echo "golden: MACC_NVCC is empty: device files are compared, not compiled (make check compiles them in its first golden run)"
         else
             echo "golden: nvcc not found (MACC_NVCC, PATH, /usr/local/cuda/bin): device files are compared but not compiled"
+            [ -n "${SKIPPED:-}" ] && echo "golden: no nvcc, device files not compiled" >> "$SKIPPED"
         fi
     fi
     for src in *.c; do
@@ -443,6 +444,12 @@ summary)
     if [ ! -f "$RESULTS" ]; then
         echo "0 passed, 1 failed"
         exit 1
+    fi
+    # what was not run, said by the scripts that skipped it (SKIPPED, set by make check)
+    if [ -n "${SKIPPED:-}" ] && [ -s "$SKIPPED" ]; then
+        sort -u "$SKIPPED" | sed 's/^/skipped: /'
+    elif [ -n "${SKIPPED:-}" ]; then
+        echo "skipped: nothing"
     fi
     awk '{ p += $1; f += $2 } END { printf "%d passed, %d failed\n", p, f; exit (f > 0) }' "$RESULTS"
     ;;

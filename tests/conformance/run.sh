@@ -170,6 +170,7 @@ results=$(abspath "$results")
 conf=${MACC_CONFORMANCE:-$top/../shared/conformance}
 if [ ! -d "$conf" ]; then
     echo "conformance: no test suites at $conf (set MACC_CONFORMANCE=dir): nothing run"
+    [ -n "${SKIPPED:-}" ] && echo "conformance: no ../shared/conformance" >> "$SKIPPED"
     echo "0 passed, 0 failed"
     exit 0
 fi
@@ -198,7 +199,7 @@ for s in $suites; do
     omp) d=openmp_vv; [ -d "$conf/$d/tests" ] && (cd "$conf" && find "$d/tests" -name '*.c' -type f) ;;
     acc) d=openacc_vv; [ -d "$conf/$d/Tests" ] && (cd "$conf" && find "$d/Tests" -maxdepth 1 -name '*.c' -type f) ;;
     esac
-    [ -d "$conf/$d" ] || echo "conformance: $conf/$d not found: suite $s skipped"
+    [ -d "$conf/$d" ] || { echo "conformance: $conf/$d not found: suite $s skipped"; [ -n "${SKIPPED:-}" ] && echo "conformance: suite $s not found" >> "$SKIPPED"; }
 done | LC_ALL=C sort > "$tests.all"
 grep -v '[[:space:]]' "$tests.all" | while IFS= read -r t; do
     if [ -n "$filters" ]; then

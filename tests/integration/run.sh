@@ -158,6 +158,7 @@ if command -v cmake > /dev/null 2>&1; then
     fi
 else
     echo "integration: cmake not found: the CMake project is not tested"
+    [ -n "${SKIPPED:-}" ] && echo "integration: no cmake, the CMake project" >> "$SKIPPED"
 fi
 
 # ---- install -------------------------------------------------------------------
@@ -200,6 +201,7 @@ if command -v pkg-config > /dev/null 2>&1; then
         sh "$tmp" "$prefix" "$(pc --cflags macc)" "$(pc --libs macc)"
 else
     echo "integration: pkg-config not found: macc.pc is not tested"
+    [ -n "${SKIPPED:-}" ] && echo "integration: no pkg-config, macc.pc" >> "$SKIPPED"
 fi
 if command -v man > /dev/null 2>&1; then
     t "install: man -l share/man/man1/macc.1 renders" \

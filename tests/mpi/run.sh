@@ -29,10 +29,12 @@ finish() {
 
 if ! command -v mpicc > /dev/null 2>&1 || ! command -v mpirun > /dev/null 2>&1; then
     echo "mpi: mpicc or mpirun not found: the MPI tests are skipped (Debian: apt-get install libopenmpi-dev openmpi-bin)"
+    [ -n "${SKIPPED:-}" ] && echo "mpi: no mpicc or mpirun" >> "$SKIPPED"
     finish ", 1 skipped"
 fi
 if [ ! -f "$build/lib/libmaccrt_mpi.a" ]; then
     echo "mpi: $build/lib/libmaccrt_mpi.a not built (mpicc appeared after the build?): the MPI tests are skipped"
+    [ -n "${SKIPPED:-}" ] && echo "mpi: libmaccrt_mpi.a not built" >> "$SKIPPED"
     finish ", 1 skipped"
 fi
 

@@ -27,6 +27,7 @@ macc=$build/bin/macc
 rc_dir=${MACC_REALCODES:-$top/../shared/realcodes}
 if [ ! -f "$rc_dir/run-clients.sh" ]; then
     echo "realcodes: $rc_dir not found (set MACC_REALCODES): skipped"
+    [ -n "${SKIPPED:-}" ] && echo "realcodes: no ../shared/realcodes" >> "$SKIPPED"
     [ -n "${RESULTS:-}" ] && echo "0 0 realcodes (skipped: no ../shared/realcodes)" >> "$RESULTS"
     echo "0 passed, 0 failed"
     exit 0
