@@ -11,13 +11,13 @@
  * that GPU, run there (the runtime's affinity rule) and copy nothing. On the
  * host the names are the memory.
  *
- * The ring (Wei et al., Algorithm 1, with three buffers instead of two): the
- * own contribution is in buffer 0; step 0 updates with it and posts the send
- * of buffer 0 to the right and the receive of buffer 1 from the left. Step s
- * (1..P-1) waits for the receive into buffer s%3, forwards it (unless it is
- * the last step: the right neighbour made it), posts the next receive into
- * buffer (s+1)%3 once that buffer's send and update of step s-2 are done,
- * and hands buffer s%3 to the update. The update runs in the ring's helper
+ * The ring (Wei et al., Algorithm 1, two buffers): the own contribution is in
+ * buffer 0; step 0 updates with it and posts the send of buffer 0 to the right
+ * and the receive of buffer 1 from the left. Step s (1..P-1) waits for the
+ * receive into buffer s%2, forwards it (unless it is the last step: the right
+ * neighbour made it), hands it to the update once the update of step s-1 is
+ * done, and posts the next receive into buffer (s+1)%2 once that buffer's
+ * send is done (macc_ring_run). The update runs in the ring's helper
  * thread while this thread keeps testing the requests (Open MPI progresses
  * transfers only inside MPI calls), so the transfers of step s+1 overlap the
  * update of step s. Updates of the rings of one array hold the array's lock.
