@@ -51,7 +51,9 @@ void maccrt_trace_init(void)
     const char *p = getenv("MACC_TRACE");
     if (!p || !*p)
         return;
+    char *old = trace__s.path; /* called again (a test starts a trace in a running runtime) */
     trace__s.path = strdup(p);
+    free(old);
     trace__s.origin = maccrt_now();
     trace__s.on = trace__s.path != NULL;
 }

@@ -3378,7 +3378,12 @@ Test(sched, submissions_while_the_gpus_are_full_ask_no_policy)
     cr_assert_eq(free0, 0, "nvidia:0 full");
     cr_assert_eq(free1, 0, "nvidia:1 full");
     cr_assert_eq(while_full, 0, "%ld policy calls for %d submissions while full", while_full, N);
-    cr_assert_lt(total, 2 * N, "%ld policy calls for %d tasks", total, N);
+    /* Once the gate opens, each completion's walk may also ask for the tasks
+     * that then choose to wait for the other GPU (the tail rule), when the
+     * two fake GPUs' measured times differ, as they do under a sanitizer on a
+     * loaded machine (1114 calls seen for 200 tasks): a bound, not a count.
+     * A walk that asked for every queued task would make about N * N / 2. */
+    cr_assert_lt(total, 10 * N, "%ld policy calls for %d tasks", total, N);
 }
 
 /* ---- declare target variables on the fake GPUs ---------------------------------------------- */
