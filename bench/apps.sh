@@ -92,7 +92,7 @@ build_prog() {
     prk-*)
         local k=${n#prk-}
         cp -r "$rc/clients/prk/C1z" "$rc/clients/prk/common" "$c/"
-        case $k in *-openacc) m=-fopenacc ;; *) m=-fopenmp ;; esac
+        local m; case $k in *-openacc) m=-fopenacc ;; *) m=-fopenmp ;; esac
         (cd "$c/C1z" && "$@" -std=c11 -pthread -O3 -DPRKVERSION=2020 "$k.c" $m -o "$EXE" -lm) ;;
     xsbench|rsbench)
         cp "$rc/clients/$n/openmp-offload/"* "$c/"

@@ -114,7 +114,7 @@ struct cuda__gpu {
     maccrt_task *head, *tail;
     maccrt_batch *batches;
     int stop;
-    int idle_spinner;  /* a helper polls `work` instead of sleeping (cuda__idle_spin) */
+    int idle_spinner;  /* a helper polls `work` instead of sleeping (maccrt_poll) */
     atomic_uint work;  /* bumped under lock with each task, batch and stop: what it polls */
     int nready;             /* helpers done starting (their device set, their staging made) */
     pthread_cond_t ready_cv; /* signalled as each helper is ready (cuda__init_device waits) */
@@ -228,21 +228,15 @@ static void cuda__helpers_wait(maccrt_device *d, maccrt_batch *b)
  * of microseconds per region (the trace's wait:queue). */
 static long cuda__idle_ns;
 
-static void cuda__idle_spin(cuda__gpu *g, unsigned seen)
+typedef struct cuda__idle {
+    cuda__gpu *g;
+    unsigned seen; /* g->work when the helper found the queue empty */
+} cuda__idle;
+
+static int cuda__work_came(const void *arg)
 {
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (unsigned i = 1; atomic_load(&g->work) == seen; i++) {
-        if ((i & 15) == 0) {
-            clock_gettime(CLOCK_MONOTONIC, &t1);
-            if ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) > cuda__idle_ns)
-                return;
-            sched_yield();
-        }
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-    }
+    const cuda__idle *w = arg;
+    return atomic_load(&w->g->work) != w->seen;
 }
 
 static void *cuda__helper_main(void *arg)
@@ -273,10 +267,10 @@ static void *cuda__helper_main(void *arg)
                 break; /* stop, and nothing left */
             if (!fatal && !spun && !g->idle_spinner && cuda__idle_ns > 0) {
                 /* one helper per GPU polls for the next task a while */
-                unsigned seen = atomic_load(&g->work);
+                cuda__idle w = {g, atomic_load(&g->work)};
                 g->idle_spinner = 1;
                 pthread_mutex_unlock(&g->lock);
-                cuda__idle_spin(g, seen);
+                (void)maccrt_poll(cuda__work_came, &w, cuda__idle_ns);
                 pthread_mutex_lock(&g->lock);
                 g->idle_spinner = 0;
                 spun = 1;

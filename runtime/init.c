@@ -255,6 +255,25 @@ void maccrt_lock_spin(pthread_mutex_t *m)
     pthread_mutex_lock(m);
 }
 
+int maccrt_poll(int (*done)(const void *arg), const void *arg, long ns)
+{
+    double end = maccrt_now() + (double)ns * 1e-9;
+    for (unsigned i = 1;; i++) {
+        if (done(arg))
+            return 1;
+        if ((i & 15) == 0) {
+            if (maccrt_now() > end)
+                return 0;
+            sched_yield();
+        }
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        __asm__ __volatile__("yield");
+#endif
+    }
+}
+
 long maccrt_parse_positive(const char *s)
 {
     if (!s)
@@ -307,17 +326,25 @@ static maccrt_device *init__new_device(const maccrt_plugin *p, int index)
     return d;
 }
 
+/* MACC_TARGET_OFFLOAD, else OMP_TARGET_OFFLOAD (*name: the one read) */
+static const char *init__offload_env(const char **name)
+{
+    const char *off = getenv("MACC_TARGET_OFFLOAD");
+    *name = "MACC_TARGET_OFFLOAD";
+    if (!off || !*off) {
+        off = getenv("OMP_TARGET_OFFLOAD");
+        *name = "OMP_TARGET_OFFLOAD";
+    }
+    return off;
+}
+
 static void init__start(void)
 {
     maccrt_runtime *rt = &maccrt_rt;
     char err[256];
 
-    const char *off = getenv("MACC_TARGET_OFFLOAD");
-    const char *offname = "MACC_TARGET_OFFLOAD";
-    if (!off || !*off) {
-        off = getenv("OMP_TARGET_OFFLOAD");
-        offname = "OMP_TARGET_OFFLOAD";
-    }
+    const char *offname;
+    const char *off = init__offload_env(&offname);
     rt->offload = maccrt_parse_offload(off);
     if (rt->offload < 0)
         maccrt_fatal(NULL, "%s: invalid value '%s' (expected mandatory, disabled or default)",
@@ -487,9 +514,8 @@ __attribute__((constructor)) static void init__early(void)
     const char *e = getenv("MACC_EARLY_START");
     if (e && !strcmp(e, "0"))
         return;
-    const char *off = getenv("MACC_TARGET_OFFLOAD");
-    if (!off || !*off)
-        off = getenv("OMP_TARGET_OFFLOAD");
+    const char *offname;
+    const char *off = init__offload_env(&offname);
     maccrt_devsel sel;
     char err[256];
     int gpus = maccrt_parse_offload(off) != MACCRT_OFFLOAD_DISABLED &&

@@ -736,6 +736,12 @@ void maccrt_sched_ready(maccrt_task *t);
  * MACC_LOCK_SPIN=0: a plain pthread_mutex_lock (for comparison). */
 void maccrt_lock_spin(pthread_mutex_t *m);
 
+/* Polls done(arg) for up to `ns` nanoseconds, pausing between polls and
+ * yielding the core every 16: 1 when it became true, 0 when the time ran out
+ * (the caller then sleeps on its condition variable). For waits that usually
+ * end within microseconds, where a sleeping thread's wake-up costs tens. */
+int maccrt_poll(int (*done)(const void *arg), const void *arg, long ns);
+
 /* Places as many ready tasks as the tokens allow. GPU tasks placed are
  * handed to their plugins by maccrt_sched_submit_placed, which the caller
  * calls after it unlocks maccrt_rt.lock (or before it waits with it). */

@@ -21,7 +21,6 @@
  */
 #include "internal.h"
 
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -731,6 +730,12 @@ static int task__inbox_push(maccrt_task *t, maccrt_thread *self)
  * machine) on top of the helper's; the thread has nothing else to do. */
 static long task__spin_ns = -1;
 
+static int task__ended(const void *arg)
+{
+    int st = __atomic_load_n(&((const maccrt_task *)arg)->state, __ATOMIC_ACQUIRE);
+    return st == MACCRT_TASK_DONE || st == MACCRT_TASK_INLINE;
+}
+
 static void task__spin_wait(maccrt_task *t)
 {
     long ns = __atomic_load_n(&task__spin_ns, __ATOMIC_RELAXED);
@@ -740,22 +745,8 @@ static void task__spin_wait(maccrt_task *t)
         ns = us < 0 ? 0 : us > 1000000 ? 1000000000L : us * 1000L;
         __atomic_store_n(&task__spin_ns, ns, __ATOMIC_RELAXED);
     }
-    if (ns == 0)
-        return;
-    double end = maccrt_now() + ns * 1e-9;
-    for (unsigned i = 1;; i++) {
-        int st = __atomic_load_n(&t->state, __ATOMIC_ACQUIRE);
-        if (st == MACCRT_TASK_DONE || st == MACCRT_TASK_INLINE)
-            return;
-        if ((i & 15) == 0) {
-            if (maccrt_now() > end)
-                return;
-            sched_yield();
-        }
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-    }
+    if (ns > 0)
+        (void)maccrt_poll(task__ended, t, ns);
 }
 
 /* Submits t (its candidates set) and, when undeferred, waits for it, running

@@ -3169,9 +3169,30 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     c->thread_arrays = &thread_arrays;
 
     /* kernel */
-    size_t sig_at = b->len;
-    buf_printf(b, "__global__ void macc_g_%s(const struct macc_a_%s macc_a_, const struct macc_p_%s macc_p_", sfx, sfx,
-               sfx);
+    Stage st;
+    int staged = 0, tile = CU_TILE;
+    {
+        /* the tile is the block: a literal thread_limit/num_threads, else 256 */
+        const DirClause *bl = directive_find(d, CL_NUM_THREADS);
+        if (!bl)
+            bl = directive_find(d, CL_THREAD_LIMIT);
+        if (!bl)
+            bl = directive_find(&r->target->dir, CL_THREAD_LIMIT);
+        if (bl) {
+            const char *a = bl->arg ? bl->arg : "";
+            tile = a[strspn(a, "0123456789")] == 0 && *a ? atoi(a) : 0;
+            if (tile < 32 || tile > 1024 || (tile & (tile - 1)))
+                tile = 0;
+        }
+    }
+    if (mode == LOOP && tile && !reds.len && !directive_find(d, CL_LASTPRIVATE) && !getenv("MACC_NO_STAGING"))
+        staged = cu__stage_plan(c, r, &st);
+    /* a staged kernel's blocks have exactly `tile` threads: it says so, as a
+     * hand-written kernel does (registers budgeted for that block, not 1024) */
+    char *bounds = staged ? xsprintf("__launch_bounds__(%d) ", tile) : NULL;
+    buf_printf(b, "__global__ %svoid macc_g_%s(const struct macc_a_%s macc_a_, const struct macc_p_%s macc_p_",
+               bounds ? bounds : "", sfx, sfx, sfx);
+    free(bounds);
     for (int i = 0; i < reds.len; i++) {
         Red *x = reds.items[i];
         buf_printf(b, ", %s *macc_part_%s", x->type, x->cap->name);
@@ -3276,32 +3297,7 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     if (shared_scalars)
         buf_puts(b, "    __syncthreads();\n");
     int collapse = r->collapse > 0 ? r->collapse : 1;
-    Stage st;
-    int staged = 0, tile = CU_TILE;
-    {
-        /* the tile is the block: a literal thread_limit/num_threads, else 256 */
-        const DirClause *bl = directive_find(d, CL_NUM_THREADS);
-        if (!bl)
-            bl = directive_find(d, CL_THREAD_LIMIT);
-        if (!bl)
-            bl = directive_find(&r->target->dir, CL_THREAD_LIMIT);
-        if (bl) {
-            const char *a = bl->arg ? bl->arg : "";
-            tile = a[strspn(a, "0123456789")] == 0 && *a ? atoi(a) : 0;
-            if (tile < 32 || tile > 1024 || (tile & (tile - 1)))
-                tile = 0;
-        }
-    }
-    if (mode == LOOP && tile && !reds.len && !directive_find(d, CL_LASTPRIVATE) && !getenv("MACC_NO_STAGING"))
-        staged = cu__stage_plan(c, r, &st);
     if (staged) {
-        /* blocks of exactly `tile` threads: say so, as a hand-written kernel does
-         * (registers are then budgeted for that block, not for 1024 threads) */
-        char *tail = xstrdup(b->data + sig_at + strlen("__global__ "));
-        b->len = sig_at;
-        buf_printf(b, "__global__ __launch_bounds__(%d) ", tile);
-        buf_puts(b, tail);
-        free(tail);
         cu__emit_staged(c, r, &st, &ctx, b, tile);
         cu__free_stage(&st);
     } else if (mode == LOOP) {
