@@ -12,8 +12,12 @@
  * The data are put on the GPU once (`target enter data`); the timed loop runs
  * `reps` synchronous regions (each returns when its kernel has finished), so
  * the generated side's time per launch includes the runtime's dispatch and the
- * wait for the kernel; the hand-written side is timed with CUDA events around
- * `reps` back-to-back launches (kernel time only). See bench/README.md.
+ * wait for the kernel; the hand-written side is timed both with CUDA events
+ * around `reps` back-to-back launches (kernel time only) and with a host
+ * synchronisation after every launch: the ratios compare synchronous regions
+ * with the latter, like for like. The N-body region names no block size
+ * (macc picks the block and the tile); the hand-written kernel is the best of
+ * nine block/unroll variants. See bench/README.md.
  *
  *   usage: kernels [nbodies [triad_n [nbody_reps [triad_reps]]]]
  *          (defaults: 65536 67108864 10 100)
@@ -38,10 +42,12 @@
 /* ---- the hand-written side (kernels_ref.cu) ---------------------------------------------- */
 
 /* Seconds per launch of the tiled N-body kernel (reps launches, data resident);
+ * *sync_sec (if not NULL) the time per launch with a host synchronisation
+ * after each;
  * out_v* receive the velocities after exactly one launch from v*. */
 double ref_nbody(int n, int reps, float dt, const float *x, const float *y, const float *z,
                  const float *vx, const float *vy, const float *vz, float *out_vx,
-                 float *out_vy, float *out_vz);
+                 float *out_vy, float *out_vz, double *sync_sec);
 /* Seconds per launch of the triad; out_a receives a = b + s*c; *sync_sec (if
  * not NULL) the time per launch with a host synchronisation after each. */
 double ref_triad(size_t n, int reps, double s, const double *b, const double *c, double *out_a,
@@ -109,7 +115,7 @@ static void device_tasks(long *gpu, long *host)
 
 typedef struct Result {
     double gen_s, ref_s; /* seconds per launch */
-    double sync_s;       /* hand-written, synchronous launches (triad only; 0: none) */
+    double sync_s;       /* hand-written, a host synchronisation after every launch */
     double gen_nowait_s; /* generated, `nowait` regions then one taskwait (triad only) */
     char ref_config[256];
     int ok;
@@ -171,7 +177,7 @@ static void bench_nbody(int n, int reps, Result *res)
         for (int r = 0; r < launches; r++) {
             if (pass == 0 && r == WARMUP)
                 t0 = now();
-            #pragma omp target teams distribute parallel for device(nvidia) thread_limit(256)
+            #pragma omp target teams distribute parallel for device(nvidia)
             for (int i = 0; i < n; i++) {
                 float Fx = 0.0f; float Fy = 0.0f; float Fz = 0.0f;
                 for (int j = 0; j < n; j++) {
@@ -194,9 +200,8 @@ static void bench_nbody(int n, int reps, Result *res)
     res->gen_s = (t1 - t0) / reps;
 
     /* Hand-written kernel. */
-    res->ref_s = ref_nbody(n, reps, dt, x, y, z, v0x, v0y, v0z, rvx, rvy, rvz);
+    res->ref_s = ref_nbody(n, reps, dt, x, y, z, v0x, v0y, v0z, rvx, rvy, rvz, &res->sync_s);
     snprintf(res->ref_config, sizeof res->ref_config, "%s", ref_last_config());
-    res->sync_s = 0.0;
 
     /* Validation on a sample of bodies: both against a double-precision
      * reference, and against each other. */
@@ -365,8 +370,9 @@ int main(int argc, char **argv)
     printf("       hand-written: %s\n", rt.ref_config);
     printf("\n");
     printf("%-13s %-18s %-18s %s\n", "kernel", "generated", "hand-written", "ratio");
-    printf("%-13s %10.1f %-7s %10.1f %-7s %5.2f\n", "nbody", rn_gen, "GFLOP/s", rn_ref, "GFLOP/s",
-           rn_gen / rn_ref);
+    double rn_sync = rn.sync_s > 0 ? flops / rn.sync_s * 1e-9 : rn_ref;
+    printf("%-13s %10.1f %-7s %10.1f %-7s %5.2f   (synchronous regions / launch+sync)\n", "nbody", rn_gen, "GFLOP/s",
+           rn_sync, "GFLOP/s", rn_gen / rn_sync);
     double rt_now = triad_bytes / rt.gen_nowait_s * 1e-9;
     double rt_sync = rt.sync_s > 0 ? triad_bytes / rt.sync_s * 1e-9 : rt_ref;
     /* like for like: synchronous regions against launches each followed by a
@@ -378,9 +384,11 @@ int main(int argc, char **argv)
     printf("(d2d copy     %10.1f GB/s: cudaMemcpy, read + write)\n", copy_bytes / copy_s * 1e-9);
     printf("(triad async  %10.1f GB/s: hand-written, back-to-back launches; synchronous regions / it: %.2f)\n",
            rt_ref, rt_gen / rt_ref);
+    printf("(nbody async  %10.1f GFLOP/s: hand-written, back-to-back launches; synchronous regions / it: %.2f)\n",
+           rn_ref, rn_gen / rn_ref);
     printf("\n");
     printf("target: ratio >= %.2f: nbody %s, triad (synchronous regions) %s, triad (nowait regions) %s\n", TARGET,
-           rn_gen / rn_ref >= TARGET ? "met" : "NOT met", rt_gen / rt_sync >= TARGET ? "met" : "NOT met",
+           rn_gen / rn_sync >= TARGET ? "met" : "NOT met", rt_gen / rt_sync >= TARGET ? "met" : "NOT met",
            rt_now / rt_ref >= TARGET ? "met" : "NOT met");
 
     int ok = rn.ok && rt.ok;

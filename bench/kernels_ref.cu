@@ -233,7 +233,8 @@ static int ref__tune(const ref__variant *v, int nv, const void *args, int tries,
 
 extern "C" double ref_nbody(int n, int reps, float dt, const float *hx, const float *hy,
                             const float *hz, const float *hvx, const float *hvy,
-                            const float *hvz, float *out_vx, float *out_vy, float *out_vz)
+                            const float *hvz, float *out_vx, float *out_vy, float *out_vz,
+                            double *sync_sec)
 {
     if (n < 1 || reps < 1) {
         fprintf(stderr, "ref_nbody: bad arguments n=%d reps=%d\n", n, reps);
@@ -257,6 +258,18 @@ extern "C" double ref_nbody(int n, int reps, float dt, const float *hx, const fl
 
     v->launch(&args, 1); /* warm-up */
     const double sec = ref__time(v->launch, &args, reps);
+
+    /* The same kernel with a host synchronisation after every launch, timed
+     * on the host, as for the triad. */
+    if (sync_sec) {
+        CK(cudaDeviceSynchronize());
+        const double t0 = ref__wall();
+        for (int r = 0; r < reps; r++) {
+            v->launch(&args, 1);
+            CK(cudaStreamSynchronize(0));
+        }
+        *sync_sec = (ref__wall() - t0) / reps;
+    }
 
     /* Validation: exactly one launch from the given velocities. */
     for (int k = 3; k < 6; k++)

@@ -683,6 +683,21 @@ static inline int macc_loop_block(long long total, int block)
     return block;
 }
 
+/* Threads per block, and elements per shared-memory tile, of a staged
+ * all-pairs loop (one iteration per thread, an inner loop over tiles) whose
+ * region names no block size: `block` (512), halved while the blocks would
+ * fill less than three quarters of the multiprocessors, down to 32. Larger
+ * tiles cost fewer barriers per element: N-body on an H100 with 65536 bodies
+ * ran 2.4% faster in 128 blocks of 512 than in 256 of 256, and 10% slower
+ * with 32768 bodies (64 blocks for 132 SMs). */
+static inline int macc_stage_block(long long total, int block)
+{
+    const int sms = macc_sm_count();
+    while (block > 32 && 4 * ((total + block - 1) / block) < 3LL * sms)
+        block >>= 1;
+    return block;
+}
+
 static inline int macc_grid_size(long long total, int block, int num_teams, int capped)
 {
     long long g = (total + block - 1) / block;

@@ -1783,6 +1783,7 @@ static void cuda__submit(maccrt_device *d, maccrt_task *t)
  * tens of microseconds per task. Past MACC_CUDA_SPIN_US (default 1000) of
  * polling, the wait blocks. */
 static atomic_int cuda__spinners; /* helpers polling now */
+static atomic_int cuda__dozers;   /* helpers dozing now (maccrt_doze) */
 
 static long cuda__spin_ns;                   /* MACC_CUDA_SPIN_US, in ns */
 static int cuda__spin_max;                   /* MACC_CUDA_SPINNERS */
@@ -1802,6 +1803,18 @@ static void cuda__spin_settings(void)
     cuda__idle_ns = (ius < 0 ? 0 : ius > 1000000 ? 1000000 : ius) * 1000L;
 }
 
+struct cuda__query {
+    cudaStream_t s;
+    cudaError_t e;
+};
+
+static int cuda__stream_done(const void *arg)
+{
+    struct cuda__query *q = (struct cuda__query *)arg;
+    q->e = cudaStreamQuery(q->s);
+    return q->e != cudaErrorNotReady;
+}
+
 static cudaError_t cuda__wait(cudaStream_t s)
 {
     long spin_ns = cuda__spin_ns;
@@ -1811,7 +1824,9 @@ static cudaError_t cuda__wait(cudaStream_t s)
      * The others block at once. */
     if (spin_ns > 0) {
         cudaError_t e = cudaErrorNotReady;
+        int spun = 0;
         if (atomic_fetch_add(&cuda__spinners, 1) < cuda__spin_max) {
+            spun = 1;
             struct timespec t0, t1;
             clock_gettime(CLOCK_MONOTONIC, &t0);
             do {
@@ -1821,6 +1836,16 @@ static cudaError_t cuda__wait(cudaStream_t s)
                      (t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) <= spin_ns);
         }
         atomic_fetch_sub(&cuda__spinners, 1);
+        if (e == cudaErrorNotReady && spun) {
+            /* a kernel of milliseconds: dozed through (maccrt_doze), its end
+             * seen within a step; as many doze at once as may poll */
+            if (atomic_fetch_add(&cuda__dozers, 1) < cuda__spin_max) {
+                struct cuda__query q = {s, cudaErrorNotReady};
+                (void)maccrt_doze(cuda__stream_done, &q, MACCRT_DOZE_NS);
+                e = q.e;
+            }
+            atomic_fetch_sub(&cuda__dozers, 1);
+        }
         if (e != cudaErrorNotReady)
             return e;
     }

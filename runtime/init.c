@@ -17,6 +17,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 maccrt_runtime maccrt_rt = {
     /* adaptive: spins briefly before sleeping (the lock is held for short
@@ -272,6 +275,47 @@ int maccrt_poll(int (*done)(const void *arg), const void *arg, long ns)
         __asm__ __volatile__("yield");
 #endif
     }
+}
+
+static long init__doze_step = -1; /* MACC_DOZE_US, in ns */
+
+long maccrt_doze_step(void)
+{
+    long ns = __atomic_load_n(&init__doze_step, __ATOMIC_RELAXED);
+    if (ns < 0) {
+        const char *v = getenv("MACC_DOZE_US");
+        long us = v && *v ? strtol(v, NULL, 10) : 20;
+        ns = us <= 0 ? 0 : us > 10000 ? 10000000L : us * 1000L;
+        __atomic_store_n(&init__doze_step, ns, __ATOMIC_RELAXED);
+    }
+    return ns;
+}
+
+int maccrt_doze(int (*done)(const void *arg), const void *arg, long ns)
+{
+    long step = maccrt_doze_step();
+    if (step <= 0 || ns <= 0)
+        return done(arg);
+#ifdef __linux__
+    /* the default slack (50 us) would stretch every step; the thread's own
+     * value comes back before it returns */
+    int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    if (slack > 1000)
+        (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+#endif
+    double end = maccrt_now() + (double)ns * 1e-9;
+    struct timespec ts = {step / 1000000000L, step % 1000000000L};
+    int r;
+    for (;;) {
+        if ((r = done(arg)) != 0 || maccrt_now() > end)
+            break;
+        nanosleep(&ts, NULL);
+    }
+#ifdef __linux__
+    if (slack > 1000)
+        (void)prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
+#endif
+    return r;
 }
 
 long maccrt_parse_positive(const char *s)

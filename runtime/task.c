@@ -745,8 +745,8 @@ static void task__spin_wait(maccrt_task *t)
         ns = us < 0 ? 0 : us > 1000000 ? 1000000000L : us * 1000L;
         __atomic_store_n(&task__spin_ns, ns, __ATOMIC_RELAXED);
     }
-    if (ns > 0)
-        (void)maccrt_poll(task__ended, t, ns);
+    if (ns > 0 && !maccrt_poll(task__ended, t, ns))
+        (void)maccrt_doze(task__ended, t, MACCRT_DOZE_NS);
 }
 
 /* Submits t (its candidates set) and, when undeferred, waits for it, running

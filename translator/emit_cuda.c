@@ -2643,7 +2643,8 @@ static void cu__emit_team_body(Cu *c, const Region *r, TSNode stmt, const CopyCt
  * threads past the end run pre and L on the first iteration and skip post.
  * MACC_NO_STAGING=1 at translation time turns it off. */
 
-#define CU_TILE 256 /* default block and tile */
+#define CU_TILE 256 /* default block */
+#define CU_STAGE_TILE 512 /* a staged loop's largest tile (macc_stage_block) */
 
 typedef struct Stage {
     TSNode loop;       /* the j loop */
@@ -2826,21 +2827,47 @@ static const char *cu__stage_vector(const Stage *st)
     return NULL;
 }
 
-static void cu__emit_staged_inner(Cu *c, Stage *st, const CopyCtx *sctx, Buf *b, int full, int tile)
+/* One tile's inner iterations: a full tile in steps of 32, each unrolled
+ * (the tile, the block, is a multiple of 32 chosen at launch), or the last,
+ * partial tile. */
+static void cu__emit_staged_inner(Cu *c, Stage *st, const CopyCtx *sctx, Buf *b, int full)
 {
+    const char *ind = full ? "                    " : "                ";
     if (full)
-        buf_printf(b, "                #pragma unroll 32\n                for (int macc_jj_ = 0; macc_jj_ < %d; macc_jj_++) {\n",
-                   tile);
+        buf_puts(b, "                for (int macc_j0_ = 0; macc_j0_ < macc_tile_; macc_j0_ += 32) {\n"
+                    "                    #pragma unroll\n"
+                    "                    for (int macc_jj_ = macc_j0_; macc_jj_ < macc_j0_ + 32; macc_jj_++) {\n");
     else
         buf_puts(b, "                const int macc_jn_ = (int)(macc_jhi_ - macc_jt_);\n"
                     "                for (int macc_jj_ = 0; macc_jj_ < macc_jn_; macc_jj_++) {\n");
-    buf_printf(b, "                    %s %s = (%s)(macc_jt_ + macc_jj_);\n                    (void)%s;\n", st->l.type,
-               st->l.var, st->l.type, st->l.var);
+    buf_printf(b, "%s    %s %s = (%s)(macc_jt_ + macc_jj_);\n%s    (void)%s;\n", ind, st->l.type, st->l.var, st->l.type, ind,
+               st->l.var);
     if (sctx->packed)
-        buf_printf(b, "                    const %s macc_sv_ = macc_sh_[macc_jj_];\n", cu__stage_vector(st));
+        buf_printf(b, "%s    const %s macc_sv_ = macc_sh_[macc_jj_];\n", ind, cu__stage_vector(st));
     cu__line_dir(c, b, st->l.body);
     cu__copy(c, st->l.body, b, sctx);
-    buf_puts(b, "\n                }\n");
+    buf_printf(b, "\n%s}\n", ind);
+    if (full)
+        buf_puts(b, "                }\n");
+}
+
+/* Thread t's element of the tile at macc_jt_ into shared memory. */
+static void cu__emit_stage_load(Buf *b, const Stage *st, const char *vec, const char *ind)
+{
+    if (vec) {
+        buf_printf(b, "%smacc_sh_[threadIdx.x] = make_%s(", ind, vec);
+        int lanes = vec[strlen(vec) - 1] - '0';
+        for (int a = 0; a < lanes; a++)
+            if (a < st->arrays.len)
+                buf_printf(b, "%s%s[macc_jt_ + threadIdx.x]", a ? ", " : "", (char *)st->arrays.items[a]);
+            else
+                buf_printf(b, ", (%s)0", (char *)st->types.items[0]);
+        buf_puts(b, ");\n");
+    } else {
+        for (int a = 0; a < st->arrays.len; a++)
+            buf_printf(b, "%smacc_sh_%s[threadIdx.x] = %s[macc_jt_ + threadIdx.x];\n", ind, (char *)st->arrays.items[a],
+                       (char *)st->arrays.items[a]);
+    }
 }
 
 static void cu__emit_staged(Cu *c, const Region *r, Stage *st, const CopyCtx *wctx, Buf *b, int tile)
@@ -2858,6 +2885,7 @@ static void cu__emit_staged(Cu *c, const Region *r, Stage *st, const CopyCtx *wc
         for (int i = 0; i < st->arrays.len; i++)
             buf_printf(b, "    __shared__ %s macc_sh_%s[%d];\n", (char *)st->types.items[i],
                        (char *)st->arrays.items[i], tile);
+    buf_puts(b, "    const int macc_tile_ = (int)blockDim.x;\n");
     buf_puts(b, "    for (long long macc_base_ = (long long)blockIdx.x * blockDim.x; macc_base_ < macc_total_;"
                 " macc_base_ += (long long)gridDim.x * blockDim.x) {\n");
     buf_puts(b, "        const long long macc_it_ = macc_base_ + threadIdx.x;\n");
@@ -2882,28 +2910,20 @@ static void cu__emit_staged(Cu *c, const Region *r, Stage *st, const CopyCtx *wc
             for (int a = 0; a < st->arrays.len; a++)
                 buf_printf(b, "        const %s macc_hv_%s = %s[%s];\n", (char *)st->types.items[a], (char *)st->arrays.items[a],
                            (char *)st->arrays.items[a], outer.var);
-            buf_puts(b, "        for (long long macc_jt_ = macc_jlo_; macc_jt_ < macc_jhi_; macc_jt_ += blockDim.x) {\n");
-            buf_puts(b, "            __syncthreads();\n            if (macc_jt_ + threadIdx.x < macc_jhi_) {\n");
-            if (vec) {
-                buf_printf(b, "                macc_sh_[threadIdx.x] = make_%s(", vec);
-                int lanes = vec[strlen(vec) - 1] - '0';
-                for (int a = 0; a < lanes; a++)
-                    if (a < st->arrays.len)
-                        buf_printf(b, "%s%s[macc_jt_ + threadIdx.x]", a ? ", " : "", (char *)st->arrays.items[a]);
-                    else
-                        buf_printf(b, ", (%s)0", (char *)st->types.items[0]);
-                buf_puts(b, ");\n");
-            } else {
-                for (int a = 0; a < st->arrays.len; a++)
-                    buf_printf(b, "                macc_sh_%s[threadIdx.x] = %s[macc_jt_ + threadIdx.x];\n",
-                               (char *)st->arrays.items[a], (char *)st->arrays.items[a]);
-            }
+            /* whole tiles (every thread loads one element), then the rest;
+             * the bounds are the same for every thread of the block */
+            buf_puts(b, "        long long macc_jt_ = macc_jlo_;\n"
+                        "        for (; macc_jt_ + macc_tile_ <= macc_jhi_; macc_jt_ += macc_tile_) {\n");
+            cu__emit_stage_load(b, st, vec, "            ");
+            buf_puts(b, "            __syncthreads();\n            {\n");
+            cu__emit_staged_inner(c, st, &sctx, b, 1);
+            buf_puts(b, "            }\n            __syncthreads();\n        }\n        if (macc_jt_ < macc_jhi_) {\n"
+                        "            if (macc_jt_ + threadIdx.x < macc_jhi_) {\n");
+            cu__emit_stage_load(b, st, vec, "                ");
+            buf_puts(b, "            }\n            __syncthreads();\n            {\n");
+            cu__emit_staged_inner(c, st, &sctx, b, 0);
             buf_puts(b, "            }\n            __syncthreads();\n");
-            buf_printf(b, "            if (macc_jhi_ - macc_jt_ >= %d) {\n", tile);
-            cu__emit_staged_inner(c, st, &sctx, b, 1, tile);
-            buf_puts(b, "            } else {\n");
-            cu__emit_staged_inner(c, st, &sctx, b, 0, tile);
-            buf_puts(b, "            }\n        }\n        if (macc_act_) {\n");
+            buf_puts(b, "        }\n        if (macc_act_) {\n");
             continue;
         }
         cu__line_dir(c, b, k);
@@ -3183,9 +3203,15 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
             tile = a[strspn(a, "0123456789")] == 0 && *a ? atoi(a) : 0;
             if (tile < 32 || tile > 1024 || (tile & (tile - 1)))
                 tile = 0;
+        } else {
+            tile = CU_STAGE_TILE; /* the largest tile; the block, chosen at launch, is the tile */
         }
     }
-    if (mode == LOOP && tile && !reds.len && !directive_find(d, CL_LASTPRIVATE) && !getenv("MACC_NO_STAGING"))
+    int if_parallel = 0; /* if(parallel: e): one thread per block when false */
+    for (int j = 0; j < d->nclauses; j++)
+        if (d->clauses[j].kind == CL_IF && d->clauses[j].name && !strcmp(d->clauses[j].name, "parallel"))
+            if_parallel = 1;
+    if (mode == LOOP && tile && !reds.len && !if_parallel && !directive_find(d, CL_LASTPRIVATE) && !getenv("MACC_NO_STAGING"))
         staged = cu__stage_plan(c, r, &st);
     /* a staged kernel's blocks have exactly `tile` threads: it says so, as a
      * hand-written kernel does (registers budgeted for that block, not 1024) */
@@ -3429,15 +3455,17 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     }
     int inner_threads = (mode != LOOP && inner) || mode == PARALLEL;
     if (staged)
-        buf_printf(b, "    /* inner loop staged through shared memory in tiles of %d */\n", tile);
+        buf_printf(b, "    /* inner loop staged through shared memory in tiles of one block (at most %d) */\n", tile);
     /* clause expressions were evaluated where the region was encountered
      * (OpenMP's rule) and came in the argument block */
     int vix = (int)(gv - r->versions);
     char *nth_f = nth ? xsprintf("macc_a_->macc_%s_v%d", "num_threads", vix) : NULL;
     char *tl_f = tl ? xsprintf("macc_a_->macc_%s_v%d", "thread_limit", vix) : NULL;
     char *nt_f = nt ? xsprintf("macc_a_->macc_%s_v%d", "num_teams", vix) : NULL;
+    char tile_s[16];
+    snprintf(tile_s, sizeof tile_s, "%d", staged ? tile : CU_TILE); /* a staged kernel's block is its tile */
     buf_printf(b, "    int macc_block_ = %s%s%s;\n", nth ? "(int)(" : tl ? "(int)(" : "",
-               nth ? nth_f : tl ? tl_f : (mode == LOOP || inner_threads) ? "256" : "1", nth || tl ? ")" : "");
+               nth ? nth_f : tl ? tl_f : (mode == LOOP || inner_threads) ? tile_s : "1", nth || tl ? ")" : "");
     const DirClause *ds = directive_find(d, CL_DIST_SCHEDULE);
     const char *ds_chunk = ds && ds->arg ? strchr(ds->arg, ',') : NULL;
     if (ds_chunk && mode == LOOP && (cs & CS_DISTRIBUTE) && !(cs & CS_PARALLEL_FOR) && !nth && !tl)
@@ -3487,6 +3515,9 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         if (ok && !nth && !tl && !nt && !ds_chunk && !staged && (cs & CS_TEAMS))
             /* no block size given: a small loop spread over every SM */
             buf_puts(b, "    macc_block_ = macc_loop_block(macc_total_, macc_block_);\n");
+        else if (ok && !nth && !tl && staged)
+            /* a staged loop's tile is its block: the largest that fills the GPU */
+            buf_puts(b, "    macc_block_ = macc_stage_block(macc_total_, macc_block_);\n");
         buf_printf(b, "    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, %s%s%s, %d);\n", nt ? "(int)(" : "",
                    nt ? nt_f : (cs & CS_TEAMS) ? "0" : "1", nt ? ")" : "", reds.len > 0 || !host_total);
     } else if (mode == TEAM_DIST) {

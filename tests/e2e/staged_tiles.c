@@ -2,7 +2,9 @@
  * they are staged through shared memory a block at a time, and two to four
  * arrays of one type share one vector tile (float2, float4 with a padding lane,
  * int4, double2). Sizes that are not a multiple of the block exercise the last,
- * partial tile; a block size given by thread_limit and the default one. */
+ * partial tile; a block size given by thread_limit and the default one (the
+ * block, and the tile, chosen at launch from the trip count: 32 for 1000
+ * iterations, 512 for 70001 on a GPU of up to 136 SMs). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +62,27 @@ int main(void)
             acc += u[j] * v[j];
         d2[i] = acc + u[i];
     }
+    /* many outer iterations, a short inner loop of two whole tiles of 512 and a part */
+    const int big = 70001, m = 1500;
+    float *w = malloc(big * sizeof *w), *g = malloc(big * sizeof *g);
+    for (int i = 0; i < big; i++)
+        w[i] = (float)((i * 37) % 101) * 0.01f;
+    #pragma omp target teams distribute parallel for map(to: w[0:big]) map(from: g[0:big])
+    for (int i = 0; i < big; i++) {
+        float acc = 0.0f;
+        for (int j = 0; j < m; j++)
+            acc += w[j] * (float)(j % 7) - w[i];
+        g[i] = acc;
+    }
     int bad = 0;
+    for (int i = 0; i < big; i++) {
+        double a = 0;
+        for (int j = 0; j < m; j++)
+            a += (double)w[j] * (j % 7) - w[i];
+        if (!close_to(g[i], a) && bad++ < 5)
+            printf("big i=%d: %g/%g\n", i, g[i], a);
+    }
+    free(w); free(g);
     for (int i = 0; i < N; i++) {
         double a3 = 0, a2 = 0, ad = 0;
         long ai = 0;

@@ -30,7 +30,7 @@ struct macc_p_forces_L7 {
     float *fx;
     float *fy;
 };
-__global__ __launch_bounds__(256) void macc_g_forces_L7(const struct macc_a_forces_L7 macc_a_, const struct macc_p_forces_L7 macc_p_)
+__global__ __launch_bounds__(512) void macc_g_forces_L7(const struct macc_a_forces_L7 macc_a_, const struct macc_p_forces_L7 macc_p_)
 {
     (void)macc_a_; (void)macc_p_;
     int n = macc_a_.n;
@@ -44,7 +44,8 @@ __global__ __launch_bounds__(256) void macc_g_forces_L7(const struct macc_a_forc
     float *fy = macc_p_.fy;
     (void)fy;
     const long long macc_total_ = ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
-    __shared__ float2 macc_sh_[256];
+    __shared__ float2 macc_sh_[512];
+    const int macc_tile_ = (int)blockDim.x;
     for (long long macc_base_ = (long long)blockIdx.x * blockDim.x; macc_base_ < macc_total_; macc_base_ += (long long)gridDim.x * blockDim.x) {
         const long long macc_it_ = macc_base_ + threadIdx.x;
         const bool macc_act_ = macc_it_ < macc_total_;
@@ -56,18 +57,17 @@ __global__ __launch_bounds__(256) void macc_g_forces_L7(const struct macc_a_forc
         const long long macc_jlo_ = (long long)(0), macc_jhi_ = (long long)(n);
         const float macc_hv_x = x[i];
         const float macc_hv_y = y[i];
-        for (long long macc_jt_ = macc_jlo_; macc_jt_ < macc_jhi_; macc_jt_ += blockDim.x) {
+        long long macc_jt_ = macc_jlo_;
+        for (; macc_jt_ + macc_tile_ <= macc_jhi_; macc_jt_ += macc_tile_) {
+            macc_sh_[threadIdx.x] = make_float2(x[macc_jt_ + threadIdx.x], y[macc_jt_ + threadIdx.x]);
             __syncthreads();
-            if (macc_jt_ + threadIdx.x < macc_jhi_) {
-                macc_sh_[threadIdx.x] = make_float2(x[macc_jt_ + threadIdx.x], y[macc_jt_ + threadIdx.x]);
-            }
-            __syncthreads();
-            if (macc_jhi_ - macc_jt_ >= 256) {
-                #pragma unroll 32
-                for (int macc_jj_ = 0; macc_jj_ < 256; macc_jj_++) {
-                    int j = (int)(macc_jt_ + macc_jj_);
-                    (void)j;
-                    const float2 macc_sv_ = macc_sh_[macc_jj_];
+            {
+                for (int macc_j0_ = 0; macc_j0_ < macc_tile_; macc_j0_ += 32) {
+                    #pragma unroll
+                    for (int macc_jj_ = macc_j0_; macc_jj_ < macc_j0_ + 32; macc_jj_++) {
+                        int j = (int)(macc_jt_ + macc_jj_);
+                        (void)j;
+                        const float2 macc_sv_ = macc_sh_[macc_jj_];
 #line 13 "inner_simd_reduction.c"
                                     {
             float dx = macc_sv_.x - macc_hv_x, dy = macc_sv_.y - macc_hv_y;
@@ -75,8 +75,17 @@ __global__ __launch_bounds__(256) void macc_g_forces_L7(const struct macc_a_forc
             ax += dx * inv;
             ay += dy * inv;
         }
+                    }
                 }
-            } else {
+            }
+            __syncthreads();
+        }
+        if (macc_jt_ < macc_jhi_) {
+            if (macc_jt_ + threadIdx.x < macc_jhi_) {
+                macc_sh_[threadIdx.x] = make_float2(x[macc_jt_ + threadIdx.x], y[macc_jt_ + threadIdx.x]);
+            }
+            __syncthreads();
+            {
                 const int macc_jn_ = (int)(macc_jhi_ - macc_jt_);
                 for (int macc_jj_ = 0; macc_jj_ < macc_jn_; macc_jj_++) {
                     int j = (int)(macc_jt_ + macc_jj_);
@@ -91,6 +100,7 @@ __global__ __launch_bounds__(256) void macc_g_forces_L7(const struct macc_a_forc
         }
                 }
             }
+            __syncthreads();
         }
         if (macc_act_) {
 #line 19 "inner_simd_reduction.c"
@@ -112,12 +122,13 @@ extern "C" int macc_k_forces_L7_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_
     memcpy((void *)&macc_p_.fy, &macc_env_->ptrs[3], sizeof(void *));
     cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;
     int n = macc_a_->n; (void)n;
-    /* inner loop staged through shared memory in tiles of 256 */
-    int macc_block_ = 256;
+    /* inner loop staged through shared memory in tiles of one block (at most 512) */
+    int macc_block_ = 512;
     if (macc_block_ < 1) macc_block_ = 1;
     if (macc_block_ > 1024) macc_block_ = 1024;
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
+    macc_block_ = macc_stage_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
     macc_g_forces_L7<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();

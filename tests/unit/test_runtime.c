@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -3964,4 +3965,51 @@ Test(rt, trace_events_of_many_threads_are_all_written)
     for (int i = 0; i < T + 8; i++)
         n += threads_seen[i];
     cr_assert_eq(n, T, "one thread number per recording thread");
+}
+
+/* ---- maccrt_doze: the sleeping poll after a spin ---------------------------------------- */
+
+static int doze_flag_set(const void *arg)
+{
+    return __atomic_load_n((const int *)arg, __ATOMIC_ACQUIRE);
+}
+
+static void *doze_setter(void *arg)
+{
+    sleep_ms(5);
+    __atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+Test(doze, true_at_once_returns_without_sleeping)
+{
+    int flag = 1;
+    double t0 = now_s();
+    cr_assert_eq(maccrt_doze(doze_flag_set, &flag, 1000000000L), 1);
+    cr_assert_lt(now_s() - t0, 0.05);
+}
+
+Test(doze, gives_up_after_its_time)
+{
+    int flag = 0;
+    double t0 = now_s();
+    cr_assert_eq(maccrt_doze(doze_flag_set, &flag, 3000000L), 0);
+    double dt = now_s() - t0;
+    cr_assert_geq(dt, 0.003, "dozed %.6f s of 0.003", dt);
+    cr_assert_lt(dt, 1.0);
+}
+
+Test(doze, sees_the_change_and_keeps_the_threads_timer_slack)
+{
+    int flag = 0;
+    pthread_t th;
+    int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    cr_assert_eq(pthread_create(&th, NULL, doze_setter, &flag), 0);
+    double t0 = now_s();
+    cr_assert_eq(maccrt_doze(doze_flag_set, &flag, 10000000000L), 1);
+    double dt = now_s() - t0;
+    pthread_join(th, NULL);
+    cr_assert_geq(dt, 0.004);
+    cr_assert_lt(dt, 5.0, "the change took %.3f s to be seen", dt);
+    cr_assert_eq(prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0), slack);
 }
