@@ -1865,6 +1865,12 @@ static pthread_mutex_t cuda__info_lock = PTHREAD_MUTEX_INITIALIZER;
 static const void *cuda__info_syms[CUDA__MAX_INFO];
 static atomic_int cuda__ninfo;
 
+/* Every generated device file refers to this: a program linked by plain `cc`
+ * instead of macc (no plugin, no device link step) is told so by the linker's
+ * "undefined reference to `macc_link_this_program_with_macc'". */
+__attribute__((visibility("default"))) extern const int macc_link_this_program_with_macc;
+const int macc_link_this_program_with_macc = 1;
+
 __attribute__((visibility("default"))) void MACC_cuda_device_info(const void *symbol);
 void MACC_cuda_device_info(const void *symbol)
 {

@@ -159,6 +159,31 @@ else
     cat "$gbuild/progs/devprintf.build.log" "$gbuild/progs/devprintf.log" | tail -n 5
     ko "devprintf: printf in a kernel printed nothing"
 fi
+# a program of three files whose device code links across them (one command,
+# objects, a static library): one device copy of each declare target global
+# that every file's kernels reach, another file's device functions called
+seq=$((seq + 1))
+cur=$(printf '%03d' "$seq")
+if sh "$top/tests/e2e/multi/build.sh" "$macc" "$gbuild/progs/multi" -O2 > "$gbuild/progs/multi.build.log" 2>&1; then
+    for b in one objs lib; do
+        for mode in gpu host; do
+            env="MACC_DEVICES=host"
+            [ $mode = gpu ] && env="MACC_DEVICES=nvidia MACC_TARGET_OFFLOAD=mandatory"
+            # shellcheck disable=SC2086
+            if env $env timeout --foreground 120 "$gbuild/progs/multi/$b" > "$gbuild/progs/multi.$b.$mode.log" 2>&1 &&
+                grep -qx PASS "$gbuild/progs/multi.$b.$mode.log"; then
+                ok
+                echo "ok   multi-file ($b, $mode)"
+            else
+                tail -n 5 "$gbuild/progs/multi.$b.$mode.log"
+                ko "multi-file ($b, $mode)"
+            fi
+        done
+    done
+else
+    tail -n 15 "$gbuild/progs/multi.build.log"
+    ko "multi-file: build failed"
+fi
 pass=$(cat "$res"/*.res | grep -c '^ok')
 fail=$(cat "$res"/*.res | grep -c '^ko')
 rm -rf "$res"

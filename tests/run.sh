@@ -218,6 +218,24 @@ e2e)
     for src in "$top"/tests/e2e/*.c; do
         run_one "$(basename "$src" .c)" "$src"
     done
+    # a program of three files whose device code links across them: built
+    # with one command, from objects, and with two files in a static library
+    # shellcheck disable=SC2086
+    if sh "$top/tests/e2e/multi/build.sh" "$macc" "$tmp/multi" -O2 -Wall ${E2E_CFLAGS:-} > "$tmp/build.log" 2>&1; then
+        for b in one objs lib; do
+            if timeout 300 "$tmp/multi/$b" > "$tmp/run.log" 2>&1 && grep -qx PASS "$tmp/run.log"; then ok
+            else tail -n 20 "$tmp/run.log"; ko "e2e multi ($b)"; fi
+        done
+        # objects with device code, linked by plain cc: the linker names what is missing
+        if nm "$tmp/multi/main.o" | grep -q 'U macc_link_this_program_with_macc'; then
+            if ! cc "$tmp/multi/main.o" "$tmp/multi/lib.o" "$tmp/multi/util.o" -o "$tmp/multi/cc" > "$tmp/run.log" 2>&1 &&
+                grep -q 'macc_link_this_program_with_macc' "$tmp/run.log"; then ok
+            else head -n 20 "$tmp/run.log"; ko "e2e multi: a plain cc link does not say to link with macc"; fi
+        fi
+    else
+        head -n 30 "$tmp/build.log"
+        ko "e2e multi: build failed"
+    fi
     # MACC_TRACE: valid JSON with one task slice per task that MACC_STATS counts
     if command -v python3 > /dev/null 2>&1; then
         rm -f "$tmp/trace.json"

@@ -104,6 +104,13 @@ char *anon_tag(const Unit *u, TSNode spec)
 }
 
 /* Builds the specifier text of a declaration (qualifiers + type, no storage class). */
+static char *an__spec_text(const Unit *u, TSNode decl);
+
+char *an_spec_text(const Unit *u, TSNode decl)
+{
+    return an__spec_text(u, decl);
+}
+
 static char *an__spec_text(const Unit *u, TSNode decl)
 {
     Buf b = {0};
@@ -2044,6 +2051,72 @@ static int an__is_devfunc(const Unit *u, const char *name)
 
 static void an__devfunc_calls(Unit *u, TSNode n, unsigned context);
 
+/* The file's declaration (not a definition) of function `name`, outside
+ * system headers and macc's own (omp.h, openacc.h), not static; or null. */
+static TSNode an__find_fdecl(const Unit *u, const char *name)
+{
+    static const char *const own[] = {"omp.h", "openacc.h", "macc_rt.h", "macc_device.h", NULL};
+    static const char *const prefixes[] = {"omp_", "acc_", "macc_", "MACC_", "__", NULL};
+    for (int i = 0; prefixes[i]; i++)
+        if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+            return (TSNode){0};
+    for (int i = 0; i < u->ntop; i++) {
+        TSNode n = u->top[i];
+        if (!node_is(n, "declaration") || source_in_system(u->src, ts_node_start_byte(n)))
+            continue;
+        int skip = 0;
+        for (int k = 0; own[k] && !skip; k++)
+            skip = source_file_is(u->src, ts_node_start_byte(n), own[k]);
+        uint32_t nc = ts_node_named_child_count(n);
+        for (uint32_t k = 0; k < nc && !skip; k++) {
+            TSNode c = ts_node_named_child(n, k);
+            if (node_is(c, "storage_class_specifier")) {
+                char *q = node_text(u, c);
+                skip = !strcmp(q, "static") || !strcmp(q, "typedef");
+                free(q);
+            }
+        }
+        for (uint32_t k = 0; k < nc && !skip; k++) {
+            TSNode d = ts_node_named_child(n, k);
+            while (node_is(d, "pointer_declarator") || node_is(d, "parenthesized_declarator") ||
+                   node_is(d, "attributed_declarator"))
+                d = node_is(d, "pointer_declarator") ? node_field(d, "declarator") : ts_node_named_child(d, 0);
+            if (!node_is(d, "function_declarator"))
+                continue;
+            TSNode id = node_field(d, "declarator");
+            if (!node_is(id, "identifier"))
+                continue;
+            size_t b = ts_node_start_byte(id), e = ts_node_end_byte(id);
+            if (e - b == strlen(name) && !strncmp(u->src->text + b, name, e - b))
+                return n;
+        }
+    }
+    return (TSNode){0};
+}
+
+/* A call of a function the file declares but does not define: another
+ * file's device function (its declare target definition), named
+ * macc_d_<name> there and declared `extern "C" __device__` here; the device
+ * link resolves it. Takes `name`. */
+static void an__devextern_add(Unit *u, char *name)
+{
+    for (int i = 0; i < u->devexterns.len; i++)
+        if (!strcmp(u->devexterns.items[i], name)) {
+            free(name);
+            return;
+        }
+    TSNode d = an__find_fdecl(u, name);
+    const DeclTarget *dt = an_declare_target(u, name);
+    if (ts_node_is_null(d) || (dt && dt->device_type == DEVTYPE_HOST)) {
+        free(name);
+        return;
+    }
+    TSNode *keep = xmalloc(sizeof *keep);
+    *keep = d;
+    vec_push(&u->devexterns, name);
+    vec_push(&u->devextdecls, keep);
+}
+
 static void an__devfunc_add(Unit *u, char *name, TSNode def)
 {
     TSNode *keep = xmalloc(sizeof *keep);
@@ -2070,6 +2143,8 @@ static void an__devfunc_calls(Unit *u, TSNode n, unsigned context)
                 free(name);
             } else if (!ts_node_is_null(def)) {
                 an__devfunc_add(u, name, def);
+            } else if (!an__is_devfunc(u, name)) {
+                an__devextern_add(u, name);
             } else {
                 free(name);
             }
@@ -2117,13 +2192,14 @@ static int an__devvar_def(Unit *u, DevVar *v)
         TSNode n = u->top[i];
         if (!node_is(n, "declaration") || source_in_system(u->src, ts_node_start_byte(n)))
             continue;
-        int is_extern = 0;
+        int is_extern = 0, is_static = 0;
         uint32_t nc = ts_node_named_child_count(n);
         for (uint32_t k = 0; k < nc; k++) {
             TSNode c = ts_node_named_child(n, k);
             if (node_is(c, "storage_class_specifier")) {
                 char *q = node_text(u, c);
                 is_extern |= !strcmp(q, "extern");
+                is_static |= !strcmp(q, "static");
                 free(q);
             }
         }
@@ -2141,6 +2217,7 @@ static int an__devvar_def(Unit *u, DevVar *v)
             int rank = node_is(c, "init_declarator") ? 3 : !is_extern ? 2 : 1;
             if (rank > best) {
                 best = rank;
+                v->is_static = is_static;
                 v->decl = n;
                 v->declarator = dd;
                 v->init = node_is(c, "init_declarator") ? node_field(c, "value") : (TSNode){0};
@@ -2175,7 +2252,10 @@ static void an__devvar_add(Unit *u, const char *name, int link, int implicit, TS
         free(v);
         return;
     }
-    if (node_is(v->declarator, "array_declarator") && ts_node_is_null(node_field(v->declarator, "size")) &&
+    /* an extern declaration of a declare target global: the defining file's
+     * device copy, reached through the device link */
+    v->external = v->init_from_host && !implicit && !v->is_static;
+    if (!v->external && node_is(v->declarator, "array_declarator") && ts_node_is_null(node_field(v->declarator, "size")) &&
         ts_node_is_null(v->init)) {
         diag_error(u->diag, ts_node_start_byte(ts_node_is_null(at) ? v->declarator : at),
                    "the device copy of '%s' needs its size: declare it with one in this file", name);
@@ -2235,7 +2315,12 @@ static void an__device_code(Unit *u)
         gpu = 1;
         an__devfunc_calls(u, r->stmt, variant_context(gv->cs));
     }
-    if (!gpu)
+    /* no GPU region: a device file still, for the file's declare target
+     * functions and variables (other files' kernels use them) */
+    int dt_dev = 0;
+    for (int i = 0; i < u->dtargets.len && !gpu; i++)
+        dt_dev |= ((const DeclTarget *)u->dtargets.items[i])->device_type != DEVTYPE_HOST;
+    if (!gpu && !dt_dev)
         return; /* no device file */
     for (int i = 0; i < u->dtargets.len; i++) {
         const DeclTarget *x = u->dtargets.items[i];

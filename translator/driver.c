@@ -997,6 +997,7 @@ int driver_main(int argc, char **argv)
                 dr__push_all(&cmd, &gencode);
             else
                 vec_push(&cmd, arch);
+
             vec_push(&cmd, "-std=c++17");
             vec_push(&cmd, "--expt-relaxed-constexpr"); /* C's fmax(int, int) &c.: <cmath>'s templates on the device */
             /* generated C-like host code needs no C++ runtime: without
@@ -1005,6 +1006,11 @@ int driver_main(int argc, char **argv)
              * 1 MiB of resident memory in every program */
             if (!is_cu)
                 vec_push(&cmd, "-Xcompiler=-fno-exceptions,-fno-threadsafe-statics");
+            /* relocatable device code: a kernel calls another file's declare
+             * target functions and uses one copy of each declare target
+             * global; the link step joins the device code (docs/DRIVER.md) */
+            if (!is_cu)
+                vec_push(&cmd, "-rdc=true");
             dr__push_all(&cmd, &o.xnvcc);
             dr__nvcc_options(&o, &cmd, is_cu);
             vec_push(&cmd, "-I");
@@ -1143,10 +1149,48 @@ int driver_main(int argc, char **argv)
                         "wrapper, mpicc, and rebuild)\n", rtmpi);
         rc = 1;
     }
+    /* the device link: every object's and library's relocatable device code
+     * into one image per architecture (nvcc -dlink), linked beside them */
+    char *dlink = NULL;
+    if (!rc && !no_link && linked_cuda && nvcc) {
+        dlink = xsprintf("%s/macc-dlink.o", tmpdir);
+        Vec cmd = {0};
+        vec_push(&cmd, nvcc);
+        /* the --cuda-arch target: every object has its code (a file's
+         * if_device archs beside it are not linked; docs/DRIVER.md) */
+        vec_push(&cmd, arch);
+        vec_push(&cmd, "-dlink");
+        for (int k = 0; k < objs.len; k++) {
+            const char *f = objs.items[k];
+            size_t fl = strlen(f);
+            if (!(fl > 3 && !strcmp(f + fl - 3, ".so")) && !strstr(f, ".so."))
+                vec_push(&cmd, (void *)f);
+        }
+        for (int k = 0; k < o.ldflags.len; k++) {
+            const char *f = o.ldflags.items[k];
+            if (!strcmp(f, "-L") || !strcmp(f, "-l")) {
+                if (k + 1 < o.ldflags.len) {
+                    vec_push(&cmd, (void *)f);
+                    vec_push(&cmd, o.ldflags.items[++k]);
+                }
+            } else if (!strncmp(f, "-L", 2) || !strncmp(f, "-l", 2)) {
+                vec_push(&cmd, (void *)f);
+            }
+        }
+        vec_push(&cmd, "-o");
+        vec_push(&cmd, dlink);
+        rc = dr__run(&o, &cmd);
+        vec_free(&cmd);
+        if (rc)
+            fprintf(stderr, "macc: error: the device link failed: a kernel uses a device function or declare "
+                            "target variable that no file defines in a declare target directive\n");
+    }
     if (!rc && !no_link) {
         Vec cmd = {0};
         dr__cc_command(&o, &cmd);
         dr__push_all(&cmd, &objs);
+        if (dlink)
+            vec_push(&cmd, dlink);
         char *cudaL = NULL, *cudaR = NULL;
         /* the MPI module before libmaccrt.a, which it calls; its CUDA part
          * (weak references from the module) whenever the GPU plugin is linked */
@@ -1184,6 +1228,12 @@ int driver_main(int argc, char **argv)
         if (linked_cuda) {
             cudaL = xsprintf("-L%s", cudalib);
             vec_push(&cmd, cudaL);
+            /* relocatable device code's runtime (a static library: linked
+             * only if the device code calls it) */
+            char *devrt = xsprintf("%s/libcudadevrt.a", cudalib);
+            if (access(devrt, R_OK) == 0)
+                vec_push(&cmd, "-lcudadevrt");
+            free(devrt);
             if (cudart_static) {
                 vec_push(&cmd, "-lcudart_static");
             } else {
@@ -1211,6 +1261,7 @@ int driver_main(int argc, char **argv)
     for (int i = 0; i < owned.len; i++)
         free(owned.items[i]);
     vec_free(&owned);
+    free(dlink);
     vec_free(&objs);
 cleanup:
     if (tmpdir && o.keep)

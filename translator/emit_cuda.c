@@ -36,7 +36,8 @@
 typedef struct Cu {
     Unit *u;
     const char *path;
-    Vec devfuncs;  /* char * names of the device functions (the unit's, not owned) */
+    Vec devfuncs;  /* char * names of the device functions: the file's (as devnodes), then other
+                    * files' it calls (u->devexterns); the names not owned */
     Vec devnodes;  /* TSNode * of their definitions (same order) */
     StrSet devvars; /* names of the globals with a device copy (macc_g_<name>) */
     TSNode defid;      /* the name in a device variable's definition being written */
@@ -763,7 +764,7 @@ static int cu__declarator_is_pointer(TSNode d, int param)
 /* The definition of device function `name`, or a null node. */
 static TSNode cu__devfunc_node(const Cu *c, const char *name, size_t len)
 {
-    for (int i = 0; i < c->devfuncs.len; i++) {
+    for (int i = 0; i < c->devnodes.len; i++) { /* the file's own: the first devnodes.len */
         const char *f = c->devfuncs.items[i];
         if (strlen(f) == len && !strncmp(f, name, len))
             return *(TSNode *)c->devnodes.items[i];
@@ -1605,6 +1606,8 @@ static void cu__prelude(Cu *c, Buf *out)
     }
     for (int i = 0; i < c->devnodes.len; i++)
         node_ids(c->u, *(TSNode *)c->devnodes.items[i], &need);
+    for (int i = 0; i < u->devextdecls.len; i++)
+        node_ids(c->u, *(TSNode *)u->devextdecls.items[i], &need);
     for (int i = 0; i < u->devvars.len; i++) {
         const DevVar *v = u->devvars.items[i];
         text_ids(v->spec, &need);
@@ -1676,8 +1679,12 @@ static void cu__prelude(Cu *c, Buf *out)
     for (int i = 0; i < u->devvars.len; i++) {
         const DevVar *v = u->devvars.items[i];
         cu__line_at(c, out, ts_node_start_byte(v->declarator));
-        char *spec = ts_node_is_null(v->init) ? spec_unqualified(v->spec) : xstrdup(v->spec);
-        buf_printf(out, "static __device__ %s ", spec);
+        /* a static or implicit one is the file's own; a declare target global
+         * of the program is one device variable, defined by the file that
+         * defines it, declared `extern` by the others (the device link joins
+         * them); the type keeps its const when initialised */
+        char *spec = ts_node_is_null(v->init) && !v->external ? spec_unqualified(v->spec) : xstrdup(v->spec);
+        buf_printf(out, "%s__device__ %s ", v->is_static || v->implicit ? "static " : v->external ? "extern " : "", spec);
         free(spec);
         TSNode id = v->declarator;
         while (!ts_node_is_null(id) && !node_is(id, "identifier"))
@@ -1687,16 +1694,39 @@ static void cu__prelude(Cu *c, Buf *out)
         c->defid = id;
         cu__copy(c, v->declarator, out, NULL);
         c->defid = (TSNode){0};
-        if (!ts_node_is_null(v->init)) {
+        if (!ts_node_is_null(v->init) && !v->external) {
             buf_puts(out, " = ");
             cu__copy(c, v->init, out, NULL);
         }
-        buf_printf(out, ";%s\n", v->implicit ? " /* used by a device function: treated as declare target link */"
-                                  : v->link   ? " /* declare target link */"
-                                              : "");
+        buf_printf(out, ";%s\n", v->implicit   ? " /* used by a device function: treated as declare target link */"
+                                  : v->external ? " /* defined by another file */"
+                                  : v->link     ? " /* declare target link */"
+                                                : "");
+    }
+    /* other files' device functions that this file calls: C names, so that
+     * the device link finds the defining file's */
+    for (int i = 0; i < u->devextdecls.len; i++) {
+        TSNode n = *(TSNode *)u->devextdecls.items[i];
+        char *spec = an_spec_text(u, n);
+        cu__line_at(c, out, ts_node_start_byte(n));
+        buf_printf(out, "extern \"C\" __device__ %s ", spec);
+        free(spec);
+        uint32_t nc = ts_node_named_child_count(n), k = 0;
+        for (uint32_t j = 0; j < nc; j++) {
+            TSNode d = ts_node_named_child(n, j);
+            if (!node_is(d, "function_declarator") && !node_is(d, "pointer_declarator") &&
+                !node_is(d, "parenthesized_declarator"))
+                continue;
+            if (k++)
+                buf_puts(out, ", ");
+            cu__copy(c, d, out, NULL);
+        }
+        buf_puts(out, ";\n");
     }
     /* device functions: prototypes first (a callee may be defined after its
-     * caller), then the definitions in the file's order */
+     * caller), then the definitions in the file's order; a function with
+     * external linkage keeps its C name (other files' kernels call it), an
+     * inline one is the file's own */
     for (int pass = 0; pass < 2; pass++) {
         for (int i = 0; i < u->ntop; i++) {
             TSNode n = u->top[i];
@@ -1706,13 +1736,26 @@ static void cu__prelude(Cu *c, Buf *out)
             if (!dev)
                 continue;
             cu__line_at(c, out, ts_node_start_byte(n));
-            buf_puts(out, "__device__ ");
+            int st = 0, inl = 0;
+            uint32_t nc = ts_node_named_child_count(n);
+            for (uint32_t j = 0; j < nc; j++) {
+                TSNode k = ts_node_named_child(n, j);
+                if (node_is(k, "storage_class_specifier") || node_is(k, "function_specifier") ||
+                    node_is(k, "type_qualifier")) {
+                    char *q = node_text(u, k);
+                    st |= !strcmp(q, "static");
+                    inl |= strstr(q, "inline") != NULL;
+                    free(q);
+                }
+            }
+            int ext = !st && !inl; /* in a linkage block: `extern int f(void) {...}` stays valid */
+            buf_puts(out, st ? "__device__ " : inl ? "static __device__ " : "extern \"C\" { __device__ ");
             if (pass == 0) {
                 cu__copy_upto(c, n, ts_node_start_byte(node_field(n, "body")), out, NULL);
-                buf_puts(out, ";\n");
+                buf_puts(out, ext ? "; }\n" : ";\n");
             } else {
                 cu__copy(c, n, out, NULL);
-                buf_puts(out, "\n");
+                buf_puts(out, ext ? " }\n" : "\n");
             }
         }
     }
@@ -3594,7 +3637,11 @@ static void cu__init(Cu *c, Unit *u, const char *path)
     memset(c, 0, sizeof *c);
     c->u = u;
     c->path = path;
-    c->devfuncs = u->devfuncs;
+    /* the file's device functions, then other files' that it calls (same renaming) */
+    for (int i = 0; i < u->devfuncs.len; i++)
+        vec_push(&c->devfuncs, u->devfuncs.items[i]);
+    for (int i = 0; i < u->devexterns.len; i++)
+        vec_push(&c->devfuncs, u->devexterns.items[i]);
     c->devnodes = u->devfnodes;
     for (int i = 0; i < u->devvars.len; i++) {
         const char *name = ((DevVar *)u->devvars.items[i])->name;
@@ -3604,6 +3651,7 @@ static void cu__init(Cu *c, Unit *u, const char *path)
 
 static void cu__fini(Cu *c)
 {
+    vec_free(&c->devfuncs);
     vec_free(&c->team_shared);
     strset_free(&c->devvars);
 }
@@ -3650,7 +3698,9 @@ int emit_cuda(Unit *u, Buf *out, const char *display_path)
         for (int j = 0; j < r->nversions; j++)
             any |= r->versions[j].kind == MACC_DEV_NVIDIA;
     }
-    if (!any)
+    /* no GPU region: a file of declare target functions and variables that
+     * other files' kernels use still has its device part */
+    if (!any && !u->devfuncs.len && !u->devvars.len)
         return 0;
     Cu c = {0};
     char *path = c_escape(display_path);
@@ -3687,15 +3737,23 @@ int emit_cuda(Unit *u, Buf *out, const char *display_path)
         cu__region(&c, u->regions.items[i], &body);
     lower_cxx(body.data, body.len, out);
     buf_free(&body);
-    if (u->devvars.len) {
+    int registered = 0;
+    for (int i = 0; i < u->devvars.len; i++)
+        registered += !((DevVar *)u->devvars.items[i])->external;
+    if (registered) {
         /* what the host file registers (same order): the device variables as
-         * cudaGetSymbolAddress takes them */
+         * cudaGetSymbolAddress takes them (not another file's) */
         buf_printf(out, "\n/* declare target variables: registered by the host file */\nextern \"C\" const void *const %s[] = {\n",
                    u->dt_key);
         for (int i = 0; i < u->devvars.len; i++)
-            buf_printf(out, "    (const void *)&macc_g_%s,\n", ((DevVar *)u->devvars.items[i])->name);
+            if (!((DevVar *)u->devvars.items[i])->external)
+                buf_printf(out, "    (const void *)&macc_g_%s,\n", ((DevVar *)u->devvars.items[i])->name);
         buf_puts(out, "};\n");
     }
+    /* a program with this object is linked by macc (its device link step):
+     * a plain `cc` link names this among what is missing */
+    buf_puts(out, "extern \"C\" const int macc_link_this_program_with_macc;\n"
+                  "__attribute__((used)) static const int *const macc_link_check_ = &macc_link_this_program_with_macc;\n");
     cu__fini(&c);
     free(path);
     return c.errors;

@@ -1222,24 +1222,33 @@ static void em__declare_pragmas(Emit *e)
 static void em__devvars(const Emit *e, Buf *b)
 {
     const Unit *u = e->u;
-    if (!u->devvars.len)
+    /* an extern declaration's device copy is the defining file's, which registers it */
+    const DevVar *first = NULL;
+    int n = 0;
+    for (int i = 0; i < u->devvars.len; i++) {
+        const DevVar *v = u->devvars.items[i];
+        if (!v->external && !n++)
+            first = v;
+    }
+    if (!n)
         return;
-    const DevVar *first = u->devvars.items[0];
     buf_printf(b, "\n#if defined(MACC_WITH_CUDA)\n/* declare target variables: their device copies are in the device file */\n");
     buf_printf(b, "extern const void *const %s[];\n", u->dt_key);
     buf_puts(b, "static void macc_dt_register_(void) __attribute__((constructor));\nstatic void macc_dt_register_(void)\n{\n");
     buf_printf(b, "    static const MACC_SrcLoc macc_l_ = {\"%s\", %d, 1, \"declare target\"};\n", e->path,
                em__line(e, ts_node_start_byte(first->declarator)));
-    buf_printf(b, "    MACC_DeclareTarget macc_v_[%d] = {\n", u->devvars.len);
+    buf_printf(b, "    MACC_DeclareTarget macc_v_[%d] = {\n", n);
     for (int i = 0; i < u->devvars.len; i++) {
         const DevVar *v = u->devvars.items[i];
+        if (v->external)
+            continue;
         const char *fl = v->link && v->init_from_host ? "MACC_DT_LINK | MACC_DT_INIT"
                          : v->link                    ? "MACC_DT_LINK"
                          : v->init_from_host          ? "MACC_DT_INIT"
                                                       : "0";
         buf_printf(b, "        {\"%s\", (void *)&(%s), sizeof(%s), %s},\n", v->name, v->name, v->name, fl);
     }
-    buf_printf(b, "    };\n    MACC_declare_target(&macc_l_, %d, macc_v_, %s);\n}\n#endif\n", u->devvars.len, u->dt_key);
+    buf_printf(b, "    };\n    MACC_declare_target(&macc_l_, %d, macc_v_, %s);\n}\n#endif\n", n, u->dt_key);
 }
 
 void emit_host(Unit *u, Buf *out, const char *display_path)

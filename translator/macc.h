@@ -162,6 +162,9 @@ typedef struct Unit {
     Vec devfuncs;       /* char *: functions with a __device__ copy (analyze) */
     Vec devfnodes;      /* TSNode *: their definitions, same order */
     Vec devvars;        /* DevVar *: globals with a device copy (analyze) */
+    Vec devexterns;     /* char *: functions device code calls that the file declares but does not
+                         * define: another file's device functions, resolved by the device link */
+    Vec devextdecls;    /* TSNode *: their declarations, same order */
     Vec variants;       /* declare variant directives (variant.c) */
     char *dt_key;       /* the device file's table of device variables: macc_dt_<hash> */
     int preprocessed;   /* the text is the preprocessor's output (cc -E) */
@@ -381,6 +384,9 @@ typedef struct DevVar {
     int link;          /* link(list), or not in a declare target directive (used by a device function) */
     int implicit;      /* not in a declare target directive */
     int init_from_host;/* no definition in this file: the device copy starts as the host's bytes */
+    int is_static;     /* a static global: its device copy is the file's own */
+    int external;      /* an extern declaration of a declare target global: another file defines
+                        * the device copy (`extern __device__`), which registers it */
 } DevVar;
 
 /* Releases a declaration; decl_delete(NULL) is a no-op. */
@@ -421,6 +427,9 @@ Decl *analyze_lookup(const Unit *u, TSNode at, const char *name, TSNode *where);
 int directive_lists(const Directive *d, ClauseKind kind, const char *name);
 /* The declare target entry of `name` (the last directive naming it), or NULL. */
 const DeclTarget *an_declare_target(const Unit *u, const char *name);
+/* A declaration's type specifiers and qualifiers, without storage class or
+ * declarators (a tag with a body: just its name). */
+char *an_spec_text(const Unit *u, TSNode decl);
 /* The device copy of global `name`, or NULL. */
 const DevVar *an_devvar(const Unit *u, const char *name);
 /* Does identifier node `id` name a file-scope variable (not a local, a

@@ -736,6 +736,12 @@ void unit_delete(Unit *u)
     }
     vec_free(&u->devfuncs);
     vec_free(&u->devfnodes);
+    for (int i = 0; i < u->devexterns.len; i++) {
+        free(u->devexterns.items[i]);
+        free(u->devextdecls.items[i]);
+    }
+    vec_free(&u->devexterns);
+    vec_free(&u->devextdecls);
     variants_free(u);
     for (int i = 0; i < u->devvars.len; i++) {
         DevVar *v = u->devvars.items[i];

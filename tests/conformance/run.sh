@@ -51,9 +51,25 @@ if [ "${1:-}" = --one ]; then
         printf '%s' "$l" | tr '\t' ' ' | cut -c 1-300
     }
     why=
+    # OpenMP_VV's static library tests (*static_lib*): ompvv/libompvv.c, which
+    # has a target region, compiled with the same command into libompvv.a and
+    # linked as a library, as the suite's Makefile does
+    libs=
+    rc=0
+    case $suite:${t##*/} in
+    omp:*static_lib*)
+        lib=$log.lib
+        rm -rf "$lib" && mkdir -p "$lib"
+        # shellcheck disable=SC2086
+        timeout -k 5 "$CONF_BUILD_TIMEOUT" $CONF_CC $CONF_OPT $CONF_FLAGS -I "$inc" -c "$inc/libompvv.c" \
+            -o "$lib/libompvv.o" > "$log.build.log" 2>&1 < /dev/null && ar rcs "$lib/libompvv.a" "$lib/libompvv.o" \
+            >> "$log.build.log" 2>&1
+        rc=$?
+        libs="-L$lib -lompvv" ;;
+    esac
     # shellcheck disable=SC2086
-    timeout -k 5 "$CONF_BUILD_TIMEOUT" $CONF_CC $CONF_OPT $CONF_FLAGS -I "$inc" "$t" -o "$exe" -lm \
-        > "$log.build.log" 2>&1 < /dev/null
+    [ $rc -ne 0 ] || timeout -k 5 "$CONF_BUILD_TIMEOUT" $CONF_CC $CONF_OPT $CONF_FLAGS -I "$inc" "$t" -o "$exe" $libs -lm \
+        >> "$log.build.log" 2>&1 < /dev/null
     rc=$?
     if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
         status=BUILD; why="build timed out after $CONF_BUILD_TIMEOUT s"

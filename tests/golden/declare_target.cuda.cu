@@ -16,27 +16,27 @@
 #line 5 "declare_target.c"
 struct pt { double x, y; };
 #line 8 "declare_target.c"
-static __device__ double macc_g_table[64];
+__device__ double macc_g_table[64];
 #line 9 "declare_target.c"
-static __device__ int macc_g_counter = 5;
+__device__ int macc_g_counter = 5;
 #line 10 "declare_target.c"
 static __device__ struct pt macc_g_origin = {1.0, 2.0};
 #line 18 "declare_target.c"
-static __device__ int macc_g_lut[16] = {1, 2, 3};
+__device__ int macc_g_lut[16] = {1, 2, 3};
 #line 19 "declare_target.c"
-static __device__ int macc_g_bias = 4; /* declare target link */
+__device__ int macc_g_bias = 4; /* declare target link */
 #line 20 "declare_target.c"
-static __device__ long macc_g_hits;
+__device__ long macc_g_hits;
 #line 11 "declare_target.c"
 __device__ static double macc_d_shift(double v) ;
 #line 15 "declare_target.c"
-__device__ int macc_d_unused_on_device(int v) ;
+extern "C" { __device__ int macc_d_unused_on_device(int v) ; }
 #line 27 "declare_target.c"
 __device__ static int macc_d_lookup(int i) ;
 #line 11 "declare_target.c"
 __device__ static double macc_d_shift(double v) { return v + macc_g_origin.x + macc_g_counter; }
 #line 15 "declare_target.c"
-__device__ int macc_d_unused_on_device(int v) { return v * 3; }
+extern "C" { __device__ int macc_d_unused_on_device(int v) { return v * 3; } }
 #line 27 "declare_target.c"
 __device__ static int macc_d_lookup(int i) { return macc_g_lut[i % 16] + macc_g_bias; }
 
@@ -178,3 +178,5 @@ extern "C" const void *const macc_dt_4259569ba96b278d[] = {
     (const void *)&macc_g_bias,
     (const void *)&macc_g_hits,
 };
+extern "C" const int macc_link_this_program_with_macc;
+__attribute__((used)) static const int *const macc_link_check_ = &macc_link_this_program_with_macc;

@@ -23,13 +23,13 @@
 #define N 256
 
 #line 10 "declare_variant.c"
-__device__ int macc_d_gpu_fn(int x) ;
+extern "C" { __device__ int macc_d_gpu_fn(int x) ; }
 #line 11 "declare_variant.c"
-__device__ int macc_d_par_fn(int x) ;
+extern "C" { __device__ int macc_d_par_fn(int x) ; }
 #line 10 "declare_variant.c"
-__device__ int macc_d_gpu_fn(int x) { return x + 200; }
+extern "C" { __device__ int macc_d_gpu_fn(int x) { return x + 200; } }
 #line 11 "declare_variant.c"
-__device__ int macc_d_par_fn(int x) { return x + 300; }
+extern "C" { __device__ int macc_d_par_fn(int x) { return x + 300; } }
 
 
 /* target region declare_variant.c:26: nvidia version */
@@ -118,3 +118,5 @@ extern "C" int macc_k_main_L39_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     macc_g_main_L39<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
+extern "C" const int macc_link_this_program_with_macc;
+__attribute__((used)) static const int *const macc_link_check_ = &macc_link_this_program_with_macc;

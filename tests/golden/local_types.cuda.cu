@@ -138,3 +138,5 @@ extern "C" int macc_k_f2_L30_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     cudaFreeAsync(macc_part_s, macc_s_);
     return (int)cudaGetLastError();
 }
+extern "C" const int macc_link_this_program_with_macc;
+__attribute__((used)) static const int *const macc_link_check_ = &macc_link_this_program_with_macc;

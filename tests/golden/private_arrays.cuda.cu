@@ -450,3 +450,5 @@ extern "C" int macc_k_arrays_L60_nvidia(void *macc_args_, MACC_TaskEnv *macc_env
     cudaFreeAsync(macc_p_.macc_fp_lt, macc_s_);
     return (int)cudaGetLastError();
 }
+extern "C" const int macc_link_this_program_with_macc;
+__attribute__((used)) static const int *const macc_link_check_ = &macc_link_this_program_with_macc;

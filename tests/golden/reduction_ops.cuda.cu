@@ -188,3 +188,5 @@ extern "C" int macc_k_reductions_L8_nvidia(void *macc_args_, MACC_TaskEnv *macc_
     cudaFreeAsync(macc_part_lor, macc_s_);
     return (int)cudaGetLastError();
 }
+extern "C" const int macc_link_this_program_with_macc;
+__attribute__((used)) static const int *const macc_link_check_ = &macc_link_this_program_with_macc;

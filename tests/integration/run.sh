@@ -8,10 +8,13 @@
 #   cmake-project/  CMake with CMAKE_C_COMPILER=macc (the compiler checks, the
 #                   build, dependencies), and with add_custom_command running
 #                   `macc --translate` and the usual C compiler.
+#   cmake-multi/    CMake, macc as the compiler: tests/e2e/multi's three files,
+#                   two in a static library, device code linked across them
+#                   (built with nvcc where there is one).
 #   install         make install / uninstall into a temporary prefix and a
 #                   DESTDIR; the installed macc, macc.pc and man page work.
 #
-# Everything is built host-only (MACC_NVCC empty) in a temporary directory,
+# Everything is built host-only (MACC_NVCC empty; cmake-multi: with nvcc) in a temporary directory,
 # removed at the end. Prints "N passed, N failed" (and appends it to $RESULTS,
 # default BUILD/results.txt, for `tests/run.sh summary`); exits 1 on failure.
 # Lines starting with "note:" are driver gaps found on the way; they do not fail.
@@ -156,6 +159,22 @@ if command -v cmake > /dev/null 2>&1; then
     else
         ko "cmake: a second build is a no-op"
     fi
+    # device code in two files and a static library, with nvcc where there is
+    # one (relocatable device code, macc's device link at the link step)
+    cm=$tmp/cmake-multi
+    nv=$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; } || true)
+    t "cmake-multi: configure (a static library of declare target code, macc as compiler)" \
+        cmake -S "$here/cmake-multi" -B "$cm" -DCMAKE_C_COMPILER="$macc" -DMULTI_SRC="$top/tests/e2e/multi"
+    t "cmake-multi: build${nv:+ (with nvcc: device link)}" env MACC_NVCC="$nv" cmake --build "$cm" --verbose
+    if [ -n "$nv" ]; then
+        # relocatable device code in the objects: they link only through the
+        # device link (__cudaRegisterLinkedBinary_* comes from it)
+        mo=$(find "$cm" -name 'main.c.o' | head -n 1)
+        if [ -n "$mo" ] && objdump -h "$mo" | grep -q '__nv_relfatbin' && [ -x "$cm/multidemo" ]; then
+            ok "cmake-multi: relocatable device code, device-linked"
+        else ko "cmake-multi: relocatable device code, device-linked"; fi
+    fi
+    t "cmake-multi: the program runs (ctest)" sh -c 'cd "$1" && ctest --output-on-failure' sh "$cm"
 else
     echo "integration: cmake not found: the CMake project is not tested"
     [ -n "${SKIPPED:-}" ] && echo "integration: no cmake, the CMake project" >> "$SKIPPED"
