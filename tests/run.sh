@@ -118,7 +118,7 @@ golden|golden-update)
                 continue
             fi
             if [ -n "$NVCC" ]; then
-                if ! "$NVCC" -arch=sm_90 -std=c++17 --expt-relaxed-constexpr -I"$build/include" -I. -c "$tmp/out/$stem.cuda.cu" \
+                if ! "$NVCC" -arch=sm_90 -std=c++17 --expt-relaxed-constexpr -rdc=true -I"$build/include" -I. -c "$tmp/out/$stem.cuda.cu" \
                         -o "$tmp/out/$stem.cu.o" > "$tmp/err" 2>&1 || [ -s "$tmp/err" ]; then
                     head -n 20 "$tmp/err"
                     ko "golden $stem: device file does not compile cleanly with nvcc"

@@ -2345,8 +2345,8 @@ static void an__device_code(Unit *u)
      * device code here uses them (maps and updates reach it) */
     for (int i = 0; i < u->dtargets.len; i++) {
         const DeclTarget *x = u->dtargets.items[i];
-        if (an_declare_target(u, x->name) != x || !strset_has(&globals, x->name, strlen(x->name)) ||
-            an_devvar(u, x->name))
+        if (an_declare_target(u, x->name) != x || x->device_type == DEVTYPE_HOST ||
+            !strset_has(&globals, x->name, strlen(x->name)) || an_devvar(u, x->name))
             continue;
         DevVar probe = {.name = x->name};
         if (an__devvar_def(u, &probe) == 0) {

@@ -586,7 +586,14 @@ Test(analysis, declare_target_names)
     cr_assert_eq(dt(u, "e")->device_type, DEVTYPE_HOST);
     cr_assert(dt(u, "e")->indirect);
     cr_assert_null(dt(u, "outside"));
-    cr_assert_eq(u->devvars.len, 0, "no region with a GPU version: no device file");
+    /* no region with a GPU version: a device file still, for other files'
+     * kernels (the declare target variables and functions, not device_type(host)'s) */
+    cr_assert_eq(u->devvars.len, 2);
+    cr_assert_not_null(an_devvar(u, "a"));
+    cr_assert_not_null(an_devvar(u, "b"));
+    cr_assert_null(an_devvar(u, "e"));
+    cr_assert_eq(u->devfuncs.len, 1);
+    cr_assert_str_eq(u->devfuncs.items[0], "f");
     DONE();
 }
 
