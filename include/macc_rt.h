@@ -64,10 +64,15 @@ enum {
     MACC_MAP_DIR_MASK = 3,
     MACC_MAP_ALWAYS = 1 << 2,   /* copy even when already present */
     MACC_MAP_PRESENT = 1 << 3,  /* must already be present (acc present) */
-    MACC_MAP_DELETE = 1 << 4,   /* exit data: drop regardless of counts */
+    MACC_MAP_DELETE = 1 << 4,   /* exit data: the dynamic reference count to zero (acc finalize) */
     MACC_MAP_ATTACH = 1 << 5,   /* zero-length: translate the pointer if present, else pass it as is */
     MACC_MAP_NOCREATE = 1 << 6, /* acc no_create: use if present, else pass host pointer */
-    MACC_MAP_DEVICEPTR = 1 << 7 /* acc deviceptr: already a device address */
+    MACC_MAP_DEVICEPTR = 1 << 7, /* acc deviceptr: already a device address */
+    /* with DELETE: OpenMP's map(delete:), which sets the item's one reference
+     * count to zero, a data region's reference included (the entry leaves
+     * the device now); DELETE alone is OpenACC's finalize, which zeroes the
+     * dynamic count and leaves a data construct's reference */
+    MACC_MAP_DELETE_ALL = 1 << 8
 };
 
 /* One mapped section. The section is [start, start + bytes). `base` is the

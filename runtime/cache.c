@@ -1273,6 +1273,8 @@ void maccrt_map_release(maccrt_device *d, const MACC_Map *m, int ref, int del,
             sref--;
     } else if (del) {
         dref = 0;
+        if (del == 2) /* OpenMP's delete: a data region's reference too */
+            sref = 0;
     } else if (dref > 0) {
         dref--;
     }

@@ -196,7 +196,8 @@ void maccrt_data_op(maccrt_device *d, int op, int nmaps, const MACC_Map *maps,
             maccrt_map_acquire(d, m, MACCRT_REF_DYNAMIC, loc);
             break;
         case MACCRT_OP_EXIT:
-            maccrt_map_release(d, m, MACCRT_REF_DYNAMIC, (m->kind & MACC_MAP_DELETE) != 0, loc);
+            maccrt_map_release(d, m, MACCRT_REF_DYNAMIC,
+                               (m->kind & MACC_MAP_DELETE_ALL) ? 2 : (m->kind & MACC_MAP_DELETE) != 0, loc);
             break;
         case MACCRT_OP_UPDATE:
             maccrt_map_update(d, m, loc);

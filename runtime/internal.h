@@ -352,7 +352,9 @@ enum {
  * memory the entry is pinned (see maccrt_dir_affinity). */
 void *maccrt_map_acquire(maccrt_device *d, const MACC_Map *m, int ref, const MACC_SrcLoc *loc);
 /* Drops a reference of kind ref on m (data_end, exit data, end of a task);
- * del: MACC_MAP_DELETE / finalize (dynamic count to 0). Copies back (from) when
+ * del: 1, MACC_MAP_DELETE / OpenACC's finalize (the dynamic count to 0); 2,
+ * OpenMP's map(delete:) (MACC_MAP_DELETE_ALL: both counts to 0, the entry
+ * leaves even inside a data region). Copies back (from) when
  * the entry goes away or with MACC_MAP_ALWAYS. Absent sections are ignored. */
 void maccrt_map_release(maccrt_device *d, const MACC_Map *m, int ref, int del,
                         const MACC_SrcLoc *loc);

@@ -569,7 +569,7 @@ static int an__map_kind(int mapt, int always)
     case MAPT_TOFROM: k = MACC_MAP_TOFROM; break;
     case MAPT_ALLOC: k = MACC_MAP_ALLOC; break;
     case MAPT_RELEASE: k = MACC_MAP_ALLOC; break;
-    case MAPT_DELETE: k = MACC_MAP_ALLOC | MACC_MAP_DELETE; break;
+    case MAPT_DELETE: k = MACC_MAP_ALLOC | MACC_MAP_DELETE | MACC_MAP_DELETE_ALL; break;
     }
     if (always)
         k |= MACC_MAP_ALWAYS;

@@ -140,7 +140,7 @@ void lifetime(int n, float *a, float *b, float *w)
     { /* #pragma omp target exit data map(delete: w[0:n]) */
     static const MACC_SrcLoc macc_l_ = {"enter_exit_data.c", 16, 5, "lifetime"};
     MACC_Map macc_m_[1] = {
-        {"w", (void *)(w), (void *)&(w)[0], (MACC_SIZE_T)(n) * sizeof((w)[0]), MACC_MAP_ALLOC | MACC_MAP_DELETE},
+        {"w", (void *)(w), (void *)&(w)[0], (MACC_SIZE_T)(n) * sizeof((w)[0]), MACC_MAP_ALLOC | MACC_MAP_DELETE | MACC_MAP_DELETE_ALL},
     };
     if (1)
         MACC_data_exit(&macc_l_, 1, macc_m_, MACC_DEVICE_DEFAULT, 0, 0, 0);

@@ -1029,6 +1029,15 @@ Test(rt, delete_and_finalize_drop_the_dynamic_count)
     cr_assert_eq(d, 0);
     MACC_data_end(&dloc, 1, &m, MACC_DEVICE_HOST);
     cr_assert(!MACC_is_present(a, 1, MACC_DEVICE_HOST));
+    /* OpenMP's map(delete:) sets the one reference count to zero: the entry
+     * leaves inside the data region too, whose end then finds nothing */
+    MACC_Map odel = {"a", a, a, sizeof a, MACC_MAP_ALLOC | MACC_MAP_DELETE | MACC_MAP_DELETE_ALL};
+    MACC_data_begin(&dloc, 1, &m, MACC_DEVICE_HOST);
+    MACC_data_enter(&dloc, 1, &m, MACC_DEVICE_HOST, 0, NULL, 0);
+    MACC_data_exit(&dloc, 1, &odel, MACC_DEVICE_HOST, 0, NULL, 0);
+    cr_assert(!MACC_is_present(a, sizeof a, MACC_DEVICE_HOST));
+    MACC_data_end(&dloc, 1, &m, MACC_DEVICE_HOST);
+    cr_assert(!MACC_is_present(a, sizeof a, MACC_DEVICE_HOST));
 }
 
 Test(rt, containment_and_present_clause)
@@ -1718,6 +1727,35 @@ Test(gpu, enter_update_exit_on_the_default_device)
     MACC_data_exit(&dloc, 1, &mx, MACC_DEVICE_ANY, 0, NULL, 0);
     cr_assert_eq(x[510], 1530.0);
     cr_assert(!MACC_is_present(x, 8, 0));
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 0);
+}
+
+/* OpenMP's map(delete:) inside a data region that maps the same array: the
+ * array leaves the GPU, the next region copies it afresh (the host's new
+ * values), and the region's end copies nothing back. */
+Test(gpu, openmp_delete_inside_a_data_region_drops_the_copy)
+{
+    enum { N = 100 };
+    static double x[N];
+    for (int i = 0; i < N; i++)
+        x[i] = 1.0;
+    MACC_Map m = {"x", x, x, sizeof x, MACC_MAP_TOFROM};
+    MACC_data_begin(&dloc, 1, &m, 0);
+    scale_args a = {0, N, 3.0, 0, x};
+    MACC_target(&r_scale_gpu_only, &a, sizeof a, 1, &m, 0, NULL, 0, 0, 1);
+    cr_assert_eq(x[7], 1.0, "the data region holds it: no copy back yet");
+    MACC_Map del = {"x", x, x, sizeof x, MACC_MAP_ALLOC | MACC_MAP_DELETE | MACC_MAP_DELETE_ALL};
+    MACC_data_exit(&dloc, 1, &del, 0, 0, NULL, 0);
+    cr_assert(!MACC_is_present(x, sizeof x, 0), "delete: gone inside the data region");
+    for (int i = 0; i < N; i++)
+        x[i] = 2.0;
+    MACC_Map to = {"x", x, x, sizeof x, MACC_MAP_TOFROM};
+    MACC_target(&r_scale_gpu_only, &a, sizeof a, 1, &to, 0, NULL, 0, 0, 1);
+    cr_assert_eq(x[7], 6.0, "copied afresh and back: 2 * 3");
+    x[7] = -1.0;
+    MACC_data_end(&dloc, 1, &m, 0);
+    cr_assert_eq(x[7], -1.0, "the data region's end finds nothing to copy back");
+    cr_assert_eq(atomic_load(&env_errors), 0);
     cr_assert_eq(atomic_load(&fgpu_live_allocs), 0);
 }
 
