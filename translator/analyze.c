@@ -1329,6 +1329,30 @@ static TSNode an__sole_construct(const Unit *u, TSNode n)
     return stmts == 1 ? first : null;
 }
 
+/* A block whose only content is a metadirective line and one statement that
+ * is not a directive: the metadirective's node, else null. */
+static TSNode an__sole_metadirective(const Unit *u, TSNode n)
+{
+    TSNode null = {0}, meta = {0};
+    int stmts = 0;
+    uint32_t nc = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < nc; i++) {
+        TSNode k = ts_node_named_child(n, i);
+        if (node_is(k, "comment"))
+            continue;
+        if (node_is(k, "preproc_call")) {
+            Pragma *q = an__pragma_at(u, k);
+            if (stmts || !ts_node_is_null(meta) || !q || q->dir.kind != DIR_METADIRECTIVE)
+                return null;
+            meta = k;
+            continue;
+        }
+        if (ts_node_is_null(meta) || ++stmts > 1)
+            return null;
+    }
+    return stmts == 1 ? meta : null;
+}
+
 /* An if clause that applies to the target construct (no modifier, or target:). */
 static int an__if_target(const DirClause *c)
 {
@@ -1461,6 +1485,18 @@ static int an__nested(Unit *u, Region *r, TSNode n, Vec *nested, Pragma **loop_f
                 if (ts_node_is_null(span))
                     span = n;
                 n = first;
+                continue;
+            }
+            /* `target { metadirective ... stmt }`: the metadirective as if it
+             * followed the target line (the block holds nothing else) */
+            TSNode meta = r->ifdevs.len || nested->len ? (TSNode){0} : an__sole_metadirective(u, n);
+            Pragma *mq = ts_node_is_null(meta) ? NULL : an__pragma_at(u, meta);
+            if (mq) {
+                mq->used = 1;
+                vec_push(&r->ifdevs, mq);
+                if (ts_node_is_null(span))
+                    span = n;
+                n = an__next_stmt(mq->node);
                 continue;
             }
         }
