@@ -48,6 +48,7 @@ typedef struct Cu {
     const Vec *nonlocal; /* names whose writes are not thread-local (device memory, team results) */
     const Vec *thread_arrays; /* arrays copied into each thread (firstprivate/lastprivate) */
     Vec team_shared;     /* variables of a team body in shared memory (atomics update them) */
+    int stepped;         /* the loop in steps of one block, a barrier after each (simd safelen) */
 } Cu;
 
 enum { CU_LOOP, CU_TEAM_DIST, CU_GENERIC, CU_PARALLEL };
@@ -2080,7 +2081,12 @@ static int cu__emit_loop(Cu *c, const Region *r, TSNode loop, int depth, const c
     for (int k = 0; k < n; k++)
         buf_printf(b, " * macc_t%d_", k);
     buf_puts(b, ";\n");
-    buf_printf(b, "%s    for (long long macc_it_ = %s; macc_it_ < macc_total_; macc_it_ += %s) {\n", ind, idx, stride);
+    if (c->stepped) /* every thread reaches each step's barrier */
+        buf_printf(b, "%s    for (long long macc_b_ = 0; macc_b_ < macc_total_; macc_b_ += blockDim.x) {\n"
+                      "%s    const long long macc_it_ = macc_b_ + threadIdx.x;\n%s    if (macc_it_ < macc_total_) {\n",
+                   ind, ind, ind);
+    else
+        buf_printf(b, "%s    for (long long macc_it_ = %s; macc_it_ < macc_total_; macc_it_ += %s) {\n", ind, idx, stride);
     buf_printf(b, "%s        long long macc_rest_ = macc_it_;\n", ind);
     for (int k = n - 1; k >= 0; k--) {
         if (k > 0)
@@ -2125,6 +2131,8 @@ static int cu__emit_loop(Cu *c, const Region *r, TSNode loop, int depth, const c
             }
         }
     }
+    if (c->stepped)
+        buf_printf(b, "%s    }\n%s    __syncthreads();\n", ind, ind);
     buf_printf(b, "%s    }\n%s}\n", ind, ind);
     for (int k = 0; k < n; k++)
         cu__free_loop(&loops[k]);
@@ -3102,6 +3110,14 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     const char *sfx = r->suffix;
     const Directive *d = gv->dir;
     unsigned cs = gv->cs;
+    /* simd alone with safelen(n) (one team): iterations n apart may depend on
+     * each other, so the loop runs n at a time in order, a step of one block
+     * of n threads and a barrier (cu__emit_loop's stepped form) */
+    const DirClause *safelen = (cs & CS_SIMD) && !(cs & (CS_TEAMS | CS_DISTRIBUTE | CS_PARALLEL_FOR | CS_PARALLEL | CS_FOR))
+                                   ? directive_find(d, CL_SAFELEN)
+                                   : NULL;
+    if (safelen && !safelen->arg)
+        safelen = NULL;
     for (int i = 0; i < d->nclauses; i++) {
         const DirClause *k = &d->clauses[i];
         if (k->kind == CL_LINEAR || (k->kind == CL_LASTPRIVATE && k->modifier)) {
@@ -3370,8 +3386,10 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         cu__emit_staged(c, r, &st, &ctx, b, tile);
         cu__free_stage(&st);
     } else if (mode == LOOP) {
+        c->stepped = safelen != NULL && !staged;
         cu__emit_loop(c, r, r->stmt, collapse, "(long long)blockIdx.x * blockDim.x + threadIdx.x",
                       "(long long)gridDim.x * blockDim.x", &ctx, b, "    ");
+        c->stepped = 0;
         for (int i = 0; i < reds.len; i++) {
             Red *x = reds.items[i];
             buf_printf(b, "    { %s macc_v_ = macc_block_reduce<%s, %s>(%s); if (threadIdx.x == 0) macc_part_%s[blockIdx.x] = macc_v_; }\n",
@@ -3517,6 +3535,9 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         buf_printf(b, "    macc_block_ = (int)(%s);\n", ds_chunk + 1);
     if (nth && tl) /* num_threads bounded by the thread_limit */
         buf_printf(b, "    if ((int)(%s) > 0 && macc_block_ > (int)(%s)) macc_block_ = (int)(%s);\n", tl_f, tl_f, tl_f);
+    if (safelen && mode == LOOP) /* a constant: at most that many iterations at once */
+        buf_printf(b, "    if ((long long)(%s) < macc_block_) macc_block_ = (int)(%s); /* safelen */\n", safelen->arg,
+                   safelen->arg);
     buf_puts(b, "    if (macc_block_ < 1) macc_block_ = 1;\n    if (macc_block_ > 1024) macc_block_ = 1024;\n");
     for (int j = 0; j < d->nclauses; j++) {
         const DirClause *ic = &d->clauses[j];

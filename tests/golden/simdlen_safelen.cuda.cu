@@ -82,7 +82,9 @@ __global__ void macc_g_shift_add_L8(const struct macc_a_shift_add_L8 macc_a_, co
     {
         const long long macc_t0_ = ((long long)(n) > (long long)(4) ? ((long long)(n) - (long long)(4) + (long long)1 - 1) / (long long)1 : 0LL);
         const long long macc_total_ = 1LL * macc_t0_;
-        for (long long macc_it_ = (long long)blockIdx.x * blockDim.x + threadIdx.x; macc_it_ < macc_total_; macc_it_ += (long long)gridDim.x * blockDim.x) {
+        for (long long macc_b_ = 0; macc_b_ < macc_total_; macc_b_ += blockDim.x) {
+        const long long macc_it_ = macc_b_ + threadIdx.x;
+        if (macc_it_ < macc_total_) {
             long long macc_rest_ = macc_it_;
             int i = (int)((4) + macc_rest_ * 1);
             (void)i;
@@ -90,6 +92,8 @@ __global__ void macc_g_shift_add_L8(const struct macc_a_shift_add_L8 macc_a_, co
 #line 10 "simdlen_safelen.c"
         x[i] = x[i - 4] + 1.0f;
             while (0);
+        }
+        __syncthreads();
         }
     }
 }
@@ -102,6 +106,7 @@ extern "C" int macc_k_shift_add_L8_nvidia(void *macc_args_, MACC_TaskEnv *macc_e
     cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;
     int n = macc_a_->n; (void)n;
     int macc_block_ = 256;
+    if ((long long)(4) < macc_block_) macc_block_ = (int)(4); /* safelen */
     if (macc_block_ < 1) macc_block_ = 1;
     if (macc_block_ > 1024) macc_block_ = 1024;
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(4) ? ((long long)(n) - (long long)(4) + (long long)1 - 1) / (long long)1 : 0LL);
