@@ -49,6 +49,7 @@ typedef struct Cu {
     const Vec *thread_arrays; /* arrays copied into each thread (firstprivate/lastprivate) */
     Vec team_shared;     /* variables of a team body in shared memory (atomics update them) */
     int stepped;         /* the loop in steps of one block, a barrier after each (simd safelen) */
+    long chunk;          /* schedule(static, C), C > 1: each thread runs C consecutive iterations */
 } Cu;
 
 enum { CU_LOOP, CU_TEAM_DIST, CU_GENERIC, CU_PARALLEL };
@@ -2081,7 +2082,12 @@ static int cu__emit_loop(Cu *c, const Region *r, TSNode loop, int depth, const c
     for (int k = 0; k < n; k++)
         buf_printf(b, " * macc_t%d_", k);
     buf_puts(b, ";\n");
-    if (c->stepped) /* every thread reaches each step's barrier */
+    if (c->chunk > 1) /* a thread's chunks of consecutive iterations, in order */
+        buf_printf(b, "%s    for (long long macc_c0_ = (%s) * %ldLL; macc_c0_ < macc_total_; macc_c0_ += (%s) * %ldLL)\n"
+                      "%s    for (long long macc_it_ = macc_c0_; macc_it_ < macc_c0_ + %ldLL && macc_it_ < macc_total_; "
+                      "macc_it_++) {\n",
+                   ind, idx, c->chunk, stride, c->chunk, ind, c->chunk);
+    else if (c->stepped) /* every thread reaches each step's barrier */
         buf_printf(b, "%s    for (long long macc_b_ = 0; macc_b_ < macc_total_; macc_b_ += blockDim.x) {\n"
                       "%s    const long long macc_it_ = macc_b_ + threadIdx.x;\n%s    if (macc_it_ < macc_total_) {\n",
                    ind, ind, ind);
@@ -3102,6 +3108,32 @@ static char *cu__member_ptr_map(const Region *r, int j)
     return xstrdup(m->name);
 }
 
+/* schedule(static, C) with a literal C > 1 (modifiers allowed): C, else 0.
+ * Each GPU thread then runs chunks of C consecutive iterations in order, as
+ * OpenMP's threads do, so a private variable carries from one iteration of a
+ * chunk to the next; without it, one iteration per thread. */
+static long cu__static_chunk(const Directive *d)
+{
+    const DirClause *s = directive_find(d, CL_SCHEDULE);
+    if (!s || !s->arg)
+        return 0;
+    const char *a = s->arg, *colon = strchr(a, ':'), *comma = strchr(a, ',');
+    if (colon && (!comma || colon < comma))
+        a = colon + 1;
+    while (*a == ' ' || *a == '\t')
+        a++;
+    if (strncmp(a, "static", 6) || !comma)
+        return 0;
+    const char *p = comma + 1;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    char *end;
+    long v = strtol(p, &end, 10);
+    while (*end == ' ' || *end == '\t')
+        end++;
+    return end != p && !*end && v > 1 && v <= 1 << 20 ? v : 0;
+}
+
 static void cu__region(Cu *c, const Region *r, Buf *b)
 {
     const RVersion *gv = region_gpu_version(r);
@@ -3118,6 +3150,7 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
                                    : NULL;
     if (safelen && !safelen->arg)
         safelen = NULL;
+    const long chunk = safelen ? 0 : cu__static_chunk(d); /* schedule(static, C) */
     for (int i = 0; i < d->nclauses; i++) {
         const DirClause *k = &d->clauses[i];
         if (k->kind == CL_LINEAR || (k->kind == CL_LASTPRIVATE && k->modifier)) {
@@ -3387,9 +3420,11 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         cu__free_stage(&st);
     } else if (mode == LOOP) {
         c->stepped = safelen != NULL && !staged;
+        c->chunk = c->stepped || staged ? 0 : chunk;
         cu__emit_loop(c, r, r->stmt, collapse, "(long long)blockIdx.x * blockDim.x + threadIdx.x",
                       "(long long)gridDim.x * blockDim.x", &ctx, b, "    ");
         c->stepped = 0;
+        c->chunk = 0;
         for (int i = 0; i < reds.len; i++) {
             Red *x = reds.items[i];
             buf_printf(b, "    { %s macc_v_ = macc_block_reduce<%s, %s>(%s); if (threadIdx.x == 0) macc_part_%s[blockIdx.x] = macc_v_; }\n",
@@ -3576,13 +3611,16 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         else
             buf_puts(b, "    const long long macc_total_ = 1LL << 40; /* bounds known only on the device */\n");
         buf_free(&tb);
+        if (ok && chunk > 1 && !staged) /* a thread per chunk of C iterations */
+            buf_printf(b, "    const long long macc_threads_ = (macc_total_ + %ldLL - 1) / %ldLL;\n", chunk, chunk);
+        const char *tot = ok && chunk > 1 && !staged ? "macc_threads_" : "macc_total_";
         if (ok && !nth && !tl && !nt && !ds_chunk && !staged && (cs & CS_TEAMS))
             /* no block size given: a small loop spread over every SM */
-            buf_puts(b, "    macc_block_ = macc_loop_block(macc_total_, macc_block_);\n");
+            buf_printf(b, "    macc_block_ = macc_loop_block(%s, macc_block_);\n", tot);
         else if (ok && !nth && !tl && staged)
             /* a staged loop's tile is its block: the largest that fills the GPU */
             buf_puts(b, "    macc_block_ = macc_stage_block(macc_total_, macc_block_);\n");
-        buf_printf(b, "    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, %s%s%s, %d);\n", nt ? "(int)(" : "",
+        buf_printf(b, "    int macc_grid_ = macc_grid_size(%s, macc_block_, %s%s%s, %d);\n", tot, nt ? "(int)(" : "",
                    nt ? nt_f : (cs & CS_TEAMS) ? "0" : "1", nt ? ")" : "", reds.len > 0 || !host_total);
     } else if (mode == TEAM_DIST) {
         buf_printf(b, "    int macc_grid_ = %s%s%s;\n", nt ? "(int)(" : "", nt ? nt_f : "1024", nt ? ")" : "");

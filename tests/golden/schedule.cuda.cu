@@ -34,7 +34,8 @@ __global__ void macc_g_sched_L4(const struct macc_a_sched_L4 macc_a_, const stru
     {
         const long long macc_t0_ = ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
         const long long macc_total_ = 1LL * macc_t0_;
-        for (long long macc_it_ = (long long)blockIdx.x * blockDim.x + threadIdx.x; macc_it_ < macc_total_; macc_it_ += (long long)gridDim.x * blockDim.x) {
+        for (long long macc_c0_ = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * 16LL; macc_c0_ < macc_total_; macc_c0_ += ((long long)gridDim.x * blockDim.x) * 16LL)
+        for (long long macc_it_ = macc_c0_; macc_it_ < macc_c0_ + 16LL && macc_it_ < macc_total_; macc_it_++) {
             long long macc_rest_ = macc_it_;
             int i = (int)((0) + macc_rest_ * 1);
             (void)i;
@@ -58,7 +59,8 @@ extern "C" int macc_k_sched_L4_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     if (macc_block_ > 1024) macc_block_ = 1024;
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
-    int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    const long long macc_threads_ = (macc_total_ + 16LL - 1) / 16LL;
+    int macc_grid_ = macc_grid_size(macc_threads_, macc_block_, 0, 0);
     macc_g_sched_L4<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
