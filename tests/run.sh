@@ -226,6 +226,14 @@ e2e)
             if timeout 300 "$tmp/multi/$b" > "$tmp/run.log" 2>&1 && grep -qx PASS "$tmp/run.log"; then ok
             else tail -n 20 "$tmp/run.log"; ko "e2e multi ($b)"; fi
         done
+        # lib.c and util.c as a shared library (its own device link, position-independent),
+        # used by a program whose kernels call nothing of it
+        printf '#include <stdio.h>\nint lib_read_counter(void);\nint main(void)\n{\n    int v = 0;\n    #pragma omp target map(from: v)\n    v = 3;\n    printf("%%d %%d\\n", v, lib_read_counter());\n    return 0;\n}\n' > "$tmp/multi/useso.c"
+        # shellcheck disable=SC2086
+        if "$macc" -O2 -fPIC -shared ${E2E_CFLAGS:-} "$top/tests/e2e/multi/lib.c" "$top/tests/e2e/multi/util.c" -o "$tmp/multi/libmso.so" > "$tmp/build.log" 2>&1 &&
+            "$macc" -O2 ${E2E_CFLAGS:-} "$tmp/multi/useso.c" -L"$tmp/multi" -lmso -Wl,-rpath,"$tmp/multi" -o "$tmp/multi/useso" >> "$tmp/build.log" 2>&1 &&
+            [ "$("$tmp/multi/useso")" = "3 0" ]; then ok
+        else head -n 20 "$tmp/build.log"; ko "e2e multi: device code in a shared library"; fi
         # objects with device code, linked by plain cc: the linker names what is missing
         if nm "$tmp/multi/main.o" | grep -q 'U macc_link_this_program_with_macc'; then
             if ! cc "$tmp/multi/main.o" "$tmp/multi/lib.o" "$tmp/multi/util.o" -o "$tmp/multi/cc" > "$tmp/run.log" 2>&1 &&

@@ -1160,6 +1160,9 @@ int driver_main(int argc, char **argv)
          * if_device archs beside it are not linked; docs/DRIVER.md) */
         vec_push(&cmd, arch);
         vec_push(&cmd, "-dlink");
+        /* position-independent: the object may go into a shared library
+         * (-shared) as into a PIE */
+        vec_push(&cmd, "-Xcompiler=-fPIC");
         for (int k = 0; k < objs.len; k++) {
             const char *f = objs.items[k];
             size_t fl = strlen(f);
