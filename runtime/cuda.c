@@ -1867,8 +1867,10 @@ static atomic_int cuda__ninfo;
 
 /* Every generated device file refers to this: a program linked by plain `cc`
  * instead of macc (no plugin, no device link step) is told so by the linker's
- * "undefined reference to `macc_link_this_program_with_macc'". */
-__attribute__((visibility("default"))) extern const int macc_link_this_program_with_macc;
+ * "undefined reference to `macc_link_this_program_with_macc'". Hidden: a
+ * shared library built by macc has the plugin too, and the reference is
+ * resolved within each linked module. */
+extern const int macc_link_this_program_with_macc;
 const int macc_link_this_program_with_macc = 1;
 
 __attribute__((visibility("default"))) void MACC_cuda_device_info(const void *symbol);
