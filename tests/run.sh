@@ -60,6 +60,8 @@ unit)
         fail=$((fail + ${f:-0}))
         if [ "${f:-0}" -ne 0 ] || [ $rc -ne 0 ]; then
             printf '%s\n' "$out" | grep -v '^\[----\]' | tail -n 40
+            # the failed assertions, with their messages
+            printf '%s\n' "$out" | grep -A 2 '^\[----\] .*\.c:[0-9]*:' | head -n 40
             [ "${f:-0}" -eq 0 ] && ko "$name: exit status $rc"
         fi
         echo "$name: $line"

@@ -3381,11 +3381,12 @@ Test(sched, gpus_of_one_kind_are_estimated_apart)
  * front without asking the policy (before: one eft decision per submission,
  * residency look-ups included, under the runtime lock). Once the gate opens,
  * each completion places one task: about one decision per task. */
-static atomic_int full_gate;
+static atomic_int full_gate, full_running;
 static int fn_full(void *args, MACC_TaskEnv *env)
 {
     (void)args;
     (void)env;
+    atomic_fetch_add(&full_running, 1);
     wait_at_least(&full_gate, 1, 10.0);
     return 0;
 }
@@ -3400,21 +3401,18 @@ Test(sched, submissions_while_the_gpus_are_full_ask_no_policy)
     cr_assert_eq(rt->ngpus, 2);
     for (int k = 0; k < 8; k++) /* fill both GPUs */
         MACC_target(&r_full, NULL, 0, 0, NULL, 0, NULL, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
-    /* a deferred submission that finds the runtime's lock taken goes to an
-     * inbox, placed by the lock's next holder: on a loaded machine the eight
-     * may not all hold their tokens yet */
+    /* full means the eight running: a deferred submission that finds the
+     * runtime's lock taken goes to an inbox, placed by the lock's next
+     * holder, and a placed task waits for its GPU's helper; on a loaded
+     * machine (make check runs two tests at once) both lag */
+    cr_assert(wait_at_least(&full_running, 8, 10.0), "the eight filling tasks did not start");
     long c0;
     int free0, free1;
-    for (double end = now_s() + 10.0;;) {
-        pthread_mutex_lock(&rt->lock);
-        c0 = rt->policy_calls;
-        free0 = rt->devices[0]->tokens_free;
-        free1 = rt->devices[1]->tokens_free;
-        pthread_mutex_unlock(&rt->lock);
-        if ((free0 == 0 && free1 == 0) || now_s() > end)
-            break;
-        sleep_ms(1);
-    }
+    pthread_mutex_lock(&rt->lock);
+    c0 = rt->policy_calls;
+    free0 = rt->devices[0]->tokens_free;
+    free1 = rt->devices[1]->tokens_free;
+    pthread_mutex_unlock(&rt->lock);
     for (int k = 0; k < N; k++)
         MACC_target(&r_full, NULL, 0, 0, NULL, 0, NULL, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
     pthread_mutex_lock(&rt->lock);
