@@ -1009,6 +1009,68 @@ static int dir__cl_linear(DirP *p, DirClause *c, int a, int b)
     return dir__list(p, c, la, lb);
 }
 
+char *directive_linear_step(const DirClause *c)
+{
+    const char *a = c && c->arg ? c->arg : "";
+    /* the list's colon: the first ':' outside parentheses and brackets */
+    int depth = 0;
+    const char *colon = NULL;
+    for (const char *q = a; *q && !colon; q++) {
+        if (*q == '(' || *q == '[')
+            depth++;
+        else if ((*q == ')' || *q == ']') && depth > 0)
+            depth--;
+        else if (*q == ':' && !depth)
+            colon = q;
+    }
+    if (!colon)
+        return strdup("1");
+    /* modifiers separated by top-level commas: val, ref, uval, step(s), or the step */
+    const char *p = colon + 1, *step = NULL;
+    size_t step_len = 0;
+    while (*p) {
+        const char *e = p;
+        depth = 0;
+        while (*e && (depth || *e != ',')) {
+            if (*e == '(' || *e == '[')
+                depth++;
+            else if ((*e == ')' || *e == ']') && depth > 0)
+                depth--;
+            e++;
+        }
+        const char *s = p, *t = e;
+        while (s < t && (*s == ' ' || *s == '\t'))
+            s++;
+        while (t > s && (t[-1] == ' ' || t[-1] == '\t'))
+            t--;
+        size_t n = (size_t)(t - s);
+        int is_mod = (n == 3 && (!strncmp(s, "val", 3) || !strncmp(s, "ref", 3))) || (n == 4 && !strncmp(s, "uval", 4));
+        if (n > 5 && !strncmp(s, "step", 4)) {
+            const char *o = s + 4;
+            while (o < t && (*o == ' ' || *o == '\t'))
+                o++;
+            if (o < t && *o == '(' && t[-1] == ')') {
+                step = o + 1;
+                step_len = (size_t)(t - 1 - step);
+                is_mod = 1;
+            }
+        }
+        if (!is_mod && n) {
+            step = s;
+            step_len = n;
+        }
+        p = *e ? e + 1 : e;
+    }
+    if (!step || !step_len)
+        return strdup("1");
+    char *r = malloc(step_len + 1);
+    if (!r)
+        return NULL;
+    memcpy(r, step, step_len);
+    r[step_len] = 0;
+    return r;
+}
+
 /* A list clause; acc copyin(readonly: ...), copyout/create(zero: ...) and
  * lastprivate(conditional: ...) set modifier = 1. */
 static int dir__cl_list(DirP *p, DirClause *c, int a, int b, const char *name)

@@ -203,6 +203,11 @@ void directive_free(Directive *d);
 /* First clause of kind k, or NULL. */
 const DirClause *directive_find(const Directive *d, ClauseKind k);
 
+/* linear(list[: step]): the step expression (malloc'd): the text after the
+ * list's colon without 5.2's val/ref/uval modifiers, step(s) unwrapped; "1"
+ * when the clause gives none. */
+char *directive_linear_step(const DirClause *c);
+
 /* Name of a clause kind as written ("map", "num_teams", ...). Static storage. */
 const char *directive_clause_name(ClauseKind k);
 

@@ -1696,6 +1696,11 @@ static void an__region(Unit *u, Pragma *tp)
             if (c->kind == CL_NUM_THREADS || c->kind == CL_SCHEDULE || c->kind == CL_NUM_TEAMS ||
                 c->kind == CL_THREAD_LIMIT || c->kind == CL_IF || c->kind == CL_DIST_SCHEDULE)
                 an_text_ids(c->arg, &clause_ids);
+            if (c->kind == CL_LINEAR) { /* the step, evaluated as the region starts */
+                char *st = directive_linear_step(c);
+                an_text_ids(st, &clause_ids);
+                free(st);
+            }
         }
     }
     for (int i = 0; i < clause_ids.len; i++) {
@@ -2642,12 +2647,55 @@ int directive_lists(const Directive *d, ClauseKind kind, const char *name)
     return an__name_in_clause(d, kind, name);
 }
 
+int region_init_copy(const Region *r, const char *name)
+{
+    for (int v = 0; v < r->nversions; v++) {
+        const Directive *d = r->versions[v].dir;
+        if (r->versions[v].kind != MACC_DEV_NVIDIA)
+            continue;
+        if (an__name_in_clause(d, CL_LINEAR, name) ||
+            (an__name_in_clause(d, CL_LASTPRIVATE, name) && an__name_in_clause(d, CL_FIRSTPRIVATE, name)))
+            return 1;
+    }
+    return 0;
+}
+
 void region_launch_fields(const Region *r, Buf *fields, Buf *assign)
 {
     static const ClauseKind kinds[] = {CL_NUM_TEAMS, CL_THREAD_LIMIT, CL_NUM_THREADS};
+    /* the start values of linear and firstprivate+lastprivate scalars (by value:
+     * the write-back copy changes while the GPU threads start) */
+    for (int i = 0; i < r->caps.len; i++) {
+        const Capture *k = r->caps.items[i];
+        if (k->kind != CAP_WRITEBACK || !region_init_copy(r, k->name))
+            continue;
+        const Decl *dd = k->decl;
+        if (fields) {
+            char *spec = spec_unqualified(dd->spec);
+            buf_printf(fields, "    %s %.*smacc_init_%s%s;\n", spec, dd->id_off, dd->decl_text, dd->name,
+                       dd->decl_text + dd->id_off + dd->id_len);
+            free(spec);
+        }
+        if (assign)
+            buf_printf(assign, "    __builtin_memcpy(&macc_a_.macc_init_%s, &%s, sizeof macc_a_.macc_init_%s);\n", k->name,
+                       k->name, k->name);
+    }
     for (int v = 0; v < r->nversions; v++) {
         if (r->versions[v].kind != MACC_DEV_NVIDIA)
             continue;
+        /* linear steps, evaluated on the host as the region starts */
+        const Directive *ld = r->versions[v].dir;
+        for (int j = 0; j < ld->nclauses; j++) {
+            if (ld->clauses[j].kind != CL_LINEAR)
+                continue;
+            if (fields)
+                buf_printf(fields, "    long long macc_lstep_v%d_%d;\n", v, j);
+            if (assign) {
+                char *st = directive_linear_step(&ld->clauses[j]);
+                buf_printf(assign, "    macc_a_.macc_lstep_v%d_%d = (long long)(%s);\n", v, j, st);
+                free(st);
+            }
+        }
         for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
             const DirClause *c = directive_find(r->versions[v].dir, kinds[k]);
             if (!c && kinds[k] == CL_THREAD_LIMIT) /* the target line's bounds every version */

@@ -2103,6 +2103,24 @@ static int cu__emit_loop(Cu *c, const Region *r, TSNode loop, int depth, const c
                        loops[k].type, loops[k].lb, loops[k].step);
         buf_printf(b, "%s        (void)%s;\n", ind, loops[k].var);
     }
+    /* linear: the variable's value in iteration k is its start value + k * step */
+    const RVersion *lv = region_gpu_version(r);
+    if (lv && c->mode == CU_LOOP) {
+        for (int i = 0; i < lv->dir->nclauses; i++) {
+            const DirClause *cl = &lv->dir->clauses[i];
+            if (cl->kind != CL_LINEAR)
+                continue;
+            for (int j = 0; j < cl->nitems; j++) {
+                const char *v = cl->items[j].base;
+                int isvar = 0;
+                for (int q = 0; q < n; q++)
+                    isvar |= !strcmp(loops[q].var, v);
+                if (!isvar)
+                    buf_printf(b, "%s        %s = macc_a_.macc_init_%s + macc_it_ * macc_a_.macc_lstep_v%d_%d;\n", ind, v, v,
+                               (int)(lv - r->versions), i);
+            }
+        }
+    }
     buf_printf(b, "%s        do\n", ind);
     TSNode body = loops[n - 1].body;
     cu__line_dir(c, b, body);
@@ -2113,11 +2131,13 @@ static int cu__emit_loop(Cu *c, const Region *r, TSNode loop, int depth, const c
     if (gv && c->mode == CU_LOOP) {
         for (int i = 0; i < gv->dir->nclauses; i++) {
             const DirClause *cl = &gv->dir->clauses[i];
-            if (cl->kind != CL_LASTPRIVATE)
+            if (cl->kind != CL_LASTPRIVATE && cl->kind != CL_LINEAR)
                 continue;
             for (int j = 0; j < cl->nitems; j++) {
                 const char *v = cl->items[j].base;
                 const Capture *k = cu__cap(r, v);
+                if (cl->kind == CL_LINEAR && directive_lists(gv->dir, CL_LASTPRIVATE, v))
+                    continue; /* written back once */
                 if (k && k->kind == CAP_ARRAY && k->map >= 0 && c->thread_arrays && cu__in(c->thread_arrays, v)) {
                     buf_printf(b, "%s        if (macc_it_ == macc_total_ - 1) memcpy((void *)macc_p_.%s, %s, sizeof %s);\n",
                                ind, v, v, v);
@@ -3151,22 +3171,6 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     if (safelen && !safelen->arg)
         safelen = NULL;
     const long chunk = safelen ? 0 : cu__static_chunk(d); /* schedule(static, C) */
-    for (int i = 0; i < d->nclauses; i++) {
-        const DirClause *k = &d->clauses[i];
-        if (k->kind == CL_LINEAR || (k->kind == CL_LASTPRIVATE && k->modifier)) {
-            diag_error(c->u->diag, pragma_src_off(r->target, k->off), "'%s' is not supported in the GPU version",
-                       k->kind == CL_LINEAR ? "linear" : "lastprivate(conditional:)");
-            c->errors++;
-            return;
-        }
-    }
-    StrSet seen = {0};
-    int errs = c->errors;
-    cu__check_calls(c, r->stmt, &seen);
-    strset_free(&seen);
-    cu__check_long_double(c, r);
-    if (c->errors > errs)
-        return;
     int inner = cu__has_inner_loops(c->u, r->stmt);
     enum { LOOP = CU_LOOP, TEAM_DIST = CU_TEAM_DIST, GENERIC = CU_GENERIC, PARALLEL = CU_PARALLEL } mode;
     if (cs & CS_PARALLEL_FOR)
@@ -3179,6 +3183,32 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         mode = PARALLEL;
     else
         mode = GENERIC;
+    for (int i = 0; i < d->nclauses; i++) {
+        const DirClause *k = &d->clauses[i];
+        /* linear: loop kernels (each iteration sets the variable from its number) */
+        int bad_linear = 0;
+        if (k->kind == CL_LINEAR) {
+            bad_linear = mode != LOOP || safelen || chunk;
+            for (int j = 0; j < k->nitems && !bad_linear; j++) {
+                const Capture *x = cu__cap(r, k->items[j].base);
+                bad_linear = !k->items[j].is_ident || !x || x->kind != CAP_WRITEBACK;
+            }
+        }
+        if (bad_linear || (k->kind == CL_LASTPRIVATE && k->modifier)) {
+            diag_error(c->u->diag, pragma_src_off(r->target, k->off), "'%s' is not supported in the GPU version%s",
+                       k->kind == CL_LINEAR ? "linear" : "lastprivate(conditional:)",
+                       k->kind == CL_LINEAR ? " (only on a loop of scalars run by every GPU thread)" : "");
+            c->errors++;
+            return;
+        }
+    }
+    StrSet seen = {0};
+    int errs = c->errors;
+    cu__check_calls(c, r->stmt, &seen);
+    strset_free(&seen);
+    cu__check_long_double(c, r);
+    if (c->errors > errs)
+        return;
 
     c->r = r;
     buf_printf(b, "\n/* target region %s:%d: nvidia version */\n", c->path, r->line);
@@ -3262,7 +3292,7 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         for (int v = 0; v < r->nversions; v++)
             for (int q = 0; q < r->versions[v].dir->nclauses; q++) {
                 const DirClause *cl = &r->versions[v].dir->clauses[q];
-                if (cl->kind == CL_LASTPRIVATE || cl->kind == CL_REDUCTION)
+                if (cl->kind == CL_LASTPRIVATE || cl->kind == CL_REDUCTION || cl->kind == CL_LINEAR)
                     for (int j = 0; j < cl->nitems; j++)
                         special |= !strcmp(cl->items[j].base, k->name);
             }
@@ -3303,7 +3333,8 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     for (int j = 0; j < d->nclauses; j++)
         if (d->clauses[j].kind == CL_IF && d->clauses[j].name && !strcmp(d->clauses[j].name, "parallel"))
             if_parallel = 1;
-    if (mode == LOOP && tile && !reds.len && !if_parallel && !directive_find(d, CL_LASTPRIVATE) && !getenv("MACC_NO_STAGING"))
+    if (mode == LOOP && tile && !reds.len && !if_parallel && !directive_find(d, CL_LASTPRIVATE) &&
+        !directive_find(d, CL_LINEAR) && !getenv("MACC_NO_STAGING"))
         staged = cu__stage_plan(c, r, &st);
     /* a staged kernel's blocks have exactly `tile` threads: it says so, as a
      * hand-written kernel does (registers budgeted for that block, not 1024) */
@@ -3391,7 +3422,9 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
             buf_printf(b, "    %s %.*s(*macc_p_%s)%s = macc_p_.macc_p_%s;\n", spec, dd->id_off, dd->decl_text, dd->name,
                        dd->decl_text + dd->id_off + dd->id_len, k->name);
             int bound = cu__in(&wb, k->name) && cu__in_loop_header(c, r->stmt, k->name);
-            if (!cu__in(&wb, k->name))
+            if (!cu__in(&wb, k->name) && region_init_copy(r, k->name))
+                buf_printf(b, "    %s %s = macc_a_.macc_init_%s;\n", spec, dd->decl_text, k->name);
+            else if (!cu__in(&wb, k->name))
                 buf_printf(b, "    %s %s = *macc_p_%s;\n", spec, dd->decl_text, k->name);
             else if (bound) /* loop bounds are read once, before the loop */
                 buf_printf(b, "    const %s %s = *macc_p_%s;\n", spec, dd->decl_text, k->name);

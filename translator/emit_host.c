@@ -344,9 +344,14 @@ static int em__loop_clauses(Buf *b, const Directive *d, int parallel, int simd, 
             em__items(b, c);
             buf_puts(b, ")");
             break;
-        case CL_LINEAR:
-            buf_printf(b, " linear(%s)", c->arg ? c->arg : "");
+        case CL_LINEAR: { /* as OpenMP 4.5 writes it (5.2's step(s) is newer than the C compiler) */
+            char *st = directive_linear_step(c);
+            buf_puts(b, " linear(");
+            em__items(b, c);
+            buf_printf(b, ": %s)", st);
+            free(st);
             break;
+        }
         case CL_SCHEDULE:
             if (parallel)
                 buf_printf(b, " schedule(%s)", c->arg ? c->arg : "static");

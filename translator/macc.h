@@ -404,6 +404,10 @@ const RVersion *region_gpu_version(const Region *r);
  * struct fields to `fields` and the assignments to `macc_a_` to `assign`
  * (either may be NULL). */
 void region_launch_fields(const Region *r, Buf *fields, Buf *assign);
+/* Does the GPU version need the value name has as the region starts, while
+ * the write-back copy may change (linear; firstprivate and lastprivate)? It is
+ * then passed by value as macc_init_<name>. */
+int region_init_copy(const Region *r, const char *name);
 
 /* The local type definitions (Region.local_types) of the regions of
  * function *func (NULL: of every region), each once, in the file's order; the

@@ -1426,3 +1426,32 @@ Test(directive, acc_loops)
     bad("acc loop seq gang", "seq", "cannot be combined");
     bad("acc loop copy(a)", "copy", "not allowed");
 }
+
+static void linear_step_is(const char *txt, const char *want)
+{
+    ok(txt);
+    const DirClause *c = directive_find(&D, CL_LINEAR);
+    cr_assert_not_null(c, "%s", txt);
+    char *st = directive_linear_step(c);
+    cr_assert_str_eq(st, want, "%s", txt);
+    free(st);
+}
+
+Test(directive, linear_steps)
+{
+    linear_step_is("omp parallel for linear(i)", "1");
+    directive_free(&D);
+    linear_step_is("omp parallel for linear(i, j: 2)", "2");
+    directive_free(&D);
+    linear_step_is("omp parallel for linear(i: s * (k + 1))", "s * (k + 1)");
+    directive_free(&D);
+    linear_step_is("omp parallel for linear(val(i): 4)", "4");
+    directive_free(&D);
+    linear_step_is("omp simd linear(x: step(3))", "3");
+    directive_free(&D);
+    linear_step_is("omp simd linear(x: val, step(n - 1))", "n - 1");
+    directive_free(&D);
+    linear_step_is("omp simd linear(x: uval)", "1");
+    directive_free(&D);
+    linear_step_is("omp simd linear(x: stepsize)", "stepsize");
+}
