@@ -1632,17 +1632,61 @@ static int dir__trait_value(DirP *p, int *i, int b, char *w, size_t wn)
     return 0;
 }
 
-/* device '=' '{' trait {',' trait} '}' with trait := kind(...) | arch(...) */
+/* implementation={vendor(v, ...)}: the code of the NVIDIA version is NVIDIA's
+ * compiler's (vendor nvidia); no other vendor matches, in any version */
+static int dir__impl_selector(DirP *p, int ob, int cb, int *impl)
+{
+    int i = dir__skip_ws(p, ob + 1, cb), n = dir__word_at(p, i, cb);
+    if (!n || !dir__is(p, i, n, "vendor"))
+        return dir__fail(p, i, "implementation trait '%.*s' is not supported in metadirective (only vendor)",
+                         DIR__W(n ? n : 1), p->s + i);
+    int to = dir__skip_ws(p, i + n, cb);
+    if (to >= cb || p->s[to] != '(')
+        return dir__fail(p, to, "expected '(' after 'vendor' in metadirective");
+    int tc = dir__scan(p, to + 1, cb, ")", 0);
+    if (tc < 0)
+        return -1;
+    if (tc >= cb)
+        return dir__fail(p, cb, "expected ')' in metadirective");
+    if (dir__skip_ws(p, tc + 1, cb) != cb)
+        return dir__fail(p, dir__skip_ws(p, tc + 1, cb), "expected '}' after the vendor trait in metadirective");
+    *impl = ARCH_NONE;
+    for (int j = to + 1, nv = 0;; nv++) {
+        char w[64];
+        j = dir__skip_ws(p, j, tc);
+        if (j >= tc && nv)
+            break;
+        if (nv) {
+            if (p->s[j] != ',')
+                return dir__fail(p, j, "expected ',' or ')' in metadirective");
+            j = dir__skip_ws(p, j + 1, tc);
+        }
+        if (dir__trait_value(p, &j, tc, w, sizeof w) < 0)
+            return -1;
+        if (dir__ieq(w, "nvidia"))
+            *impl = ARCH_NVIDIA;
+    }
+    return 0;
+}
+
+/* set {',' set} with set := device '=' '{' trait {',' trait} '}' (trait :=
+ * kind(...) | arch(...)) | implementation '=' '{' vendor(...) '}' */
 static int dir__selector(DirP *p, int a, int b, int *arch, int *min_cc)
 {
-    int i = a, nsets = 0;
+    int i = a, nsets = 0, seen_dev = 0, impl = 0;
     *arch = 0;
     *min_cc = 0;
     for (;;) {
         int n, ob, cb, ntraits = 0;
         i = dir__skip_ws(p, i, b);
-        if (nsets && i >= b)
+        if (nsets && i >= b) {
+            /* both sets: the variant applies where both do */
+            if (impl == ARCH_NONE || (impl && *arch && *arch != impl))
+                *arch = ARCH_NONE;
+            else if (impl)
+                *arch = impl;
             return 0;
+        }
         if (nsets) {
             if (p->s[i] != ',')
                 return dir__fail(p, i, "expected ':' after the context selector in metadirective");
@@ -1651,15 +1695,37 @@ static int dir__selector(DirP *p, int a, int b, int *arch, int *min_cc)
         n = dir__word_at(p, i, b);
         if (!n)
             return dir__fail(p, i, "expected a context selector (device={...}) in metadirective");
+        if (dir__is(p, i, n, "implementation")) {
+            if (impl)
+                return dir__fail(p, i, "duplicate context selector set 'implementation' in metadirective");
+            nsets++;
+            int e = dir__skip_ws(p, i + n, b);
+            if (e >= b || p->s[e] != '=')
+                return dir__fail(p, e, "expected '=' after 'implementation' in metadirective");
+            e = dir__skip_ws(p, e + 1, b);
+            if (e >= b || p->s[e] != '{')
+                return dir__fail(p, e, "expected '{' after 'implementation=' in metadirective");
+            cb = dir__scan(p, e + 1, b, "}", 0);
+            if (cb < 0)
+                return -1;
+            if (cb >= b)
+                return dir__fail(p, b, "expected '}' in metadirective");
+            if (dir__impl_selector(p, e, cb, &impl) < 0)
+                return -1;
+            i = cb + 1;
+            continue;
+        }
         if (!dir__is(p, i, n, "device")) {
-            static const char *const known[] = {"implementation", "user", "construct", "target_device"};
+            static const char *const known[] = {"user", "construct", "target_device"};
             for (size_t k = 0; k < sizeof known / sizeof *known; k++)
                 if (dir__is(p, i, n, known[k]))
-                    return dir__fail(p, i, "context selector set '%.*s' is not supported in metadirective (only device)",
+                    return dir__fail(p, i,
+                                     "context selector set '%.*s' is not supported in metadirective (only device and "
+                                     "implementation)",
                                      n, p->s + i);
             return dir__fail(p, i, "unknown context selector set '%.*s' in metadirective", DIR__W(n), p->s + i);
         }
-        if (nsets)
+        if (seen_dev++)
             return dir__fail(p, i, "duplicate context selector set 'device' in metadirective");
         nsets++;
         i = dir__skip_ws(p, i + n, b);

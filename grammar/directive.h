@@ -125,7 +125,7 @@ enum {
     RED_ADD = 1, RED_MUL, RED_SUB, RED_MIN, RED_MAX, RED_BAND, RED_BOR, RED_BXOR, RED_LAND, RED_LOR
 };
 /* if_device architectures */
-enum { ARCH_HOST = 1, ARCH_NVIDIA = 2 };
+enum { ARCH_HOST = 1, ARCH_NVIDIA = 2, ARCH_NONE = 3 /* a metadirective variant no version takes */ };
 
 /* One subscript of a list item: `[e]` (is_section 0, lo = e) or `[lo:len]`,
  * `[:len]` (lo NULL), `[lo:]` (len NULL), `[:]` (both NULL). */

@@ -1084,13 +1084,46 @@ static int an__resources(Unit *u, Pragma *p, const Directive *d)
     return MACC_RES_DEFAULT;
 }
 
-static void an__versions(Unit *u, Region *r)
+static int an__merge_clauses(Unit *u, Directive *t, const Pragma *q);
+
+/* Directives on their own lines after a metadirective (`metadirective
+ * when(...: teams) ...` then `distribute parallel for`) combine with each of
+ * its variants, as with the directive the variant stands for. */
+static int an__meta_nested(Unit *u, Pragma *p, const Vec *nested)
+{
+    Directive *d = &p->dir;
+    for (int j = 0; j < d->nvariants; j++) {
+        Directive *v = &d->variants[j];
+        if (v->arch == ARCH_NONE)
+            continue;
+        for (int k = 0; k < nested->len; k++) {
+            const Pragma *q = nested->items[k];
+            unsigned cs = directive_cs_nest(v->cs, q->dir.cs);
+            if (!cs) {
+                char a[64], b[64];
+                directive_cs_text(v->cs, a, sizeof a);
+                directive_cs_text(q->dir.cs, b, sizeof b);
+                diag_error(u->diag, q->start, "'#pragma omp %s' does not combine with the metadirective's variant '%s'",
+                           b, a[0] ? a : "nothing");
+                return -1;
+            }
+            if (an__merge_clauses(u, v, q) < 0)
+                return -1;
+            v->cs = cs;
+        }
+    }
+    return 0;
+}
+
+static void an__versions(Unit *u, Region *r, const Vec *nested)
 {
     const Directive *t = &r->target->dir;
     int have[MACC_DEV_NKINDS] = {0};
     for (int i = 0; i < r->ifdevs.len; i++) {
         Pragma *p = r->ifdevs.items[i];
         const Directive *d = &p->dir;
+        if (d->kind == DIR_METADIRECTIVE && nested->len && an__meta_nested(u, p, nested) < 0)
+            return;
         if (d->kind == DIR_METADIRECTIVE) {
             const Directive *dflt = NULL;
             for (int j = 0; j < d->nvariants; j++) {
@@ -1099,6 +1132,8 @@ static void an__versions(Unit *u, Region *r)
                     dflt = v;
                     continue;
                 }
+                if (v->arch == ARCH_NONE) /* implementation={vendor(...)} of another vendor */
+                    continue;
                 int kind = v->arch == ARCH_NVIDIA ? MACC_DEV_NVIDIA : MACC_DEV_HOST;
                 if (!have[kind]) {
                     have[kind] = 1;
@@ -1342,6 +1377,8 @@ static TSNode an__sole_metadirective(const Unit *u, TSNode n)
             continue;
         if (node_is(k, "preproc_call")) {
             Pragma *q = an__pragma_at(u, k);
+            if (!ts_node_is_null(meta) && !stmts && q && q->dir.kind == DIR_LOOP)
+                continue; /* directives the variants combine with (an__versions) */
             if (stmts || !ts_node_is_null(meta) || !q || q->dir.kind != DIR_METADIRECTIVE)
                 return null;
             meta = k;
@@ -1362,9 +1399,8 @@ static int an__if_target(const DirClause *c)
 /* Adds the clauses of q, a directive nested on its own line, to the target
  * line's directive, whose construct-set becomes `cs`: the region is then
  * what the combined construct would be. Returns 0, or -1 after an error. */
-static int an__merge_nested(Unit *u, Pragma *tp, Pragma *q, unsigned cs)
+static int an__merge_clauses(Unit *u, Directive *t, const Pragma *q)
 {
-    Directive *t = &tp->dir;
     const Directive *d = &q->dir;
     for (int i = 0; i < d->nclauses; i++) {
         const DirClause *c = &d->clauses[i];
@@ -1394,6 +1430,15 @@ static int an__merge_nested(Unit *u, Pragma *tp, Pragma *q, unsigned cs)
         if (x->kind == CL_IF && !x->name)
             x->name = xstrdup("parallel"); /* the nested parallel's own if */
     }
+    return 0;
+}
+
+static int an__merge_nested(Unit *u, Pragma *tp, Pragma *q, unsigned cs)
+{
+    Directive *t = &tp->dir;
+    const Directive *d = &q->dir;
+    if (an__merge_clauses(u, t, q) < 0)
+        return -1;
     t->cs = cs;
     t->acc_par |= d->acc_par; /* an acc loop's gang/vector/independent */
     q->used = 1;
@@ -1592,7 +1637,7 @@ static void an__region(Unit *u, Pragma *tp)
     }
 
     acc_region_prepare(u, r);
-    an__versions(u, r);
+    an__versions(u, r, &nested);
 
     /* loop nest and collapse */
     r->nest_depth = an__nest_depth(r->stmt);

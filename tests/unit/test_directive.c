@@ -713,6 +713,12 @@ Test(directive, metadirective_selectors)
         {"device = { kind(gpu), arch(nvptx64) }", ARCH_NVIDIA, 0},
         {"device={kind(gpu), arch(\"sm_80\")}", ARCH_NVIDIA, 80},
         {"device={arch(x86_64)}", ARCH_HOST, 0},
+        {"implementation={vendor(nvidia)}", ARCH_NVIDIA, 0},
+        {"implementation={vendor(amd)}", ARCH_NONE, 0},
+        {"implementation = { vendor(llvm, \"nvidia\") }", ARCH_NVIDIA, 0},
+        {"device={kind(host)}, implementation={vendor(nvidia)}", ARCH_NONE, 0},
+        {"implementation={vendor(nvidia)}, device={arch(\"sm_80\")}", ARCH_NVIDIA, 80},
+        {"device={kind(any)}, implementation={vendor(gnu)}", ARCH_NONE, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char t[256];
@@ -745,6 +751,10 @@ Test(directive, metadirective_errors)
     bad("omp metadirective when(hardware={kind(gpu)}: teams distribute parallel for) default(parallel for)",
         "hardware", "metadirective");
     bad("omp metadirective when(user={condition(n > 5)}: simd)", "user", "metadirective");
+    bad("omp metadirective when(implementation={extension(x)}: simd)", "extension", "metadirective");
+    bad("omp metadirective when(implementation={vendor(nvidia)}, implementation={vendor(amd)}: simd)",
+        "implementation={vendor(amd", "metadirective");
+    bad("omp metadirective when(implementation={vendor(nvidia) x}: simd)", "x}", "metadirective");
     bad("omp metadirective when(device={kind(fpga)}: simd)", "fpga", "metadirective");
     bad("omp metadirective when(device={arch(\"amdgcn\")}: simd)", "\"amdgcn", "metadirective");
     bad("omp metadirective when(device={isa(avx512f)}: simd)", "isa", "metadirective");
