@@ -703,12 +703,32 @@ static int dir__cl_map(DirP *p, Directive *d, DirClause *c, int a, int b)
         return -1;
     c->modifier = MAPT_TOFROM;
     if (colon < b) {
-        int n = dir__words(p, a, colon, w, 8, "expected a map type before ':'");
+        /* mapper(id) (OpenMP 5.0): the name, in c->name */
+        int m = dir__skip_ws(p, a, colon), mn = dir__word_at(p, m, colon), mods = a;
+        if (mn && dir__is(p, m, mn, "mapper")) {
+            int o = dir__skip_ws(p, m + mn, colon), cl, ia, in;
+            if (o >= colon || p->s[o] != '(')
+                return dir__fail(p, o, "expected '(' after 'mapper'");
+            cl = dir__scan(p, o + 1, colon, ")", 0);
+            if (cl < 0)
+                return -1;
+            if (cl >= colon)
+                return dir__fail(p, colon, "expected ')' after the mapper's name");
+            ia = dir__skip_ws(p, o + 1, cl);
+            in = dir__word_at(p, ia, cl);
+            if (!in || dir__skip_ws(p, ia + in, cl) != cl)
+                return dir__fail(p, ia, "expected a mapper name (an identifier or 'default')");
+            if (!(c->name = dir__text(p, ia, ia + in)))
+                return -1;
+            mods = cl + 1;
+            explicit_type = -1; /* a map type may follow, or not */
+        }
+        int n = dir__words(p, mods, colon, w, 8, "expected a map type before ':'");
         if (n < 0)
             return -1;
         for (int i = 0; i < n; i++) {
             int t = -1;
-            if (explicit_type)
+            if (explicit_type > 0)
                 return dir__fail(p, w[i].off, "unexpected '%.*s' after the map type",
                                  DIR__W(w[i].n), p->s + w[i].off);
             if (dir__is(p, w[i].off, w[i].n, "always")) {
@@ -731,6 +751,8 @@ static int dir__cl_map(DirP *p, Directive *d, DirClause *c, int a, int b)
         }
         if (!explicit_type)
             return dir__fail(p, colon, "expected a map type before ':'");
+        if (explicit_type < 0)
+            explicit_type = 0;
         a = colon + 1;
     }
     switch (d->kind) {

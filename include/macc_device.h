@@ -650,6 +650,14 @@ __global__ static void macc_replicate(unsigned char *dst, const unsigned char *s
         dst[i] = src[i % bytes];
 }
 
+/* ---- attach ---------------------------------------------------------------------
+ * The pointer at device address dst becomes v (a pointer member of a mapped
+ * struct made to point at its mapped section, and back), in stream order. */
+__global__ static void macc_set_ptr(void **dst, void *v)
+{
+    *dst = v;
+}
+
 /* Grid size for a loop of `total` iterations in blocks of `block` threads:
  * one iteration per thread, or at most 32 blocks per SM when `capped` (loops
  * with reductions: fewer partial results to combine). */

@@ -1115,6 +1115,224 @@ static int an__meta_nested(Unit *u, Pragma *p, const Vec *nested)
     return 0;
 }
 
+/* ---- declare mapper ----------------------------------------------------------- */
+
+/* The mapper for a variable of declaration d: the one named id, else the
+ * default mapper of its type; NULL if none. */
+static const Mapper *an__mapper_for(const Unit *u, const Decl *d, const char *id)
+{
+    if (!u->mappers.len || d->is_pointer || d->is_array || d->is_function)
+        return NULL;
+    char *spec = spec_unqualified(d->spec);
+    Buf t = {0};
+    int space = 0;
+    for (const char *a = spec; *a; a++) { /* blanks collapsed, as the mapper's type */
+        if (*a == ' ' || *a == '\t' || *a == '\n') {
+            space = t.len > 0;
+            continue;
+        }
+        if (space)
+            buf_puts(&t, " ");
+        space = 0;
+        buf_put(&t, a, 1);
+    }
+    free(spec);
+    const Mapper *found = NULL;
+    for (int i = u->mappers.len - 1; i >= 0 && !found; i--) {
+        const Mapper *m = u->mappers.items[i];
+        if (t.data && !strcmp(m->type, t.data) && !strcmp(m->id, id ? id : "default"))
+            found = m;
+    }
+    free(t.data);
+    return found;
+}
+
+/* The mapper's clause text with its variable renamed `name`. */
+static char *an__mapper_text(const Mapper *m, const char *name)
+{
+    Buf o = {0};
+    size_t vn = strlen(m->var);
+    for (const char *a = m->clauses; *a;) {
+        int before = a > m->clauses ? (unsigned char)a[-1] : ' ';
+        if (!strncmp(a, m->var, vn) && !(isalnum((unsigned char)a[vn]) || a[vn] == '_') &&
+            !(isalnum(before) || before == '_' || before == '.' || (before == '>' && a - m->clauses > 1 && a[-2] == '-'))) {
+            buf_puts(&o, name);
+            a += vn;
+            continue;
+        }
+        buf_put(&o, a, 1);
+        a++;
+    }
+    return o.data ? o.data : xstrdup("");
+}
+
+/* The map type of a mapper's clause invoked by a map of type `outer`: what
+ * both allow (OpenMP 5.0 declare mapper). */
+static int an__mapper_type(int outer, int inner)
+{
+    if (inner == MAPT_TOFROM)
+        return outer;
+    if (outer == MAPT_TOFROM || outer == inner)
+        return inner;
+    if (outer == MAPT_RELEASE || outer == MAPT_DELETE)
+        return outer;
+    return MAPT_ALLOC;
+}
+
+static void an__drop_item(DirClause *c, int q)
+{
+    DirItem *it = &c->items[q];
+    free(it->base);
+    for (int k = 0; k < it->nsubs; k++) {
+        free(it->subs[k].lo);
+        free(it->subs[k].len);
+    }
+    free(it->subs);
+    memmove(it, it + 1, sizeof *it * (size_t)(c->nitems - q - 1));
+    c->nitems--;
+}
+
+static int an__same_item(const DirItem *a, const DirItem *b)
+{
+    if (strcmp(a->base, b->base) || a->nsubs != b->nsubs)
+        return 0;
+    for (int k = 0; k < a->nsubs; k++) {
+        const DirSub *x = &a->subs[k], *y = &b->subs[k];
+        if (x->is_section != y->is_section || strcmp(x->lo ? x->lo : "", y->lo ? y->lo : "") ||
+            strcmp(x->len ? x->len : "", y->len ? y->len : ""))
+            return 0;
+    }
+    return 1;
+}
+
+/* Is item it already in a map clause of t? */
+static int an__mapped_item(const Directive *t, const DirItem *it)
+{
+    for (int i = 0; i < t->nclauses; i++)
+        if (t->clauses[i].kind == CL_MAP)
+            for (int j = 0; j < t->clauses[i].nitems; j++)
+                if (an__same_item(&t->clauses[i].items[j], it))
+                    return 1;
+    return 0;
+}
+
+/* Replaces, in the target directive, the map of a struct variable whose type
+ * has a mapper (map(tofrom: s), map(mapper(id), to: s)), and adds the map of
+ * one the region uses with no clause naming it (its default mapper, as
+ * map(tofrom: s)), by the mapper's maps, their types combined with the
+ * invoking one's (OpenMP 5.0 declare mapper). */
+static void an__apply_mappers(Unit *u, Region *r)
+{
+    Pragma *tp = r->target;
+    Directive *t = &tp->dir;
+    typedef struct { char *name; char *id; int type, off; } Use;
+    Vec want = {0};
+    for (int i = 0; i < t->nclauses; i++) {
+        DirClause *c = &t->clauses[i];
+        if (c->kind != CL_MAP)
+            continue;
+        for (int j = 0; j < c->nitems; j++) {
+            const DirItem *it = &c->items[j];
+            int named = c->name && strcmp(c->name, "default");
+            if (!it->is_ident || it->nsubs || (!u->mappers.len && !named))
+                continue;
+            Decl *d = an__lookup(u, tp->node, it->base, NULL);
+            const Mapper *m = d ? an__mapper_for(u, d, named ? c->name : NULL) : NULL;
+            decl_delete(d);
+            if (!m && named) {
+                diag_error(u->diag, pragma_src_off(tp, it->off), "no mapper named '%s' for '%s' (declare mapper)",
+                           c->name, it->base);
+                continue;
+            }
+            if (!m)
+                continue;
+            Use *x = xcalloc(1, sizeof *x);
+            x->name = xstrdup(it->base);
+            x->id = named ? xstrdup(c->name) : NULL;
+            x->type = c->modifier;
+            x->off = c->off;
+            vec_push(&want, x);
+            an__drop_item(c, j--); /* the mapper's maps stand for it */
+        }
+    }
+    if (u->mappers.len) { /* variables no clause names: the default mapper, tofrom */
+        Vec uses = {0};
+        an__collect_ids(u, r->stmt, &uses);
+        static const ClauseKind named[] = {CL_MAP, CL_PRIVATE, CL_FIRSTPRIVATE, CL_IS_DEVICE_PTR, CL_HAS_DEVICE_ADDR,
+                                           CL_REDUCTION, CL_LASTPRIVATE};
+        for (int i = 0; i < uses.len; i++) {
+            IdUse *x = uses.items[i];
+            int listed = 0;
+            for (size_t k = 0; k < sizeof named / sizeof *named; k++)
+                listed |= an__name_in_clause(t, named[k], x->name);
+            for (int k = 0; k < want.len; k++)
+                listed |= !strcmp(((Use *)want.items[k])->name, x->name);
+            TSNode where = {0};
+            Decl *d = listed ? NULL : an__lookup(u, x->node, x->name, &where);
+            if (d && (ts_node_is_null(where) || !an__contains(r->stmt, where)) && an__mapper_for(u, d, NULL)) {
+                Use *w = xcalloc(1, sizeof *w);
+                w->name = xstrdup(x->name);
+                w->type = MAPT_TOFROM;
+                w->off = 0;
+                vec_push(&want, w);
+            }
+            decl_delete(d);
+        }
+        for (int i = 0; i < uses.len; i++) {
+            IdUse *x = uses.items[i];
+            free(x->name);
+            free(x);
+        }
+        vec_free(&uses);
+    }
+    for (int i = 0; i < want.len; i++) {
+        Use *x = want.items[i];
+        TSNode where = {0};
+        Decl *d = an__lookup(u, x->off ? tp->node : r->stmt, x->name, &where);
+        const Mapper *m = d ? an__mapper_for(u, d, x->id) : NULL;
+        decl_delete(d);
+        if (m) {
+            char *text = an__mapper_text(m, x->name);
+            char *line = xsprintf("omp target %s", text);
+            Directive md;
+            DirError err;
+            if (directive_parse(line, &md, &err) == 0) {
+                for (int k = 0; k < md.nclauses; k++) {
+                    DirClause *mc = &md.clauses[k];
+                    if (mc->kind != CL_MAP)
+                        continue;
+                    for (int q = 0; q < mc->nitems; q++)
+                        if (an__mapped_item(t, &mc->items[q]))
+                            an__drop_item(mc, q--);
+                    if (!mc->nitems)
+                        continue;
+                    mc->modifier = an__mapper_type(x->type, mc->modifier);
+                    mc->off = x->off;
+                    for (int q = 0; q < mc->nitems; q++)
+                        mc->items[q].off = x->off;
+                    if (directive_add_clause_copy(t, mc) < 0) {
+                        fputs("macc: fatal error: out of memory\n", stderr);
+                        exit(1);
+                    }
+                }
+                directive_free(&md);
+            }
+            if (u->info) {
+                int ml, mcol;
+                source_position(u->src, m->start, &ml, &mcol);
+                diag_note(u->diag, tp->start, "'%s' is mapped by its mapper (declare mapper at line %d):%s", x->name, ml,
+                          text);
+            }
+            free(line);
+            free(text);
+        }
+        free(x->name);
+        free(x->id);
+        free(x);
+    }
+    vec_free(&want);
+}
+
 static void an__versions(Unit *u, Region *r, const Vec *nested)
 {
     const Directive *t = &r->target->dir;
@@ -1710,6 +1928,8 @@ static void an__region(Unit *u, Pragma *tp)
         }
         strset_free(&outer);
     }
+
+    an__apply_mappers(u, r);
 
     /* explicit maps and dependences */
     for (int i = 0; i < t->nclauses; i++) {
@@ -2692,6 +2912,23 @@ int directive_lists(const Directive *d, ClauseKind kind, const char *name)
     return an__name_in_clause(d, kind, name);
 }
 
+const Capture *region_member_attach(const Region *r, int j, const char **member)
+{
+    const RMap *m = r->maps.items[j];
+    const char *dot = strchr(m->name, '.');
+    if (!dot || strstr(m->name, "->") || strchr(m->name, '[') || strncmp(m->base, "(void *)(", 9))
+        return NULL;
+    for (int i = 0; i < r->caps.len; i++) {
+        const Capture *k = r->caps.items[i];
+        if (k->kind == CAP_WRITEBACK && k->map >= 0 && k->decl && !k->decl->is_pointer && !k->decl->is_array &&
+            strlen(k->name) == (size_t)(dot - m->name) && !strncmp(k->name, m->name, (size_t)(dot - m->name))) {
+            *member = dot + 1;
+            return k;
+        }
+    }
+    return NULL;
+}
+
 int region_init_copy(const Region *r, const char *name)
 {
     for (int v = 0; v < r->nversions; v++) {
@@ -2724,6 +2961,18 @@ void region_launch_fields(const Region *r, Buf *fields, Buf *assign)
         if (assign)
             buf_printf(assign, "    __builtin_memcpy(&macc_a_.macc_init_%s, &%s, sizeof macc_a_.macc_init_%s);\n", k->name,
                        k->name, k->name);
+    }
+    /* the host's values of pointer members that the device copy of their
+     * mapped struct points elsewhere while the region runs (restored after) */
+    for (int j = 0; j < r->maps.len; j++) {
+        const char *member;
+        if (!region_member_attach(r, j, &member))
+            continue;
+        const RMap *m = r->maps.items[j];
+        if (fields)
+            buf_printf(fields, "    void *macc_mh_%d;\n", j);
+        if (assign)
+            buf_printf(assign, "    macc_a_.macc_mh_%d = %s;\n", j, m->base);
     }
     for (int v = 0; v < r->nversions; v++) {
         if (r->versions[v].kind != MACC_DEV_NVIDIA)

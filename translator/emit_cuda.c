@@ -3571,6 +3571,26 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         free(path);
     }
     buf_puts(b, "    cudaStream_t macc_s_ = (cudaStream_t)macc_env_->stream;\n");
+    Buf detach = {0};
+    for (int j = 0; j < r->maps.len; j++) {
+        const char *member;
+        const Capture *k = region_member_attach(r, j, &member);
+        if (!k)
+            continue;
+        char *spec = spec_unqualified(k->decl->spec);
+        /* attach: the device copy of the struct points at the device's section
+         * (on the task's stream: after the struct's copy in, before the kernel),
+         * and at the host's again after the kernel (what a copy back brings) */
+        buf_printf(b,
+                   "    macc_set_ptr<<<1, 1, 0, macc_s_>>>((void **)((char *)macc_p_.macc_p_%s + __builtin_offsetof(%s, %s)), "
+                   "macc_env_->ptrs[%d]); /* attach %s.%s */\n",
+                   k->name, spec, member, j, k->name, member);
+        buf_printf(&detach,
+                   "    macc_set_ptr<<<1, 1, 0, macc_s_>>>((void **)((char *)macc_p_.macc_p_%s + __builtin_offsetof(%s, %s)), "
+                   "macc_a_->macc_mh_%d); /* detach %s.%s */\n",
+                   k->name, spec, member, j, k->name, member);
+        free(spec);
+    }
     const DirClause *tl = directive_find(d, CL_THREAD_LIMIT);
     if (!tl) /* thread_limit on the target line bounds every version */
         tl = directive_find(&r->target->dir, CL_THREAD_LIMIT);
@@ -3695,6 +3715,9 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
     }
     for (int i = 0; i < scratch.len; i++)
         buf_printf(b, "    cudaFreeAsync(macc_p_.macc_fp_%s, macc_s_);\n", (char *)scratch.items[i]);
+    if (detach.len)
+        buf_put(b, detach.data, detach.len);
+    buf_free(&detach);
     buf_puts(b, "    return (int)cudaGetLastError();\n}\n");
     for (int i = 0; i < reds.len; i++) {
         Red *x = reds.items[i];

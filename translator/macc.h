@@ -143,6 +143,15 @@ typedef struct Pragma {
     DirError err;
 } Pragma;
 
+/* `#pragma omp declare mapper([id:] type var) map(...)...` (OpenMP 5.0). */
+typedef struct Mapper {
+    char *id;      /* "default" when unnamed */
+    char *type;    /* the type's text, blanks collapsed */
+    char *var;     /* the variable the clauses name */
+    char *clauses; /* the clauses' text */
+    size_t start;  /* the pragma's source offset */
+} Mapper;
+
 typedef struct AnIndex AnIndex; /* file-scope names (analyze.c) */
 
 typedef struct Unit {
@@ -153,6 +162,7 @@ typedef struct Unit {
     Vec pragmas;        /* Pragma *, in source order */
     Vec blanks;         /* Pragma *: lines macc implements alone (omp requires), left out of the host file */
     Vec host_dep_tasks; /* Pragma *: host `omp task ... depend(...)` lines */
+    Vec mappers;        /* Mapper *: declare mapper directives, in source order */
     Vec regions;        /* Region * (analyze) */
     Vec datas;          /* DataConstruct * (analyze) */
     TSNode *top;        /* file-scope nodes in order, conditional groups flattened */
@@ -408,6 +418,11 @@ void region_launch_fields(const Region *r, Buf *fields, Buf *assign);
  * the write-back copy may change (linear; firstprivate and lastprivate)? It is
  * then passed by value as macc_init_<name>. */
 int region_init_copy(const Region *r, const char *name);
+/* Map j is a section of a pointer member of a struct the region maps whole
+ * (map(tofrom: s, s.p[0:n]), a mapper's maps): its capture, and the member
+ * path after the struct's name; else NULL. The GPU version attaches it: the
+ * device copy of s.p points at the device's section while the region runs. */
+const Capture *region_member_attach(const Region *r, int j, const char **member);
 
 /* The local type definitions (Region.local_types) of the regions of
  * function *func (NULL: of every region), each once, in the file's order; the

@@ -1,4 +1,5 @@
 /* parse.c: the C syntax tree (tree-sitter-c) and the pragmas in it. */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,9 +169,91 @@ static int parse__word(const char **s, const char *w)
  * (returns 1: macc implements the requirement, the line leaves the host
  * file), host tasks with dependences (returns 2: kept in u->host_dep_tasks)
  * (OpenACC compute constructs are directives of the grammar). */
+/* Text [a, b) with blanks collapsed to one space and trimmed. */
+static char *parse__squeeze(const char *a, const char *b)
+{
+    Buf o = {0};
+    int space = 0;
+    for (; a < b; a++) {
+        if (*a == ' ' || *a == '\t' || *a == '\n' || *a == '\r') {
+            space = o.len > 0;
+            continue;
+        }
+        if (space)
+            buf_puts(&o, " ");
+        space = 0;
+        buf_put(&o, a, 1);
+    }
+    return o.data ? o.data : xstrdup("");
+}
+
+/* declare mapper([id:] type var) clauses: recorded for the regions (analyze
+ * applies it where a variable of the type is mapped); the line leaves the
+ * host file (the C compiler may not know it). Returns 0 after an error. */
+static int parse__mapper(Unit *u, Pragma *p, const char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    const char *o = s, *close = NULL, *colon = NULL;
+    int depth = 0;
+    if (*o != '(') {
+        diag_error(u->diag, pragma_src_off(p, (int)(o - p->text)), "expected '(' after 'declare mapper'");
+        return 0;
+    }
+    for (const char *q = o; *q && !close; q++) {
+        if (*q == '(' || *q == '[')
+            depth++;
+        else if ((*q == ')' || *q == ']') && --depth == 0)
+            close = q;
+        else if (*q == ':' && depth == 1 && !colon)
+            colon = q;
+    }
+    const char *tb = colon ? colon + 1 : o + 1, *te = close, *ve;
+    while (close && te > tb && (te[-1] == ' ' || te[-1] == '\t'))
+        te--;
+    ve = te;
+    while (close && te > tb && (isalnum((unsigned char)te[-1]) || te[-1] == '_'))
+        te--;
+    if (!close || te == ve || te == tb || isdigit((unsigned char)*te)) {
+        diag_error(u->diag, pragma_src_off(p, (int)(o - p->text)),
+                   "expected '([name:] type variable)' after 'declare mapper'");
+        return 0;
+    }
+    Mapper *m = xcalloc(1, sizeof *m);
+    m->id = colon ? parse__squeeze(o + 1, colon) : xstrdup("default");
+    m->type = parse__squeeze(tb, te);
+    m->var = xstrndup(te, (size_t)(ve - te));
+    m->clauses = xstrdup(close + 1);
+    m->start = p->start;
+    /* the clauses must be map clauses */
+    char *t = xsprintf("omp target %s", m->clauses);
+    Directive d;
+    DirError err;
+    int bad = directive_parse(t, &d, &err) != 0;
+    for (int i = 0; !bad && i < d.nclauses; i++)
+        if (d.clauses[i].kind != CL_MAP) {
+            diag_error(u->diag, p->start, "declare mapper: only map clauses are supported, not '%s'",
+                       directive_clause_name(d.clauses[i].kind));
+            bad = 2;
+        }
+    if (bad == 1)
+        diag_error(u->diag, p->start, "declare mapper: %s", err.msg);
+    else
+        directive_free(&d);
+    free(t);
+    vec_push(&u->mappers, m);
+    return 1;
+}
+
 static int parse__other(Unit *u, Pragma *p)
 {
     const char *s = p->text;
+    if (parse__word(&s, "omp") && parse__word(&s, "declare") && parse__word(&s, "mapper"))
+    {
+        parse__mapper(u, p, s);
+        return 1;
+    }
+    s = p->text;
     if (parse__word(&s, "omp") && parse__word(&s, "requires")) {
         /* unified_shared_memory (and unified_address, self_maps): what
          * --managed does for this file: its heap is managed memory, valid on
@@ -753,6 +836,15 @@ void unit_delete(Unit *u)
     free(u->dt_key);
     parse__pragmas_free(&u->blanks);
     parse__pragmas_free(&u->host_dep_tasks);
+    for (int i = 0; i < u->mappers.len; i++) {
+        Mapper *m = u->mappers.items[i];
+        free(m->id);
+        free(m->type);
+        free(m->var);
+        free(m->clauses);
+        free(m);
+    }
+    vec_free(&u->mappers);
     free(u->top);
     an_index_delete(u->index);
     if (u->tree)

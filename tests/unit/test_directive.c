@@ -1465,3 +1465,20 @@ Test(directive, linear_steps)
     directive_free(&D);
     linear_step_is("omp simd linear(x: stepsize)", "stepsize");
 }
+
+Test(directive, map_mapper_modifier)
+{
+    ok("omp target map(mapper(half), to: s) map(mapper(default): t) map(mapper(m) , always, from: u)");
+    cr_assert_eq(D.nclauses, 3);
+    cr_assert_str_eq(D.clauses[0].name, "half");
+    cr_assert_eq(D.clauses[0].modifier, MAPT_TO);
+    cr_assert_str_eq(D.clauses[1].name, "default");
+    cr_assert_eq(D.clauses[1].modifier, MAPT_TOFROM);
+    cr_assert_str_eq(D.clauses[2].name, "m");
+    cr_assert_eq(D.clauses[2].modifier, MAPT_FROM);
+    cr_assert_eq(D.clauses[2].always, 1);
+    directive_free(&D);
+    bad("omp target map(mapper, to: s)", ",", "mapper");
+    bad("omp target map(mapper(a b), to: s)", "a b", "mapper");
+    bad("omp target map(mapper(m), to, from: s)", "from", "map type");
+}

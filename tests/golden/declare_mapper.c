@@ -1,0 +1,1 @@
+../e2e/declare_mapper.c
