@@ -1205,9 +1205,9 @@ static int dir__clause(DirP *p, Directive *d, ClauseKind k, int off, int n)
             return -1;
         if (!strcmp(c->name, "uses_allocators") && strchr(c->arg, '('))
             return dir__fail(p, a, "'uses_allocators' with traits (a user-defined allocator) is not supported");
-        if (!strcmp(c->name, "bind") && !strcmp(c->arg, "thread"))
-            return dir__fail(p, a, "'bind(thread)' (a loop each thread runs whole) is not supported");
-        if (!strcmp(c->name, "bind") && strcmp(c->arg, "teams") && strcmp(c->arg, "parallel"))
+        if (!strcmp(c->name, "bind") && !strcmp(c->arg, "thread") && !(d->kind == DIR_LOOP && d->cs == CS_LOOP))
+            return dir__fail(p, a, "'bind(thread)' is only allowed on a 'loop' directive of its own");
+        if (!strcmp(c->name, "bind") && strcmp(c->arg, "teams") && strcmp(c->arg, "parallel") && strcmp(c->arg, "thread"))
             return dir__fail(p, a, "expected teams, parallel or thread in 'bind'");
         if (!strcmp(c->name, "default") && strcmp(c->arg, "shared") && strcmp(c->arg, "none") &&
             strcmp(c->arg, "firstprivate") && strcmp(c->arg, "private"))
@@ -2373,6 +2373,13 @@ int directive_parse(const char *text, Directive *out, DirError *err)
         directive_free(&d);
         return -1;
     }
+    /* loop bind(thread): each thread that meets it runs the whole loop, as
+     * written: nothing of ours (the host compiler gets the line) */
+    if (d.kind == DIR_LOOP && d.cs == CS_LOOP)
+        for (int i = 0; i < d.nclauses; i++)
+            if (d.clauses[i].kind == CL_ACCEPTED && d.clauses[i].name && !strcmp(d.clauses[i].name, "bind") &&
+                d.clauses[i].arg && !strcmp(d.clauses[i].arg, "thread"))
+                d.kind = DIR_OTHER;
     if (d.kind == DIR_OTHER)
         directive_free(&d);
     *out = d;

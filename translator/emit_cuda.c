@@ -236,6 +236,8 @@ static int cu__sync_kind(const Cu *c, TSNode n, int *nowait)
         return CU_SY_FLUSH;
     if (!strcmp(w[1], "taskyield"))
         return CU_SY_NONE;
+    if (!strcmp(w[1], "loop")) /* not ours, so loop bind(thread): each thread runs it whole */
+        return CU_SY_NONE;
     return CU_SY_OTHER;
 }
 

@@ -824,7 +824,10 @@ Test(directive, loop_errors)
     ok("omp target teams loop bind(teams)");
     cr_assert_eq(D.clauses[0].kind, CL_ACCEPTED);
     bad("omp loop bind(grid)", "grid", "expected teams, parallel or thread");
-    bad("omp loop bind(thread)", "thread", "not supported");
+    bad("omp teams loop bind(thread)", "thread", "only allowed on a 'loop' directive of its own");
+    ok("omp loop bind(thread)");
+    cr_assert_eq(D.kind, DIR_OTHER, "each thread runs the loop as written: not ours");
+    cr_assert_eq(D.nclauses, 0);
     ok("omp target teams distribute parallel for reduction(task, +: s)");
     cr_assert_eq(D.clauses[0].modifier, RED_ADD);
     cr_assert_str_eq(D.clauses[0].name, "task", "the task modifier is kept (host versions print it)");

@@ -1,0 +1,1 @@
+../e2e/loop_bind_thread.c
