@@ -455,12 +455,16 @@ driver)
     if "$macc" --translate taskfp.c -o out 2> err.txt &&
         grep -q "taskfp.c:2:1: warning: the GPU version of this region cannot be built ('#pragma omp task' with private or firstprivate data" err.txt; then ok
     else cat err.txt; ko "driver: a privatising task makes a region host-only"; fi
-    # linear and lastprivate(conditional:): host versions only
+    # linear: GPU versions for scalars; a pointer keeps the region on the host
     printf 'void f(int n, int *a) {\nint v = 0;\n#pragma omp target parallel for linear(v: 1) map(tofrom: a[0:n], v)\nfor (int i = 0; i < n; i++) a[i] = v++;\n}\n' > lin.c
+    if "$macc" --translate lin.c -o out 2> err.txt && [ ! -s err.txt ] &&
+        grep -q 'linear(v: 1)' out/lin.host.c && grep -q 'v = macc_a_.macc_init_v + macc_it_ \* macc_a_.macc_lstep_v0_0;' out/lin.cuda.cu; then ok
+    else cat err.txt; ko "driver: linear scalar in a GPU loop"; fi
+    printf 'void f(int n, int *a) {\nint *p = a;\n#pragma omp target parallel for linear(p: 1) map(tofrom: a[0:n])\nfor (int i = 0; i < n; i++) *p++ = i;\n}\n' > lin.c
     if "$macc" --translate lin.c -o out 2> err.txt &&
-        grep -q "lin.c:3:1: warning: the GPU version of this region cannot be built ('linear' is not supported in the GPU version)" err.txt &&
-        grep -q 'linear(v: 1)' out/lin.host.c; then ok
-    else cat err.txt; ko "driver: linear makes a region host-only"; fi
+        grep -q "lin.c:3:1: warning: the GPU version of this region cannot be built ('linear' is not supported in the GPU version (only on a loop of scalars" err.txt &&
+        grep -q 'linear(p: 1)' out/lin.host.c; then ok
+    else cat err.txt; ko "driver: linear of a pointer makes a region host-only"; fi
     # a pointer with no map: OpenMP's implicit zero-length map, said by --info
     if "$macc" --info --translate "$top/tests/e2e/implicit_pointer.c" -o out 2> err.txt &&
         grep -q "implicit_pointer.c:16:.*note: pointer 'out' has no map here" err.txt; then ok

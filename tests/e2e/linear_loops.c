@@ -1,3 +1,4 @@
+// MACC_FLAGS: -Wno-maybe-uninitialized
 /* linear on GPU loops: in iteration k a linear variable starts as its value
  * before the loop plus k times the step (a literal, an expression of host
  * variables, 5.2's step() modifier), whatever thread runs it; after
@@ -30,7 +31,9 @@ int main(void)
         errors += A[i] != (i + 1) * 2;
     errors += val != 2 * N;
 
-    /* a step computed from host variables, a collapsed nest */
+    /* a step computed from host variables, a collapsed nest (GCC's own
+     * OpenMP lowering of collapse + linear warns "'.count' may be used
+     * uninitialized" on this loop, in the host version as on the source) */
     long j = 7;
     int s = 3, m = 200, n = N / 200;
     #pragma omp target parallel for collapse(2) linear(j: s * 2) map(from: B[0:N])

@@ -13,29 +13,29 @@
 #pragma nv_diag_suppress 550
 #pragma nv_diag_suppress 1675
 #pragma nv_diag_suppress 2361
-#line 9 "linear_loops.c"
+#line 10 "linear_loops.c"
 #include <stdio.h>
 
-#line 10 "linear_loops.c"
+#line 11 "linear_loops.c"
 #include <stdlib.h>
 
-#line 12 "linear_loops.c"
+#line 13 "linear_loops.c"
 #define N 100000
 
 
 
-/* target region linear_loops.c:23: nvidia version */
-struct macc_a_main_L23 {
+/* target region linear_loops.c:24: nvidia version */
+struct macc_a_main_L24 {
     int macc_unused_;
     int macc_init_val;
     long long macc_lstep_v0_0;
 };
-struct macc_p_main_L23 {
+struct macc_p_main_L24 {
     void *macc_unused_;
     int (*macc_p_val);
     int *A;
 };
-__global__ void macc_g_main_L23(const struct macc_a_main_L23 macc_a_, const struct macc_p_main_L23 macc_p_)
+__global__ void macc_g_main_L24(const struct macc_a_main_L24 macc_a_, const struct macc_p_main_L24 macc_p_)
 {
     (void)macc_a_; (void)macc_p_;
     int (*macc_p_val) = macc_p_.macc_p_val;
@@ -52,7 +52,7 @@ __global__ void macc_g_main_L23(const struct macc_a_main_L23 macc_a_, const stru
             (void)i;
             val = macc_a_.macc_init_val + macc_it_ * macc_a_.macc_lstep_v0_0;
             do
-#line 24 "linear_loops.c"
+#line 25 "linear_loops.c"
                                     {
             val += 2;
             A[i] = val;
@@ -62,10 +62,10 @@ __global__ void macc_g_main_L23(const struct macc_a_main_L23 macc_a_, const stru
         }
     }
 }
-extern "C" int macc_k_main_L23_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
+extern "C" int macc_k_main_L24_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
-    const struct macc_a_main_L23 *macc_a_ = (const struct macc_a_main_L23 *)macc_args_;
-    struct macc_p_main_L23 macc_p_;
+    const struct macc_a_main_L24 *macc_a_ = (const struct macc_a_main_L24 *)macc_args_;
+    struct macc_p_main_L24 macc_p_;
     memset(&macc_p_, 0, sizeof macc_p_);
     memcpy((void *)&macc_p_.macc_p_val, &macc_env_->ptrs[0], sizeof(void *));
     memcpy((void *)&macc_p_.A, &macc_env_->ptrs[1], sizeof(void *));
@@ -76,12 +76,12 @@ extern "C" int macc_k_main_L23_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     const long long macc_total_ = 1LL * ((long long)(N) > (long long)(0) ? ((long long)(N) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 1, 0);
-    macc_g_main_L23<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
+    macc_g_main_L24<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
 
-/* target region linear_loops.c:36: nvidia version */
-struct macc_a_main_L36 {
+/* target region linear_loops.c:39: nvidia version */
+struct macc_a_main_L39 {
     int macc_unused_;
     int m;
     int n;
@@ -89,12 +89,12 @@ struct macc_a_main_L36 {
     long macc_init_j;
     long long macc_lstep_v0_1;
 };
-struct macc_p_main_L36 {
+struct macc_p_main_L39 {
     void *macc_unused_;
     long *B;
     long (*macc_p_j);
 };
-__global__ void macc_g_main_L36(const struct macc_a_main_L36 macc_a_, const struct macc_p_main_L36 macc_p_)
+__global__ void macc_g_main_L39(const struct macc_a_main_L39 macc_a_, const struct macc_p_main_L39 macc_p_)
 {
     (void)macc_a_; (void)macc_p_;
     int m = macc_a_.m;
@@ -120,7 +120,7 @@ __global__ void macc_g_main_L36(const struct macc_a_main_L36 macc_a_, const stru
             (void)a;
             j = macc_a_.macc_init_j + macc_it_ * macc_a_.macc_lstep_v0_1;
             do
-#line 39 "linear_loops.c"
+#line 42 "linear_loops.c"
         {
             B[a * n + b] = j;
             j += s * 2;
@@ -130,10 +130,10 @@ __global__ void macc_g_main_L36(const struct macc_a_main_L36 macc_a_, const stru
         }
     }
 }
-extern "C" int macc_k_main_L36_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
+extern "C" int macc_k_main_L39_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
-    const struct macc_a_main_L36 *macc_a_ = (const struct macc_a_main_L36 *)macc_args_;
-    struct macc_p_main_L36 macc_p_;
+    const struct macc_a_main_L39 *macc_a_ = (const struct macc_a_main_L39 *)macc_args_;
+    struct macc_p_main_L39 macc_p_;
     memset(&macc_p_, 0, sizeof macc_p_);
     memcpy((void *)&macc_p_.B, &macc_env_->ptrs[0], sizeof(void *));
     memcpy((void *)&macc_p_.macc_p_j, &macc_env_->ptrs[1], sizeof(void *));
@@ -147,25 +147,25 @@ extern "C" int macc_k_main_L36_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     const long long macc_total_ = 1LL * ((long long)(m) > (long long)(0) ? ((long long)(m) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL) * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 1, 0);
-    macc_g_main_L36<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
+    macc_g_main_L39<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
 
-/* target region linear_loops.c:49: nvidia version */
-struct macc_a_main_L49 {
+/* target region linear_loops.c:52: nvidia version */
+struct macc_a_main_L52 {
     int macc_unused_;
     long macc_init_x;
     long macc_init_y;
     long long macc_lstep_v0_0;
     long long macc_lstep_v0_1;
 };
-struct macc_p_main_L49 {
+struct macc_p_main_L52 {
     void *macc_unused_;
     double *C;
     long (*macc_p_x);
     long (*macc_p_y);
 };
-__global__ void macc_g_main_L49(const struct macc_a_main_L49 macc_a_, const struct macc_p_main_L49 macc_p_)
+__global__ void macc_g_main_L52(const struct macc_a_main_L52 macc_a_, const struct macc_p_main_L52 macc_p_)
 {
     (void)macc_a_; (void)macc_p_;
     double *C = macc_p_.C;
@@ -186,7 +186,7 @@ __global__ void macc_g_main_L49(const struct macc_a_main_L49 macc_a_, const stru
             x = macc_a_.macc_init_x + macc_it_ * macc_a_.macc_lstep_v0_0;
             y = macc_a_.macc_init_y + macc_it_ * macc_a_.macc_lstep_v0_1;
             do
-#line 51 "linear_loops.c"
+#line 54 "linear_loops.c"
     {
         C[i] = x + y;
         x += 3;
@@ -198,10 +198,10 @@ __global__ void macc_g_main_L49(const struct macc_a_main_L49 macc_a_, const stru
         }
     }
 }
-extern "C" int macc_k_main_L49_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
+extern "C" int macc_k_main_L52_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
-    const struct macc_a_main_L49 *macc_a_ = (const struct macc_a_main_L49 *)macc_args_;
-    struct macc_p_main_L49 macc_p_;
+    const struct macc_a_main_L52 *macc_a_ = (const struct macc_a_main_L52 *)macc_args_;
+    struct macc_p_main_L52 macc_p_;
     memset(&macc_p_, 0, sizeof macc_p_);
     memcpy((void *)&macc_p_.C, &macc_env_->ptrs[0], sizeof(void *));
     memcpy((void *)&macc_p_.macc_p_x, &macc_env_->ptrs[1], sizeof(void *));
@@ -213,21 +213,21 @@ extern "C" int macc_k_main_L49_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     const long long macc_total_ = 1LL * ((long long)(N) > (long long)(0) ? ((long long)(N) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 1, 0);
-    macc_g_main_L49<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
+    macc_g_main_L52<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
 
-/* target region linear_loops.c:63: nvidia version */
-struct macc_a_main_L63 {
+/* target region linear_loops.c:66: nvidia version */
+struct macc_a_main_L66 {
     int macc_unused_;
     int macc_init_t;
 };
-struct macc_p_main_L63 {
+struct macc_p_main_L66 {
     void *macc_unused_;
     int *A;
     int (*macc_p_t);
 };
-__global__ void macc_g_main_L63(const struct macc_a_main_L63 macc_a_, const struct macc_p_main_L63 macc_p_)
+__global__ void macc_g_main_L66(const struct macc_a_main_L66 macc_a_, const struct macc_p_main_L66 macc_p_)
 {
     (void)macc_a_; (void)macc_p_;
     int *A = macc_p_.A;
@@ -243,7 +243,7 @@ __global__ void macc_g_main_L63(const struct macc_a_main_L63 macc_a_, const stru
             int i = (int)((0) + macc_rest_ * 1);
             (void)i;
             do
-#line 64 "linear_loops.c"
+#line 67 "linear_loops.c"
                                 {
         A[i] = t;
         if (i == N - 1)
@@ -254,10 +254,10 @@ __global__ void macc_g_main_L63(const struct macc_a_main_L63 macc_a_, const stru
         }
     }
 }
-extern "C" int macc_k_main_L63_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
+extern "C" int macc_k_main_L66_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
-    const struct macc_a_main_L63 *macc_a_ = (const struct macc_a_main_L63 *)macc_args_;
-    struct macc_p_main_L63 macc_p_;
+    const struct macc_a_main_L66 *macc_a_ = (const struct macc_a_main_L66 *)macc_args_;
+    struct macc_p_main_L66 macc_p_;
     memset(&macc_p_, 0, sizeof macc_p_);
     memcpy((void *)&macc_p_.A, &macc_env_->ptrs[0], sizeof(void *));
     memcpy((void *)&macc_p_.macc_p_t, &macc_env_->ptrs[1], sizeof(void *));
@@ -268,7 +268,7 @@ extern "C" int macc_k_main_L63_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     const long long macc_total_ = 1LL * ((long long)(N) > (long long)(0) ? ((long long)(N) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 1, 0);
-    macc_g_main_L63<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
+    macc_g_main_L66<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
 extern "C" const int macc_link_this_program_with_macc;

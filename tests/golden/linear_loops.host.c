@@ -4,6 +4,7 @@
 #endif
 #include "macc_rt.h"
 #line 1 "linear_loops.c"
+// MACC_FLAGS: -Wno-maybe-uninitialized
 /* linear on GPU loops: in iteration k a linear variable starts as its value
  * before the loop plus k times the step (a literal, an expression of host
  * variables, 5.2's step() modifier), whatever thread runs it; after
@@ -18,24 +19,24 @@
 #define N 100000
 
 
-/* target region linear_loops.c:23: argument block, host version, version table */
-struct macc_a_main_L23 {
+/* target region linear_loops.c:24: argument block, host version, version table */
+struct macc_a_main_L24 {
     int macc_unused_;
     int macc_init_val;
     long long macc_lstep_v0_0;
 };
-static int macc_h_main_L23(void *macc_args_, MACC_TaskEnv *macc_env_)
+static int macc_h_main_L24(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
-    struct macc_a_main_L23 *macc_a_ = (struct macc_a_main_L23 *)macc_args_;
+    struct macc_a_main_L24 *macc_a_ = (struct macc_a_main_L24 *)macc_args_;
     int (*macc_p_val) = macc_env_->ptrs[0];
     int val = *macc_p_val;
     int *A = macc_env_->ptrs[1];
     (void)macc_a_;
     (void)val;
     (void)A;
-#line 24 "linear_loops.c"
+#line 25 "linear_loops.c"
 #pragma omp parallel for linear(val: 2) num_threads(macc_env_->nthreads)
-#line 24 "linear_loops.c"
+#line 25 "linear_loops.c"
         for (int i = 0; i < N; ++i) {
             val += 2;
             A[i] = val;
@@ -44,22 +45,22 @@ static int macc_h_main_L23(void *macc_args_, MACC_TaskEnv *macc_env_)
     return 0;
 }
 #if defined(MACC_WITH_CUDA)
-extern int macc_k_main_L23_nvidia(void *, MACC_TaskEnv *);
+extern int macc_k_main_L24_nvidia(void *, MACC_TaskEnv *);
 #endif
-static const MACC_Version macc_v_main_L23[] = {
+static const MACC_Version macc_v_main_L24[] = {
 #if defined(MACC_WITH_CUDA)
-    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_main_L23_nvidia},
+    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_main_L24_nvidia},
 #endif
-    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_main_L23},
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_main_L24},
 };
-static const MACC_Region macc_r_main_L23 = {
-    {"linear_loops.c", 23, 9, "main"}, "macc_k_main_L23",
-    (int)(sizeof macc_v_main_L23 / sizeof macc_v_main_L23[0]), macc_v_main_L23, 0, 0
+static const MACC_Region macc_r_main_L24 = {
+    {"linear_loops.c", 24, 9, "main"}, "macc_k_main_L24",
+    (int)(sizeof macc_v_main_L24 / sizeof macc_v_main_L24[0]), macc_v_main_L24, 0, 0
 };
-static const MACC_Region *macc_rp_main_L23(void) { return &macc_r_main_L23; }
+static const MACC_Region *macc_rp_main_L24(void) { return &macc_r_main_L24; }
 
-/* target region linear_loops.c:36: argument block, host version, version table */
-struct macc_a_main_L36 {
+/* target region linear_loops.c:39: argument block, host version, version table */
+struct macc_a_main_L39 {
     int macc_unused_;
     int m;
     int n;
@@ -67,9 +68,9 @@ struct macc_a_main_L36 {
     long macc_init_j;
     long long macc_lstep_v0_1;
 };
-static int macc_h_main_L36(void *macc_args_, MACC_TaskEnv *macc_env_)
+static int macc_h_main_L39(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
-    struct macc_a_main_L36 *macc_a_ = (struct macc_a_main_L36 *)macc_args_;
+    struct macc_a_main_L39 *macc_a_ = (struct macc_a_main_L39 *)macc_args_;
     int m = macc_a_->m;
     int n = macc_a_->n;
     long *B = macc_env_->ptrs[0];
@@ -82,9 +83,9 @@ static int macc_h_main_L36(void *macc_args_, MACC_TaskEnv *macc_env_)
     (void)B;
     (void)j;
     (void)s;
-#line 37 "linear_loops.c"
+#line 40 "linear_loops.c"
 #pragma omp parallel for collapse(2) linear(j: s * 2) num_threads(macc_env_->nthreads)
-#line 37 "linear_loops.c"
+#line 40 "linear_loops.c"
     for (int a = 0; a < m; a++)
         for (int b = 0; b < n; b++)
         {
@@ -95,31 +96,31 @@ static int macc_h_main_L36(void *macc_args_, MACC_TaskEnv *macc_env_)
     return 0;
 }
 #if defined(MACC_WITH_CUDA)
-extern int macc_k_main_L36_nvidia(void *, MACC_TaskEnv *);
+extern int macc_k_main_L39_nvidia(void *, MACC_TaskEnv *);
 #endif
-static const MACC_Version macc_v_main_L36[] = {
+static const MACC_Version macc_v_main_L39[] = {
 #if defined(MACC_WITH_CUDA)
-    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_main_L36_nvidia},
+    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_main_L39_nvidia},
 #endif
-    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_main_L36},
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_main_L39},
 };
-static const MACC_Region macc_r_main_L36 = {
-    {"linear_loops.c", 36, 5, "main"}, "macc_k_main_L36",
-    (int)(sizeof macc_v_main_L36 / sizeof macc_v_main_L36[0]), macc_v_main_L36, 0, 0
+static const MACC_Region macc_r_main_L39 = {
+    {"linear_loops.c", 39, 5, "main"}, "macc_k_main_L39",
+    (int)(sizeof macc_v_main_L39 / sizeof macc_v_main_L39[0]), macc_v_main_L39, 0, 0
 };
-static const MACC_Region *macc_rp_main_L36(void) { return &macc_r_main_L36; }
+static const MACC_Region *macc_rp_main_L39(void) { return &macc_r_main_L39; }
 
-/* target region linear_loops.c:49: argument block, host version, version table */
-struct macc_a_main_L49 {
+/* target region linear_loops.c:52: argument block, host version, version table */
+struct macc_a_main_L52 {
     int macc_unused_;
     long macc_init_x;
     long macc_init_y;
     long long macc_lstep_v0_0;
     long long macc_lstep_v0_1;
 };
-static int macc_h_main_L49(void *macc_args_, MACC_TaskEnv *macc_env_)
+static int macc_h_main_L52(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
-    struct macc_a_main_L49 *macc_a_ = (struct macc_a_main_L49 *)macc_args_;
+    struct macc_a_main_L52 *macc_a_ = (struct macc_a_main_L52 *)macc_args_;
     double *C = macc_env_->ptrs[0];
     long (*macc_p_x) = macc_env_->ptrs[1];
     long x = *macc_p_x;
@@ -129,9 +130,9 @@ static int macc_h_main_L49(void *macc_args_, MACC_TaskEnv *macc_env_)
     (void)C;
     (void)x;
     (void)y;
-#line 50 "linear_loops.c"
+#line 53 "linear_loops.c"
 #pragma omp parallel for simd linear(x: 3) linear(y: -2) num_threads(macc_env_->nthreads)
-#line 50 "linear_loops.c"
+#line 53 "linear_loops.c"
     for (int i = 0; i < N; i++)
     {
         C[i] = x + y;
@@ -143,37 +144,37 @@ static int macc_h_main_L49(void *macc_args_, MACC_TaskEnv *macc_env_)
     return 0;
 }
 #if defined(MACC_WITH_CUDA)
-extern int macc_k_main_L49_nvidia(void *, MACC_TaskEnv *);
+extern int macc_k_main_L52_nvidia(void *, MACC_TaskEnv *);
 #endif
-static const MACC_Version macc_v_main_L49[] = {
+static const MACC_Version macc_v_main_L52[] = {
 #if defined(MACC_WITH_CUDA)
-    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_main_L49_nvidia},
+    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_main_L52_nvidia},
 #endif
-    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_main_L49},
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_main_L52},
 };
-static const MACC_Region macc_r_main_L49 = {
-    {"linear_loops.c", 49, 5, "main"}, "macc_k_main_L49",
-    (int)(sizeof macc_v_main_L49 / sizeof macc_v_main_L49[0]), macc_v_main_L49, 0, 0
+static const MACC_Region macc_r_main_L52 = {
+    {"linear_loops.c", 52, 5, "main"}, "macc_k_main_L52",
+    (int)(sizeof macc_v_main_L52 / sizeof macc_v_main_L52[0]), macc_v_main_L52, 0, 0
 };
-static const MACC_Region *macc_rp_main_L49(void) { return &macc_r_main_L49; }
+static const MACC_Region *macc_rp_main_L52(void) { return &macc_r_main_L52; }
 
-/* target region linear_loops.c:63: argument block, host version, version table */
-struct macc_a_main_L63 {
+/* target region linear_loops.c:66: argument block, host version, version table */
+struct macc_a_main_L66 {
     int macc_unused_;
     int macc_init_t;
 };
-static int macc_h_main_L63(void *macc_args_, MACC_TaskEnv *macc_env_)
+static int macc_h_main_L66(void *macc_args_, MACC_TaskEnv *macc_env_)
 {
-    struct macc_a_main_L63 *macc_a_ = (struct macc_a_main_L63 *)macc_args_;
+    struct macc_a_main_L66 *macc_a_ = (struct macc_a_main_L66 *)macc_args_;
     int *A = macc_env_->ptrs[0];
     int (*macc_p_t) = macc_env_->ptrs[1];
     int t = *macc_p_t;
     (void)macc_a_;
     (void)A;
     (void)t;
-#line 64 "linear_loops.c"
+#line 67 "linear_loops.c"
 #pragma omp parallel for firstprivate(t) lastprivate(t) num_threads(macc_env_->nthreads)
-#line 64 "linear_loops.c"
+#line 67 "linear_loops.c"
     for (int i = 0; i < N; i++) {
         A[i] = t;
         if (i == N - 1)
@@ -183,21 +184,21 @@ static int macc_h_main_L63(void *macc_args_, MACC_TaskEnv *macc_env_)
     return 0;
 }
 #if defined(MACC_WITH_CUDA)
-extern int macc_k_main_L63_nvidia(void *, MACC_TaskEnv *);
+extern int macc_k_main_L66_nvidia(void *, MACC_TaskEnv *);
 #endif
-static const MACC_Version macc_v_main_L63[] = {
+static const MACC_Version macc_v_main_L66[] = {
 #if defined(MACC_WITH_CUDA)
-    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_main_L63_nvidia},
+    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, macc_k_main_L66_nvidia},
 #endif
-    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_main_L63},
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, macc_h_main_L66},
 };
-static const MACC_Region macc_r_main_L63 = {
-    {"linear_loops.c", 63, 5, "main"}, "macc_k_main_L63",
-    (int)(sizeof macc_v_main_L63 / sizeof macc_v_main_L63[0]), macc_v_main_L63, 0, 0
+static const MACC_Region macc_r_main_L66 = {
+    {"linear_loops.c", 66, 5, "main"}, "macc_k_main_L66",
+    (int)(sizeof macc_v_main_L66 / sizeof macc_v_main_L66[0]), macc_v_main_L66, 0, 0
 };
-static const MACC_Region *macc_rp_main_L63(void) { return &macc_r_main_L63; }
+static const MACC_Region *macc_rp_main_L66(void) { return &macc_r_main_L66; }
 
-#line 14 "linear_loops.c"
+#line 15 "linear_loops.c"
 int main(void)
 {
     int errors = 0;
@@ -206,7 +207,7 @@ int main(void)
     double *C = malloc(sizeof(double) * N);
     int val = 0;
     { /* #pragma omp target data map(tofrom: A[0:N], val) */
-    static const MACC_SrcLoc macc_l_ = {"linear_loops.c", 21, 5, "main"};
+    static const MACC_SrcLoc macc_l_ = {"linear_loops.c", 22, 5, "main"};
     MACC_Map macc_m_[2] = {
         {"A", (void *)(A), (void *)&(A)[0], (MACC_SIZE_T)(N) * sizeof((A)[0]), MACC_MAP_TOFROM},
         {"val", (void *)&(val), (void *)&(val), sizeof(val), MACC_MAP_TOFROM},
@@ -214,35 +215,37 @@ int main(void)
     const int macc_if_ = (1);
     if (macc_if_)
         MACC_data_begin(&macc_l_, 2, macc_m_, MACC_DEVICE_DEFAULT);
-#line 22 "linear_loops.c"
+#line 23 "linear_loops.c"
     {
-        { /* target region macc_k_main_L23 */
-    struct macc_a_main_L23 macc_a_ = {0};
+        { /* target region macc_k_main_L24 */
+    struct macc_a_main_L24 macc_a_ = {0};
     __builtin_memcpy(&macc_a_.macc_init_val, &val, sizeof macc_a_.macc_init_val);
     macc_a_.macc_lstep_v0_0 = (long long)(2);
     MACC_Map macc_m_[2] = {
         {"val", (void *)&(val), (void *)&(val), sizeof(val), MACC_MAP_TOFROM},
         {"A", (void *)(A), (void *)(A), 0, MACC_MAP_ATTACH},
     };
-    MACC_target(macc_rp_main_L23(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_main_L24(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
-#line 27 "linear_loops.c"
+#line 28 "linear_loops.c"
 
     }
     if (macc_if_)
         MACC_data_end(&macc_l_, 2, macc_m_, MACC_DEVICE_DEFAULT);
 }
-#line 28 "linear_loops.c"
+#line 29 "linear_loops.c"
 
     for (int i = 0; i < N; i++)
         errors += A[i] != (i + 1) * 2;
     errors += val != 2 * N;
 
-    /* a step computed from host variables, a collapsed nest */
+    /* a step computed from host variables, a collapsed nest (GCC's own
+     * OpenMP lowering of collapse + linear warns "'.count' may be used
+     * uninitialized" on this loop, in the host version as on the source) */
     long j = 7;
     int s = 3, m = 200, n = N / 200;
-    { /* target region macc_k_main_L36 */
-    struct macc_a_main_L36 macc_a_ = {0};
+    { /* target region macc_k_main_L39 */
+    struct macc_a_main_L39 macc_a_ = {0};
     macc_a_.m = m;
     macc_a_.n = n;
     macc_a_.s = s;
@@ -252,9 +255,9 @@ int main(void)
         {"B", (void *)(B), (void *)&(B)[0], (MACC_SIZE_T)(N) * sizeof((B)[0]), MACC_MAP_FROM},
         {"j", (void *)&(j), (void *)&(j), sizeof(j), MACC_MAP_TOFROM},
     };
-    MACC_target(macc_rp_main_L36(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_main_L39(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
-#line 42 "linear_loops.c"
+#line 45 "linear_loops.c"
 
     for (int i = 0; i < N; i++)
         errors += B[i] != 7 + 6L * i;
@@ -262,8 +265,8 @@ int main(void)
 
     /* OpenMP 5.2's form, simd */
     long x = 5, y = -1;
-    { /* target region macc_k_main_L49 */
-    struct macc_a_main_L49 macc_a_ = {0};
+    { /* target region macc_k_main_L52 */
+    struct macc_a_main_L52 macc_a_ = {0};
     __builtin_memcpy(&macc_a_.macc_init_x, &x, sizeof macc_a_.macc_init_x);
     __builtin_memcpy(&macc_a_.macc_init_y, &y, sizeof macc_a_.macc_init_y);
     macc_a_.macc_lstep_v0_0 = (long long)(3);
@@ -273,9 +276,9 @@ int main(void)
         {"x", (void *)&(x), (void *)&(x), sizeof(x), MACC_MAP_TOFROM},
         {"y", (void *)&(y), (void *)&(y), sizeof(y), MACC_MAP_TOFROM},
     };
-    MACC_target(macc_rp_main_L49(), &macc_a_, sizeof macc_a_, 3, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_main_L52(), &macc_a_, sizeof macc_a_, 3, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
-#line 55 "linear_loops.c"
+#line 58 "linear_loops.c"
 
     for (int i = 0; i < N; i++)
         errors += C[i] != 5 + 3 * i - 1 - 2 * i;
@@ -284,16 +287,16 @@ int main(void)
     /* firstprivate + lastprivate: threads start from the value before the
      * loop while the last iteration's thread writes its value back */
     int t = 42;
-    { /* target region macc_k_main_L63 */
-    struct macc_a_main_L63 macc_a_ = {0};
+    { /* target region macc_k_main_L66 */
+    struct macc_a_main_L66 macc_a_ = {0};
     __builtin_memcpy(&macc_a_.macc_init_t, &t, sizeof macc_a_.macc_init_t);
     MACC_Map macc_m_[2] = {
         {"A", (void *)(A), (void *)&(A)[0], (MACC_SIZE_T)(N) * sizeof((A)[0]), MACC_MAP_FROM},
         {"t", (void *)&(t), (void *)&(t), sizeof(t), MACC_MAP_TOFROM},
     };
-    MACC_target(macc_rp_main_L63(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
+    MACC_target(macc_rp_main_L66(), &macc_a_, sizeof macc_a_, 2, macc_m_, 0, 0, 0, MACC_DEVICE_DEFAULT, 1);
 }
-#line 68 "linear_loops.c"
+#line 71 "linear_loops.c"
 
     for (int i = 0; i < N; i++)
         errors += A[i] != 42;
