@@ -349,7 +349,7 @@ static const DirName dir__omp_names[] = {
     {"firstprivate", CL_FIRSTPRIVATE}, {"lastprivate", CL_LASTPRIVATE},
     {"shared", CL_SHARED}, {"num_teams", CL_NUM_TEAMS},
     {"thread_limit", CL_THREAD_LIMIT}, {"num_threads", CL_NUM_THREADS},
-    {"collapse", CL_COLLAPSE}, {"reduction", CL_REDUCTION},
+    {"collapse", CL_COLLAPSE}, {"reduction", CL_REDUCTION}, {"in_reduction", CL_REDUCTION},
     {"schedule", CL_SCHEDULE}, {"dist_schedule", CL_DIST_SCHEDULE},
     {"simdlen", CL_SIMDLEN}, {"safelen", CL_SAFELEN},
     {"resources", CL_RESOURCES}, {"to", CL_TO}, {"enter", CL_TO},
@@ -1171,7 +1171,17 @@ static int dir__clause(DirP *p, Directive *d, ClauseKind k, int off, int n)
     case CL_IF:
         return dir__cl_if(p, c, a, b);
     case CL_REDUCTION:
-        return dir__cl_reduction(p, c, a, b);
+        if (dir__cl_reduction(p, c, a, b) < 0)
+            return -1;
+        if (dir__is(p, c->off, dir__word_at(p, c->off, p->lim), "in_reduction")) {
+            /* target in_reduction(op: list) (OpenMP 5.0): a reduction of the
+             * region into the enclosing task reduction's instance (name says so) */
+            if (d->kind != DIR_TARGET || d->acc || c->name)
+                return dir__fail(p, c->off, "'in_reduction' is supported only on a 'target' directive, without modifiers");
+            if (!(c->name = strdup("in_reduction")))
+                return -1;
+        }
+        return 0;
     case CL_COLLAPSE:
         return dir__cl_collapse(p, c, a, b);
     case CL_RESOURCES:
@@ -1445,6 +1455,8 @@ static int dir__check(DirP *p, const Directive *d, const char *dname)
             continue;
         if (d->kind == DIR_IF_DEVICE && d->cs == 0)
             continue;
+        if (c->kind == CL_REDUCTION && c->name && !strcmp(c->name, "in_reduction"))
+            continue; /* any target construct */
         nb = dir__needs(c->kind, d->kind);
         if (nb && !(d->cs & nb)) {
             const char *parts[8];

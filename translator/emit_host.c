@@ -953,6 +953,29 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
 static void em__call(Emit *e, const Region *r)
 {
     Buf b = {0};
+    /* target in_reduction(op: list): the region runs inside a task that takes
+     * part in the enclosing task reduction (undeferred, or deferred for
+     * nowait, the region then synchronous in it): in the task the list's
+     * names are the task's instances, which the region reduces into */
+    const DirClause *inred = NULL;
+    for (int i = 0; i < r->target->dir.nclauses && !inred; i++) {
+        const DirClause *c = &r->target->dir.clauses[i];
+        if (c->kind == CL_REDUCTION && c->name && !strcmp(c->name, "in_reduction"))
+            inred = c;
+    }
+    if (inred) {
+        buf_puts(&b, "\n#pragma omp task");
+        for (int i = 0; i < r->target->dir.nclauses; i++) {
+            const DirClause *c = &r->target->dir.clauses[i];
+            if (c->kind != CL_REDUCTION || !c->name || strcmp(c->name, "in_reduction"))
+                continue;
+            buf_printf(&b, " in_reduction(%s: ", directive_reduction_op(c->modifier));
+            em__items(&b, c);
+            buf_puts(&b, ")");
+        }
+        buf_printf(&b, " if(%d)\n", r->nowait ? 1 : 0);
+    }
+    const int nowait = r->nowait && !inred;
     buf_printf(&b, "{ /* target region %s */\n", r->name);
     buf_printf(&b, "    struct macc_a_%s macc_a_ = {0};\n", r->suffix);
     for (int i = 0; i < r->caps.len; i++) {
@@ -983,8 +1006,8 @@ static void em__call(Emit *e, const Region *r)
                    r->func_name, z.data);
     buf_printf(&b, "    MACC_target(macc_rp_%s(), &macc_a_, sizeof macc_a_, %d, %s, %d, %s, %s, %s, %s);\n%s",
                r->suffix, r->maps.len, r->maps.len ? "macc_m_" : "0", r->deps.len, r->deps.len ? "macc_d_" : "0",
-               r->nowait ? "MACC_NOWAIT" : "0", dev, r->if_expr ? r->if_expr : "1",
-               z.len && r->nowait ? "    MACC_taskwait(&macc_zl_);\n" : "");
+               nowait ? "MACC_NOWAIT" : "0", dev, r->if_expr ? r->if_expr : "1",
+               z.len && nowait ? "    MACC_taskwait(&macc_zl_);\n" : "");
     if (z.len) {
         z.len = 0;
         acc_region_rows(e->u, r, &z, dev, 1);

@@ -1485,3 +1485,21 @@ Test(directive, map_mapper_modifier)
     bad("omp target map(mapper(a b), to: s)", "a b", "mapper");
     bad("omp target map(mapper(m), to, from: s)", "from", "map type");
 }
+
+Test(directive, target_in_reduction)
+{
+    ok("omp target in_reduction(+: s) in_reduction(*: p, q)");
+    cr_assert_eq(D.nclauses, 2);
+    cr_assert_eq(D.clauses[0].kind, CL_REDUCTION);
+    cr_assert_eq(D.clauses[0].modifier, RED_ADD);
+    cr_assert_str_eq(D.clauses[0].name, "in_reduction");
+    cr_assert_eq(D.clauses[1].modifier, RED_MUL);
+    cr_assert_eq(D.clauses[1].nitems, 2);
+    directive_free(&D);
+    ok("omp target teams distribute parallel for in_reduction(+: s) reduction(max: m)");
+    cr_assert_str_eq(D.clauses[0].name, "in_reduction");
+    cr_assert_null(D.clauses[1].name);
+    directive_free(&D);
+    bad("omp parallel for in_reduction(+: s)", "in_reduction", "only on a 'target'");
+    bad("omp target in_reduction(task, +: s)", "in_reduction", "without modifiers");
+}

@@ -1,0 +1,1 @@
+../e2e/target_in_reduction.c
