@@ -485,10 +485,48 @@ static int an__is_write(TSNode id, int *also_read)
     return 0;
 }
 
+/* Does the identifier's value leave as an address (an array decaying into a
+ * call's argument or a pointer, &x, &a[i], a + k)? Then what it names may be
+ * written through that address. A subscript, a member or a dereference uses
+ * an element; sizeof uses nothing; & of an element leaves again. */
+static int an__escapes(TSNode id)
+{
+    TSNode n = id;
+    int elem = 0;
+    for (TSNode p = ts_node_parent(n); !ts_node_is_null(p); n = p, p = ts_node_parent(p)) {
+        if (node_is(p, "parenthesized_expression"))
+            continue;
+        if (node_is(p, "subscript_expression")) {
+            if (!ts_node_eq(node_field(p, "argument"), n))
+                return 0; /* an index */
+            elem = 1;
+            continue;
+        }
+        if (node_is(p, "field_expression")) {
+            elem = 1;
+            continue;
+        }
+        if (node_is(p, "pointer_expression")) {
+            TSNode op = node_field(p, "operator");
+            if (!ts_node_is_null(op) && ts_node_end_byte(op) - ts_node_start_byte(op) == 1 && node_is(op, "&"))
+                return 1;
+            elem = 1; /* *a */
+            continue;
+        }
+        if (node_is(p, "sizeof_expression") || node_is(p, "alignof_expression"))
+            return 0;
+        if (node_is(p, "assignment_expression") && ts_node_eq(node_field(p, "left"), n))
+            return 0;
+        return !elem;
+    }
+    return 0;
+}
+
 typedef struct IdUse {
     char *name;
     TSNode node;      /* first occurrence */
     int read, written;
+    int escapes;      /* used as an address somewhere (an__escapes) */
 } IdUse;
 
 static IdUse *an__find_use(Vec *uses, const char *name)
@@ -526,6 +564,8 @@ static void an__collect_ids(const Unit *u, TSNode n, Vec *uses)
             free(name);
         }
         int also_read;
+        if (an__escapes(n))
+            x->escapes = 1;
         if (an__is_write(n, &also_read)) {
             x->written = 1;
             if (also_read)
@@ -2021,6 +2061,12 @@ static void an__region(Unit *u, Pragma *tp)
             }
         }
         int cat = d->is_pointer ? DM_POINTER : (d->is_array || an__is_aggregate(u, d->spec)) ? DM_AGGREGATE : DM_SCALAR;
+        /* an array or struct whose address the region hands on (f(a), p = &s,
+         * q = &a[i]) may be written through it: as written, so its implicit
+         * map is tofrom (a scalar is firstprivate: writes through &x stay in
+         * the region, as OpenMP says) */
+        if (cat == DM_AGGREGATE && x->escapes)
+            x->written = 1;
         /* globals and names used only in clause expressions (evaluated before the region) keep their rule */
         int dmb = listed || d->is_global || ts_node_eq(x->node, r->stmt) ? DM_DEFAULT : dm[cat];
         /* a scalar or struct the region only reads: firstprivate gives the same values (no

@@ -1,0 +1,1 @@
+../e2e/implicit_escape.c
