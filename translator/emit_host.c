@@ -950,6 +950,112 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
     buf_printf(b, "static const MACC_Region *macc_rp_%s(void) { return &macc_r_%s; }\n", sfx, sfx);
 }
 
+/* The argument text of clause `name` of a pragma's text (malloc'd), or NULL. */
+static char *em__clause_arg(const char *t, const char *name, int *other)
+{
+    char *found = NULL;
+    size_t n = strlen(name);
+    while (*t) {
+        while (*t && !ident_char(*t))
+            t++;
+        const char *w = t;
+        while (ident_char(*t))
+            t++;
+        size_t wn = (size_t)(t - w);
+        const char *q = t;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        const char *a = NULL, *ae = NULL;
+        if (*q == '(') {
+            int depth = 0;
+            for (ae = q; *ae; ae++) {
+                if (*ae == '(')
+                    depth++;
+                else if (*ae == ')' && --depth == 0)
+                    break;
+            }
+            a = q + 1;
+            t = *ae ? ae + 1 : ae;
+        }
+        if (!wn)
+            continue;
+        if (wn == n && !strncmp(w, name, n) && a && !found)
+            found = xstrndup(a, (size_t)(ae - a));
+        else if (other && !(wn == 3 && !strncmp(w, "omp", 3)) && !(wn == 8 && !strncmp(w, "dispatch", 8)) &&
+                 !(wn == 10 && !strncmp(w, "novariants", 10)) && !(wn == 9 && !strncmp(w, "nocontext", 9)))
+            *other = 1;
+    }
+    return found;
+}
+
+/* `#pragma omp dispatch [novariants(e)] [nocontext(e)]` and a call statement
+ * (OpenMP 5.1): the call goes to the function's variant for the dispatch
+ * construct (declare variant ... match(construct={dispatch})) unless either
+ * expression is true. The line becomes `if (!(e1) && !(e2)) { variant call }
+ * else`, the statement stays where it is: the base call. */
+static void em__dispatches(Emit *e)
+{
+    const Unit *u = e->u;
+    size_t vs, ve;
+    for (int i = 0; variant_dispatch_line(u, i, &vs, &ve); i++)
+        em__blank(e, vs, ve);
+    for (int i = 0; i < u->dispatches.len; i++) {
+        const Pragma *p = u->dispatches.items[i];
+        int other = 0;
+        char *nv = em__clause_arg(p->text, "novariants", &other);
+        char *nc = em__clause_arg(p->text, "nocontext", NULL);
+        if (other)
+            diag_error(u->diag, p->start, "dispatch: only the novariants and nocontext clauses are supported");
+        int inside = 0;
+        for (int k = 0; k < u->regions.len; k++) {
+            const Region *r = u->regions.items[k];
+            inside |= p->start >= r->target->start && p->start < ts_node_end_byte(r->span);
+        }
+        if (inside) {
+            diag_error(u->diag, p->start, "dispatch inside a target region is not supported");
+            free(nv);
+            free(nc);
+            continue;
+        }
+        TSNode st = ts_node_next_named_sibling(p->node);
+        while (node_is(st, "comment"))
+            st = ts_node_next_named_sibling(st);
+        TSNode x = node_is(st, "expression_statement") ? ts_node_named_child(st, 0) : (TSNode){0};
+        if (node_is(x, "assignment_expression"))
+            x = node_field(x, "right");
+        TSNode f = node_is(x, "call_expression") ? node_field(x, "function") : (TSNode){0};
+        if (!node_is(f, "identifier")) {
+            diag_error(u->diag, p->start, "dispatch must be followed by a call statement (f(...); or x = f(...);)");
+            free(nv);
+            free(nc);
+            continue;
+        }
+        size_t fb = ts_node_start_byte(f), fe = ts_node_end_byte(f);
+        const char *v = variant_pick(u, u->src->text + fb, fe - fb, VT_DISPATCH, 0);
+        Buf b = {0};
+        if (v) {
+            buf_printf(&b, "if (!(%s) && !(%s)) { ", nv ? nv : "0", nc ? nc : "0");
+            size_t sb = ts_node_start_byte(st), se = ts_node_end_byte(st);
+            for (size_t k = sb; k < se; k++) {
+                if (k == fb) {
+                    buf_puts(&b, v);
+                    k = fe - 1;
+                    continue;
+                }
+                char ch = u->src->text[k];
+                buf_put(&b, ch == '\n' || ch == '\r' ? " " : &u->src->text[k], 1);
+            }
+            buf_puts(&b, " } else");
+        }
+        for (size_t k = p->start; k < p->end; k++)
+            if (u->src->text[k] == '\n')
+                buf_puts(&b, "\n");
+        em__edit(e, p->start, p->end, b.data ? b.data : xstrdup(""));
+        free(nv);
+        free(nc);
+    }
+}
+
 static void em__call(Emit *e, const Region *r)
 {
     Buf b = {0};
@@ -1367,6 +1473,7 @@ void emit_host(Unit *u, Buf *out, const char *display_path)
         const Pragma *p = u->blanks.items[i];
         em__blank(&e, p->start, p->end);
     }
+    em__dispatches(&e);
     /* the runtime's header, when the program includes it too: the file's
      * own #include at the top is the one copy */
     const Source *src = u->src;

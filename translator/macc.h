@@ -163,6 +163,7 @@ typedef struct Unit {
     Vec blanks;         /* Pragma *: lines macc implements alone (omp requires), left out of the host file */
     Vec host_dep_tasks; /* Pragma *: host `omp task ... depend(...)` lines */
     Vec mappers;        /* Mapper *: declare mapper directives, in source order */
+    Vec dispatches;     /* Pragma *: `omp dispatch` lines (emit_host resolves their calls) */
     Vec regions;        /* Region * (analyze) */
     Vec datas;          /* DataConstruct * (analyze) */
     TSNode *top;        /* file-scope nodes in order, conditional groups flattened */
@@ -192,7 +193,11 @@ typedef struct Unit {
 int ident_char(char c);
 
 /* declare variant (variant.c): construct traits of a call's context. */
-enum { VT_TARGET = 1, VT_TEAMS = 2, VT_PARALLEL = 4, VT_FOR = 8, VT_SIMD = 16 };
+enum { VT_TARGET = 1, VT_TEAMS = 2, VT_PARALLEL = 4, VT_FOR = 8, VT_SIMD = 16, VT_DISPATCH = 32 };
+/* Source ranges of the `declare variant` lines whose selector names the
+ * dispatch construct (the C compiler may not know it: macc resolves them,
+ * emit_host leaves the lines out): the i-th, 0 when there are no more. */
+int variant_dispatch_line(const Unit *u, int i, size_t *start, size_t *end);
 /* Collects the unit's `declare variant` directives (file scope). */
 void variants_collect(Unit *u);
 void variants_free(Unit *u);

@@ -248,6 +248,11 @@ static int parse__mapper(Unit *u, Pragma *p, const char *s)
 static int parse__other(Unit *u, Pragma *p)
 {
     const char *s = p->text;
+    if (parse__word(&s, "omp") && parse__word(&s, "dispatch")) {
+        vec_push(&u->dispatches, p);
+        return 2;
+    }
+    s = p->text;
     if (parse__word(&s, "omp") && parse__word(&s, "declare") && parse__word(&s, "mapper"))
     {
         parse__mapper(u, p, s);
@@ -836,6 +841,7 @@ void unit_delete(Unit *u)
     free(u->dt_key);
     parse__pragmas_free(&u->blanks);
     parse__pragmas_free(&u->host_dep_tasks);
+    parse__pragmas_free(&u->dispatches);
     for (int i = 0; i < u->mappers.len; i++) {
         Mapper *m = u->mappers.items[i];
         free(m->id);

@@ -27,6 +27,7 @@
 
 typedef struct Variant {
     char *base, *name;
+    size_t start, end; /* the directive's line(s) */
     unsigned traits;  /* VT_* construct traits */
     int kind;         /* 0 any, 1 host, 2 gpu */
     int unsupported;  /* a selector macc does not evaluate */
@@ -100,8 +101,10 @@ static void vt__set(Variant *v, const char *set, size_t setn, const char *s, con
                 v->traits |= VT_FOR;
             else if (vt__word(w, we, "simd"))
                 v->traits |= VT_SIMD;
+            else if (vt__word(w, we, "dispatch"))
+                v->traits |= VT_DISPATCH;
             else
-                v->unsupported = 1; /* dispatch, ... */
+                v->unsupported = 1;
         } else if (args && (vt__word(w, we, "kind") || vt__word(w, we, "arch"))) {
             int arch = vt__word(w, we, "arch");
             for (const char *a = args; a < ae;) {
@@ -255,8 +258,23 @@ void variants_collect(Unit *u)
         Variant *x = xmalloc(sizeof *x);
         *x = v;
         x->base = base;
+        x->start = ts_node_start_byte(n);
+        x->end = ts_node_end_byte(n);
         vec_push(&u->variants, x);
     }
+}
+
+int variant_dispatch_line(const Unit *u, int i, size_t *start, size_t *end)
+{
+    for (int k = 0; k < u->variants.len; k++) {
+        const Variant *v = u->variants.items[k];
+        if (!(v->traits & VT_DISPATCH) || i--)
+            continue;
+        *start = v->start;
+        *end = v->end;
+        return 1;
+    }
+    return 0;
 }
 
 void variants_free(Unit *u)

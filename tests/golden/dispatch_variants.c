@@ -1,0 +1,1 @@
+../e2e/dispatch_variants.c
