@@ -465,6 +465,13 @@ driver)
         grep -q "lin.c:3:1: warning: the GPU version of this region cannot be built ('linear' is not supported in the GPU version (only on a loop of scalars" err.txt &&
         grep -q 'linear(p: 1)' out/lin.host.c; then ok
     else cat err.txt; ko "driver: linear of a pointer makes a region host-only"; fi
+    # OpenMP 6.0 task transparent: a warning, the clause left out of the host file (with and without depend)
+    printf 'void f(int *x) {\n#pragma omp task shared(x) transparent(omp_import)\n*x += 1;\n#pragma omp task depend(out: x[0]) transparent\n*x += 2;\n}\n' > tr.c
+    if "$macc" --translate tr.c -o out 2> err.txt &&
+        grep -q "tr.c:2:28: warning: 'transparent' (OpenMP 6.0) is ignored" err.txt &&
+        grep -q "tr.c:4:36: warning: 'transparent'" err.txt && ! grep -q transparent out/tr.host.c &&
+        grep -q '^#pragma omp task shared(x) *$' out/tr.host.c && grep -q '^#pragma omp task depend(out: x\[0\]) *$' out/tr.host.c; then ok
+    else cat err.txt; ko "driver: task transparent"; fi
     # a pointer with no map: OpenMP's implicit zero-length map, said by --info
     if "$macc" --info --translate "$top/tests/e2e/implicit_pointer.c" -o out 2> err.txt &&
         grep -q "implicit_pointer.c:16:.*note: pointer 'out' has no map here" err.txt; then ok

@@ -1474,6 +1474,15 @@ void emit_host(Unit *u, Buf *out, const char *display_path)
         em__blank(&e, p->start, p->end);
     }
     em__dispatches(&e);
+    for (int i = 0; i < u->rewrites.len; i++) {
+        const Pragma *p = u->rewrites.items[i];
+        Buf t = {0};
+        buf_printf(&t, "#pragma %s", p->host_text);
+        for (size_t k = p->start; k < p->end; k++)
+            if (u->src->text[k] == '\n')
+                buf_puts(&t, "\n");
+        em__edit(&e, p->start, p->end, t.data);
+    }
     /* the runtime's header, when the program includes it too: the file's
      * own #include at the top is the one copy */
     const Source *src = u->src;

@@ -140,6 +140,7 @@ typedef struct Pragma {
     Directive dir;
     int used;           /* attached to a construct */
     int deferred;       /* a host loop directive we could not parse: an error only inside a region */
+    char *host_text;    /* what the host file gets after "#pragma" instead (u->rewrites), or NULL */
     DirError err;
 } Pragma;
 
@@ -164,6 +165,7 @@ typedef struct Unit {
     Vec host_dep_tasks; /* Pragma *: host `omp task ... depend(...)` lines */
     Vec mappers;        /* Mapper *: declare mapper directives, in source order */
     Vec dispatches;     /* Pragma *: `omp dispatch` lines (emit_host resolves their calls) */
+    Vec rewrites;       /* Pragma * (owned by another list): lines the host file gets as host_text */
     Vec regions;        /* Region * (analyze) */
     Vec datas;          /* DataConstruct * (analyze) */
     TSNode *top;        /* file-scope nodes in order, conditional groups flattened */

@@ -270,6 +270,38 @@ static int parse__other(Unit *u, Pragma *p)
         return 1;
     }
     s = p->text;
+    if (parse__word(&s, "omp") && parse__word(&s, "task")) {
+        /* OpenMP 6.0's transparent[(kind)]: the host compiler (GCC 12/13)
+         * rejects it; the task's dependences then stay among its own
+         * children, as with Clang 16, which ignores the clause too */
+        for (const char *q = s; *q; q++) {
+            if (strncmp(q, "transparent", 11) || (q > p->text && ident_char(q[-1])) || ident_char(q[11]))
+                continue;
+            const char *e = q + 11;
+            while (*e == ' ' || *e == '\t')
+                e++;
+            if (*e == '(') {
+                int depth = 0;
+                for (; *e; e++) {
+                    if (*e == '(')
+                        depth++;
+                    else if (*e == ')' && --depth == 0) {
+                        e++;
+                        break;
+                    }
+                }
+            } else {
+                e = q + 11;
+            }
+            diag_warning(u->diag, pragma_src_off(p, (int)(q - p->text)),
+                         "'transparent' (OpenMP 6.0) is ignored: the task's dependences are not seen by its "
+                         "parent's other children");
+            p->host_text = xsprintf("%.*s%s", (int)(q - p->text), p->text, e);
+            vec_push(&u->rewrites, p);
+            break;
+        }
+    }
+    s = p->text;
     if (parse__word(&s, "omp") && parse__word(&s, "task") && strstr(s, "depend")) {
         /* a host task with dependences: it may depend on a deferred target
          * region (target nowait depend(out: a), then task depend(in: a)),
@@ -278,12 +310,13 @@ static int parse__other(Unit *u, Pragma *p)
         vec_push(&u->host_dep_tasks, p);
         return 2;
     }
-    return 0;
+    return p->host_text ? 2 : 0; /* u->rewrites holds it */
 }
 
 static void parse__pragma_free(Pragma *p)
 {
     directive_free(&p->dir);
+    free(p->host_text);
     free(p->text);
     free(p->offmap);
     free(p);
@@ -840,6 +873,15 @@ void unit_delete(Unit *u)
     vec_free(&u->devvars);
     free(u->dt_key);
     parse__pragmas_free(&u->blanks);
+    for (int i = 0; i < u->rewrites.len; i++) { /* those no other list holds */
+        Pragma *p = u->rewrites.items[i];
+        int held = 0;
+        for (int j = 0; j < u->host_dep_tasks.len; j++)
+            held |= u->host_dep_tasks.items[j] == p;
+        if (!held)
+            parse__pragma_free(p);
+    }
+    vec_free(&u->rewrites);
     parse__pragmas_free(&u->host_dep_tasks);
     parse__pragmas_free(&u->dispatches);
     for (int i = 0; i < u->mappers.len; i++) {
