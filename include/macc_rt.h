@@ -182,6 +182,12 @@ MACC_API void MACC_push_tripcount(long long n);
 
 /* Waits for every deferred task created by the calling thread. */
 MACC_API void MACC_taskwait(const MACC_SrcLoc *loc);
+/* #pragma omp allocate of a local variable: its storage (`allocator` is an
+ * omp_allocator_handle_t's value, 0 for the default; align 0 for the
+ * allocator's own), and the cleanup that frees it (pp points at the pointer) */
+MACC_API void *MACC_omp_allocate(MACC_SIZE_T bytes, MACC_SIZE_T align, unsigned long long allocator,
+                                 const MACC_SrcLoc *loc);
+MACC_API void MACC_omp_allocate_free(void *pp);
 
 /* Data directives. `device` as for MACC_target. */
 /* Structured data region (target data, acc data): begin and end. */

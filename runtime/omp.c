@@ -254,6 +254,41 @@ void *omp_get_mapped_ptr(const void *ptr, int device_num)
     return maccrt_map_device_ptr(d, ptr);
 }
 
+/* #pragma omp allocate(list) [allocator(a)] [align(n)] of local variables
+ * (the host file): each variable's storage comes from the allocator, held
+ * by a pointer that a cleanup attribute frees when the block is left. */
+void *MACC_omp_allocate(MACC_SIZE_T bytes, MACC_SIZE_T align, unsigned long long allocator, const MACC_SrcLoc *loc)
+{
+    void *p = NULL;
+    if (!bytes)
+        bytes = 1;
+#if defined(_OMP_H) || defined(__OMP_H)
+    if (align > 1)
+        p = omp_aligned_alloc(align, bytes, (omp_allocator_handle_t)allocator);
+    else
+        p = omp_alloc(bytes, (omp_allocator_handle_t)allocator);
+#else
+    (void)allocator;
+    if (posix_memalign(&p, align > sizeof(void *) ? align : sizeof(void *), bytes))
+        p = NULL;
+#endif
+    if (!p)
+        maccrt_fatal(loc, "omp allocate: the allocator gave no memory for %llu bytes", (unsigned long long)bytes);
+    return p;
+}
+
+void MACC_omp_allocate_free(void *pp)
+{
+    void *p = *(void **)pp;
+    if (!p)
+        return;
+#if defined(_OMP_H) || defined(__OMP_H)
+    omp_free(p, omp_null_allocator);
+#else
+    free(p);
+#endif
+}
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

@@ -988,6 +988,183 @@ static char *em__clause_arg(const char *t, const char *name, int *other)
     return found;
 }
 
+/* Rewrites the uses of the variable declared by `decl` (its declarator
+ * node) in n, from offset `from` on, to `(*ptr)`. Returns -1 when a use lies
+ * in a target region (its code is generated from the variable's name). */
+/* Does a data-sharing or data clause of pragma text t name `name`? (Those
+ * would name the variable, not its allocated storage; aligned, nontemporal
+ * and shared name it harmlessly.) */
+static int em__clause_names(const char *t, const char *name)
+{
+    static const char *const bad[] = {"private", "firstprivate", "lastprivate", "reduction", "in_reduction",
+                                      "task_reduction", "linear", "copyin", "copyprivate", "map", "depend",
+                                      "allocate", "to", "from", "use_device_ptr", "use_device_addr",
+                                      "is_device_ptr", "has_device_addr", "uniform"};
+    size_t nn = strlen(name);
+    while (*t) {
+        while (*t && !ident_char(*t))
+            t++;
+        const char *w = t;
+        while (ident_char(*t))
+            t++;
+        size_t wn = (size_t)(t - w);
+        const char *q = t;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if (*q != '(' || !wn)
+            continue;
+        int depth = 0;
+        const char *a = q + 1, *ae = q;
+        for (; *ae; ae++) {
+            if (*ae == '(')
+                depth++;
+            else if (*ae == ')' && --depth == 0)
+                break;
+        }
+        t = *ae ? ae + 1 : ae;
+        int isbad = 0;
+        for (size_t k = 0; k < sizeof bad / sizeof *bad; k++)
+            isbad |= strlen(bad[k]) == wn && !strncmp(bad[k], w, wn);
+        for (const char *x = a; isbad && x + nn <= ae; x++)
+            if (!strncmp(x, name, nn) && (x == a || !ident_char(x[-1])) && !ident_char(x[nn]))
+                return 1;
+    }
+    return 0;
+}
+
+static int em__alloc_uses(Emit *e, TSNode n, const char *name, TSNode decl, size_t from, const char *ptr)
+{
+    const Unit *u = e->u;
+    if (ts_node_end_byte(n) <= from)
+        return 0;
+    if (node_is(n, "preproc_call") && ts_node_start_byte(n) >= from) {
+        char *t = node_text(u, n);
+        int bad = em__clause_names(t, name);
+        free(t);
+        return bad ? -2 : 0;
+    }
+    if (node_is(n, "identifier") && ts_node_start_byte(n) >= from) {
+        size_t b = ts_node_start_byte(n), en = ts_node_end_byte(n);
+        if (en - b != strlen(name) || strncmp(u->src->text + b, name, en - b))
+            return 0;
+        TSNode p = ts_node_parent(n);
+        if (node_is(p, "field_expression") && ts_node_eq(node_field(p, "field"), n))
+            return 0; /* s.name */
+        TSNode where = {0};
+        Decl *d = analyze_lookup(u, n, name, &where);
+        int same = d && ts_node_start_byte(d->declarator) == ts_node_start_byte(decl);
+        decl_delete(d);
+        if (!same)
+            return 0;
+        for (int k = 0; k < u->regions.len; k++) {
+            const Region *r = u->regions.items[k];
+            if (b >= r->target->start && b < ts_node_end_byte(r->span))
+                return -1;
+        }
+        em__edit(e, b, en, xsprintf("(*%s)", ptr));
+        return 0;
+    }
+    uint32_t nc = ts_node_child_count(n);
+    for (uint32_t i = 0; i < nc; i++) {
+        int r = em__alloc_uses(e, ts_node_child(n, i), name, decl, from, ptr);
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
+/* `#pragma omp allocate(list) [allocator(a)] [align(n)]` (OpenMP 5.0; the
+ * host compiler, GCC 12/13, has it only as "sorry, unimplemented"): a local
+ * variable's storage comes from the allocator (MACC_omp_allocate), held by
+ * a pointer declared on the directive's line with a cleanup that frees it
+ * when the block is left; the variable's uses after the line go through
+ * the pointer, so &x is the allocator's memory, aligned as it says. A
+ * variable of static storage keeps its place (OpenMP allows only predefined
+ * allocators there): the line leaves the host file. */
+static void em__allocates(Emit *e)
+{
+    const Unit *u = e->u;
+    for (int i = 0; i < u->allocates.len; i++) {
+        const Pragma *p = u->allocates.items[i];
+        const char *t = p->text, *o = strchr(t, '(');
+        const char *c = o ? strchr(o, ')') : NULL;
+        if (!o || !c) {
+            diag_error(u->diag, p->start, "expected 'allocate(list)'");
+            continue;
+        }
+        char *alloc = em__clause_arg(c + 1, "allocator", NULL);
+        char *align = em__clause_arg(c + 1, "align", NULL);
+        int line, col;
+        source_position(u->src, p->start, &line, &col);
+        Buf b = {0};
+        TSNode block = ts_node_parent(p->node);
+        int local = node_is(block, "compound_statement");
+        for (const char *q = o + 1; q < c;) {
+            while (q < c && !ident_char(*q))
+                q++;
+            const char *w = q;
+            while (q < c && ident_char(*q))
+                q++;
+            if (q == w)
+                break;
+            char *name = xstrndup(w, (size_t)(q - w));
+            TSNode where = {0};
+            Decl *d = analyze_lookup(u, p->node, name, &where);
+            if (!d) {
+                diag_error(u->diag, p->start, "allocate: '%s' is not a variable declared before the directive", name);
+            } else if (local && !d->is_global && !d->is_param) {
+                /* a static local keeps its storage too */
+                TSNode decl = ts_node_parent(d->declarator);
+                while (!ts_node_is_null(decl) && !node_is(decl, "declaration"))
+                    decl = ts_node_parent(decl);
+                char *dt = ts_node_is_null(decl) ? NULL : node_text(u, decl);
+                int is_static = dt && (strstr(dt, "static ") == dt || strstr(dt, " static "));
+                free(dt);
+                if (!is_static) {
+                    char *ptr = xsprintf("macc_al_%s", name);
+                    char *spec = spec_unqualified(d->spec);
+                    buf_printf(&b,
+                               "%s %.*s(*%s)%s __attribute__((cleanup(MACC_omp_allocate_free))) = "
+                               "MACC_omp_allocate(sizeof *%s, %s%s%s, (unsigned long long)(%s), &macc_all_%d); ",
+                               spec, d->id_off, d->decl_text, ptr, d->decl_text + d->id_off + d->id_len, ptr,
+                               align ? "(MACC_SIZE_T)(" : "0", align ? align : "", align ? ")" : "",
+                               alloc ? alloc : "0", i);
+                    if (d->has_init)
+                        buf_printf(&b, "__builtin_memcpy(%s, &%s, sizeof *%s); ", ptr, name, ptr);
+                    else
+                        buf_printf(&b, "(void)%s; ", name);
+                    free(spec);
+                    int r = em__alloc_uses(e, block, name, d->declarator, p->end, ptr);
+                    if (r == -1)
+                        diag_error(u->diag, p->start,
+                                   "allocate: '%s' is used in a target region: not supported (its code names the "
+                                   "variable)",
+                                   name);
+                    else if (r == -2)
+                        diag_error(u->diag, p->start,
+                                   "allocate: '%s' is named in a later directive's data-sharing or map clause: not "
+                                   "supported (the clause would name the variable, not its allocated storage)",
+                                   name);
+                    free(ptr);
+                }
+            }
+            decl_delete(d);
+            free(name);
+        }
+        Buf out = {0};
+        if (b.len)
+            buf_printf(&out, "static const MACC_SrcLoc macc_all_%d = {\"%s\", %d, %d, \"allocate\"}; %s", i, e->path,
+                       line, col, b.data);
+        for (size_t k = p->start; k < p->end; k++)
+            if (u->src->text[k] == '\n')
+                buf_puts(&out, "\n");
+        em__edit(e, p->start, p->end, out.data ? out.data : xstrdup(""));
+        buf_free(&b);
+        free(alloc);
+        free(align);
+    }
+}
+
 /* `#pragma omp dispatch [novariants(e)] [nocontext(e)]` and a call statement
  * (OpenMP 5.1): the call goes to the function's variant for the dispatch
  * construct (declare variant ... match(construct={dispatch})) unless either
@@ -1474,6 +1651,7 @@ void emit_host(Unit *u, Buf *out, const char *display_path)
         em__blank(&e, p->start, p->end);
     }
     em__dispatches(&e);
+    em__allocates(&e);
     for (int i = 0; i < u->rewrites.len; i++) {
         const Pragma *p = u->rewrites.items[i];
         Buf t = {0};

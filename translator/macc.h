@@ -166,6 +166,7 @@ typedef struct Unit {
     Vec mappers;        /* Mapper *: declare mapper directives, in source order */
     Vec dispatches;     /* Pragma *: `omp dispatch` lines (emit_host resolves their calls) */
     Vec rewrites;       /* Pragma * (owned by another list): lines the host file gets as host_text */
+    Vec allocates;      /* Pragma *: `omp allocate(list)` directives (emit_host) */
     Vec regions;        /* Region * (analyze) */
     Vec datas;          /* DataConstruct * (analyze) */
     TSNode *top;        /* file-scope nodes in order, conditional groups flattened */

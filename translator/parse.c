@@ -248,6 +248,11 @@ static int parse__mapper(Unit *u, Pragma *p, const char *s)
 static int parse__other(Unit *u, Pragma *p)
 {
     const char *s = p->text;
+    if (parse__word(&s, "omp") && parse__word(&s, "allocate")) {
+        vec_push(&u->allocates, p);
+        return 2;
+    }
+    s = p->text;
     if (parse__word(&s, "omp") && parse__word(&s, "dispatch")) {
         vec_push(&u->dispatches, p);
         return 2;
@@ -884,6 +889,7 @@ void unit_delete(Unit *u)
     vec_free(&u->rewrites);
     parse__pragmas_free(&u->host_dep_tasks);
     parse__pragmas_free(&u->dispatches);
+    parse__pragmas_free(&u->allocates);
     for (int i = 0; i < u->mappers.len; i++) {
         Mapper *m = u->mappers.items[i];
         free(m->id);
