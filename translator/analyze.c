@@ -252,7 +252,8 @@ static void an__index_add(AnIndex *x, const Unit *u, TSNode id, int top, TSNode 
         x->names = xrealloc(x->names, sizeof *x->names * (size_t)x->cap);
     }
     uint32_t b = ts_node_start_byte(id), e = ts_node_end_byte(id);
-    int *last = strmap_put(&x->last, u->src->text + b, e - b, -1);
+    const char *rn = func ? variant_renamed(u, b) : NULL; /* a begin declare variant function */
+    int *last = rn ? strmap_put(&x->last, rn, strlen(rn), -1) : strmap_put(&x->last, u->src->text + b, e - b, -1);
     AnName *n = &x->names[x->nnames];
     n->pos = ts_node_start_byte(u->top[top]);
     n->top = top;
@@ -292,7 +293,11 @@ static const AnIndex *an__index(const Unit *u)
             TSNode fid = node_field(d, "declarator");
             if (node_is(fid, "identifier") && !source_in_system(u->src, ts_node_start_byte(c))) {
                 uint32_t b = ts_node_start_byte(fid), e = ts_node_end_byte(fid);
-                strmap_put(&x->funcs, u->src->text + b, e - b, i);
+                const char *rn = variant_renamed(u, b);
+                if (rn)
+                    strmap_put(&x->funcs, rn, strlen(rn), i);
+                else
+                    strmap_put(&x->funcs, u->src->text + b, e - b, i);
             }
         }
     }
@@ -2928,6 +2933,10 @@ void analyze_unit(Unit *u)
     }
     an__declare_collect(u);
     variants_collect(u);
+    if (u->renames.len && u->index) { /* begin declare variant functions: indexed by their new names */
+        an_index_delete(u->index);
+        u->index = NULL;
+    }
     for (int i = 0; i < u->pragmas.len; i++) {
         Pragma *p = u->pragmas.items[i];
         if (p->dir.kind == DIR_TARGET)

@@ -1202,6 +1202,8 @@ static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
         char *repl = NULL;
         TSNode p = ts_node_parent(n);
         const char *var = node_is(n, "identifier") ? variant_of_call(c->u, n, cu__variant_context(c), 1) : NULL;
+        if (!var && node_is(n, "identifier") && node_is(p, "function_declarator"))
+            var = variant_renamed(c->u, b); /* a begin declare variant function's own name */
         if (var) { /* declare variant: the GPU's variant of the call in this context */
             free(name);
             name = xstrdup(var);

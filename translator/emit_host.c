@@ -1165,6 +1165,33 @@ static void em__allocates(Emit *e)
     }
 }
 
+/* The names of begin declare variant functions (variant_renamed), where
+ * they are defined. */
+static void em__renames_in(Emit *e, TSNode n)
+{
+    for (uint32_t i = 0; i < ts_node_named_child_count(n); i++) {
+        TSNode c = ts_node_named_child(n, i);
+        if (!node_is(c, "function_definition")) {
+            if (!strncmp(node_type(c), "preproc_if", 10) || node_is(c, "preproc_else") || node_is(c, "preproc_elif"))
+                em__renames_in(e, c);
+            continue;
+        }
+        TSNode d = node_field(c, "declarator");
+        while (!ts_node_is_null(d) && !node_is(d, "function_declarator"))
+            d = node_field(d, "declarator");
+        TSNode id = node_field(d, "declarator");
+        const char *rn = node_is(id, "identifier") ? variant_renamed(e->u, ts_node_start_byte(id)) : NULL;
+        if (rn)
+            em__edit(e, ts_node_start_byte(id), ts_node_end_byte(id), xstrdup(rn));
+    }
+}
+
+static void em__renames(Emit *e)
+{
+    if (e->u->renames.len)
+        em__renames_in(e, ts_tree_root_node(e->u->tree));
+}
+
 /* `#pragma omp dispatch [novariants(e)] [nocontext(e)]` and a call statement
  * (OpenMP 5.1): the call goes to the function's variant for the dispatch
  * construct (declare variant ... match(construct={dispatch})) unless either
@@ -1652,6 +1679,25 @@ void emit_host(Unit *u, Buf *out, const char *display_path)
     }
     em__dispatches(&e);
     em__allocates(&e);
+    {
+        /* begin declare variant: the functions renamed, the lines replaced
+         * (the end line by the declare variant directives of the bases) */
+        size_t ls, le;
+        const char *lt;
+        for (int i = 0; variant_block_line(u, i, &ls, &le, &lt); i++) {
+            Buf t = {0};
+            if (lt) {
+                buf_printf(&t, "\n%s", lt);
+                em__line_dir(&e, &t, le);
+            } else {
+                for (size_t k = ls; k < le; k++)
+                    if (u->src->text[k] == '\n')
+                        buf_puts(&t, "\n");
+            }
+            em__edit(&e, ls, le, t.data ? t.data : xstrdup(""));
+        }
+        em__renames(&e);
+    }
     for (int i = 0; i < u->rewrites.len; i++) {
         const Pragma *p = u->rewrites.items[i];
         Buf t = {0};

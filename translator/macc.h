@@ -167,6 +167,8 @@ typedef struct Unit {
     Vec dispatches;     /* Pragma *: `omp dispatch` lines (emit_host resolves their calls) */
     Vec rewrites;       /* Pragma * (owned by another list): lines the host file gets as host_text */
     Vec allocates;      /* Pragma *: `omp allocate(list)` directives (emit_host) */
+    Vec renames;        /* VtRename * (variant.c): begin declare variant functions */
+    Vec vblocks;        /* VtLine * (variant.c): begin/end declare variant lines */
     Vec regions;        /* Region * (analyze) */
     Vec datas;          /* DataConstruct * (analyze) */
     TSNode *top;        /* file-scope nodes in order, conditional groups flattened */
@@ -201,6 +203,15 @@ enum { VT_TARGET = 1, VT_TEAMS = 2, VT_PARALLEL = 4, VT_FOR = 8, VT_SIMD = 16, V
  * dispatch construct (the C compiler may not know it: macc resolves them,
  * emit_host leaves the lines out): the i-th, 0 when there are no more. */
 int variant_dispatch_line(const Unit *u, int i, size_t *start, size_t *end);
+/* begin declare variant match(...) ... end declare variant (OpenMP 5.1): the
+ * functions defined between the lines are variants of the same-named base
+ * function, renamed macc_bdv_<name>_<k> everywhere macc writes them. The new
+ * name of the function whose name (identifier) starts at byte off, or NULL. */
+const char *variant_renamed(const Unit *u, size_t off);
+/* The i-th line of such a block for the host file: its source range and the
+ * text it becomes (the end line: declare variant directives of the base
+ * functions, which the C compiler resolves in host code); 0 when no more. */
+int variant_block_line(const Unit *u, int i, size_t *start, size_t *end, const char **text);
 /* Collects the unit's `declare variant` directives (file scope). */
 void variants_collect(Unit *u);
 void variants_free(Unit *u);

@@ -231,8 +231,133 @@ static char *vt__function_name(const Unit *u, TSNode n)
     return node_is(id, "identifier") ? node_text(u, id) : NULL;
 }
 
+typedef struct VtRename {
+    size_t off;
+    char *name;
+} VtRename;
+
+typedef struct VtLine {
+    size_t start, end;
+    char *text;
+} VtLine;
+
+/* Is pragma text t `omp begin declare variant ...` (1, *match set to the
+ * text after "variant") or `omp end declare variant` (2)? */
+static int vt__block(const char *t, const char **match)
+{
+    const char *s = vt__ws(t);
+    static const char *const words[] = {"omp", "begin", "declare", "variant"};
+    int end = 0;
+    for (int i = 0; i < 4; i++) {
+        const char *w = words[i];
+        if (i == 1 && !strncmp(s, "end", 3) && !ident_char(s[3])) {
+            end = 1;
+            s = vt__ws(s + 3);
+            continue;
+        }
+        size_t n = strlen(w);
+        if (strncmp(s, w, n) || ident_char(s[n]))
+            return 0;
+        s = vt__ws(s + n);
+    }
+    *match = s;
+    return end ? 2 : 1;
+}
+
+/* begin declare variant blocks: each function defined in one becomes a
+ * variant (renamed) of the function of its name; the end line declares them
+ * for the C compiler (a prototype of the base after each directive). */
+static void vt__blocks(Unit *u)
+{
+    const char *match = NULL;
+    char *open = NULL; /* the match text of the block we are in */
+    Buf decls = {0};
+    for (int i = 0; i < u->ntop; i++) {
+        TSNode n = u->top[i];
+        if (node_is(n, "preproc_call")) {
+            TSNode arg = node_field(n, "argument");
+            char *t = ts_node_is_null(arg) ? NULL : node_text(u, arg);
+            int k = t ? vt__block(t, &match) : 0;
+            if (k) {
+                VtLine *l = xcalloc(1, sizeof *l);
+                l->start = ts_node_start_byte(n);
+                l->end = ts_node_end_byte(n);
+                if (k == 1) {
+                    free(open);
+                    open = xstrdup(match);
+                    for (char *c = open; *c; c++) /* a comment after the directive */
+                        if (c[0] == '/' && (c[1] == '/' || c[1] == '*')) {
+                            *c = 0;
+                            break;
+                        }
+                    decls.len = 0;
+                } else if (open) {
+                    l->text = decls.data ? xstrndup(decls.data, decls.len) : NULL;
+                    free(open);
+                    open = NULL;
+                }
+                vec_push(&u->vblocks, l);
+            }
+            free(t);
+            continue;
+        }
+        if (!open || !node_is(n, "function_definition"))
+            continue;
+        TSNode d = node_field(n, "declarator");
+        while (!ts_node_is_null(d) && !node_is(d, "function_declarator"))
+            d = node_field(d, "declarator");
+        TSNode id = node_field(d, "declarator");
+        if (!node_is(id, "identifier"))
+            continue;
+        char *base = node_text(u, id);
+        VtRename *r = xcalloc(1, sizeof *r);
+        r->off = ts_node_start_byte(id);
+        r->name = xsprintf("macc_bdv_%s_%d", base, u->renames.len + 1);
+        vec_push(&u->renames, r);
+        char *line = xsprintf("omp declare variant(%s) %s", r->name, open);
+        Variant v = {0};
+        if (vt__parse(line, &v)) {
+            Variant *x = xmalloc(sizeof *x);
+            *x = v;
+            x->base = xstrdup(base);
+            vec_push(&u->variants, x);
+        }
+        free(line);
+        /* for the C compiler: the directive, then the base's prototype */
+        TSNode body = node_field(n, "body");
+        size_t hb = ts_node_start_byte(n), he = ts_node_start_byte(body);
+        buf_printf(&decls, "#pragma omp declare variant(%s) %s\n%.*s;\n", r->name, open, (int)(he - hb),
+                   u->src->text + hb);
+        free(base);
+    }
+    free(open);
+    buf_free(&decls);
+}
+
+const char *variant_renamed(const Unit *u, size_t off)
+{
+    for (int i = 0; i < u->renames.len; i++) {
+        const VtRename *r = u->renames.items[i];
+        if (r->off == off)
+            return r->name;
+    }
+    return NULL;
+}
+
+int variant_block_line(const Unit *u, int i, size_t *start, size_t *end, const char **text)
+{
+    if (i >= u->vblocks.len)
+        return 0;
+    const VtLine *l = u->vblocks.items[i];
+    *start = l->start;
+    *end = l->end;
+    *text = l->text;
+    return 1;
+}
+
 void variants_collect(Unit *u)
 {
+    vt__blocks(u);
     for (int i = 0; i < u->ntop; i++) {
         TSNode n = u->top[i];
         if (!node_is(n, "preproc_call"))
@@ -279,6 +404,18 @@ int variant_dispatch_line(const Unit *u, int i, size_t *start, size_t *end)
 
 void variants_free(Unit *u)
 {
+    for (int i = 0; i < u->renames.len; i++) {
+        VtRename *r = u->renames.items[i];
+        free(r->name);
+        free(r);
+    }
+    vec_free(&u->renames);
+    for (int i = 0; i < u->vblocks.len; i++) {
+        VtLine *l = u->vblocks.items[i];
+        free(l->text);
+        free(l);
+    }
+    vec_free(&u->vblocks);
     for (int i = 0; i < u->variants.len; i++) {
         Variant *v = u->variants.items[i];
         free(v->base);

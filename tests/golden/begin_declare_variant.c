@@ -1,0 +1,1 @@
+../e2e/begin_declare_variant.c
