@@ -751,6 +751,171 @@ static void parse__fix_casts(Unit *u)
     parse__top(u, ts_tree_root_node(u->tree));
 }
 
+/* ---- collapse of imperfectly nested loops (OpenMP 5.0) ----
+ * `collapse(n)` over loops with code between them (`for (i) { double t =
+ * f(i); for (j) { ... } }`): the code between is moved to the start of the
+ * inner loop's body, a rotation of the bytes from the first such statement
+ * to the inner body's '{' (lengths and offsets elsewhere unchanged). OpenMP
+ * leaves the number of times such code runs unspecified; declarations and
+ * expressions without effects outside the iteration are what it allows in
+ * practice, and what is moved: no loops, jumps, pragmas or code after the
+ * inner loop, nothing the inner loop's head uses. Both the user text and the
+ * parse text are rotated (emitters read the first), line starts recomputed. */
+
+static int parse__movable(TSNode st)
+{
+    return node_is(st, "declaration") || node_is(st, "expression_statement");
+}
+
+/* One rotation for loop `outer` if its body is `{ intervening; for (...) { ... } }`. */
+static int parse__sink_one(Source *s, TSNode outer)
+{
+    TSNode body = node_field(outer, "body");
+    if (!node_is(body, "compound_statement"))
+        return 0;
+    TSNode inner = {0}, first = {0};
+    uint32_t nc = ts_node_named_child_count(body);
+    for (uint32_t i = 0; i < nc; i++) {
+        TSNode c = ts_node_named_child(body, i);
+        if (node_is(c, "comment"))
+            continue;
+        if (!ts_node_is_null(inner))
+            return 0; /* code after the inner loop */
+        if (node_is(c, "for_statement")) {
+            inner = c;
+            continue;
+        }
+        if (!parse__movable(c))
+            return 0;
+        if (ts_node_is_null(first))
+            first = c;
+    }
+    if (ts_node_is_null(inner) || ts_node_is_null(first))
+        return 0;
+    TSNode ib = node_field(inner, "body");
+    if (!node_is(ib, "compound_statement") || ts_node_has_error(body))
+        return 0;
+    /* names the moved declarations declare must not be in the inner loop's head */
+    size_t hb = ts_node_start_byte(inner), he = ts_node_start_byte(ib);
+    for (uint32_t i = 0; i < nc; i++) {
+        TSNode c = ts_node_named_child(body, i);
+        if (!node_is(c, "declaration"))
+            continue;
+        for (uint32_t j = 0; j < ts_node_named_child_count(c); j++) {
+            TSNode d = ts_node_named_child(c, j);
+            while (!ts_node_is_null(d) && !node_is(d, "identifier"))
+                d = node_field(d, "declarator");
+            if (ts_node_is_null(d))
+                continue;
+            size_t db = ts_node_start_byte(d), dn = ts_node_end_byte(d) - db;
+            char name[128];
+            if (dn >= sizeof name)
+                return 0;
+            memcpy(name, s->ptext + db, dn);
+            name[dn] = 0;
+            for (size_t k = hb; k + dn <= he; k++)
+                if (!memcmp(s->ptext + k, name, dn) && !ident_char(s->ptext[k - 1]) && !ident_char(s->ptext[k + dn]))
+                    return 0;
+        }
+    }
+    /* rotate [a, m) [m, z): the intervening code, then the inner head up to and with '{' */
+    size_t a = ts_node_start_byte(first), m = hb, z = ts_node_start_byte(ib) + 1;
+    char *tmp = xmalloc(z - a);
+    char *texts[2] = {s->text, s->ptext};
+    for (int t = 0; t < 2; t++) {
+        memcpy(tmp, texts[t] + m, z - m);
+        memcpy(tmp + (z - m), texts[t] + a, m - a);
+        memcpy(texts[t] + a, tmp, z - a);
+    }
+    free(tmp);
+    return 1;
+}
+
+/* The for statement a loop pragma node applies to (after further pragma
+ * lines and comments), else a null node. */
+static TSNode parse__pragma_loop(TSNode n)
+{
+    TSNode x = ts_node_next_named_sibling(n);
+    while (node_is(x, "preproc_call") || node_is(x, "comment"))
+        x = ts_node_next_named_sibling(x);
+    return node_is(x, "for_statement") ? x : (TSNode){0};
+}
+
+static int parse__sink_walk(Source *s, TSNode n)
+{
+    if (node_is(n, "preproc_call")) {
+        TSNode arg = node_field(n, "argument");
+        if (ts_node_is_null(arg))
+            return 0;
+        size_t b = ts_node_start_byte(arg), e = ts_node_end_byte(arg);
+        const char *c = NULL;
+        for (size_t k = b; k + 9 < e && !c; k++)
+            if (!memcmp(s->ptext + k, "collapse(", 9) && (k == b || !ident_char(s->ptext[k - 1])))
+                c = s->ptext + k + 9;
+        if (!c || (strncmp(s->ptext + b, "omp", 3) && strncmp(s->ptext + b, "acc", 3)))
+            return 0;
+        while (*c == ' ')
+            c++;
+        if (!strncmp(c, "force", 5)) { /* OpenACC 3.3 collapse(force: n): this very rotation */
+            c += 5;
+            while (*c == ' ' || *c == ':')
+                c++;
+        }
+        int depth = atoi(c);
+        TSNode loop = parse__pragma_loop(n);
+        for (int k = 1; k < depth && depth <= 8 && !ts_node_is_null(loop); k++) {
+            TSNode body = node_field(loop, "body");
+            if (parse__sink_one(s, loop))
+                return 1; /* the tree is stale: parse again */
+            /* the next loop of a perfect nest */
+            TSNode next = {0};
+            while (node_is(body, "compound_statement")) {
+                TSNode only = {0};
+                int cnt = 0;
+                for (uint32_t j = 0; j < ts_node_named_child_count(body); j++) {
+                    TSNode x = ts_node_named_child(body, j);
+                    if (!node_is(x, "comment") && !node_is(x, "preproc_call")) {
+                        only = x;
+                        cnt++;
+                    }
+                }
+                body = cnt == 1 ? only : (TSNode){0};
+            }
+            next = body;
+            loop = node_is(next, "for_statement") ? next : (TSNode){0};
+        }
+        return 0;
+    }
+    uint32_t nc = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < nc; i++)
+        if (parse__sink_walk(s, ts_node_named_child(n, i)))
+            return 1;
+    return 0;
+}
+
+static void parse__sink_intervening(Source *s, TSParser *parser)
+{
+    if (!strstr(s->ptext, "collapse"))
+        return;
+    int changed = 0;
+    for (int round = 0; round < 64; round++) {
+        TSTree *tree = ts_parser_parse_string(parser, NULL, s->ptext, (uint32_t)s->len);
+        if (!tree)
+            break;
+        int r = parse__sink_walk(s, ts_tree_root_node(tree));
+        ts_tree_delete(tree);
+        if (!r)
+            break;
+        changed = 1;
+    }
+    if (!changed)
+        return;
+    int k = 1;
+    for (size_t i = 0; i < s->len && k < s->nlines; i++)
+        if (s->text[i] == '\n')
+            s->lines[k++] = i + 1;
+}
+
 Unit *parse_unit(Source *src, Diag *diag)
 {
     Unit *u = xcalloc(1, sizeof *u);
@@ -761,6 +926,7 @@ Unit *parse_unit(Source *src, Diag *diag)
         unit_delete(u);
         return NULL;
     }
+    parse__sink_intervening(src, u->parser);
     parse__brace_pragmas(src, u->parser);
     u->tree = ts_parser_parse_string(u->parser, NULL, src->ptext, (uint32_t)src->len);
     if (!u->tree) {
