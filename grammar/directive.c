@@ -424,6 +424,7 @@ static void dir__free_items(DirItem *it, int n)
         for (int j = 0; j < it[i].nsubs; j++) {
             free(it[i].subs[j].lo);
             free(it[i].subs[j].len);
+            free(it[i].subs[j].stride);
         }
         free(it[i].subs);
     }
@@ -576,12 +577,16 @@ static int dir__sub(DirP *p, DirItem *it, int ob, int b)
         return cb + 1;
     }
     sub->is_section = 1;
-    {
-        int c2 = dir__scan(p, colon + 1, cb, ":", 1);
-        if (c2 < 0)
+    const int rbr = cb;
+    int c2 = dir__scan(p, colon + 1, cb, ":", 1);
+    if (c2 < 0)
+        return -1;
+    if (c2 < cb) { /* a stride (OpenMP 5.0) */
+        if (!(sub->stride = dir__text(p, c2 + 1, cb)))
             return -1;
-        if (c2 < cb)
-            return dir__fail(p, c2, "expected ']' (array section strides are not supported)");
+        if (!sub->stride[0])
+            return dir__fail(p, c2, "expected a stride after ':'");
+        cb = c2; /* the length ends at the second ':' */
     }
     if (!(sub->lo = dir__text(p, a, colon)) || !(sub->len = dir__text(p, colon + 1, cb)))
         return -1;
@@ -593,7 +598,7 @@ static int dir__sub(DirP *p, DirItem *it, int ob, int b)
         free(sub->len);
         sub->len = NULL;
     }
-    return cb + 1;
+    return rbr + 1;
 }
 
 /* A comma-separated list of items in [a, b) (the inside of a clause). */
@@ -2332,6 +2337,7 @@ int directive_add_clause_copy(Directive *d, const DirClause *c)
                     y->subs[j].is_section = it->subs[j].is_section;
                     y->subs[j].lo = dir__dup(it->subs[j].lo, &fail);
                     y->subs[j].len = dir__dup(it->subs[j].len, &fail);
+                    y->subs[j].stride = dir__dup(it->subs[j].stride, &fail);
                 }
             }
         }

@@ -132,6 +132,7 @@ enum { ARCH_HOST = 1, ARCH_NVIDIA = 2, ARCH_NONE = 3 /* a metadirective variant 
 typedef struct DirSub {
     char *lo;
     char *len;
+    char *stride;  /* [lo:len:stride] (OpenMP 5.0), or NULL */
     int is_section;
 } DirSub;
 

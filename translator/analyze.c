@@ -710,6 +710,35 @@ static void an__items_to_maps(Unit *u, Pragma *p, TSNode at, const DirClause *c,
 {
     for (int i = 0; i < c->nitems; i++) {
         const DirItem *it = &c->items[i];
+        int strided = 0;
+        for (int j = 0; j < it->nsubs; j++)
+            strided |= it->subs[j].stride != NULL;
+        if (strided) {
+            /* target update to/from(a[lo:count:stride]): element a[lo], its
+             * count and stride kept for the emitter (one update per element) */
+            const DirSub *sb = &it->subs[0];
+            if (p->dir.kind != DIR_TARGET_UPDATE || it->nsubs != 1 || !sb->len) {
+                diag_error(u->diag, pragma_src_off(p, it->off),
+                           "array section strides are supported only in 'target update' of a one-dimensional "
+                           "section with a length (a[lo:len:stride])");
+                continue;
+            }
+            DirItem one = *it;
+            DirSub s1 = {.lo = sb->lo, .len = "1", .is_section = 1};
+            one.subs = &s1;
+            Decl *d = it->is_ident ? an__lookup(u, at, it->base, NULL) : NULL;
+            char *start, *bytes, *base;
+            int attach;
+            if (an__section(u, p, &one, d, &start, &bytes, &base, &attach) == 0) {
+                char *b1 = xsprintf("((long long)(%s) > 0 ? (MACC_SIZE_T)(%s) : 0)", sb->len, bytes);
+                free(bytes);
+                RMap *m = an__add_map(maps, it->base, base, start, b1, kind, 0, pragma_src_off(p, it->off));
+                m->stride = xstrdup(sb->stride);
+                m->count = xstrdup(sb->len);
+            }
+            decl_delete(d);
+            continue;
+        }
         Decl *d = it->is_ident ? an__lookup(u, at, it->base, NULL) : NULL;
         char *start, *bytes, *base;
         int attach;

@@ -1482,9 +1482,28 @@ static void em__data(Emit *e, const DataConstruct *d)
     acc_rows_calls(e->u, d, &b, dev, 0);
     if (k == DIR_ACC_ENTER_DATA)
         acc_zero_calls(&d->pragma->dir, &d->maps, &b, dev, d->if_expr ? d->if_expr : "1", "&macc_l_", 0);
+    int strided = 0;
+    for (int i = 0; i < d->maps.len; i++)
+        strided |= ((RMap *)d->maps.items[i])->stride != NULL;
     buf_printf(&b, "%s    if (%s)\n        %s(&macc_l_, %d, %s, %s, %d, %s, %s);", b.len && b.data[b.len - 1] != '\n' ? "\n" : "",
                d->if_expr ? d->if_expr : "1", fn, d->maps.len, maps, dev, d->deps.len, deps,
-               d->nowait ? "MACC_NOWAIT" : "0");
+               d->nowait && !strided ? "MACC_NOWAIT" : "0");
+    for (int i = 0; i < d->maps.len; i++) {
+        /* a[lo:count:stride]: the first element above, each next one here */
+        const RMap *m = d->maps.items[i];
+        if (!m->stride)
+            continue;
+        char kb[160];
+        char *name = c_escape(m->name);
+        buf_printf(&b,
+                   "\n    if (%s)\n        for (long long macc_k_ = 1; macc_k_ < (long long)(%s); macc_k_++) {\n"
+                   "            MACC_Map macc_sm_ = {\"%s\", %s, (void *)((char *)(%s) + macc_k_ * (long long)(%s) * "
+                   "(long long)(%s)), %s, %s};\n"
+                   "            %s(&macc_l_, 1, &macc_sm_, %s, 0, 0, 0);\n        }",
+                   d->if_expr ? d->if_expr : "1", m->count, name, m->base, m->start, m->stride, m->bytes, m->bytes,
+                   em__map_kind(m->kind, kb, sizeof kb), fn, dev);
+        free(name);
+    }
     acc_rows_calls(e->u, d, &b, dev, 1);
     acc_attach_calls(d, &b, 1);
     if (k == DIR_ACC_ENTER_DATA) {

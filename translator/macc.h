@@ -298,6 +298,8 @@ typedef struct RMap {
     int kind;          /* MACC_MAP_* value */
     int implicit;
     int from_value;    /* a pointer named without a section in map(from|tofrom: p) */
+    char *stride;      /* target update of a[lo:count:stride]: start and bytes are a[lo]'s, or NULL */
+    char *count;
     size_t off;        /* where it was written, for diagnostics */
 } RMap;
 

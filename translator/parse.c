@@ -947,6 +947,8 @@ static void parse__free_maps(Vec *maps, Vec *deps)
         free(m->base);
         free(m->start);
         free(m->bytes);
+        free(m->stride);
+        free(m->count);
         free(m);
     }
     vec_free(maps);

@@ -556,7 +556,7 @@ Test(directive, list_item_errors)
     bad("omp target private(a,,b)", ",b", "expected a list item");
     bad("omp target private(a,)", ")", "expected a list item");
     bad("omp target private()", ")", "expected a list item");
-    bad("omp target map(to: a[0:n:2])", ":2", "stride");
+    bad("omp target map(to: a[0:n:])", ":]", "stride"); /* a stride itself parses: the analysis allows it in target update only */
     bad("omp target map(to: a[])", "[", "expected an expression");
     bad("omp target map(to: x+1)", "+", "list item");
     bad("omp target map(to: a[0].x)", ".x", "expected ','");
@@ -1502,4 +1502,17 @@ Test(directive, target_in_reduction)
     directive_free(&D);
     bad("omp parallel for in_reduction(+: s)", "in_reduction", "only on a 'target'");
     bad("omp target in_reduction(task, +: s)", "in_reduction", "without modifiers");
+}
+
+Test(directive, section_strides)
+{
+    ok("omp target update to(a[0:n/2:2], b[lo : len : s + 1]) from(c[1:4])");
+    cr_assert_str_eq(D.clauses[0].items[0].subs[0].lo, "0");
+    cr_assert_str_eq(D.clauses[0].items[0].subs[0].len, "n/2");
+    cr_assert_str_eq(D.clauses[0].items[0].subs[0].stride, "2");
+    cr_assert_str_eq(D.clauses[0].items[1].subs[0].len, "len");
+    cr_assert_str_eq(D.clauses[0].items[1].subs[0].stride, "s + 1");
+    cr_assert_null(D.clauses[1].items[0].subs[0].stride);
+    directive_free(&D);
+    bad("omp target update to(a[0:4:])", ":]", "stride");
 }
