@@ -72,7 +72,12 @@ enum {
      * count to zero, a data region's reference included (the entry leaves
      * the device now); DELETE alone is OpenACC's finalize, which zeroes the
      * dynamic count and leaves a data construct's reference */
-    MACC_MAP_DELETE_ALL = 1 << 8
+    MACC_MAP_DELETE_ALL = 1 << 8,
+    /* with ATTACH, in a unit that says `requires unified_shared_memory`: a
+     * pointer no map covers must be one the GPU can read (heap data is
+     * managed memory there; stack and static data need HMM/ATS): an error
+     * naming the region where it cannot, instead of an illegal access */
+    MACC_MAP_USM = 1 << 9
 };
 
 /* One mapped section. The section is [start, start + bytes). `base` is the

@@ -1077,6 +1077,21 @@ static maccrt_dentry *cache__find(maccrt_device *d, uintptr_t p, int cached)
     return e;
 }
 
+/* requires unified_shared_memory (MACC_MAP_USM): pointer p of map m, which no
+ * map covers on GPU d, must be one d can read as it is; else an error naming
+ * the region, rather than the kernel's illegal access. */
+static void cache__usm_check(maccrt_device *d, const MACC_Map *m, const void *p, const MACC_SrcLoc *loc)
+{
+    if (!(m->kind & MACC_MAP_USM) || !p || !d->plugin->host_reachable || maccrt_managed_owns(p, 1) ||
+        d->plugin->host_reachable(d, p))
+        return;
+    maccrt_fatal(loc,
+                 "pointer '%s' (%p) points to host memory that no map covers and that %s cannot read (no "
+                 "HMM/ATS): 'requires unified_shared_memory' covers heap data here (managed memory), not stack "
+                 "or static data: map the data, or allocate it on the heap",
+                 m->name ? m->name : "?", p, d->name);
+}
+
 /* ---- the present table: data constructs, and the host's tasks ----------------------------- */
 
 /* A reference of kind ref on m's section of d: a data construct (task 0;
@@ -1107,6 +1122,8 @@ static void *cache__acquire_ref(maccrt_device *d, const MACC_Map *m, int ref, in
         if (!e && (kind & MACC_MAP_PRESENT))
             cache__not_present(d, m, loc);
         cache__lock_drop();
+        if (!e && !shared)
+            cache__usm_check(d, m, p, loc);
         return r;
     }
 
@@ -1634,6 +1651,8 @@ void *maccrt_map_task_acquire(maccrt_device *d, const MACC_Map *m, int *took, vo
         if ((!e || !e->held) && (kind & MACC_MAP_PRESENT))
             cache__not_present(d, m, loc);
         cache__lock_drop();
+        if (!e)
+            cache__usm_check(d, m, p, loc);
         return r;
     }
     cache__lock_take();

@@ -124,6 +124,7 @@ struct cuda__gpu {
 
     /* Calls from threads that are not this GPU's helpers. */
     pthread_mutex_t data_lock;
+    int pageable;            /* cudaDevAttrPageableMemoryAccess: kernels read any host address */
     cudaStream_t data_stream;
     cuda__stage data_stage, data_stage_big;
 
@@ -531,6 +532,10 @@ static int cuda__init_device(maccrt_device *d)
     pthread_cond_init(&g->ready_cv, NULL);
     pthread_mutex_init(&g->data_lock, NULL);
 
+    if (cudaDeviceGetAttribute(&g->pageable, cudaDevAttrPageableMemoryAccess, ord) != cudaSuccess) {
+        g->pageable = 0;
+        cuda__clear();
+    }
     int pools = 0;
     if (cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, ord) != cudaSuccess)
         pools = 0;
@@ -880,6 +885,21 @@ static void cuda__pin_insert(uintptr_t a, uintptr_t b, int heap)
     cuda__pin_drop();
     if (clash)
         cuda__unregister_all(&n, 1);
+}
+
+/* Can d's kernels read p? With HMM/ATS (pageable memory access) any host
+ * address; else memory the driver knows (its own, managed, page-locked). */
+static int cuda__host_reachable(maccrt_device *d, const void *p)
+{
+    const cuda__gpu *g = d->pdata;
+    if (g && g->pageable)
+        return 1;
+    struct cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        cuda__clear();
+        return 0;
+    }
+    return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged || a.type == cudaMemoryTypeHost;
 }
 
 static void cuda__host_pin(maccrt_device *d, const void *p, size_t bytes)
@@ -1984,6 +2004,7 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .helpers_start = cuda__helpers_start,
     .helpers_wait = cuda__helpers_wait,
     .host_pin = cuda__host_pin,
+    .host_reachable = cuda__host_reachable,
     .host_unpin = cuda__host_unpin,
     .submit = cuda__submit,
     .run = cuda__run,

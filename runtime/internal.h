@@ -190,6 +190,10 @@ typedef struct maccrt_plugin {
      * repeatedly (a directory entry): make its copies fast (page-locking
      * it, once per range, counted) until host_unpin with the same range. */
     void (*host_pin)(struct maccrt_device *d, const void *p, size_t bytes);
+    /* Optional: can d's kernels read host address p as it is (HMM/ATS, or
+     * memory the driver knows: managed, page-locked, its own)? Asked for
+     * pointers no map covers in units that require unified shared memory. */
+    int (*host_reachable)(struct maccrt_device *d, const void *p);
     void (*host_unpin)(struct maccrt_device *d, const void *p, size_t bytes);
     /* Optional: runs fn(arg, i) for i in [0, n) on d's own threads (a GPU's
      * helpers, each with its stream), several at once, before its tasks;

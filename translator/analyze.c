@@ -2167,7 +2167,7 @@ static void an__region(Unit *u, Pragma *tp)
                             u->managed || dmb != DM_DEFAULT;
                 mi = r->maps.len;
                 an__add_map(&r->maps, x->name, xsprintf("(void *)(%s)", x->name), xsprintf("(void *)(%s)", x->name),
-                            xstrdup("0"), MACC_MAP_ATTACH, 1, tp->start);
+                            xstrdup("0"), MACC_MAP_ATTACH | (u->requires_usm ? MACC_MAP_USM : 0), 1, tp->start);
                 if (!known && u->info)
                     diag_note(u->diag, ts_node_start_byte(x->node),
                               "pointer '%s' has no map here: it is translated at run time if its data is present "

@@ -184,7 +184,7 @@ static const char *em__map_kind(int k, char *buf, size_t n)
         const char *name;
     } mods[] = {{MACC_MAP_ALWAYS, "MACC_MAP_ALWAYS"},   {MACC_MAP_PRESENT, "MACC_MAP_PRESENT"},
                 {MACC_MAP_DELETE, "MACC_MAP_DELETE"}, {MACC_MAP_DELETE_ALL, "MACC_MAP_DELETE_ALL"},   {MACC_MAP_NOCREATE, "MACC_MAP_NOCREATE"},
-                {MACC_MAP_DEVICEPTR, "MACC_MAP_DEVICEPTR"}};
+                {MACC_MAP_DEVICEPTR, "MACC_MAP_DEVICEPTR"}, {MACC_MAP_USM, "MACC_MAP_USM"}};
     for (size_t i = 0; i < sizeof mods / sizeof mods[0]; i++)
         if (k & mods[i].bit) {
             size_t l = strlen(buf);

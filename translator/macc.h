@@ -186,6 +186,7 @@ typedef struct Unit {
     int preprocessed;   /* the text is the preprocessor's output (cc -E) */
     int info;           /* --info: notes on implicit data-sharing decisions */
     int managed;        /* --managed: allocation calls go to MACC_malloc & co. */
+    int requires_usm;   /* `omp requires unified_shared_memory` (or unified_address, self_maps) */
     /* the preprocessor's macro definitions (`cc -E -dM`), asked for when a
      * pragma copied into device code needs them (NULL: none to ask) */
     char *(*macros_fn)(void *cx);

@@ -269,7 +269,7 @@ static int parse__other(Unit *u, Pragma *p)
          * --managed does for this file: its heap is managed memory, valid on
          * the host and every GPU at the same address */
         if (strstr(s, "unified_shared_memory") || strstr(s, "unified_address") || strstr(s, "self_maps"))
-            u->managed = 1;
+            u->managed = u->requires_usm = 1;
         if (strstr(s, "reverse_offload"))
             diag_error(u->diag, p->start, "'omp requires reverse_offload' is not supported: regions cannot call back to the host");
         return 1;

@@ -64,6 +64,7 @@ static void clean_env(void)
     unsetenv("OMP_TARGET_OFFLOAD");
     unsetenv("MACC_STATS");
     unsetenv("MACC_PENDING_MAX");
+    unsetenv("MACC_TEST_FAKE_HMM");
     setenv("MACC_HOST_THREADS", "4", 1);
 }
 
@@ -1473,8 +1474,18 @@ static int fgpu_copy_peer(maccrt_device *d, void *dst, maccrt_device *from, cons
     return fgpu_copy(d, dst, src, bytes);
 }
 
+/* HMM/ATS on the fake GPU: MACC_TEST_FAKE_HMM set (any host address), else
+ * only what the runtime allocated for it. */
+static int fgpu_host_reachable(maccrt_device *d, const void *p)
+{
+    (void)d;
+    (void)p;
+    return getenv("MACC_TEST_FAKE_HMM") != NULL;
+}
+
 const maccrt_plugin maccrt_cuda_plugin = {
     .name = "nvidia",
+    .host_reachable = fgpu_host_reachable,
     .kind = MACC_DEV_NVIDIA,
     .discover = fgpu_discover,
     .init_device = fgpu_init,
@@ -1676,6 +1687,35 @@ Test(gpu, affinity_to_the_gpu_that_holds_a_data_region)
         scale(&r_scale, x, k * 50, 50, 1.0, 2, MACC_MAP_TOFROM, MACC_NOWAIT, MACC_DEVICE_ANY);
     MACC_taskwait(NULL);
     cr_assert_gt(atomic_load(&ran_gpu[1]) + atomic_load(&ran_host), 0);
+}
+
+/* requires unified_shared_memory (MACC_MAP_USM): a pointer no map covers
+ * that the GPU cannot read is an error naming the region, not a kernel's
+ * illegal access; with HMM it is passed as it is and the region runs. */
+Test(gpu, usm_pointer_the_gpu_cannot_read_is_an_error, .exit_code = 1)
+{
+    static double x[100];
+    scale_args a = {0, 1, 0.5, 0, x + 10};
+    MACC_Map att = {"p", x + 10, x + 10, 0, MACC_MAP_ATTACH | MACC_MAP_USM};
+    MACC_target(&r_scale, &a, sizeof a, 1, &att, 0, NULL, 0, 0, 1);
+}
+
+Test(gpu, usm_pointer_with_hmm_runs)
+{
+    setenv("MACC_TEST_FAKE_HMM", "1", 1);
+    static double x[100];
+    scale_args a = {0, 1, 0.5, 0, NULL};
+    MACC_Map att = {"p", x + 10, x + 10, 0, MACC_MAP_ATTACH | MACC_MAP_USM};
+    MACC_target(&r_scale, &a, sizeof a, 1, &att, 0, NULL, 0, 0, 1);
+    cr_assert_eq(atomic_load(&ran_gpu[0]), 1);
+    /* a pointer a map covers is translated whatever HMM says */
+    unsetenv("MACC_TEST_FAKE_HMM");
+    MACC_Map m = {"x", x, x, sizeof x, MACC_MAP_TOFROM};
+    MACC_data_begin(&dloc, 1, &m, 0);
+    MACC_target(&r_scale, &a, sizeof a, 1, &att, 0, NULL, 0, 0, 1);
+    cr_assert_eq(atomic_load(&ran_gpu[0]), 2);
+    MACC_data_end(&dloc, 1, &m, 0);
+    unsetenv("MACC_TEST_FAKE_HMM");
 }
 
 /* Data present only on the host (a device(host) data region) pins nothing:
