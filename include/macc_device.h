@@ -227,6 +227,81 @@ __device__ static inline int macc_dev___builtin_isinf_sign(double x) { return is
 __device__ static inline int macc_dev___builtin_isinf_sign(float x) { return isinf(x) ? (signbit(x) ? -1 : 1) : 0; }
 
 /* OpenMP API on the device: a team is a block, a thread is a thread of it. */
+/* OpenMP memory allocators in kernels (omp_alloc & co. are renamed to these):
+ * the predefined allocators, all served by the device heap (malloc in a
+ * kernel: cudaLimitMallocHeapSize, 8 MB unless the program sets more); a
+ * block keeps its start and size before the address it returns (alignment,
+ * realloc). The handles' values are libgomp's. */
+#if !defined(_OMP_H) && !defined(__OMP_H)
+typedef enum omp_allocator_handle_t : unsigned long long {
+    omp_null_allocator = 0,
+    omp_default_mem_alloc = 1,
+    omp_large_cap_mem_alloc = 2,
+    omp_const_mem_alloc = 3,
+    omp_high_bw_mem_alloc = 4,
+    omp_low_lat_mem_alloc = 5,
+    omp_cgroup_mem_alloc = 6,
+    omp_pteam_mem_alloc = 7,
+    omp_thread_mem_alloc = 8,
+    macc_omp_allocator_max_ = ~0ULL
+} omp_allocator_handle_t;
+#endif
+__device__ static inline void *macc_dev_omp_aligned_alloc(size_t align, size_t size, omp_allocator_handle_t a)
+{
+    (void)a;
+    if (!size)
+        return NULL;
+    if (align < 16)
+        align = 16;
+    if (align & (align - 1))
+        return NULL;
+    char *raw = (char *)malloc(size + align + 2 * sizeof(size_t));
+    if (!raw)
+        return NULL;
+    size_t at = ((size_t)raw + 2 * sizeof(size_t) + align - 1) & ~(align - 1);
+    ((char **)at)[-1] = raw;
+    ((size_t *)at)[-2] = size;
+    return (void *)at;
+}
+__device__ static inline void *macc_dev_omp_alloc(size_t size, omp_allocator_handle_t a)
+{
+    return macc_dev_omp_aligned_alloc(16, size, a);
+}
+__device__ static inline void *macc_dev_omp_aligned_calloc(size_t align, size_t n, size_t size, omp_allocator_handle_t a)
+{
+    void *p = macc_dev_omp_aligned_alloc(align, n * size, a);
+    if (p)
+        memset(p, 0, n * size);
+    return p;
+}
+__device__ static inline void *macc_dev_omp_calloc(size_t n, size_t size, omp_allocator_handle_t a)
+{
+    return macc_dev_omp_aligned_calloc(16, n, size, a);
+}
+__device__ static inline void macc_dev_omp_free(void *p, omp_allocator_handle_t a)
+{
+    (void)a;
+    if (p)
+        free(((char **)p)[-1]);
+}
+__device__ static inline void *macc_dev_omp_realloc(void *p, size_t size, omp_allocator_handle_t a,
+                                                     omp_allocator_handle_t free_a)
+{
+    if (!p)
+        return macc_dev_omp_alloc(size, a);
+    if (!size) {
+        macc_dev_omp_free(p, free_a);
+        return NULL;
+    }
+    void *q = macc_dev_omp_alloc(size, a);
+    if (q) {
+        size_t old = ((size_t *)p)[-2];
+        memcpy(q, p, old < size ? old : size);
+        macc_dev_omp_free(p, free_a);
+    }
+    return q;
+}
+
 __device__ static inline int macc_dev_omp_is_initial_device(void) { return 0; }
 /* OpenACC's acc_on_device in kernels: acc_device_not_host (4) and
  * acc_device_nvidia (5) of include/openacc.h */

@@ -85,7 +85,9 @@ static const char *const cu__omp_api[] = {"omp_is_initial_device", "omp_get_team
                                          "omp_get_ancestor_thread_num", "omp_in_final", "omp_get_dynamic",
                                          "omp_get_cancellation", "omp_get_max_active_levels",
                                          "omp_get_supported_active_levels", "omp_get_num_procs",
-                                         "omp_get_wtime", "omp_get_wtick", "acc_on_device",
+                                         "omp_get_wtime", "omp_get_wtick", "acc_on_device", "omp_alloc",
+                                         "omp_calloc", "omp_aligned_alloc", "omp_aligned_calloc", "omp_realloc",
+                                         "omp_free",
                                          /* the C library where CUDA has no device version of its own */
                                          "abort", "__builtin_isinf_sign", "strlen", "strcmp", "strncmp", "strcpy",
                                          "strncpy", "memcmp", "memmove", NULL};

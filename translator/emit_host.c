@@ -703,6 +703,23 @@ static void em__body(Emit *e, const Region *r, const RVersion *v, const StrSet *
     }
     if (direct && direct->len)
         em__direct_uses(u, r->stmt, direct, &edits);
+    /* omp allocate of the region's own variables: they keep automatic storage
+     * in the host version (the host compiler has no allocate directive; in
+     * kernels the line is not ours either) */
+    for (int i = 0; i < u->allocates.len; i++) {
+        const Pragma *p = u->allocates.items[i];
+        if (p->start < sb || p->start >= se)
+            continue;
+        Edit *x = xcalloc(1, sizeof *x);
+        x->start = p->start;
+        x->end = p->end;
+        Buf t = {0};
+        for (size_t k = p->start; k < p->end; k++)
+            if (u->src->text[k] == '\n')
+                buf_puts(&t, "\n");
+        x->text = t.data ? t.data : xstrdup("");
+        vec_push(&edits, x);
+    }
     if (u->variants.len) /* declare variant: calls in the region's code */
         em__variant_calls(u, r->stmt, variant_context(v->cs), &edits);
     em__acc_atomics(u, r->stmt, &edits);
@@ -1086,6 +1103,13 @@ static void em__allocates(Emit *e)
     const Unit *u = e->u;
     for (int i = 0; i < u->allocates.len; i++) {
         const Pragma *p = u->allocates.items[i];
+        int in_region = 0;
+        for (int k = 0; k < u->regions.len; k++) {
+            const Region *r = u->regions.items[k];
+            in_region |= p->start >= r->target->start && p->start < ts_node_end_byte(r->span);
+        }
+        if (in_region)
+            continue; /* a region's own variable: the region's versions drop the line */
         const char *t = p->text, *o = strchr(t, '(');
         const char *c = o ? strchr(o, ')') : NULL;
         if (!o || !c) {
