@@ -231,22 +231,22 @@ __device__ static inline int macc_dev___builtin_isinf_sign(float x) { return isi
  * the predefined allocators, all served by the device heap (malloc in a
  * kernel: cudaLimitMallocHeapSize, 8 MB unless the program sets more); a
  * block keeps its start and size before the address it returns (alignment,
- * realloc). The handles' values are libgomp's. */
-#if !defined(_OMP_H) && !defined(__OMP_H)
-typedef enum omp_allocator_handle_t : unsigned long long {
-    omp_null_allocator = 0,
-    omp_default_mem_alloc = 1,
-    omp_large_cap_mem_alloc = 2,
-    omp_const_mem_alloc = 3,
-    omp_high_bw_mem_alloc = 4,
-    omp_low_lat_mem_alloc = 5,
-    omp_cgroup_mem_alloc = 6,
-    omp_pteam_mem_alloc = 7,
-    omp_thread_mem_alloc = 8,
-    macc_omp_allocator_max_ = ~0ULL
-} omp_allocator_handle_t;
-#endif
-__device__ static inline void *macc_dev_omp_aligned_alloc(size_t align, size_t size, omp_allocator_handle_t a)
+ * realloc). The translator renames the handles (omp_default_mem_alloc, ...)
+ * and their type in kernel code to the macc_omp_ names below (libgomp's
+ * values): the device file need not see <omp.h>, and may. */
+typedef unsigned long long macc_omp_allocator_handle_t; /* kernels' omp_allocator_handle_t */
+enum {
+    macc_omp_null_allocator = 0,
+    macc_omp_default_mem_alloc = 1,
+    macc_omp_large_cap_mem_alloc = 2,
+    macc_omp_const_mem_alloc = 3,
+    macc_omp_high_bw_mem_alloc = 4,
+    macc_omp_low_lat_mem_alloc = 5,
+    macc_omp_cgroup_mem_alloc = 6,
+    macc_omp_pteam_mem_alloc = 7,
+    macc_omp_thread_mem_alloc = 8
+};
+__device__ static inline void *macc_dev_omp_aligned_alloc(size_t align, size_t size, macc_omp_allocator_handle_t a)
 {
     (void)a;
     if (!size)
@@ -263,29 +263,29 @@ __device__ static inline void *macc_dev_omp_aligned_alloc(size_t align, size_t s
     ((size_t *)at)[-2] = size;
     return (void *)at;
 }
-__device__ static inline void *macc_dev_omp_alloc(size_t size, omp_allocator_handle_t a)
+__device__ static inline void *macc_dev_omp_alloc(size_t size, macc_omp_allocator_handle_t a)
 {
     return macc_dev_omp_aligned_alloc(16, size, a);
 }
-__device__ static inline void *macc_dev_omp_aligned_calloc(size_t align, size_t n, size_t size, omp_allocator_handle_t a)
+__device__ static inline void *macc_dev_omp_aligned_calloc(size_t align, size_t n, size_t size, macc_omp_allocator_handle_t a)
 {
     void *p = macc_dev_omp_aligned_alloc(align, n * size, a);
     if (p)
         memset(p, 0, n * size);
     return p;
 }
-__device__ static inline void *macc_dev_omp_calloc(size_t n, size_t size, omp_allocator_handle_t a)
+__device__ static inline void *macc_dev_omp_calloc(size_t n, size_t size, macc_omp_allocator_handle_t a)
 {
     return macc_dev_omp_aligned_calloc(16, n, size, a);
 }
-__device__ static inline void macc_dev_omp_free(void *p, omp_allocator_handle_t a)
+__device__ static inline void macc_dev_omp_free(void *p, macc_omp_allocator_handle_t a)
 {
     (void)a;
     if (p)
         free(((char **)p)[-1]);
 }
-__device__ static inline void *macc_dev_omp_realloc(void *p, size_t size, omp_allocator_handle_t a,
-                                                     omp_allocator_handle_t free_a)
+__device__ static inline void *macc_dev_omp_realloc(void *p, size_t size, macc_omp_allocator_handle_t a,
+                                                     macc_omp_allocator_handle_t free_a)
 {
     if (!p)
         return macc_dev_omp_alloc(size, a);

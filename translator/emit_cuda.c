@@ -1219,6 +1219,17 @@ static void cu__collect_edits(Cu *c, TSNode n, const CopyCtx *ctx, Vec *edits)
                 if (!strcmp(cu__omp_api[i], name))
                     repl = xsprintf("macc_dev_%s", name);
         }
+        if (!repl && (node_is(n, "identifier") || node_is(n, "type_identifier")) && !strncmp(name, "omp_", 4)) {
+            /* the memory allocators' handles and their type: macc_device.h's */
+            static const char *const handles[] = {"omp_null_allocator", "omp_default_mem_alloc",
+                                                  "omp_large_cap_mem_alloc", "omp_const_mem_alloc",
+                                                  "omp_high_bw_mem_alloc", "omp_low_lat_mem_alloc",
+                                                  "omp_cgroup_mem_alloc", "omp_pteam_mem_alloc",
+                                                  "omp_thread_mem_alloc", "omp_allocator_handle_t", NULL};
+            for (int i = 0; handles[i]; i++)
+                if (!strcmp(handles[i], name))
+                    repl = xsprintf("macc_%s", name);
+        }
         if (!repl && node_is(n, "identifier") && ctx && ctx->writeback && cu__in(ctx->writeback, name) &&
             !node_is(p, "field_expression"))
             repl = xsprintf("(*macc_p_%s)", name);

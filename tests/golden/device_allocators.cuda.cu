@@ -49,9 +49,9 @@ __global__ void macc_g_main_L18(const struct macc_a_main_L18 macc_a_, const stru
 #line 20 "device_allocators.c"
         int t = macc_dev_omp_get_team_num();
 #line 21 "device_allocators.c"
-        int *z = macc_c((int *)macc_dev_omp_calloc(N, sizeof(int), omp_default_mem_alloc));
+        int *z = macc_c((int *)macc_dev_omp_calloc(N, sizeof(int), macc_omp_default_mem_alloc));
 #line 22 "device_allocators.c"
-        double *a = macc_c((double *)macc_dev_omp_aligned_alloc(128, N * sizeof(double), omp_high_bw_mem_alloc));
+        double *a = macc_c((double *)macc_dev_omp_aligned_alloc(128, N * sizeof(double), macc_omp_high_bw_mem_alloc));
 #line 23 "device_allocators.c"
         int local[4];
 #line 25 "device_allocators.c"
@@ -68,12 +68,12 @@ __global__ void macc_g_main_L18(const struct macc_a_main_L18 macc_a_, const stru
             }
             for (int k = 0; k < 4; k++)
                 local[k] = k;
-            z = macc_c((int *)macc_dev_omp_realloc(z, 2 * N * sizeof(int), omp_default_mem_alloc, omp_default_mem_alloc));
+            z = macc_c((int *)macc_dev_omp_realloc(z, 2 * N * sizeof(int), macc_omp_default_mem_alloc, macc_omp_default_mem_alloc));
             for (int i = 0; i < N; i++)
                 s += z[i] == 0 ? (long)a[i] : 1000000; /* realloc kept the zeros */
             s += local[3];
-            macc_dev_omp_free(z, omp_default_mem_alloc);
-            macc_dev_omp_free(a, omp_high_bw_mem_alloc);
+            macc_dev_omp_free(z, macc_omp_default_mem_alloc);
+            macc_dev_omp_free(a, macc_omp_high_bw_mem_alloc);
         }
         }
         __syncthreads();
