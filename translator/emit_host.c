@@ -999,7 +999,10 @@ static char *em__clause_arg(const char *t, const char *name, int *other)
         if (wn == n && !strncmp(w, name, n) && a && !found)
             found = xstrndup(a, (size_t)(ae - a));
         else if (other && !(wn == 3 && !strncmp(w, "omp", 3)) && !(wn == 8 && !strncmp(w, "dispatch", 8)) &&
-                 !(wn == 10 && !strncmp(w, "novariants", 10)) && !(wn == 9 && !strncmp(w, "nocontext", 9)))
+                 !(wn == 10 && !strncmp(w, "novariants", 10)) && !(wn == 9 && !strncmp(w, "nocontext", 9)) &&
+                 !(wn == 6 && !strncmp(w, "device", 6)) && !(wn == 6 && !strncmp(w, "depend", 6)) &&
+                 !(wn == 6 && !strncmp(w, "nowait", 6)) && !(wn == 13 && !strncmp(w, "is_device_ptr", 13)) &&
+                 !(wn == 15 && !strncmp(w, "has_device_addr", 15)))
             *other = 1;
     }
     return found;
@@ -1232,8 +1235,11 @@ static void em__dispatches(Emit *e)
         int other = 0;
         char *nv = em__clause_arg(p->text, "novariants", &other);
         char *nc = em__clause_arg(p->text, "nocontext", NULL);
+        char *dv = em__clause_arg(p->text, "device", NULL);
         if (other)
-            diag_error(u->diag, p->start, "dispatch: only the novariants and nocontext clauses are supported");
+            diag_error(u->diag, p->start,
+                       "dispatch: supported clauses are novariants, nocontext, device, depend, nowait, is_device_ptr "
+                       "and has_device_addr");
         int inside = 0;
         for (int k = 0; k < u->regions.len; k++) {
             const Region *r = u->regions.items[k];
@@ -1243,6 +1249,7 @@ static void em__dispatches(Emit *e)
             diag_error(u->diag, p->start, "dispatch inside a target region is not supported");
             free(nv);
             free(nc);
+            free(dv);
             continue;
         }
         TSNode st = ts_node_next_named_sibling(p->node);
@@ -1256,11 +1263,36 @@ static void em__dispatches(Emit *e)
             diag_error(u->diag, p->start, "dispatch must be followed by a call statement (f(...); or x = f(...);)");
             free(nv);
             free(nc);
+            free(dv);
             continue;
         }
         size_t fb = ts_node_start_byte(f), fe = ts_node_end_byte(f);
         const char *v = variant_pick(u, u->src->text + fb, fe - fb, VT_DISPATCH, 0);
         Buf b = {0};
+        /* depend(...): as if a taskwait with them came first (OpenMP 5.1);
+         * nowait: the call may run at once (it does); is_device_ptr and
+         * has_device_addr only matter to adjust_args variants (not picked) */
+        for (const char *q = p->text; (q = strstr(q, "depend")) != NULL; q += 6) {
+            if (q > p->text && ident_char(q[-1]))
+                continue;
+            const char *o = q + 6;
+            while (*o == ' ' || *o == '\t')
+                o++;
+            if (*o != '(')
+                continue;
+            const char *cl = strchr(o, ')');
+            if (!cl)
+                break;
+            char *dep = xstrndup(q, (size_t)(cl + 1 - q)), *esc = c_escape(dep);
+            buf_printf(&b, "_Pragma(\"omp taskwait %s\") ", esc);
+            free(esc);
+            free(dep);
+        }
+        /* device(n): the call sees n as the default device */
+        if (dv)
+            buf_printf(&b, "{ extern int omp_get_default_device(void); extern void omp_set_default_device(int); "
+                           "int macc_dd_ = omp_get_default_device(); omp_set_default_device(%s); ",
+                       dv);
         if (v) {
             buf_printf(&b, "if (!(%s) && !(%s)) { ", nv ? nv : "0", nc ? nc : "0");
             size_t sb = ts_node_start_byte(st), se = ts_node_end_byte(st);
@@ -1279,8 +1311,11 @@ static void em__dispatches(Emit *e)
             if (u->src->text[k] == '\n')
                 buf_puts(&b, "\n");
         em__edit(e, p->start, p->end, b.data ? b.data : xstrdup(""));
+        if (dv) /* the default device back after the statement */
+            em__edit(e, ts_node_end_byte(st), ts_node_end_byte(st), xstrdup(" omp_set_default_device(macc_dd_); }"));
         free(nv);
         free(nc);
+        free(dv);
     }
 }
 

@@ -1,7 +1,9 @@
 /* The dispatch construct (OpenMP 5.1) with a variant declared for it
  * (declare variant(v) match(construct={dispatch})): the call goes to the
  * variant unless novariants(e) or nocontext(e) is true; calls outside
- * dispatch go to the base function; the return value of a dispatched call.
+ * dispatch go to the base function; the return value of a dispatched call;
+ * depend (a taskwait first), device (the default device during the call),
+ * nowait and is_device_ptr accepted.
  * Prints PASS or FAIL. */
 #include <stdio.h>
 
@@ -51,6 +53,10 @@ int main(void)
     #pragma omp dispatch nocontext(yes == 1)
     r = base(7);
     errors += r != 8;
+    int dep = 0;
+    #pragma omp dispatch depend(inout: dep) device(0) nowait is_device_ptr(a)
+    r = base(9);
+    errors += r != 18 || dep != 0;
     #pragma omp dispatch
     fill3(a, 8);
     for (int i = 0; i < 8; i++)

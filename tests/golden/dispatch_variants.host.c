@@ -7,7 +7,9 @@
 /* The dispatch construct (OpenMP 5.1) with a variant declared for it
  * (declare variant(v) match(construct={dispatch})): the call goes to the
  * variant unless novariants(e) or nocontext(e) is true; calls outside
- * dispatch go to the base function; the return value of a dispatched call.
+ * dispatch go to the base function; the return value of a dispatched call;
+ * depend (a taskwait first), device (the default device during the call),
+ * nowait and is_device_ptr accepted.
  * Prints PASS or FAIL. */
 #include <stdio.h>
 
@@ -57,6 +59,10 @@ int main(void)
     if (!(0) && !(yes == 1)) { r = twice(7); } else
     r = base(7);
     errors += r != 8;
+    int dep = 0;
+    _Pragma("omp taskwait depend(inout: dep)") { extern int omp_get_default_device(void); extern void omp_set_default_device(int); int macc_dd_ = omp_get_default_device(); omp_set_default_device(0); if (!(0) && !(0)) { r = twice(9); } else
+    r = base(9); omp_set_default_device(macc_dd_); }
+    errors += r != 18 || dep != 0;
     if (!(0) && !(0)) { fill2(a, 8); } else
     fill3(a, 8);
     for (int i = 0; i < 8; i++)
