@@ -1,0 +1,1 @@
+../e2e/struct_tag_function.c
