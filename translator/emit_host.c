@@ -706,8 +706,9 @@ static void em__body(Emit *e, const Region *r, const RVersion *v, const StrSet *
     /* omp allocate of the region's own variables: they keep automatic storage
      * in the host version (the host compiler has no allocate directive; in
      * kernels the line is not ours either) */
-    for (int i = 0; i < u->allocates.len; i++) {
-        const Pragma *p = u->allocates.items[i];
+    for (int i = 0; i < u->allocates.len + u->blanks.len; i++) {
+        /* (and lines macc implements alone, such as assumptions) */
+        const Pragma *p = i < u->allocates.len ? u->allocates.items[i] : u->blanks.items[i - u->allocates.len];
         if (p->start < sb || p->start >= se)
             continue;
         Edit *x = xcalloc(1, sizeof *x);

@@ -248,6 +248,11 @@ static int parse__mapper(Unit *u, Pragma *p, const char *s)
 static int parse__other(Unit *u, Pragma *p)
 {
     const char *s = p->text;
+    if (parse__word(&s, "omp") &&
+        (parse__word(&s, "assume") || parse__word(&s, "assumes") ||
+         ((parse__word(&s, "begin") || parse__word(&s, "end")) && parse__word(&s, "assumes"))))
+        return 1; /* assumptions (OpenMP 5.1): promises, no effect on the meaning; GCC 12 lacks them */
+    s = p->text;
     if (parse__word(&s, "omp") && parse__word(&s, "allocate")) {
         vec_push(&u->allocates, p);
         return 2;
