@@ -3346,10 +3346,10 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
             tile = CU_STAGE_TILE; /* the largest tile; the block, chosen at launch, is the tile */
         }
     }
-    int if_parallel = 0; /* if(parallel: e): one thread per block when false */
-    for (int j = 0; j < d->nclauses; j++)
+    const DirClause *if_parallel = NULL; /* if(parallel: e): one thread per block when false */
+    for (int j = 0; j < d->nclauses && !if_parallel; j++)
         if (d->clauses[j].kind == CL_IF && d->clauses[j].name && !strcmp(d->clauses[j].name, "parallel"))
-            if_parallel = 1;
+            if_parallel = &d->clauses[j];
     if (mode == LOOP && tile && !reds.len && !if_parallel && !directive_find(d, CL_LASTPRIVATE) &&
         !directive_find(d, CL_LINEAR) && !getenv("MACC_NO_STAGING"))
         staged = cu__stage_plan(c, r, &st);
@@ -3644,13 +3644,8 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         buf_printf(b, "    if ((long long)(%s) < macc_block_) macc_block_ = (int)(%s); /* safelen */\n", safelen->arg,
                    safelen->arg);
     buf_puts(b, "    if (macc_block_ < 1) macc_block_ = 1;\n    if (macc_block_ > 1024) macc_block_ = 1024;\n");
-    for (int j = 0; j < d->nclauses; j++) {
-        const DirClause *ic = &d->clauses[j];
-        if (ic->kind == CL_IF && ic->arg && ic->name && !strcmp(ic->name, "parallel")) {
-            buf_printf(b, "    if (!macc_a_->macc_if_parallel_v%d) macc_block_ = 1; /* if(parallel: false) */\n", vix);
-            break;
-        }
-    }
+    if (if_parallel && if_parallel->arg)
+        buf_printf(b, "    if (!macc_a_->macc_if_parallel_v%d) macc_block_ = 1; /* if(parallel: false) */\n", vix);
     if (reds.len || mode != LOOP)
         buf_puts(b, "    { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }\n");
     int host_total = 0;
