@@ -417,18 +417,36 @@ const char *directive_reduction_op(int red)
 /* Building and freeing                                               */
 /* ------------------------------------------------------------------ */
 
+static void dir__free_item(DirItem *it)
+{
+    free(it->base);
+    for (int j = 0; j < it->nsubs; j++) {
+        free(it->subs[j].lo);
+        free(it->subs[j].len);
+        free(it->subs[j].stride);
+    }
+    free(it->subs);
+}
+
 static void dir__free_items(DirItem *it, int n)
 {
-    for (int i = 0; i < n; i++) {
-        free(it[i].base);
-        for (int j = 0; j < it[i].nsubs; j++) {
-            free(it[i].subs[j].lo);
-            free(it[i].subs[j].len);
-            free(it[i].subs[j].stride);
-        }
-        free(it[i].subs);
-    }
+    for (int i = 0; i < n; i++)
+        dir__free_item(&it[i]);
     free(it);
+}
+
+void directive_remove_item(DirClause *c, int i)
+{
+    if (!c || i < 0 || i >= c->nitems)
+        return;
+    dir__free_item(&c->items[i]);
+    memmove(&c->items[i], &c->items[i + 1], sizeof *c->items * (size_t)(c->nitems - i - 1));
+    c->nitems--;
+}
+
+int directive_in_reduction(const DirClause *c)
+{
+    return c && c->kind == CL_REDUCTION && c->name && !strcmp(c->name, "in_reduction");
 }
 
 void directive_free(Directive *d)
@@ -1460,7 +1478,7 @@ static int dir__check(DirP *p, const Directive *d, const char *dname)
             continue;
         if (d->kind == DIR_IF_DEVICE && d->cs == 0)
             continue;
-        if (c->kind == CL_REDUCTION && c->name && !strcmp(c->name, "in_reduction"))
+        if (directive_in_reduction(c))
             continue; /* any target construct */
         nb = dir__needs(c->kind, d->kind);
         if (nb && !(d->cs & nb)) {

@@ -201,6 +201,12 @@ int directive_parse(const char *text, Directive *out, DirError *err);
 /* Releases what directive_parse allocated; directive_free(NULL) is a no-op. */
 void directive_free(Directive *d);
 
+/* Removes list item i of clause c (its strings freed). */
+void directive_remove_item(DirClause *c, int i);
+
+/* Is c a target's in_reduction(op: list) (a CL_REDUCTION named "in_reduction")? */
+int directive_in_reduction(const DirClause *c);
+
 /* First clause of kind k, or NULL. */
 const DirClause *directive_find(const Directive *d, ClauseKind k);
 

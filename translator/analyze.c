@@ -1198,26 +1198,15 @@ static const Mapper *an__mapper_for(const Unit *u, const Decl *d, const char *id
     if (!u->mappers.len || d->is_pointer || d->is_array || d->is_function)
         return NULL;
     char *spec = spec_unqualified(d->spec);
-    Buf t = {0};
-    int space = 0;
-    for (const char *a = spec; *a; a++) { /* blanks collapsed, as the mapper's type */
-        if (*a == ' ' || *a == '\t' || *a == '\n') {
-            space = t.len > 0;
-            continue;
-        }
-        if (space)
-            buf_puts(&t, " ");
-        space = 0;
-        buf_put(&t, a, 1);
-    }
+    char *t = text_squeeze(spec, spec + strlen(spec)); /* blanks collapsed, as the mapper's type */
     free(spec);
     const Mapper *found = NULL;
     for (int i = u->mappers.len - 1; i >= 0 && !found; i--) {
         const Mapper *m = u->mappers.items[i];
-        if (t.data && !strcmp(m->type, t.data) && !strcmp(m->id, id ? id : "default"))
+        if (!strcmp(m->type, t) && !strcmp(m->id, id ? id : "default"))
             found = m;
     }
-    free(t.data);
+    free(t);
     return found;
 }
 
@@ -1253,19 +1242,6 @@ static int an__mapper_type(int outer, int inner)
     return MAPT_ALLOC;
 }
 
-static void an__drop_item(DirClause *c, int q)
-{
-    DirItem *it = &c->items[q];
-    free(it->base);
-    for (int k = 0; k < it->nsubs; k++) {
-        free(it->subs[k].lo);
-        free(it->subs[k].len);
-    }
-    free(it->subs);
-    memmove(it, it + 1, sizeof *it * (size_t)(c->nitems - q - 1));
-    c->nitems--;
-}
-
 static int an__same_item(const DirItem *a, const DirItem *b)
 {
     if (strcmp(a->base, b->base) || a->nsubs != b->nsubs)
@@ -1273,7 +1249,8 @@ static int an__same_item(const DirItem *a, const DirItem *b)
     for (int k = 0; k < a->nsubs; k++) {
         const DirSub *x = &a->subs[k], *y = &b->subs[k];
         if (x->is_section != y->is_section || strcmp(x->lo ? x->lo : "", y->lo ? y->lo : "") ||
-            strcmp(x->len ? x->len : "", y->len ? y->len : ""))
+            strcmp(x->len ? x->len : "", y->len ? y->len : "") ||
+            strcmp(x->stride ? x->stride : "", y->stride ? y->stride : ""))
             return 0;
     }
     return 1;
@@ -1326,7 +1303,7 @@ static void an__apply_mappers(Unit *u, Region *r)
             x->type = c->modifier;
             x->off = c->off;
             vec_push(&want, x);
-            an__drop_item(c, j--); /* the mapper's maps stand for it */
+            directive_remove_item(c, j--); /* the mapper's maps stand for it */
         }
     }
     if (u->mappers.len) { /* variables no clause names: the default mapper, tofrom */
@@ -1377,7 +1354,7 @@ static void an__apply_mappers(Unit *u, Region *r)
                         continue;
                     for (int q = 0; q < mc->nitems; q++)
                         if (an__mapped_item(t, &mc->items[q]))
-                            an__drop_item(mc, q--);
+                            directive_remove_item(mc, q--);
                     if (!mc->nitems)
                         continue;
                     mc->modifier = an__mapper_type(x->type, mc->modifier);

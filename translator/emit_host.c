@@ -154,13 +154,31 @@ static void em__addr_refs(Emit *e, TSNode n, const DataConstruct *d)
 }
 
 /* Replaces bytes [start, end) by their newlines alone (lines keep their numbers). */
+/* Appends the newlines of source bytes [start, end) (what keeps the lines
+ * after a replaced range where they were). */
+static void em__newlines(const Unit *u, size_t start, size_t end, Buf *b)
+{
+    for (size_t k = start; k < end; k++)
+        if (u->src->text[k] == '\n')
+            buf_puts(b, "\n");
+}
+
 static void em__blank(Emit *e, size_t start, size_t end)
 {
     Buf nl = {0};
-    for (size_t k = start; k < end; k++)
-        if (e->u->src->text[k] == '\n')
-            buf_puts(&nl, "\n");
+    em__newlines(e->u, start, end, &nl);
     em__edit(e, start, end, nl.data ? nl.data : xstrdup(""));
+}
+
+/* Is source offset off inside a target region (its lines and statement)? */
+static int em__in_region(const Unit *u, size_t off)
+{
+    for (int k = 0; k < u->regions.len; k++) {
+        const Region *r = u->regions.items[k];
+        if (off >= r->target->start && off < ts_node_end_byte(r->span))
+            return 1;
+    }
+    return 0;
 }
 
 static int em__line(const Emit *e, size_t off)
@@ -715,9 +733,7 @@ static void em__body(Emit *e, const Region *r, const RVersion *v, const StrSet *
         x->start = p->start;
         x->end = p->end;
         Buf t = {0};
-        for (size_t k = p->start; k < p->end; k++)
-            if (u->src->text[k] == '\n')
-                buf_puts(&t, "\n");
+        em__newlines(u, p->start, p->end, &t);
         x->text = t.data ? t.data : xstrdup("");
         vec_push(&edits, x);
     }
@@ -968,50 +984,57 @@ static void em__outlined(Emit *e, const Region *r, Buf *b)
     buf_printf(b, "static const MACC_Region *macc_rp_%s(void) { return &macc_r_%s; }\n", sfx, sfx);
 }
 
-/* The argument text of clause `name` of a pragma's text (malloc'd), or NULL. */
-static char *em__clause_arg(const char *t, const char *name, int *other)
+/* The next word of pragma text *t and, when '(' follows it, its argument
+ * [*a, *ae) (else *a = NULL); 0 at the end of the text. */
+static int em__next_clause(const char **t, const char **w, size_t *wn, const char **a, const char **ae)
+{
+    const char *s = *t;
+    while (*s && !ident_char(*s))
+        s++;
+    if (!*s)
+        return 0;
+    *w = s;
+    while (ident_char(*s))
+        s++;
+    *wn = (size_t)(s - *w);
+    const char *q = s;
+    while (*q == ' ' || *q == '\t')
+        q++;
+    *a = *ae = NULL;
+    if (*q == '(') {
+        *a = q + 1;
+        *ae = text_paren_end(q);
+        s = **ae ? *ae + 1 : *ae;
+    }
+    *t = s;
+    return 1;
+}
+
+/* Is word [w, w + wn) one of the NULL-ended list? */
+static int em__word_in(const char *w, size_t wn, const char *const *list)
+{
+    for (int k = 0; list[k]; k++)
+        if (strlen(list[k]) == wn && !strncmp(list[k], w, wn))
+            return 1;
+    return 0;
+}
+
+/* The argument text of clause `name` of a pragma's text (malloc'd), or NULL;
+ * *other (when given) set when a word not in `known` is there. */
+static char *em__clause_arg(const char *t, const char *name, const char *const *known, int *other)
 {
     char *found = NULL;
-    size_t n = strlen(name);
-    while (*t) {
-        while (*t && !ident_char(*t))
-            t++;
-        const char *w = t;
-        while (ident_char(*t))
-            t++;
-        size_t wn = (size_t)(t - w);
-        const char *q = t;
-        while (*q == ' ' || *q == '\t')
-            q++;
-        const char *a = NULL, *ae = NULL;
-        if (*q == '(') {
-            int depth = 0;
-            for (ae = q; *ae; ae++) {
-                if (*ae == '(')
-                    depth++;
-                else if (*ae == ')' && --depth == 0)
-                    break;
-            }
-            a = q + 1;
-            t = *ae ? ae + 1 : ae;
-        }
-        if (!wn)
-            continue;
+    const char *w, *a, *ae;
+    size_t wn, n = strlen(name);
+    while (em__next_clause(&t, &w, &wn, &a, &ae)) {
         if (wn == n && !strncmp(w, name, n) && a && !found)
             found = xstrndup(a, (size_t)(ae - a));
-        else if (other && !(wn == 3 && !strncmp(w, "omp", 3)) && !(wn == 8 && !strncmp(w, "dispatch", 8)) &&
-                 !(wn == 10 && !strncmp(w, "novariants", 10)) && !(wn == 9 && !strncmp(w, "nocontext", 9)) &&
-                 !(wn == 6 && !strncmp(w, "device", 6)) && !(wn == 6 && !strncmp(w, "depend", 6)) &&
-                 !(wn == 6 && !strncmp(w, "nowait", 6)) && !(wn == 13 && !strncmp(w, "is_device_ptr", 13)) &&
-                 !(wn == 15 && !strncmp(w, "has_device_addr", 15)))
+        else if (other && known && !em__word_in(w, wn, known))
             *other = 1;
     }
     return found;
 }
 
-/* Rewrites the uses of the variable declared by `decl` (its declarator
- * node) in n, from offset `from` on, to `(*ptr)`. Returns -1 when a use lies
- * in a target region (its code is generated from the variable's name). */
 /* Does a data-sharing or data clause of pragma text t name `name`? (Those
  * would name the variable, not its allocated storage; aligned, nontemporal
  * and shared name it harmlessly.) */
@@ -1020,39 +1043,23 @@ static int em__clause_names(const char *t, const char *name)
     static const char *const bad[] = {"private", "firstprivate", "lastprivate", "reduction", "in_reduction",
                                       "task_reduction", "linear", "copyin", "copyprivate", "map", "depend",
                                       "allocate", "to", "from", "use_device_ptr", "use_device_addr",
-                                      "is_device_ptr", "has_device_addr", "uniform"};
-    size_t nn = strlen(name);
-    while (*t) {
-        while (*t && !ident_char(*t))
-            t++;
-        const char *w = t;
-        while (ident_char(*t))
-            t++;
-        size_t wn = (size_t)(t - w);
-        const char *q = t;
-        while (*q == ' ' || *q == '\t')
-            q++;
-        if (*q != '(' || !wn)
+                                      "is_device_ptr", "has_device_addr", "uniform", NULL};
+    const char *w, *a, *ae;
+    size_t wn, nn = strlen(name);
+    while (em__next_clause(&t, &w, &wn, &a, &ae)) {
+        if (!a || !em__word_in(w, wn, bad))
             continue;
-        int depth = 0;
-        const char *a = q + 1, *ae = q;
-        for (; *ae; ae++) {
-            if (*ae == '(')
-                depth++;
-            else if (*ae == ')' && --depth == 0)
-                break;
-        }
-        t = *ae ? ae + 1 : ae;
-        int isbad = 0;
-        for (size_t k = 0; k < sizeof bad / sizeof *bad; k++)
-            isbad |= strlen(bad[k]) == wn && !strncmp(bad[k], w, wn);
-        for (const char *x = a; isbad && x + nn <= ae; x++)
+        for (const char *x = a; x + nn <= ae; x++)
             if (!strncmp(x, name, nn) && (x == a || !ident_char(x[-1])) && !ident_char(x[nn]))
                 return 1;
     }
     return 0;
 }
 
+/* Rewrites the uses of the variable declared by `decl` (its declarator
+ * node) in n, from offset `from` on, to `(*ptr)`. Returns -1 when a use lies
+ * in a target region (its code is generated from the variable's name), -2
+ * when a later directive's data-sharing or map clause names it. */
 static int em__alloc_uses(Emit *e, TSNode n, const char *name, TSNode decl, size_t from, const char *ptr)
 {
     const Unit *u = e->u;
@@ -1077,11 +1084,8 @@ static int em__alloc_uses(Emit *e, TSNode n, const char *name, TSNode decl, size
         decl_delete(d);
         if (!same)
             return 0;
-        for (int k = 0; k < u->regions.len; k++) {
-            const Region *r = u->regions.items[k];
-            if (b >= r->target->start && b < ts_node_end_byte(r->span))
-                return -1;
-        }
+        if (em__in_region(u, b))
+            return -1;
         em__edit(e, b, en, xsprintf("(*%s)", ptr));
         return 0;
     }
@@ -1107,12 +1111,7 @@ static void em__allocates(Emit *e)
     const Unit *u = e->u;
     for (int i = 0; i < u->allocates.len; i++) {
         const Pragma *p = u->allocates.items[i];
-        int in_region = 0;
-        for (int k = 0; k < u->regions.len; k++) {
-            const Region *r = u->regions.items[k];
-            in_region |= p->start >= r->target->start && p->start < ts_node_end_byte(r->span);
-        }
-        if (in_region)
+        if (em__in_region(u, p->start))
             continue; /* a region's own variable: the region's versions drop the line */
         const char *t = p->text, *o = strchr(t, '(');
         const char *c = o ? strchr(o, ')') : NULL;
@@ -1120,8 +1119,8 @@ static void em__allocates(Emit *e)
             diag_error(u->diag, p->start, "expected 'allocate(list)'");
             continue;
         }
-        char *alloc = em__clause_arg(c + 1, "allocator", NULL);
-        char *align = em__clause_arg(c + 1, "align", NULL);
+        char *alloc = em__clause_arg(c + 1, "allocator", NULL, NULL);
+        char *align = em__clause_arg(c + 1, "align", NULL, NULL);
         int line, col;
         source_position(u->src, p->start, &line, &col);
         Buf b = {0};
@@ -1183,9 +1182,7 @@ static void em__allocates(Emit *e)
         if (b.len)
             buf_printf(&out, "static const MACC_SrcLoc macc_all_%d = {\"%s\", %d, %d, \"allocate\"}; %s", i, e->path,
                        line, col, b.data);
-        for (size_t k = p->start; k < p->end; k++)
-            if (u->src->text[k] == '\n')
-                buf_puts(&out, "\n");
+        em__newlines(u, p->start, p->end, &out);
         em__edit(e, p->start, p->end, out.data ? out.data : xstrdup(""));
         buf_free(&b);
         free(alloc);
@@ -1204,11 +1201,8 @@ static void em__renames_in(Emit *e, TSNode n)
                 em__renames_in(e, c);
             continue;
         }
-        TSNode d = node_field(c, "declarator");
-        while (!ts_node_is_null(d) && !node_is(d, "function_declarator"))
-            d = node_field(d, "declarator");
-        TSNode id = node_field(d, "declarator");
-        const char *rn = node_is(id, "identifier") ? variant_renamed(e->u, ts_node_start_byte(id)) : NULL;
+        TSNode id = node_function_id(c);
+        const char *rn = ts_node_is_null(id) ? NULL : variant_renamed(e->u, ts_node_start_byte(id));
         if (rn)
             em__edit(e, ts_node_start_byte(id), ts_node_end_byte(id), xstrdup(rn));
     }
@@ -1233,20 +1227,17 @@ static void em__dispatches(Emit *e)
         em__blank(e, vs, ve);
     for (int i = 0; i < u->dispatches.len; i++) {
         const Pragma *p = u->dispatches.items[i];
+        static const char *const known[] = {"omp", "dispatch", "novariants", "nocontext", "device", "depend",
+                                            "nowait", "is_device_ptr", "has_device_addr", NULL};
         int other = 0;
-        char *nv = em__clause_arg(p->text, "novariants", &other);
-        char *nc = em__clause_arg(p->text, "nocontext", NULL);
-        char *dv = em__clause_arg(p->text, "device", NULL);
+        char *nv = em__clause_arg(p->text, "novariants", known, &other);
+        char *nc = em__clause_arg(p->text, "nocontext", NULL, NULL);
+        char *dv = em__clause_arg(p->text, "device", NULL, NULL);
         if (other)
             diag_error(u->diag, p->start,
                        "dispatch: supported clauses are novariants, nocontext, device, depend, nowait, is_device_ptr "
                        "and has_device_addr");
-        int inside = 0;
-        for (int k = 0; k < u->regions.len; k++) {
-            const Region *r = u->regions.items[k];
-            inside |= p->start >= r->target->start && p->start < ts_node_end_byte(r->span);
-        }
-        if (inside) {
+        if (em__in_region(u, p->start)) {
             diag_error(u->diag, p->start, "dispatch inside a target region is not supported");
             free(nv);
             free(nc);
@@ -1273,19 +1264,13 @@ static void em__dispatches(Emit *e)
         /* depend(...): as if a taskwait with them came first (OpenMP 5.1);
          * nowait: the call may run at once (it does); is_device_ptr and
          * has_device_addr only matter to adjust_args variants (not picked) */
-        for (const char *q = p->text; (q = strstr(q, "depend")) != NULL; q += 6) {
-            if (q > p->text && ident_char(q[-1]))
+        const char *t = p->text, *w, *a, *ae;
+        size_t wn;
+        while (em__next_clause(&t, &w, &wn, &a, &ae)) {
+            if (!a || wn != 6 || strncmp(w, "depend", 6))
                 continue;
-            const char *o = q + 6;
-            while (*o == ' ' || *o == '\t')
-                o++;
-            if (*o != '(')
-                continue;
-            const char *cl = strchr(o, ')');
-            if (!cl)
-                break;
-            char *dep = xstrndup(q, (size_t)(cl + 1 - q)), *esc = c_escape(dep);
-            buf_printf(&b, "_Pragma(\"omp taskwait %s\") ", esc);
+            char *dep = xstrndup(a, (size_t)(ae - a)), *esc = c_escape(dep);
+            buf_printf(&b, "_Pragma(\"omp taskwait depend(%s)\") ", esc);
             free(esc);
             free(dep);
         }
@@ -1308,9 +1293,7 @@ static void em__dispatches(Emit *e)
             }
             buf_puts(&b, " } else");
         }
-        for (size_t k = p->start; k < p->end; k++)
-            if (u->src->text[k] == '\n')
-                buf_puts(&b, "\n");
+        em__newlines(u, p->start, p->end, &b);
         em__edit(e, p->start, p->end, b.data ? b.data : xstrdup(""));
         if (dv) /* the default device back after the statement */
             em__edit(e, ts_node_end_byte(st), ts_node_end_byte(st), xstrdup(" omp_set_default_device(macc_dd_); }"));
@@ -1327,24 +1310,17 @@ static void em__call(Emit *e, const Region *r)
      * part in the enclosing task reduction (undeferred, or deferred for
      * nowait, the region then synchronous in it): in the task the list's
      * names are the task's instances, which the region reduces into */
-    const DirClause *inred = NULL;
-    for (int i = 0; i < r->target->dir.nclauses && !inred; i++) {
+    int inred = 0;
+    for (int i = 0; i < r->target->dir.nclauses; i++) {
         const DirClause *c = &r->target->dir.clauses[i];
-        if (c->kind == CL_REDUCTION && c->name && !strcmp(c->name, "in_reduction"))
-            inred = c;
+        if (!directive_in_reduction(c))
+            continue;
+        buf_printf(&b, "%s in_reduction(%s: ", inred++ ? "" : "\n#pragma omp task", directive_reduction_op(c->modifier));
+        em__items(&b, c);
+        buf_puts(&b, ")");
     }
-    if (inred) {
-        buf_puts(&b, "\n#pragma omp task");
-        for (int i = 0; i < r->target->dir.nclauses; i++) {
-            const DirClause *c = &r->target->dir.clauses[i];
-            if (c->kind != CL_REDUCTION || !c->name || strcmp(c->name, "in_reduction"))
-                continue;
-            buf_printf(&b, " in_reduction(%s: ", directive_reduction_op(c->modifier));
-            em__items(&b, c);
-            buf_puts(&b, ")");
-        }
+    if (inred)
         buf_printf(&b, " if(%d)\n", r->nowait ? 1 : 0);
-    }
     const int nowait = r->nowait && !inred;
     buf_printf(&b, "{ /* target region %s */\n", r->name);
     buf_printf(&b, "    struct macc_a_%s macc_a_ = {0};\n", r->suffix);
@@ -1769,9 +1745,7 @@ void emit_host(Unit *u, Buf *out, const char *display_path)
                 buf_printf(&t, "\n%s", lt);
                 em__line_dir(&e, &t, le);
             } else {
-                for (size_t k = ls; k < le; k++)
-                    if (u->src->text[k] == '\n')
-                        buf_puts(&t, "\n");
+                em__newlines(u, ls, le, &t);
             }
             em__edit(&e, ls, le, t.data ? t.data : xstrdup(""));
         }
@@ -1781,9 +1755,7 @@ void emit_host(Unit *u, Buf *out, const char *display_path)
         const Pragma *p = u->rewrites.items[i];
         Buf t = {0};
         buf_printf(&t, "#pragma %s", p->host_text);
-        for (size_t k = p->start; k < p->end; k++)
-            if (u->src->text[k] == '\n')
-                buf_puts(&t, "\n");
+        em__newlines(u, p->start, p->end, &t);
         em__edit(&e, p->start, p->end, t.data);
     }
     /* the runtime's header, when the program includes it too: the file's

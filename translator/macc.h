@@ -162,10 +162,11 @@ typedef struct Unit {
     TSTree *tree;
     Vec pragmas;        /* Pragma *, in source order */
     Vec blanks;         /* Pragma *: lines macc implements alone (omp requires), left out of the host file */
+    Vec kept;           /* Pragma *: lines of others macc keeps for a later pass (the lists below view them) */
     Vec host_dep_tasks; /* Pragma *: host `omp task ... depend(...)` lines */
     Vec mappers;        /* Mapper *: declare mapper directives, in source order */
     Vec dispatches;     /* Pragma *: `omp dispatch` lines (emit_host resolves their calls) */
-    Vec rewrites;       /* Pragma * (owned by another list): lines the host file gets as host_text */
+    Vec rewrites;       /* Pragma *: lines the host file gets as host_text */
     Vec allocates;      /* Pragma *: `omp allocate(list)` directives (emit_host) */
     Vec renames;        /* VtRename * (variant.c): begin declare variant functions */
     Vec vblocks;        /* VtLine * (variant.c): begin/end declare variant lines */
@@ -197,6 +198,10 @@ typedef struct Unit {
 
 /* Is c a character of a C identifier (letter, digit, '_')? */
 int ident_char(char c);
+/* Text [a, b) with blanks collapsed to one space and trimmed (malloc'd). */
+char *text_squeeze(const char *a, const char *b);
+/* The ')' that closes the '(' at open, or the string's end when none does. */
+const char *text_paren_end(const char *open);
 
 /* declare variant (variant.c): construct traits of a call's context. */
 enum { VT_TARGET = 1, VT_TEAMS = 2, VT_PARALLEL = 4, VT_FOR = 8, VT_SIMD = 16, VT_DISPATCH = 32 };
@@ -248,6 +253,8 @@ int tag_defines(const Unit *u, TSNode spec, const StrSet *ids);
 TSNode node_tag_body(TSNode n);
 /* The k-th loop of a perfect nest starting at `stmt` (0: stmt itself). */
 TSNode node_nth_loop(TSNode stmt, int k);
+/* The name (identifier) a function definition or declaration n declares, or a null node. */
+TSNode node_function_id(TSNode n);
 /* Specifier text without top-level const/volatile (caller frees). */
 char *spec_unqualified(const char *spec);
 /* Source offset of byte `i` of a pragma's text. */

@@ -28,6 +28,15 @@ TSNode node_field(TSNode n, const char *field)
     return ts_node_child_by_field_name(n, field, (uint32_t)strlen(field));
 }
 
+TSNode node_function_id(TSNode n)
+{
+    TSNode d = node_field(n, "declarator");
+    while (!ts_node_is_null(d) && !node_is(d, "function_declarator"))
+        d = node_field(d, "declarator");
+    TSNode id = node_field(d, "declarator");
+    return node_is(id, "identifier") ? id : (TSNode){0};
+}
+
 TSNode node_nth_loop(TSNode stmt, int k)
 {
     TSNode n = stmt;
@@ -165,28 +174,6 @@ static int parse__word(const char **s, const char *w)
     return 1;
 }
 
-/* Pragmas of ours that are not directives of the grammar: `omp requires`
- * (returns 1: macc implements the requirement, the line leaves the host
- * file), host tasks with dependences (returns 2: kept in u->host_dep_tasks)
- * (OpenACC compute constructs are directives of the grammar). */
-/* Text [a, b) with blanks collapsed to one space and trimmed. */
-static char *parse__squeeze(const char *a, const char *b)
-{
-    Buf o = {0};
-    int space = 0;
-    for (; a < b; a++) {
-        if (*a == ' ' || *a == '\t' || *a == '\n' || *a == '\r') {
-            space = o.len > 0;
-            continue;
-        }
-        if (space)
-            buf_puts(&o, " ");
-        space = 0;
-        buf_put(&o, a, 1);
-    }
-    return o.data ? o.data : xstrdup("");
-}
-
 /* declare mapper([id:] type var) clauses: recorded for the regions (analyze
  * applies it where a variable of the type is mapped); the line leaves the
  * host file (the C compiler may not know it). Returns 0 after an error. */
@@ -220,8 +207,8 @@ static int parse__mapper(Unit *u, Pragma *p, const char *s)
         return 0;
     }
     Mapper *m = xcalloc(1, sizeof *m);
-    m->id = colon ? parse__squeeze(o + 1, colon) : xstrdup("default");
-    m->type = parse__squeeze(tb, te);
+    m->id = colon ? text_squeeze(o + 1, colon) : xstrdup("default");
+    m->type = text_squeeze(tb, te);
     m->var = xstrndup(te, (size_t)(ve - te));
     m->clauses = xstrdup(close + 1);
     m->start = p->start;
@@ -245,6 +232,12 @@ static int parse__mapper(Unit *u, Pragma *p, const char *s)
     return 1;
 }
 
+/* Pragmas of ours that are not directives of the grammar (OpenACC compute
+ * constructs are directives of the grammar). Returns 1 when macc implements
+ * the line alone and it leaves the host file (`omp requires`, assumptions,
+ * declare mapper), 2 when it is kept (u->kept holds it) for a later pass
+ * (host tasks with dependences, dispatch, allocate, task lines the host file
+ * gets rewritten), 0 when it is not ours. */
 static int parse__other(Unit *u, Pragma *p)
 {
     const char *s = p->text;
@@ -263,8 +256,7 @@ static int parse__other(Unit *u, Pragma *p)
         return 2;
     }
     s = p->text;
-    if (parse__word(&s, "omp") && parse__word(&s, "declare") && parse__word(&s, "mapper"))
-    {
+    if (parse__word(&s, "omp") && parse__word(&s, "declare") && parse__word(&s, "mapper")) {
         parse__mapper(u, p, s);
         return 1;
     }
@@ -291,15 +283,8 @@ static int parse__other(Unit *u, Pragma *p)
             while (*e == ' ' || *e == '\t')
                 e++;
             if (*e == '(') {
-                int depth = 0;
-                for (; *e; e++) {
-                    if (*e == '(')
-                        depth++;
-                    else if (*e == ')' && --depth == 0) {
-                        e++;
-                        break;
-                    }
-                }
+                e = text_paren_end(e);
+                e += *e != 0;
             } else {
                 e = q + 11;
             }
@@ -320,7 +305,7 @@ static int parse__other(Unit *u, Pragma *p)
         vec_push(&u->host_dep_tasks, p);
         return 2;
     }
-    return p->host_text ? 2 : 0; /* u->rewrites holds it */
+    return p->host_text ? 2 : 0;
 }
 
 static void parse__pragma_free(Pragma *p)
@@ -378,8 +363,8 @@ static void parse__collect_one(Unit *u, TSNode n)
                     free(p->offmap);
                     free(p);
                 } else if (p->dir.kind == DIR_OTHER && (kept = parse__other(u, p)) != 0) {
-                    if (kept == 1)
-                        vec_push(&u->blanks, p); /* handled here: blanked in the host file */
+                    /* handled here: blanked in the host file; or kept for a later pass */
+                    vec_push(kept == 1 ? &u->blanks : &u->kept, p);
                 } else if (p->dir.kind == DIR_OTHER) {
                     parse__pragma_free(p);
                 } else {
@@ -867,27 +852,13 @@ static int parse__sink_walk(Source *s, TSNode n)
                 c++;
         }
         int depth = atoi(c);
-        TSNode loop = parse__pragma_loop(n);
-        for (int k = 1; k < depth && depth <= 8 && !ts_node_is_null(loop); k++) {
-            TSNode body = node_field(loop, "body");
+        TSNode first = parse__pragma_loop(n);
+        for (int k = 1; k < depth && depth <= 8 && !ts_node_is_null(first); k++) {
+            TSNode loop = node_nth_loop(first, k - 1); /* the nest, down to the first imperfect level */
+            if (!node_is(loop, "for_statement"))
+                break;
             if (parse__sink_one(s, loop))
                 return 1; /* the tree is stale: parse again */
-            /* the next loop of a perfect nest */
-            TSNode next = {0};
-            while (node_is(body, "compound_statement")) {
-                TSNode only = {0};
-                int cnt = 0;
-                for (uint32_t j = 0; j < ts_node_named_child_count(body); j++) {
-                    TSNode x = ts_node_named_child(body, j);
-                    if (!node_is(x, "comment") && !node_is(x, "preproc_call")) {
-                        only = x;
-                        cnt++;
-                    }
-                }
-                body = cnt == 1 ? only : (TSNode){0};
-            }
-            next = body;
-            loop = node_is(next, "for_statement") ? next : (TSNode){0};
         }
         return 0;
     }
@@ -1051,18 +1022,11 @@ void unit_delete(Unit *u)
     vec_free(&u->devvars);
     free(u->dt_key);
     parse__pragmas_free(&u->blanks);
-    for (int i = 0; i < u->rewrites.len; i++) { /* those no other list holds */
-        Pragma *p = u->rewrites.items[i];
-        int held = 0;
-        for (int j = 0; j < u->host_dep_tasks.len; j++)
-            held |= u->host_dep_tasks.items[j] == p;
-        if (!held)
-            parse__pragma_free(p);
-    }
+    parse__pragmas_free(&u->kept);
+    vec_free(&u->host_dep_tasks);
+    vec_free(&u->dispatches);
+    vec_free(&u->allocates);
     vec_free(&u->rewrites);
-    parse__pragmas_free(&u->host_dep_tasks);
-    parse__pragmas_free(&u->dispatches);
-    parse__pragmas_free(&u->allocates);
     for (int i = 0; i < u->mappers.len; i++) {
         Mapper *m = u->mappers.items[i];
         free(m->id);

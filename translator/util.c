@@ -254,3 +254,32 @@ int ident_char(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
+
+char *text_squeeze(const char *a, const char *b)
+{
+    Buf o = {0};
+    int space = 0;
+    for (; a < b && *a; a++) {
+        if (*a == ' ' || *a == '\t' || *a == '\n' || *a == '\r') {
+            space = o.len > 0;
+            continue;
+        }
+        if (space)
+            buf_puts(&o, " ");
+        space = 0;
+        buf_put(&o, a, 1);
+    }
+    return o.data ? o.data : xstrdup("");
+}
+
+const char *text_paren_end(const char *open)
+{
+    int depth = 0;
+    for (const char *q = open; *q; q++) {
+        if (*q == '(')
+            depth++;
+        else if (*q == ')' && --depth == 0)
+            return q;
+    }
+    return open + strlen(open);
+}

@@ -222,13 +222,10 @@ static int vt__parse(const char *t, Variant *v)
 /* The name of the function declared or defined by file-scope node n. */
 static char *vt__function_name(const Unit *u, TSNode n)
 {
-    TSNode d = node_field(n, "declarator");
-    if (node_is(n, "declaration") && node_is(d, "init_declarator"))
+    if (node_is(n, "declaration") && node_is(node_field(n, "declarator"), "init_declarator"))
         return NULL;
-    while (!ts_node_is_null(d) && !node_is(d, "function_declarator"))
-        d = node_field(d, "declarator");
-    TSNode id = node_field(d, "declarator");
-    return node_is(id, "identifier") ? node_text(u, id) : NULL;
+    TSNode id = node_function_id(n);
+    return ts_node_is_null(id) ? NULL : node_text(u, id);
 }
 
 typedef struct VtRename {
@@ -303,11 +300,8 @@ static void vt__blocks(Unit *u)
         }
         if (!open || !node_is(n, "function_definition"))
             continue;
-        TSNode d = node_field(n, "declarator");
-        while (!ts_node_is_null(d) && !node_is(d, "function_declarator"))
-            d = node_field(d, "declarator");
-        TSNode id = node_field(d, "declarator");
-        if (!node_is(id, "identifier"))
+        TSNode id = node_function_id(n);
+        if (ts_node_is_null(id))
             continue;
         char *base = node_text(u, id);
         VtRename *r = xcalloc(1, sizeof *r);
