@@ -194,6 +194,7 @@ check: all $(UNIT_BIN)
 	@sh tests/run.sh driver $(BUILD) || true
 	@RESULTS=$(CURDIR)/$(BUILD)/results.txt sh tests/readme.sh $(BUILD) || true
 	@RESULTS=$(CURDIR)/$(BUILD)/results.txt sh tests/docs.sh $(BUILD) || true
+	@RESULTS=$(CURDIR)/$(BUILD)/results.txt python3 tests/layers.py || true
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=address,undefined all unit
 	@RESULTS=$(CURDIR)/$(BUILD)/results.txt sh tests/run.sh unit $(BUILD)/asan $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/tests/%) || true
 	@RESULTS=$(CURDIR)/$(BUILD)/results.txt E2E_CFLAGS="$(ASAN_FLAGS)" sh tests/run.sh e2e $(BUILD)/asan || true

@@ -1,12 +1,15 @@
 #!/bin/sh
 # dispatch.sh: the runtime's dispatch cost per GPU task, on fake GPUs (no GPU
 # needed): bench/dispatch.c's matmul-shaped task graph (NB^3 tasks, maps and
-# dependences of tiles) on 1 and on 2 fake GPUs whose helpers sleep
+# dependences of tiles) on 1, 2 and 4 fake GPUs (GPUS) whose helpers sleep
 # KERNEL_US per task, in one run. Prints tasks per second, the efficiency
 # (helpers' sleeping time over the wall time: 1 when the runtime costs
-# nothing), and 2 GPUs over 1 (2.0 when dispatch keeps up).
+# nothing), and N GPUs over 1 (N when dispatch keeps up). The floor column:
+# the same number of threads sleeping KERNEL_US back to back without the
+# runtime (dispatch's DISPATCH_FLOOR mode), what this machine's timers and
+# cores allow at best (a 70 us sleep takes about 78 us on a 2-vCPU VM).
 #
-#   usage: bench/dispatch.sh BUILD_DIR [REPS]      (NB=16 KERNEL_US=70 HELPERS=8)
+#   usage: bench/dispatch.sh BUILD_DIR [REPS]   (NB=16 KERNEL_US=70 HELPERS=8 GPUS="1 2 4")
 set -eu
 if [ $# -lt 1 ]; then
     echo "usage: $0 BUILD_DIR [REPS]" >&2
@@ -27,7 +30,7 @@ $cc -O2 -std=gnu11 -I"$root/runtime" -I"$root/include" -pthread "$root/bench/dis
 echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')"
 echo "run: dispatch NGPUS $nb $kus $helpers (best of $reps)"
-best() { # NGPUS -> "tasks_per_s efficiency policy_calls_per_task"
+best() { # NGPUS -> "tasks_per_s efficiency policy_calls_per_task" (DISPATCH_FLOOR=1: the floor)
     b=
     i=0
     while [ $i -lt "$reps" ]; do
@@ -39,20 +42,23 @@ best() { # NGPUS -> "tasks_per_s efficiency policy_calls_per_task"
     done
     echo "$b"
 }
-set -- $(best 1)
-t1=$1 e1=$2 p1=$3
-set -- $(best 2)
-t2=$1 e2=$2 p2=$3
-printf '%-6s %12s %11s %14s\n' gpus tasks/s efficiency policy/task
-printf '%-6s %12s %11s %14s\n' 1 "$t1" "$e1" "$p1"
-printf '%-6s %12s %11s %14s\n' 2 "$t2" "$e2" "$p2"
-awk -v a="$t1" -v b="$t2" 'BEGIN { printf "2 GPUs / 1: %.2f (2.00 when dispatch keeps up with the helpers)\n", (a > 0 ? b / a : 0) }'
+gpus=${GPUS:-1 2 4}
+printf '%-6s %12s %11s %14s %14s %10s\n' gpus tasks/s efficiency policy/task floor_tasks/s "N / 1"
+t1=
+for n in $gpus; do
+    set -- $(best "$n")
+    t=$1 e=$2 p=$3
+    f=$(DISPATCH_FLOOR=1 best "$n" | awk '{ print $1 }')
+    [ -n "$t1" ] || t1=$t
+    r=$(awk -v a="$t1" -v b="$t" 'BEGIN { printf "%.2f", (a > 0 ? b / a : 0) }')
+    printf '%-6s %12s %11s %14s %14s %10s\n' "$n" "$t" "$e" "$p" "$f" "$r"
+done
 # The runtime lock's holds by completing helpers, from one traced run each
 # (MACC_TRACE; holds over 2 us): on a busy many-core machine tasks/s moves
 # by 2x between calls, while these medians separate changes to the
 # completion's critical section.
 if command -v python3 >/dev/null 2>&1; then
-    for n in 1 2; do
+    for n in $gpus; do
         MACC_TRACE="$out/trace$n.json" "$out/dispatch" "$n" "$nb" "$kus" "$helpers" > /dev/null
         python3 "$root/tools/tracestat.py" --by-name hold:lock "$out/trace$n.json" | awk -v n="$n" '
             /^span/ { span = $2 }

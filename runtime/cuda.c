@@ -286,7 +286,7 @@ static void *cuda__helper_main(void *arg)
         if (!g->head)
             g->tail = NULL;
         pthread_mutex_unlock(&g->lock);
-        maccrt_task_execute(t);
+        maccrt_up.execute(t);
         pthread_mutex_lock(&g->lock);
     }
     pthread_mutex_unlock(&g->lock);
@@ -1929,7 +1929,6 @@ static int cuda__run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
 {
     cuda__gpu *g = d->pdata;
     cuda__call c;
-    maccrt_placement_launch(d, t->region, t->nmaps, t->maps, t->trip); /* managed data: placement.c */
     cudaError_t e = cuda__enter(g, &c);
     if (e != cudaSuccess) {
         cuda__leave(&c);
@@ -1947,8 +1946,6 @@ static int cuda__run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
     if (err == 0)
         err = (int)cuda__wait(c.stream);
     cuda__leave(&c);
-    if (err == 0)
-        maccrt_placement_done(d, t->region, t->nmaps, t->maps);
     return err;
 }
 

@@ -208,87 +208,36 @@ void maccrt_data_op(maccrt_device *d, int op, int nmaps, const MACC_Map *maps,
     }
 }
 
-/* ---- ABI ------------------------------------------------------------------------------------ */
+/* ---- device selectors ----------------------------------------------------------------------- */
 
-static void data__check(const MACC_SrcLoc *loc, int nmaps, const MACC_Map *maps, int ndeps,
-                        const MACC_Dep *deps)
+maccrt_device *maccrt_data_device(int device, const MACC_SrcLoc *loc)
 {
-    if (nmaps < 0 || ndeps < 0 || (nmaps && !maps) || (ndeps && !deps))
-        maccrt_fatal(loc, "bad arguments for a data directive");
-}
-
-void MACC_data_begin(const MACC_SrcLoc *loc, int nmaps, const MACC_Map *maps, int device)
-{
-    maccrt_init();
-    data__check(loc, nmaps, maps, 0, NULL);
-    maccrt_cache_flush(NULL);
-    maccrt_device *d = maccrt_data_device(device, loc);
-    for (int i = 0; i < nmaps; i++)
-        maccrt_map_acquire(d, &maps[i], MACCRT_REF_STRUCTURED, loc);
-}
-
-void MACC_data_end(const MACC_SrcLoc *loc, int nmaps, const MACC_Map *maps, int device)
-{
-    maccrt_init();
-    data__check(loc, nmaps, maps, 0, NULL);
-    maccrt_cache_flush(NULL);
-    maccrt_device *d = maccrt_data_device(device, loc);
-    for (int i = nmaps - 1; i >= 0; i--)
-        maccrt_map_release(d, &maps[i], MACCRT_REF_STRUCTURED, 0, loc);
-}
-
-static void data__op(const MACC_SrcLoc *loc, int op, int nmaps, const MACC_Map *maps, int device,
-                     int ndeps, const MACC_Dep *deps, int flags)
-{
-    maccrt_init();
-    data__check(loc, nmaps, maps, ndeps, deps);
-    maccrt_device *d = maccrt_data_device(device, loc);
-    if (ndeps > 0 || (flags & MACC_NOWAIT))
-        maccrt_task_data_op(d, op, nmaps, maps, ndeps, deps, flags, loc);
-    else
-        maccrt_data_op(d, op, nmaps, maps, loc);
-}
-
-void MACC_data_enter(const MACC_SrcLoc *loc, int nmaps, const MACC_Map *maps, int device,
-                     int ndeps, const MACC_Dep *deps, int flags)
-{
-    data__op(loc, MACCRT_OP_ENTER, nmaps, maps, device, ndeps, deps, flags);
-}
-
-void MACC_data_exit(const MACC_SrcLoc *loc, int nmaps, const MACC_Map *maps, int device,
-                    int ndeps, const MACC_Dep *deps, int flags)
-{
-    data__op(loc, MACCRT_OP_EXIT, nmaps, maps, device, ndeps, deps, flags);
-}
-
-void MACC_data_update(const MACC_SrcLoc *loc, int nmaps, const MACC_Map *maps, int device,
-                      int ndeps, const MACC_Dep *deps, int flags)
-{
-    data__op(loc, MACCRT_OP_UPDATE, nmaps, maps, device, ndeps, deps, flags);
-}
-
-int MACC_is_present(const void *p, size_t bytes, int device)
-{
-    maccrt_init();
     maccrt_runtime *rt = &maccrt_rt;
-    if (device >= rt->ndevices)
-        return 0;
-    if (device < 0 && device != MACC_DEVICE_DEFAULT && device != MACC_DEVICE_ANY &&
-        device != MACC_DEVICE_HOST && device != MACC_DEVICE_NVIDIA)
-        return 0;
-    if (device == MACC_DEVICE_NVIDIA && rt->ngpus == 0)
-        return 0;
-    return maccrt_map_is_present(maccrt_data_device(device, NULL), p, bytes);
-}
-
-void *MACC_device_addr(const void *p, int device)
-{
-    maccrt_init();
-    if (!p)
-        return NULL;
-    maccrt_device *d = maccrt_data_device(device, NULL);
-    if (d->plugin->caps & MACCRT_CAP_SHARED_MEM)
-        return (void *)p;
-    void *r = maccrt_map_device_ptr(d, p);
-    return r ? r : (void *)p;
+    if (device == MACC_DEVICE_DEFAULT || device == MACC_DEVICE_ANY) {
+        int dd = atomic_load(&rt->default_device); /* omp_set_default_device, if set */
+        if (dd != MACC_DEVICE_DEFAULT)
+            device = dd;
+    }
+    if (device == MACC_DEVICE_DEFAULT || device == MACC_DEVICE_ANY) {
+        for (int d = 0; d < rt->ngpus; d++)
+            if (rt->selectable & MACCRT_BIT(d))
+                return rt->devices[d];
+        return rt->host;
+    }
+    if (device == MACC_DEVICE_HOST)
+        return rt->host;
+    if (device == MACC_DEVICE_NVIDIA) {
+        if (rt->ngpus > 0)
+            return rt->devices[0];
+        if (rt->offload == MACCRT_OFFLOAD_MANDATORY)
+            maccrt_fatal(loc, "MACC_TARGET_OFFLOAD=mandatory but no GPU is available");
+        return rt->host;
+    }
+    if (device >= 0 && device < rt->ndevices)
+        return rt->devices[device];
+    if (device >= 0 && rt->offload != MACCRT_OFFLOAD_MANDATORY)
+        return rt->host;
+    if (device == MACC_DEVICE_INVALID)
+        maccrt_fatal(loc, "device number is negative (omp_invalid_device?)");
+    maccrt_fatal(loc, "device number %d does not exist (%d devices)", device, rt->ndevices);
 }

@@ -27,6 +27,13 @@
 #define HOST__SPIN 2000 /* polls of an empty queue before a worker sleeps */
 
 typedef struct host__pool host__pool;
+
+int maccrt_host_nthreads(int tokens)
+{
+    long n = (long)maccrt_rt.host_threads * tokens / MACCRT_TOKENS;
+    return n < 1 ? 1 : (int)n;
+}
+
 static __thread host__pool *host__mine; /* the pool of the calling worker */
 /* The calling thread runs host tasks from a pool's queue at its top level
  * (a worker, or a thread in maccrt_host_help): the first host task that its
@@ -57,7 +64,7 @@ static void host__run_from(host__pool *pool, maccrt_task *t)
     host__pool *outer = host__running;
     host__running = pool;
     while (t) {
-        maccrt_task_execute(t);
+        maccrt_up.execute(t);
         t = host__next;
         host__next = NULL;
     }

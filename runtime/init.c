@@ -21,13 +21,6 @@
 #include <sys/prctl.h>
 #endif
 
-maccrt_runtime maccrt_rt = {
-    /* adaptive: spins briefly before sleeping (the lock is held for short
-     * stretches, and a futex sleep costs more than the wait) */
-    .lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP,
-    .idle_cv = PTHREAD_COND_INITIALIZER,
-    .throttle_cv = PTHREAD_COND_INITIALIZER,
-};
 
 /* The CUDA plugin lives in libmaccrt_cuda.a, which the driver links (whole
  * archive, with -lcudart) only into programs that have GPU kernels. Programs
@@ -48,78 +41,6 @@ static void init__plugins(void)
 }
 
 static pthread_once_t init__once = PTHREAD_ONCE_INIT;
-
-/* ---- basics ---------------------------------------------------------------- */
-
-double maccrt_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static pthread_mutex_t init__fatal_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void init__vmessage(const char *what, const MACC_SrcLoc *loc, const char *fmt, va_list ap)
-{
-    char buf[1024];
-    int n = 0;
-    if (loc && loc->file)
-        n = snprintf(buf, sizeof buf, "macc: %s: %s:%d: ", what, loc->file, loc->line);
-    else
-        n = snprintf(buf, sizeof buf, "macc: %s: ", what);
-    if (n < 0 || (size_t)n >= sizeof buf)
-        n = 0;
-    vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
-    /* One write, so that messages of concurrent threads do not interleave. */
-    fprintf(stderr, "%s\n", buf);
-    fflush(stderr);
-}
-
-void maccrt_fatal(const MACC_SrcLoc *loc, const char *fmt, ...)
-{
-    /* The first fatal error exits; a second thread failing at the same time
-     * waits here until the process is gone. */
-    pthread_mutex_lock(&init__fatal_lock);
-    va_list ap;
-    va_start(ap, fmt);
-    init__vmessage("error", loc, fmt, ap);
-    va_end(ap);
-    atomic_store(&maccrt_rt.fatal, 1);
-    exit(1);
-}
-
-void maccrt_warn(const MACC_SrcLoc *loc, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    init__vmessage("warning", loc, fmt, ap);
-    va_end(ap);
-}
-
-void *maccrt_xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p)
-        maccrt_fatal(NULL, "out of memory (%zu bytes)", n);
-    return p;
-}
-
-void *maccrt_xcalloc(size_t n, size_t m)
-{
-    void *p = calloc(n ? n : 1, m ? m : 1);
-    if (!p)
-        maccrt_fatal(NULL, "out of memory (%zu bytes)", n * m);
-    return p;
-}
-
-void *maccrt_xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q)
-        maccrt_fatal(NULL, "out of memory (%zu bytes)", n);
-    return q;
-}
 
 /* ---- environment ------------------------------------------------------------ */
 
@@ -232,109 +153,6 @@ int maccrt_parse_offload(const char *s)
     return -1;
 }
 
-static int init__lock_spin = -1; /* MACC_LOCK_SPIN (default on) */
-
-void maccrt_lock_spin(pthread_mutex_t *m)
-{
-    int on = __atomic_load_n(&init__lock_spin, __ATOMIC_RELAXED);
-    if (on < 0) {
-        const char *v = getenv("MACC_LOCK_SPIN");
-        on = !(v && !strcmp(v, "0"));
-        __atomic_store_n(&init__lock_spin, on, __ATOMIC_RELAXED);
-    }
-    for (int i = 0; on && i < 200; i++) {
-        if (pthread_mutex_trylock(m) == 0)
-            return;
-        if (i < 32) {
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#elif defined(__aarch64__)
-            __asm__ __volatile__("yield");
-#endif
-        } else {
-            sched_yield();
-        }
-    }
-    pthread_mutex_lock(m);
-}
-
-int maccrt_poll(int (*done)(const void *arg), const void *arg, long ns)
-{
-    double end = maccrt_now() + (double)ns * 1e-9;
-    for (unsigned i = 1;; i++) {
-        if (done(arg))
-            return 1;
-        if ((i & 15) == 0) {
-            if (maccrt_now() > end)
-                return 0;
-            sched_yield();
-        }
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#elif defined(__aarch64__)
-        __asm__ __volatile__("yield");
-#endif
-    }
-}
-
-static long init__doze_step = -1; /* MACC_DOZE_US, in ns */
-
-long maccrt_doze_step(void)
-{
-    long ns = __atomic_load_n(&init__doze_step, __ATOMIC_RELAXED);
-    if (ns < 0) {
-        const char *v = getenv("MACC_DOZE_US");
-        long us = v && *v ? strtol(v, NULL, 10) : 20;
-        ns = us <= 0 ? 0 : us > 10000 ? 10000000L : us * 1000L;
-        __atomic_store_n(&init__doze_step, ns, __ATOMIC_RELAXED);
-    }
-    return ns;
-}
-
-int maccrt_doze(int (*done)(const void *arg), const void *arg, long ns)
-{
-    long step = maccrt_doze_step();
-    if (step <= 0 || ns <= 0)
-        return done(arg);
-#ifdef __linux__
-    /* the default slack (50 us) would stretch every step; the thread's own
-     * value comes back before it returns */
-    int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
-    if (slack > 1000)
-        (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
-#endif
-    double end = maccrt_now() + (double)ns * 1e-9;
-    struct timespec ts = {step / 1000000000L, step % 1000000000L};
-    int r;
-    for (;;) {
-        if ((r = done(arg)) != 0 || maccrt_now() > end)
-            break;
-        nanosleep(&ts, NULL);
-    }
-#ifdef __linux__
-    if (slack > 1000)
-        (void)prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
-#endif
-    return r;
-}
-
-long maccrt_parse_positive(const char *s)
-{
-    if (!s)
-        return -1;
-    while (isspace((unsigned char)*s))
-        s++;
-    if (!isdigit((unsigned char)*s))
-        return -1;
-    errno = 0;
-    char *e;
-    long v = strtol(s, &e, 10);
-    while (isspace((unsigned char)*e))
-        e++;
-    if (errno || *e || v <= 0)
-        return -1;
-    return v;
-}
 
 static int init__online_cpus(void)
 {
@@ -551,6 +369,14 @@ static void init__early_join(void)
     }
 }
 
+/* The calls up (internal.h), before anything starts: priority 101 runs
+ * before init__early and before any constructor of the program. */
+__attribute__((constructor(101))) static void init__upcalls(void)
+{
+    maccrt_up.execute = maccrt_task_execute;
+    maccrt_up.thread_exit = maccrt_task_thread_exit;
+}
+
 __attribute__((constructor)) static void init__early(void)
 {
     if (&maccrt_cuda_plugin == NULL || !maccrt_cuda_plugin.early)
@@ -606,6 +432,44 @@ static void init__shutdown(void)
     if (rt->stats)
         maccrt_stats_print(stderr);
     maccrt_trace_write();
+}
+
+/* ---- the statistics table (MACC_STATS, macc_print_stats) ------------------------------- */
+
+void maccrt_stats_print(FILE *f)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    /* After a fatal error another thread may hold the lock forever: read
+     * without it then (the numbers are only a report). */
+    maccrt_task_flush_counts();
+    int locked = !atomic_load(&rt->fatal);
+    if (locked)
+        pthread_mutex_lock(&rt->lock);
+    double now = maccrt_now();
+    fprintf(f, "macc: statistics (host threads: %d, policy: %s)\n", rt->host_threads,
+            rt->policy ? rt->policy->name : "none");
+    fprintf(f, "macc: %-12s %10s %10s %10s %7s %5s %14s %14s\n", "device", "tasks", "busy(s)",
+            "task(s)", "tokens", "peak", "bytes h2d", "bytes d2h");
+    for (int i = 0; i < rt->ndevices; i++) {
+        maccrt_device *d = rt->devices[i];
+        double busy = d->busy_s + (d->running ? now - d->busy_since : 0);
+        fprintf(f, "macc: %-12s %10ld %10.3f %10.3f %7d %5d %14llu %14llu\n", d->name,
+                d->tasks_run + atomic_load(&d->tasks_direct), busy, d->task_s, d->tokens_total, d->tokens_peak_used,
+                (unsigned long long)atomic_load(&d->bytes_h2d),
+                (unsigned long long)atomic_load(&d->bytes_d2h));
+    }
+    for (int i = 0; i < rt->ndevices; i++) {
+        maccrt_device *d = rt->devices[i];
+        unsigned long long p2p = atomic_load(&d->bytes_p2p);
+        if (p2p) /* device-to-device copies into d (cache.c), GB/s measured */
+            fprintf(f, "macc: %-12s %14llu bytes from other devices (%.1f GB/s); host links %.1f / %.1f GB/s\n",
+                    d->name, p2p, atomic_load(&d->bw_p2p) / 1e9, atomic_load(&d->bw_h2d) / 1e9,
+                    atomic_load(&d->bw_d2h) / 1e9);
+    }
+    maccrt_placement_print(f);
+    if (locked)
+        pthread_mutex_unlock(&rt->lock);
+    fflush(f);
 }
 
 /* ---- user API ---------------------------------------------------------------- */

@@ -321,6 +321,19 @@ typedef struct maccrt_device {
 extern const maccrt_plugin *maccrt_plugins[];
 extern const maccrt_plugin maccrt_host_plugin;
 
+/* Calls up (base.c's table, filled by init.c before any device starts): the
+ * devices run what they are handed and reach the task layer only through
+ * it, never by calling its functions (the layers, docs/RUNTIME.md). */
+struct maccrt_thread;
+typedef struct maccrt_upcalls {
+    /* runs a task that plugin->submit accepted, in the calling thread: maps,
+     * the version (plugin->run), unmapping, completion (maccrt_task_execute) */
+    void (*execute)(struct maccrt_task *t);
+    /* a thread that used the runtime exits (maccrt_task_thread_exit) */
+    void (*thread_exit)(struct maccrt_thread *th);
+} maccrt_upcalls;
+extern maccrt_upcalls maccrt_up;
+
 /* ==== 4. the data directory (cache.c) and data directives (data.c) ========= */
 
 /* Reference kinds. */
@@ -498,6 +511,13 @@ void maccrt_dir_info_get(const maccrt_device *d, maccrt_dir_info *out);
 
 /* ---- managed memory (managed.c) ---- */
 
+/* MACC_malloc & co. (api.c) below maccrt_init (managed.c). */
+void *maccrt_managed_malloc(size_t n);
+void *maccrt_managed_calloc(size_t n, size_t m);
+void *maccrt_managed_realloc(void *p, size_t n);
+void maccrt_managed_free(void *p);
+void *maccrt_managed_aligned_alloc(size_t align, size_t n);
+int maccrt_managed_posix_memalign(void **out, size_t align, size_t n);
 /* Is [p, p + bytes) in memory that MACC_malloc & co. took from their backend
  * (managed memory with a GPU: present everywhere at the same address)? */
 int maccrt_managed_owns(const void *p, size_t bytes);
@@ -681,10 +701,21 @@ void maccrt_block_stats(long *local, long *batches);
  * (through plugin->run) or the data operation, unmapping, then completion.
  * Called by plugin workers and by encountering threads for inline tasks. */
 void maccrt_task_execute(maccrt_task *t);
-/* The calling thread's state (created on first use). */
+/* The calling thread's state (base.c: created on first use; at the thread's
+ * exit maccrt_up.thread_exit settles it). */
 maccrt_thread *maccrt_thread_self(void);
+void maccrt_thread_free(maccrt_thread *th);
+/* maccrt_up.thread_exit: the thread's counts added, its struct freed once no
+ * deferred child points at it. */
+void maccrt_task_thread_exit(maccrt_thread *th);
 /* Resolves the device selector of a data call (DEFAULT/ANY: the default device). */
 maccrt_device *maccrt_data_device(int device, const MACC_SrcLoc *loc);
+/* MACC_target and MACC_taskwait (api.c) below maccrt_init: creates a task
+ * instance of r; waits for the calling thread's deferred children. */
+void maccrt_task_create(const MACC_Region *r, const void *args, size_t args_size, int nmaps,
+                        const MACC_Map *maps, int ndeps, const MACC_Dep *deps, int flags, int device,
+                        int ifcond);
+void maccrt_task_wait_children(void);
 /* Waits until every live task has finished. */
 void maccrt_task_wait_all(void);
 /* Adds the calling thread's count of tasks it ran directly to the host's
@@ -788,7 +819,7 @@ void maccrt_host_counts(maccrt_device *d, long *signals, long *helped, long *han
 /* Kept tasks (t->keep) placed on the host so far, and those a worker ran
  * after a whole spin (their creating thread did not come for them). */
 void maccrt_host_kept(maccrt_device *d, long *kept, long *by_workers);
-/* Host threads a host task holding `tokens` may use. */
+/* Host threads a host task holding `tokens` may use (host.c). */
 int maccrt_host_nthreads(int tokens);
 
 /* Per-region history for the cost model (sched.c). */

@@ -1,4 +1,4 @@
-/* managed.c: the allocator behind `macc --managed` (MACC_malloc & co.).
+/* managed.c: the allocator behind `macc --managed` (maccrt_managed_malloc & co.).
  *
  * With a GPU (a plugin with managed_alloc) the memory is CUDA managed memory,
  * usable at the same address on the host and on every GPU; without one it is
@@ -23,7 +23,7 @@
  * MACC_MANAGED_FALLBACK=host is served from the C library's heap; never a
  * hang, never an oversubscribed GPU.
  *
- * MACC_free of a pointer the pool did not hand out goes to free(3), so memory
+ * maccrt_managed_free of a pointer the pool did not hand out goes to free(3), so memory
  * from libraries or untranslated files can be freed in translated ones.
  *
  * Locks: one per size class (its stack and slab), one for the chunks, one for
@@ -110,7 +110,6 @@ static size_t mp__pow2_ceil(size_t n)
 
 static void mp__init(void)
 {
-    maccrt_init();
     const char *on = getenv("MACC_POOL");
     mp.on = !(on && (!strcmp(on, "0") || !strcasecmp(on, "off") || !strcasecmp(on, "no")));
     mp.chunk = mp__size(getenv("MACC_POOL_CHUNK"), (size_t)256 << 20);
@@ -349,7 +348,7 @@ static void *mp__alloc(size_t n)
     void *p = mp.on && n <= mp.max ? mp__pooled(n) : mp__large(n);
     if (!p && mp.fallback_host) {
         atomic_fetch_add(&mp.fallbacks, 1);
-        p = malloc(n ? n : 1); /* not ours: MACC_free hands it to free(3) */
+        p = malloc(n ? n : 1); /* not ours: maccrt_managed_free hands it to free(3) */
     }
     if (!p)
         errno = ENOMEM;
@@ -423,12 +422,12 @@ size_t maccrt_managed_size_setting(const char *value, size_t dflt)
 
 /* ---- the API (macc_rt.h) ---------------------------------------------------------------- */
 
-void *MACC_malloc(size_t n)
+void *maccrt_managed_malloc(size_t n)
 {
     return mp__alloc(n);
 }
 
-void *MACC_calloc(size_t n, size_t m)
+void *maccrt_managed_calloc(size_t n, size_t m)
 {
     if (m && n > SIZE_MAX / m) {
         errno = ENOMEM;
@@ -440,7 +439,7 @@ void *MACC_calloc(size_t n, size_t m)
     return p;
 }
 
-void MACC_free(void *p)
+void maccrt_managed_free(void *p)
 {
     if (!p)
         return;
@@ -474,16 +473,16 @@ void MACC_free(void *p)
     free(p); /* not from this allocator */
 }
 
-void *MACC_realloc(void *p, size_t n)
+void *maccrt_managed_realloc(void *p, size_t n)
 {
     if (!p)
-        return MACC_malloc(n);
+        return maccrt_managed_malloc(n);
     mp__ensure();
     size_t old = mp__block_size(p);
     if (!old)
         return realloc(p, n); /* the C library's block stays the C library's */
     if (n == 0) {
-        MACC_free(p);
+        maccrt_managed_free(p);
         return NULL;
     }
     if (n <= old && (old <= mp.min || n > old / 2))
@@ -492,11 +491,11 @@ void *MACC_realloc(void *p, size_t n)
     if (!q)
         return NULL;
     memcpy(q, p, old < n ? old : n);
-    MACC_free(p);
+    maccrt_managed_free(p);
     return q;
 }
 
-void *MACC_aligned_alloc(size_t align, size_t n)
+void *maccrt_managed_aligned_alloc(size_t align, size_t n)
 {
     if (align == 0 || (align & (align - 1))) {
         errno = EINVAL;
@@ -510,11 +509,11 @@ void *MACC_aligned_alloc(size_t align, size_t n)
     return NULL;
 }
 
-int MACC_posix_memalign(void **out, size_t align, size_t n)
+int maccrt_managed_posix_memalign(void **out, size_t align, size_t n)
 {
     if (align < sizeof(void *) || (align & (align - 1)))
         return EINVAL;
-    void *p = MACC_aligned_alloc(align, n);
+    void *p = maccrt_managed_aligned_alloc(align, n);
     if (!p)
         return errno == EINVAL ? EINVAL : ENOMEM;
     *out = p;

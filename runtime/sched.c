@@ -81,13 +81,33 @@ static void sched__unqueue(maccrt_task *t)
     t->qprev = t->qnext = NULL;
 }
 
-/* ---- tokens ------------------------------------------------------------------------------ */
+/* ---- versions ------------------------------------------------------------------------------ */
 
-int maccrt_host_nthreads(int tokens)
+const MACC_Version *maccrt_pick_version(const MACC_Region *r, const maccrt_device *d, int fallback)
 {
-    long n = (long)maccrt_rt.host_threads * tokens / MACCRT_TOKENS;
-    return n < 1 ? 1 : (int)n;
+    const MACC_Version *fb = NULL;
+    for (int i = 0; i < r->nversions; i++) {
+        const MACC_Version *v = &r->versions[i];
+        if (v->kind != d->kind || !v->fn)
+            continue;
+        if (d->plugin->version_ok && !d->plugin->version_ok(d, v))
+            continue;
+        if (!(v->flags & MACC_VERSION_FALLBACK))
+            return v;
+        if (!fb)
+            fb = v;
+    }
+    return fallback ? fb : NULL;
 }
+
+const MACC_Version *maccrt_task_version(const maccrt_task *t, const maccrt_device *d)
+{
+    if (!t->region)
+        return NULL;
+    return maccrt_pick_version(t->region, d, t->fallback);
+}
+
+/* ---- tokens ------------------------------------------------------------------------------ */
 
 static int sched__need(maccrt_task *t, maccrt_device *d, const MACC_Version **vout)
 {

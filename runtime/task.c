@@ -27,7 +27,6 @@
 
 /* ---- per-thread state --------------------------------------------------------- */
 
-static pthread_key_t task__key;
 /* Tasks this thread ran directly (the throttle) not yet added to the host's
  * count: one atomic add per 64, at a taskwait, at thread exit and when the
  * counts are read (maccrt_task_flush_counts). */
@@ -40,47 +39,18 @@ void maccrt_task_flush_counts(void)
         task__direct_runs = 0;
     }
 }
-static pthread_once_t task__key_once = PTHREAD_ONCE_INIT;
-static __thread maccrt_thread *task__self;
-
-static void task__thread_free(maccrt_thread *th)
-{
-    pthread_cond_destroy(&th->cv);
-    free(th);
-}
-
 static void task__lock_in_wait(void);
 
-/* Thread exit: the struct lives on while deferred children still point at it. */
-static void task__thread_exit(void *p)
+/* Thread exit (maccrt_up.thread_exit, from base.c's key destructor): the
+ * struct lives on while deferred children still point at it. */
+void maccrt_task_thread_exit(maccrt_thread *th)
 {
-    maccrt_thread *th = p;
     maccrt_task_flush_counts();
-    task__self = NULL; /* a later destructor calling in gets a fresh struct */
     task__lock_in_wait(); /* (its tasks in the inbox count it first) */
     int last = --th->refs == 0;
     pthread_mutex_unlock(&maccrt_rt.lock);
     if (last)
-        task__thread_free(th);
-}
-
-static void task__make_key(void)
-{
-    pthread_key_create(&task__key, task__thread_exit);
-}
-
-maccrt_thread *maccrt_thread_self(void)
-{
-    maccrt_thread *th = task__self;
-    if (th)
-        return th;
-    pthread_once(&task__key_once, task__make_key);
-    th = maccrt_xcalloc(1, sizeof *th);
-    pthread_cond_init(&th->cv, NULL);
-    th->refs = 1;
-    pthread_setspecific(task__key, th);
-    task__self = th;
-    return th;
+        maccrt_thread_free(th);
 }
 
 /* ---- dependence index ------------------------------------------------------------ */
@@ -241,29 +211,7 @@ static void task__deps_remove(maccrt_task *t)
 
 /* ---- versions and candidate devices ---------------------------------------------------- */
 
-const MACC_Version *maccrt_pick_version(const MACC_Region *r, const maccrt_device *d, int fallback)
-{
-    const MACC_Version *fb = NULL;
-    for (int i = 0; i < r->nversions; i++) {
-        const MACC_Version *v = &r->versions[i];
-        if (v->kind != d->kind || !v->fn)
-            continue;
-        if (d->plugin->version_ok && !d->plugin->version_ok(d, v))
-            continue;
-        if (!(v->flags & MACC_VERSION_FALLBACK))
-            return v;
-        if (!fb)
-            fb = v;
-    }
-    return fallback ? fb : NULL;
-}
 
-const MACC_Version *maccrt_task_version(const maccrt_task *t, const maccrt_device *d)
-{
-    if (!t->region)
-        return NULL;
-    return maccrt_pick_version(t->region, d, t->fallback);
-}
 
 static const char *task__region_name(const MACC_Region *r)
 {
@@ -884,11 +832,10 @@ static void task__run_direct(maccrt_task *t)
 #define TASK__STACK_ARGS 1024
 #define TASK__STACK_MAPS 32
 
-void MACC_target(const MACC_Region *r, const void *args, size_t args_size, int nmaps,
-                 const MACC_Map *maps, int ndeps, const MACC_Dep *deps, int flags, int device,
-                 int ifcond)
+void maccrt_task_create(const MACC_Region *r, const void *args, size_t args_size, int nmaps,
+                        const MACC_Map *maps, int ndeps, const MACC_Dep *deps, int flags, int device,
+                        int ifcond)
 {
-    maccrt_init();
     if (!r)
         maccrt_fatal(NULL, "MACC_target called without a region");
     if (nmaps < 0 || ndeps < 0 || (nmaps && !maps) || (ndeps && !deps) || (args_size && !args))
@@ -1050,7 +997,7 @@ static void task__free_threads(maccrt_thread *c)
 {
     while (c) {
         maccrt_thread *n = c->free_next;
-        task__thread_free(c);
+        maccrt_thread_free(c);
         c = n;
     }
 }
@@ -1179,7 +1126,13 @@ void maccrt_task_execute(maccrt_task *t)
         t->t_maps = t->timed ? r0 - t->t_start : 0.0;
         if (tr0 > 0.0)
             maccrt_trace_event(MACCRT_TRACE_MAPS, d, task__region_name(t->region), tr0, r0, 0);
+        /* managed data a GPU's kernel uses: placed before it, fixed up after (placement.c) */
+        int gpu = d->kind != MACC_DEV_HOST;
+        if (gpu)
+            maccrt_placement_launch(d, t->region, t->nmaps, t->maps, t->trip);
         int err = d->plugin->run(d, t, &env);
+        if (gpu && !err)
+            maccrt_placement_done(d, t->region, t->nmaps, t->maps);
         double r1 = t->timed || tr0 > 0.0 ? maccrt_now() : 0.0;
         if (r0 > 0.0 && !err && maccrt_trace_on())
             maccrt_trace_event(MACCRT_TRACE_TASK, d, task__region_name(t->region), r0, maccrt_now(), 0);
@@ -1220,10 +1173,8 @@ void maccrt_task_execute(maccrt_task *t)
 
 /* ---- waiting ---------------------------------------------------------------------------- */
 
-void MACC_taskwait(const MACC_SrcLoc *loc)
+void maccrt_task_wait_children(void)
 {
-    (void)loc;
-    maccrt_init();
     maccrt_thread *self = maccrt_thread_self();
     maccrt_task_flush_counts();
     task__lock_in_wait(); /* (its tasks in the inbox count first) */
@@ -1288,34 +1239,3 @@ long maccrt_task_drain(double stall_s)
 
 /* ---- data device selection -------------------------------------------------------------- */
 
-maccrt_device *maccrt_data_device(int device, const MACC_SrcLoc *loc)
-{
-    maccrt_runtime *rt = &maccrt_rt;
-    if (device == MACC_DEVICE_DEFAULT || device == MACC_DEVICE_ANY) {
-        int dd = atomic_load(&rt->default_device); /* omp_set_default_device, if set */
-        if (dd != MACC_DEVICE_DEFAULT)
-            device = dd;
-    }
-    if (device == MACC_DEVICE_DEFAULT || device == MACC_DEVICE_ANY) {
-        for (int d = 0; d < rt->ngpus; d++)
-            if (rt->selectable & MACCRT_BIT(d))
-                return rt->devices[d];
-        return rt->host;
-    }
-    if (device == MACC_DEVICE_HOST)
-        return rt->host;
-    if (device == MACC_DEVICE_NVIDIA) {
-        if (rt->ngpus > 0)
-            return rt->devices[0];
-        if (rt->offload == MACCRT_OFFLOAD_MANDATORY)
-            maccrt_fatal(loc, "MACC_TARGET_OFFLOAD=mandatory but no GPU is available");
-        return rt->host;
-    }
-    if (device >= 0 && device < rt->ndevices)
-        return rt->devices[device];
-    if (device >= 0 && rt->offload != MACCRT_OFFLOAD_MANDATORY)
-        return rt->host;
-    if (device == MACC_DEVICE_INVALID)
-        maccrt_fatal(loc, "device number is negative (omp_invalid_device?)");
-    maccrt_fatal(loc, "device number %d does not exist (%d devices)", device, rt->ndevices);
-}

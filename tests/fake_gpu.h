@@ -42,7 +42,7 @@ static void *fake_gpu_worker(void *arg)
         if (!g->head)
             g->tail = NULL;
         pthread_mutex_unlock(&g->lock);
-        maccrt_task_execute(t);
+        maccrt_up.execute(t);
         pthread_mutex_lock(&g->lock);
     }
     pthread_mutex_unlock(&g->lock);
