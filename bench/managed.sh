@@ -1,6 +1,7 @@
 #!/bin/sh
-# managed.sh: --managed against explicit data movement, on the GPU alone
-# (MACC_DEVICES=nvidia), each row's peers in the same run:
+# managed.sh: --managed against explicit data movement, on the GPUs alone
+# (one GPU, MACC_DEVICES=nvidia:0, and with several every GPU,
+# MACC_DEVICES=nvidia, side by side), each row's peers in the same run:
 #   jacobi   samples/jacobi.c: acc enter data / update host / exit data;
 #            explicit copies, --managed (directives as prefetch hints), and
 #            --managed with MACC_MANAGED_HINTS=0 (page faults only)
@@ -44,15 +45,28 @@ best() {
     echo "${b:-0}"
 }
 
-printf '%-10s %-8s %12s %12s %12s %10s %10s\n' case unit explicit managed no-hints 'm/expl' 'nh/expl'
-e=$(best 'GB\/s=' jacobi "4096 100")
-m=$(best 'GB\/s=' jacobi_m "4096 100")
-n=$(best 'GB\/s=' jacobi_m "4096 100" MACC_MANAGED_HINTS=0)
-awk -v e="$e" -v m="$m" -v n="$n" 'BEGIN { printf "%-10s %-8s %12.1f %12.1f %12.1f %10.3f %10.3f\n", "jacobi", "GB/s", e, m, n, (e > 0 ? m / e : 0), (e > 0 ? n / e : 0) }'
-e=$(best 'Pipelined *' stream "33554432 10 4194304")
-m=$(best 'Pipelined *' stream_m "33554432 10 4194304")
-n=$(best 'Pipelined *' stream_m "33554432 10 4194304" MACC_MANAGED_HINTS=0)
-awk -v e="$e" -v m="$m" -v n="$n" 'BEGIN { printf "%-10s %-8s %12.1f %12.1f %12.1f %10.3f %10.3f\n", "stream", "GB/s", e, m, n, (e > 0 ? m / e : 0), (e > 0 ? n / e : 0) }'
+ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+[ "${ngpu:-0}" -ge 1 ] || ngpu=1
+# row NAME PATTERN PROG ARGS: one GPU (nvidia:0) and, with several, every GPU
+row() {
+    name=$1 pat=$2 prog=$3 args=$4
+    e=$(best "$pat" "$prog" "$args" MACC_DEVICES=nvidia:0)
+    m=$(best "$pat" "${prog}_m" "$args" MACC_DEVICES=nvidia:0)
+    n=$(best "$pat" "${prog}_m" "$args" MACC_DEVICES=nvidia:0 MACC_MANAGED_HINTS=0)
+    if [ "$ngpu" -gt 1 ]; then
+        E=$(best "$pat" "$prog" "$args" MACC_DEVICES=nvidia)
+        M=$(best "$pat" "${prog}_m" "$args" MACC_DEVICES=nvidia)
+    else
+        E=0 M=0
+    fi
+    awk -v name="$name" -v e="$e" -v m="$m" -v n="$n" -v E="$E" -v M="$M" 'BEGIN {
+        printf "%-8s %10.1f %10.1f %10.1f %7.3f %7.3f | %10.1f %10.1f %7.3f %9.2f\n", name, e, m, n,
+            (e > 0 ? m / e : 0), (e > 0 ? n / e : 0), E, M, (E > 0 ? M / E : 0), (m > 0 ? M / m : 0) }'
+}
+echo "GB/s, best of $reps; left: one GPU (MACC_DEVICES=nvidia:0), right: all $ngpu GPUs (MACC_DEVICES=nvidia)"
+printf '%-8s %10s %10s %10s %7s %7s | %10s %10s %7s %9s\n' case explicit managed no-hints m/e nh/e explicit managed m/e 'm all/1'
+row jacobi 'GB\/s=' jacobi "4096 100"
+row stream 'Pipelined *' stream "33554432 10 4194304"
 
 echo
 printf '%-22s %12s %12s %12s %10s %10s\n' 'alloc loop (us/iter)' explicit pool no-pool 'pool/expl' 'nopool/pool'

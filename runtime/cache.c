@@ -1957,6 +1957,10 @@ static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out
             return 0;
     }
     maccrt_device *devs[MACCRT_MAX_DEVICES + 1];
+    /* managed sections, asked before the lock (the allocator's own locks) */
+    char managed[t->nmaps > 0 ? t->nmaps : 1];
+    for (int k = 0; k < t->nmaps; k++)
+        managed[k] = t->maps[k].bytes && maccrt_managed_owns(t->maps[k].start, t->maps[k].bytes);
     if (!try)
         cache__lock_take();
     else if (pthread_mutex_trylock(&cache__lock) != 0)
@@ -1968,6 +1972,31 @@ static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out
             continue;
         uintptr_t a, b;
         maccrt_section(m, &a, &b);
+        if (managed[k]) {
+            /* managed memory: no directory entry; its pages are where the
+             * placement records say (one GPU, else the host), and move to
+             * the device that runs the task (GPU to GPU over the peer
+             * link's measured bandwidth, or the host's when none) */
+            maccrt_mask on;
+            if (maccrt_managed_holders(a, b, try, &on) < 0) {
+                cache__lock_drop();
+                return -1;
+            }
+            for (int d = 0; d < rt->ndevices; d++) {
+                if (!(want & MACCRT_BIT(d)))
+                    continue;
+                maccrt_device *dev = rt->devices[d];
+                if (!cache__has_memory(dev)) { /* the host: pages on a GPU come back */
+                    if (on)
+                        out[d] += (double)(b - a) /
+                                  cache__bw(atomic_load(&rt->devices[__builtin_ctzll(on)]->bw_d2h));
+                } else if (!(on & MACCRT_BIT(d))) {
+                    double p2p = atomic_load(&dev->bw_p2p);
+                    out[d] += (double)(b - a) / (on && p2p > 0 ? p2p : cache__bw(atomic_load(&dev->bw_h2d)));
+                }
+            }
+            continue;
+        }
         /* per GPU i: an entry holding the whole section valid (here: nothing
          * moves; a cached one: a source of a peer copy), and its dirty bytes
          * in the section, timed back to the host over i's link */

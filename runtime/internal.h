@@ -532,6 +532,10 @@ void maccrt_managed_prefetch(maccrt_device *d, const void *p, size_t bytes, int 
  * by tasks on two or more devices gets read-mostly advice, withdrawn when a
  * task writes it. */
 void maccrt_managed_note_use(maccrt_device *d, const void *p, size_t bytes, int writes);
+/* The GPUs that hold managed [a, b) (placement.c's records, or without
+ * placement the prefetches of managed.c): 0 with *out set, -1 when try and
+ * busy. The scheduler's residency term (cache.c) reads it. */
+int maccrt_managed_holders(uintptr_t a, uintptr_t b, int try, maccrt_mask *out);
 /* Does the allocator serve CUDA managed memory (else host memory)? */
 int maccrt_managed_on_gpu(void);
 typedef struct maccrt_managed_info {
@@ -577,6 +581,9 @@ enum { MACCRT_PL_THR_DEFAULT, MACCRT_PL_THR_ENV, MACCRT_PL_THR_MEASURED };
 void maccrt_placement_stats(const maccrt_device *d, maccrt_placement_info *out);
 /* Where the object holding p is on d (MACCRT_PL_NONE: no record). */
 int maccrt_placement_where(const maccrt_device *d, const void *p);
+/* The GPUs whose placement records hold all of [a, b) (charged there, not
+ * kept on the host) in *out: 0, or -1 when try and the lock is busy. */
+int maccrt_placement_holders(uintptr_t a, uintptr_t b, int try, maccrt_mask *out);
 /* The MACC_STATS lines of placement (nothing when no launch was placed). */
 void maccrt_placement_print(FILE *f);
 

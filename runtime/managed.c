@@ -568,6 +568,11 @@ void maccrt_managed_prefetch(maccrt_device *d, const void *p, size_t bytes, int 
         d->plugin->prefetch(d, p, bytes, 1);
         return;
     }
+    /* pages are in one place: another device's record of them goes */
+    for (int dv = 0; dv < maccrt_rt.ngpus && dv < MACCRT_MAX_DEVICES; dv++)
+        for (int i = 0; dv != n && i < MP_RECENT; i++)
+            if (mp_recent.a[dv][i] < b && a < mp_recent.b[dv][i])
+                mp_recent.a[dv][i] = mp_recent.b[dv][i] = 0;
     int seen = 0;
     for (int i = 0; i < MP_RECENT && !seen; i++)
         seen = mp_recent.a[n][i] <= a && b <= mp_recent.b[n][i] && mp_recent.b[n][i];
@@ -582,6 +587,24 @@ void maccrt_managed_prefetch(maccrt_device *d, const void *p, size_t bytes, int 
     }
     pthread_mutex_unlock(&mp_recent.lock);
     d->plugin->prefetch(d, p, bytes, 0);
+}
+
+int maccrt_managed_holders(uintptr_t a, uintptr_t b, int try, maccrt_mask *out)
+{
+    *out = 0;
+    for (int k = 0; k < maccrt_rt.ngpus; k++)
+        if (maccrt_placement_active(maccrt_rt.devices[k]))
+            return maccrt_placement_holders(a, b, try, out);
+    if (try ? pthread_mutex_trylock(&mp_recent.lock) != 0 : pthread_mutex_lock(&mp_recent.lock) != 0)
+        return -1;
+    for (int dv = 0; dv < maccrt_rt.ngpus && dv < MACCRT_MAX_DEVICES; dv++)
+        for (int i = 0; i < MP_RECENT; i++)
+            if (mp_recent.b[dv][i] && mp_recent.a[dv][i] <= a && b <= mp_recent.b[dv][i]) {
+                *out |= MACCRT_BIT(dv);
+                break;
+            }
+    pthread_mutex_unlock(&mp_recent.lock);
+    return 0;
 }
 
 /* Read-mostly advice: per section used by tasks, the devices that read it

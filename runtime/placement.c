@@ -88,7 +88,7 @@ long long maccrt_placement_take_trip(void)
 }
 
 typedef struct pl_obj {
-    uintptr_t a, b;         /* the allocation */
+    uintptr_t a, b;         /* the allocation (with several GPUs: the section, in pages) */
     int where;              /* MACCRT_PL_* of its last launch */
     int charged;            /* counts against the budget */
     int prefetched;         /* prefetched to the GPU since it was last evicted */
@@ -111,6 +111,7 @@ typedef struct pl_gpu {
     size_t calib_bytes;
 } pl_gpu;
 
+#define PL_PAGE ((uintptr_t)4096)          /* sections are placed in whole pages */
 #define PL_FALLBACK_THRESHOLD 0.6          /* OTM's, when it cannot be measured */
 #define PL_CALIB_MAX ((size_t)64 << 20)    /* the calibration's size: at most */
 #define PL_CALIB_MIN ((size_t)8 << 20)     /* and at least (else not measured) */
@@ -270,6 +271,36 @@ static void pl__evict(maccrt_device *d, pl_gpu *g, pl_obj *o)
     pl__trace(MACCRT_TRACE_EVICT, d, o, t0);
 }
 
+/* [a, b) moved to GPU `to` (-1: to the host): the records of every other
+ * GPU lose it. A record inside it is no longer on that GPU (its charge
+ * goes); one that overlaps it lost part of its pages (prefetched again at
+ * its next use). Pages of managed memory are in one place at a time (no
+ * read-mostly copies are assumed): without this, a GPU whose record said
+ * "prefetched" skipped the prefetch of data another GPU had taken, and its
+ * kernel faulted the pages back one by one. */
+static void pl__moved(int to, uintptr_t a, uintptr_t b)
+{
+    int n = to < 0 ? MACCRT_MAX_DEVICES : maccrt_rt.ngpus;
+    for (int k = 0; k < n; k++) {
+        if (k == to)
+            continue;
+        pl_gpu *g = &pl.gpu[k];
+        for (int i = 0; i < g->n; i++) {
+            pl_obj *o = &g->objs[i];
+            if (!(o->a < b && a < o->b))
+                continue;
+            if (o->a >= a && o->b <= b) { /* the whole object went */
+                if (o->charged)
+                    g->resident -= o->b - o->a;
+                o->charged = o->prefetched = 0;
+                o->faulted = 0;
+            } else {
+                o->prefetched = 0; /* part of it: prefetched again next time */
+            }
+        }
+    }
+}
+
 /* The least recently used charged object not placed by launch `now` (0: any). */
 static pl_obj *pl__lru(pl_gpu *g, unsigned long now)
 {
@@ -356,8 +387,10 @@ static int pl__items(const MACC_Region *r, int nmaps, const MACC_Map *maps, long
             continue;
         const MACC_Access *f = pl__fact(r, i, m);
         double density = 1.0, pages = 1.0;
+        /* several GPUs: the object is the section (below), its facts too */
+        int part = maccrt_rt.ngpus > 1 && m->bytes && m->bytes < size;
         if (f && f->per_iter >= 0 && f->elem_size > 0 && trip >= 0) {
-            double elems = (double)size / (double)f->elem_size;
+            double elems = (double)(part ? m->bytes : size) / (double)f->elem_size;
             double acc = f->per_iter * (double)trip;
             density = elems > 0 ? acc / elems : 1.0;
             if (density > 1.0)
@@ -367,12 +400,23 @@ static int pl__items(const MACC_Region *r, int nmaps, const MACC_Map *maps, long
             double ds = selems > 0 ? acc / selems : 1.0;
             if (ds > 1.0)
                 ds = 1.0;
-            pages = (double)sec / (double)size * (1.0 - pl__pow(1.0 - ds, f->elem_size >= 4096 ? 1 : (size_t)(4096 / f->elem_size)));
+            pages = (part ? 1.0 : (double)sec / (double)size) * (1.0 - pl__pow(1.0 - ds, f->elem_size >= 4096 ? 1 : (size_t)(4096 / f->elem_size)));
         }
         int rank = f ? f->reuse_rank : 1;
         uintptr_t a = (uintptr_t)start, b = a + size;
+        if (part) {
+            /* several GPUs: the section (whole pages), not the allocation.
+             * Tasks of one array on both GPUs (STREAM's blocks) each move
+             * their own part; a whole-array prefetch per launch moved all of
+             * it to one GPU and then the other, and each GPU's record of it
+             * went stale (two H100s: 184 GB/s against 1918 with copies). */
+            uintptr_t sa = (uintptr_t)m->start & ~(uintptr_t)(PL_PAGE - 1);
+            uintptr_t sb = ((uintptr_t)m->start + m->bytes + PL_PAGE - 1) & ~(uintptr_t)(PL_PAGE - 1);
+            a = sa > a ? sa : a;
+            b = sb < b ? sb : b;
+        }
         int k = 0;
-        while (k < n && it[k].a != a)
+        while (k < n && (it[k].a != a || it[k].b != b))
             k++;
         if (k < n) { /* two maps of one allocation: one object */
             if (density > it[k].density)
@@ -471,6 +515,8 @@ void maccrt_placement_launch(maccrt_device *d, const MACC_Region *r, int nmaps, 
             pl__trace(MACCRT_TRACE_PLACE_FAULT, d, o, t0);
         }
         o->where = x->dest == MACCRT_PL_GPU_PREFETCH && o->charged ? MACCRT_PL_GPU_PREFETCH : MACCRT_PL_GPU_FAULT;
+        if (maccrt_rt.ngpus > 1)
+            pl__moved(d->num, x->a, x->b); /* its pages come here (prefetched or faulted) */
     }
     pthread_mutex_unlock(&pl.lock);
 }
@@ -527,21 +573,27 @@ void maccrt_placement_note_host(const void *p, size_t bytes)
 {
     uintptr_t a = (uintptr_t)p, b = a + bytes;
     pthread_mutex_lock(&pl.lock);
-    for (int k = 0; k < MACCRT_MAX_DEVICES; k++) {
-        pl_gpu *g = &pl.gpu[k];
+    pl__moved(-1, a, b);
+    pthread_mutex_unlock(&pl.lock);
+}
+
+int maccrt_placement_holders(uintptr_t a, uintptr_t b, int try, maccrt_mask *out)
+{
+    *out = 0;
+    if (try ? pthread_mutex_trylock(&pl.lock) != 0 : pthread_mutex_lock(&pl.lock) != 0)
+        return -1;
+    for (int k = 0; k < maccrt_rt.ngpus && k < MACCRT_MAX_DEVICES; k++) {
+        const pl_gpu *g = &pl.gpu[k];
         for (int i = 0; i < g->n; i++) {
-            pl_obj *o = &g->objs[i];
-            if (o->a < b && a < o->b && o->a >= a && o->b <= b) { /* the whole object went back */
-                if (o->charged)
-                    g->resident -= o->b - o->a;
-                o->charged = o->prefetched = 0;
-                o->faulted = 0;
-            } else if (o->a < b && a < o->b) {
-                o->prefetched = 0; /* part of it: prefetched again next time */
+            const pl_obj *o = &g->objs[i];
+            if (o->a <= a && b <= o->b && o->charged && o->where != MACCRT_PL_HOST) {
+                *out |= MACCRT_BIT(k);
+                break;
             }
         }
     }
     pthread_mutex_unlock(&pl.lock);
+    return 0;
 }
 
 /* ---- statistics ---------------------------------------------------------------------------------- */

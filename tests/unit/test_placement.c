@@ -25,6 +25,7 @@ typedef struct ev {
     int kind;
     uintptr_t p;
     size_t bytes;
+    int dev;
 } ev;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static ev evlog[4096];
@@ -34,11 +35,11 @@ static uintptr_t on_a[256], on_b[256];
 static int non;
 static size_t on_bytes, on_peak;
 
-static void fg_log(int kind, const void *p, size_t bytes)
+static void fg_log(int dev, int kind, const void *p, size_t bytes)
 {
     pthread_mutex_lock(&log_lock);
     if (nev < 4096)
-        evlog[nev++] = (ev){kind, (uintptr_t)p, bytes};
+        evlog[nev++] = (ev){kind, (uintptr_t)p, bytes, dev};
     uintptr_t a = (uintptr_t)p, b = a + bytes;
     if (kind == EV_TO_GPU) {
         on_a[non] = a;
@@ -69,9 +70,22 @@ static int count(int kind, const void *p)
     return n;
 }
 
+/* prefetches of p (NULL: any) to GPU dev, in bytes */
+static size_t to_gpu_bytes(int dev, const void *p)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&log_lock);
+    for (int i = 0; i < nev; i++)
+        if (evlog[i].kind == EV_TO_GPU && evlog[i].dev == dev && (!p || evlog[i].p == (uintptr_t)p))
+            n += evlog[i].bytes;
+    pthread_mutex_unlock(&log_lock);
+    return n;
+}
+
+static int fg_ngpus = 1; /* (a test sets 2 before its first runtime call) */
 static int fg_discover(void)
 {
-    return 1;
+    return fg_ngpus;
 }
 
 static int fg_init(maccrt_device *d)
@@ -122,13 +136,13 @@ static int fg_mem_info(maccrt_device *d, size_t *free_b, size_t *total_b)
 static void fg_prefetch(maccrt_device *d, const void *p, size_t bytes, int to_host)
 {
     (void)d;
-    fg_log(to_host ? EV_TO_HOST : EV_TO_GPU, p, bytes);
+    fg_log(d->num, to_host ? EV_TO_HOST : EV_TO_GPU, p, bytes);
 }
 
 static void fg_advise_place(maccrt_device *d, const void *p, size_t bytes, int host)
 {
     (void)d;
-    fg_log(host ? EV_PIN : EV_UNPIN, p, bytes);
+    fg_log(d->num, host ? EV_PIN : EV_UNPIN, p, bytes);
 }
 
 /* The migration calibration: faults at 12 GB/s, prefetches at 16 GB/s (a
@@ -605,4 +619,109 @@ Test(placement, budget_never_above_the_cap)
     maccrt_placement_info s;
     maccrt_placement_stats(gpu(), &s);
     cr_assert_eq(s.budget, 240 * MiB);
+}
+
+/* ---- several GPUs -------------------------------------------------------------------------------- */
+
+static void launch_on(const MACC_Region *r, float *x, size_t bytes, int device)
+{
+    MACC_Map m = {"x", x, x, bytes, MACC_MAP_TOFROM};
+    MACC_push_tripcount((long long)(bytes / 4)); /* every element: dense */
+    MACC_target(r, NULL, 0, 1, &m, 0, NULL, 0, device, 1);
+}
+
+/* With two GPUs a task's section is placed, not its whole allocation, and
+ * pages are in one place: a section that a task on the other GPU took is
+ * prefetched again when a task on the first uses it next (before, the first
+ * GPU's record still said "prefetched" and its kernel faulted the pages
+ * back), its charge moves with it, and the records say which GPU holds it. */
+Test(placement, two_gpus_sections_move_with_their_tasks)
+{
+    fg_ngpus = 2;
+    env_budget(NULL, "otm");
+    setenv("MACC_DEVICES", "nvidia", 1);
+    size_t half = 4 * MiB;
+    float *x = MACC_malloc(2 * half);
+    cr_assert_eq(macc_num_devices(), 3);
+    maccrt_device *g0 = maccrt_rt.devices[0], *g1 = maccrt_rt.devices[1];
+    uintptr_t a = (uintptr_t)x, b = a + half;
+    maccrt_mask on;
+
+    launch_on(&R1, x, half, 0);
+    cr_assert_eq(to_gpu_bytes(0, x), half, "the section, not the allocation: %zu", to_gpu_bytes(0, x));
+    cr_assert_eq(maccrt_placement_holders(a, b, 0, &on), 0);
+    cr_assert_eq(on, MACCRT_BIT(0));
+    launch_on(&R1, x + half / 4, half, 1); /* the other half on GPU 1 */
+    cr_assert_eq(to_gpu_bytes(1, x + half / 4), half);
+    cr_assert_eq(maccrt_placement_holders(a, b, 0, &on), 0);
+    cr_assert_eq(on, MACCRT_BIT(0), "the first half stays on GPU 0");
+
+    launch_on(&R1, x, half, 1); /* the first half taken by GPU 1 */
+    cr_assert_eq(to_gpu_bytes(1, x), half);
+    maccrt_placement_holders(a, b, 0, &on);
+    cr_assert_eq(on, MACCRT_BIT(1));
+    maccrt_placement_info s0, s1;
+    maccrt_placement_stats(g0, &s0);
+    maccrt_placement_stats(g1, &s1);
+    cr_assert_eq(s0.resident, 0, "its charge left GPU 0: %zu", s0.resident);
+    cr_assert_eq(s1.resident, 2 * half);
+
+    launch_on(&R1, x, half, 0); /* and back: prefetched again */
+    cr_assert_eq(to_gpu_bytes(0, x), 2 * half, "prefetched again on GPU 0: %zu", to_gpu_bytes(0, x));
+    maccrt_placement_holders(a, b, 0, &on);
+    cr_assert_eq(on, MACCRT_BIT(0));
+    maccrt_placement_stats(g0, &s0);
+    maccrt_placement_stats(g1, &s1);
+    cr_assert_eq(s0.resident + s1.resident, 2 * half, "each byte charged once: %zu + %zu", s0.resident, s1.resident);
+    cr_assert_leq(s0.resident, s0.budget);
+    cr_assert_leq(s1.resident, s1.budget);
+    launch_on(&R1, x, half, 0);
+    cr_assert_eq(to_gpu_bytes(0, x), 2 * half, "resident: not prefetched again");
+}
+
+/* The scheduler sees where managed pages are: tasks of device(any) that map
+ * a section GPU 1 holds run on GPU 1, and tasks of a section GPU 0 holds on
+ * GPU 0, both GPUs free (before, every GPU cost the same move from the
+ * host and the tie went to GPU 0). */
+Test(placement, two_gpus_tasks_follow_the_pages)
+{
+    fg_ngpus = 2;
+    env_budget(NULL, "otm");
+    setenv("MACC_DEVICES", "nvidia", 1);
+    size_t half = 4 * MiB;
+    float *x = MACC_malloc(2 * half), *y = x + half / 4;
+    cr_assert_eq(macc_num_devices(), 3);
+    launch_on(&R1, y, half, 0); /* measured on both GPUs */
+    launch_on(&R1, x, half, 1);
+    for (int i = 0; i < 4; i++) {
+        long t0 = macc_device_tasks(0), t1 = macc_device_tasks(1);
+        launch_on(&R1, x, half, MACC_DEVICE_ANY);
+        cr_assert_eq(macc_device_tasks(1), t1 + 1, "round %d: on GPU 1, which holds x's pages", i);
+        launch_on(&R1, y, half, MACC_DEVICE_ANY);
+        cr_assert_eq(macc_device_tasks(0), t0 + 1, "round %d: on GPU 0, which holds y's pages", i);
+    }
+    cr_assert_eq(to_gpu_bytes(0, x) + to_gpu_bytes(1, y), 0, "nothing moved between the GPUs");
+}
+
+/* Without placement (MACC_PLACEMENT=off: managed.c's prefetches of task
+ * maps) the same: a GPU's record of data another GPU prefetched goes, and
+ * its next task prefetches it again instead of faulting it back. */
+Test(placement, two_gpus_off_prefetches_again)
+{
+    fg_ngpus = 2;
+    env_budget(NULL, "off");
+    setenv("MACC_DEVICES", "nvidia", 1);
+    size_t bytes = 4 * MiB;
+    float *x = MACC_malloc(bytes);
+    cr_assert_eq(macc_num_devices(), 3);
+    launch_on(&R1, x, bytes, 0);
+    launch_on(&R1, x, bytes, 0);
+    cr_assert_eq(to_gpu_bytes(0, x), bytes, "once while it stays");
+    launch_on(&R1, x, bytes, 1);
+    cr_assert_eq(to_gpu_bytes(1, x), bytes);
+    maccrt_mask on;
+    cr_assert_eq(maccrt_managed_holders((uintptr_t)x, (uintptr_t)x + bytes, 0, &on), 0);
+    cr_assert_eq(on, MACCRT_BIT(1));
+    launch_on(&R1, x, bytes, 0);
+    cr_assert_eq(to_gpu_bytes(0, x), 2 * bytes, "GPU 1 took it: prefetched again");
 }
