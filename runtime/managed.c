@@ -553,9 +553,14 @@ void maccrt_managed_prefetch(maccrt_device *d, const void *p, size_t bytes, int 
         return;
     if (maccrt_placement_active(d)) {
         /* placement.c decides at each launch what goes to the GPU (and keeps
-         * it within the budget); a trip back to the host is noted there */
-        if (!to_host)
+         * it within the budget); a trip back to the host is noted there, and
+         * so is an update to the device (the host may have written it: the
+         * next launch prefetches it) */
+        if (!to_host) {
+            if (force)
+                maccrt_placement_note_host(p, bytes);
             return;
+        }
         maccrt_placement_note_host(p, bytes);
     }
     pthread_mutex_lock(&mp_recent.lock);
