@@ -418,6 +418,7 @@ static void init__shutdown(void)
             maccrt_warn(NULL, "%ld task(s) still running at exit after %.0f s without progress; "
                         "not waiting for them", left, MACCRT_EXIT_STALL_S);
         } else {
+            maccrt_placement_fini(); /* (the migration measurement's thread) */
             maccrt_cache_flush(NULL); /* dirty data home, device copies freed */
             pthread_mutex_lock(&rt->lock);
             rt->stopped = 1;

@@ -564,6 +564,11 @@ void maccrt_placement_done(maccrt_device *d, const MACC_Region *r, int nmaps, co
 /* A block freed / prefetched back to the host by a directive: its records go / are updated. */
 void maccrt_placement_forget(const void *p, size_t bytes);
 void maccrt_placement_note_host(const void *p, size_t bytes);
+/* After a managed allocation: measures the GPUs' density thresholds in a
+ * thread of its own (once), ahead of the first launch. fini waits for it
+ * (at exit, before the devices stop). */
+void maccrt_placement_prepare(void);
+void maccrt_placement_fini(void);
 /* MACC_target takes the trip count MACC_push_tripcount left for the thread (-1: none). */
 long long maccrt_placement_take_trip(void);
 typedef struct maccrt_placement_info {

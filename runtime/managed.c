@@ -352,6 +352,8 @@ static void *mp__alloc(size_t n)
     }
     if (!p)
         errno = ENOMEM;
+    else
+        maccrt_placement_prepare(); /* the GPUs' migration measured now, not at the first launch */
     return p;
 }
 

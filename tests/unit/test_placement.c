@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 #include "../fake_gpu.h"
@@ -152,7 +153,7 @@ static size_t calib_bytes;
 static int fg_calibrate(maccrt_device *d, size_t bytes, double *fault_s, double *prefetch_s)
 {
     (void)d;
-    calib_calls++;
+    __atomic_add_fetch(&calib_calls, 1, __ATOMIC_SEQ_CST);
     calib_bytes = bytes;
     if (calib_fails)
         return -1;
@@ -724,4 +725,24 @@ Test(placement, two_gpus_off_prefetches_again)
     cr_assert_eq(on, MACCRT_BIT(1));
     launch_on(&R1, x, bytes, 0);
     cr_assert_eq(to_gpu_bytes(0, x), 2 * bytes, "GPU 1 took it: prefetched again");
+}
+
+/* The first managed allocation measures every GPU's migration in a thread
+ * of its own, before any launch (a first region on each GPU then does not
+ * stop for it; with two GPUs the first to measure fell behind and the other
+ * kept the pages and the tasks). A launch finds it done: measured once. */
+Test(placement, allocation_measures_every_gpu_ahead)
+{
+    fg_ngpus = 2;
+    env_budget(NULL, "otm");
+    setenv("MACC_DEVICES", "nvidia", 1);
+    float *x = MACC_malloc(4 * MiB);
+    for (int i = 0; i < 1000 && __atomic_load_n(&calib_calls, __ATOMIC_SEQ_CST) < 2; i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    cr_assert_eq(__atomic_load_n(&calib_calls, __ATOMIC_SEQ_CST), 2, "both GPUs measured without a launch");
+    launch_on(&R1, x, 4 * MiB, 0);
+    launch_on(&R1, x, 4 * MiB, 1);
+    cr_assert_eq(__atomic_load_n(&calib_calls, __ATOMIC_SEQ_CST), 2, "and not again at the launches");
 }
