@@ -105,6 +105,8 @@ typedef struct pl_gpu {
     unsigned long clock;
     unsigned long long prefetched, faulted, evicted, pinned;
     long launches, n_prefetch, n_fault, n_host, n_evict, over_budget;
+    /* the GPU's own budget (pl__budget; 0: not yet known) */
+    size_t budget;
     /* the density threshold (pl__threshold) */
     int thr_done, thr_from;
     double thr, fault_bw, prefetch_bw;
@@ -215,6 +217,26 @@ static double pl__threshold(maccrt_device *d)
     double t = g->thr;
     pthread_mutex_unlock(&pl.calib_lock);
     return t;
+}
+
+/* The budget of GPU d (pl.lock held): the budget of the first GPU (the
+ * managed cap, MACC_DEVICE_MEMORY), and with several GPUs never more than
+ * d's own free memory at its first launch less the margin (a smaller or
+ * busier second GPU is not filled to the first one's size). */
+static size_t pl__budget(maccrt_device *d, pl_gpu *g)
+{
+    if (g->budget)
+        return g->budget;
+    size_t b = pl.budget, free_b = 0, total_b = 0;
+    if (maccrt_rt.ngpus > 1 && d->plugin->mem_info && d->plugin->mem_info(d, &free_b, &total_b) == 0) {
+        size_t dflt = total_b / 10 > ((size_t)256 << 20) ? total_b / 10 : ((size_t)256 << 20);
+        size_t margin = maccrt_managed_size_setting(getenv("MACC_MANAGED_MARGIN"), dflt);
+        size_t own = free_b > margin ? free_b - margin : 0;
+        if (own < b)
+            b = own;
+    }
+    g->budget = b ? b : 1; /* (1: nothing fits, and it is known) */
+    return g->budget;
 }
 
 /* ---- the measurement ahead of the first launch ------------------------------------------------ */
@@ -483,12 +505,15 @@ void maccrt_placement_launch(maccrt_device *d, const MACC_Region *r, int nmaps, 
     int n = pl__items(r, nmaps, maps, trip, items); /* none without managed memory: nothing started */
     if (!n || !maccrt_placement_active(d))
         return;
+    pthread_mutex_lock(&pl.lock);
+    size_t budget = pl__budget(d, &pl.gpu[d->num]);
+    pthread_mutex_unlock(&pl.lock);
     if (pl.policy == MACCRT_PL_OTM) {
         double thr = pl__threshold(d);
         for (int i = 0; i < n; i++)
             items[i].sparse = items[i].pages < thr;
         qsort(items, (size_t)n, sizeof items[0], pl__cmp);
-        size_t left = pl.budget;
+        size_t left = budget;
         for (int i = 0; i < n; i++) {
             size_t sz = items[i].b - items[i].a;
             if (sz <= left) {
@@ -530,9 +555,9 @@ void maccrt_placement_launch(maccrt_device *d, const MACC_Region *r, int nmaps, 
             d->plugin->advise_place(d, (const void *)x->a, sz, 0);
         if (!o->charged) {
             pl_obj *v;
-            while (g->resident + sz > pl.budget && (v = pl__lru(g, now)) != NULL)
+            while (g->resident + sz > budget && (v = pl__lru(g, now)) != NULL)
                 pl__evict(d, g, v);
-            if (g->resident + sz <= pl.budget)
+            if (g->resident + sz <= budget)
                 pl__charge(g, o);
             else
                 g->over_budget++; /* its pages come by faults; charged after the kernel */
@@ -584,7 +609,7 @@ void maccrt_placement_done(maccrt_device *d, const MACC_Region *r, int nmaps, co
         }
     }
     pl_obj *v;
-    while (over && g->resident > pl.budget && (v = pl__lru(g, 0)) != NULL)
+    while (over && g->resident > pl__budget(d, g) && (v = pl__lru(g, 0)) != NULL)
         pl__evict(d, g, v);
     pthread_mutex_unlock(&pl.lock);
 }
@@ -651,6 +676,10 @@ void maccrt_placement_stats(const maccrt_device *d, maccrt_placement_info *out)
     if (!d || d->num < 0 || d->num >= MACCRT_MAX_DEVICES)
         return;
     const pl_gpu *g = &pl.gpu[d->num];
+    pthread_mutex_lock(&pl.lock);
+    if (g->budget)
+        out->budget = g->budget;
+    pthread_mutex_unlock(&pl.lock);
     pthread_mutex_lock(&pl.calib_lock);
     if (pl.threshold < 0.0 && g->thr_done) {
         out->threshold = g->thr;

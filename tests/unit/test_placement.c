@@ -126,10 +126,10 @@ static void fg_managed_free(maccrt_device *d, void *p)
     free(p);
 }
 
+static size_t fg_free[2] = {256 * MiB, 256 * MiB}; /* per GPU (a test may shrink the second) */
 static int fg_mem_info(maccrt_device *d, size_t *free_b, size_t *total_b)
 {
-    (void)d;
-    *free_b = 256 * MiB;
+    *free_b = fg_free[d->index & 1];
     *total_b = (size_t)1 << 30;
     return 0;
 }
@@ -745,4 +745,34 @@ Test(placement, allocation_measures_every_gpu_ahead)
     launch_on(&R1, x, 4 * MiB, 0);
     launch_on(&R1, x, 4 * MiB, 1);
     cr_assert_eq(__atomic_load_n(&calib_calls, __ATOMIC_SEQ_CST), 2, "and not again at the launches");
+}
+
+/* A budget per GPU: the second GPU, with 128 MiB free, holds at most 112
+ * MiB (the margin 16 MiB) whatever the first one's budget (240 MiB): its
+ * least recently used object goes back to the host to make room. */
+Test(placement, two_gpus_each_within_its_own_budget)
+{
+    fg_ngpus = 2;
+    fg_free[1] = 128 * MiB;
+    env_budget(NULL, "otm");
+    setenv("MACC_DEVICES", "nvidia", 1);
+    size_t sz = 48 * MiB;
+    float *o[3] = {MACC_malloc(sz), MACC_malloc(sz), MACC_malloc(sz)};
+    cr_assert_eq(macc_num_devices(), 3);
+    maccrt_placement_info s0, s1;
+    for (int i = 0; i < 3; i++) {
+        launch_on(&R1, o[i], sz, 1);
+        maccrt_placement_stats(maccrt_rt.devices[1], &s1);
+        cr_assert_leq(s1.resident, 112 * MiB, "object %d: %zu resident", i, s1.resident);
+    }
+    cr_assert_eq(s1.budget, 112 * MiB, "%zu", s1.budget);
+    cr_assert_eq(s1.resident, 2 * sz);
+    cr_assert_eq(count(EV_TO_HOST, o[0]), 1, "the least recently used went back");
+    for (int i = 0; i < 3; i++)
+        launch_on(&R1, o[i], sz, 0);
+    maccrt_placement_stats(maccrt_rt.devices[0], &s0);
+    maccrt_placement_stats(maccrt_rt.devices[1], &s1);
+    cr_assert_eq(s0.budget, 240 * MiB);
+    cr_assert_eq(s0.resident, 3 * sz, "all three fit on the first GPU");
+    cr_assert_eq(s1.resident, 0, "and left the second: %zu", s1.resident);
 }
