@@ -1,6 +1,9 @@
 #!/bin/sh
 # placement.sh: placement of managed data (runtime/placement.c, OTM, seed 004)
-# on the GPU alone (MACC_DEVICES=nvidia): samples/bfs.c and samples/srad.c,
+# on the GPUs alone (MACC_DEVICES=nvidia: every GPU; one GPU with
+# DEVENV="MACC_DEVICES=nvidia:0 MACC_TARGET_OFFLOAD=mandatory"; the budget
+# is each GPU's, the byte columns sum the GPUs', peak is the largest GPU's):
+# samples/bfs.c and samples/srad.c,
 # built with --managed, at GPU budgets (MACC_DEVICE_MEMORY) from one that
 # holds all the data to one a third of it, under MACC_PLACEMENT=otm, prefetch
 # and demand. The data is never more than the GPU's free memory: a budget
@@ -75,8 +78,11 @@ run() {
             if (best < 0) { s = 0; for (j = 2; j <= NF; j++) s += $j; best = n ? s / n : 0 }
             printf "%.6f", best }' "$out/run.log")
     n=$(awk '/^times:/ { print NF - 1 }' "$out/run.log")
-    # macc: nvidia:0 launches prefetched faulted evicted pinned resident peak n_pref n_fault n_host n_evict over
-    c=$(awk '/^macc: nvidia:0 +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+/ { print $4, $5, $6, $7, $9, $13, $14; exit }' "$out/run.log")
+    # macc: nvidia:N launches prefetched faulted evicted pinned resident peak n_pref n_fault n_host n_evict over
+    # (every GPU's line: bytes and counts summed, the peak the largest of the GPUs')
+    c=$(awk '/^macc: nvidia:[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+/ {
+            g++; p += $4; f += $5; e += $6; n += $7; if ($9 > pk) pk = $9; ev += $13; o += $14 }
+            END { if (g) printf "%.0f %.0f %.0f %.0f %.0f %d %d\n", p, f, e, n, pk, ev, o }' "$out/run.log")
     [ -n "$c" ] || c="0 0 0 0 0 0 0"
     echo "$t $c ${n:-0}"
 }
