@@ -426,6 +426,25 @@ static const MACC_Access *pl__fact(const MACC_Region *r, int i, const MACC_Map *
     return NULL;
 }
 
+/* The pages of section [s, e) that placement moves with several GPUs, within
+ * the allocation [*a, *b): the whole pages inside it, so that neighbouring
+ * sections of one array (row blocks of any size) on two GPUs do not both
+ * claim the page they share, which made each GPU's record of its section
+ * lose a page to the other at every step and prefetch the section again
+ * (the page or two at the ends come by faults); a section of less than two
+ * whole pages: the pages it touches. */
+static void pl__pages(uintptr_t s, uintptr_t e, uintptr_t *a, uintptr_t *b)
+{
+    uintptr_t ia = (s + PL_PAGE - 1) & ~(PL_PAGE - 1), ib = e & ~(PL_PAGE - 1);
+    uintptr_t sa = ia, sb = ib;
+    if (ib < ia || ib - ia < 2 * PL_PAGE) { /* small: the pages it touches */
+        sa = s & ~(PL_PAGE - 1);
+        sb = (e + PL_PAGE - 1) & ~(PL_PAGE - 1);
+    }
+    *a = sa > *a ? sa : *a;
+    *b = sb < *b ? sb : *b;
+}
+
 /* x^k (k >= 0), without libm. */
 static double pl__pow(double x, size_t k)
 {
@@ -474,10 +493,7 @@ static int pl__items(const MACC_Region *r, int nmaps, const MACC_Map *maps, long
              * their own part; a whole-array prefetch per launch moved all of
              * it to one GPU and then the other, and each GPU's record of it
              * went stale (two H100s: 184 GB/s against 1918 with copies). */
-            uintptr_t sa = (uintptr_t)m->start & ~(uintptr_t)(PL_PAGE - 1);
-            uintptr_t sb = ((uintptr_t)m->start + m->bytes + PL_PAGE - 1) & ~(uintptr_t)(PL_PAGE - 1);
-            a = sa > a ? sa : a;
-            b = sb < b ? sb : b;
+            pl__pages((uintptr_t)m->start, (uintptr_t)m->start + m->bytes, &a, &b);
         }
         int k = 0;
         while (k < n && (it[k].a != a || it[k].b != b))
@@ -647,6 +663,14 @@ void maccrt_placement_note_host(const void *p, size_t bytes)
 int maccrt_placement_holders(uintptr_t a, uintptr_t b, int try, maccrt_mask *out)
 {
     *out = 0;
+    if (maccrt_rt.ngpus > 1) { /* the pages a launch of [a, b) placed (pl__items) */
+        uintptr_t pa = 0, pb = UINTPTR_MAX;
+        pl__pages(a, b, &pa, &pb);
+        a = pa > a ? pa : a;
+        b = pb < b ? pb : b;
+        if (b <= a)
+            return 0;
+    }
     if (try ? pthread_mutex_trylock(&pl.lock) != 0 : pthread_mutex_lock(&pl.lock) != 0)
         return -1;
     for (int k = 0; k < maccrt_rt.ngpus && k < MACCRT_MAX_DEVICES; k++) {

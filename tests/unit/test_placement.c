@@ -319,8 +319,9 @@ Test(placement, threshold_is_settable)
     cr_assert_eq(maccrt_placement_where(gpu(), p[2]), MACCRT_PL_GPU_PREFETCH);
 }
 
-/* The threshold is measured on the GPU at its first decision (the fake's
- * 12 / 16 GB/s: 0.75), once: an object of density 0.7 is left to faults. The
+/* The threshold is measured on the GPU once, by the first allocation's thread
+ * or at the first decision, whichever comes first (the fake's 12 / 16 GB/s:
+ * 0.75): an object of density 0.7 is left to faults. The
  * calibration's size is min(64 MiB, cap / 4) in 2 MiB steps: cap 240 MiB, 60. */
 static const MACC_Access facts_07[] = {{"x", 0, 4096, 0.7 / 1024, 1}}; /* 4 MiB, trip 1 Mi: pages 0.7 */
 static const MACC_Region R07 = {{"c.c", 50, 1, "h"}, "macc_k_h_L50", 1, vers, 1, facts_07};
@@ -331,9 +332,8 @@ Test(placement, threshold_is_measured_once)
     float *x = MACC_malloc(b);
     maccrt_device *d = gpu();
     maccrt_placement_info s;
-    maccrt_placement_stats(d, &s);
-    cr_assert_eq(calib_calls, 0, "nothing measured before a decision");
-    cr_assert_eq(s.threshold_from, MACCRT_PL_THR_DEFAULT);
+    cr_assert_leq(__atomic_load_n(&calib_calls, __ATOMIC_SEQ_CST), 1,
+                  "at most once before a decision (the allocation's thread)");
     static const char *const one[] = {"x"};
     for (int k = 0; k < 3; k++)
         launch(&R07, 1, &x, one, &b, (long long)MiB);
@@ -775,4 +775,28 @@ Test(placement, two_gpus_each_within_its_own_budget)
     cr_assert_eq(s0.budget, 240 * MiB);
     cr_assert_eq(s0.resident, 3 * sz, "all three fit on the first GPU");
     cr_assert_eq(s1.resident, 0, "and left the second: %zu", s1.resident);
+}
+
+/* Neighbouring sections that share a page (row blocks of any size), one on
+ * each GPU, step after step: each GPU keeps its own whole pages and
+ * prefetches them once (the shared page comes by faults); before, the
+ * shared page made each record lose to the other GPU at every step. */
+Test(placement, two_gpus_neighbours_sharing_a_page)
+{
+    fg_ngpus = 2;
+    env_budget(NULL, "otm");
+    setenv("MACC_DEVICES", "nvidia", 1);
+    size_t bytes = 8 * MiB, cut = 4 * MiB + 1000; /* not on a page boundary */
+    char *x = MACC_malloc(bytes);
+    cr_assert_eq(macc_num_devices(), 3);
+    for (int step = 0; step < 3; step++) {
+        launch_on(&R1, (float *)x, cut, 0);
+        launch_on(&R1, (float *)(x + cut), bytes - cut, 1);
+    }
+    cr_assert_eq(count(EV_TO_GPU, NULL), 2, "each section prefetched once: %d", count(EV_TO_GPU, NULL));
+    maccrt_mask on;
+    maccrt_placement_holders((uintptr_t)x, (uintptr_t)x + cut, 0, &on);
+    cr_assert_eq(on, MACCRT_BIT(0));
+    maccrt_placement_holders((uintptr_t)x + cut, (uintptr_t)x + bytes, 0, &on);
+    cr_assert_eq(on, MACCRT_BIT(1));
 }
