@@ -163,7 +163,9 @@ check-asan:
 # and tests/tsan/tsan_tasks.c (the host task path: two threads creating tiny chained and
 # independent tasks past the throttle) and bench/dispatch.c (matmul's tile graph on two fake
 # GPUs with 12 helpers each: GPU completions combined, placed tasks handed over after the
-# lock, tiles waited for by many helpers at once) against a TSan build of libmaccrt. A report
+# lock, tiles waited for by many helpers at once) and tests/tsan/tsan_managed.c (managed memory
+# on two fake GPUs: placement's measurement thread, launches on both GPUs taking sections from
+# each other's records, the residency term's look-ups) against a TSan build of libmaccrt. A report
 # makes it exit 66: a failure.
 TSAN_ENV := TSAN_OPTIONS="exitcode=66 halt_on_error=0 suppressions=$(CURDIR)/tests/tsan/suppressions.txt"
 $(BUILD)/tests/tsan_runtime: tests/tsan/tsan_runtime.c tests/fake_gpu.h $(RTLIB)
@@ -172,16 +174,20 @@ $(BUILD)/tests/tsan_runtime: tests/tsan/tsan_runtime.c tests/fake_gpu.h $(RTLIB)
 $(BUILD)/tests/tsan_tasks: tests/tsan/tsan_tasks.c $(RTLIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o %.a,$^) -fopenmp -ldl -lm
+$(BUILD)/tests/tsan_managed: tests/tsan/tsan_managed.c tests/fake_gpu.h $(RTLIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o %.a,$^) -fopenmp -ldl -lm
 $(BUILD)/tests/tsan_dispatch: bench/dispatch.c tests/fake_gpu.h $(RTLIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o %.a,$^) -fopenmp -ldl -lm
 check-tsan:
-	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan SANITIZE=thread $(BUILD)/tsan/tests/tsan_runtime $(BUILD)/tsan/tests/tsan_tasks $(BUILD)/tsan/tests/tsan_dispatch
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan SANITIZE=thread $(BUILD)/tsan/tests/tsan_runtime $(BUILD)/tsan/tests/tsan_tasks $(BUILD)/tsan/tests/tsan_dispatch $(BUILD)/tsan/tests/tsan_managed
 	@for i in 1 2 3; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_runtime || exit 1; done; \
 	for i in 1 2; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_tasks || exit 1; done; \
 	for i in 1 2; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_dispatch 2 6 20 12 > $(BUILD)/tsan/dispatch.out 2>&1 || \
 	  { cat $(BUILD)/tsan/dispatch.out; exit 1; }; head -n 1 $(BUILD)/tsan/dispatch.out; done; \
-	echo "[tsan] 7 passed, 0 failed"
+	for i in 1 2; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_managed || exit 1; done; \
+	echo "[tsan] 9 passed, 0 failed"
 
 check: export SKIPPED = $(CURDIR)/$(BUILD)/skipped.txt
 check: all $(UNIT_BIN)
