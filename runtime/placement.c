@@ -72,6 +72,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static _Thread_local long long pl_trip = -1;
 
@@ -253,6 +254,7 @@ static size_t pl__budget(maccrt_device *d, pl_gpu *g)
  * and 1.97x one GPU without the measurement). */
 static pthread_t pl_calib_th;
 static atomic_int pl_calib_state; /* 0 not started, 1 thread started, 2 nothing to measure */
+static pid_t pl_calib_pid;        /* the process that started it (a forked child does not join it) */
 
 static void *pl__calib_main(void *arg)
 {
@@ -271,13 +273,14 @@ void maccrt_placement_prepare(void)
     if (!maccrt_rt.ngpus || !maccrt_placement_active(maccrt_rt.devices[0]) || pl.policy != MACCRT_PL_OTM ||
         pl.threshold >= 0.0)
         return;
+    pl_calib_pid = getpid();
     if (pthread_create(&pl_calib_th, NULL, pl__calib_main, NULL) == 0)
         atomic_store(&pl_calib_state, 1);
 }
 
 void maccrt_placement_fini(void)
 {
-    if (atomic_exchange(&pl_calib_state, 2) == 1)
+    if (atomic_exchange(&pl_calib_state, 2) == 1 && getpid() == pl_calib_pid)
         pthread_join(pl_calib_th, NULL);
 }
 
