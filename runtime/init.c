@@ -15,11 +15,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 
 
 /* The CUDA plugin lives in libmaccrt_cuda.a, which the driver links (whole

@@ -547,6 +547,9 @@ typedef struct maccrt_managed_info {
 void maccrt_managed_stats(maccrt_managed_info *out);
 /* The block MACC_malloc & co. handed out that holds p (its start and size): 1, else 0. */
 int maccrt_managed_block(const void *p, void **start, size_t *size);
+/* The memory a GPU of `total` bytes keeps free of managed data: MACC_MANAGED_MARGIN, by
+ * default a tenth of it and at least 256 MiB. */
+size_t maccrt_managed_margin(size_t total);
 /* A size setting ("64", "16M", "1G"); dflt when value is NULL or empty; fatal when invalid. */
 size_t maccrt_managed_size_setting(const char *value, size_t dflt);
 

@@ -1,4 +1,4 @@
-/* managed.c: the allocator behind `macc --managed` (maccrt_managed_malloc & co.).
+/* managed.c: the allocator behind `macc --managed` (MACC_malloc & co., through api.c).
  *
  * With a GPU (a plugin with managed_alloc) the memory is CUDA managed memory,
  * usable at the same address on the host and on every GPU; without one it is
@@ -108,6 +108,12 @@ static size_t mp__pow2_ceil(size_t n)
     return p;
 }
 
+size_t maccrt_managed_margin(size_t total)
+{
+    size_t dflt = total / 10 > ((size_t)256 << 20) ? total / 10 : ((size_t)256 << 20);
+    return mp__size(getenv("MACC_MANAGED_MARGIN"), dflt);
+}
+
 static void mp__init(void)
 {
     const char *on = getenv("MACC_POOL");
@@ -148,9 +154,7 @@ static void mp__init(void)
     const char *cap = getenv("MACC_MANAGED_CAP");
     size_t free_b = 0, total_b = 0;
     if (mp.gpu && mp.gpu->plugin->mem_info && mp.gpu->plugin->mem_info(mp.gpu, &free_b, &total_b) == 0) {
-        size_t margin = mp__size(getenv("MACC_MANAGED_MARGIN"), total_b / 10);
-        if (!getenv("MACC_MANAGED_MARGIN") && margin < ((size_t)256 << 20))
-            margin = (size_t)256 << 20;
+        size_t margin = maccrt_managed_margin(total_b);
         mp.cap = free_b > margin ? free_b - margin : 0;
         if (cap && *cap) {
             size_t c = mp__size(cap, mp.cap);
@@ -545,6 +549,16 @@ static struct {
     int next[MACCRT_MAX_DEVICES];
 } mp_recent = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+/* The records of [a, b) of every GPU but `keep` (-1: none) go (mp_recent.lock
+ * held; only GPUs, numbered 0..ngpus-1, have records). */
+static void mp__recent_drop(uintptr_t a, uintptr_t b, int keep)
+{
+    for (int dv = 0; dv < maccrt_rt.ngpus && dv < MACCRT_MAX_DEVICES; dv++)
+        for (int i = 0; dv != keep && i < MP_RECENT; i++)
+            if (mp_recent.a[dv][i] < b && a < mp_recent.b[dv][i])
+                mp_recent.a[dv][i] = mp_recent.b[dv][i] = 0;
+}
+
 void maccrt_managed_prefetch(maccrt_device *d, const void *p, size_t bytes, int to_host, int force)
 {
     if (!d->plugin->prefetch || !maccrt_managed_hints() || !bytes)
@@ -558,28 +572,20 @@ void maccrt_managed_prefetch(maccrt_device *d, const void *p, size_t bytes, int 
          * it within the budget); a trip back to the host is noted there, and
          * so is an update to the device (the host may have written it: the
          * next launch prefetches it) */
-        if (!to_host) {
-            if (force)
-                maccrt_placement_note_host(p, bytes);
+        if (to_host || force)
+            maccrt_placement_note_host(p, bytes);
+        if (!to_host)
             return;
-        }
-        maccrt_placement_note_host(p, bytes);
     }
     pthread_mutex_lock(&mp_recent.lock);
+    /* pages are in one place: every other device's record of them goes
+     * (all of them on the way to the host) */
+    mp__recent_drop(a, b, to_host ? -1 : n);
     if (to_host) {
-        for (int dv = 0; dv < MACCRT_MAX_DEVICES; dv++)
-            for (int i = 0; i < MP_RECENT; i++)
-                if (mp_recent.a[dv][i] < b && a < mp_recent.b[dv][i])
-                    mp_recent.a[dv][i] = mp_recent.b[dv][i] = 0;
         pthread_mutex_unlock(&mp_recent.lock);
         d->plugin->prefetch(d, p, bytes, 1);
         return;
     }
-    /* pages are in one place: another device's record of them goes */
-    for (int dv = 0; dv < maccrt_rt.ngpus && dv < MACCRT_MAX_DEVICES; dv++)
-        for (int i = 0; dv != n && i < MP_RECENT; i++)
-            if (mp_recent.a[dv][i] < b && a < mp_recent.b[dv][i])
-                mp_recent.a[dv][i] = mp_recent.b[dv][i] = 0;
     int seen = 0;
     for (int i = 0; i < MP_RECENT && !seen; i++)
         seen = mp_recent.a[n][i] <= a && b <= mp_recent.b[n][i] && mp_recent.b[n][i];

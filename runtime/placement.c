@@ -230,8 +230,7 @@ static size_t pl__budget(maccrt_device *d, pl_gpu *g)
         return g->budget;
     size_t b = pl.budget, free_b = 0, total_b = 0;
     if (maccrt_rt.ngpus > 1 && d->plugin->mem_info && d->plugin->mem_info(d, &free_b, &total_b) == 0) {
-        size_t dflt = total_b / 10 > ((size_t)256 << 20) ? total_b / 10 : ((size_t)256 << 20);
-        size_t margin = maccrt_managed_size_setting(getenv("MACC_MANAGED_MARGIN"), dflt);
+        size_t margin = maccrt_managed_margin(total_b);
         size_t own = free_b > margin ? free_b - margin : 0;
         if (own < b)
             b = own;

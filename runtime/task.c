@@ -209,9 +209,7 @@ static void task__deps_remove(maccrt_task *t)
     }
 }
 
-/* ---- versions and candidate devices ---------------------------------------------------- */
-
-
+/* ---- candidate devices ----------------------------------------------------------------- */
 
 static const char *task__region_name(const MACC_Region *r)
 {
@@ -1236,6 +1234,3 @@ long maccrt_task_drain(double stall_s)
     pthread_mutex_unlock(&rt->lock);
     return left;
 }
-
-/* ---- data device selection -------------------------------------------------------------- */
-
