@@ -82,6 +82,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,6 +116,8 @@ typedef struct maccrt_dentry {
     int ndirty, capdirty;
     struct maccrt_dentry *next_free; /* on its thread's list of entries to free (cache__free) */
 } maccrt_dentry;
+/* (cache__entry_alloc: what a look-up reads fits the first cache line) */
+_Static_assert(offsetof(maccrt_dentry, held) <= 64, "a directory entry's first line");
 
 static pthread_mutex_t cache__lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP; /* (spins briefly: short sections, many helpers) */
 static pthread_cond_t cache__cv = PTHREAD_COND_INITIALIZER; /* a claim was given back */
@@ -814,6 +817,20 @@ static void cache__invalidate(maccrt_device *writer, maccrt_device *also, uintpt
     cache__plan_free(&p);
 }
 
+/* A zeroed entry on whole cache lines: the tree's links and the fields set
+ * once share the first line, which other threads' claims and releases (the
+ * fields after it) never write, so a look-up descending through it does not
+ * miss on another core's update. */
+static maccrt_dentry *cache__entry_alloc(void)
+{
+    size_t sz = (sizeof(maccrt_dentry) + 63) & ~(size_t)63;
+    maccrt_dentry *e = aligned_alloc(64, sz);
+    if (!e)
+        maccrt_fatal(NULL, "out of host memory (a directory entry of %zu bytes)", sz);
+    memset(e, 0, sz);
+    return e;
+}
+
 /* A new entry for [a, b) on d, claimed exclusively by the caller; in the
  * tree unless `detached` (a task's entry of its own). Held entries are
  * counted as such (the caller sets their reference counts). Its device
@@ -821,7 +838,7 @@ static void cache__invalidate(maccrt_device *writer, maccrt_device *also, uintpt
 static maccrt_dentry *cache__new(maccrt_device *d, uintptr_t a, uintptr_t b, const char *name,
                                  int held, int detached, const MACC_SrcLoc *loc)
 {
-    maccrt_dentry *e = maccrt_xcalloc(1, sizeof *e);
+    maccrt_dentry *e = cache__entry_alloc();
     e->node.start = a;
     e->node.end = b;
     e->dev = d;
@@ -1446,7 +1463,7 @@ int maccrt_map_associate(maccrt_device *d, const void *host, void *dev, size_t b
             continue;
         break;
     }
-    maccrt_dentry *e = maccrt_xcalloc(1, sizeof *e);
+    maccrt_dentry *e = cache__entry_alloc();
     e->node.start = a;
     e->node.end = b;
     e->dev = d;

@@ -24,11 +24,16 @@ static void rtree__split(maccrt_rnode *n, uintptr_t key, maccrt_rnode **l, maccr
         *l = *r = NULL;
         return;
     }
+    maccrt_rnode *sub;
     if (n->start < key) {
-        rtree__split(n->right, key, &n->right, r);
+        rtree__split(n->right, key, &sub, r);
+        if (n->right != sub)
+            n->right = sub;
         *l = n;
     } else {
-        rtree__split(n->left, key, l, &n->left);
+        rtree__split(n->left, key, l, &sub);
+        if (n->left != sub)
+            n->left = sub;
         *r = n;
     }
 }
@@ -63,13 +68,22 @@ static maccrt_rnode *rtree__hinted(const maccrt_rtree *t, uintptr_t a)
     return n && n->start == a ? n : NULL;
 }
 
+/* The nodes above n's place (a higher priority) are only read: n replaces
+ * the link to the subtree it heads, which is split at n->start into its
+ * children. Splitting the whole tree and merging it back rewrote the links
+ * of every node on the root's path, so each insert invalidated the top of
+ * the tree in every other core's cache, and a look-up in a directory that
+ * other threads' maps kept changing (the residency term, under the runtime
+ * lock) missed at every level. */
 void maccrt_rtree_insert(maccrt_rtree *t, maccrt_rnode *n)
 {
-    maccrt_rnode *l, *r;
     n->left = n->right = NULL;
     n->prio = rtree__rand(t);
-    rtree__split(t->root, n->start, &l, &r);
-    t->root = rtree__merge(rtree__merge(l, n), r);
+    maccrt_rnode **link = &t->root;
+    while (*link && (*link)->prio >= n->prio)
+        link = n->start < (*link)->start ? &(*link)->left : &(*link)->right;
+    rtree__split(*link, n->start, &n->left, &n->right);
+    *link = n;
     t->count++;
     t->hint[rtree__hash(n->start)] = n;
 }
