@@ -58,7 +58,6 @@
 /* ==== 1. basics ============================================================ */
 
 #define MACCRT_MAX_DEVICES 64 /* device masks are uint64_t */
-#define MACCRT_XFER_MEMO 8     /* devices whose residency term a task remembers (sched.c) */
 #define MACCRT_TOKENS 100     /* tokens per device */
 #define MACCRT_MAX_HOST_WORKERS MACCRT_TOKENS
 
@@ -662,11 +661,12 @@ typedef struct maccrt_task {
     const MACC_Version *ver;
     int tokens;
     double exp_end; /* expected end (placement time + the region's estimate) */
-    /* eft's residency term for devices 0..MACCRT_XFER_MEMO-1, as the
-     * directory gave it at xfer_at (sched.c: eft__xfer) */
+    /* eft's residency term per device (maccrt_rt.ndevices entries in the
+     * task's block; NULL for a task eft never asks about), as the directory
+     * gave it at xfer_at (sched.c: eft__residency) */
     double xfer_at;
-    float xfer_memo[MACCRT_XFER_MEMO];
-    unsigned xfer_known; /* devices whose xfer_memo is from xfer_at */
+    float *xfer_memo;
+    maccrt_mask xfer_known; /* devices whose xfer_memo is from xfer_at */
     /* eft's choice (device number + 1, 0: none) and its copy time there;
      * once placed there, the copy time added to that device's link_ns until
      * the task's maps are acquired */

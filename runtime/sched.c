@@ -628,22 +628,22 @@ static int eft__slots(maccrt_task *t, maccrt_device *d)
 static double eft__residency(maccrt_task *t, maccrt_device *d, double now)
 {
     int k = d->num;
-    if (k >= MACCRT_XFER_MEMO)
+    if (!t->xfer_memo)
         return maccrt_cache_move_time_try(t, d);
     int known = (t->xfer_known >> k) & 1;
     if (known && now - t->xfer_at < EFT__XFER_TTL)
         return t->xfer_memo[k];
     /* every candidate at once: a choice between two GPUs asks for both */
-    maccrt_mask want = (t->cand | MACCRT_BIT(k)) & ((MACCRT_BIT(MACCRT_XFER_MEMO) - 1));
+    maccrt_mask want = t->cand | MACCRT_BIT(k);
     double v[MACCRT_MAX_DEVICES];
     if (maccrt_cache_move_times_try(t, want, v) < 0)
         return known ? t->xfer_memo[k] : -1; /* busy: the last value, or none */
     t->xfer_at = now;
     t->xfer_known = 0;
-    for (int i = 0; i < MACCRT_XFER_MEMO && i < maccrt_rt.ndevices; i++)
+    for (int i = 0; i < maccrt_rt.ndevices; i++)
         if (want & MACCRT_BIT(i)) {
             t->xfer_memo[i] = (float)v[i];
-            t->xfer_known |= 1u << i;
+            t->xfer_known |= MACCRT_BIT(i);
         }
     return v[k];
 }

@@ -363,7 +363,10 @@ static maccrt_task *task__alloc(size_t args_size, int nmaps, int ndeps)
     size_t off_took = off_ptrs + task__align((size_t)nmaps * sizeof(void *));
     size_t off_cache = off_took + task__align((size_t)nmaps * sizeof(int));
     size_t off_deps = off_cache + task__align((size_t)nmaps * sizeof(void *));
-    size_t total = off_deps + (size_t)ndeps * sizeof(MACC_Dep);
+    /* eft's residency memo, one per device: for tasks with maps beside a GPU */
+    int nmemo = nmaps > 0 && maccrt_rt.ngpus > 0 ? maccrt_rt.ndevices : 0;
+    size_t off_memo = off_deps + task__align((size_t)ndeps * sizeof(MACC_Dep));
+    size_t total = off_memo + (size_t)nmemo * sizeof(float);
     char *p = maccrt_block_alloc(total);
     maccrt_task *t = (maccrt_task *)p;
     memset(t, 0, sizeof *t);
@@ -376,6 +379,7 @@ static maccrt_task *task__alloc(size_t args_size, int nmaps, int ndeps)
     t->cache = (void **)(p + off_cache);
     t->ndeps = ndeps;
     t->deps = (MACC_Dep *)(p + off_deps);
+    t->xfer_memo = nmemo ? (float *)(p + off_memo) : NULL;
     t->refs = 1;
     return t;
 }
