@@ -3,9 +3,11 @@
 # (one GPU, MACC_DEVICES=nvidia:0, and with several every GPU,
 # MACC_DEVICES=nvidia, side by side), each row's peers in the same run:
 #   jacobi   samples/jacobi.c: acc enter data / update host / exit data;
-#            explicit copies, --managed (directives as prefetch hints), and
-#            --managed with MACC_MANAGED_HINTS=0 (page faults only)
-#   stream   samples/stream.c pipelined rate, the same three ways
+#            explicit copies, --managed (directives as prefetch hints),
+#            --managed with MACC_MANAGED_HINTS=0 (page faults only), and
+#            --managed with MACC_MANAGED_PREFETCH_ALLOC=1 (at-alloc: large
+#            blocks prefetched to the GPU when allocated, seed 002)
+#   stream   samples/stream.c pipelined rate, the same four ways
 #   alloc    samples/alloc_loop.c: a work array allocated, used on the GPU and
 #            freed every iteration: --managed with the pool, with MACC_POOL=0
 #            (cudaMallocManaged + cudaFree each time), and explicit maps;
@@ -53,18 +55,19 @@ row() {
     e=$(best "$pat" "$prog" "$args" MACC_DEVICES=nvidia:0)
     m=$(best "$pat" "${prog}_m" "$args" MACC_DEVICES=nvidia:0)
     n=$(best "$pat" "${prog}_m" "$args" MACC_DEVICES=nvidia:0 MACC_MANAGED_HINTS=0)
+    a=$(best "$pat" "${prog}_m" "$args" MACC_DEVICES=nvidia:0 MACC_MANAGED_PREFETCH_ALLOC=1)
     if [ "$ngpu" -gt 1 ]; then
         E=$(best "$pat" "$prog" "$args" MACC_DEVICES=nvidia)
         M=$(best "$pat" "${prog}_m" "$args" MACC_DEVICES=nvidia)
     else
         E=0 M=0
     fi
-    awk -v name="$name" -v e="$e" -v m="$m" -v n="$n" -v E="$E" -v M="$M" 'BEGIN {
-        printf "%-8s %10.1f %10.1f %10.1f %7.3f %7.3f | %10.1f %10.1f %7.3f %9.2f\n", name, e, m, n,
-            (e > 0 ? m / e : 0), (e > 0 ? n / e : 0), E, M, (E > 0 ? M / E : 0), (m > 0 ? M / m : 0) }'
+    awk -v name="$name" -v e="$e" -v m="$m" -v n="$n" -v a="$a" -v E="$E" -v M="$M" 'BEGIN {
+        printf "%-8s %10.1f %10.1f %10.1f %10.1f %7.3f %7.3f %7.3f | %10.1f %10.1f %7.3f %9.2f\n", name, e, m, n, a,
+            (e > 0 ? m / e : 0), (e > 0 ? n / e : 0), (e > 0 ? a / e : 0), E, M, (E > 0 ? M / E : 0), (m > 0 ? M / m : 0) }'
 }
 echo "GB/s, best of $reps; left: one GPU (MACC_DEVICES=nvidia:0), right: all $ngpu GPUs (MACC_DEVICES=nvidia)"
-printf '%-8s %10s %10s %10s %7s %7s | %10s %10s %7s %9s\n' case explicit managed no-hints m/e nh/e explicit managed m/e 'm all/1'
+printf '%-8s %10s %10s %10s %10s %7s %7s %7s | %10s %10s %7s %9s\n' case explicit managed no-hints at-alloc m/e nh/e a/e explicit managed m/e 'm all/1'
 row jacobi 'GB\/s=' jacobi "4096 100"
 row stream 'Pipelined *' stream "33554432 10 4194304"
 

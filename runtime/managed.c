@@ -303,6 +303,23 @@ static int mp__class_of(size_t n)
 
 /* ---- allocation --------------------------------------------------------------------------- */
 
+/* gator's prefetch at allocation (seed 002): with MACC_MANAGED_PREFETCH_ALLOC=1
+ * a large block (one past the pool's classes: the arrays of a program) is
+ * prefetched to the backend's GPU when it is allocated, so that a GPU that
+ * touches it first does not fault its pages in one by one. Off by default:
+ * the programs measured initialise their arrays on the host, whose first
+ * writes then fault every page back (bench/managed.sh, the "at alloc"
+ * column; docs/MEMORY.md). */
+static int mp__prefetch_alloc(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *v = getenv("MACC_MANAGED_PREFETCH_ALLOC");
+        on = v && (!strcmp(v, "1") || !strcasecmp(v, "on") || !strcasecmp(v, "yes"));
+    }
+    return on;
+}
+
 static void *mp__large(size_t n)
 {
     size_t size = n ? n : 1;
@@ -315,6 +332,8 @@ static void *mp__large(size_t n)
     pthread_mutex_lock(&mp.large_lock);
     maccrt_rtree_insert(&mp.large, &l->node);
     pthread_mutex_unlock(&mp.large_lock);
+    if (mp.gpu && mp.gpu->plugin->prefetch && mp__prefetch_alloc() && maccrt_managed_hints())
+        mp.gpu->plugin->prefetch(mp.gpu, p, size, 0);
     return p;
 }
 

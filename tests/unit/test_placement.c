@@ -747,6 +747,39 @@ Test(placement, allocation_measures_every_gpu_ahead)
     cr_assert_eq(__atomic_load_n(&calib_calls, __ATOMIC_SEQ_CST), 2, "and not again at the launches");
 }
 
+/* gator's prefetch at allocation: asked for, a block past the pool's
+ * classes goes to the GPU when it is allocated (one prefetch of the whole
+ * block); not asked for (the default), an allocation prefetches nothing. */
+static int prefetches_of(uintptr_t a, size_t bytes)
+{
+    int n = 0;
+    pthread_mutex_lock(&log_lock);
+    for (int i = 0; i < nev; i++)
+        n += evlog[i].kind == EV_TO_GPU && evlog[i].p == a && evlog[i].bytes == bytes;
+    pthread_mutex_unlock(&log_lock);
+    return n;
+}
+
+Test(placement, prefetch_at_allocation_when_asked)
+{
+    env_budget(NULL, "otm");
+    setenv("MACC_MANAGED_PREFETCH_ALLOC", "1", 1);
+    float *x = MACC_malloc(8 * MiB);
+    cr_assert_not_null(x);
+    cr_assert_eq(prefetches_of((uintptr_t)x, 8 * MiB), 1, "the new block prefetched to the GPU once");
+    MACC_free(x);
+}
+
+Test(placement, no_prefetch_at_allocation_by_default)
+{
+    env_budget(NULL, "otm");
+    unsetenv("MACC_MANAGED_PREFETCH_ALLOC");
+    float *x = MACC_malloc(8 * MiB);
+    cr_assert_not_null(x);
+    cr_assert_eq(prefetches_of((uintptr_t)x, 8 * MiB), 0, "first touch decides");
+    MACC_free(x);
+}
+
 /* A budget per GPU: the second GPU, with 128 MiB free, holds at most 112
  * MiB (the margin 16 MiB) whatever the first one's budget (240 MiB): its
  * least recently used object goes back to the host to make room. */
