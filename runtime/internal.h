@@ -287,6 +287,14 @@ typedef struct maccrt_device {
      * (first_ok 0). maccrt_rt.lock. */
     double first_end;
     int first_ok;
+    /* Its own ready queue (sched.c): ready tasks whose predecessors wrote
+     * their data here (their home), oldest first; and the largest token need
+     * of a task of the global queue that found no device free for it at the
+     * last walk (its home tasks then do not take smaller shares of the
+     * tokens it waits for). maccrt_rt.lock. */
+    struct maccrt_task *rq_head, *rq_tail;
+    int rq_len;
+    int big_need;
 
     /* The data directory's tree of this device (cache.c): its present-table
      * entries and (devices with their own memory) cached copies of tasks'
@@ -694,7 +702,8 @@ typedef struct maccrt_task {
     int refs; /* the scheduler's + the waiting thread's */
     maccrt_thread *creator; /* deferred: whose taskwait counts it */
     maccrt_thread *waiter;  /* undeferred: the thread waiting for it */
-    struct maccrt_task *qprev, *qnext; /* ready queue */
+    struct maccrt_task *qprev, *qnext; /* ready queue: the global one, or its home device's */
+    int qdev;                          /* that home device's number, or -1: the global queue */
     struct maccrt_task *pnext;         /* plugin queue link */
     struct maccrt_task *done_next;     /* task.c's stack of GPU completions to process */
     struct maccrt_task *in_next;       /* task.c's inbox of submissions to enter */
@@ -914,8 +923,8 @@ typedef struct maccrt_runtime {
     unsigned long next_id;
     long live;                      /* created, not finished */
     unsigned long finished;         /* tasks finished so far */
-    maccrt_task *ready_head, *ready_tail;
-    int ready_cand[MACCRT_MAX_DEVICES]; /* ready tasks that have device d as a candidate */
+    maccrt_task *ready_head, *ready_tail; /* the global ready queue (devices have their own) */
+    int ready_cand[MACCRT_MAX_DEVICES]; /* ready tasks (any queue) that have device d as a candidate */
     long policy_calls;  /* policy->choose calls of the dispatch walks (a test's measure of their cost) */
     long inbox_pushes;  /* submissions left in task.c's inbox for a completing helper (tests) */
     unsigned long walk;     /* the dispatch walk in progress (0: none; sched.c), walks so far */

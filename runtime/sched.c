@@ -1,10 +1,12 @@
-/* sched.c: the ready queue, tokens, and the choice of a device.
+/* sched.c: the ready queues, tokens, and the choice of a device.
  *
  * Every function here runs with maccrt_rt.lock held.
  *
- * Ready tasks wait in one FIFO queue. maccrt_sched_dispatch walks it from the
- * front and places each task on one of its candidate devices that has the
- * task's tokens free, chosen by the policy. A task that fits nowhere reserves
+ * Ready tasks wait in FIFO queues: each device's own (tasks whose
+ * predecessors wrote their data there, and tasks that chose to wait for that
+ * device) and a global one. maccrt_sched_dispatch walks the devices' queues
+ * from their heads, then the global one, and places each task on one of its
+ * candidate devices that has the task's tokens free, chosen by the policy. A task that fits nowhere reserves
  * its candidates for the rest of the walk: later, smaller tasks do not
  * overtake it on those devices (no starvation of large-resource tasks, FIFO
  * order per device), and the walk stops as soon as every device is reserved,
@@ -27,6 +29,7 @@
 #include "internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* ---- the ready queue -------------------------------------------------------------------- */
 
@@ -45,6 +48,72 @@ static void sched__affinity(maccrt_task *t)
         t->cand &= aff;
 }
 
+/* A ready task's home: the GPU among its candidates where its predecessors
+ * wrote most of the bytes it reads (task.c's note of producers), when the
+ * policy is eft and the task has a choice; -1: none (the global queue). A
+ * task with a home waits in that device's own queue. */
+static int sched__home(const maccrt_task *t)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    if (rt->policy != &maccrt_policy_eft || !t->region || t->op || !(t->cand & (t->cand - 1)))
+        return -1;
+    int best = -1;
+    size_t bytes = 0;
+    for (int k = 0; k < t->nprod; k++) {
+        int d = t->prod_dev[k];
+        if (d < 0 || d >= rt->ndevices || !(t->cand & MACCRT_BIT(d)) || rt->devices[d]->kind == MACC_DEV_HOST)
+            continue;
+        if (t->prod_bytes[k] > bytes) {
+            bytes = t->prod_bytes[k];
+            best = d;
+        }
+    }
+    return best;
+}
+
+/* Links t at the tail of device q's own queue (q >= 0) or the global one. */
+static void sched__link(maccrt_task *t, int q)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    maccrt_task **head = &rt->ready_head, **tail = &rt->ready_tail;
+    if (q >= 0) {
+        maccrt_device *h = rt->devices[q];
+        head = &h->rq_head;
+        tail = &h->rq_tail;
+        h->rq_len++;
+    }
+    t->qdev = q;
+    t->qnext = NULL;
+    t->qprev = *tail;
+    if (*tail)
+        (*tail)->qnext = t;
+    else
+        *head = t;
+    *tail = t;
+}
+
+static void sched__unlink(maccrt_task *t)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    maccrt_task **head = &rt->ready_head, **tail = &rt->ready_tail;
+    if (t->qdev >= 0) {
+        maccrt_device *h = rt->devices[t->qdev];
+        head = &h->rq_head;
+        tail = &h->rq_tail;
+        h->rq_len--;
+    }
+    if (t->qprev)
+        t->qprev->qnext = t->qnext;
+    else
+        *head = t->qnext;
+    if (t->qnext)
+        t->qnext->qprev = t->qprev;
+    else
+        *tail = t->qprev;
+    t->qprev = t->qnext = NULL;
+    t->qdev = -1;
+}
+
 void maccrt_sched_ready(maccrt_task *t)
 {
     maccrt_runtime *rt = &maccrt_rt;
@@ -55,13 +124,7 @@ void maccrt_sched_ready(maccrt_task *t)
         if (t->cand & MACCRT_BIT(d))
             rt->ready_cand[d]++;
     t->state = MACCRT_TASK_READY;
-    t->qnext = NULL;
-    t->qprev = rt->ready_tail;
-    if (rt->ready_tail)
-        rt->ready_tail->qnext = t;
-    else
-        rt->ready_head = t;
-    rt->ready_tail = t;
+    sched__link(t, sched__home(t));
 }
 
 static void sched__unqueue(maccrt_task *t)
@@ -70,15 +133,7 @@ static void sched__unqueue(maccrt_task *t)
     for (int d = 0; d < rt->ndevices; d++)
         if (t->cand & MACCRT_BIT(d))
             rt->ready_cand[d]--;
-    if (t->qprev)
-        t->qprev->qnext = t->qnext;
-    else
-        rt->ready_head = t->qnext;
-    if (t->qnext)
-        t->qnext->qprev = t->qprev;
-    else
-        rt->ready_tail = t->qprev;
-    t->qprev = t->qnext = NULL;
+    sched__unlink(t);
 }
 
 /* ---- versions ------------------------------------------------------------------------------ */
@@ -265,19 +320,156 @@ void maccrt_sched_submit_placed(void)
  * which is why eft remembers a task's residency term (eft__residency). */
 #define MACCRT_WALK_WAITING 64
 
+/* One walk's state: devices reserved by tasks that wait for them (no later
+ * task takes their tokens), tasks counted as waiting per device, the
+ * devices some ready task could use, the tasks that chose to wait, the share
+ * rule's answer for the last region asked, and the largest need of a global
+ * task that found no device free, per device (the next walk's big_need). */
+typedef struct sched__walk_state {
+    maccrt_mask reserved, active;
+    int backlog[MACCRT_MAX_DEVICES];
+    int big_need[MACCRT_MAX_DEVICES];
+    int waiting;
+    const MACC_Region *so_region;
+    maccrt_mask so_mask, so_cand;
+} sched__walk_state;
+
+enum { SCHED__PLACED, SCHED__MOVED, SCHED__WAITS, SCHED__STOP };
+
+/* One ready task looked at by the walk: placed (SCHED__PLACED), left waiting
+ * (SCHED__WAITS), or left waiting with nothing more to place in this walk
+ * (SCHED__STOP). `home`: a task of a device's own queue, whose queue length
+ * already counts in the backlog, and whose device is not to be given to it
+ * while a larger global task waits for its tokens (big_need). `last`: no task
+ * follows (the policy is not asked where a task that fits nowhere waits). */
+static int sched__consider(maccrt_task *t, sched__walk_state *w, int home, int last)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    maccrt_mask cand = t->cand & ~w->reserved;
+    if (!cand) {
+        /* every candidate is reserved: it waits behind the earlier ones */
+        if (!home)
+            for (int d = 0; d < rt->ndevices; d++)
+                if (t->cand & MACCRT_BIT(d)) {
+                    w->backlog[d]++;
+                    break;
+                }
+        return SCHED__WAITS;
+    }
+    maccrt_mask fit = 0;
+    for (int d = 0; d < rt->ndevices; d++) {
+        if (!(cand & MACCRT_BIT(d)))
+            continue;
+        maccrt_device *dv = rt->devices[d];
+        const MACC_Version *v;
+        int need = sched__need(t, dv, &v);
+        if (need <= dv->tokens_free && !(home && need < dv->big_need))
+            fit |= MACCRT_BIT(d);
+    }
+    if (!fit) {
+        /* fits nowhere now: it reserves its candidates (no overtaking).
+         * The device it waits for only counts in the backlog that later
+         * tasks of this walk see: when reserving its candidates stops
+         * the walk (every active device reserved: the GPUs are full) or
+         * nothing follows, the policy is not asked (a submission while
+         * the machine is full costs O(1), no estimates). */
+        w->reserved |= t->cand;
+        if (!home)
+            for (int d = 0; d < rt->ndevices; d++)
+                if (t->cand & MACCRT_BIT(d)) {
+                    const MACC_Version *v;
+                    int need = sched__need(t, rt->devices[d], &v);
+                    if (need > w->big_need[d])
+                        w->big_need[d] = need;
+                }
+        if ((w->reserved & w->active) == w->active)
+            return SCHED__STOP;
+        if (last || home)
+            return SCHED__WAITS;
+        maccrt_device *wd = !(t->cand & (t->cand - 1)) ? rt->devices[__builtin_ctzll(t->cand)]
+                                                        : (rt->policy_calls++, rt->policy->choose(t, t->cand, 0, w->backlog));
+        if (wd)
+            w->backlog[wd->num]++;
+        return SCHED__WAITS;
+    }
+    if (rt->policy->shut_out && t->region && (t->cand & (t->cand - 1))) {
+        if (t->region != w->so_region || t->cand != w->so_cand) {
+            w->so_region = t->region;
+            w->so_cand = t->cand;
+            w->so_mask = rt->policy->shut_out(t, t->cand);
+        }
+        maccrt_mask open = t->cand & ~w->so_mask;
+        if (w->so_mask && (fit & ~w->so_mask) == 0 && open) {
+            /* its open candidates are all busy: it waits for them (the
+             * first one's backlog counts it; with two GPUs open and a
+             * shut-out host free, the policy was asked for every task
+             * of the walk: matmul on the host and two H200s 0.31 of the
+             * GPUs alone) */
+            int wd = __builtin_ctzll(open);
+            if (!home)
+                w->backlog[wd]++;
+            w->reserved |= open;
+            if (++w->waiting > MACCRT_WALK_WAITING)
+                return SCHED__STOP;
+            return SCHED__WAITS;
+        }
+    }
+    /* one candidate, free: no choice to make */
+    maccrt_device *d = t->cand == fit && !(fit & (fit - 1))
+                           ? rt->devices[__builtin_ctzll(fit)]
+                           : (rt->policy_calls++, rt->policy->choose(t, t->cand, fit, w->backlog));
+    if (!(fit & MACCRT_BIT(d->num))) {
+        /* it would finish earlier by waiting for d (the tail rule): it
+         * waits in d's own queue (looked at again when it is that queue's
+         * first, not at every walk) */
+        w->reserved |= MACCRT_BIT(d->num);
+        int moved = t->qdev != d->num;
+        if (moved) {
+            sched__unlink(t);
+            sched__link(t, d->num);
+            w->backlog[d->num]++;
+        }
+        if ((w->reserved & w->active) == w->active || ++w->waiting > MACCRT_WALK_WAITING)
+            return SCHED__STOP;
+        return moved ? SCHED__MOVED : SCHED__WAITS;
+    }
+    const MACC_Version *v;
+    int need = sched__need(t, d, &v);
+    sched__place(t, d, need, v);
+    return SCHED__PLACED;
+}
+
+/* Whether a device other than q has free tokens and is not reserved in this walk. */
+static int sched__free_elsewhere(const sched__walk_state *w, int q)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    for (int d = 0; d < rt->ndevices; d++)
+        if (d != q && !(w->reserved & MACCRT_BIT(d)) && rt->devices[d]->tokens_free > 0 && (w->active & MACCRT_BIT(d)))
+            return 1;
+    return 0;
+}
+
+/* The walk: first each device's own queue, from its head, until a task
+ * there waits (per device FIFO); then the global queue from the front. A
+ * task whose data is on one GPU (its home) is thus looked at when that GPU
+ * has room, not at every walk: with one queue, tasks waiting for their
+ * busy home GPU piled up at the front and every completion's walk asked the
+ * policy about each of them again before it reached a task it could place
+ * (bench/dispatch, two fake GPUs: 2.5 policy calls per placed task, four:
+ * 3.3, most of the runtime lock's hold at each completion). */
 void maccrt_sched_dispatch(void)
 {
     maccrt_runtime *rt = &maccrt_rt;
-    maccrt_mask reserved = 0;
-    int backlog[MACCRT_MAX_DEVICES] = {0};
+    sched__walk_state w;
+    memset(&w, 0, sizeof w);
     /* The devices some ready task could use: once all are reserved, nothing
      * later in the queue can be placed, and the walk stops (O(1) per
      * dispatch when the machine is busy, however long the queue). */
-    maccrt_mask active = 0;
-    for (int d = 0; d < rt->ndevices; d++)
+    for (int d = 0; d < rt->ndevices; d++) {
         if (rt->ready_cand[d] > 0)
-            active |= MACCRT_BIT(d);
-    int waiting = 0; /* tasks of this walk that chose to wait */
+            w.active |= MACCRT_BIT(d);
+        w.backlog[d] = rt->devices[d]->rq_len; /* its own queue waits for it */
+    }
     /* Devices the policy shuts out of a region (the share rule), asked once
      * per region per walk: a task whose free candidates are all shut out
      * waits for its other candidate without asking the policy. Without this,
@@ -286,83 +478,54 @@ void maccrt_sched_dispatch(void)
      * tasks, each costing the policy's estimates (the residency term's
      * directory look-ups) under the runtime lock: matmul shared dispatched
      * slower than its GPU ran. */
-    const MACC_Region *so_region = NULL;
-    maccrt_mask so_mask = 0, so_cand = 0;
     rt->walk = ++rt->walks; /* per-walk memos of the policy (the share rule's) */
-    maccrt_task *next;
-    for (maccrt_task *t = rt->ready_head; t; t = next) {
-        next = t->qnext;
-        maccrt_mask cand = t->cand & ~reserved;
-        if (!cand) {
-            /* every candidate is reserved: it waits behind the earlier ones */
-            for (int d = 0; d < rt->ndevices; d++)
-                if (t->cand & MACCRT_BIT(d)) {
-                    backlog[d]++;
-                    break;
-                }
-            continue;
-        }
-        maccrt_mask fit = 0;
-        for (int d = 0; d < rt->ndevices; d++) {
-            if (!(cand & MACCRT_BIT(d)))
-                continue;
-            const MACC_Version *v;
-            if (sched__need(t, rt->devices[d], &v) <= rt->devices[d]->tokens_free)
-                fit |= MACCRT_BIT(d);
-        }
-        if (!fit) {
-            /* fits nowhere now: it reserves its candidates (no overtaking).
-             * The device it waits for only counts in the backlog that later
-             * tasks of this walk see: when reserving its candidates stops
-             * the walk (every active device reserved: the GPUs are full) or
-             * nothing follows, the policy is not asked (a submission while
-             * the machine is full costs O(1), no estimates). */
-            reserved |= t->cand;
-            if ((reserved & active) == active || !next)
+    int stop = 0;
+    for (int i = 0; i < rt->ndevices && !stop; i++) {
+        maccrt_device *h = rt->devices[i];
+        maccrt_task *t;
+        while (!stop && (t = h->rq_head) != NULL) {
+            /* the queue's first: none of its queue is ahead of it */
+            w.backlog[i] = 0;
+            int r = sched__consider(t, &w, 1, 0);
+            w.backlog[i] = h->rq_len;
+            if (r == SCHED__STOP)
+                stop = 1;
+            if (r == SCHED__WAITS)
                 break;
-            maccrt_device *w = !(t->cand & (t->cand - 1)) ? rt->devices[__builtin_ctzll(t->cand)]
-                                                          : (rt->policy_calls++, rt->policy->choose(t, t->cand, 0, backlog));
-            if (w)
-                backlog[w->num]++;
-            continue;
         }
-        if (rt->policy->shut_out && t->region && (t->cand & (t->cand - 1))) {
-            if (t->region != so_region || t->cand != so_cand) {
-                so_region = t->region;
-                so_cand = t->cand;
-                so_mask = rt->policy->shut_out(t, t->cand);
-            }
-            maccrt_mask open = t->cand & ~so_mask;
-            if (so_mask && (fit & ~so_mask) == 0 && open) {
-                /* its open candidates are all busy: it waits for them (the
-                 * first one's backlog counts it; with two GPUs open and a
-                 * shut-out host free, the policy was asked for every task
-                 * of the walk: matmul on the host and two H200s 0.31 of the
-                 * GPUs alone) */
-                int w = __builtin_ctzll(open);
-                backlog[w]++;
-                reserved |= open;
-                if (++waiting > MACCRT_WALK_WAITING)
-                    break;
-                continue;
-            }
-        }
-        /* one candidate, free: no choice to make */
-        maccrt_device *d = t->cand == fit && !(fit & (fit - 1))
-                               ? rt->devices[__builtin_ctzll(fit)]
-                               : (rt->policy_calls++, rt->policy->choose(t, t->cand, fit, backlog));
-        if (!(fit & MACCRT_BIT(d->num))) {
-            /* it would finish earlier by waiting for d (the tail rule) */
-            backlog[d->num]++;
-            reserved |= MACCRT_BIT(d->num);
-            if ((reserved & active) == active || ++waiting > MACCRT_WALK_WAITING)
-                break;
-            continue;
-        }
-        const MACC_Version *v;
-        int need = sched__need(t, d, &v);
-        sched__place(t, d, need, v);
     }
+    maccrt_task *next;
+    for (maccrt_task *t = stop ? NULL : rt->ready_head; t; t = next) {
+        next = t->qnext;
+        if (sched__consider(t, &w, 0, next == NULL) == SCHED__STOP) {
+            stop = 1;
+            break;
+        }
+    }
+    /* A device still free: the tasks behind each queue's first, which waits
+     * for its device, may rather go there (each counts those ahead of it in
+     * its queue); a GPU whose queue ran dry does not idle while another's
+     * queue is long. */
+    for (int i = 0; i < rt->ndevices && !stop; i++) {
+        maccrt_device *h = rt->devices[i];
+        if (!h->rq_head || !sched__free_elsewhere(&w, i))
+            continue;
+        int ahead = 1;
+        for (maccrt_task *t = h->rq_head->qnext; t && !stop; t = next) {
+            next = t->qnext;
+            w.backlog[i] = ahead;
+            int r = sched__consider(t, &w, 1, 0);
+            w.backlog[i] = h->rq_len;
+            if (r == SCHED__STOP)
+                stop = 1;
+            else if (r == SCHED__WAITS)
+                ahead++;
+            if (!sched__free_elsewhere(&w, i))
+                break;
+        }
+    }
+    for (int d = 0; d < rt->ndevices; d++)
+        rt->devices[d]->big_need = w.big_need[d];
     rt->walk = 0;
 }
 
