@@ -307,9 +307,9 @@ static int mp__class_of(size_t n)
  * a large block (one past the pool's classes: the arrays of a program) is
  * prefetched to the backend's GPU when it is allocated, so that a GPU that
  * touches it first does not fault its pages in one by one. Off by default:
- * the programs measured initialise their arrays on the host, whose first
- * writes then fault every page back (bench/managed.sh, the "at alloc"
- * column; docs/MEMORY.md). */
+ * on the programs measured, which initialise their arrays on the host, it
+ * gained nothing (two H200s: STREAM 0.99 of first touch, Jacobi within its
+ * spread; bench/managed.sh's at-alloc column, docs/MEMORY.md). */
 static int mp__prefetch_alloc(void)
 {
     static int on = -1;
