@@ -14,6 +14,12 @@
  *   unset, kernel   the advice withdrawn, then the GPU's next write (and the one after)
  *   memcpy pinned   cudaMemcpy of the GPU-resident buffer into page-locked memory:
  *                   what explicit copies of the same bytes cost
+ *   copy+discard    a way to bring the pages home at copy speed, if the
+ *                   driver's page allocation allows: the bytes copied out
+ *                   (cudaMemcpy into page-locked memory), the range discarded
+ *                   and made host-resident without a transfer
+ *                   (cudaMemDiscardAndPrefetchBatchAsync, CUDA 12.8+), the
+ *                   bytes copied back in by the host (memcpy; its share apart)
  * Build: nvcc -O2 -arch=sm_90 bench/migrate.cu -o migrate */
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -74,8 +80,8 @@ int main(int argc, char **argv)
     unsigned blocks = (unsigned)((n + 255) / 256);
     volatile double sink = 0;
     printf("migrate: %zu MiB, ms per operation\n", mb);
-    printf("%-4s %12s %11s %9s %13s %9s %9s %9s %11s %14s\n", "rep", "prefetch_d2h", "host_touch", "back_h2d",
-           "8-stream_d2h", "dup_d2h", "unset", "kernel", "kernel_next", "memcpy_pinned");
+    printf("%-4s %12s %11s %9s %13s %9s %9s %9s %11s %14s %13s %7s\n", "rep", "prefetch_d2h", "host_touch", "back_h2d",
+           "8-stream_d2h", "dup_d2h", "unset", "kernel", "kernel_next", "memcpy_pinned", "copy+discard", "memcpy");
     for (int r = 0; r < reps; r++) {
         /* on the GPU, written there */
         check(cudaMemPrefetchAsync(p, bytes, loc(0), 0, s[0]), "prefetch");
@@ -128,8 +134,27 @@ int main(int argc, char **argv)
         check(cudaMemcpyAsync(pin, p, bytes, cudaMemcpyDeviceToHost, s[0]), "memcpy");
         check(cudaStreamSynchronize(s[0]), "memcpy");
         double cp = now() - t0;
-        printf("%-4d %12.1f %11.1f %9.1f %13.1f %9.1f %9.2f %9.2f %11.2f %14.1f\n", r + 1, d2h * 1e3, touch * 1e3,
-               back * 1e3, d2h8 * 1e3, dup * 1e3, unset * 1e3, k1 * 1e3, k2 * 1e3, cp * 1e3);
+        /* copy out, discard and make host-resident, copy in */
+        check(cudaMemPrefetchAsync(p, bytes, loc(0), 0, s[0]), "prefetch");
+        bump<<<blocks, 256, 0, s[0]>>>(p, n, 1.0);
+        check(cudaStreamSynchronize(s[0]), "kernel");
+        t0 = now();
+        check(cudaMemcpyAsync(pin, p, bytes, cudaMemcpyDeviceToHost, s[0]), "memcpy");
+        void *ptrs[1] = {p};
+        size_t sizes[1] = {bytes}, idx[1] = {0};
+        cudaMemLocation host = loc(1);
+        cudaError_t de = cudaMemDiscardAndPrefetchBatchAsync(ptrs, sizes, 1, &host, idx, 1, 0, s[0]);
+        check(cudaStreamSynchronize(s[0]), "discard");
+        double t1 = now();
+        memcpy(p, pin, bytes);
+        double cd = now() - t0, cdm = now() - t1;
+        if (de != cudaSuccess) {
+            cd = cdm = -1; /* not supported here */
+            cudaGetLastError();
+        }
+        printf("%-4d %12.1f %11.1f %9.1f %13.1f %9.1f %9.2f %9.2f %11.2f %14.1f %13.1f %7.1f\n", r + 1, d2h * 1e3,
+               touch * 1e3, back * 1e3, d2h8 * 1e3, dup * 1e3, unset * 1e3, k1 * 1e3, k2 * 1e3, cp * 1e3, cd * 1e3,
+               cdm * 1e3);
     }
     cudaFreeHost(pin);
     cudaFree(p);
