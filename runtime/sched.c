@@ -29,7 +29,6 @@
 #include "internal.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 /* ---- the ready queue -------------------------------------------------------------------- */
 
@@ -460,8 +459,11 @@ static int sched__free_elsewhere(const sched__walk_state *w, int q)
 void maccrt_sched_dispatch(void)
 {
     maccrt_runtime *rt = &maccrt_rt;
-    sched__walk_state w;
-    memset(&w, 0, sizeof w);
+    sched__walk_state w; /* (its arrays set for the devices there are only: a walk per task) */
+    w.reserved = w.active = 0;
+    w.waiting = 0;
+    w.so_region = NULL;
+    w.so_mask = w.so_cand = 0;
     /* The devices some ready task could use: once all are reserved, nothing
      * later in the queue can be placed, and the walk stops (O(1) per
      * dispatch when the machine is busy, however long the queue). */
@@ -469,6 +471,7 @@ void maccrt_sched_dispatch(void)
         if (rt->ready_cand[d] > 0)
             w.active |= MACCRT_BIT(d);
         w.backlog[d] = rt->devices[d]->rq_len; /* its own queue waits for it */
+        w.big_need[d] = 0;
     }
     /* Devices the policy shuts out of a region (the share rule), asked once
      * per region per walk: a task whose free candidates are all shut out
