@@ -288,13 +288,10 @@ typedef struct maccrt_device {
     double first_end;
     int first_ok;
     /* Its own ready queue (sched.c): ready tasks whose predecessors wrote
-     * their data here (their home), oldest first; and the largest token need
-     * of a task of the global queue that found no device free for it at the
-     * last walk (its home tasks then do not take smaller shares of the
-     * tokens it waits for). maccrt_rt.lock. */
+     * their data here (their home) or that chose to wait for it, oldest
+     * first. maccrt_rt.lock. */
     struct maccrt_task *rq_head, *rq_tail;
     int rq_len;
-    int big_need;
 
     /* The data directory's tree of this device (cache.c): its present-table
      * entries and (devices with their own memory) cached copies of tasks'
@@ -704,6 +701,7 @@ typedef struct maccrt_task {
     maccrt_thread *waiter;  /* undeferred: the thread waiting for it */
     struct maccrt_task *qprev, *qnext; /* ready queue: the global one, or its home device's */
     int qdev;                          /* that home device's number, or -1: the global queue */
+    unsigned long rseq;                /* when it became ready (maccrt_rt.ready_seq): the walk's order */
     struct maccrt_task *pnext;         /* plugin queue link */
     struct maccrt_task *done_next;     /* task.c's stack of GPU completions to process */
     struct maccrt_task *in_next;       /* task.c's inbox of submissions to enter */
@@ -925,6 +923,7 @@ typedef struct maccrt_runtime {
     unsigned long finished;         /* tasks finished so far */
     maccrt_task *ready_head, *ready_tail; /* the global ready queue (devices have their own) */
     int ready_cand[MACCRT_MAX_DEVICES]; /* ready tasks (any queue) that have device d as a candidate */
+    unsigned long ready_seq;            /* tasks made ready so far (their rseq) */
     long policy_calls;  /* policy->choose calls of the dispatch walks (a test's measure of their cost) */
     long inbox_pushes;  /* submissions left in task.c's inbox for a completing helper (tests) */
     unsigned long walk;     /* the dispatch walk in progress (0: none; sched.c), walks so far */

@@ -4,9 +4,9 @@
  *
  * Ready tasks wait in FIFO queues: each device's own (tasks whose
  * predecessors wrote their data there, and tasks that chose to wait for that
- * device) and a global one. maccrt_sched_dispatch walks the devices' queues
- * from their heads, then the global one, and places each task on one of its
- * candidate devices that has the task's tokens free, chosen by the policy. A task that fits nowhere reserves
+ * device) and a global one. maccrt_sched_dispatch takes the queues' first
+ * tasks oldest first and places each on one of its candidate devices that
+ * has the task's tokens free, chosen by the policy. A task that fits nowhere reserves
  * its candidates for the rest of the walk: later, smaller tasks do not
  * overtake it on those devices (no starvation of large-resource tasks, FIFO
  * order per device), and the walk stops as soon as every device is reserved,
@@ -123,6 +123,7 @@ void maccrt_sched_ready(maccrt_task *t)
         if (t->cand & MACCRT_BIT(d))
             rt->ready_cand[d]++;
     t->state = MACCRT_TASK_READY;
+    t->rseq = ++rt->ready_seq;
     sched__link(t, sched__home(t));
 }
 
@@ -322,12 +323,10 @@ void maccrt_sched_submit_placed(void)
 /* One walk's state: devices reserved by tasks that wait for them (no later
  * task takes their tokens), tasks counted as waiting per device, the
  * devices some ready task could use, the tasks that chose to wait, the share
- * rule's answer for the last region asked, and the largest need of a global
- * task that found no device free, per device (the next walk's big_need). */
+ * rule's answer for the last region asked. */
 typedef struct sched__walk_state {
     maccrt_mask reserved, active;
     int backlog[MACCRT_MAX_DEVICES];
-    int big_need[MACCRT_MAX_DEVICES];
     int waiting;
     const MACC_Region *so_region;
     maccrt_mask so_mask, so_cand;
@@ -338,8 +337,7 @@ enum { SCHED__PLACED, SCHED__MOVED, SCHED__WAITS, SCHED__STOP };
 /* One ready task looked at by the walk: placed (SCHED__PLACED), left waiting
  * (SCHED__WAITS), or left waiting with nothing more to place in this walk
  * (SCHED__STOP). `home`: a task of a device's own queue, whose queue length
- * already counts in the backlog, and whose device is not to be given to it
- * while a larger global task waits for its tokens (big_need). `last`: no task
+ * already counts in the backlog. `last`: no task
  * follows (the policy is not asked where a task that fits nowhere waits). */
 static int sched__consider(maccrt_task *t, sched__walk_state *w, int home, int last)
 {
@@ -362,7 +360,7 @@ static int sched__consider(maccrt_task *t, sched__walk_state *w, int home, int l
         maccrt_device *dv = rt->devices[d];
         const MACC_Version *v;
         int need = sched__need(t, dv, &v);
-        if (need <= dv->tokens_free && !(home && need < dv->big_need))
+        if (need <= dv->tokens_free)
             fit |= MACCRT_BIT(d);
     }
     if (!fit) {
@@ -373,14 +371,6 @@ static int sched__consider(maccrt_task *t, sched__walk_state *w, int home, int l
          * nothing follows, the policy is not asked (a submission while
          * the machine is full costs O(1), no estimates). */
         w->reserved |= t->cand;
-        if (!home)
-            for (int d = 0; d < rt->ndevices; d++)
-                if (t->cand & MACCRT_BIT(d)) {
-                    const MACC_Version *v;
-                    int need = sched__need(t, rt->devices[d], &v);
-                    if (need > w->big_need[d])
-                        w->big_need[d] = need;
-                }
         if ((w->reserved & w->active) == w->active)
             return SCHED__STOP;
         if (last || home)
@@ -448,14 +438,15 @@ static int sched__free_elsewhere(const sched__walk_state *w, int q)
     return 0;
 }
 
-/* The walk: first each device's own queue, from its head, until a task
- * there waits (per device FIFO); then the global queue from the front. A
- * task whose data is on one GPU (its home) is thus looked at when that GPU
- * has room, not at every walk: with one queue, tasks waiting for their
- * busy home GPU piled up at the front and every completion's walk asked the
- * policy about each of them again before it reached a task it could place
- * (bench/dispatch, two fake GPUs: 2.5 policy calls per placed task, four:
- * 3.3, most of the runtime lock's hold at each completion). */
+/* The walk: the queues' firsts, oldest first, a device's queue until its
+ * first waits (per device FIFO), the global queue past tasks that wait. A
+ * task whose data is on one GPU (its home) is thus looked at when it is
+ * that GPU's queue's first, not at every walk: with one queue, tasks
+ * waiting for their busy home GPU piled up at the front and every
+ * completion's walk asked the policy about each of them again before it
+ * reached a task it could place (bench/dispatch, two fake GPUs: 2.5 policy
+ * calls per placed task, four: 3.3, most of the runtime lock's hold at each
+ * completion). */
 void maccrt_sched_dispatch(void)
 {
     maccrt_runtime *rt = &maccrt_rt;
@@ -471,7 +462,6 @@ void maccrt_sched_dispatch(void)
         if (rt->ready_cand[d] > 0)
             w.active |= MACCRT_BIT(d);
         w.backlog[d] = rt->devices[d]->rq_len; /* its own queue waits for it */
-        w.big_need[d] = 0;
     }
     /* Devices the policy shuts out of a region (the share rule), asked once
      * per region per walk: a task whose free candidates are all shut out
@@ -482,28 +472,39 @@ void maccrt_sched_dispatch(void)
      * directory look-ups) under the runtime lock: matmul shared dispatched
      * slower than its GPU ran. */
     rt->walk = ++rt->walks; /* per-walk memos of the policy (the share rule's) */
+    /* The queues' firsts, oldest (made ready first) first: the order of one
+     * FIFO queue across the queues. A device's queue whose first waits for
+     * its device is left for the rest of the walk (FIFO per device); the
+     * global queue goes on past a task that waits (as the one queue did). */
     int stop = 0;
-    for (int i = 0; i < rt->ndevices && !stop; i++) {
-        maccrt_device *h = rt->devices[i];
-        maccrt_task *t;
-        while (!stop && (t = h->rq_head) != NULL) {
-            /* the queue's first: none of its queue is ahead of it */
-            w.backlog[i] = 0;
-            int r = sched__consider(t, &w, 1, 0);
-            w.backlog[i] = h->rq_len;
-            if (r == SCHED__STOP)
-                stop = 1;
-            if (r == SCHED__WAITS)
-                break;
+    maccrt_mask held = 0; /* device queues whose first waits */
+    maccrt_task *g = rt->ready_head;
+    while (!stop) {
+        maccrt_task *t = g;
+        int q = -1;
+        for (int i = 0; i < rt->ndevices; i++) {
+            maccrt_task *h = rt->devices[i]->rq_head;
+            if (h && !(held & MACCRT_BIT(i)) && (!t || h->rseq < t->rseq)) {
+                t = h;
+                q = i;
+            }
         }
-    }
-    maccrt_task *next;
-    for (maccrt_task *t = stop ? NULL : rt->ready_head; t; t = next) {
-        next = t->qnext;
-        if (sched__consider(t, &w, 0, next == NULL) == SCHED__STOP) {
-            stop = 1;
+        if (!t)
             break;
+        int r;
+        if (q < 0) {
+            g = t->qnext;
+            r = sched__consider(t, &w, 0, g == NULL);
+        } else {
+            /* the queue's first: none of its queue is ahead of it */
+            w.backlog[q] = 0;
+            r = sched__consider(t, &w, 1, 0);
+            w.backlog[q] = rt->devices[q]->rq_len;
+            if (r == SCHED__WAITS)
+                held |= MACCRT_BIT(q);
         }
+        if (r == SCHED__STOP)
+            stop = 1;
     }
     /* A device still free: the tasks behind each queue's first, which waits
      * for its device, may rather go there (each counts those ahead of it in
@@ -514,6 +515,7 @@ void maccrt_sched_dispatch(void)
         if (!h->rq_head || !sched__free_elsewhere(&w, i))
             continue;
         int ahead = 1;
+        maccrt_task *next;
         for (maccrt_task *t = h->rq_head->qnext; t && !stop; t = next) {
             next = t->qnext;
             w.backlog[i] = ahead;
@@ -527,8 +529,6 @@ void maccrt_sched_dispatch(void)
                 break;
         }
     }
-    for (int d = 0; d < rt->ndevices; d++)
-        rt->devices[d]->big_need = w.big_need[d];
     rt->walk = 0;
 }
 
