@@ -188,7 +188,8 @@ static void task__deps_remove(maccrt_task *t)
         task__dep_range(&t->deps[i], &a, &b);
         maccrt_rnode *n = maccrt_rtree_first_overlap(&task__deps, a, b);
         while (n && n->start < b) {
-            maccrt_rnode *next = maccrt_rtree_next(&task__deps, n);
+            /* (no tree walk when n reaches b: one segment per dependence, mostly) */
+            maccrt_rnode *next = maccrt_rtree_next_below(&task__deps, n, b);
             task__seg *s = (task__seg *)n;
             if (s->writer == t)
                 s->writer = NULL;
