@@ -2167,6 +2167,26 @@ Test(rt, throttle_bad_value_is_fatal, .exit_code = 1)
 
 /* ---- the range tree ------------------------------------------------------------------------- */
 
+/* The treap's shape: starts in order, each node's priority at least its
+ * children's; returns the node count and the depth in *depth. */
+static int rtree_shape(const maccrt_rnode *n, uintptr_t lo, uintptr_t hi, int *depth)
+{
+    if (!n) {
+        *depth = 0;
+        return 0;
+    }
+    cr_assert(n->start >= lo && n->start < hi, "start %lu outside [%lu, %lu)", (unsigned long)n->start,
+              (unsigned long)lo, (unsigned long)hi);
+    if (n->left)
+        cr_assert_geq(n->prio, n->left->prio);
+    if (n->right)
+        cr_assert_geq(n->prio, n->right->prio);
+    int dl, dr;
+    int c = 1 + rtree_shape(n->left, lo, n->start, &dl) + rtree_shape(n->right, n->start + 1, hi, &dr);
+    *depth = 1 + (dl > dr ? dl : dr);
+    return c;
+}
+
 Test(rt, range_tree)
 {
     enum { N = 2000 };
@@ -2180,6 +2200,9 @@ Test(rt, range_tree)
         maccrt_rtree_insert(&t, &nodes[i]);
     }
     cr_assert_eq(t.count, N);
+    int depth;
+    cr_assert_eq(rtree_shape(t.root, 0, UINTPTR_MAX, &depth), N);
+    cr_assert_lt(depth, 60, "depth %d for %d nodes", depth, N); /* expected about 2.9 ln N = 22 */
     cr_assert_eq(maccrt_rtree_find(&t, 100 + 10 * 7 + 3), &nodes[7]);
     cr_assert_null(maccrt_rtree_find(&t, 100 + 10 * 7 + 5));
     cr_assert_null(maccrt_rtree_find(&t, 99));
@@ -2194,6 +2217,7 @@ Test(rt, range_tree)
     for (int i = 0; i < N; i += 2)
         maccrt_rtree_remove(&t, &nodes[i]);
     cr_assert_eq(t.count, N / 2);
+    cr_assert_eq(rtree_shape(t.root, 0, UINTPTR_MAX, &depth), N / 2);
     cr_assert_null(maccrt_rtree_find(&t, 100 + 10 * 4));
     cr_assert_eq(maccrt_rtree_find(&t, 100 + 10 * 5), &nodes[5]);
     cr_assert_eq(maccrt_rtree_first_overlap(&t, 100 + 10 * 4, 100 + 10 * 6), &nodes[5]);
