@@ -51,17 +51,10 @@ static int fgpu_init(maccrt_device *d)
     return 0;
 }
 
-static int fgpu_copy(maccrt_device *d, void *dst, const void *src, size_t bytes)
-{
-    (void)d;
-    memcpy(dst, src, bytes);
-    return 0;
-}
-
 static int fgpu_copy_peer(maccrt_device *d, void *dst, maccrt_device *from, const void *src, size_t bytes)
 {
     (void)from;
-    return fgpu_copy(d, dst, src, bytes);
+    return fake_gpu_copy(d, dst, src, bytes);
 }
 
 const maccrt_plugin maccrt_cuda_plugin = {
@@ -73,8 +66,8 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .version_ok = fake_gpu_version_ok,
     .alloc = fake_gpu_heap_alloc,
     .free = fake_gpu_heap_free,
-    .copy_h2d = fgpu_copy,
-    .copy_d2h = fgpu_copy,
+    .copy_h2d = fake_gpu_copy,
+    .copy_d2h = fake_gpu_copy,
     .copy_peer = fgpu_copy_peer,
     .helpers_start = fake_gpu_helpers_start,
     .helpers_wait = fake_gpu_helpers_wait,

@@ -336,12 +336,13 @@ enum { SCHED__PLACED, SCHED__MOVED, SCHED__WAITS, SCHED__STOP };
 
 /* One ready task looked at by the walk: placed (SCHED__PLACED), left waiting
  * (SCHED__WAITS), or left waiting with nothing more to place in this walk
- * (SCHED__STOP). `home`: a task of a device's own queue, whose queue length
- * already counts in the backlog. `last`: no task
- * follows (the policy is not asked where a task that fits nowhere waits). */
-static int sched__consider(maccrt_task *t, sched__walk_state *w, int home, int last)
+ * (SCHED__STOP). A task of a device's own queue (`home`) already counts in
+ * that device's backlog (its queue length). `last`: no task follows (the
+ * policy is not asked where a task that fits nowhere waits). */
+static int sched__consider(maccrt_task *t, sched__walk_state *w, int last)
 {
     maccrt_runtime *rt = &maccrt_rt;
+    int home = t->qdev >= 0;
     maccrt_mask cand = t->cand & ~w->reserved;
     if (!cand) {
         /* every candidate is reserved: it waits behind the earlier ones */
@@ -494,11 +495,11 @@ void maccrt_sched_dispatch(void)
         int r;
         if (q < 0) {
             g = t->qnext;
-            r = sched__consider(t, &w, 0, g == NULL);
+            r = sched__consider(t, &w, g == NULL);
         } else {
             /* the queue's first: none of its queue is ahead of it */
             w.backlog[q] = 0;
-            r = sched__consider(t, &w, 1, 0);
+            r = sched__consider(t, &w, 0);
             w.backlog[q] = rt->devices[q]->rq_len;
             if (r == SCHED__WAITS)
                 held |= MACCRT_BIT(q);
@@ -519,7 +520,7 @@ void maccrt_sched_dispatch(void)
         for (maccrt_task *t = h->rq_head->qnext; t && !stop; t = next) {
             next = t->qnext;
             w.backlog[i] = ahead;
-            int r = sched__consider(t, &w, 1, 0);
+            int r = sched__consider(t, &w, 0);
             w.backlog[i] = h->rq_len;
             if (r == SCHED__STOP)
                 stop = 1;

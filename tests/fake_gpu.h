@@ -139,4 +139,26 @@ static inline void fake_gpu_heap_free(maccrt_device *d, void *p)
     free(p);
 }
 
+/* plugin->copy_h2d / copy_d2h: host memory on both sides */
+static inline int fake_gpu_copy(maccrt_device *d, void *dst, const void *src, size_t bytes)
+{
+    (void)d;
+    memcpy(dst, src, bytes);
+    return 0;
+}
+
+/* plugin->managed_alloc / managed_free: page-aligned host memory */
+static inline void *fake_gpu_managed_alloc(maccrt_device *d, size_t bytes)
+{
+    (void)d;
+    void *p = NULL;
+    return posix_memalign(&p, 4096, bytes) == 0 ? p : NULL;
+}
+
+static inline void fake_gpu_managed_free(maccrt_device *d, void *p)
+{
+    (void)d;
+    free(p);
+}
+
 #endif

@@ -42,19 +42,6 @@ static int fg_init(maccrt_device *d)
     return 0;
 }
 
-static void *fg_managed_alloc(maccrt_device *d, size_t bytes)
-{
-    (void)d;
-    void *p = NULL;
-    return posix_memalign(&p, 4096, bytes) == 0 ? p : NULL;
-}
-
-static void fg_managed_free(maccrt_device *d, void *p)
-{
-    (void)d;
-    free(p);
-}
-
 static int fg_mem_info(maccrt_device *d, size_t *free_b, size_t *total_b)
 {
     *free_b = d->index ? (size_t)192 << 20 : (size_t)256 << 20;
@@ -95,13 +82,6 @@ static int fg_calibrate(maccrt_device *d, size_t bytes, double *fault_s, double 
     return 0;
 }
 
-static int fg_copy(maccrt_device *d, void *dst, const void *src, size_t bytes)
-{
-    (void)d;
-    memcpy(dst, src, bytes);
-    return 0;
-}
-
 const maccrt_plugin maccrt_cuda_plugin = {
     .name = "nvidia",
     .kind = MACC_DEV_NVIDIA,
@@ -111,12 +91,12 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .version_ok = fake_gpu_version_ok,
     .alloc = fake_gpu_heap_alloc,
     .free = fake_gpu_heap_free,
-    .copy_h2d = fg_copy,
-    .copy_d2h = fg_copy,
+    .copy_h2d = fake_gpu_copy,
+    .copy_d2h = fake_gpu_copy,
     .submit = fake_gpu_plugin_submit,
     .run = fake_gpu_run,
-    .managed_alloc = fg_managed_alloc,
-    .managed_free = fg_managed_free,
+    .managed_alloc = fake_gpu_managed_alloc,
+    .managed_free = fake_gpu_managed_free,
     .mem_info = fg_mem_info,
     .prefetch = fg_prefetch,
     .advise_read_mostly = fg_advise_read_mostly,

@@ -99,33 +99,6 @@ static int fg_init(maccrt_device *d)
 }
 
 
-static int fg_copy(maccrt_device *d, void *dst, const void *src, size_t bytes)
-{
-    (void)d;
-    memcpy(dst, src, bytes);
-    return 0;
-}
-
-/* as cuda__run (the task layer places managed data before it, fixes it up after) */
-static int fg_run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
-{
-    (void)d;
-    return t->ver->fn(t->args, env);
-}
-
-static void *fg_managed_alloc(maccrt_device *d, size_t bytes)
-{
-    (void)d;
-    void *p = NULL;
-    return posix_memalign(&p, 4096, bytes) == 0 ? p : NULL;
-}
-
-static void fg_managed_free(maccrt_device *d, void *p)
-{
-    (void)d;
-    free(p);
-}
-
 static size_t fg_free[2] = {256 * MiB, 256 * MiB}; /* per GPU (a test may shrink the second) */
 static int fg_mem_info(maccrt_device *d, size_t *free_b, size_t *total_b)
 {
@@ -171,12 +144,12 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .version_ok = fake_gpu_version_ok,
     .alloc = fake_gpu_heap_alloc,
     .free = fake_gpu_heap_free,
-    .copy_h2d = fg_copy,
-    .copy_d2h = fg_copy,
+    .copy_h2d = fake_gpu_copy,
+    .copy_d2h = fake_gpu_copy,
     .submit = fake_gpu_plugin_submit,
-    .run = fg_run,
-    .managed_alloc = fg_managed_alloc,
-    .managed_free = fg_managed_free,
+    .run = fake_gpu_run, /* as cuda__run: the task layer places managed data around it */
+    .managed_alloc = fake_gpu_managed_alloc,
+    .managed_free = fake_gpu_managed_free,
     .mem_info = fg_mem_info,
     .prefetch = fg_prefetch,
     .advise_place = fg_advise_place,
@@ -249,6 +222,14 @@ static void env_budget(const char *budget, const char *policy)
 static void no_env(void)
 {
     env_budget(NULL, NULL);
+}
+
+/* Two fake GPUs, the host left out, placement policy `policy` (before the first runtime call). */
+static void two_gpus(const char *policy)
+{
+    fg_ngpus = 2;
+    env_budget(NULL, policy);
+    setenv("MACC_DEVICES", "nvidia", 1);
 }
 
 TestSuite(placement, .init = no_env, .timeout = 60);
@@ -638,9 +619,7 @@ static void launch_on(const MACC_Region *r, float *x, size_t bytes, int device)
  * back), its charge moves with it, and the records say which GPU holds it. */
 Test(placement, two_gpus_sections_move_with_their_tasks)
 {
-    fg_ngpus = 2;
-    env_budget(NULL, "otm");
-    setenv("MACC_DEVICES", "nvidia", 1);
+    two_gpus("otm");
     size_t half = 4 * MiB;
     float *x = MACC_malloc(2 * half);
     cr_assert_eq(macc_num_devices(), 3);
@@ -686,9 +665,7 @@ Test(placement, two_gpus_sections_move_with_their_tasks)
  * host and the tie went to GPU 0). */
 Test(placement, two_gpus_tasks_follow_the_pages)
 {
-    fg_ngpus = 2;
-    env_budget(NULL, "otm");
-    setenv("MACC_DEVICES", "nvidia", 1);
+    two_gpus("otm");
     size_t half = 4 * MiB;
     float *x = MACC_malloc(2 * half), *y = x + half / 4;
     cr_assert_eq(macc_num_devices(), 3);
@@ -709,9 +686,7 @@ Test(placement, two_gpus_tasks_follow_the_pages)
  * its next task prefetches it again instead of faulting it back. */
 Test(placement, two_gpus_off_prefetches_again)
 {
-    fg_ngpus = 2;
-    env_budget(NULL, "off");
-    setenv("MACC_DEVICES", "nvidia", 1);
+    two_gpus("off");
     size_t bytes = 4 * MiB;
     float *x = MACC_malloc(bytes);
     cr_assert_eq(macc_num_devices(), 3);
@@ -733,9 +708,7 @@ Test(placement, two_gpus_off_prefetches_again)
  * kept the pages and the tasks). A launch finds it done: measured once. */
 Test(placement, allocation_measures_every_gpu_ahead)
 {
-    fg_ngpus = 2;
-    env_budget(NULL, "otm");
-    setenv("MACC_DEVICES", "nvidia", 1);
+    two_gpus("otm");
     float *x = MACC_malloc(4 * MiB);
     for (int i = 0; i < 1000 && __atomic_load_n(&calib_calls, __ATOMIC_SEQ_CST) < 2; i++) {
         struct timespec ts = {0, 1000000};
@@ -785,10 +758,8 @@ Test(placement, no_prefetch_at_allocation_by_default)
  * least recently used object goes back to the host to make room. */
 Test(placement, two_gpus_each_within_its_own_budget)
 {
-    fg_ngpus = 2;
     fg_free[1] = 128 * MiB;
-    env_budget(NULL, "otm");
-    setenv("MACC_DEVICES", "nvidia", 1);
+    two_gpus("otm");
     size_t sz = 48 * MiB;
     float *o[3] = {MACC_malloc(sz), MACC_malloc(sz), MACC_malloc(sz)};
     cr_assert_eq(macc_num_devices(), 3);
@@ -816,9 +787,7 @@ Test(placement, two_gpus_each_within_its_own_budget)
  * shared page made each record lose to the other GPU at every step. */
 Test(placement, two_gpus_neighbours_sharing_a_page)
 {
-    fg_ngpus = 2;
-    env_budget(NULL, "otm");
-    setenv("MACC_DEVICES", "nvidia", 1);
+    two_gpus("otm");
     size_t bytes = 8 * MiB, cut = 4 * MiB + 1000; /* not on a page boundary */
     char *x = MACC_malloc(bytes);
     cr_assert_eq(macc_num_devices(), 3);
