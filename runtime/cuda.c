@@ -141,9 +141,6 @@ static int cuda__ngpus_up; /* GPUs started (cuda__init_device) */
  * default 8), read in cuda__discover; lowered by cuda__start_context. */
 static int cuda__conn = 8;
 
-/* Defined (1) by macc in a file with deferred target regions. */
-extern const int MACC_deferred_regions __attribute__((weak));
-
 static void cuda__enable_peers(cuda__gpu *g);
 static void cuda__pool_warm(cuda__gpu *g);
 static int cuda__staging(void);
@@ -377,28 +374,19 @@ static void cuda__prepare_once(void)
      * scheduler learned that GPU as slow and gave it few tasks. The user's
      * own CUDA_MODULE_LOADING wins. */
     setenv("CUDA_MODULE_LOADING", "EAGER", 0);
-    /* The GPU's hardware work queues (CUDA_DEVICE_MAX_CONNECTIONS; the
-     * user's setting wins). One per helper stream (and the data stream)
-     * when the program has deferred regions (nowait, OpenACC async: macc
-     * defines MACC_deferred_regions in their files), which run several tasks
-     * on a GPU at once: with CUDA's default of 8, a helper's copy waits
-     * behind another helper's kernel on a shared queue (nbody 65536 on one
-     * H100: 5.2 TFLOP/s with 32 queues, 3.0 with 8). Otherwise CUDA's 8:
-     * each queue costs the process's start about 28 ms of driver time (an
-     * empty CUDA program starts in 0.33 s with 8, 1.00 s with 32; the
-     * conformance suite's small programs, 8 at a time, took 20 s each with
-     * 32) and one of the GPU's channels, which all processes on it share
-     * (see cuda__start_context). */
+    /* The GPU's hardware work queues (CUDA_DEVICE_MAX_CONNECTIONS): CUDA's
+     * 8, or the user's setting. Each queue costs the process about 17 ms of
+     * driver time per GPU at its start and as much again at its exit, one
+     * GPU after the other (the driver does not start contexts in parallel),
+     * and one of the GPU's channels, which all processes on it share (see
+     * cuda__start_context). Programs with deferred regions had one queue per
+     * helper stream (32) until 2026-11-27: on four H200s a program then took
+     * 4.8-5.1 s where it takes 2.0-2.8 with 8, and on one GPU nbody, matmul
+     * and stream ran no faster with 32 (nbody 65536 10 2048: 5.2-5.6
+     * TFLOP/s with 32, 5.7-6.1 with 8; docs/RUNTIME.md). */
     const char *conn = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
-    if (conn && *conn) {
+    if (conn && *conn)
         cuda__conn = (int)strtol(conn, NULL, 10);
-    } else if (&MACC_deferred_regions && MACC_deferred_regions) {
-        int c = cuda__nstreams + 1 > 32 ? 32 : cuda__nstreams + 1 < 8 ? 8 : cuda__nstreams + 1;
-        char v[16];
-        snprintf(v, sizeof v, "%d", c);
-        setenv("CUDA_DEVICE_MAX_CONNECTIONS", v, 1);
-        cuda__conn = c;
-    }
     cuda__prep_err = cudaGetDeviceCount(&cuda__prep_n);
     if (cuda__prep_err != cudaSuccess)
         cuda__clear();

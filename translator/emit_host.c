@@ -1788,16 +1788,6 @@ void emit_host(Unit *u, Buf *out, const char *display_path)
     }
     buf_put(out, u->src->text + pos, u->src->len - pos);
     em__devvars(&e, out);
-    /* deferred regions (nowait, OpenACC async): a program that has them runs
-     * several tasks on a GPU at once, and the runtime gives its GPUs one
-     * hardware queue per helper stream (a weak definition: one per program) */
-    for (int i = 0; i < u->regions.len; i++) {
-        if (((const Region *)u->regions.items[i])->nowait) {
-            buf_puts(out, "\n/* deferred target regions: the CUDA plugin gives each helper stream its own hardware queue */\n"
-                          "__attribute__((weak)) const int MACC_deferred_regions = 1;\n");
-            break;
-        }
-    }
     for (int i = 0; i < e.edits.len; i++) {
         Edit *x = e.edits.items[i];
         free(x->text);

@@ -374,6 +374,3 @@ double compute(int n, float *restrict a, float *restrict b)
 
     return sum + count;
 }
-
-/* deferred target regions: the CUDA plugin gives each helper stream its own hardware queue */
-__attribute__((weak)) const int MACC_deferred_regions = 1;

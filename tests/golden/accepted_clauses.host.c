@@ -133,6 +133,3 @@ void f(int n, double *a, double *b)
 #line 20 "accepted_clauses.c"
     b[0] = s;
 }
-
-/* deferred target regions: the CUDA plugin gives each helper stream its own hardware queue */
-__attribute__((weak)) const int MACC_deferred_regions = 1;

@@ -181,6 +181,3 @@ void pipeline(int n, int bs, float *a, float *b, float *c)
 }
 #line 21 "depend_forms.c"
 }
-
-/* deferred target regions: the CUDA plugin gives each helper stream its own hardware queue */
-__attribute__((weak)) const int MACC_deferred_regions = 1;

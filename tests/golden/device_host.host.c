@@ -96,6 +96,3 @@ void clear(int n, double *v)
 }
 #line 14 "device_host.c"
 }
-
-/* deferred target regions: the CUDA plugin gives each helper stream its own hardware queue */
-__attribute__((weak)) const int MACC_deferred_regions = 1;

@@ -62,6 +62,3 @@ void gpu_only(int n, float *v)
 }
 #line 10 "if_device_nvidia_only.c"
 }
-
-/* deferred target regions: the CUDA plugin gives each helper stream its own hardware queue */
-__attribute__((weak)) const int MACC_deferred_regions = 1;

@@ -75,6 +75,3 @@ void update(int n, int bs, float *v, const float *f, float dt)
 }
 #line 13 "if_device_resources.c"
 }
-
-/* deferred target regions: the CUDA plugin gives each helper stream its own hardware queue */
-__attribute__((weak)) const int MACC_deferred_regions = 1;

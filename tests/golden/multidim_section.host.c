@@ -117,6 +117,3 @@ void rows(double (*a)[COLS], int nrows)
 #line 20 "multidim_section.c"
 
 }
-
-/* deferred target regions: the CUDA plugin gives each helper stream its own hardware queue */
-__attribute__((weak)) const int MACC_deferred_regions = 1;

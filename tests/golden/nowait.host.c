@@ -67,6 +67,3 @@ void blocks(int n, int bs, double *v)
 }
 #line 10 "nowait.c"
 }
-
-/* deferred target regions: the CUDA plugin gives each helper stream its own hardware queue */
-__attribute__((weak)) const int MACC_deferred_regions = 1;

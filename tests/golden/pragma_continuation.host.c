@@ -70,6 +70,3 @@ void continued(int n, int bs, double *a, const double *b)
 }
 #line 16 "pragma_continuation.c"
 }
-
-/* deferred target regions: the CUDA plugin gives each helper stream its own hardware queue */
-__attribute__((weak)) const int MACC_deferred_regions = 1;

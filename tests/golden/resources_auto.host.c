@@ -67,6 +67,3 @@ void relax(int n, int bs, double *v)
 }
 #line 12 "resources_auto.c"
 }
-
-/* deferred target regions: the CUDA plugin gives each helper stream its own hardware queue */
-__attribute__((weak)) const int MACC_deferred_regions = 1;

@@ -115,6 +115,3 @@ void axpy(int n, double a, const double *x, double *y)
 }
 #line 13 "target_clauses_then_construct.c"
 }
-
-/* deferred target regions: the CUDA plugin gives each helper stream its own hardware queue */
-__attribute__((weak)) const int MACC_deferred_regions = 1;

@@ -190,6 +190,3 @@ int main(void)
         printf("sum %ld (want %ld), prod %ld\n", sum, want, prod);
     return errors != 0;
 }
-
-/* deferred target regions: the CUDA plugin gives each helper stream its own hardware queue */
-__attribute__((weak)) const int MACC_deferred_regions = 1;

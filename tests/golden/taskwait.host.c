@@ -128,6 +128,3 @@ void two_phases(int n, int bs, float *a, float *b)
 }
 #line 17 "taskwait.c"
 }
-
-/* deferred target regions: the CUDA plugin gives each helper stream its own hardware queue */
-__attribute__((weak)) const int MACC_deferred_regions = 1;
