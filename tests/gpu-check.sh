@@ -80,7 +80,12 @@ check() {
         while [ $((seq - 1 - $(find "$res" -name '*.done' | wc -l))) -ge "$jobs_max" ]; do
             sleep 0.2
         done
-        (check_one "$@" > "$res/$cur.out" 2>&1; : > "$res/$cur.done") &
+        # a line on stderr as each program ends (its full output comes at
+        # the end, in program order): a run cut short still shows which ended
+        (t0=$(date +%s)
+         check_one "$@" > "$res/$cur.out" 2>&1
+         echo "gpu-check: $1: $(grep -c '^ok' "$res/$cur.res") ok, $(grep -c '^ko' "$res/$cur.res") failed ($(($(date +%s) - t0)) s)" >&2
+         : > "$res/$cur.done") &
     else
         check_one "$@" > "$res/$cur.out" 2>&1
         cat "$res/$cur.out"
