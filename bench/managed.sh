@@ -1,7 +1,8 @@
 #!/bin/sh
 # managed.sh: --managed against explicit data movement, on the GPUs alone
-# (one GPU, MACC_DEVICES=nvidia:0, and with several every GPU,
-# MACC_DEVICES=nvidia, side by side), each row's peers in the same run:
+# (one GPU, MACC_DEVICES=nvidia:0, and with several every GPU the programs
+# see, MACC_DEVICES=nvidia:0,1,..., side by side; BENCH_GPUS=n: the first n
+# only, bench/gpus.sh), each row's peers in the same run:
 #   jacobi   samples/jacobi.c: acc enter data / update host / exit data;
 #            explicit copies, --managed (directives as prefetch hints),
 #            --managed with MACC_MANAGED_HINTS=0 (page faults only), and
@@ -47,7 +48,8 @@ best() {
     echo "${b:-0}"
 }
 
-ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+. "$root/bench/gpus.sh"
+ngpu=$ngpus
 [ "${ngpu:-0}" -ge 1 ] || ngpu=1
 # row NAME PATTERN PROG ARGS: one GPU (nvidia:0) and, with several, every GPU
 row() {
@@ -57,8 +59,8 @@ row() {
     n=$(best "$pat" "${prog}_m" "$args" MACC_DEVICES=nvidia:0 MACC_MANAGED_HINTS=0)
     a=$(best "$pat" "${prog}_m" "$args" MACC_DEVICES=nvidia:0 MACC_MANAGED_PREFETCH_ALLOC=1)
     if [ "$ngpu" -gt 1 ]; then
-        E=$(best "$pat" "$prog" "$args" MACC_DEVICES=nvidia)
-        M=$(best "$pat" "${prog}_m" "$args" MACC_DEVICES=nvidia)
+        E=$(best "$pat" "$prog" "$args" MACC_DEVICES=nvidia:"$gpus_list")
+        M=$(best "$pat" "${prog}_m" "$args" MACC_DEVICES=nvidia:"$gpus_list")
     else
         E=0 M=0
     fi
@@ -66,7 +68,7 @@ row() {
         printf "%-8s %10.1f %10.1f %10.1f %10.1f %7.3f %7.3f %7.3f | %10.1f %10.1f %7.3f %9.2f\n", name, e, m, n, a,
             (e > 0 ? m / e : 0), (e > 0 ? n / e : 0), (e > 0 ? a / e : 0), E, M, (E > 0 ? M / E : 0), (m > 0 ? M / m : 0) }'
 }
-echo "GB/s, best of $reps; left: one GPU (MACC_DEVICES=nvidia:0), right: all $ngpu GPUs (MACC_DEVICES=nvidia)"
+echo "GB/s, best of $reps; left: one GPU (MACC_DEVICES=nvidia:0), right: $ngpu GPUs (MACC_DEVICES=nvidia:$gpus_list)"
 printf '%-8s %10s %10s %10s %10s %7s %7s %7s | %10s %10s %7s %9s\n' case explicit managed no-hints at-alloc m/e nh/e a/e explicit managed m/e 'm all/1'
 row jacobi 'GB\/s=' jacobi "4096 100"
 row stream 'Pipelined *' stream "33554432 10 4194304"

@@ -10,7 +10,8 @@
 # (ratio), and the host with every GPU (shared; sh/max over the better of
 # the host and all GPUs).
 #
-#   usage: bench/share.sh BUILD_DIR [REPS]      (SHARE_TRACE=1: also a traced shared run each;
+#   usage: bench/share.sh BUILD_DIR [REPS]      (BENCH_GPUS=n: the first n GPUs only;
+#                                               SHARE_TRACE=1: also a traced shared run each;
 #                                               PROGRAMS="nbody stream": only those rows;
 #                                               HOST_REPS=n: the host alone only in the first
 #                                               n rounds: its runs are the long ones)
@@ -61,7 +62,7 @@ echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 command -v nvidia-smi >/dev/null 2>&1 &&
     nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | sed 's/^/gpu: /'
 echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')"
-ngpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+. "$root/bench/gpus.sh"
 for s in nbody matmul stream; do
     "$build/bin/macc" -O3 -march=native "$root/samples/$s.c" -o "$out/$s" -lm
 done
@@ -167,8 +168,8 @@ for p in $progs; do
         s=$(max "$s" "$si")
         pairs="$pairs $si $gi"
         if [ "$ngpus" -ge 2 ]; then
-            gni=$(one "$p" "$i" MACC_DEVICES=nvidia MACC_TARGET_OFFLOAD=mandatory)
-            sni=$(one "$p" "$i" MACC_DEVICES=all)
+            gni=$(one "$p" "$i" MACC_DEVICES=nvidia:"$gpus_list" MACC_TARGET_OFFLOAD=mandatory)
+            sni=$(one "$p" "$i" MACC_DEVICES=host,nvidia:"$gpus_list")
             gn=$(max "$gn" "$gni")
             sn=$(max "$sn" "$sni")
             pairs_n="$pairs_n $gni $gi"
@@ -184,7 +185,7 @@ for p in $progs; do
         printf "%-8s %-8s %12.1f %12.1f %12.1f %10.3f %10.3f %10.3f\n", p, u, h, g, s,
                (m > 0 ? s / m : 0), (h + g > 0 ? s / (h + g) : 0), med }'
     if [ "$ngpus" -ge 2 ]; then
-        tasks2="$tasks2$(tasks_line "$p" "$out/$p.MACC_DEVICES_all.$reps.log")
+        tasks2="$tasks2$(tasks_line "$p" "$out/$p.MACC_DEVICES_host_nvidia_$(echo "$gpus_list" | tr ',' '_').$reps.log")
 "
         rows2="$rows2$p $unit $g $gn $h $sn $(median_pairs "$pairs_n" 0) $(median_pairs "$pairs_sn" "$h")
 "
