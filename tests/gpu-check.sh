@@ -119,7 +119,7 @@ fi
 # section registered and kept past them (pin_reuse frees, reallocates and
 # unmaps its buffers); --pinned's heap registration turned off at run time
 # (pinned_heap then expects no block page-locked), and with a lower minimum;
-# each GPU offered as two or three devices (MACC_CUDA_SPLIT: tasks, data
+# each GPU offered as two, three or four devices (MACC_CUDA_SPLIT: tasks, data
 # regions and device-to-device fills between the devices of one GPU)
 seq=$((seq + 1))
 cur=$(printf '%03d' "$seq")
@@ -128,14 +128,15 @@ for pv in "copy_paths MACC_CUDA_STAGE=0" "copy_paths MACC_CUDA_PIN=0" \
     "copy_paths MACC_CUDA_PIN_MIN=65536" "pin_reuse MACC_CUDA_PIN_MIN=65536" \
     "pin_reuse MACC_CUDA_PIN_KEEP=0" "pinned_heap MACC_CUDA_PIN_HEAP=0" \
     "pinned_heap MACC_CUDA_PIN_MIN=65536" "matmul MACC_CUDA_SPLIT=2" "jacobi MACC_CUDA_SPLIT=2" \
-    "nbody MACC_CUDA_SPLIT=3"; do # (the default registers 4 MiB and more, kept)
+    "nbody MACC_CUDA_SPLIT=3" "matmul MACC_CUDA_SPLIT=4"; do # (the default registers 4 MiB and more, kept)
     p=${pv%% *}
     v=${pv#* }
     log=$gbuild/progs/$p.$(echo "$v" | tr ' =' '__').log
     # shellcheck disable=SC2086
     if env $v MACC_DEVICES=nvidia MACC_TARGET_OFFLOAD=mandatory timeout --foreground 120 "$gbuild/progs/$p" > "$log" 2>&1 &&
-        # matmul's 512 tasks on both devices of the split GPU
-        { [ "$pv" != "matmul MACC_CUDA_SPLIT=2" ] || [ "$(grep -c '(nvidia:[01]): [1-9]' "$log")" -eq 2 ]; }; then
+        # matmul's 512 tasks on every device of the split GPU (two, four)
+        { [ "$pv" != "matmul MACC_CUDA_SPLIT=2" ] || [ "$(grep -c '(nvidia:[01]): [1-9]' "$log")" -eq 2 ]; } &&
+        { [ "$pv" != "matmul MACC_CUDA_SPLIT=4" ] || [ "$(grep -c '(nvidia:[0-3]): [1-9]' "$log")" -eq 4 ]; }; then
         ok
         echo "ok   $p ($v): $(grep 'check:' "$log")"
     else
