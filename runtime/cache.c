@@ -115,12 +115,81 @@ typedef struct maccrt_dentry {
     cache__ival *dirty;
     int ndirty, capdirty;
     struct maccrt_dentry *next_free; /* on its thread's list of entries to free (cache__free) */
+    struct cache__sx *sx;            /* its section's record in the index, or NULL */
+    struct maccrt_dentry *sx_next;   /* the record's other entries */
 } maccrt_dentry;
 /* (cache__entry_alloc: what a look-up reads fits the first cache line) */
 _Static_assert(offsetof(maccrt_dentry, held) <= 64, "a directory entry's first line");
 
 static pthread_mutex_t cache__lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP; /* (spins briefly: short sections, many helpers) */
 static pthread_cond_t cache__cv = PTHREAD_COND_INITIALIZER; /* a claim was given back */
+
+/* ---- the section index ----------------------------------------------------------------------
+ * Every entry in a device's tree, by section: one record per distinct
+ * [a, b), listing the entries (one per device at most) that have exactly
+ * that range. While no entry partly overlaps another device's (tiled
+ * programs: each tile mapped whole wherever it goes), one look-up here says
+ * which devices hold [a, b) (cache__ovl_of), where a fill's search for a
+ * source, an invalidation, a write-back and the residency term otherwise
+ * descend every device's tree, mostly to find nothing: with four fake GPUs
+ * about 60 tree look-ups per task of the dispatch proxy, with eight the
+ * proxy ran 12-42% more tasks per second with the index (bench/RESULTS.md,
+ * seventeenth session). The first entry that partly overlaps a record turns
+ * the index off for good (cache__sx_off) and look-ups walk the trees as
+ * before; records already made are still taken apart as their entries
+ * leave. Under cache__lock. */
+typedef struct cache__sx {
+    maccrt_rnode node;    /* the section */
+    maccrt_dentry *first; /* its entries, through sx_next */
+} cache__sx;
+static maccrt_rtree cache__sxtree;
+static int cache__sx_off;
+static int cache__sx_unused; /* (tests: look-ups walk the trees) */
+
+/* e entered its device's tree. */
+static void cache__sx_add(maccrt_dentry *e)
+{
+    e->sx = NULL;
+    e->sx_next = NULL;
+    if (cache__sx_off)
+        return;
+    uintptr_t a = e->node.start, b = e->node.end;
+    maccrt_rnode *r = maccrt_rtree_first_overlap(&cache__sxtree, a, b);
+    cache__sx *x;
+    if (!r) {
+        x = maccrt_xcalloc(1, sizeof *x);
+        x->node.start = a;
+        x->node.end = b;
+        maccrt_rtree_insert(&cache__sxtree, &x->node);
+    } else if (r->start == a && r->end == b) {
+        x = (cache__sx *)r;
+    } else {
+        cache__sx_off = 1; /* sections of different shapes: the trees from now on */
+        return;
+    }
+    e->sx = x;
+    e->sx_next = x->first;
+    x->first = e;
+}
+
+/* e left its device's tree. */
+static void cache__sx_del(maccrt_dentry *e)
+{
+    cache__sx *x = e->sx;
+    if (!x)
+        return;
+    maccrt_dentry **p = &x->first;
+    while (*p && *p != e)
+        p = &(*p)->sx_next;
+    if (*p)
+        *p = e->sx_next;
+    e->sx = NULL;
+    e->sx_next = NULL;
+    if (!x->first) {
+        maccrt_rtree_remove(&cache__sxtree, &x->node);
+        free(x);
+    }
+}
 
 /* The device a trace slice of the calling thread belongs to: the task it runs. */
 static const maccrt_device *cache__trace_dev(void)
@@ -365,6 +434,7 @@ static void cache__detach(maccrt_dentry *e)
     if (e->detached)
         return;
     maccrt_rtree_remove(&e->dev->dtree, &e->node);
+    cache__sx_del(e);
     if (e->held)
         atomic_fetch_sub(&e->dev->dheld, 1);
     else
@@ -406,6 +476,51 @@ static int cache__devices(maccrt_device *also, maccrt_device **out)
             out[n++] = also;
     }
     return n;
+}
+
+/* The entries of a device's tree that overlap [a, b), in address order:
+ *   cache__ovl o = cache__ovl_of(a, b);
+ *   for (e = cache__ovl_first(&o, d, a, b); e; e = cache__ovl_next(&o, e, b))
+ * through the index when it answers for [a, b) (nothing anywhere, or the
+ * one record of exactly [a, b): no other record overlaps it, so each device
+ * has its entry or none), else by the device's tree. Valid while the trees
+ * do not change (cache__lock held throughout). */
+typedef struct cache__ovl {
+    int ix;             /* the index answers */
+    maccrt_dentry *lst; /* (ix) the record's entries */
+} cache__ovl;
+
+static cache__ovl cache__ovl_of(uintptr_t a, uintptr_t b)
+{
+    cache__ovl o = {0, NULL};
+    if (cache__sx_off || cache__sx_unused)
+        return o;
+    maccrt_rnode *r = maccrt_rtree_first_overlap(&cache__sxtree, a, b);
+    if (r && (r->start != a || r->end != b))
+        return o;
+    o.ix = 1;
+    o.lst = r ? ((cache__sx *)r)->first : NULL;
+    return o;
+}
+
+static maccrt_dentry *cache__ovl_first(const cache__ovl *o, const maccrt_device *d, uintptr_t a, uintptr_t b)
+{
+    if (o->ix) {
+        for (maccrt_dentry *e = o->lst; e; e = e->sx_next)
+            if (e->dev == d)
+                return e;
+        return NULL;
+    }
+    maccrt_rnode *r = maccrt_rtree_first_overlap(&d->dtree, a, b);
+    return r && r->start < b ? (maccrt_dentry *)r : NULL;
+}
+
+static maccrt_dentry *cache__ovl_next(const cache__ovl *o, const maccrt_dentry *e, uintptr_t b)
+{
+    if (o->ix)
+        return NULL;
+    maccrt_rnode *r = maccrt_rtree_next_below(&e->dev->dtree, &e->node, b);
+    return r && r->start < b ? (maccrt_dentry *)r : NULL;
 }
 
 /* ---- plans: copies made without the lock -------------------------------------------------- */
@@ -764,13 +879,13 @@ static void cache__host_current(maccrt_device *except, maccrt_device *also, uint
             break;
         maccrt_device *devs[MACCRT_MAX_DEVICES + 1];
         int n = cache__devices(also, devs);
+        cache__ovl o = cache__ovl_of(a, b);
         for (int i = 0; i < n; i++) {
             if (devs[i] == except)
                 continue;
-            for (maccrt_rnode *r = maccrt_rtree_first_overlap(&devs[i]->dtree, a, b);
-                 r && r->start < b; r = maccrt_rtree_next_below(&devs[i]->dtree, r, b))
-                if (!((maccrt_dentry *)r)->held)
-                    cache__plan_wb(&p, (maccrt_dentry *)r, a, b, 0);
+            for (maccrt_dentry *e = cache__ovl_first(&o, devs[i], a, b); e; e = cache__ovl_next(&o, e, b))
+                if (!e->held)
+                    cache__plan_wb(&p, e, a, b, 0);
         }
         if (p.blocked) {
             cache__plan_wait(&p);
@@ -795,12 +910,11 @@ static void cache__invalidate(maccrt_device *writer, maccrt_device *also, uintpt
             break;
         maccrt_device *devs[MACCRT_MAX_DEVICES + 1];
         int n = cache__devices(also, devs);
+        cache__ovl o = cache__ovl_of(a, b);
         for (int i = 0; i < n; i++) {
             if (devs[i] == writer)
                 continue;
-            for (maccrt_rnode *r = maccrt_rtree_first_overlap(&devs[i]->dtree, a, b);
-                 r && r->start < b; r = maccrt_rtree_next_below(&devs[i]->dtree, r, b)) {
-                maccrt_dentry *e = (maccrt_dentry *)r;
+            for (maccrt_dentry *e = cache__ovl_first(&o, devs[i], a, b); e; e = cache__ovl_next(&o, e, b)) {
                 if (e->held)
                     continue;
                 cache__plan_wb(&p, e, e->node.start, a, 1);
@@ -849,6 +963,7 @@ static maccrt_dentry *cache__new(maccrt_device *d, uintptr_t a, uintptr_t b, con
         e->detached = 1;
     } else {
         maccrt_rtree_insert(&d->dtree, &e->node);
+        cache__sx_add(e);
         if (held)
             atomic_fetch_add(&d->dheld, 1);
         else
@@ -919,13 +1034,13 @@ static void cache__plan_fill(cache__plan *p, maccrt_dentry *e, int claim_e)
         cache__plan_claim(p, e, CACHE__EXCL);
     maccrt_device *devs[MACCRT_MAX_DEVICES + 1];
     int n = cache__devices(e->dev, devs);
+    cache__ovl o = cache__ovl_of(a, b);
     if (e->ndirty == 0) {
         for (int i = 0; i < n; i++) {
             if (devs[i] == e->dev || !cache__peer_ok(e->dev, devs[i]))
                 continue;
-            maccrt_rnode *r = maccrt_rtree_first_overlap(&devs[i]->dtree, a, b);
-            maccrt_dentry *g = (maccrt_dentry *)r;
-            if (!g || g->held || !g->dev_start || r->start > a || b > r->end)
+            maccrt_dentry *g = cache__ovl_first(&o, devs[i], a, b);
+            if (!g || g->held || !g->dev_start || g->node.start > a || b > g->node.end)
                 continue; /* no cached copy there that contains e */
             if (g->valid) {
                 cache__plan_claim(p, g, CACHE__SHARED);
@@ -946,10 +1061,9 @@ static void cache__plan_fill(cache__plan *p, maccrt_dentry *e, int claim_e)
     for (int i = 0; i < n; i++) {
         if (devs[i] == e->dev)
             continue;
-        for (maccrt_rnode *r = maccrt_rtree_first_overlap(&devs[i]->dtree, a, b); r && r->start < b;
-             r = maccrt_rtree_next_below(&devs[i]->dtree, r, b))
-            if (!((maccrt_dentry *)r)->held)
-                cache__plan_wb(p, (maccrt_dentry *)r, a, b, 0);
+        for (maccrt_dentry *g = cache__ovl_first(&o, devs[i], a, b); g; g = cache__ovl_next(&o, g, b))
+            if (!g->held)
+                cache__plan_wb(p, g, a, b, 0);
     }
     cache__plan_job(p, CACHE__FILL, e, NULL, a, b);
 }
@@ -1423,6 +1537,7 @@ int maccrt_ptable_add_var(maccrt_device *d, void *host, size_t bytes, void *dev,
         e->held = 1;
         e->valid = 1;
         maccrt_rtree_insert(&d->dtree, &e->node);
+        cache__sx_add(e);
         atomic_fetch_add(&d->dheld, 1);
         break;
     }
@@ -1473,6 +1588,7 @@ int maccrt_map_associate(maccrt_device *d, const void *host, void *dev, size_t b
     e->held = 1;
     e->valid = 1;
     maccrt_rtree_insert(&d->dtree, &e->node);
+    cache__sx_add(e);
     atomic_fetch_add(&d->dheld, 1);
     if (cache__has_memory(d)) { /* tasks using it run on d (the affinity rule) */
         e->pinned = 1;
@@ -1934,6 +2050,7 @@ void maccrt_dir_device_fini(maccrt_device *d)
     while (d->dtree.root) {
         maccrt_dentry *e = (maccrt_dentry *)d->dtree.root;
         maccrt_rtree_remove(&d->dtree, &e->node);
+        cache__sx_del(e);
         if (e->held)
             atomic_fetch_sub(&d->dheld, 1);
         else
@@ -2022,10 +2139,11 @@ static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out
         for (int i = 0; i < n; i++) {
             here[i] = source[i] = 0;
             pull[i] = 0;
-            for (maccrt_rnode *r = maccrt_rtree_first_overlap(&devs[i]->dtree, a, b); r && r->start < b;
-                 r = maccrt_rtree_next_below(&devs[i]->dtree, r, b)) {
-                maccrt_dentry *e = (maccrt_dentry *)r;
-                int whole = r->start <= a && b <= r->end;
+        }
+        cache__ovl o = cache__ovl_of(a, b);
+        for (int i = 0; i < n; i++) {
+            for (maccrt_dentry *e = cache__ovl_first(&o, devs[i], a, b); e; e = cache__ovl_next(&o, e, b)) {
+                int whole = e->node.start <= a && b <= e->node.end;
                 if (whole && e->valid)
                     here[i] = 1;
                 if (e->held)
@@ -2061,6 +2179,21 @@ static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out
     }
     cache__lock_drop();
     return 0;
+}
+
+int maccrt_cache_index_on(void)
+{
+    cache__lock_take();
+    int on = !cache__sx_off;
+    cache__lock_drop();
+    return on;
+}
+
+void maccrt_cache_index_use(int use)
+{
+    cache__lock_take();
+    cache__sx_unused = !use;
+    cache__lock_drop();
 }
 
 double maccrt_cache_move_time(const maccrt_task *t, maccrt_device *d)

@@ -503,6 +503,11 @@ double maccrt_cache_move_time_try(const struct maccrt_task *t, maccrt_device *d)
  * are asked about (the scheduler asks for every candidate of a task).
  * Returns 0, or -1 without waiting when the directory's lock is busy. */
 int maccrt_cache_move_times_try(const struct maccrt_task *t, maccrt_mask want, double *out);
+/* The directory's section index (cache.c): whether it is still on (no entry
+ * partly overlapped another device's), and, for tests, whether the residency
+ * term uses it (0: it walks every device's tree). */
+int maccrt_cache_index_on(void);
+void maccrt_cache_index_use(int use);
 /* Cached (not present-table) entries of d, and how many are dirty; for tests
  * and statistics. */
 long maccrt_cache_entries(const maccrt_device *d, long *dirty);

@@ -2904,6 +2904,72 @@ Test(gpu, residency_terms_of_all_candidates_at_once_match_each_devices)
     MACC_taskwait(NULL);
 }
 
+/* The residency terms of a map of x[lo:n] on every device, by the
+ * directory's section index and by walking every device's tree: equal. */
+static void residency_both_ways(double *x, int lo, int n, const char *what)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    maccrt_task t;
+    memset(&t, 0, sizeof t);
+    MACC_Map m = {"x", x, x + lo, (size_t)n * sizeof(double), MACC_MAP_TO};
+    t.nmaps = 1;
+    t.maps = &m;
+    maccrt_mask all = MACCRT_BIT(0) | MACCRT_BIT(1) | MACCRT_BIT(rt->host->num);
+    double by_index[MACCRT_MAX_DEVICES], by_trees[MACCRT_MAX_DEVICES];
+    maccrt_cache_index_use(1);
+    cr_assert_eq(maccrt_cache_move_times_try(&t, all, by_index), 0, "the directory is idle");
+    maccrt_cache_index_use(0);
+    cr_assert_eq(maccrt_cache_move_times_try(&t, all, by_trees), 0, "the directory is idle");
+    maccrt_cache_index_use(1);
+    for (int d = 0; d < rt->ndevices; d++)
+        cr_assert_float_eq(by_index[d], by_trees[d], 1e-15, "%s on %s: %g by the index, %g by the trees", what,
+                           rt->devices[d]->name, by_index[d], by_trees[d]);
+}
+
+static void wait_no_live_task(void)
+{
+    for (int i = 0; i < 5000 && __atomic_load_n(&maccrt_rt.live, __ATOMIC_RELAXED) > 0; i++)
+        sleep_ms(1);
+    cr_assert_eq(__atomic_load_n(&maccrt_rt.live, __ATOMIC_RELAXED), 0, "the tasks ended");
+}
+
+/* The directory's section index (cache.c) answers what walking every
+ * device's tree answers: tiles dirty on each GPU and one cached clean, then
+ * sections that are tiles, cached nowhere, or span tiles (which the index
+ * leaves to the trees). An entry that partly overlaps another device's
+ * turns the index off for good; the answers stay the trees'. */
+Test(gpu, the_section_index_answers_as_the_trees_do)
+{
+    enum { T = 4096 };
+    static double x[4 * T];
+    for (int i = 0; i < 4 * T; i++)
+        x[i] = i;
+    scale(&r_scale, x, 0, T, 2.0, 0, MACC_MAP_TOFROM, MACC_NOWAIT, 0);  /* tile 0 dirty on nvidia:0 */
+    scale(&r_scale, x, T, T, 3.0, 0, MACC_MAP_TOFROM, MACC_NOWAIT, 1);  /* tile 1 dirty on nvidia:1 */
+    scale(&r_scale, x, 2 * T, T, 1.0, 0, MACC_MAP_TO, MACC_NOWAIT, 0); /* tile 2 clean on nvidia:0 */
+    wait_no_live_task();
+    long dirty0 = 0, dirty1 = 0;
+    cr_assert_geq(maccrt_cache_entries(maccrt_rt.devices[0], &dirty0), 2, "tiles 0 and 2 cached on nvidia:0");
+    cr_assert_eq(maccrt_cache_entries(maccrt_rt.devices[1], &dirty1), 1, "tile 1 cached on nvidia:1");
+    cr_assert_eq(dirty0 + dirty1, 2, "tiles 0 and 1 dirty");
+    cr_assert(maccrt_cache_index_on(), "sections of one shape: the index is on");
+    residency_both_ways(x, 0, T, "tile 0");
+    residency_both_ways(x, T, T, "tile 1");
+    residency_both_ways(x, 2 * T, T, "tile 2");
+    residency_both_ways(x, 3 * T, T, "tile 3 (cached nowhere)");
+    residency_both_ways(x, T / 2, T, "half of tile 0 and half of tile 1");
+    residency_both_ways(x, 0, 4 * T, "the whole array");
+    /* a section across tiles 2 and 3 on nvidia:1, where tile 2 is cached on nvidia:0 */
+    scale(&r_scale, x, 2 * T + T / 2, T, 1.0, 0, MACC_MAP_TO, MACC_NOWAIT, 1);
+    wait_no_live_task();
+    cr_assert(!maccrt_cache_index_on(), "a partial overlap between devices turns the index off");
+    residency_both_ways(x, 2 * T, T, "tile 2, index off");
+    residency_both_ways(x, 2 * T + T / 2, T, "the overlapping section, index off");
+    MACC_taskwait(NULL);
+    for (int i = 0; i < 4 * T; i++)
+        cr_assert_eq(x[i], i * (i < T ? 2.0 : i < 2 * T ? 3.0 : 1.0), "x[%d] = %g", i, x[i]);
+}
+
 Test(gpu, the_residency_term_chooses_the_device_holding_the_data)
 {
     enum { N = 1 << 17 }; /* 1 MiB: 0.1 ms at the default 10 GB/s */
