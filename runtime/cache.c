@@ -116,7 +116,6 @@ typedef struct maccrt_dentry {
     int ndirty, capdirty;
     struct maccrt_dentry *next_free; /* on its thread's list of entries to free (cache__free) */
     struct cache__sx *sx;            /* its section's record in the index, or NULL */
-    struct maccrt_dentry *sx_next;   /* the record's other entries */
 } maccrt_dentry;
 /* (cache__entry_alloc: what a look-up reads fits the first cache line) */
 _Static_assert(offsetof(maccrt_dentry, held) <= 64, "a directory entry's first line");
@@ -139,8 +138,9 @@ static pthread_cond_t cache__cv = PTHREAD_COND_INITIALIZER; /* a claim was given
  * before; records already made are still taken apart as their entries
  * leave. Under cache__lock. */
 typedef struct cache__sx {
-    maccrt_rnode node;    /* the section */
-    maccrt_dentry *first; /* its entries, through sx_next */
+    maccrt_rnode node;   /* the section */
+    int n, cap;          /* its entries; slots */
+    maccrt_dentry *on[]; /* its entry on device number i, or NULL (i < cap) */
 } cache__sx;
 static maccrt_rtree cache__sxtree;
 static int cache__sx_off;
@@ -150,26 +150,28 @@ static int cache__sx_unused; /* (tests: look-ups walk the trees) */
 static void cache__sx_add(maccrt_dentry *e)
 {
     e->sx = NULL;
-    e->sx_next = NULL;
     if (cache__sx_off)
         return;
     uintptr_t a = e->node.start, b = e->node.end;
+    int num = e->dev->num, cap = maccrt_rt.ndevices;
     maccrt_rnode *r = maccrt_rtree_first_overlap(&cache__sxtree, a, b);
-    cache__sx *x;
-    if (!r) {
-        x = maccrt_xcalloc(1, sizeof *x);
-        x->node.start = a;
-        x->node.end = b;
-        maccrt_rtree_insert(&cache__sxtree, &x->node);
-    } else if (r->start == a && r->end == b) {
-        x = (cache__sx *)r;
-    } else {
-        cache__sx_off = 1; /* sections of different shapes: the trees from now on */
+    cache__sx *x = r && r->start == a && r->end == b ? (cache__sx *)r : NULL;
+    if ((r && !x) || num < 0 || num >= (x ? x->cap : cap) || (x && x->on[num])) {
+        /* sections of different shapes (or a device the table does not
+         * number): the trees from now on */
+        cache__sx_off = 1;
         return;
     }
+    if (!x) {
+        x = maccrt_xcalloc(1, sizeof *x + (size_t)cap * sizeof x->on[0]);
+        x->node.start = a;
+        x->node.end = b;
+        x->cap = cap;
+        maccrt_rtree_insert(&cache__sxtree, &x->node);
+    }
+    x->on[num] = e;
+    x->n++;
     e->sx = x;
-    e->sx_next = x->first;
-    x->first = e;
 }
 
 /* e left its device's tree. */
@@ -178,14 +180,10 @@ static void cache__sx_del(maccrt_dentry *e)
     cache__sx *x = e->sx;
     if (!x)
         return;
-    maccrt_dentry **p = &x->first;
-    while (*p && *p != e)
-        p = &(*p)->sx_next;
-    if (*p)
-        *p = e->sx_next;
+    x->on[e->dev->num] = NULL;
+    x->n--;
     e->sx = NULL;
-    e->sx_next = NULL;
-    if (!x->first) {
+    if (!x->n) {
         maccrt_rtree_remove(&cache__sxtree, &x->node);
         free(x);
     }
@@ -487,7 +485,7 @@ static int cache__devices(maccrt_device *also, maccrt_device **out)
  * do not change (cache__lock held throughout). */
 typedef struct cache__ovl {
     int ix;             /* the index answers */
-    maccrt_dentry *lst; /* (ix) the record's entries */
+    const cache__sx *x; /* (ix) the record, or NULL: nothing anywhere */
 } cache__ovl;
 
 static cache__ovl cache__ovl_of(uintptr_t a, uintptr_t b)
@@ -499,17 +497,15 @@ static cache__ovl cache__ovl_of(uintptr_t a, uintptr_t b)
     if (r && (r->start != a || r->end != b))
         return o;
     o.ix = 1;
-    o.lst = r ? ((cache__sx *)r)->first : NULL;
+    o.x = (const cache__sx *)r;
     return o;
 }
 
 static maccrt_dentry *cache__ovl_first(const cache__ovl *o, const maccrt_device *d, uintptr_t a, uintptr_t b)
 {
     if (o->ix) {
-        for (maccrt_dentry *e = o->lst; e; e = e->sx_next)
-            if (e->dev == d)
-                return e;
-        return NULL;
+        const cache__sx *x = o->x;
+        return x && d->num >= 0 && d->num < x->cap ? x->on[d->num] : NULL;
     }
     maccrt_rnode *r = maccrt_rtree_first_overlap(&d->dtree, a, b);
     return r && r->start < b ? (maccrt_dentry *)r : NULL;
@@ -2100,6 +2096,12 @@ static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out
     else if (pthread_mutex_trylock(&cache__lock) != 0)
         return -1;
     int n = cache__devices(NULL, devs);
+    int at[MACCRT_MAX_DEVICES + 1]; /* device number -> its place in devs, or -1 */
+    for (int d = 0; d < rt->ndevices; d++)
+        at[d] = -1;
+    for (int i = 0; i < n; i++)
+        if (devs[i]->num >= 0 && devs[i]->num < rt->ndevices)
+            at[devs[i]->num] = i;
     for (int k = 0; k < t->nmaps; k++) {
         const MACC_Map *m = &t->maps[k];
         if (!(m->kind & MACC_MAP_TO) || !m->bytes || (m->kind & (MACC_MAP_DEVICEPTR | MACC_MAP_ATTACH)))
@@ -2154,14 +2156,15 @@ static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out
             }
             pull_all += pull[i];
         }
+        int nsrc = 0, srcs[MACCRT_MAX_DEVICES + 1]; /* the devices holding S valid and cached */
+        for (int i = 0; i < n; i++)
+            if (source[i])
+                srcs[nsrc++] = i;
         for (int d = 0; d < rt->ndevices; d++) {
             if (!(want & MACCRT_BIT(d)))
                 continue;
             maccrt_device *dev = rt->devices[d];
-            int self = -1;
-            for (int i = 0; i < n; i++)
-                if (devs[i] == dev)
-                    self = i;
+            int self = at[d];
             if (self < 0) { /* the host: the dirty bytes come back */
                 out[d] += pull_all;
                 continue;
@@ -2169,8 +2172,8 @@ static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out
             if (here[self])
                 continue;
             int peer = 0;
-            for (int i = 0; i < n && !peer; i++)
-                peer = i != self && source[i] && cache__peer_ok(dev, devs[i]);
+            for (int j = 0; j < nsrc && !peer; j++)
+                peer = srcs[j] != self && cache__peer_ok(dev, devs[srcs[j]]);
             if (peer)
                 out[d] += (double)(b - a) / cache__bw(atomic_load(&dev->bw_p2p));
             else
