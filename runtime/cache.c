@@ -505,7 +505,8 @@ static maccrt_dentry *cache__ovl_first(const cache__ovl *o, const maccrt_device 
 {
     if (o->ix) {
         const cache__sx *x = o->x;
-        return x && d->num >= 0 && d->num < x->cap ? x->on[d->num] : NULL;
+        maccrt_dentry *e = x && d->num >= 0 && d->num < x->cap ? x->on[d->num] : NULL;
+        return e && e->dev == d ? e : NULL; /* (a device of the tests' own may share a number) */
     }
     maccrt_rnode *r = maccrt_rtree_first_overlap(&d->dtree, a, b);
     return r && r->start < b ? (maccrt_dentry *)r : NULL;
