@@ -189,6 +189,19 @@ static void cache__sx_del(maccrt_dentry *e)
     }
 }
 
+/* e into / out of its device's tree, and the index with it. */
+static void cache__tree_add(maccrt_dentry *e)
+{
+    maccrt_rtree_insert(&e->dev->dtree, &e->node);
+    cache__sx_add(e);
+}
+
+static void cache__tree_del(maccrt_dentry *e)
+{
+    maccrt_rtree_remove(&e->dev->dtree, &e->node);
+    cache__sx_del(e);
+}
+
 /* The device a trace slice of the calling thread belongs to: the task it runs. */
 static const maccrt_device *cache__trace_dev(void)
 {
@@ -431,8 +444,7 @@ static void cache__detach(maccrt_dentry *e)
 {
     if (e->detached)
         return;
-    maccrt_rtree_remove(&e->dev->dtree, &e->node);
-    cache__sx_del(e);
+    cache__tree_del(e);
     if (e->held)
         atomic_fetch_sub(&e->dev->dheld, 1);
     else
@@ -959,8 +971,7 @@ static maccrt_dentry *cache__new(maccrt_device *d, uintptr_t a, uintptr_t b, con
     if (detached) {
         e->detached = 1;
     } else {
-        maccrt_rtree_insert(&d->dtree, &e->node);
-        cache__sx_add(e);
+        cache__tree_add(e);
         if (held)
             atomic_fetch_add(&d->dheld, 1);
         else
@@ -1533,8 +1544,7 @@ int maccrt_ptable_add_var(maccrt_device *d, void *host, size_t bytes, void *dev,
         e->perm = perm;
         e->held = 1;
         e->valid = 1;
-        maccrt_rtree_insert(&d->dtree, &e->node);
-        cache__sx_add(e);
+        cache__tree_add(e);
         atomic_fetch_add(&d->dheld, 1);
         break;
     }
@@ -1584,8 +1594,7 @@ int maccrt_map_associate(maccrt_device *d, const void *host, void *dev, size_t b
     e->assoc = 1;
     e->held = 1;
     e->valid = 1;
-    maccrt_rtree_insert(&d->dtree, &e->node);
-    cache__sx_add(e);
+    cache__tree_add(e);
     atomic_fetch_add(&d->dheld, 1);
     if (cache__has_memory(d)) { /* tasks using it run on d (the affinity rule) */
         e->pinned = 1;
@@ -2046,8 +2055,7 @@ void maccrt_dir_device_fini(maccrt_device *d)
     cache__lock_take();
     while (d->dtree.root) {
         maccrt_dentry *e = (maccrt_dentry *)d->dtree.root;
-        maccrt_rtree_remove(&d->dtree, &e->node);
-        cache__sx_del(e);
+        cache__tree_del(e);
         if (e->held)
             atomic_fetch_sub(&d->dheld, 1);
         else
@@ -2139,12 +2147,10 @@ static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out
          * in the section, timed back to the host over i's link */
         int here[MACCRT_MAX_DEVICES + 1], source[MACCRT_MAX_DEVICES + 1];
         double pull[MACCRT_MAX_DEVICES + 1], pull_all = 0;
+        cache__ovl o = cache__ovl_of(a, b);
         for (int i = 0; i < n; i++) {
             here[i] = source[i] = 0;
             pull[i] = 0;
-        }
-        cache__ovl o = cache__ovl_of(a, b);
-        for (int i = 0; i < n; i++) {
             for (maccrt_dentry *e = cache__ovl_first(&o, devs[i], a, b); e; e = cache__ovl_next(&o, e, b)) {
                 int whole = e->node.start <= a && b <= e->node.end;
                 if (whole && e->valid)

@@ -2392,20 +2392,21 @@ Test(gpu, a_chain_on_one_gpu_keeps_its_copy)
     cr_assert_eq(y[5], 4.0);
 }
 
+/* A chain's link: y[0] += 1, then *args milliseconds asleep. */
+static int fn_link(void *args, MACC_TaskEnv *env)
+{
+    double *y = env->ptrs[0];
+    y[0] += 1;
+    sleep_ms(*(const int *)args);
+    return 0;
+}
+
 /* Chains on two GPUs: each link updates its chain's section (tofrom) for
  * 2 ms, either GPU can run it, and both end it within microseconds of each
  * other. The links stay on the GPU that holds their chain's data (finishes
  * within half a task's time tie, and locality wins ties): few bytes go from
  * one GPU to the other. */
-static int fn_sticky(void *args, MACC_TaskEnv *env)
-{
-    (void)args;
-    double *y = env->ptrs[0];
-    y[0] += 1;
-    sleep_ms(2);
-    return 0;
-}
-static const MACC_Version r_sticky_v[] = {{MACC_DEV_NVIDIA, 0, 50, 0, fn_sticky}};
+static const MACC_Version r_sticky_v[] = {{MACC_DEV_NVIDIA, 0, 50, 0, fn_link}};
 static const MACC_Region r_sticky = {{"sched.c", 9, 1, "test"}, "r_sticky", 1, r_sticky_v};
 Test(gpu, chains_stay_on_the_gpu_that_holds_their_data)
 {
@@ -2416,7 +2417,8 @@ Test(gpu, chains_stay_on_the_gpu_that_holds_their_data)
         for (int c = 0; c < C; c++) {
             MACC_Map m = {"y", y[c], y[c], sizeof y[c], MACC_MAP_TOFROM};
             MACC_Dep d = {y[c], sizeof y[c], MACC_DEP_INOUT};
-            MACC_target(&r_sticky, NULL, 0, 1, &m, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+            int ms = 2;
+            MACC_target(&r_sticky, &ms, sizeof ms, 1, &m, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
         }
     MACC_taskwait(NULL);
     for (int c = 0; c < C; c++)
@@ -2436,15 +2438,7 @@ Test(gpu, chains_stay_on_the_gpu_that_holds_their_data)
  * over one queue, where links waiting for their busy GPU were asked again
  * at every completion, is measured by bench/dispatch: 2.1-2.4 calls per task
  * on two fake GPUs before, 1.3-1.5 after). */
-static int fn_qlink(void *args, MACC_TaskEnv *env)
-{
-    (void)args;
-    double *y = env->ptrs[0];
-    y[0] += 1;
-    sleep_ms(1);
-    return 0;
-}
-static const MACC_Version r_qlink_v[] = {{MACC_DEV_NVIDIA, 0, 25, 0, fn_qlink}};
+static const MACC_Version r_qlink_v[] = {{MACC_DEV_NVIDIA, 0, 25, 0, fn_link}};
 static const MACC_Region r_qlink = {{"sched.c", 12, 1, "test"}, "r_qlink", 1, r_qlink_v};
 Test(gpu, chain_links_wait_in_their_gpus_queue)
 {
@@ -2460,7 +2454,8 @@ Test(gpu, chain_links_wait_in_their_gpus_queue)
         for (int c = 0; c < C; c++) {
             MACC_Map m = {"y", y[c], y[c], sizeof y[c], MACC_MAP_TOFROM};
             MACC_Dep d = {y[c], sizeof y[c], MACC_DEP_INOUT};
-            MACC_target(&r_qlink, NULL, 0, 1, &m, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+            int ms = 1;
+            MACC_target(&r_qlink, &ms, sizeof ms, 1, &m, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
         }
     MACC_taskwait(NULL);
     pthread_mutex_lock(&maccrt_rt.lock);
