@@ -238,6 +238,12 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
         d->placed->dprev = t;
     d->placed = t;
     d->nplaced++;
+    t->pidx = -1;
+    if (d->npend < MACCRT_PEND) {
+        t->pidx = d->npend++;
+        d->pend[t->pidx] = t->exp_end;
+        d->ptask[t->pidx] = t;
+    }
     if (d->first_ok && (d->first_end == 0 || t->exp_end < d->first_end))
         d->first_end = t->exp_end; /* eft__first: the earliest end, kept */
     if (t->region && !t->op) {
@@ -548,6 +554,15 @@ void maccrt_sched_release(maccrt_task *t)
         t->dnext->dprev = t->dprev;
     t->dprev = t->dnext = NULL;
     d->nplaced--;
+    if (t->pidx >= 0) {
+        int last = --d->npend;
+        if (t->pidx != last) {
+            d->pend[t->pidx] = d->pend[last];
+            d->ptask[t->pidx] = d->ptask[last];
+            d->ptask[t->pidx]->pidx = t->pidx;
+        }
+        t->pidx = -1;
+    }
     if (t->exp_end <= d->first_end || d->nplaced == 0)
         d->first_ok = 0; /* eft__first: counted again when asked */
     maccrt_stats_finished(d, t);
@@ -576,8 +591,15 @@ static size_t sched__hash(const MACC_Region *r)
     return (size_t)x;
 }
 
+/* The last region asked (maccrt_rt.lock): one walk's choice asks for the
+ * same region's history a dozen times per candidate device. */
+static maccrt_region_info *sched__lastri;
+
 maccrt_region_info *maccrt_region_info_get(const MACC_Region *r)
 {
+    maccrt_region_info *last = sched__lastri;
+    if (last && last->region == r)
+        return last;
     if (sched__nregions * 2 >= sched__capregions) {
         size_t cap = sched__capregions ? 2 * sched__capregions : 64;
         maccrt_region_info *tab = maccrt_xcalloc(cap, sizeof *tab);
@@ -591,6 +613,7 @@ maccrt_region_info *maccrt_region_info_get(const MACC_Region *r)
         }
         free(sched__regions);
         sched__regions = tab;
+        sched__lastri = NULL;
         sched__capregions = cap;
     }
     size_t j = sched__hash(r) & (sched__capregions - 1);
@@ -600,7 +623,8 @@ maccrt_region_info *maccrt_region_info_get(const MACC_Region *r)
         sched__regions[j].region = r;
         sched__nregions++;
     }
-    return &sched__regions[j];
+    sched__lastri = &sched__regions[j];
+    return sched__lastri;
 }
 
 /* ---- policies ------------------------------------------------------------------------------ */
@@ -840,19 +864,25 @@ static double eft__xfer(maccrt_task *t, maccrt_device *d, double now)
 }
 
 /* When the first of the tasks placed on d is expected to end (0: none). The
- * placed list is up to 100 / resources long and every choice of a walk
+ * placed tasks are up to 100 / resources and every choice of a walk
  * that finds d full asks, so the value is kept: a placement can only lower
- * it, and only the end of the task that had it makes the list be walked
- * again (with two fake GPUs, walking it once per walk and device was 4% of
+ * it, and only the end of the task that had it makes them be counted
+ * again (pend[], or the list past MACCRT_PEND tasks; with two fake GPUs, walking it once per walk and device was 4% of
  * the dispatch proxy's time, under the runtime lock). */
 static double eft__first(maccrt_device *d)
 {
     if (d->first_ok)
         return d->first_end;
     double first = 0;
-    for (maccrt_task *p = d->placed; p; p = p->dnext)
-        if (first == 0 || p->exp_end < first)
-            first = p->exp_end;
+    if (d->npend == d->nplaced) {
+        for (int i = 0; i < d->npend; i++)
+            if (first == 0 || d->pend[i] < first)
+                first = d->pend[i];
+    } else {
+        for (maccrt_task *p = d->placed; p; p = p->dnext)
+            if (first == 0 || p->exp_end < first)
+                first = p->exp_end;
+    }
     d->first_end = first;
     d->first_ok = 1;
     return first;
