@@ -798,6 +798,10 @@ typedef struct maccrt_policy {
      * their queues (eft's share rule), or NULL. Depends on the region's
      * history only, so a dispatch walk asks once per region. */
     maccrt_mask (*shut_out)(maccrt_task *t, maccrt_mask cand);
+    /* Whether t, free to start now on h (its home, among fit), goes there
+     * without choose being asked: the answer choose would give, found
+     * without looking at every candidate; 0: ask choose. Or NULL. */
+    int (*stays)(maccrt_task *t, maccrt_device *h, maccrt_mask cand, maccrt_mask skip);
 } maccrt_policy;
 
 extern const maccrt_policy maccrt_policy_greedy; /* earliest finish among the free devices */

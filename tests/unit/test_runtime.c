@@ -2469,6 +2469,43 @@ Test(gpu, chain_links_wait_in_their_gpus_queue)
     cr_assert_lt(calls, 2 * C * L, "%ld policy calls for %d tasks", calls, C * L);
 }
 
+/* A chain link whose input is valid on its home GPU only, with its home
+ * free, goes there without the policy weighing every candidate
+ * (eft__stays): with four chains per GPU (25 tokens each), every link after
+ * the first ones fits at home, and the policy is asked about the chains'
+ * heads and the first links (before the region is measured), not about
+ * each link. Every link still ends on its chain's GPU. */
+Test(gpu, a_link_whose_data_is_home_stays_home_without_the_policy)
+{
+    enum { C = 8, L = 24, N = 512 };
+    static double y[C][N];
+    setenv("MACC_DEVICES", "nvidia", 1);
+    macc_num_devices(); /* (the runtime started) */
+    cr_assert_eq(maccrt_rt.ngpus, 2);
+    long t00 = macc_device_tasks(0), t10 = macc_device_tasks(1);
+    pthread_mutex_lock(&maccrt_rt.lock);
+    long c0 = maccrt_rt.policy_calls;
+    pthread_mutex_unlock(&maccrt_rt.lock);
+    for (int k = 0; k < L; k++)
+        for (int c = 0; c < C; c++) {
+            MACC_Map m = {"y", y[c], y[c], sizeof y[c], MACC_MAP_TOFROM};
+            MACC_Dep d = {y[c], sizeof y[c], MACC_DEP_INOUT};
+            int ms = 1;
+            MACC_target(&r_qlink, &ms, sizeof ms, 1, &m, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+        }
+    MACC_taskwait(NULL);
+    pthread_mutex_lock(&maccrt_rt.lock);
+    long calls = maccrt_rt.policy_calls - c0;
+    pthread_mutex_unlock(&maccrt_rt.lock);
+    for (int c = 0; c < C; c++)
+        cr_assert_eq(y[c][0], L, "chain %d: %g links", c, y[c][0]);
+    long t0 = macc_device_tasks(0) - t00, t1 = macc_device_tasks(1) - t10;
+    cr_assert_eq(t0 + t1, C * L);
+    cr_assert_gt(t0, C * L / 4, "GPU 0 ran %ld of %d", t0, C * L);
+    cr_assert_gt(t1, C * L / 4, "GPU 1 ran %ld of %d", t1, C * L);
+    cr_assert_lt(calls, C * L / 4, "%ld policy calls for %d tasks", calls, C * L);
+}
+
 /* A task that needs every token of a GPU is not starved by a stream of
  * smaller tasks waiting in that GPU's own queue: as the first of the global
  * queue that fits nowhere, its need (big_need) keeps the queued smaller
