@@ -301,6 +301,7 @@ typedef struct maccrt_device {
      * first. maccrt_rt.lock. */
     struct maccrt_task *rq_head, *rq_tail;
     int rq_len;
+    unsigned long rel_walk; /* maccrt_rt.walks when a task of its last ended (sched.c) */
 
     /* The data directory's tree of this device (cache.c): its present-table
      * entries and (devices with their own memory) cached copies of tasks'
@@ -691,6 +692,11 @@ typedef struct maccrt_task {
      * the task's maps are acquired */
     int chose_dev1;
     float chose_xfer;
+    /* The walk in which the policy last chose that it wait for the busy
+     * device whose queue it is in (maccrt_rt.walks then; 0: none), and when
+     * (sched.c: sched__still_waits). */
+    unsigned long wait_walk;
+    double wait_at;
     long long link_ns;
     /* Bytes of its maps that finished predecessors wrote, and where: data a
      * device other than the one it runs on must move first (the transfer
@@ -802,6 +808,11 @@ typedef struct maccrt_policy {
      * without choose being asked: the answer choose would give, found
      * without looking at every candidate; 0: ask choose. Or NULL. */
     int (*stays)(maccrt_task *t, maccrt_device *h, maccrt_mask cand, maccrt_mask skip);
+    /* Whether t, which choose told to wait for h (busy), still waits while
+     * the devices of `free` are free (h as it was then): 0: ask choose
+     * again. Or NULL (then t waits only while no device is free). */
+    int (*still_waits)(maccrt_task *t, maccrt_device *h, maccrt_mask free, maccrt_mask skip,
+                       const int *backlog);
 } maccrt_policy;
 
 extern const maccrt_policy maccrt_policy_greedy; /* earliest finish among the free devices */

@@ -124,6 +124,7 @@ void maccrt_sched_ready(maccrt_task *t)
             rt->ready_cand[d]++;
     t->state = MACCRT_TASK_READY;
     t->rseq = ++rt->ready_seq;
+    t->wait_walk = 0;
     sched__link(t, sched__home(t));
 }
 
@@ -340,6 +341,32 @@ typedef struct sched__walk_state {
 
 enum { SCHED__PLACED, SCHED__MOVED, SCHED__WAITS, SCHED__STOP };
 
+/* Whether t, which the policy told to wait for its busy queue's device h
+ * in an earlier walk, still waits, without the policy weighing every
+ * candidate again: h has ended no task since (its queue and expected ends
+ * are as they were), the choice is younger than SCHED__WAIT_TTL (the data
+ * may have moved since), and no device free now would end t sooner than h
+ * (the policy's still_waits, which weighs only those; without it, none may
+ * be free). The busy devices are not weighed again: one of them might
+ * have become a better place to wait in (fewer tasks of this walk waiting
+ * for it); that is seen within SCHED__WAIT_TTL. With eight fake GPUs the
+ * queues' firsts and the tasks behind them, told to wait for their busy
+ * home, were asked again at every completion's walk: 2.9 of the 3.8 policy
+ * calls per task, each weighing nine devices. */
+#define SCHED__WAIT_TTL 200e-6
+
+static int sched__still_waits(maccrt_task *t, maccrt_mask fit, const sched__walk_state *w)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    maccrt_device *h = rt->devices[t->qdev];
+    if (!t->wait_walk || h->rel_walk >= t->wait_walk || maccrt_now() - t->wait_at > SCHED__WAIT_TTL)
+        return 0;
+    return !fit || (rt->policy->still_waits &&
+                    rt->policy->still_waits(t, h, fit,
+                                            t->region == w->so_region && t->cand == w->so_cand ? w->so_mask : 0,
+                                            w->backlog));
+}
+
 /* One ready task looked at by the walk: placed (SCHED__PLACED), left waiting
  * (SCHED__WAITS), or left waiting with nothing more to place in this walk
  * (SCHED__STOP). A task of a device's own queue (`home`) already counts in
@@ -410,6 +437,13 @@ static int sched__consider(maccrt_task *t, sched__walk_state *w, int last)
             return SCHED__WAITS;
         }
     }
+    if (home && !(fit & MACCRT_BIT(t->qdev)) && sched__still_waits(t, fit, w)) {
+        /* as told before: it waits for its busy device (below) */
+        w->reserved |= MACCRT_BIT(t->qdev);
+        if ((w->reserved & w->active) == w->active || ++w->waiting > MACCRT_WALK_WAITING)
+            return SCHED__STOP;
+        return SCHED__WAITS;
+    }
     /* one candidate, free: no choice to make; its home free and no
      * candidate that could end it sooner: no choice either */
     maccrt_device *d = t->cand == fit && !(fit & (fit - 1)) ? rt->devices[__builtin_ctzll(fit)] : NULL;
@@ -432,6 +466,8 @@ static int sched__consider(maccrt_task *t, sched__walk_state *w, int last)
             sched__link(t, d->num);
             w->backlog[d->num]++;
         }
+        t->wait_walk = rt->walk;
+        t->wait_at = maccrt_now();
         if ((w->reserved & w->active) == w->active || ++w->waiting > MACCRT_WALK_WAITING)
             return SCHED__STOP;
         return moved ? SCHED__MOVED : SCHED__WAITS;
@@ -552,6 +588,7 @@ void maccrt_sched_release(maccrt_task *t)
     if (!d)
         return;
     maccrt_sched_link_done(t); /* (its maps were not acquired: an error path) */
+    d->rel_walk = maccrt_rt.walks; /* (sched__still_waits) */
     __atomic_store_n(&d->tokens_free, d->tokens_free + t->tokens, __ATOMIC_RELAXED);
     if (t->dprev)
         t->dprev->dnext = t->dnext;
@@ -910,6 +947,39 @@ static double eft__finish(maccrt_task *t, maccrt_device *d, int backlog, double 
     return now + rem + (double)((ahead - slots) / slots) * est + est;
 }
 
+/* When t would end on d (eft__choose's term for d): *xfer the moves
+ * with the link's queue, *own the moves alone, *mean the run alone. An
+ * unmeasured device is explored without the data term (it would make a host
+ * that looks infinitely fast take every first task). The link term: data
+ * to move waits behind the copies of the tasks placed on d before it
+ * (STREAM on two H200s: every block's first task chose the GPU whose
+ * measured bandwidth was a little higher, 16 copies of 16 MiB on one link
+ * while the other stayed idle). */
+static double eft__end(maccrt_task *t, maccrt_device *d, int backlog, double now, maccrt_region_info *ri,
+                       double *xfer, double *own, double *mean)
+{
+    double x = !ri || ri->runs[d->kind] ? eft__xfer(t, d, now) : 0;
+    *own = x;
+    if (x > 0)
+        x += (double)atomic_load(&d->link_ns) * 1e-9;
+    *xfer = x;
+    *mean = sched__estimate(t, d);
+    return eft__finish(t, d, backlog, now, x, *mean);
+}
+
+/* The margin within which two devices' ends tie (est: the run alone on d,
+ * 0 when unmeasured; best_est likewise on b): half the shorter run between
+ * devices of one kind, at most a millisecond; else a microsecond. */
+static double eft__tol(double est, const maccrt_device *d, double best_est, const maccrt_device *b)
+{
+    double tol = est > 0 && best_est > 0 && b && b->kind == d->kind ? 0.5 * (est < best_est ? est : best_est) : 0;
+    if (tol > 1e-3)
+        tol = 1e-3;
+    if (tol < 1e-6)
+        tol = 1e-6;
+    return tol;
+}
+
 /* The share rule: the devices of cand that would add less than
  * MACC_SHARE_MIN (default 5%) of the region's measured throughput over the
  * candidates: they take none of its tasks (what they could add is smaller
@@ -987,17 +1057,8 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
             continue;
         maccrt_device *d = rt->devices[i];
         int fits = (fit & MACCRT_BIT(i)) != 0;
-        /* an unmeasured device is explored without the data term (it would
-         * make a host that looks infinitely fast take every first task) */
-        double xfer = !ri || ri->runs[d->kind] ? eft__xfer(t, d, now) : 0, own = xfer;
-        /* the link term: data to move waits behind the copies of the tasks
-         * placed on d before it (STREAM on two H200s: every block's first
-         * task chose the GPU whose measured bandwidth was a little higher,
-         * 16 copies of 16 MiB on one link while the other stayed idle) */
-        if (xfer > 0)
-            xfer += (double)atomic_load(&d->link_ns) * 1e-9;
-        double mean = sched__estimate(t, d);
-        double end = eft__finish(t, d, backlog[i], now, xfer, mean);
+        double xfer, own, mean;
+        double end = eft__end(t, d, backlog[i], now, ri, &xfer, &own, &mean);
         /* ties: locality first, then a free device. Two devices of one kind
          * (two GPUs) tie when they would end the task within half its time
          * (at most a millisecond): GPUs ending a task a few microseconds
@@ -1009,13 +1070,7 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
          * task less than that later; the other ready tasks fill it. Between
          * kinds (the host and a GPU) a microsecond: the tail rule's margin. */
         double est = ri && ri->runs[d->kind] ? mean : 0;
-        double tol = est > 0 && best_est > 0 && best && best->kind == d->kind
-                         ? 0.5 * (est < best_est ? est : best_est)
-                         : 0;
-        if (tol > 1e-3)
-            tol = 1e-3;
-        if (tol < 1e-6)
-            tol = 1e-6;
+        double tol = eft__tol(est, d, best_est, best);
         int tie = best && end - best_end < tol && best_end - end < tol;
         if (!best || (!tie && end < best_end) ||
             (tie && (xfer < best_xfer ||
@@ -1078,6 +1133,35 @@ static int eft__stays(maccrt_task *t, maccrt_device *h, maccrt_mask cand, maccrt
     return 1;
 }
 
+/* Whether t, told by eft__choose to wait for h (busy), still waits while
+ * the devices of `free` are free: none of them ends it before h does, nor
+ * ties with h (a tie, a device not yet measured, or h shut out:
+ * eft__choose decides again). */
+static int eft__still_waits(maccrt_task *t, maccrt_device *h, maccrt_mask free, maccrt_mask skip,
+                            const int *backlog)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    if (!t->region || (skip & MACCRT_BIT(h->num)))
+        return 0;
+    maccrt_region_info *ri = maccrt_region_info_get(t->region);
+    if (!ri->runs[h->kind])
+        return 0;
+    double now = maccrt_now(), xfer, own, mean;
+    double eh = eft__end(t, h, backlog[h->num], now, ri, &xfer, &own, &mean);
+    double esth = mean;
+    for (int i = 0; i < rt->ndevices; i++) {
+        if (!(free & MACCRT_BIT(i)) || (skip & MACCRT_BIT(i)))
+            continue;
+        maccrt_device *x = rt->devices[i];
+        if (!ri->runs[x->kind])
+            return 0;
+        double ex = eft__end(t, x, backlog[i], now, ri, &xfer, &own, &mean);
+        if (ex < eh + eft__tol(mean, x, esth, h))
+            return 0;
+    }
+    return 1;
+}
+
 const maccrt_policy maccrt_policy_eft = {
     .name = "eft",
     .choose = eft__choose,
@@ -1085,4 +1169,5 @@ const maccrt_policy maccrt_policy_eft = {
     .observe = policy__observe,
     .shut_out = eft__shut_out,
     .stays = eft__stays,
+    .still_waits = eft__still_waits,
 };
