@@ -110,6 +110,11 @@ static int base__looks_free(pthread_mutex_t *m)
 #endif
 }
 
+int maccrt_lock_try(pthread_mutex_t *m)
+{
+    return base__looks_free(m) ? pthread_mutex_trylock(m) : EBUSY;
+}
+
 void maccrt_lock_spin(pthread_mutex_t *m)
 {
     int on = __atomic_load_n(&base__lock_spin, __ATOMIC_RELAXED);
@@ -124,7 +129,7 @@ void maccrt_lock_spin(pthread_mutex_t *m)
          * spinner (16 cores, four fake GPUs of 8 helpers: 48% of the CPU
          * time in pthread_mutex_trylock, the holders slowed by the
          * traffic on the lines they work on) */
-        if (base__looks_free(m) && pthread_mutex_trylock(m) == 0)
+        if (maccrt_lock_try(m) == 0)
             return;
         if (i < 32) {
 #if defined(__x86_64__) || defined(__i386__)

@@ -225,7 +225,7 @@ static void cache__lock_take_(const char *fn)
         maccrt_lock_spin(&cache__lock);
         return;
     }
-    if (pthread_mutex_trylock(&cache__lock) != 0) {
+    if (maccrt_lock_try(&cache__lock) != 0) {
         double t0 = maccrt_now();
         maccrt_lock_spin(&cache__lock);
         double t1 = maccrt_now();
@@ -2102,7 +2102,7 @@ static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out
         managed[k] = t->maps[k].bytes && maccrt_managed_owns(t->maps[k].start, t->maps[k].bytes);
     if (!try)
         cache__lock_take();
-    else if (pthread_mutex_trylock(&cache__lock) != 0)
+    else if (maccrt_lock_try(&cache__lock) != 0)
         return -1;
     int n = cache__devices(NULL, devs);
     int at[MACCRT_MAX_DEVICES + 1]; /* device number -> its place in devs, or -1 */

@@ -827,6 +827,10 @@ void maccrt_sched_ready(maccrt_task *t);
  * loaded host, was what the helpers waited for, one hand-over after another.
  * MACC_LOCK_SPIN=0: a plain pthread_mutex_lock (for comparison). */
 void maccrt_lock_spin(pthread_mutex_t *m);
+/* pthread_mutex_trylock when m looks unlocked (a plain read first): a try
+ * of a held lock is an atomic write that takes its cache line from the
+ * holder and every spinner. 0: taken. */
+int maccrt_lock_try(pthread_mutex_t *m);
 
 /* Polls done(arg) for up to `ns` nanoseconds, pausing between polls and
  * yielding the core every 16: 1 when it became true, 0 when the time ran out

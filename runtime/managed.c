@@ -627,7 +627,7 @@ int maccrt_managed_holders(uintptr_t a, uintptr_t b, int try, maccrt_mask *out)
     for (int k = 0; k < maccrt_rt.ngpus; k++)
         if (maccrt_placement_active(maccrt_rt.devices[k]))
             return maccrt_placement_holders(a, b, try, out);
-    if (try ? pthread_mutex_trylock(&mp_recent.lock) != 0 : pthread_mutex_lock(&mp_recent.lock) != 0)
+    if (try ? maccrt_lock_try(&mp_recent.lock) != 0 : pthread_mutex_lock(&mp_recent.lock) != 0)
         return -1;
     for (int dv = 0; dv < maccrt_rt.ngpus && dv < MACCRT_MAX_DEVICES; dv++)
         for (int i = 0; i < MP_RECENT; i++)

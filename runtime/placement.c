@@ -673,7 +673,7 @@ int maccrt_placement_holders(uintptr_t a, uintptr_t b, int try, maccrt_mask *out
         if (b <= a)
             return 0;
     }
-    if (try ? pthread_mutex_trylock(&pl.lock) != 0 : pthread_mutex_lock(&pl.lock) != 0)
+    if (try ? maccrt_lock_try(&pl.lock) != 0 : pthread_mutex_lock(&pl.lock) != 0)
         return -1;
     for (int k = 0; k < maccrt_rt.ngpus && k < MACCRT_MAX_DEVICES; k++) {
         const pl_gpu *g = &pl.gpu[k];

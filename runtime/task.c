@@ -526,7 +526,7 @@ static void task__lock_(const char *fn, const maccrt_device *d)
         pthread_mutex_lock(&maccrt_rt.lock);
         return;
     }
-    if (pthread_mutex_trylock(&maccrt_rt.lock) != 0) {
+    if (maccrt_lock_try(&maccrt_rt.lock) != 0) {
         double t0 = maccrt_now();
         pthread_mutex_lock(&maccrt_rt.lock);
         double t1 = maccrt_now();
@@ -707,7 +707,7 @@ static void task__submit(maccrt_task *t)
     maccrt_runtime *rt = &maccrt_rt;
     maccrt_thread *self = maccrt_thread_self();
 
-    if (t->deferred && pthread_mutex_trylock(&rt->lock) == 0) {
+    if (t->deferred && maccrt_lock_try(&rt->lock) == 0) {
         if (maccrt_trace_on()) {
             task__held_at = maccrt_now();
             task__held_by = __func__;
