@@ -609,7 +609,7 @@ void maccrt_sched_release(maccrt_task *t)
         t->dnext->dprev = t->dprev;
     t->dprev = t->dnext = NULL;
     d->nplaced--;
-    if (t->pidx >= 0) {
+    if (t->pidx >= 0 && t->pidx < d->npend && d->ptask[t->pidx] == t) {
         int last = --d->npend;
         if (t->pidx != last) {
             d->pend[t->pidx] = d->pend[last];
