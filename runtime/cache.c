@@ -793,17 +793,23 @@ static void cache__plan_filling(cache__plan *p, int on)
  * to make (a synchronisation point's write-backs) fans them out; a worker (a
  * GPU helper filling its task's maps) copies itself: its siblings may be
  * running tasks that wait for its claims. */
+static void cache__plan_copies(const cache__plan *p, const MACC_SrcLoc *loc)
+{
+    if (p->njob > 1 && !maccrt_thread_self()->is_worker)
+        cache__plan_fan_out(p, loc);
+    else
+        for (int i = 0; i < p->njob; i++)
+            cache__job_run(&p->job[i], loc);
+}
+
+/* The plan's copies between cache__plan_filling's marks, the lock dropped. */
 static void cache__plan_run(cache__plan *p, const MACC_SrcLoc *loc)
 {
     if (p->njob == 0)
         return;
     cache__plan_filling(p, 1); /* (cache__plan_fill: another GPU may wait for them) */
     cache__lock_drop();
-    if (p->njob > 1 && !maccrt_thread_self()->is_worker)
-        cache__plan_fan_out(p, loc);
-    else
-        for (int i = 0; i < p->njob; i++)
-            cache__job_run(&p->job[i], loc);
+    cache__plan_copies(p, loc);
     cache__lock_take();
     cache__plan_filling(p, 0);
 }
@@ -1128,11 +1134,7 @@ static maccrt_dentry *cache__new_filled(maccrt_device *d, uintptr_t a, uintptr_t
     for (int i = 0; i < p.njob; i++)
         if (p.job[i].e == e)
             p.job[i].dst = mem;
-    if (p.njob > 1 && !maccrt_thread_self()->is_worker)
-        cache__plan_fan_out(&p, loc);
-    else
-        for (int i = 0; i < p.njob; i++)
-            cache__job_run(&p.job[i], loc);
+    cache__plan_copies(&p, loc);
     cache__lock_take();
     cache__plan_filling(&p, 0);
     e->hpin = d->plugin->host_pin != NULL;
