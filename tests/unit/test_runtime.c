@@ -2440,10 +2440,10 @@ Test(gpu, chains_stay_on_the_gpu_that_holds_their_data)
  * on two fake GPUs before, 1.3-1.5 after). */
 static const MACC_Version r_qlink_v[] = {{MACC_DEV_NVIDIA, 0, 25, 0, fn_link}};
 static const MACC_Region r_qlink = {{"sched.c", 12, 1, "test"}, "r_qlink", 1, r_qlink_v};
-Test(gpu, chain_links_wait_in_their_gpus_queue)
+/* Runs C chains of L links of r_qlink over y (C rows of n doubles) on the
+ * two fake GPUs, checks every link ran, and returns the policy calls made. */
+static long qlink_chains(int C, int L, size_t n, double (*y)[n])
 {
-    enum { C = 16, L = 24, N = 512 };
-    static double y[C][N];
     setenv("MACC_DEVICES", "nvidia", 1);
     macc_num_devices(); /* (the runtime started) */
     cr_assert_eq(maccrt_rt.ngpus, 2);
@@ -2452,8 +2452,8 @@ Test(gpu, chain_links_wait_in_their_gpus_queue)
     pthread_mutex_unlock(&maccrt_rt.lock);
     for (int k = 0; k < L; k++)
         for (int c = 0; c < C; c++) {
-            MACC_Map m = {"y", y[c], y[c], sizeof y[c], MACC_MAP_TOFROM};
-            MACC_Dep d = {y[c], sizeof y[c], MACC_DEP_INOUT};
+            MACC_Map m = {"y", y[c], y[c], n * sizeof y[c][0], MACC_MAP_TOFROM};
+            MACC_Dep d = {y[c], n * sizeof y[c][0], MACC_DEP_INOUT};
             int ms = 1;
             MACC_target(&r_qlink, &ms, sizeof ms, 1, &m, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
         }
@@ -2463,6 +2463,13 @@ Test(gpu, chain_links_wait_in_their_gpus_queue)
     pthread_mutex_unlock(&maccrt_rt.lock);
     for (int c = 0; c < C; c++)
         cr_assert_eq(y[c][0], L, "chain %d: %g links", c, y[c][0]);
+    return calls;
+}
+Test(gpu, chain_links_wait_in_their_gpus_queue)
+{
+    enum { C = 16, L = 24, N = 512 };
+    static double y[C][N];
+    long calls = qlink_chains(C, L, N, y);
     long t0 = macc_device_tasks(0), t1 = macc_device_tasks(1);
     cr_assert_gt(t0, C * L / 4, "GPU 0 ran %ld of %d", t0, C * L);
     cr_assert_gt(t1, C * L / 4, "GPU 1 ran %ld of %d", t1, C * L);
@@ -2479,26 +2486,8 @@ Test(gpu, a_link_whose_data_is_home_stays_home_without_the_policy)
 {
     enum { C = 8, L = 24, N = 512 };
     static double y[C][N];
-    setenv("MACC_DEVICES", "nvidia", 1);
-    macc_num_devices(); /* (the runtime started) */
-    cr_assert_eq(maccrt_rt.ngpus, 2);
     long t00 = macc_device_tasks(0), t10 = macc_device_tasks(1);
-    pthread_mutex_lock(&maccrt_rt.lock);
-    long c0 = maccrt_rt.policy_calls;
-    pthread_mutex_unlock(&maccrt_rt.lock);
-    for (int k = 0; k < L; k++)
-        for (int c = 0; c < C; c++) {
-            MACC_Map m = {"y", y[c], y[c], sizeof y[c], MACC_MAP_TOFROM};
-            MACC_Dep d = {y[c], sizeof y[c], MACC_DEP_INOUT};
-            int ms = 1;
-            MACC_target(&r_qlink, &ms, sizeof ms, 1, &m, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
-        }
-    MACC_taskwait(NULL);
-    pthread_mutex_lock(&maccrt_rt.lock);
-    long calls = maccrt_rt.policy_calls - c0;
-    pthread_mutex_unlock(&maccrt_rt.lock);
-    for (int c = 0; c < C; c++)
-        cr_assert_eq(y[c][0], L, "chain %d: %g links", c, y[c][0]);
+    long calls = qlink_chains(C, L, N, y);
     long t0 = macc_device_tasks(0) - t00, t1 = macc_device_tasks(1) - t10;
     cr_assert_eq(t0 + t1, C * L);
     cr_assert_gt(t0, C * L / 4, "GPU 0 ran %ld of %d", t0, C * L);
