@@ -25,7 +25,9 @@
  * tasks run inline after shutdown) use the GPU's data stream, one caller at a
  * time (data_lock), and leave the caller's current CUDA device as it was.
  *
- * Memory comes from the device's stream-ordered pool (cudaMallocAsync /
+ * Memory of up to MACC_CUDA_SLAB_MAX bytes is a block of a slab (slab.c: a
+ * free-list pop, no driver call); slabs and larger allocations come from the
+ * device's stream-ordered pool (cudaMallocAsync /
  * cudaFreeAsync on the caller's stream; cudaMalloc / cudaFree where pools are
  * not supported): cudaFree would wait for every stream of the device and
  * serialise the helpers. The pool keeps what it has (release threshold at
@@ -106,6 +108,7 @@ struct cuda__gpu {
     int ordinal; /* CUDA device ordinal (d->index / MACC_CUDA_SPLIT) */
     int pools;   /* stream-ordered allocator available */
     cudaMemPool_t pool;
+    maccrt_slabs *slabs; /* the directory's copies, in blocks of slabs (slab.c); NULL: off */
 
     /* Placed tasks waiting for a helper, and batches of work for the
      * helpers (cuda__helpers_start), taken first. */
@@ -132,6 +135,9 @@ struct cuda__gpu {
 };
 
 static int cuda__nstreams = CUDA__DEFAULT_STREAMS;
+/* MACC_CUDA_SLAB_MAX: the largest allocation cut from a slab (bytes; 0: every
+ * allocation from the driver). */
+static size_t cuda__slab_max = (size_t)64 << 20;
 /* MACC_CUDA_SPLIT=k: each GPU offered as k devices (development: the
  * directory, placement and copies between devices of a machine with several
  * GPUs, measured on one; see docs/RUNTIME.md for what they share). */
@@ -142,6 +148,8 @@ static int cuda__ngpus_up; /* GPUs started (cuda__init_device) */
 static int cuda__conn = 8;
 
 static void cuda__enable_peers(cuda__gpu *g);
+static void *cuda__slab_get(void *ctx, size_t bytes);
+static void cuda__slab_put(void *ctx, void *p);
 static void cuda__pool_warm(cuda__gpu *g);
 static int cuda__staging(void);
 static int cuda__stage_make(cuda__stage *st, size_t chunk);
@@ -360,6 +368,15 @@ static void cuda__prepare_once(void)
                          CUDA__MAX_STREAMS);
         cuda__nstreams = (int)v;
     }
+    const char *sm = getenv("MACC_CUDA_SLAB_MAX");
+    if (sm && *sm) {
+        char *end = NULL;
+        unsigned long long v = strtoull(sm, &end, 10);
+        if (!end || *end || v > ((unsigned long long)64 << 20))
+            maccrt_fatal(NULL, "MACC_CUDA_SLAB_MAX: invalid value '%s' (expected 0 to %llu bytes)", sm,
+                         (unsigned long long)64 << 20);
+        cuda__slab_max = (size_t)v;
+    }
     const char *sp = getenv("MACC_CUDA_SPLIT");
     if (sp && *sp) {
         long v = maccrt_parse_positive(sp);
@@ -539,6 +556,8 @@ static int cuda__init_device(maccrt_device *d)
     }
     g->pools = pools != 0;
     cuda__clear();
+    if (cuda__slab_max)
+        g->slabs = maccrt_slabs_new(cuda__slab_get, cuda__slab_put, cuda__slab_max);
 
     e = cudaStreamCreateWithFlags(&g->data_stream, cudaStreamNonBlocking);
     int n = cuda__nstreams;
@@ -640,6 +659,29 @@ static cudaError_t cuda__malloc(cuda__gpu *g, void **p, size_t bytes, cudaStream
     return cudaMalloc(p, bytes);
 }
 
+/* A slab for g->slabs (ctx: the cuda__call of the allocation that needs
+ * it), usable from every stream once it returns. */
+static void *cuda__slab_get(void *ctx, size_t bytes)
+{
+    cuda__call *c = ctx;
+    void *p = NULL;
+    cudaError_t e = cuda__malloc(c->g, &p, bytes, c->stream);
+    if (e == cudaSuccess && c->g->pools)
+        e = cuda__wait(c->stream);
+    if (e != cudaSuccess) {
+        cuda__clear();
+        return NULL;
+    }
+    return p;
+}
+
+static void cuda__slab_put(void *ctx, void *p)
+{
+    cuda__call *c = ctx;
+    if ((c->g->pools ? cudaFreeAsync(p, c->stream) : cudaFree(p)) != cudaSuccess)
+        cuda__clear();
+}
+
 static void *cuda__alloc(maccrt_device *d, void *hostptr, size_t bytes)
 {
     (void)hostptr;
@@ -649,6 +691,17 @@ static void *cuda__alloc(maccrt_device *d, void *hostptr, size_t bytes)
     if (bytes == 0)
         bytes = 1;
     cudaError_t e = cuda__enter(g, &c);
+    if (e == cudaSuccess && g->slabs) {
+        /* a block of a slab; too large for one, or none to be had: the
+         * driver's allocation below (which waits for the device and trims
+         * the pool when short) */
+        int nomem = 0;
+        p = maccrt_slabs_alloc(g->slabs, bytes, &c, &nomem);
+        if (p) {
+            cuda__leave(&c);
+            return p;
+        }
+    }
     if (e == cudaSuccess) {
         e = cuda__malloc(g, &p, bytes, c.stream);
         if (e == cudaErrorMemoryAllocation) {
@@ -659,6 +712,8 @@ static void *cuda__alloc(maccrt_device *d, void *hostptr, size_t bytes)
             p = NULL;
             e = cudaDeviceSynchronize();
             if (e == cudaSuccess) {
+                if (g->slabs)
+                    (void)maccrt_slabs_trim(g->slabs, &c);
                 if (g->pools && cudaMemPoolTrimTo(g->pool, 0) != cudaSuccess)
                     cuda__clear();
                 e = cuda__malloc(g, &p, bytes, c.stream);
@@ -689,6 +744,8 @@ static void cuda__free(maccrt_device *d, void *p)
     if (!p || atomic_load(&maccrt_rt.fatal))
         return;
     cuda__gpu *g = d->pdata;
+    if (g->slabs && maccrt_slabs_free(g->slabs, p))
+        return; /* back in its class's free list: no call on the GPU */
     cuda__call c;
     cudaError_t e = cuda__enter(g, &c);
     if (e == cudaSuccess)

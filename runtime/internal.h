@@ -123,6 +123,33 @@ maccrt_rnode *maccrt_rtree_next(const maccrt_rtree *t, const maccrt_rnode *n);
  * (no tree walk for the last one). */
 maccrt_rnode *maccrt_rtree_next_below(const maccrt_rtree *t, const maccrt_rnode *n, uintptr_t b);
 
+/* ---- slabs: a device's memory in blocks of size classes (slab.c) ---------------------------- */
+
+/* A plugin's allocator of device memory for the directory's copies: blocks
+ * of size classes cut from slabs that get() allocates on the device (ctx is
+ * what the caller passed to the call that needed it; NULL: the device has
+ * none to give) and put() frees. Thread-safe. */
+typedef void *(*maccrt_slab_get)(void *ctx, size_t bytes);
+typedef void (*maccrt_slab_put)(void *ctx, void *p);
+typedef struct maccrt_slabs maccrt_slabs;
+typedef struct maccrt_slabs_stat {
+    size_t bytes_slabs, bytes_used; /* held from the device, in blocks in use */
+    long nslabs, ngets;             /* slabs now, slabs ever obtained */
+} maccrt_slabs_stat;
+/* Blocks up to max_block bytes (rounded up to a class; at most 64 MiB). */
+maccrt_slabs *maccrt_slabs_new(maccrt_slab_get get, maccrt_slab_put put, size_t max_block);
+size_t maccrt_slabs_max_block(const maccrt_slabs *s);
+/* A block of at least n bytes, 256-byte aligned. NULL with *nomem 0: n is
+ * above max_block (the caller allocates it); NULL with *nomem 1: the device
+ * gave no slab, even after the empty ones went back. */
+void *maccrt_slabs_alloc(maccrt_slabs *s, size_t n, void *ctx, int *nomem);
+/* 1: p was a block, now free for reuse (no device work may still use it);
+ * 0: p is not a block of s. */
+int maccrt_slabs_free(maccrt_slabs *s, void *p);
+/* Gives every slab with no block in use back (put); returns the bytes. */
+size_t maccrt_slabs_trim(maccrt_slabs *s, void *ctx);
+void maccrt_slabs_info(maccrt_slabs *s, maccrt_slabs_stat *out);
+
 /* ==== 3. devices and plugins ================================================ */
 
 struct maccrt_task;
