@@ -305,6 +305,7 @@ static void cache__wake(const maccrt_dentry *e)
 static atomic_long cache__ncached; /* cached (not held) entries in trees, all devices */
 static atomic_long cache__ndirty;  /* cached entries with dirty ranges, all devices */
 static atomic_long cache__npinned; /* pinned entries, all devices (the affinity rule's fast path) */
+static atomic_long cache__nearly;  /* early write-backs made (maccrt_cache_write_early) */
 
 static int cache__has_memory(const maccrt_device *d)
 {
@@ -2062,6 +2063,37 @@ void maccrt_cache_host_release(const MACC_Map *m, const MACC_SrcLoc *loc)
 
 /* ---- synchronisation points --------------------------------------------------------------- */
 
+/* The flush at a synchronisation point writes every dirty range home while
+ * no task runs: matmul's C tiles, 128 MiB, took the last 2.5-3 ms of a 28 ms
+ * run on two H100s with both GPUs idle. A task whose output nothing waits
+ * for (task.c: no successor, its creator already waiting) has it written
+ * home here instead, by the helper that ran it, while the other tasks run.
+ * The entry is claimed exclusively for the copy (a task that maps it after
+ * all waits for it, as for a fill) and stays valid. */
+size_t maccrt_cache_write_early(maccrt_device *d, uintptr_t a, uintptr_t b, const MACC_SrcLoc *loc)
+{
+    if (!cache__has_memory(d) || b <= a || atomic_load(&cache__ndirty) == 0)
+        return 0;
+    size_t bytes = 0;
+    cache__lock_take();
+    maccrt_rnode *r = maccrt_rtree_first_overlap(&d->dtree, a, b);
+    maccrt_dentry *e = (maccrt_dentry *)r;
+    if (r && r->start <= a && b <= r->end && !e->held && e->users == 0 && !e->excl && !e->wb &&
+        !e->shared && (bytes = cache__dirty_bytes(e, a, b)) > 0) {
+        cache__plan p = {0};
+        cache__plan_wb(&p, e, a, b, 1);
+        if (!p.blocked) {
+            cache__plan_apply(&p, loc, 0);
+            atomic_fetch_add(&cache__nearly, 1);
+        } else {
+            bytes = 0;
+        }
+        cache__plan_free(&p);
+    }
+    cache__lock_drop();
+    return bytes;
+}
+
 void maccrt_cache_flush(maccrt_device *also)
 {
     if (atomic_load(&cache__ncached) == 0)
@@ -2117,6 +2149,7 @@ void maccrt_dir_info_get(const maccrt_device *d, maccrt_dir_info *out)
             out->cached_dirty += e->ndirty > 0;
         }
     }
+    out->early = atomic_load(&cache__nearly);
     cache__lock_drop();
 }
 

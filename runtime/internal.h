@@ -525,6 +525,11 @@ void maccrt_cache_host_release(const MACC_Map *m, const MACC_SrcLoc *loc);
  * host, every cached entry dropped (present entries stay). `also`: a device
  * outside the runtime's table (tests), or NULL. */
 void maccrt_cache_flush(maccrt_device *also);
+/* A GPU task on d wrote [a, b) and nothing will use it before the next
+ * synchronisation point: the dirty bytes of d's cached entry there go home
+ * now (the entry stays valid). Nothing is done when the entry is in use,
+ * claimed or clean. Returns the bytes copied. */
+size_t maccrt_cache_write_early(maccrt_device *d, uintptr_t a, uintptr_t b, const MACC_SrcLoc *loc);
 /* The residency term of the scheduler's estimate for t on d: the time to
  * bring every input section of t not valid on d from where its current copy
  * is (another GPU's valid copy: a device-to-device copy; else the host's,
@@ -555,6 +560,7 @@ typedef struct maccrt_dir_info {
     long held_dirty;   /* of them, with bytes tasks wrote that the host has not seen */
     long cached;       /* coherent copies of tasks' maps */
     long cached_dirty; /* of them, dirty */
+    long early;        /* early write-backs so far, every device (maccrt_cache_write_early) */
 } maccrt_dir_info;
 void maccrt_dir_info_get(const maccrt_device *d, maccrt_dir_info *out);
 
@@ -667,6 +673,8 @@ typedef struct maccrt_thread {
     int unthrottled;      /* a throttle wait of this thread stalled: not throttled again (task.c) */
     int finishing;        /* in the completion of a task it ran: the host pool hands the first
                            * task placed meanwhile to it (host.c) when it runs pool tasks */
+    int in_wait;          /* in a taskwait or a wait for every task (atomic; task.c's early
+                           * write-backs) */
     struct maccrt_task *current; /* task this thread is executing */
     struct maccrt_thread *free_next; /* task.c: threads to free after a completion */
 } maccrt_thread;

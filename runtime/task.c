@@ -122,7 +122,9 @@ static void task__edge(maccrt_task *pred, maccrt_task *t)
             pred->succs = maccrt_xrealloc(pred->succs, (size_t)pred->capsuccs * sizeof *pred->succs);
         }
     }
-    pred->succs[pred->nsuccs++] = t;
+    pred->succs[pred->nsuccs] = t;
+    /* (read without the lock by the helper that runs pred: task__early) */
+    __atomic_store_n(&pred->nsuccs, pred->nsuccs + 1, __ATOMIC_RELAXED);
     t->npreds++;
 }
 
@@ -1094,6 +1096,45 @@ static void task__finish(maccrt_task *t)
     task__free_threads(to_free);
 }
 
+/* Early write-backs. A GPU task's written sections that no task waits for
+ * (it has no successor) while its creator waits for every task it made
+ * (taskwait, or the wait for all): the flush at the end of that wait would
+ * write them home while no task runs; the helper that ran the task writes
+ * them home as soon as the task is complete (maccrt_cache_write_early)
+ * instead. Every task of the wait exists by then, and one that maps the
+ * section with no dependence on this one races with it as it would
+ * without this. MACC_WRITE_EARLY=0 leaves every write-back to the flush. */
+#define TASK__EARLY_MAX 8
+typedef struct task__early {
+    int n;
+    uintptr_t a[TASK__EARLY_MAX], b[TASK__EARLY_MAX];
+    const MACC_SrcLoc *loc;
+} task__early;
+
+static int task__early_on = -1;
+
+static void task__early_find(const maccrt_task *t, task__early *ew)
+{
+    ew->n = 0;
+    ew->loc = t->loc;
+    if (t->op || !t->dev || t->dev->kind == MACC_DEV_HOST || !t->creator || t->direct)
+        return;
+    int on = __atomic_load_n(&task__early_on, __ATOMIC_RELAXED);
+    if (on < 0) {
+        const char *v = getenv("MACC_WRITE_EARLY");
+        on = !(v && !strcmp(v, "0"));
+        __atomic_store_n(&task__early_on, on, __ATOMIC_RELAXED);
+    }
+    if (!on || !__atomic_load_n(&t->creator->in_wait, __ATOMIC_ACQUIRE) ||
+        __atomic_load_n(&t->nsuccs, __ATOMIC_RELAXED) > 0)
+        return;
+    for (int i = 0; i < t->nmaps && ew->n < TASK__EARLY_MAX; i++)
+        if ((t->maps[i].kind & MACC_MAP_FROM) && t->took[i] == MACCRT_TOOK_DIR) {
+            maccrt_section(&t->maps[i], &ew->a[ew->n], &ew->b[ew->n]);
+            ew->n++;
+        }
+}
+
 void maccrt_task_execute(maccrt_task *t)
 {
     maccrt_thread *self = maccrt_thread_self();
@@ -1169,9 +1210,13 @@ void maccrt_task_execute(maccrt_task *t)
     }
     double f0 = tr0 > 0.0 ? maccrt_now() : 0.0;
     const char *fname = f0 > 0.0 ? task__trace_name(t) : NULL; /* (t may be freed by task__finish) */
+    task__early ew;
+    task__early_find(t, &ew);
     task__finish(t);
     if (f0 > 0.0)
         maccrt_trace_event(MACCRT_TRACE_FINISH, d, fname, f0, maccrt_now(), 0);
+    for (int i = 0; i < ew.n; i++)
+        (void)maccrt_cache_write_early(d, ew.a[i], ew.b[i], ew.loc);
 }
 
 /* ---- waiting ---------------------------------------------------------------------------- */
@@ -1181,6 +1226,7 @@ void maccrt_task_wait_children(void)
     maccrt_thread *self = maccrt_thread_self();
     maccrt_task_flush_counts();
     task__lock_in_wait(); /* (its tasks in the inbox count first) */
+    __atomic_store_n(&self->in_wait, 1, __ATOMIC_RELEASE);
     while (self->children > 0) {
         if (!self->current && !self->is_worker && !maccrt_rt.stopped) {
             pthread_mutex_unlock(&maccrt_rt.lock);
@@ -1191,15 +1237,19 @@ void maccrt_task_wait_children(void)
         }
         pthread_cond_wait(&self->cv, &maccrt_rt.lock);
     }
+    __atomic_store_n(&self->in_wait, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&maccrt_rt.lock);
     maccrt_cache_flush(NULL); /* the program reads the host copy next */
 }
 
 void maccrt_task_wait_all(void)
 {
+    maccrt_thread *self = maccrt_thread_self();
     task__lock_in_wait();
+    __atomic_store_n(&self->in_wait, 1, __ATOMIC_RELEASE);
     while (__atomic_load_n(&maccrt_rt.live, __ATOMIC_RELAXED) > 0)
         pthread_cond_wait(&maccrt_rt.idle_cv, &maccrt_rt.lock);
+    __atomic_store_n(&self->in_wait, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&maccrt_rt.lock);
     maccrt_cache_flush(NULL);
 }

@@ -2431,6 +2431,54 @@ Test(gpu, chains_stay_on_the_gpu_that_holds_their_data)
     cr_assert_leq(p2p, (unsigned long long)C * 8 * sizeof y[0], "%llu bytes GPU to GPU", p2p);
 }
 
+/* Early write-backs: chains of links on the two fake GPUs, their creator
+ * in its taskwait before they end. Each chain's last link has no successor,
+ * so its helper writes the chain's section home as soon as it is complete
+ * (maccrt_cache_write_early), before the flush; the other links, whose
+ * successors wait, leave theirs on the GPU. Every section goes home exactly
+ * once and the host sees every link. */
+static long early_chains(int C, int L, size_t n, double (*y)[n], unsigned long long *d2h)
+{
+    setenv("MACC_DEVICES", "nvidia", 1);
+    macc_num_devices();
+    maccrt_dir_info before, after;
+    maccrt_dir_info_get(maccrt_rt.devices[0], &before);
+    for (int k = 0; k < L; k++)
+        for (int c = 0; c < C; c++) {
+            MACC_Map m = {"y", y[c], y[c], n * sizeof y[c][0], MACC_MAP_TOFROM};
+            MACC_Dep d = {y[c], n * sizeof y[c][0], MACC_DEP_INOUT};
+            int ms = 3;
+            MACC_target(&r_sticky, &ms, sizeof ms, 1, &m, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+        }
+    MACC_taskwait(NULL);
+    maccrt_dir_info_get(maccrt_rt.devices[0], &after);
+    for (int c = 0; c < C; c++)
+        cr_assert_eq(y[c][0], L, "chain %d: %g links", c, y[c][0]);
+    *d2h = d2h_of(0) + d2h_of(1);
+    return after.early - before.early;
+}
+
+Test(gpu, outputs_no_task_waits_for_go_home_as_their_task_ends)
+{
+    enum { C = 4, L = 6, N = 2048 };
+    static double y[C][N];
+    unsigned long long d2h;
+    long early = early_chains(C, L, N, y, &d2h);
+    cr_assert_eq(early, C, "%ld early write-backs: one per chain, at its last link", early);
+    cr_assert_eq(d2h, (unsigned long long)C * sizeof y[0], "each chain's section home once (%llu bytes)", d2h);
+}
+
+Test(gpu, macc_write_early_0_leaves_them_to_the_flush)
+{
+    enum { C = 4, L = 6, N = 2048 };
+    static double y[C][N];
+    setenv("MACC_WRITE_EARLY", "0", 1);
+    unsigned long long d2h;
+    long early = early_chains(C, L, N, y, &d2h);
+    cr_assert_eq(early, 0);
+    cr_assert_eq(d2h, (unsigned long long)C * sizeof y[0]);
+}
+
 /* The per-device ready queues: a chain's next link waits in the queue of
  * the GPU that ran the previous one and is looked at when it is that
  * queue's first, so the walks ask the policy about fewer than two choices
