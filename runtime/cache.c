@@ -2072,7 +2072,7 @@ void maccrt_cache_host_release(const MACC_Map *m, const MACC_SrcLoc *loc)
  * all waits for it, as for a fill) and stays valid. */
 size_t maccrt_cache_write_early(maccrt_device *d, uintptr_t a, uintptr_t b, const MACC_SrcLoc *loc)
 {
-    if (!cache__has_memory(d) || b <= a || atomic_load(&cache__ndirty) == 0)
+    if (!cache__has_memory(d) || b <= a || atomic_load(&cache__ndirty) == 0 || atomic_load(&maccrt_rt.fatal))
         return 0;
     size_t bytes = 0;
     cache__lock_take();
