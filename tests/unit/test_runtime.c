@@ -2437,23 +2437,30 @@ Test(gpu, chains_stay_on_the_gpu_that_holds_their_data)
  * (maccrt_cache_write_early), before the flush; the other links, whose
  * successors wait, leave theirs on the GPU. Every section goes home exactly
  * once and the host sees every link. */
+/* C chains of L links of region r (fn_link, ms milliseconds each) over y
+ * (C rows of n doubles), L rounds of one link per chain, then a taskwait;
+ * checks that every link ran. */
+static void run_chains(const MACC_Region *r, int ms, int C, int L, size_t n, double (*y)[n])
+{
+    for (int k = 0; k < L; k++)
+        for (int c = 0; c < C; c++) {
+            MACC_Map m = {"y", y[c], y[c], n * sizeof y[c][0], MACC_MAP_TOFROM};
+            MACC_Dep d = {y[c], n * sizeof y[c][0], MACC_DEP_INOUT};
+            MACC_target(r, &ms, sizeof ms, 1, &m, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+        }
+    MACC_taskwait(NULL);
+    for (int c = 0; c < C; c++)
+        cr_assert_eq(y[c][0], L, "chain %d: %g links", c, y[c][0]);
+}
+
 static long early_chains(int C, int L, size_t n, double (*y)[n], unsigned long long *d2h)
 {
     setenv("MACC_DEVICES", "nvidia", 1);
     macc_num_devices();
     maccrt_dir_info before, after;
     maccrt_dir_info_get(maccrt_rt.devices[0], &before);
-    for (int k = 0; k < L; k++)
-        for (int c = 0; c < C; c++) {
-            MACC_Map m = {"y", y[c], y[c], n * sizeof y[c][0], MACC_MAP_TOFROM};
-            MACC_Dep d = {y[c], n * sizeof y[c][0], MACC_DEP_INOUT};
-            int ms = 3;
-            MACC_target(&r_sticky, &ms, sizeof ms, 1, &m, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
-        }
-    MACC_taskwait(NULL);
+    run_chains(&r_sticky, 3, C, L, n, y);
     maccrt_dir_info_get(maccrt_rt.devices[0], &after);
-    for (int c = 0; c < C; c++)
-        cr_assert_eq(y[c][0], L, "chain %d: %g links", c, y[c][0]);
     *d2h = d2h_of(0) + d2h_of(1);
     return after.early - before.early;
 }
@@ -2498,19 +2505,10 @@ static long qlink_chains(int C, int L, size_t n, double (*y)[n])
     pthread_mutex_lock(&maccrt_rt.lock);
     long c0 = maccrt_rt.policy_calls;
     pthread_mutex_unlock(&maccrt_rt.lock);
-    for (int k = 0; k < L; k++)
-        for (int c = 0; c < C; c++) {
-            MACC_Map m = {"y", y[c], y[c], n * sizeof y[c][0], MACC_MAP_TOFROM};
-            MACC_Dep d = {y[c], n * sizeof y[c][0], MACC_DEP_INOUT};
-            int ms = 1;
-            MACC_target(&r_qlink, &ms, sizeof ms, 1, &m, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
-        }
-    MACC_taskwait(NULL);
+    run_chains(&r_qlink, 1, C, L, n, y);
     pthread_mutex_lock(&maccrt_rt.lock);
     long calls = maccrt_rt.policy_calls - c0;
     pthread_mutex_unlock(&maccrt_rt.lock);
-    for (int c = 0; c < C; c++)
-        cr_assert_eq(y[c][0], L, "chain %d: %g links", c, y[c][0]);
     return calls;
 }
 Test(gpu, chain_links_wait_in_their_gpus_queue)
