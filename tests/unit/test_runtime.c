@@ -2431,35 +2431,78 @@ Test(gpu, chains_stay_on_the_gpu_that_holds_their_data)
     cr_assert_leq(p2p, (unsigned long long)C * 8 * sizeof y[0], "%llu bytes GPU to GPU", p2p);
 }
 
-/* Early write-backs: chains of links on the two fake GPUs, their creator
- * in its taskwait before they end. Each chain's last link has no successor,
- * so its helper writes the chain's section home as soon as it is complete
- * (maccrt_cache_write_early), before the flush; the other links, whose
- * successors wait, leave theirs on the GPU. Every section goes home exactly
- * once and the host sees every link. */
-/* C chains of L links of region r (fn_link, ms milliseconds each) over y
- * (C rows of n doubles), L rounds of one link per chain, then a taskwait;
- * checks that every link ran. */
-static void run_chains(const MACC_Region *r, int ms, int C, int L, size_t n, double (*y)[n])
+/* C chains of L links of region r (args: its task arguments) over y (C
+ * rows of n doubles), L rounds of one link per chain, before_wait (when
+ * given), then a taskwait; checks that every link ran. */
+static void run_chains_args(const MACC_Region *r, const void *args, size_t size, int C, int L, size_t n,
+                            double (*y)[n], void (*before_wait)(const void *args))
 {
     for (int k = 0; k < L; k++)
         for (int c = 0; c < C; c++) {
             MACC_Map m = {"y", y[c], y[c], n * sizeof y[c][0], MACC_MAP_TOFROM};
             MACC_Dep d = {y[c], n * sizeof y[c][0], MACC_DEP_INOUT};
-            MACC_target(r, &ms, sizeof ms, 1, &m, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+            MACC_target(r, args, size, 1, &m, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
         }
+    if (before_wait)
+        before_wait(args);
     MACC_taskwait(NULL);
     for (int c = 0; c < C; c++)
         cr_assert_eq(y[c][0], L, "chain %d: %g links", c, y[c][0]);
 }
 
+static void run_chains(const MACC_Region *r, int ms, int C, int L, size_t n, double (*y)[n])
+{
+    run_chains_args(r, &ms, sizeof ms, C, L, n, y, NULL);
+}
+
+/* A link that first waits (up to 10 s) for its creator to be in its
+ * taskwait, so that the chains end while it waits whatever the load. */
+typedef struct gated_args {
+    int ms;
+    maccrt_thread *creator;
+} gated_args;
+static int fn_gated_link(void *args, MACC_TaskEnv *env)
+{
+    const gated_args *g = args;
+    for (int i = 0; i < 10000 && !__atomic_load_n(&g->creator->in_wait, __ATOMIC_ACQUIRE); i++)
+        sleep_ms(1);
+    double *y = env->ptrs[0];
+    y[0] += 1;
+    sleep_ms(g->ms);
+    return 0;
+}
+static const MACC_Version r_gated_v[] = {{MACC_DEV_NVIDIA, 0, 50, 0, fn_gated_link}};
+static const MACC_Region r_gated = {{"sched.c", 13, 1, "test"}, "r_gated", 1, r_gated_v};
+
+/* One more gated task, 200 ms long, that reads a section and writes none:
+ * the taskwait (and its flush) ends only well after the chains' last links,
+ * whose early write-backs so never meet the flush's. */
+static void gated_tail(const void *args)
+{
+    static double z[64];
+    gated_args g = *(const gated_args *)args;
+    g.ms = 200;
+    MACC_Map m = {"z", z, z, sizeof z, MACC_MAP_TO};
+    MACC_target(&r_gated, &g, sizeof g, 1, &m, 0, NULL, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+}
+
+/* Early write-backs: chains of links on the two fake GPUs, their creator
+ * in its taskwait before they end (the links wait for it: r_gated), and a
+ * longer task after them (gated_tail: the flush at the end of the wait
+ * would otherwise take the write-backs of links that end last, as it may
+ * in a program). Each chain's last link has no successor,
+ * so its helper writes the chain's section home as soon as it is complete
+ * (maccrt_cache_write_early), before the flush; the other links, whose
+ * successors wait, leave theirs on the GPU. Every section goes home exactly
+ * once and the host sees every link. */
 static long early_chains(int C, int L, size_t n, double (*y)[n], unsigned long long *d2h)
 {
     setenv("MACC_DEVICES", "nvidia", 1);
     macc_num_devices();
     maccrt_dir_info before, after;
     maccrt_dir_info_get(maccrt_rt.devices[0], &before);
-    run_chains(&r_sticky, 3, C, L, n, y);
+    gated_args g = {1, maccrt_thread_self()};
+    run_chains_args(&r_gated, &g, sizeof g, C, L, n, y, gated_tail);
     maccrt_dir_info_get(maccrt_rt.devices[0], &after);
     *d2h = d2h_of(0) + d2h_of(1);
     return after.early - before.early;
