@@ -41,8 +41,7 @@
 #define SLAB__MAX ((size_t)64 << 20)   /* the largest slab (or one block) */
 
 typedef struct slab__slab {
-    maccrt_rnode node; /* [base, base + nblocks * block) in the tree */
-    size_t block;
+    maccrt_rnode node; /* [base, base + nblocks * its class's size) in the tree */
     unsigned nblocks, nused;
     int cls;
 } slab__slab;
@@ -188,7 +187,6 @@ static int slab__grow(maccrt_slabs *s, int ci, void *ctx)
     s->ngets++;
     sl->node.start = (uintptr_t)p;
     sl->node.end = (uintptr_t)p + bytes;
-    sl->block = c->size;
     sl->nblocks = (unsigned)(bytes / c->size);
     sl->cls = ci;
     maccrt_rtree_insert(&s->tree, &sl->node);
@@ -249,14 +247,15 @@ int maccrt_slabs_free(maccrt_slabs *s, void *p)
         return 0;
     }
     slab__class *c = &s->cls[sl->cls];
-    /* (the slab was grown with room for all its blocks in the list) */
+    /* (blocks of several slabs may come back while their slabs were grown
+     * with room only for the free blocks of the time) */
     if (c->nfree == c->cap) {
         c->cap = c->cap ? 2 * c->cap : 16;
         c->free = maccrt_xrealloc(c->free, c->cap * sizeof *c->free);
     }
     c->free[c->nfree++] = p;
     sl->nused--;
-    s->bytes_used -= sl->block;
+    s->bytes_used -= c->size;
     pthread_mutex_unlock(&s->lock);
     return 1;
 }
