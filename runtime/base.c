@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
@@ -162,18 +161,6 @@ int maccrt_poll(int (*done)(const void *arg), const void *arg, long ns)
         __asm__ __volatile__("yield");
 #endif
     }
-}
-
-int maccrt_cpu_count(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) {
-        int n = CPU_COUNT(&set);
-        if (n > 0)
-            return n;
-    }
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
 }
 
 static long base__doze_step = -1; /* MACC_DOZE_US, in ns */

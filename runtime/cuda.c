@@ -1859,7 +1859,7 @@ static void cuda__spin_settings(void)
     const char *v = getenv("MACC_CUDA_SPIN_US");
     long us = v && *v ? strtol(v, NULL, 10) : 1000;
     const char *m = getenv("MACC_CUDA_SPINNERS");
-    long ncpu = maccrt_cpu_count(); /* (the CPUs this process may run on: taskset, cgroups, batch jobs) */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     long mx = m && *m ? strtol(m, NULL, 10) : (ncpu / 2 > 2 ? ncpu / 2 : 2);
     cuda__spin_max = mx < 0 ? 0 : mx > 1024 ? 1024 : (int)mx;
     cuda__spin_ns = (us < 0 ? 0 : us) * 1000L;

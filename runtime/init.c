@@ -150,6 +150,17 @@ int maccrt_parse_offload(const char *s)
 }
 
 
+static int init__online_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0)
+            return n;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
 
 /* ---- start and shutdown ----------------------------------------------------- */
 
@@ -254,7 +265,7 @@ static void init__start(void)
     rt->ngpus = rt->ndevices;
 
     /* Host threads: the CPUs left after one helper thread per GPU. */
-    int cpus = maccrt_cpu_count();
+    int cpus = init__online_cpus();
     rt->host_threads = cpus - ngpu_helpers > 1 ? cpus - ngpu_helpers : 1;
     const char *ht = getenv("MACC_HOST_THREADS");
     if (ht && *ht) {

@@ -882,9 +882,6 @@ int maccrt_poll(int (*done)(const void *arg), const void *arg, long ns);
  * while the thread uses a few percent of a core. */
 int maccrt_doze(int (*done)(const void *arg), const void *arg, long ns);
 long maccrt_doze_step(void);
-/* The CPUs the process may run on (its affinity mask: taskset, a batch
- * job's cores), else the online CPUs; at least 1. */
-int maccrt_cpu_count(void);
 
 /* How long maccrt_doze goes on before a wait blocks: past 100 ms a wake-up's
  * cost is under 0.2% of the wait. */

@@ -2039,27 +2039,6 @@ Test(rt, default_host_threads_is_the_cpu_count)
     cr_assert_leq(maccrt_rt.host_threads, cpus);
 }
 
-/* A process confined to some CPUs (taskset, a batch job's cores) sizes its
- * threads by those: the CPU count is the affinity mask's, and the host
- * threads follow it. (Criterion runs each test in its own process.) */
-Test(rt, cpu_count_follows_the_affinity_mask)
-{
-    cpu_set_t all, one;
-    cr_assert_eq(sched_getaffinity(0, sizeof all, &all), 0);
-    cr_assert_eq(maccrt_cpu_count(), CPU_COUNT(&all));
-    int first = 0;
-    while (!CPU_ISSET(first, &all))
-        first++;
-    CPU_ZERO(&one);
-    CPU_SET(first, &one);
-    cr_assert_eq(sched_setaffinity(0, sizeof one, &one), 0);
-    cr_assert_eq(maccrt_cpu_count(), 1);
-    unsetenv("MACC_HOST_THREADS");
-    macc_num_devices();
-    cr_assert_eq(maccrt_rt.host_threads, 1, "one CPU: one host thread, not one per online CPU");
-    cr_assert_eq(sched_setaffinity(0, sizeof all, &all), 0);
-}
-
 /* ---- user API and statistics ----------------------------------------------------------- */
 
 Test(rt, device_queries)
