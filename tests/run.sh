@@ -259,6 +259,13 @@ e2e)
         stat=$(python3 "$top/tools/tracestat.py" "$tmp/trace.json" 2> "$tmp/err" | awk '$2 == "task" { s += $3 } END { print s + 0 }')
         if [ "$stat" = "$tasks" ] && python3 "$top/tools/tracestat.py" --windows 1 "$tmp/trace.json" > /dev/null 2>> "$tmp/err"; then ok
         else cat "$tmp/err"; ko "e2e tracestat: $stat task slices, $tasks tasks"; fi
+        # --rate 1: the tasks ended per 1 ms window (thousands per second) add up to them
+        rate=$(python3 "$top/tools/tracestat.py" --rate 1 "$tmp/trace.json" 2> "$tmp/err" |
+            awk 'NR > 2 { for (i = 2; i <= NF; i++) s += $i } END { printf "%d", s + 0.5 }')
+        busy=$(python3 "$top/tools/tracestat.py" --threads "$tmp/trace.json" 2>> "$tmp/err" |
+            awk '$1 == "host" && $2 >= 1 && $3 > 0 { print "ok" }')
+        if [ "$rate" = "$tasks" ] && [ "$busy" = ok ]; then ok
+        else cat "$tmp/err"; ko "e2e tracestat --rate / --threads: $rate tasks ended, host threads: '$busy'"; fi
     else
         ko "e2e trace: python3 is needed to check MACC_TRACE"
     fi

@@ -5,6 +5,8 @@
     python3 tools/tracestat.py --by-name hold:lock t.json  one kind, per slice name
     python3 tools/tracestat.py --windows 5 [--cats task,maps,wait:lock] t.json
     python3 tools/tracestat.py --windows auto t.json      20 windows over the run
+    python3 tools/tracestat.py --rate MS|auto t.json      tasks ended per window and device
+    python3 tools/tracestat.py --threads t.json           each device's threads: how busy
 
 The first form prints, per device and kind (task, h2d, maps, wait:lock, ...), the number of
 slices, their summed time, median, 90th percentile and maximum (in microseconds), and the
@@ -13,6 +15,12 @@ that device were acquiring maps on average. --by-name splits one kind by slice n
 region, or for hold:lock the function that held the directory's lock). --windows MS prints
 that mean number at once per window of MS milliseconds, one column per device and kind
 (default kinds: task, maps, unmap, wait:lock, wait:data, wait:queue), to see a run's phases.
+--rate prints, per window, the tasks (task slices) that ended on each device in thousands
+per second: the start and the end of a run against its steady state. --threads prints, per
+device, how many threads recorded its slices and how busy each was (the union of its slices
+over the run, waits for a worker or for readiness left out, as those are recorded for the
+task, not the thread's work), busiest first: helpers idle while placed tasks wait for one
+(wait:queue) are wake-ups, not a shortage of helpers.
 """
 import json
 import sys
@@ -79,10 +87,62 @@ def windows(slices, ms, cats):
         print(f"{b * ms:<6g} " + " ".join(f"{acc[k][b] / w:>12.2f}" for k in keys))
 
 
+def span_of(slices):
+    t0 = min(e["ts"] for e in slices)
+    t1 = max(e["ts"] + e["dur"] for e in slices)
+    return t0, max(t1 - t0, 1e-9)
+
+
+def rate(slices, ms):
+    t0, span = span_of(slices)
+    w = ms * 1000.0
+    n = int(span / w) + 1
+    ends = {}
+    for e in slices:
+        if e["cat"] == "task":
+            row = ends.setdefault(e["dev"], [0] * n)
+            row[min(int((e["ts"] + e["dur"] - t0) / w), n - 1)] += 1
+    devs = sorted(ends)
+    print("tasks ended per window, thousands per second")
+    print("ms     " + " ".join(f"{d[:10]:>10}" for d in devs))
+    for b in range(n):
+        print(f"{b * ms:<6g} " + " ".join(f"{ends[d][b] / w * 1000.0:>10.1f}" for d in devs))
+
+
+def threads(slices):
+    t0, span = span_of(slices)
+    per = {}
+    for e in slices:
+        if e["cat"] in ("wait:ready", "wait:queue"):
+            continue
+        th = e.get("args", {}).get("thread", -1)
+        per.setdefault((e["dev"], th), []).append((e["ts"], e["ts"] + e["dur"]))
+    busy = {}
+    for (dev, th), iv in per.items():
+        iv.sort()
+        total, cs, ce = 0.0, None, None
+        for a, b in iv:
+            if ce is None or a > ce:
+                if ce is not None:
+                    total += ce - cs
+                cs, ce = a, b
+            elif b > ce:
+                ce = b
+        total += ce - cs
+        busy.setdefault(dev, []).append(total / span)
+    print(f"span {span / 1000:.1f} ms")
+    print(f"{'device':<10} {'threads':>7} {'busy sum':>9}  each (busiest first)")
+    for dev in sorted(busy):
+        v = sorted(busy[dev], reverse=True)
+        print(f"{dev:<10} {len(v):>7} {sum(v):>9.2f}  " + " ".join(f"{x:.2f}" for x in v))
+
+
 def main(argv):
     args = argv[1:]
     by_name = None
     win = None
+    per_window = None
+    per_thread = False
     cats = ["task", "maps", "unmap", "wait:lock", "wait:data", "wait:queue"]
     try:
         while args and args[0].startswith("--"):
@@ -94,22 +154,34 @@ def main(argv):
                 win = -1.0 if v == "auto" else float(v)
             elif opt == "--cats":
                 cats = args.pop(0).split(",")
+            elif opt == "--rate":
+                v = args.pop(0)
+                per_window = -1.0 if v == "auto" else float(v)
+            elif opt == "--threads":
+                per_thread = True
             else:
                 raise ValueError(opt)
-        if len(args) != 1 or (win is not None and win <= 0 and win != -1.0):
+        for v in (win, per_window):
+            if v is not None and v <= 0 and v != -1.0:
+                raise ValueError("arguments")
+        if len(args) != 1:
             raise ValueError("arguments")
     except (IndexError, ValueError):
-        sys.stderr.write("usage: tracestat.py [--by-name KIND | --windows MS|auto [--cats a,b]] trace.json\n")
+        sys.stderr.write("usage: tracestat.py [--by-name KIND | --windows MS|auto [--cats a,b] | "
+                         "--rate MS|auto | --threads] trace.json\n")
         return 2
     slices = load(args[0])
     if not slices:
         sys.stderr.write("tracestat.py: no slices in the trace\n")
         return 1
-    if win is not None:
-        if win < 0:  # auto: 20 windows over the run, in round milliseconds
-            span = (max(e["ts"] + e["dur"] for e in slices) - min(e["ts"] for e in slices)) / 1000.0
-            win = max(float(f"{span / 20:.2g}"), 0.001)
-        windows(slices, win, set(cats))
+    def auto(v):  # 20 windows over the run, in round milliseconds
+        return max(float(f"{span_of(slices)[1] / 1000.0 / 20:.2g}"), 0.001) if v < 0 else v
+    if per_thread:
+        threads(slices)
+    elif per_window is not None:
+        rate(slices, auto(per_window))
+    elif win is not None:
+        windows(slices, auto(win), set(cats))
     elif by_name:
         summary([e for e in slices if e["cat"] == by_name], lambda e: (e["dev"], e["cat"], e["name"]))
     else:
