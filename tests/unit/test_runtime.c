@@ -1982,6 +1982,8 @@ Test(rt, parse_devices)
     cr_assert(!s.host && s.nvidia_all);
     cr_assert_eq(maccrt_parse_devices("nvidia:0,1", &s, err, sizeof err), 0);
     cr_assert(!s.host && !s.nvidia_all && s.nvidia == 3);
+    cr_assert_eq(maccrt_parse_devices("nvidia:0-1", &s, err, sizeof err), 0, "%s", err);
+    cr_assert(!s.host && !s.nvidia_all && s.nvidia == 3, "bench/scaling.sh names the GPUs so");
     cr_assert_eq(maccrt_parse_devices("host,nvidia", &s, err, sizeof err), 0);
     cr_assert(s.host && s.nvidia_all);
     cr_assert_eq(maccrt_parse_devices(" CUDA:2 , 4-5 ,smp ", &s, err, sizeof err), 0, "%s", err);
