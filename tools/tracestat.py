@@ -45,10 +45,14 @@ def quantile(v, q):
     return v[min(len(v) - 1, int(q * len(v)))]
 
 
-def summary(slices, key):
+def span_of(slices):
     t0 = min(e["ts"] for e in slices)
     t1 = max(e["ts"] + e["dur"] for e in slices)
-    span = max(t1 - t0, 1e-9)
+    return t0, max(t1 - t0, 1e-9)
+
+
+def summary(slices, key):
+    _, span = span_of(slices)
     groups = {}
     for e in slices:
         groups.setdefault(key(e), []).append(e["dur"])
@@ -63,10 +67,9 @@ def summary(slices, key):
 
 
 def windows(slices, ms, cats):
-    t0 = min(e["ts"] for e in slices)
-    t1 = max(e["ts"] + e["dur"] for e in slices)
+    t0, span = span_of(slices)
     w = ms * 1000.0
-    n = int((t1 - t0) / w) + 1
+    n = int(span / w) + 1
     acc = {}
     for e in slices:
         if e["cat"] not in cats:
@@ -87,12 +90,6 @@ def windows(slices, ms, cats):
         print(f"{b * ms:<6g} " + " ".join(f"{acc[k][b] / w:>12.2f}" for k in keys))
 
 
-def span_of(slices):
-    t0 = min(e["ts"] for e in slices)
-    t1 = max(e["ts"] + e["dur"] for e in slices)
-    return t0, max(t1 - t0, 1e-9)
-
-
 def rate(slices, ms):
     t0, span = span_of(slices)
     w = ms * 1000.0
@@ -110,7 +107,7 @@ def rate(slices, ms):
 
 
 def threads(slices):
-    t0, span = span_of(slices)
+    _, span = span_of(slices)
     per = {}
     for e in slices:
         if e["cat"] in ("wait:ready", "wait:queue"):
