@@ -27,19 +27,9 @@ args=$3
 reps=$4
 shift 4
 root=$(cd "$(dirname "$0")/.." && pwd)
-case $sample in
-nbody | matmul) unit=GFLOP/s ;;
-stream) unit=GB/s ;;
-*)
-    echo "ab.sh: SAMPLE is nbody, matmul or stream" >&2
-    exit 2
-    ;;
-esac
-case $reps in '' | *[!0-9]*)
-    echo "ab.sh: REPS must be a number" >&2
-    exit 2
-    ;;
-esac
+me=ab.sh
+. "$root/bench/sample.sh"
+sample_check "$sample" "$reps"
 out=$build/bench/ab
 mkdir -p "$out"
 exe=$out/$sample
@@ -52,11 +42,7 @@ one() {
     [ "$e" = - ] && e=
     # shellcheck disable=SC2086
     if env $e timeout 300 "$exe" $args > "$2" 2>&1 && grep -q 'check: PASS' "$2"; then
-        case $sample in
-        stream) v=$(awk '/^Pipelined/ { print $2 }' "$2") ;;
-        *) v=$(sed -n 's/.*GFLOP\/s=\([0-9.]*\).*/\1/p' "$2" | head -n 1) ;;
-        esac
-        echo "${v:-0}"
+        sample_rate "$sample" "$2"
     else
         echo "ab.sh: '$1' failed (see $2)" >&2
         echo 0

@@ -29,19 +29,9 @@ sample=$2
 args=$3
 reps=$4
 root=$(cd "$(dirname "$0")/.." && pwd)
-case $sample in
-nbody | matmul) unit=GFLOP/s ;;
-stream) unit=GB/s ;;
-*)
-    echo "scaling.sh: SAMPLE is nbody, matmul or stream" >&2
-    exit 2
-    ;;
-esac
-case $reps in '' | *[!0-9]* | 0)
-    echo "scaling.sh: REPS must be a positive number" >&2
-    exit 2
-    ;;
-esac
+me=scaling.sh
+. "$root/bench/sample.sh"
+sample_check "$sample" "$reps"
 dev=${SCALING_DEVICE:-nvidia}
 if [ "$dev" = nvidia ]; then
     . "$root/bench/gpus.sh"
@@ -64,18 +54,10 @@ exe=$out/$sample
 # shellcheck disable=SC2086
 "$build/bin/macc" -O3 -march=native ${FLAGS:-} "$root/samples/$sample.c" -o "$exe" -lm
 
-# rate LOG: the throughput a run printed (0 when it failed)
+# rate LOG: the throughput a run printed (0 when it failed, and said)
 rate() {
-    if grep -q 'check: PASS' "$1"; then
-        case $sample in
-        stream) v=$(awk '/^Pipelined/ { print $2 }' "$1") ;;
-        *) v=$(sed -n 's/.*GFLOP\/s=\([0-9.]*\).*/\1/p' "$1" | head -n 1) ;;
-        esac
-        echo "${v:-0}"
-    else
-        echo "scaling.sh: a run failed (see $1)" >&2
-        echo 0
-    fi
+    grep -q 'check: PASS' "$1" || echo "scaling.sh: a run failed (see $1)" >&2
+    sample_rate "$sample" "$1"
 }
 
 # run PIN DEVICES LOG: one run on DEVICES under the core set PIN ("" for all)
