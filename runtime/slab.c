@@ -46,9 +46,14 @@ typedef struct slab__slab {
     int cls;
 } slab__slab;
 
+typedef struct slab__free {
+    void *p;
+    slab__slab *sl; /* its slab: an allocation counts its use without a look-up */
+} slab__free;
+
 typedef struct slab__class {
     size_t size;
-    void **free; /* free blocks, a stack */
+    slab__free *free; /* free blocks, a stack */
     size_t nfree, cap;
     size_t next_bytes; /* the next slab's size */
     int growing;       /* a thread is getting this class a slab */
@@ -121,11 +126,9 @@ static slab__slab *slab__take_empty(maccrt_slabs *s)
         if (sl->nused == 0) {
             slab__class *c = &s->cls[sl->cls];
             size_t w = 0;
-            for (size_t i = 0; i < c->nfree; i++) {
-                uintptr_t b = (uintptr_t)c->free[i];
-                if (b < sl->node.start || b >= sl->node.end)
+            for (size_t i = 0; i < c->nfree; i++)
+                if (c->free[i].sl != sl)
                     c->free[w++] = c->free[i];
-            }
             c->nfree = w;
             maccrt_rtree_remove(&s->tree, n);
             s->bytes_slabs -= sl->node.end - sl->node.start;
@@ -198,7 +201,7 @@ static int slab__grow(maccrt_slabs *s, int ci, void *ctx)
     }
     /* lowest address on top */
     for (unsigned i = sl->nblocks; i-- > 0;)
-        c->free[c->nfree++] = (char *)p + (size_t)i * c->size;
+        c->free[c->nfree++] = (slab__free){(char *)p + (size_t)i * c->size, sl};
     size_t next = 2 * bytes;
     if (next > SLAB__MAX)
         next = SLAB__MAX / c->size * c->size;
@@ -230,12 +233,11 @@ void *maccrt_slabs_alloc(maccrt_slabs *s, size_t n, void *ctx, int *nomem)
             return NULL;
         }
     }
-    void *p = c->free[--c->nfree];
-    slab__slab *sl = (slab__slab *)maccrt_rtree_find(&s->tree, (uintptr_t)p);
-    sl->nused++;
+    slab__free f = c->free[--c->nfree];
+    f.sl->nused++;
     s->bytes_used += size;
     pthread_mutex_unlock(&s->lock);
-    return p;
+    return f.p;
 }
 
 int maccrt_slabs_free(maccrt_slabs *s, void *p)
@@ -253,7 +255,7 @@ int maccrt_slabs_free(maccrt_slabs *s, void *p)
         c->cap = c->cap ? 2 * c->cap : 16;
         c->free = maccrt_xrealloc(c->free, c->cap * sizeof *c->free);
     }
-    c->free[c->nfree++] = p;
+    c->free[c->nfree++] = (slab__free){p, sl};
     sl->nused--;
     s->bytes_used -= c->size;
     pthread_mutex_unlock(&s->lock);
