@@ -184,11 +184,12 @@ $(BUILD)/tests/tsan_dispatch: bench/dispatch.c tests/fake_gpu.h $(RTLIB)
 check-tsan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan SANITIZE=thread $(BUILD)/tsan/tests/tsan_runtime $(BUILD)/tsan/tests/tsan_tasks $(BUILD)/tsan/tests/tsan_dispatch $(BUILD)/tsan/tests/tsan_managed
 	@for i in 1 2 3; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_runtime || exit 1; done; \
+	for i in 1 2; do $(TSAN_ENV) MACC_TEST_FAKE_ASYNC_US=20 $(BUILD)/tsan/tests/tsan_runtime || exit 1; done; \
 	for i in 1 2; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_tasks || exit 1; done; \
-	for i in 1 2; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_dispatch 2 6 20 12 > $(BUILD)/tsan/dispatch.out 2>&1 || \
+	for a in 0 1; do $(TSAN_ENV) DISPATCH_ASYNC=$$a $(BUILD)/tsan/tests/tsan_dispatch 2 6 20 12 > $(BUILD)/tsan/dispatch.out 2>&1 || \
 	  { cat $(BUILD)/tsan/dispatch.out; exit 1; }; head -n 1 $(BUILD)/tsan/dispatch.out; done; \
 	for i in 1 2; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_managed || exit 1; done; \
-	echo "[tsan] 9 passed, 0 failed"
+	echo "[tsan] 11 passed, 0 failed"
 
 check: export SKIPPED = $(CURDIR)/$(BUILD)/skipped.txt
 check: all $(UNIT_BIN)

@@ -35,6 +35,7 @@
 enum { TILE = 64 }; /* doubles per tile */
 
 static int ngpus = 2, helpers = 8, kernel_us = 70;
+static int async_ends; /* DISPATCH_ASYNC=1 (below) */
 
 static int fgpu_discover(void)
 {
@@ -46,7 +47,8 @@ static int fgpu_init(maccrt_device *d)
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0); /* (inherited by the helpers) */
     d->pdata = fake_gpu_start(helpers);
     d->cc = 90;
-    d->concurrency = helpers;
+    /* asynchronous ends: tasks in flight as the CUDA plugin's slots allow */
+    d->concurrency = async_ends ? 32 : helpers;
     d->mem_bytes = (size_t)1 << 30;
     return 0;
 }
@@ -55,6 +57,11 @@ static int fgpu_copy_peer(maccrt_device *d, void *dst, maccrt_device *from, cons
 {
     (void)from;
     return fake_gpu_copy(d, dst, src, bytes);
+}
+
+static int fgpu_run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
+{
+    return fake_gpu_ran_async(d, t, t->ver->fn(t->args, env), async_ends ? kernel_us * 1000L : 0);
 }
 
 const maccrt_plugin maccrt_cuda_plugin = {
@@ -72,7 +79,7 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .helpers_start = fake_gpu_helpers_start,
     .helpers_wait = fake_gpu_helpers_wait,
     .submit = fake_gpu_plugin_submit,
-    .run = fake_gpu_run,
+    .run = fgpu_run,
 };
 
 /* one multiply-add per tile element, then a sleep of ns */
@@ -83,15 +90,16 @@ static int gemm_tile_sleep(const MACC_TaskEnv *env, long ns)
     for (int i = 0; i < TILE; i++)
         c[i] += a[i] * b[i];
     struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
-    nanosleep(&ts, NULL);
+    if (ns > 0)
+        nanosleep(&ts, NULL);
     return 0;
 }
 
-/* the "kernel" */
+/* the "kernel": its sleep, or with asynchronous ends, its end due then */
 static int gemm_tile(void *args, MACC_TaskEnv *env)
 {
     (void)args;
-    return gemm_tile_sleep(env, kernel_us * 1000L);
+    return gemm_tile_sleep(env, async_ends ? 0 : kernel_us * 1000L);
 }
 
 /* DISPATCH_HOST_US=n: the region also has a host version (resources(50),
@@ -165,6 +173,13 @@ int main(int argc, char **argv)
                 FAKE_GPU_MAX_THREADS);
         return 2;
     }
+    /* DISPATCH_ASYNC=1: the fake GPUs' tasks end asynchronously, as the CUDA
+     * plugin's do: a helper runs the version and goes on, a watcher ends the
+     * task KERNEL_US later and a helper finishes it (tests/fake_gpu.h) */
+    const char *as = getenv("DISPATCH_ASYNC");
+    async_ends = as && !strcmp(as, "1");
+    if (async_ends)
+        setenv("MACC_TEST_FAKE_ASYNC_US", "0", 1);
     const char *fl = getenv("DISPATCH_FLOOR");
     if (fl && !strcmp(fl, "1"))
         return floor_run(NB);
@@ -212,7 +227,8 @@ int main(int argc, char **argv)
                 bad += C[((size_t)i * NB + j) * TILE + e] != want;
             }
     long ntasks = (long)NB * NB * NB;
-    double ideal = ntasks * kernel_us * 1e-6 / (ngpus * (helpers < 20 ? helpers : 20)); /* (resources(5): 20 at once) */
+    int at_once = async_ends || helpers > 20 ? 20 : helpers; /* (resources(5): 20 at once) */
+    double ideal = ntasks * kernel_us * 1e-6 / (ngpus * at_once);
     printf("dispatch: gpus=%d helpers=%d tasks=%ld kernel_us=%d time=%.4f s tasks_per_s=%.0f "
            "efficiency=%.3f policy_calls_per_task=%.1f check=%s\n",
            ngpus, helpers, ntasks, kernel_us, t, ntasks / t, ideal / t,

@@ -5,19 +5,26 @@
  * GPU kernels. init.c finds maccrt_cuda_plugin through a weak reference;
  * programs without this archive run host-only.
  *
- * Threads and streams. Each GPU gets MACC_CUDA_STREAMS (default 32) helper
- * threads, each with its own non-blocking stream. A helper takes the next
- * task placed on its GPU and runs it synchronously on its stream through the
- * shared path (maccrt_task_execute): the maps (allocations and copies in, on
- * the helper's stream, each waited for), the version function (the
- * generated launch function: it launches the kernel on env->stream and
- * returns cudaGetLastError()), a wait for the stream, the unmaps (copies
- * out, frees), completion. Several tasks are thus in flight per GPU (one per
- * helper), their copies and kernels overlapping across streams. GPU tasks
- * hold 25 tokens by default, so four run at once (resources(N) lets more
- * be placed; they queue for the helpers, which the scheduler counts).
+ * Threads and streams. Each GPU gets MACC_CUDA_HELPERS (default 8) helper
+ * threads, each with its own non-blocking stream, MACC_CUDA_STREAMS
+ * (default 32) lanes, each a non-blocking stream that one task in flight
+ * holds, and a watcher thread. A helper takes the next task placed on its
+ * GPU and a free lane and runs it through the shared path
+ * (maccrt_task_execute): the maps (allocations and copies in, on the lane's
+ * stream, each waited for), the version function (the generated launch
+ * function: it launches the kernel on env->stream and returns
+ * cudaGetLastError()); then it goes on with other work while the watcher
+ * polls the lane's stream. When the kernels have ended, a helper unmaps
+ * (copies out, frees, on its own stream) and completes the task
+ * (maccrt_task_ran); see "Asynchronous tasks". Several tasks are thus in
+ * flight per GPU (one per lane), their copies and kernels overlapping across
+ * streams. GPU tasks hold 25 tokens by default, so four run at once
+ * (resources(N) lets more be placed; they queue for the helpers, which the
+ * scheduler counts). MACC_CUDA_ASYNC=0: MACC_CUDA_STREAMS helpers, each
+ * running its task from the maps to completion on its own stream, waiting
+ * for the kernels itself.
  *
- * The contexts use cudaDeviceScheduleBlockingSync: a helper waiting for its
+ * The contexts use cudaDeviceScheduleBlockingSync: a thread waiting for a
  * stream sleeps instead of spinning, so the helpers of one GPU cost about one
  * core, which init.c keeps out of the host workers' share.
  *
@@ -69,6 +76,9 @@ typedef int cuda__no_cuda_headers; /* not an empty translation unit */
 #include <stdint.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 static cudaError_t cuda__wait(cudaStream_t s);
 #include <malloc.h>
@@ -97,11 +107,22 @@ typedef struct cuda__helper {
     cuda__stage stage, stage_big;
     cuda__gpu *gpu;
     int slot;
-    cudaStream_t stream;
+    cudaStream_t stream; /* the stream its calls use now: own, or its task's lane's */
+    cudaStream_t own;    /* its own (batches, unmaps) */
+    int run_lane;        /* the lane of the task it runs now (asynchronous GPUs), or -1 */
     pthread_t thread;
     int started;
     cudaError_t set_err; /* cudaSetDevice in the helper failed: every call reports it */
 } cuda__helper;
+
+/* A stream a task's maps and kernels use, on a GPU whose tasks end
+ * asynchronously (see "Asynchronous tasks" below). */
+typedef struct cuda__lane {
+    cudaStream_t stream;
+    maccrt_task *_Atomic task;  /* in flight on it (its kernels launched), or NULL */
+    atomic_ulong gen;           /* launches on it (cuda__lane_claim) */
+    int next_free;
+} cuda__lane;
 
 struct cuda__gpu {
     maccrt_device *dev;
@@ -132,9 +153,28 @@ struct cuda__gpu {
     cuda__stage data_stage, data_stage_big;
 
     atomic_int info_done; /* device-info symbols written on this GPU (cuda__push_info) */
+
+    /* Asynchronous tasks (cuda__async): the lanes, the free ones (under
+     * lock), the tasks whose kernels ended, for a helper to finish (under
+     * lock), and the watcher. */
+    int async;
+    int nlanes, free_lane;
+    cuda__lane lanes[CUDA__MAX_STREAMS];
+    maccrt_task *dhead, *dtail;
+    atomic_int inflight;
+    pthread_t watcher;
+    int watcher_started;
+    pthread_mutex_t wlock;
+    pthread_cond_t wcv;
+    atomic_int wsleep;
 };
 
 static int cuda__nstreams = CUDA__DEFAULT_STREAMS;
+/* MACC_CUDA_ASYNC (default on) and MACC_CUDA_HELPERS: see "Asynchronous tasks" */
+#define CUDA__DEFAULT_HELPERS 8
+static int cuda__async = 1, cuda__async_helpers = CUDA__DEFAULT_HELPERS;
+static void cuda__async_start(cuda__gpu *g);
+static void cuda__async_stop(cuda__gpu *g);
 /* MACC_CUDA_SLAB_MAX: the largest allocation cut from a slab (bytes; 0: every
  * allocation from the driver). */
 static size_t cuda__slab_max = (size_t)64 << 20;
@@ -237,12 +277,62 @@ static long cuda__idle_ns;
 typedef struct cuda__idle {
     cuda__gpu *g;
     unsigned seen; /* g->work when the helper found the queue empty */
+    maccrt_task *claimed; /* a task whose kernels it saw end (asynchronous tasks) */
 } cuda__idle;
+
+/* Claims lane i's task when its kernels have ended (the watcher, or a
+ * helper polling for work): the lane freed, the task returned with its
+ * error and the time; NULL when they still run or another thread claimed
+ * it. A lane freed and launched again between this thread's look at it and
+ * its claim (another poller claimed the first task) shows in its launch
+ * count: the task goes back. queue: the task is queued for the helpers
+ * (the watcher) in the same hold of g's lock as the lane's release. */
+static maccrt_task *cuda__lane_claim(cuda__gpu *g, int i, int queue)
+{
+    cuda__lane *sl = &g->lanes[i];
+    unsigned long gen = atomic_load(&sl->gen);
+    maccrt_task *t = atomic_load(&sl->task);
+    if (!t)
+        return NULL;
+    cudaError_t e = cudaStreamQuery(sl->stream);
+    if (e == cudaErrorNotReady || !atomic_compare_exchange_strong(&sl->task, &t, NULL))
+        return NULL;
+    if (atomic_load(&sl->gen) != gen) {
+        atomic_store(&sl->task, t);
+        return NULL;
+    }
+    t->perr = (int)e;
+    t->pseen = maccrt_now();
+    t->pnext = NULL;
+    pthread_mutex_lock(&g->lock);
+    sl->next_free = g->free_lane;
+    g->free_lane = i;
+    atomic_fetch_sub(&g->inflight, 1);
+    if (queue) {
+        if (g->dtail)
+            g->dtail->pnext = t;
+        else
+            g->dhead = t;
+        g->dtail = t;
+        atomic_fetch_add(&g->work, 1);
+        if (!g->idle_spinner) /* a polling helper takes it, and wakes no one */
+            pthread_cond_signal(&g->cv);
+    }
+    pthread_mutex_unlock(&g->lock);
+    return t;
+}
 
 static int cuda__work_came(const void *arg)
 {
-    const cuda__idle *w = arg;
-    return atomic_load(&w->g->work) != w->seen;
+    cuda__idle *w = (cuda__idle *)arg;
+    if (atomic_load(&w->g->work) != w->seen)
+        return 1;
+    /* kernels that ended: this helper finishes their task at once (the
+     * watcher's hand-over costs a wake-up when the helpers sleep) */
+    for (int i = 0; atomic_load(&w->g->inflight) > 0 && i < w->g->nlanes; i++)
+        if ((w->claimed = cuda__lane_claim(w->g, i, 0)) != NULL)
+            return 1;
+    return 0;
 }
 
 static void *cuda__helper_main(void *arg)
@@ -267,19 +357,35 @@ static void *cuda__helper_main(void *arg)
         int fatal = atomic_load(&maccrt_rt.fatal);
         if (!fatal && maccrt_batch_take(&g->batches, &g->lock))
             continue; /* batches first: their caller waits for them */
-        maccrt_task *t = fatal ? NULL : g->head;
+        maccrt_task *t = fatal ? NULL : g->dhead;
+        if (t) {
+            /* a task whose kernels ended: its unmaps and completion */
+            spun = 0;
+            g->dhead = t->pnext;
+            if (!g->dhead)
+                g->dtail = NULL;
+            pthread_mutex_unlock(&g->lock);
+            maccrt_up.ran(t, t->perr, t->pseen);
+            pthread_mutex_lock(&g->lock);
+            continue;
+        }
+        t = fatal ? NULL : g->head;
         if (!t) {
-            if (g->stop)
+            if (g->stop && atomic_load(&g->inflight) == 0) {
+                pthread_cond_broadcast(&g->cv); /* (the others wait for the last ends too) */
                 break; /* stop, and nothing left */
+            }
             if (!fatal && !spun && !g->idle_spinner && cuda__idle_ns > 0) {
                 /* one helper per GPU polls for the next task a while */
-                cuda__idle w = {g, atomic_load(&g->work)};
+                cuda__idle w = {g, atomic_load(&g->work), NULL};
                 g->idle_spinner = 1;
                 pthread_mutex_unlock(&g->lock);
                 (void)maccrt_poll(cuda__work_came, &w, cuda__idle_ns);
+                if (w.claimed)
+                    maccrt_up.ran(w.claimed, w.claimed->perr, w.claimed->pseen);
                 pthread_mutex_lock(&g->lock);
                 g->idle_spinner = 0;
-                spun = 1;
+                spun = w.claimed == NULL;
                 continue;
             }
             spun = 0;
@@ -290,9 +396,23 @@ static void *cuda__helper_main(void *arg)
         g->head = t->pnext;
         if (!g->head)
             g->tail = NULL;
+        h->run_lane = -1;
+        if (g->async && g->free_lane >= 0) {
+            /* the task's maps and kernels go on a lane's stream, which stays
+             * with the kernels once launched (cuda__run) */
+            h->run_lane = g->free_lane;
+            g->free_lane = g->lanes[h->run_lane].next_free;
+            h->stream = g->lanes[h->run_lane].stream;
+        }
         pthread_mutex_unlock(&g->lock);
         maccrt_up.execute(t);
         pthread_mutex_lock(&g->lock);
+        if (h->run_lane >= 0) { /* ran synchronously (or failed): the lane is free again */
+            g->lanes[h->run_lane].next_free = g->free_lane;
+            g->free_lane = h->run_lane;
+            h->run_lane = -1;
+        }
+        h->stream = h->own;
     }
     pthread_mutex_unlock(&g->lock);
     return NULL;
@@ -433,8 +553,11 @@ static int cuda__discover(void)
 static void cuda__discard(cuda__gpu *g)
 {
     for (int i = 0; i < g->nhelpers; i++)
-        if (g->helpers[i].stream)
-            (void)cudaStreamDestroy(g->helpers[i].stream);
+        if (g->helpers[i].own)
+            (void)cudaStreamDestroy(g->helpers[i].own);
+    for (int i = 0; i < g->nlanes; i++)
+        if (g->lanes[i].stream)
+            (void)cudaStreamDestroy(g->lanes[i].stream);
     if (g->data_stream)
         (void)cudaStreamDestroy(g->data_stream);
     cuda__clear();
@@ -560,15 +683,27 @@ static int cuda__init_device(maccrt_device *d)
         g->slabs = maccrt_slabs_new(cuda__slab_get, cuda__slab_put, cuda__slab_max);
 
     e = cudaStreamCreateWithFlags(&g->data_stream, cudaStreamNonBlocking);
-    int n = cuda__nstreams;
+    g->async = cuda__async;
+    g->free_lane = -1;
+    int n = g->async ? (cuda__async_helpers < cuda__nstreams ? cuda__async_helpers : cuda__nstreams)
+                     : cuda__nstreams;
     for (int i = 0; i < n && e == cudaSuccess; i++) {
         cuda__helper *h = &g->helpers[i];
         h->gpu = g;
         h->slot = i;
-        e = cudaStreamCreateWithFlags(&h->stream, cudaStreamNonBlocking);
+        h->run_lane = -1;
+        e = cudaStreamCreateWithFlags(&h->own, cudaStreamNonBlocking);
+        h->stream = h->own;
         g->nhelpers = i + 1;
     }
-    d->concurrency = g->nhelpers; /* tasks that run at once: one per helper */
+    for (int i = 0; g->async && i < cuda__nstreams && e == cudaSuccess; i++) {
+        e = cudaStreamCreateWithFlags(&g->lanes[i].stream, cudaStreamNonBlocking);
+        g->lanes[i].next_free = g->free_lane;
+        g->free_lane = i;
+        g->nlanes = i + 1;
+    }
+    /* tasks that run at once: one per helper, or per lane */
+    d->concurrency = g->async ? g->nlanes : g->nhelpers;
     if (e != cudaSuccess) {
         cuda__clear();
         maccrt_warn(NULL, "%s: cannot create streams: %s", d->name, cudaGetErrorString(e));
@@ -606,6 +741,8 @@ static int cuda__init_device(maccrt_device *d)
     while (g->nready < started)
         pthread_cond_wait(&g->ready_cv, &g->lock);
     pthread_mutex_unlock(&g->lock);
+    if (g->async)
+        cuda__async_start(g); /* (g's device current) */
     cuda__enable_peers(g);
     cuda__pool_warm(g);
     cuda__restore(prev, ord);
@@ -629,6 +766,7 @@ static void cuda__fini_device(maccrt_device *d)
             g->helpers[i].started = 0;
         }
     }
+    cuda__async_stop(g);
     /* What kernels printed: the device's printf buffer is written out at a
      * synchronisation, and the helpers learn that kernels ended by polling
      * events, which does not write it; every task has ended here. */
@@ -1866,6 +2004,11 @@ static void cuda__spin_settings(void)
     const char *iv = getenv("MACC_CUDA_IDLE_SPIN_US");
     long ius = iv && *iv ? strtol(iv, NULL, 10) : 500;
     cuda__idle_ns = (ius < 0 ? 0 : ius > 1000000 ? 1000000 : ius) * 1000L;
+    const char *av = getenv("MACC_CUDA_ASYNC");
+    cuda__async = !(av && !strcmp(av, "0"));
+    const char *hv = getenv("MACC_CUDA_HELPERS");
+    long nh = hv && *hv ? strtol(hv, NULL, 10) : CUDA__DEFAULT_HELPERS;
+    cuda__async_helpers = nh < 1 ? 1 : nh > CUDA__MAX_STREAMS ? CUDA__MAX_STREAMS : (int)nh;
 }
 
 struct cuda__query {
@@ -1915,6 +2058,131 @@ static cudaError_t cuda__wait(cudaStream_t s)
             return e;
     }
     return cudaStreamSynchronize(s);
+}
+
+/* ---- Asynchronous tasks ------------------------------------------------------------------
+ *
+ * A GPU's task used to keep its helper from its maps to its completion, the
+ * helper polling its stream while the kernels ran: with 20 tasks in flight
+ * per GPU, every one a thread, up to half the host's cores polled (perf,
+ * matmul on two H200s: 28% of the process's CPU time under cudaStreamQuery)
+ * and two GPUs' small tasks were bound by the host's cores (under taskset,
+ * 16 cores of 32 took 23% from two GPUs). Now (the default; MACC_CUDA_ASYNC=0
+ * goes back) a GPU has MACC_CUDA_HELPERS helpers (default 8) and
+ * MACC_CUDA_STREAMS lanes (default 32: the tasks in flight), each a stream.
+ * A helper takes a task and a free lane, makes the task's maps on the lane's
+ * stream, launches its kernels there and goes on with other work: the lane
+ * keeps the kernels. One thread per GPU, the watcher, polls the streams of
+ * the lanes in flight (cudaStreamQuery; an error of the kernels shows
+ * there), frees a lane whose kernels ended and queues its task for a helper,
+ * which unmaps and completes it (maccrt_up.ran), before it takes new tasks.
+ * The watcher polls for MACC_CUDA_SPIN_US (default 1000) after the last end
+ * it saw, then dozes in steps (maccrt_doze_step) between polls, and sleeps
+ * while nothing is in flight. (A word of host memory written by the GPU after
+ * the kernels, cuStreamWriteValue32, read with plain loads, was tried in
+ * place of the stream queries: nbody's 65536 bodies ran at a third of the
+ * speed on an H100.) */
+static int cuda__watch_wake(const void *arg)
+{
+    const cuda__gpu *g = arg;
+    return atomic_load((atomic_int *)&g->inflight) > 0 || __atomic_load_n(&g->stop, __ATOMIC_ACQUIRE);
+}
+
+static void *cuda__watch_main(void *arg)
+{
+    cuda__gpu *g = arg;
+    if (cudaSetDevice(g->ordinal) != cudaSuccess)
+        cuda__clear(); /* (stream queries name their context) */
+#ifdef __linux__
+    (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0); /* (the default 50 us would stretch each doze step) */
+#endif
+    long spin_ns = cuda__spin_ns > 0 ? cuda__spin_ns : 1000;
+    double last = maccrt_now();
+    for (;;) {
+        if (atomic_load(&g->inflight) == 0) {
+            if (__atomic_load_n(&g->stop, __ATOMIC_ACQUIRE))
+                break;
+            /* nothing in flight: sleep until a launch (cuda__run) */
+            pthread_mutex_lock(&g->wlock);
+            atomic_store(&g->wsleep, 1);
+            while (!cuda__watch_wake(g))
+                pthread_cond_wait(&g->wcv, &g->wlock);
+            atomic_store(&g->wsleep, 0);
+            pthread_mutex_unlock(&g->wlock);
+            last = maccrt_now();
+            continue;
+        }
+        double now = maccrt_now();
+        int found = 0;
+        for (int i = 0; i < g->nlanes; i++) {
+            if (cuda__lane_claim(g, i, 1))
+                found = 1;
+        }
+        if (found) {
+            last = now;
+        } else if ((now - last) * 1e9 > (double)spin_ns) {
+            /* kernels of milliseconds: a step's sleep between polls */
+            long step = maccrt_doze_step();
+            struct timespec ts = {0, step > 0 ? step : 20000};
+            nanosleep(&ts, NULL);
+        } else {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#elif defined(__aarch64__)
+            __asm__ __volatile__("yield");
+#endif
+        }
+    }
+    return NULL;
+}
+
+/* Starts g's watcher and the slots' words (g's device current); without a
+ * watcher, g's tasks run as before (a helper each, waiting). */
+static void cuda__async_start(cuda__gpu *g)
+{
+    pthread_mutex_init(&g->wlock, NULL);
+    pthread_cond_init(&g->wcv, NULL);
+    int ok = pthread_create(&g->watcher, NULL, cuda__watch_main, g) == 0;
+    if (ok) {
+        char name[32];
+        snprintf(name, sizeof name, "macc-nv%d.w", g->dev->index % 100);
+        (void)pthread_setname_np(g->watcher, name);
+    }
+    pthread_mutex_lock(&g->lock);
+    g->watcher_started = ok;
+    if (!ok) {
+        g->async = 0;
+        g->dev->concurrency = g->nhelpers;
+    }
+    pthread_mutex_unlock(&g->lock);
+}
+
+/* After the helpers stopped (nothing in flight): the watcher stops. */
+static void cuda__async_stop(cuda__gpu *g)
+{
+    if (!g->watcher_started)
+        return;
+    pthread_mutex_lock(&g->wlock);
+    pthread_cond_signal(&g->wcv);
+    pthread_mutex_unlock(&g->wlock);
+    pthread_join(g->watcher, NULL);
+    g->watcher_started = 0;
+}
+
+/* Kernels launched on helper h's lane (cuda__run): the lane keeps them, the
+ * watcher sees their end. */
+static void cuda__launched(cuda__gpu *g, cuda__helper *h, maccrt_task *t)
+{
+    cuda__lane *sl = &g->lanes[h->run_lane];
+    h->run_lane = -1;
+    atomic_fetch_add(&sl->gen, 1);
+    atomic_fetch_add(&g->inflight, 1);
+    atomic_store_explicit(&sl->task, t, memory_order_release);
+    if (atomic_load(&g->wsleep)) {
+        pthread_mutex_lock(&g->wlock);
+        pthread_cond_signal(&g->wcv);
+        pthread_mutex_unlock(&g->wlock);
+    }
 }
 
 /* ---- OpenMP's device queries in kernels ----------------------------------------------------
@@ -1987,9 +2255,15 @@ static int cuda__run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
     int err = t->ver->fn(t->args, env);
     /* A launch error is returned as it is, without waiting: the stream may
      * belong to a broken context. Otherwise wait for the kernel; an error
-     * while it ran (an illegal address...) is returned by the wait. */
-    if (err == 0)
+     * while it ran (an illegal address...) is returned by the wait. On a
+     * lane (asynchronous tasks), the watcher waits. */
+    cuda__helper *h = cuda__self;
+    if (err == 0 && !c.locked && h && h->run_lane >= 0 && g->async) {
+        cuda__launched(g, h, t);
+        err = MACCRT_RUN_PENDING;
+    } else if (err == 0) {
         err = (int)cuda__wait(c.stream);
+    }
     cuda__leave(&c);
     return err;
 }

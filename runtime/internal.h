@@ -170,6 +170,9 @@ enum {
  * plugin through a weak reference and lists it first in maccrt_plugins.
  * Every function gets the device it acts on; per-device state lives in
  * dev->pdata. Functions return 0 on success or a device error code. */
+/* plugin->run returned this: the task's end comes through maccrt_up.ran */
+#define MACCRT_RUN_PENDING (-0x4d41)
+
 typedef struct maccrt_plugin {
     const char *name; /* "host", "nvidia": device names are NAME or NAME:INDEX */
     int kind;         /* MACC_DEV_* */
@@ -240,7 +243,11 @@ typedef struct maccrt_plugin {
      * held: must not block and must not call back into the scheduler. */
     void (*submit)(struct maccrt_device *d, struct maccrt_task *t);
     /* Runs version t->ver of t in the calling thread with env (env->ptrs
-     * filled) and waits for it (nvidia: launch on env->stream, then sync). */
+     * filled) and waits for it (nvidia: launch on env->stream, then sync),
+     * returning 0 or an error; or, once the launch went well, returns
+     * MACCRT_RUN_PENDING without waiting and later reports the end from one
+     * of its own threads through maccrt_up.ran (nvidia: a GPU's watcher sees
+     * the kernels end, a helper finishes the task). */
     int (*run)(struct maccrt_device *d, struct maccrt_task *t, MACC_TaskEnv *env);
     /* Waits until everything issued on d has completed. */
     int (*synchronize)(struct maccrt_device *d);
@@ -373,6 +380,10 @@ typedef struct maccrt_upcalls {
     /* runs a task that plugin->submit accepted, in the calling thread: maps,
      * the version (plugin->run), unmapping, completion (maccrt_task_execute) */
     void (*execute)(struct maccrt_task *t);
+    /* the end of a task whose plugin->run returned MACCRT_RUN_PENDING: err
+     * as run would have returned it, seen_at when its end was seen
+     * (maccrt_now); unmapping and completion (maccrt_task_ran) */
+    void (*ran)(struct maccrt_task *t, int err, double seen_at);
     /* a thread that used the runtime exits (maccrt_task_thread_exit) */
     void (*thread_exit)(struct maccrt_thread *th);
 } maccrt_upcalls;
@@ -766,7 +777,10 @@ typedef struct maccrt_task {
     double t_start, t_end; /* when timed */
     double t_maps;         /* when timed: of that, the maps (copies in and out) */
     double t_ready, t_placed; /* MACC_TRACE only: when it became ready, when it was placed */
+    double x_s0, x_tr0, x_r0; /* maccrt_task_execute's clocks, kept for maccrt_task_ran */
     void *pdata; /* plugin per-task state */
+    int perr;    /* plugin: the error an asynchronous run ended with (maccrt_up.ran) */
+    double pseen; /* plugin: when that end was seen */
 } maccrt_task;
 
 /* Task blocks (freelist.c): per-thread free lists by size class, batches of
@@ -782,6 +796,7 @@ void maccrt_block_stats(long *local, long *batches);
  * (through plugin->run) or the data operation, unmapping, then completion.
  * Called by plugin workers and by encountering threads for inline tasks. */
 void maccrt_task_execute(maccrt_task *t);
+void maccrt_task_ran(maccrt_task *t, int err, double seen_at);
 /* The calling thread's state (base.c: created on first use; at the thread's
  * exit maccrt_up.thread_exit settles it). */
 maccrt_thread *maccrt_thread_self(void);

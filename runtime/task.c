@@ -1135,16 +1135,20 @@ static void task__early_find(const maccrt_task *t, task__early *ew)
         }
 }
 
+static void task__after_run(maccrt_task *t, int err, double seen_at, maccrt_task *outer);
+static void task__end(maccrt_task *t);
+
 void maccrt_task_execute(maccrt_task *t)
 {
     maccrt_thread *self = maccrt_thread_self();
     maccrt_task *outer = self->current;
     maccrt_device *d = t->dev;
     self->current = t;
-    double s0 = t->sample ? maccrt_now() : 0.0;
+    t->x_s0 = t->sample ? maccrt_now() : 0.0;
     t->timed = maccrt_rt.timed || (t->ver && t->ver->resources == MACC_RES_AUTO);
     t->t_start = t->timed ? maccrt_now() : 0.0;
     double tr0 = maccrt_trace_on() ? maccrt_now() : 0.0; /* the runtime's phases, traced */
+    t->x_tr0 = tr0;
     if (tr0 > 0.0 && t->t_placed > 0.0)
         maccrt_trace_event(MACCRT_TRACE_WAIT_QUEUE, d, task__trace_name(t), t->t_placed, tr0, 0);
     t->t_maps = 0.0;
@@ -1153,54 +1157,91 @@ void maccrt_task_execute(maccrt_task *t)
         maccrt_data_op(d, t->op, t->nmaps, t->maps, t->loc);
         if (d0 > 0.0)
             maccrt_trace_event(MACCRT_TRACE_DATA, d, "data", d0, maccrt_now(), 0);
-    } else {
-        /* every map through the data directory: a present entry, a GPU's
-         * coherent copy, or the host copy made current */
-        maccrt_map_task_acquire_n(d, t->nmaps, t->maps, t->ptrs, t->took, t->cache, t->loc);
-        maccrt_sched_link_done(t); /* its copies are made: off d's link (eft) */
-        MACC_TaskEnv env = {
-            .device_kind = d->kind,
-            .device_index = d->index,
-            .nthreads = 1,
-            .stream = NULL,
-            .ptrs = t->ptrs,
-            .loc = t->loc,
-        };
-        double r0 = maccrt_trace_on() || t->timed ? maccrt_now() : 0.0;
-        t->t_maps = t->timed ? r0 - t->t_start : 0.0;
-        if (tr0 > 0.0)
-            maccrt_trace_event(MACCRT_TRACE_MAPS, d, task__region_name(t->region), tr0, r0, 0);
-        /* managed data a GPU's kernel uses: placed before it, fixed up after (placement.c) */
-        int gpu = d->kind != MACC_DEV_HOST;
-        if (gpu)
-            maccrt_placement_launch(d, t->region, t->nmaps, t->maps, t->trip);
-        int err = d->plugin->run(d, t, &env);
-        if (gpu && !err)
-            maccrt_placement_done(d, t->region, t->nmaps, t->maps);
-        double r1 = t->timed || tr0 > 0.0 ? maccrt_now() : 0.0;
-        if (r0 > 0.0 && !err && maccrt_trace_on())
-            maccrt_trace_event(MACCRT_TRACE_TASK, d, task__region_name(t->region), r0, maccrt_now(), 0);
-        if (err) {
-            /* "region 'NAME' failed on nvidia:0: an illegal memory access was
-             * encountered". Fatal at once: after a GPU error the device may
-             * be unusable, so nothing more is tried on it (no copy back). */
-            const char *es = d->plugin->error_string ? d->plugin->error_string(err) : NULL;
-            if (es)
-                maccrt_fatal(t->loc, "region '%s' failed on %s: %s", task__region_name(t->region),
-                             d->name, es);
-            maccrt_fatal(t->loc, "region '%s' failed on %s (error %d)",
-                         task__region_name(t->region), d->name, err);
-        }
-        maccrt_map_task_release_n(d, t->nmaps, t->maps, t->took, t->cache, t->loc);
-        if (t->timed)
-            t->t_maps += maccrt_now() - r1;
-        if (tr0 > 0.0)
-            maccrt_trace_event(MACCRT_TRACE_UNMAP, d, task__region_name(t->region), r1, maccrt_now(), 0);
+        self->current = outer;
+        task__end(t);
+        return;
     }
+    /* every map through the data directory: a present entry, a GPU's
+     * coherent copy, or the host copy made current */
+    maccrt_map_task_acquire_n(d, t->nmaps, t->maps, t->ptrs, t->took, t->cache, t->loc);
+    maccrt_sched_link_done(t); /* its copies are made: off d's link (eft) */
+    MACC_TaskEnv env = {
+        .device_kind = d->kind,
+        .device_index = d->index,
+        .nthreads = 1,
+        .stream = NULL,
+        .ptrs = t->ptrs,
+        .loc = t->loc,
+    };
+    double r0 = maccrt_trace_on() || t->timed ? maccrt_now() : 0.0;
+    t->x_r0 = r0;
+    t->t_maps = t->timed ? r0 - t->t_start : 0.0;
+    if (tr0 > 0.0)
+        maccrt_trace_event(MACCRT_TRACE_MAPS, d, task__region_name(t->region), tr0, r0, 0);
+    /* managed data a GPU's kernel uses: placed before it, fixed up after (placement.c) */
+    if (d->kind != MACC_DEV_HOST)
+        maccrt_placement_launch(d, t->region, t->nmaps, t->maps, t->trip);
+    int err = d->plugin->run(d, t, &env);
+    if (err == MACCRT_RUN_PENDING) {
+        self->current = outer;
+        return; /* the plugin's thread calls maccrt_task_ran at its end */
+    }
+    task__after_run(t, err, 0.0, outer);
+}
+
+/* The end of a task whose plugin->run returned MACCRT_RUN_PENDING, on a
+ * thread of its device (maccrt_up.ran). seen_at: when the end was seen. */
+void maccrt_task_ran(maccrt_task *t, int err, double seen_at)
+{
+    maccrt_thread *self = maccrt_thread_self();
+    maccrt_task *outer = self->current;
+    self->current = t;
+    task__after_run(t, err, seen_at, outer);
+}
+
+/* What follows plugin->run (with this thread's current task t): placement's
+ * fix-up, a failure's fatal message, the unmaps, the timing; then, with the
+ * current task outer again, completion. seen_at > 0: when the plugin saw the
+ * version end (it ran asynchronously). */
+static void task__after_run(maccrt_task *t, int err, double seen_at, maccrt_task *outer)
+{
+    maccrt_device *d = t->dev;
+    double tr0 = t->x_tr0, r0 = t->x_r0;
+    if (d->kind != MACC_DEV_HOST && !err)
+        maccrt_placement_done(d, t->region, t->nmaps, t->maps);
+    double now = t->timed || tr0 > 0.0 ? maccrt_now() : 0.0;
+    double r1 = seen_at > 0.0 && seen_at < now ? seen_at : now;
+    if (r0 > 0.0 && !err && maccrt_trace_on())
+        maccrt_trace_event(MACCRT_TRACE_TASK, d, task__region_name(t->region), r0, r1, 0);
+    if (err) {
+        /* "region 'NAME' failed on nvidia:0: an illegal memory access was
+         * encountered". Fatal at once: after a GPU error the device may
+         * be unusable, so nothing more is tried on it (no copy back). */
+        const char *es = d->plugin->error_string ? d->plugin->error_string(err) : NULL;
+        if (es)
+            maccrt_fatal(t->loc, "region '%s' failed on %s: %s", task__region_name(t->region), d->name,
+                         es);
+        maccrt_fatal(t->loc, "region '%s' failed on %s (error %d)", task__region_name(t->region),
+                     d->name, err);
+    }
+    double u0 = tr0 > 0.0 ? maccrt_now() : 0.0;
+    maccrt_map_task_release_n(d, t->nmaps, t->maps, t->took, t->cache, t->loc);
+    if (t->timed)
+        t->t_maps += maccrt_now() - now;
+    if (tr0 > 0.0)
+        maccrt_trace_event(MACCRT_TRACE_UNMAP, d, task__region_name(t->region), u0, maccrt_now(), 0);
+    maccrt_thread_self()->current = outer;
+    task__end(t);
+}
+
+/* t has run (and its maps are released): its times, then completion and
+ * early write-backs, or the end of a direct task. */
+static void task__end(maccrt_task *t)
+{
+    maccrt_device *d = t->dev;
     t->t_end = t->timed ? maccrt_now() : 0.0;
     if (t->sample)
-        t->sample_s = maccrt_now() - s0;
-    self->current = outer;
+        t->sample_s = maccrt_now() - t->x_s0;
     if (t->direct) {
         if (++task__direct_runs == 64)
             maccrt_task_flush_counts();
@@ -1208,7 +1249,7 @@ void maccrt_task_execute(maccrt_task *t)
             task__free(t);
         return;
     }
-    double f0 = tr0 > 0.0 ? maccrt_now() : 0.0;
+    double f0 = t->x_tr0 > 0.0 ? maccrt_now() : 0.0;
     const char *fname = f0 > 0.0 ? task__trace_name(t) : NULL; /* (t may be freed by task__finish) */
     task__early ew;
     task__early_find(t, &ew);

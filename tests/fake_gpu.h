@@ -2,13 +2,20 @@
  * queue served by helper threads, as the CUDA plugin's helpers serve a GPU's
  * tasks (tests/unit/test_runtime.c, tests/unit/test_placement.c,
  * tests/tsan/tsan_runtime.c). Each test's plugin keeps its own memory,
- * copies and hooks, and puts a fake_gpu in its device's pdata. */
+ * copies and hooks, and puts a fake_gpu in its device's pdata.
+ *
+ * With MACC_TEST_FAKE_ASYNC_US=N set when it starts, a fake GPU's tasks end
+ * asynchronously, as the CUDA plugin's do (its "Asynchronous tasks"): the
+ * version runs in the helper (fake_gpu_run_async), which returns
+ * MACCRT_RUN_PENDING; a watcher thread queues the task N microseconds later
+ * and a helper finishes it through maccrt_up.ran. */
 #ifndef MACC_TESTS_FAKE_GPU_H
 #define MACC_TESTS_FAKE_GPU_H
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -21,20 +28,93 @@ typedef struct fake_gpu {
     maccrt_batch *batches; /* plugin->helpers_start's work, taken before tasks */
     int stop, n;
     pthread_t th[FAKE_GPU_MAX_THREADS];
+    /* asynchronous ends (MACC_TEST_FAKE_ASYNC_US): in flight (pseen: when
+     * due), ended (for a helper), the watcher */
+    long async_ns; /* -1: off */
+    maccrt_task *flight, *dhead, *dtail;
+    int nflight, wstop;
+    pthread_cond_t wcv;
+    pthread_t watcher;
 } fake_gpu;
+
+static __thread fake_gpu *fake_gpu_self; /* the fake GPU whose helper this thread is */
+
+static double fake_gpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static void *fake_gpu_watch(void *arg)
+{
+    fake_gpu *g = arg;
+    pthread_mutex_lock(&g->lock);
+    for (;;) {
+        if (!g->flight) {
+            if (g->wstop)
+                break;
+            pthread_cond_wait(&g->wcv, &g->lock);
+            continue;
+        }
+        double now = fake_gpu_now();
+        maccrt_task **pp = &g->flight;
+        int moved = 0;
+        while (*pp) {
+            maccrt_task *t = *pp;
+            if (t->pseen > now) {
+                pp = &t->pnext;
+                continue;
+            }
+            *pp = t->pnext;
+            t->pnext = NULL;
+            t->pseen = now;
+            if (g->dtail)
+                g->dtail->pnext = t;
+            else
+                g->dhead = t;
+            g->dtail = t;
+            g->nflight--;
+            moved = 1;
+        }
+        if (moved) {
+            pthread_cond_broadcast(&g->cv);
+            continue;
+        }
+        pthread_mutex_unlock(&g->lock);
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+        pthread_mutex_lock(&g->lock);
+    }
+    pthread_mutex_unlock(&g->lock);
+    return NULL;
+}
 
 static void *fake_gpu_worker(void *arg)
 {
     fake_gpu *g = arg;
     maccrt_thread_self()->is_worker = 1;
+    fake_gpu_self = g;
     pthread_mutex_lock(&g->lock);
     for (;;) {
         if (maccrt_batch_take(&g->batches, &g->lock))
             continue;
-        maccrt_task *t = g->head;
+        maccrt_task *t = g->dhead;
+        if (t) {
+            g->dhead = t->pnext;
+            if (!g->dhead)
+                g->dtail = NULL;
+            pthread_mutex_unlock(&g->lock);
+            maccrt_up.ran(t, t->perr, t->pseen);
+            pthread_mutex_lock(&g->lock);
+            continue;
+        }
+        t = g->head;
         if (!t) {
-            if (g->stop)
+            if (g->stop && !g->nflight) {
+                pthread_cond_broadcast(&g->cv);
                 break;
+            }
             pthread_cond_wait(&g->cv, &g->lock);
             continue;
         }
@@ -55,6 +135,11 @@ static inline fake_gpu *fake_gpu_start(int threads)
     fake_gpu *g = calloc(1, sizeof *g);
     pthread_mutex_init(&g->lock, NULL);
     pthread_cond_init(&g->cv, NULL);
+    pthread_cond_init(&g->wcv, NULL);
+    const char *a = getenv("MACC_TEST_FAKE_ASYNC_US");
+    g->async_ns = a && *a ? atol(a) * 1000L : -1;
+    if (g->async_ns >= 0)
+        pthread_create(&g->watcher, NULL, fake_gpu_watch, g);
     for (g->n = 0; g->n < threads && g->n < FAKE_GPU_MAX_THREADS; g->n++)
         pthread_create(&g->th[g->n], NULL, fake_gpu_worker, g);
     return g;
@@ -70,6 +155,14 @@ static inline void fake_gpu_stop(fake_gpu *g)
     for (int i = 0; i < g->n; i++)
         pthread_join(g->th[i], NULL);
     g->n = 0;
+    if (g->async_ns >= 0) {
+        pthread_mutex_lock(&g->lock);
+        g->wstop = 1;
+        pthread_cond_signal(&g->wcv);
+        pthread_mutex_unlock(&g->lock);
+        pthread_join(g->watcher, NULL);
+        g->async_ns = -1;
+    }
 }
 
 static inline void fake_gpu_submit(fake_gpu *g, maccrt_task *t)
@@ -98,11 +191,29 @@ static inline int fake_gpu_version_ok(const maccrt_device *d, const MACC_Version
     return v->min_cc <= d->cc;
 }
 
+/* What a plugin's run returns for version result err: with asynchronous
+ * ends on (and in one of d's helpers), the task goes in flight, due
+ * async_ns + extra_ns from now, and MACCRT_RUN_PENDING; else err. */
+static inline int fake_gpu_ran_async(maccrt_device *d, maccrt_task *t, int err, long extra_ns)
+{
+    fake_gpu *g = d->pdata;
+    if (g->async_ns < 0 || fake_gpu_self != g)
+        return err;
+    pthread_mutex_lock(&g->lock);
+    t->perr = err;
+    t->pseen = fake_gpu_now() + 1e-9 * (double)(g->async_ns + extra_ns);
+    t->pnext = g->flight;
+    g->flight = t;
+    g->nflight++;
+    pthread_cond_signal(&g->wcv);
+    pthread_mutex_unlock(&g->lock);
+    return MACCRT_RUN_PENDING;
+}
+
 /* plugin->run: the version itself (no stream, no placement) */
 static inline int fake_gpu_run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
 {
-    (void)d;
-    return t->ver->fn(t->args, env);
+    return fake_gpu_ran_async(d, t, t->ver->fn(t->args, env), 0);
 }
 
 static inline void fake_gpu_plugin_submit(maccrt_device *d, maccrt_task *t)

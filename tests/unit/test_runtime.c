@@ -1376,9 +1376,8 @@ static void fgpu_free(maccrt_device *d, void *p)
 
 static int fgpu_run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
 {
-    (void)d;
     env->stream = &fgpu_stream_marker;
-    return t->ver->fn(t->args, env);
+    return fake_gpu_ran_async(d, t, t->ver->fn(t->args, env), 0);
 }
 
 static const char *fgpu_error_string(int err)
