@@ -138,7 +138,7 @@ struct cuda__gpu {
     maccrt_task *head, *tail;
     maccrt_batch *batches;
     int stop;
-    int idle_spinner;  /* a helper polls `work` instead of sleeping (maccrt_poll) */
+    int idle_spinner;  /* helpers polling `work` (and lanes) instead of sleeping (maccrt_poll) */
     atomic_uint work;  /* bumped under lock with each task, batch and stop: what it polls */
     int nready;             /* helpers done starting (their device set, their staging made) */
     pthread_cond_t ready_cv; /* signalled as each helper is ready (cuda__init_device waits) */
@@ -173,6 +173,7 @@ static int cuda__nstreams = CUDA__DEFAULT_STREAMS;
 /* MACC_CUDA_ASYNC (default on) and MACC_CUDA_HELPERS: see "Asynchronous tasks" */
 #define CUDA__DEFAULT_HELPERS 8
 static int cuda__async = 1, cuda__async_helpers = CUDA__DEFAULT_HELPERS;
+static int cuda__idle_max = 4; /* MACC_CUDA_IDLE_SPINNERS (asynchronous GPUs) */
 static void cuda__async_start(cuda__gpu *g);
 static void cuda__async_stop(cuda__gpu *g);
 /* MACC_CUDA_SLAB_MAX: the largest allocation cut from a slab (bytes; 0: every
@@ -271,7 +272,13 @@ static void cuda__helpers_wait(maccrt_device *d, maccrt_batch *b)
  * queue is empty polls for the next task before it sleeps on the condition
  * variable. Programs of synchronous regions submit the next one a few
  * microseconds after the last one ends; a sleeping helper's wake-up cost tens
- * of microseconds per region (the trace's wait:queue). */
+ * of microseconds per region (the trace's wait:queue). On an asynchronous
+ * GPU up to MACC_CUDA_IDLE_SPINNERS helpers (default 4) poll so, and they
+ * poll the lanes in flight too, finishing a task whose kernels ended
+ * themselves: with one, each end of STREAM's tasks (four in flight, a few
+ * microseconds each) waited for a sleeping helper's wake-up after the
+ * watcher saw it (pipelined rate on two H100s 1060-1160 GB/s, 1570-1600 with
+ * four, 1500-1560 with a helper per task as before). */
 static long cuda__idle_ns;
 
 typedef struct cuda__idle {
@@ -285,8 +292,8 @@ typedef struct cuda__idle {
  * error and the time; NULL when they still run or another thread claimed
  * it. A lane freed and launched again between this thread's look at it and
  * its claim (another poller claimed the first task) shows in its launch
- * count: the task goes back. queue: the task is queued for the helpers
- * (the watcher) in the same hold of g's lock as the lane's release. */
+ * count: the task goes back. queue (the watcher's): the task is queued for
+ * the helpers in the same hold of g's lock as the lane's release. */
 static maccrt_task *cuda__lane_claim(cuda__gpu *g, int i, int queue)
 {
     cuda__lane *sl = &g->lanes[i];
@@ -309,6 +316,7 @@ static maccrt_task *cuda__lane_claim(cuda__gpu *g, int i, int queue)
     g->free_lane = i;
     atomic_fetch_sub(&g->inflight, 1);
     if (queue) {
+        t->pnext = NULL;
         if (g->dtail)
             g->dtail->pnext = t;
         else
@@ -375,16 +383,16 @@ static void *cuda__helper_main(void *arg)
                 pthread_cond_broadcast(&g->cv); /* (the others wait for the last ends too) */
                 break; /* stop, and nothing left */
             }
-            if (!fatal && !spun && !g->idle_spinner && cuda__idle_ns > 0) {
-                /* one helper per GPU polls for the next task a while */
+            if (!fatal && !spun && g->idle_spinner < (g->async ? cuda__idle_max : 1) && cuda__idle_ns > 0) {
+                /* a helper per GPU (asynchronous: up to cuda__idle_max) polls a while */
                 cuda__idle w = {g, atomic_load(&g->work), NULL};
-                g->idle_spinner = 1;
+                g->idle_spinner++;
                 pthread_mutex_unlock(&g->lock);
                 (void)maccrt_poll(cuda__work_came, &w, cuda__idle_ns);
                 if (w.claimed)
                     maccrt_up.ran(w.claimed, w.claimed->perr, w.claimed->pseen);
                 pthread_mutex_lock(&g->lock);
-                g->idle_spinner = 0;
+                g->idle_spinner--;
                 spun = w.claimed == NULL;
                 continue;
             }
@@ -2009,6 +2017,9 @@ static void cuda__spin_settings(void)
     const char *hv = getenv("MACC_CUDA_HELPERS");
     long nh = hv && *hv ? strtol(hv, NULL, 10) : CUDA__DEFAULT_HELPERS;
     cuda__async_helpers = nh < 1 ? 1 : nh > CUDA__MAX_STREAMS ? CUDA__MAX_STREAMS : (int)nh;
+    const char *xi = getenv("MACC_CUDA_IDLE_SPINNERS");
+    long ni = xi && *xi ? strtol(xi, NULL, 10) : 4;
+    cuda__idle_max = ni < 1 ? 1 : ni > CUDA__MAX_STREAMS ? CUDA__MAX_STREAMS : (int)ni;
 }
 
 struct cuda__query {
