@@ -10,6 +10,8 @@
 # cores allow at best (a 70 us sleep takes about 78 us on a 2-vCPU VM).
 #
 #   usage: bench/dispatch.sh BUILD_DIR [REPS]   (NB=16 KERNEL_US=70 HELPERS=8 GPUS="1 2 4")
+#   DISPATCH_ASYNC=1: the fake GPUs' tasks end asynchronously, as the CUDA plugin's do
+#   (a helper launches and goes on; a watcher ends the task KERNEL_US later)
 set -eu
 if [ $# -lt 1 ]; then
     echo "usage: $0 BUILD_DIR [REPS]" >&2
