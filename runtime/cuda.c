@@ -316,7 +316,6 @@ static maccrt_task *cuda__lane_claim(cuda__gpu *g, int i, int queue)
     g->free_lane = i;
     atomic_fetch_sub(&g->inflight, 1);
     if (queue) {
-        t->pnext = NULL;
         if (g->dtail)
             g->dtail->pnext = t;
         else
