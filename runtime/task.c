@@ -1226,8 +1226,8 @@ static void task__after_run(maccrt_task *t, int err, double seen_at, maccrt_task
     }
     double u0 = tr0 > 0.0 ? maccrt_now() : 0.0;
     maccrt_map_task_release_n(d, t->nmaps, t->maps, t->took, t->cache, t->loc);
-    if (t->timed)
-        t->t_maps += maccrt_now() - now;
+    if (t->timed) /* (an asynchronous end's wait for a helper counts as the maps', not the run's) */
+        t->t_maps += maccrt_now() - r1;
     if (tr0 > 0.0)
         maccrt_trace_event(MACCRT_TRACE_UNMAP, d, task__region_name(t->region), u0, maccrt_now(), 0);
     maccrt_thread_self()->current = outer;
