@@ -287,6 +287,21 @@ typedef struct cuda__idle {
     maccrt_task *claimed; /* a task whose kernels it saw end (asynchronous tasks) */
 } cuda__idle;
 
+/* Appends t to one of g's queues (placed tasks, or ends to finish) for the
+ * helpers; g->lock held. */
+static void cuda__enqueue_locked(cuda__gpu *g, maccrt_task **head, maccrt_task **tail, maccrt_task *t)
+{
+    t->pnext = NULL;
+    if (*tail)
+        (*tail)->pnext = t;
+    else
+        *head = t;
+    *tail = t;
+    atomic_fetch_add(&g->work, 1);
+    if (!g->idle_spinner) /* a polling helper takes it, and wakes no one */
+        pthread_cond_signal(&g->cv);
+}
+
 /* Claims lane i's task when its kernels have ended (the watcher, or a
  * helper polling for work): the lane freed, the task returned with its
  * error and the time; NULL when they still run or another thread claimed
@@ -310,21 +325,12 @@ static maccrt_task *cuda__lane_claim(cuda__gpu *g, int i, int queue)
     }
     t->perr = (int)e;
     t->pseen = maccrt_now();
-    t->pnext = NULL;
     pthread_mutex_lock(&g->lock);
     sl->next_free = g->free_lane;
     g->free_lane = i;
     atomic_fetch_sub(&g->inflight, 1);
-    if (queue) {
-        if (g->dtail)
-            g->dtail->pnext = t;
-        else
-            g->dhead = t;
-        g->dtail = t;
-        atomic_fetch_add(&g->work, 1);
-        if (!g->idle_spinner) /* a polling helper takes it, and wakes no one */
-            pthread_cond_signal(&g->cv);
-    }
+    if (queue)
+        cuda__enqueue_locked(g, &g->dhead, &g->dtail, t);
     pthread_mutex_unlock(&g->lock);
     return t;
 }
@@ -1976,15 +1982,7 @@ static void cuda__submit(maccrt_device *d, maccrt_task *t)
 {
     cuda__gpu *g = d->pdata;
     pthread_mutex_lock(&g->lock);
-    t->pnext = NULL;
-    if (g->tail)
-        g->tail->pnext = t;
-    else
-        g->head = t;
-    g->tail = t;
-    atomic_fetch_add(&g->work, 1);
-    if (!g->idle_spinner) /* a polling helper takes it, and wakes no one */
-        pthread_cond_signal(&g->cv);
+    cuda__enqueue_locked(g, &g->head, &g->tail, t);
     pthread_mutex_unlock(&g->lock);
 }
 
