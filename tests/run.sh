@@ -45,7 +45,11 @@ case $mode in
 unit)
     # test_runtime's fake-GPU suite once more with asynchronous ends (the CUDA
     # plugin's default: run returns MACCRT_RUN_PENDING, a helper finishes the
-    # task through maccrt_up.ran; tests/fake_gpu.h)
+    # task through maccrt_up.ran; tests/fake_gpu.h), less the tests of how
+    # tasks spread over the GPUs and how long copies take: a fake version's
+    # sleep holds its helper where a kernel holds none, and with the end
+    # handed over besides, their splits and times follow the host's load (on
+    # 2 cores, 2 to 4 runs of 10 failed one of them)
     for bin in "$@"; do
         case $bin in */test_runtime) set -- "$@" "ASYNC:$bin" ;; esac
     done
@@ -55,7 +59,7 @@ unit)
         ASYNC:*)
             bin=${bin#ASYNC:}
             name="$(basename "$bin") (gpu suite, asynchronous ends)"
-            out=$(MACC_TEST_FAKE_ASYNC_US=20 "$bin" --jobs 2 --filter 'gpu/*' 2>&1)
+            out=$(MACC_TEST_FAKE_ASYNC_US=20 "$bin" --jobs 2 --filter 'gpu/!(*chain*|a_link*|write_backs_of*|copies_*)' 2>&1)
             ;;
         *) out=$("$bin" --jobs 2 2>&1) ;;
         esac
