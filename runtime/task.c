@@ -1224,7 +1224,7 @@ static void task__after_run(maccrt_task *t, int err, double seen_at, maccrt_task
         maccrt_fatal(t->loc, "region '%s' failed on %s (error %d)", task__region_name(t->region),
                      d->name, err);
     }
-    double u0 = tr0 > 0.0 ? maccrt_now() : 0.0;
+    double u0 = now; /* (the unmaps start here; read only when traced) */
     maccrt_map_task_release_n(d, t->nmaps, t->maps, t->took, t->cache, t->loc);
     if (t->timed) /* (an asynchronous end's wait for a helper counts as the maps', not the run's) */
         t->t_maps += maccrt_now() - r1;
