@@ -1925,17 +1925,59 @@ static void *cache__task_acquire_dir(maccrt_device *d, const MACC_Map *m, int *t
     }
 }
 
-/* All n maps of a task on d, in order: the directory's ones under one hold of
- * its lock (a matmul task's three tiles took the lock three times to acquire
- * and three times to release; with two GPUs' helpers that lock was the
- * limit), the others as maccrt_map_task_acquire does. */
+/* MACC_MAP_BUSY_LAST=0: a task's maps are taken in their order, each waited
+ * for in turn (see maccrt_map_task_acquire_n). */
+static int cache__busy_last(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *v = getenv("MACC_MAP_BUSY_LAST");
+        on = !(v && !strcmp(v, "0"));
+    }
+    return on;
+}
+
+/* Whether taking m on d now would wait for another thread's claim on d's
+ * entry there (a fill in flight, mostly). cache__lock held. */
+static int cache__map_busy(maccrt_device *d, const MACC_Map *m)
+{
+    uintptr_t a, b;
+    maccrt_section(m, &a, &b);
+    maccrt_rnode *r = maccrt_rtree_first_overlap(&d->dtree, a, b);
+    return r && ((maccrt_dentry *)r)->excl;
+}
+
+/* All n maps of a task on d: the directory's ones under one hold of its lock
+ * (a matmul task's three tiles took the lock three times to acquire and
+ * three times to release; with two GPUs' helpers that lock was the limit),
+ * the others as maccrt_map_task_acquire does, in order. Within a run of
+ * directory maps, those whose entry another thread is filling now are taken
+ * after the others: the helpers that ran matmul's tasks (i, j, k) for j =
+ * 0, 1, ... one after the other all waited for the one filling A(i, k),
+ * each before filling its own B(k, j) (unpinned tiles on two H200s: 2.5 of
+ * each GPU's 8 helpers waiting for data, 1.4 copying); taken after, B(k, j)
+ * is filled while A(i, k) is. The order of the maps does not matter to
+ * their meaning (a map that is not the directory's, which may point into
+ * an earlier one's section, still comes after every earlier map). */
 void maccrt_map_task_acquire_n(maccrt_device *d, int n, const MACC_Map *maps, void **ptrs, int *took,
                                void **handles, const MACC_SrcLoc *loc)
 {
-    int locked = 0;
-    for (int i = 0; i < n; i++) {
-        const MACC_Map *m = &maps[i];
-        if (!cache__task_dir_map(d, m)) {
+    int locked = 0, busy_last = n > 1 && cache__busy_last();
+    int later[8], nlater = 0; /* busy maps of the current run, left for its end */
+    for (int i = 0; i <= n; i++) {
+        const MACC_Map *m = &maps[i < n ? i : 0];
+        int dir = i < n && cache__task_dir_map(d, m);
+        if (!dir && nlater) {
+            /* the end of a run of directory maps: its busy ones now, waited for */
+            for (int k = 0; k < nlater; k++) {
+                int j = later[k];
+                ptrs[j] = cache__task_acquire_dir(d, &maps[j], &took[j], &handles[j], loc);
+            }
+            nlater = 0;
+        }
+        if (i == n)
+            break;
+        if (!dir) {
             if (locked) {
                 cache__lock_drop();
                 locked = 0;
@@ -1948,6 +1990,10 @@ void maccrt_map_task_acquire_n(maccrt_device *d, int n, const MACC_Map *maps, vo
         if (!locked) {
             cache__lock_take();
             locked = 1;
+        }
+        if (busy_last && nlater < (int)(sizeof later / sizeof *later) && cache__map_busy(d, m)) {
+            later[nlater++] = i;
+            continue;
         }
         ptrs[i] = cache__task_acquire_dir(d, m, &took[i], &handles[i], loc);
     }

@@ -2926,6 +2926,47 @@ Test(gpu, a_fill_in_flight_on_another_gpu_is_copied_from_not_repeated)
         cr_assert(y0[i] == y1[i] && y0[i] == x[(i + N - 1) % N] + 2 * x[i] + x[(i + 1) % N], "y[%d]", i);
 }
 
+/* A task whose first map's entry another helper of its GPU is filling fills
+ * its other map meanwhile and takes the busy one after it (MACC_MAP_BUSY_LAST,
+ * the default): the two fills overlap. With MACC_MAP_BUSY_LAST=0 it waits for
+ * x's fill before filling y1. */
+static int busy_last_overlap(void)
+{
+    enum { N = 1 << 14 }; /* 128 KiB: slow fake copies */
+    static double x[N], y0[N], y1[N];
+    for (int i = 0; i < N; i++)
+        x[i] = i % 13, y1[i] = 1.0;
+    atomic_store(&fgpu_copies_max, 0);
+    fgpu_copy_ms = 60;
+    sten(x, y0, N, 0, N, 0, N, MACC_MAP_FROM, 0); /* fills x */
+    for (int i = 0; i < 5000 && atomic_load(&fgpu_copies_now) == 0; i++)
+        sleep_ms(1);
+    cr_assert_eq(atomic_load(&fgpu_copies_now), 1, "nvidia:0's fill of x is in flight");
+    sten(x, y1, N, 0, N, 0, N, MACC_MAP_TOFROM, 0); /* needs x (busy) and y1 */
+    while (__atomic_load_n(&maccrt_rt.live, __ATOMIC_RELAXED) > 0) /* done, not yet written back */
+        sleep_ms(1);
+    int most = atomic_load(&fgpu_copies_max);
+    MACC_taskwait(NULL);
+    fgpu_copy_ms = 0;
+    cr_assert_eq(h2d_of(0), 2 * sizeof x, "x and y1 filled once each");
+    for (int i = 0; i < N; i++) {
+        double s = x[(i + N - 1) % N] + 2 * x[i] + x[(i + 1) % N];
+        cr_assert(y0[i] == s && y1[i] == s, "y[%d]", i);
+    }
+    return most;
+}
+
+Test(gpu, a_map_another_helper_fills_is_taken_after_the_tasks_other_maps)
+{
+    cr_assert_eq(busy_last_overlap(), 2, "y1's fill waited for x's");
+}
+
+Test(gpu, macc_map_busy_last_0_takes_the_maps_in_order)
+{
+    setenv("MACC_MAP_BUSY_LAST", "0", 1); /* (read at the first task: this test's own process) */
+    cr_assert_eq(busy_last_overlap(), 1, "y1's fill did not wait for x's");
+}
+
 /* The write-backs of a taskwait run on the GPU's own threads at once (one
  * thread copying them one after the other took 90 ms of STREAM's 100 on two
  * H200s): four dirty sections of 40 ms copies each. */
