@@ -1929,12 +1929,14 @@ static void *cache__task_acquire_dir(maccrt_device *d, const MACC_Map *m, int *t
  * for in turn (see maccrt_map_task_acquire_n). */
 static int cache__busy_last(void)
 {
-    static int on = -1;
-    if (on < 0) {
-        const char *v = getenv("MACC_MAP_BUSY_LAST");
-        on = !(v && !strcmp(v, "0"));
+    static int on = -1; /* (read by every helper: set once, atomically) */
+    int v = __atomic_load_n(&on, __ATOMIC_RELAXED);
+    if (v < 0) {
+        const char *e = getenv("MACC_MAP_BUSY_LAST");
+        v = !(e && !strcmp(e, "0"));
+        __atomic_store_n(&on, v, __ATOMIC_RELAXED);
     }
-    return on;
+    return v;
 }
 
 /* Whether taking m on d now would wait for another thread's claim on d's
