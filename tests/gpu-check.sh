@@ -125,7 +125,8 @@ seq=$((seq + 1))
 cur=$(printf '%03d' "$seq")
 for pv in "copy_paths MACC_CUDA_STAGE=0" "copy_paths MACC_CUDA_PIN=0" \
     "copy_paths MACC_CUDA_PIN_KEEP=0 MACC_CUDA_PIN_MIN=65536" \
-    "copy_paths MACC_CUDA_PIN_MIN=65536" "pin_reuse MACC_CUDA_PIN_MIN=65536" \
+    "copy_paths MACC_CUDA_PIN_MIN=65536" "copy_paths MACC_CUDA_PIN=0 MACC_CUDA_STAGE_NT=0" \
+    "pin_reuse MACC_CUDA_PIN_MIN=65536" \
     "pin_reuse MACC_CUDA_PIN_KEEP=0" "pinned_heap MACC_CUDA_PIN_HEAP=0" \
     "pinned_heap MACC_CUDA_PIN_MIN=65536" "matmul MACC_CUDA_SPLIT=2" "jacobi MACC_CUDA_SPLIT=2" \
     "nbody MACC_CUDA_SPLIT=3" "matmul MACC_CUDA_SPLIT=4"; do # (the default registers 4 MiB and more, kept)
