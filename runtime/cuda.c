@@ -294,15 +294,17 @@ typedef struct cuda__idle {
  * helpers; g->lock held. */
 static void cuda__enqueue_locked(cuda__gpu *g, maccrt_task **head, maccrt_task **tail, maccrt_task *t)
 {
-    t->pnext = NULL;
-    if (*tail)
-        (*tail)->pnext = t;
-    else
-        *head = t;
-    *tail = t;
+    maccrt_taskq_push(head, tail, t);
     atomic_fetch_add(&g->work, 1);
     if (!g->idle_spinner) /* a polling helper takes it, and wakes no one */
         pthread_cond_signal(&g->cv);
+}
+
+/* Lane i back on g's free list (g->lock held, or g not yet started). */
+static void cuda__lane_put(cuda__gpu *g, int i)
+{
+    g->lanes[i].next_free = g->free_lane;
+    g->free_lane = i;
 }
 
 /* Claims lane i's task when its kernels have ended (the watcher, or a
@@ -329,8 +331,7 @@ static maccrt_task *cuda__lane_claim(cuda__gpu *g, int i, int queue)
     t->perr = (int)e;
     t->pseen = maccrt_now();
     pthread_mutex_lock(&g->lock);
-    sl->next_free = g->free_lane;
-    g->free_lane = i;
+    cuda__lane_put(g, i);
     atomic_fetch_sub(&g->inflight, 1);
     if (queue)
         cuda__enqueue_locked(g, &g->dhead, &g->dtail, t);
@@ -373,13 +374,10 @@ static void *cuda__helper_main(void *arg)
         int fatal = atomic_load(&maccrt_rt.fatal);
         if (!fatal && maccrt_batch_take(&g->batches, &g->lock))
             continue; /* batches first: their caller waits for them */
-        maccrt_task *t = fatal ? NULL : g->dhead;
+        maccrt_task *t = fatal ? NULL : maccrt_taskq_pop(&g->dhead, &g->dtail);
         if (t) {
             /* a task whose kernels ended: its unmaps and completion */
             spun = 0;
-            g->dhead = t->pnext;
-            if (!g->dhead)
-                g->dtail = NULL;
             pthread_mutex_unlock(&g->lock);
             maccrt_up.ran(t, t->perr, t->pseen);
             pthread_mutex_lock(&g->lock);
@@ -409,9 +407,7 @@ static void *cuda__helper_main(void *arg)
             continue;
         }
         spun = 0;
-        g->head = t->pnext;
-        if (!g->head)
-            g->tail = NULL;
+        maccrt_taskq_pop(&g->head, &g->tail); /* (t) */
         h->run_lane = -1;
         if (g->async && g->free_lane >= 0) {
             /* the task's maps and kernels go on a lane's stream, which stays
@@ -424,8 +420,7 @@ static void *cuda__helper_main(void *arg)
         maccrt_up.execute(t);
         pthread_mutex_lock(&g->lock);
         if (h->run_lane >= 0) { /* ran synchronously (or failed): the lane is free again */
-            g->lanes[h->run_lane].next_free = g->free_lane;
-            g->free_lane = h->run_lane;
+            cuda__lane_put(g, h->run_lane);
             h->run_lane = -1;
         }
         h->stream = h->own;
@@ -714,8 +709,7 @@ static int cuda__init_device(maccrt_device *d)
     }
     for (int i = 0; g->async && i < cuda__nstreams && e == cudaSuccess; i++) {
         e = cudaStreamCreateWithFlags(&g->lanes[i].stream, cudaStreamNonBlocking);
-        g->lanes[i].next_free = g->free_lane;
-        g->free_lane = i;
+        cuda__lane_put(g, i);
         g->nlanes = i + 1;
     }
     /* tasks that run at once: one per helper, or per lane */

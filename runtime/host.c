@@ -239,12 +239,7 @@ static void host__submit(maccrt_device *d, maccrt_task *t)
     }
     self->finishing = 0;
     pthread_mutex_lock(&pool->lock);
-    t->pnext = NULL;
-    if (pool->tail)
-        pool->tail->pnext = t;
-    else
-        pool->head = t;
-    pool->tail = t;
+    maccrt_taskq_push(&pool->head, &pool->tail, t);
     if (t->keep) {
         /* for its creating thread (in its throttle or taskwait); a worker
          * only when none would ever look (none spinning, none awake) */

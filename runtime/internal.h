@@ -783,6 +783,31 @@ typedef struct maccrt_task {
     double pseen; /* plugin: when that end was seen */
 } maccrt_task;
 
+/* A FIFO of tasks linked through pnext (a device's queue of placed tasks,
+ * the CUDA plugin's queue of ended ones): appended at the tail, taken from
+ * the head, under the queue owner's lock. */
+static inline void maccrt_taskq_push(maccrt_task **head, maccrt_task **tail, maccrt_task *t)
+{
+    t->pnext = NULL;
+    if (*tail)
+        (*tail)->pnext = t;
+    else
+        *head = t;
+    *tail = t;
+}
+
+/* The head of the FIFO taken off it, or NULL. */
+static inline maccrt_task *maccrt_taskq_pop(maccrt_task **head, maccrt_task **tail)
+{
+    maccrt_task *t = *head;
+    if (t) {
+        *head = t->pnext;
+        if (!*head)
+            *tail = NULL;
+    }
+    return t;
+}
+
 /* Task blocks (freelist.c): per-thread free lists by size class, batches of
  * MACCRT_FL_BATCH blocks moving between threads through a global stack.
  * maccrt_block_alloc never returns NULL; the block is max_align_t-aligned. */

@@ -69,13 +69,8 @@ static void *fake_gpu_watch(void *arg)
                 continue;
             }
             *pp = t->pnext;
-            t->pnext = NULL;
             t->pseen = now;
-            if (g->dtail)
-                g->dtail->pnext = t;
-            else
-                g->dhead = t;
-            g->dtail = t;
+            maccrt_taskq_push(&g->dhead, &g->dtail, t);
             g->nflight--;
             pthread_cond_signal(&g->cv); /* (one helper per end, as the CUDA plugin's watcher) */
             moved = 1;
@@ -107,11 +102,8 @@ static void *fake_gpu_worker(void *arg)
     for (;;) {
         if (maccrt_batch_take(&g->batches, &g->lock))
             continue;
-        maccrt_task *t = g->dhead;
+        maccrt_task *t = maccrt_taskq_pop(&g->dhead, &g->dtail);
         if (t) {
-            g->dhead = t->pnext;
-            if (!g->dhead)
-                g->dtail = NULL;
             pthread_mutex_unlock(&g->lock);
             maccrt_up.ran(t, t->perr, t->pseen);
             pthread_mutex_lock(&g->lock);
@@ -126,9 +118,7 @@ static void *fake_gpu_worker(void *arg)
             pthread_cond_wait(&g->cv, &g->lock);
             continue;
         }
-        g->head = t->pnext;
-        if (!g->head)
-            g->tail = NULL;
+        maccrt_taskq_pop(&g->head, &g->tail); /* (t) */
         pthread_mutex_unlock(&g->lock);
         maccrt_up.execute(t);
         pthread_mutex_lock(&g->lock);
@@ -181,12 +171,7 @@ static inline void fake_gpu_stop(fake_gpu *g)
 static inline void fake_gpu_submit(fake_gpu *g, maccrt_task *t)
 {
     pthread_mutex_lock(&g->lock);
-    t->pnext = NULL;
-    if (g->tail)
-        g->tail->pnext = t;
-    else
-        g->head = t;
-    g->tail = t;
+    maccrt_taskq_push(&g->head, &g->tail, t);
     pthread_cond_signal(&g->cv);
     pthread_mutex_unlock(&g->lock);
 }
