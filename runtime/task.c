@@ -1173,14 +1173,19 @@ void maccrt_task_execute(maccrt_task *t)
         .ptrs = t->ptrs,
         .loc = t->loc,
     };
+    /* managed data a GPU's kernel uses: placed before it, fixed up after
+     * (placement.c). Its prefetches (and the first launch's wait for the
+     * density measurement) count with the maps, not the run: eft's residency
+     * term adds the move of managed pages that are elsewhere, and a first
+     * run on a GPU that waited tens of milliseconds for the measurement
+     * made that GPU look slow to its next tasks (a moving average). */
+    if (d->kind != MACC_DEV_HOST)
+        maccrt_placement_launch(d, t->region, t->nmaps, t->maps, t->trip);
     double r0 = maccrt_trace_on() || t->timed ? maccrt_now() : 0.0;
     t->x_r0 = r0;
     t->t_maps = t->timed ? r0 - t->t_start : 0.0;
     if (tr0 > 0.0)
         maccrt_trace_event(MACCRT_TRACE_MAPS, d, task__region_name(t->region), tr0, r0, 0);
-    /* managed data a GPU's kernel uses: placed before it, fixed up after (placement.c) */
-    if (d->kind != MACC_DEV_HOST)
-        maccrt_placement_launch(d, t->region, t->nmaps, t->maps, t->trip);
     int err = d->plugin->run(d, t, &env);
     if (err == MACCRT_RUN_PENDING) {
         self->current = outer;
