@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "internal.h"
@@ -127,6 +128,17 @@ static double now(void)
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
+/* The process's CPU time (user + system, every thread) so far: per task, a
+ * measure of the runtime's cost that a shared machine's other load moves
+ * less than the wall time (the fake kernels sleep, so it is the runtime's,
+ * the fake GPUs' threads' and the kernel's wake-ups). */
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_utime.tv_sec + 1e-6 * ru.ru_utime.tv_usec + ru.ru_stime.tv_sec + 1e-6 * ru.ru_stime.tv_usec;
+}
+
 /* DISPATCH_FLOOR=1: NGPUS x min(HELPERS, 20) threads take the NB^3 "tasks"
  * from a counter and sleep KERNEL_US each, without the runtime: the most
  * tasks per second this machine's timers and cores allow (the same line,
@@ -149,16 +161,16 @@ static int floor_run(int NB)
     long ntasks = (long)NB * NB * NB;
     pthread_t th[8 * FAKE_GPU_MAX_THREADS];
     atomic_store(&floor_left, ntasks);
-    double t0 = now();
+    double t0 = now(), c0 = cpu_s();
     for (int i = 0; i < n; i++)
         pthread_create(&th[i], NULL, floor_thread, NULL);
     for (int i = 0; i < n; i++)
         pthread_join(th[i], NULL);
-    double t = now() - t0;
+    double t = now() - t0, c = cpu_s() - c0;
     double ideal = ntasks * kernel_us * 1e-6 / n;
     printf("dispatch: floor gpus=%d threads=%d tasks=%ld kernel_us=%d time=%.4f s tasks_per_s=%.0f "
-           "efficiency=%.3f policy_calls_per_task=0.0 check=PASS\n",
-           ngpus, n, ntasks, kernel_us, t, ntasks / t, ideal / t);
+           "efficiency=%.3f policy_calls_per_task=0.0 cpu_us_per_task=%.1f check=PASS\n",
+           ngpus, n, ntasks, kernel_us, t, ntasks / t, ideal / t, 1e6 * c / ntasks);
     return 0;
 }
 
@@ -200,7 +212,7 @@ int main(int argc, char **argv)
         C[i] = 0;
     }
     macc_num_devices(); /* the runtime and its helpers up before the clock */
-    double t0 = now();
+    double t0 = now(), c0 = cpu_s();
     for (int i = 0; i < NB; i++)
         for (int j = 0; j < NB; j++)
             for (int k = 0; k < NB; k++) {
@@ -216,7 +228,7 @@ int main(int argc, char **argv)
                             MACC_DEVICE_ANY, 1);
             }
     MACC_taskwait(NULL);
-    double t = now() - t0;
+    double t = now() - t0, c = cpu_s() - c0;
     long bad = 0;
     for (int i = 0; i < NB; i++)
         for (int j = 0; j < NB; j++)
@@ -230,9 +242,9 @@ int main(int argc, char **argv)
     int at_once = async_ends || helpers > 20 ? 20 : helpers; /* (resources(5): 20 at once) */
     double ideal = ntasks * kernel_us * 1e-6 / (ngpus * at_once);
     printf("dispatch: gpus=%d helpers=%d tasks=%ld kernel_us=%d time=%.4f s tasks_per_s=%.0f "
-           "efficiency=%.3f policy_calls_per_task=%.1f check=%s\n",
+           "efficiency=%.3f policy_calls_per_task=%.1f cpu_us_per_task=%.1f check=%s\n",
            ngpus, helpers, ntasks, kernel_us, t, ntasks / t, ideal / t,
-           (double)maccrt_rt.policy_calls / (double)ntasks, bad ? "FAIL" : "PASS");
+           (double)maccrt_rt.policy_calls / (double)ntasks, 1e6 * c / ntasks, bad ? "FAIL" : "PASS");
     for (int d = 0; d < macc_num_devices(); d++)
         printf("dispatch: device %d (%s): %ld tasks, %llu bytes in from the host, %llu from other GPUs\n", d,
                macc_device_name(d), macc_device_tasks(d),

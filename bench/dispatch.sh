@@ -8,6 +8,10 @@
 # the same number of threads sleeping KERNEL_US back to back without the
 # runtime (dispatch's DISPATCH_FLOOR mode), what this machine's timers and
 # cores allow at best (a 70 us sleep takes about 78 us on a 2-vCPU VM).
+# cpu_us/task: the process's CPU time (user + system, all threads) per task,
+# the least of the runs (floor_cpu_us: the floor's, the sleeps' own wake-ups):
+# on a shared or small machine, whose other load moves tasks/s by 2x between
+# runs, the runtime's cost per task shows there more steadily.
 #
 #   usage: bench/dispatch.sh BUILD_DIR [REPS]   (NB=16 KERNEL_US=70 HELPERS=8 GPUS="1 2 4")
 #   DISPATCH_ASYNC=1: the fake GPUs' tasks end asynchronously, as the CUDA plugin's do
@@ -32,28 +36,34 @@ $cc -O2 -std=gnu11 -I"$root/runtime" -I"$root/include" -pthread "$root/bench/dis
 echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')"
 echo "run: dispatch NGPUS $nb $kus $helpers (best of $reps)"
-best() { # NGPUS -> "tasks_per_s efficiency policy_calls_per_task" (DISPATCH_FLOOR=1: the floor)
+best() { # NGPUS -> "tasks_per_s efficiency policy_calls_per_task cpu_us_per_task" (DISPATCH_FLOOR=1:
+    # the floor); the run with the most tasks/s, and the least CPU time per task of any run
     b=
+    c=
     i=0
     while [ $i -lt "$reps" ]; do
         line=$("$out/dispatch" "$1" "$nb" "$kus" "$helpers" | head -n 1)
-        case $line in *check=PASS*) ;; *) echo "0 0 0"; return ;; esac
+        case $line in *check=PASS*) ;; *) echo "0 0 0 0"; return ;; esac
         r=$(echo "$line" | sed 's/.*tasks_per_s=\([0-9]*\) efficiency=\([0-9.]*\) policy_calls_per_task=\([0-9.]*\).*/\1 \2 \3/')
+        u=$(echo "$line" | sed 's/.*cpu_us_per_task=\([0-9.]*\).*/\1/')
         b=$(printf '%s\n%s\n' "$b" "$r" | awk 'NF == 3 && $1 > m { m = $1; l = $0 } END { print l }')
+        c=$(printf '%s\n%s\n' "$c" "$u" | awk 'NF == 1 && (m == "" || $1 < m) { m = $1 } END { print m }')
         i=$((i + 1))
     done
-    echo "$b"
+    echo "$b $c"
 }
 gpus=${GPUS:-1 2 4}
-printf '%-6s %12s %11s %14s %14s %10s\n' gpus tasks/s efficiency policy/task floor_tasks/s "N / 1"
+printf '%-6s %12s %11s %14s %14s %10s %12s %12s\n' gpus tasks/s efficiency policy/task floor_tasks/s "N / 1" \
+    cpu_us/task floor_cpu_us
 t1=
 for n in $gpus; do
     set -- $(best "$n")
-    t=$1 e=$2 p=$3
-    f=$(DISPATCH_FLOOR=1 best "$n" | awk '{ print $1 }')
+    t=$1 e=$2 p=$3 u=$4
+    set -- $(DISPATCH_FLOOR=1 best "$n")
+    f=$1 fu=$4
     [ -n "$t1" ] || t1=$t
     r=$(awk -v a="$t1" -v b="$t" 'BEGIN { printf "%.2f", (a > 0 ? b / a : 0) }')
-    printf '%-6s %12s %11s %14s %14s %10s\n' "$n" "$t" "$e" "$p" "$f" "$r"
+    printf '%-6s %12s %11s %14s %14s %10s %12s %12s\n' "$n" "$t" "$e" "$p" "$f" "$r" "$u" "$fu"
 done
 # The runtime lock's holds by completing helpers, from one traced run each
 # (MACC_TRACE; holds over 2 us): on a busy many-core machine tasks/s moves
