@@ -110,6 +110,17 @@ static int base__looks_free(pthread_mutex_t *m)
 #endif
 }
 
+int maccrt_env_flag(int *memo, const char *name, int dflt)
+{
+    int v = __atomic_load_n(memo, __ATOMIC_RELAXED);
+    if (v < 0) {
+        const char *e = getenv(name);
+        v = e ? strcmp(e, "0") != 0 : dflt;
+        __atomic_store_n(memo, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+
 int maccrt_lock_try(pthread_mutex_t *m)
 {
     return base__looks_free(m) ? pthread_mutex_trylock(m) : EBUSY;
@@ -117,12 +128,7 @@ int maccrt_lock_try(pthread_mutex_t *m)
 
 void maccrt_lock_spin(pthread_mutex_t *m)
 {
-    int on = __atomic_load_n(&base__lock_spin, __ATOMIC_RELAXED);
-    if (on < 0) {
-        const char *v = getenv("MACC_LOCK_SPIN");
-        on = !(v && !strcmp(v, "0"));
-        __atomic_store_n(&base__lock_spin, on, __ATOMIC_RELAXED);
-    }
+    int on = maccrt_env_flag(&base__lock_spin, "MACC_LOCK_SPIN", 1);
     for (int i = 0; on && i < 200; i++) {
         /* tried only when it looks free: a try is an atomic write that takes
          * the lock's cache line from its holder and from every other

@@ -1033,18 +1033,14 @@ static void cache__unclaim(maccrt_dentry *e)
 static int cache__peer_wait(void)
 {
     static int on = -1;
-    if (on < 0)
-        on = getenv("MACC_PEER_WAIT") && strcmp(getenv("MACC_PEER_WAIT"), "0") != 0;
-    return on;
+    return maccrt_env_flag(&on, "MACC_PEER_WAIT", 0);
 }
 
 /* Is a device-to-device copy possible from `from` to `to`? */
 static int cache__peer_ok(const maccrt_device *to, const maccrt_device *from)
 {
     static int off = -1; /* MACC_NO_PEER=1: through the host, for comparison */
-    if (off < 0)
-        off = getenv("MACC_NO_PEER") && strcmp(getenv("MACC_NO_PEER"), "0") != 0;
-    return !off && to->plugin->copy_peer && to->plugin == from->plugin;
+    return !maccrt_env_flag(&off, "MACC_NO_PEER", 0) && to->plugin->copy_peer && to->plugin == from->plugin;
 }
 
 /* Plans the fill of e (claimed exclusively by the caller, or `claim_e`: to
@@ -1929,14 +1925,8 @@ static void *cache__task_acquire_dir(maccrt_device *d, const MACC_Map *m, int *t
  * for in turn (see maccrt_map_task_acquire_n). */
 static int cache__busy_last(void)
 {
-    static int on = -1; /* (read by every helper: set once, atomically) */
-    int v = __atomic_load_n(&on, __ATOMIC_RELAXED);
-    if (v < 0) {
-        const char *e = getenv("MACC_MAP_BUSY_LAST");
-        v = !(e && !strcmp(e, "0"));
-        __atomic_store_n(&on, v, __ATOMIC_RELAXED);
-    }
-    return v;
+    static int on = -1;
+    return maccrt_env_flag(&on, "MACC_MAP_BUSY_LAST", 1);
 }
 
 /* Whether taking m on d now would wait for another thread's claim on d's

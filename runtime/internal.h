@@ -902,6 +902,10 @@ void maccrt_sched_ready(maccrt_task *t);
  * loaded host, was what the helpers waited for, one hand-over after another.
  * MACC_LOCK_SPIN=0: a plain pthread_mutex_lock (for comparison). */
 void maccrt_lock_spin(pthread_mutex_t *m);
+/* A boolean setting of the environment, read once into *memo (-1 until
+ * then; set atomically, as every helper may ask at once): dflt when `name`
+ * is unset, 0 when it is "0", 1 otherwise. */
+int maccrt_env_flag(int *memo, const char *name, int dflt);
 /* pthread_mutex_trylock when m looks unlocked (a plain read first): a try
  * of a held lock is an atomic write that takes its cache line from the
  * holder and every spinner. 0: taken. */

@@ -698,11 +698,7 @@ void maccrt_managed_note_use(maccrt_device *d, const void *p, size_t bytes, int 
 int maccrt_managed_hints(void)
 {
     static int hints = -1;
-    if (hints < 0) {
-        const char *h = getenv("MACC_MANAGED_HINTS");
-        hints = !(h && !strcmp(h, "0"));
-    }
-    return hints;
+    return maccrt_env_flag(&hints, "MACC_MANAGED_HINTS", 1);
 }
 
 int maccrt_managed_on_gpu(void)

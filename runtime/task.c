@@ -647,12 +647,7 @@ static void task__lock_in_wait(void)
 static int task__inbox_push(maccrt_task *t, maccrt_thread *self)
 {
     maccrt_runtime *rt = &maccrt_rt;
-    int on = __atomic_load_n(&task__inbox_on, __ATOMIC_RELAXED);
-    if (on < 0) {
-        const char *e = getenv("MACC_SUBMIT_INBOX");
-        on = !(e && !strcmp(e, "0"));
-        __atomic_store_n(&task__inbox_on, on, __ATOMIC_RELAXED);
-    }
+    int on = maccrt_env_flag(&task__inbox_on, "MACC_SUBMIT_INBOX", 1);
     if (!on || !rt->ngpus || self->current || self->is_worker ||
         __atomic_load_n(&rt->stopped, __ATOMIC_RELAXED) ||
         __atomic_load_n(&rt->live, __ATOMIC_RELAXED) + 1 >= rt->pending_max ||
@@ -1119,12 +1114,7 @@ static void task__early_find(const maccrt_task *t, task__early *ew)
     ew->loc = t->loc;
     if (t->op || !t->dev || t->dev->kind == MACC_DEV_HOST || !t->creator || t->direct)
         return;
-    int on = __atomic_load_n(&task__early_on, __ATOMIC_RELAXED);
-    if (on < 0) {
-        const char *v = getenv("MACC_WRITE_EARLY");
-        on = !(v && !strcmp(v, "0"));
-        __atomic_store_n(&task__early_on, on, __ATOMIC_RELAXED);
-    }
+    int on = maccrt_env_flag(&task__early_on, "MACC_WRITE_EARLY", 1);
     if (!on || !__atomic_load_n(&t->creator->in_wait, __ATOMIC_ACQUIRE) ||
         __atomic_load_n(&t->nsuccs, __ATOMIC_RELAXED) > 0)
         return;

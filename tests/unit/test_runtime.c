@@ -72,6 +72,27 @@ TestSuite(rt, .init = clean_env, .timeout = 60);
 
 #define LOC(name) static const MACC_SrcLoc name = {__FILE__, __LINE__, 1, "test"}
 
+/* A boolean setting: the default when unset, off only at "0", read once. */
+Test(rt, env_flags_read_once_off_only_at_zero)
+{
+    struct {
+        const char *v;
+        int dflt, want;
+    } c[] = {{NULL, 1, 1}, {NULL, 0, 0}, {"0", 1, 0}, {"1", 0, 1}, {"yes", 0, 1}, {"", 0, 1}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        int memo = -1;
+        if (c[i].v)
+            setenv("MACC_TEST_FLAG", c[i].v, 1);
+        else
+            unsetenv("MACC_TEST_FLAG");
+        cr_assert_eq(maccrt_env_flag(&memo, "MACC_TEST_FLAG", c[i].dflt), c[i].want, "case %zu", i);
+        cr_assert_eq(memo, c[i].want);
+        setenv("MACC_TEST_FLAG", c[i].want ? "0" : "1", 1); /* changed after the first read: kept */
+        cr_assert_eq(maccrt_env_flag(&memo, "MACC_TEST_FLAG", c[i].dflt), c[i].want, "case %zu", i);
+    }
+    unsetenv("MACC_TEST_FLAG");
+}
+
 /* A region with one host version of fn and the given resources. */
 #define HOST_REGION(rname, fn, res)                                                         \
     static const MACC_Version rname##_v[] = {{MACC_DEV_HOST, 0, (res), 0, (fn)}};           \
