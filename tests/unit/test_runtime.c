@@ -3213,7 +3213,11 @@ Test(gpu, copies_queued_on_a_link_spread_tasks_over_the_gpus)
     atomic_store(&rt->devices[0]->bw_h2d, 10e9);
     atomic_store(&rt->devices[1]->bw_h2d, 12e9);
     pthread_mutex_unlock(&rt->lock);
-    fgpu_copy_ms = 20; /* the copies still queued while the 4 are placed */
+    /* the copies still queued while the 4 are placed (20 ms was not always
+     * so under ASan on a loaded 2-core machine: the submitting thread,
+     * preempted that long, found the first copies made and both links free,
+     * and the faster one took three blocks) */
+    fgpu_copy_ms = 100;
     for (int k = 0; k < NB; k++) {
         scale_args a = {k * N, N, 2.0, 0, y};
         MACC_Map m = {"y", y, y + (size_t)k * N, N * sizeof(double), MACC_MAP_TO};
