@@ -110,14 +110,11 @@ static int base__looks_free(pthread_mutex_t *m)
 #endif
 }
 
-int maccrt_env_flag(int *memo, const char *name, int dflt)
+int maccrt_env_flag_read(int *memo, const char *name, int dflt)
 {
-    int v = __atomic_load_n(memo, __ATOMIC_RELAXED);
-    if (v < 0) {
-        const char *e = getenv(name);
-        v = e ? strcmp(e, "0") != 0 : dflt;
-        __atomic_store_n(memo, v, __ATOMIC_RELAXED);
-    }
+    const char *e = getenv(name);
+    int v = e ? strcmp(e, "0") != 0 : dflt;
+    __atomic_store_n(memo, v, __ATOMIC_RELAXED);
     return v;
 }
 

@@ -904,8 +904,14 @@ void maccrt_sched_ready(maccrt_task *t);
 void maccrt_lock_spin(pthread_mutex_t *m);
 /* A boolean setting of the environment, read once into *memo (-1 until
  * then; set atomically, as every helper may ask at once): dflt when `name`
- * is unset, 0 when it is "0", 1 otherwise. */
-int maccrt_env_flag(int *memo, const char *name, int dflt);
+ * is unset, 0 when it is "0", 1 otherwise. Inline: maccrt_lock_spin and
+ * every task's maps ask; the first read is maccrt_env_flag_read's. */
+int maccrt_env_flag_read(int *memo, const char *name, int dflt);
+static inline int maccrt_env_flag(int *memo, const char *name, int dflt)
+{
+    int v = __atomic_load_n(memo, __ATOMIC_RELAXED);
+    return v >= 0 ? v : maccrt_env_flag_read(memo, name, dflt);
+}
 /* pthread_mutex_trylock when m looks unlocked (a plain read first): a try
  * of a held lock is an atomic write that takes its cache line from the
  * holder and every spinner. 0: taken. */

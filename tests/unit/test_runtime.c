@@ -3318,9 +3318,10 @@ TestSuite(sched, .init = speed_env, .timeout = 60);
 /* The host is 20x slower: a task it took would end long after the GPU
  * finished the rest, so it takes none (the tail rule). 40 tasks on the GPU
  * alone take 10 waves of GPU_MS. */
+#define SLOW_MAX_S (10 * GPU_MS * 1e-3 * 1.8)
 static int slow_ok(double s, int on_host)
 {
-    return on_host == 0 && s < 10 * GPU_MS * 1e-3 * 1.8;
+    return on_host == 0 && s < SLOW_MAX_S;
 }
 Test(sched, a_slow_device_takes_no_task_it_would_finish_last)
 {
@@ -3328,7 +3329,7 @@ Test(sched, a_slow_device_takes_no_task_it_would_finish_last)
     int on_host;
     double s = speed_rounds(40, &on_host, slow_ok);
     cr_assert_eq(on_host, 0, "the host took %d tasks", on_host);
-    cr_assert_lt(s, 10 * GPU_MS * 1e-3 * 1.8, "%.3f s", s);
+    cr_assert_lt(s, SLOW_MAX_S, "%.3f s", s);
     cr_assert_str_eq(maccrt_rt.policy->name, "eft");
 }
 
@@ -3346,9 +3347,10 @@ Test(sched, greedy_shows_the_tail_effect)
 
 /* A host 3x slower than one GPU task adds throughput: it takes some tasks,
  * and the batch ends no later than the GPU alone would. */
+#define SLOWER_MAX_S (20 * GPU_MS * 1e-3 * 1.3)
 static int slower_ok(double s, int on_host)
 {
-    return on_host > 0 && on_host < 40 && s < 20 * GPU_MS * 1e-3 * 1.3;
+    return on_host > 0 && on_host < 40 && s < SLOWER_MAX_S;
 }
 Test(sched, a_slower_device_still_takes_its_share)
 {
@@ -3357,7 +3359,7 @@ Test(sched, a_slower_device_still_takes_its_share)
     double s = speed_rounds(80, &on_host, slower_ok);
     cr_assert_gt(on_host, 0);
     cr_assert_lt(on_host, 40);
-    cr_assert_lt(s, 20 * GPU_MS * 1e-3 * 1.3, "%.3f s (the GPU alone: %.3f s)", s, 20 * GPU_MS * 1e-3);
+    cr_assert_lt(s, SLOWER_MAX_S, "%.3f s (the GPU alone: %.3f s)", s, 20 * GPU_MS * 1e-3);
 }
 
 /* Token limits: 4 GPU tasks (25 tokens each) and 2 host tasks (50) at once,
