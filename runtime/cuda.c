@@ -384,6 +384,17 @@ static void *cuda__helper_main(void *arg)
             continue;
         }
         t = fatal ? NULL : g->head;
+        /* Every lane in flight: the task waits in the queue for one (a
+         * claimed lane's task comes to the helpers, which then take it)
+         * instead of running here synchronously. A helper that ran a task so
+         * waited for its kernel, and the ends of the lanes' kernels waited
+         * behind it: nbody-L's first step on an H200 had 50 tasks placed, 32
+         * lanes and 8 helpers each waiting 214 ms for a kernel, while the
+         * lanes' tasks that ended from 86 ms on were completed only at 214 ms
+         * (the GPU unmeasured so long that the host took two tasks and the
+         * step lasted 600 ms instead of 380). */
+        if (t && g->async && g->free_lane < 0 && atomic_load(&g->inflight) > 0)
+            t = NULL;
         if (!t) {
             if (g->stop && atomic_load(&g->inflight) == 0) {
                 pthread_cond_broadcast(&g->cv); /* (the others wait for the last ends too) */

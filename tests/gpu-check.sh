@@ -120,7 +120,8 @@ fi
 # unmaps its buffers); --pinned's heap registration turned off at run time
 # (pinned_heap then expects no block page-locked), and with a lower minimum;
 # each GPU offered as two, three or four devices (MACC_CUDA_SPLIT: tasks, data
-# regions and device-to-device fills between the devices of one GPU)
+# regions and device-to-device fills between the devices of one GPU); nbody
+# with two lanes per GPU (its placed tasks wait in the queue for a free lane)
 seq=$((seq + 1))
 cur=$(printf '%03d' "$seq")
 for pv in "copy_paths MACC_CUDA_STAGE=0" "copy_paths MACC_CUDA_PIN=0" \
@@ -129,7 +130,7 @@ for pv in "copy_paths MACC_CUDA_STAGE=0" "copy_paths MACC_CUDA_PIN=0" \
     "pin_reuse MACC_CUDA_PIN_MIN=65536" \
     "pin_reuse MACC_CUDA_PIN_KEEP=0" "pinned_heap MACC_CUDA_PIN_HEAP=0" \
     "pinned_heap MACC_CUDA_PIN_MIN=65536" "matmul MACC_CUDA_SPLIT=2" "jacobi MACC_CUDA_SPLIT=2" \
-    "nbody MACC_CUDA_SPLIT=3" "matmul MACC_CUDA_SPLIT=4"; do # (the default registers 4 MiB and more, kept)
+    "nbody MACC_CUDA_SPLIT=3" "matmul MACC_CUDA_SPLIT=4" "nbody MACC_CUDA_STREAMS=2"; do # (the default registers 4 MiB and more, kept)
     p=${pv%% *}
     v=${pv#* }
     log=$gbuild/progs/$p.$(echo "$v" | tr ' =' '__').log
