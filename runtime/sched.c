@@ -2,13 +2,14 @@
  *
  * Every function here runs with maccrt_rt.lock held.
  *
- * Ready tasks wait in FIFO queues: each device's own (tasks whose
- * predecessors wrote their data there, and tasks that chose to wait for that
- * device) and a global one. maccrt_sched_dispatch takes the queues' first
+ * Ready tasks wait in queues kept in rseq order (the program's: see
+ * maccrt_sched_ready), each device's own (tasks whose predecessors wrote
+ * their data there, and tasks that chose to wait for that device) and a
+ * global one. maccrt_sched_dispatch takes the queues' first
  * tasks oldest first and places each on one of its candidate devices that
  * has the task's tokens free, chosen by the policy. A task that fits nowhere reserves
  * its candidates for the rest of the walk: later, smaller tasks do not
- * overtake it on those devices (no starvation of large-resource tasks, FIFO
+ * overtake it on those devices (no starvation of large-resource tasks, in
  * order per device), and the walk stops as soon as every device is reserved,
  * so a long queue costs O(1) per dispatch when the machine is full.
  *
@@ -80,7 +81,11 @@ static int sched__home(const maccrt_task *t)
     return best;
 }
 
-/* Links t at the tail of device q's own queue (q >= 0) or the global one. */
+/* Links t into device q's own queue (q >= 0) or the global one, in rseq
+ * order: behind every task of the queue with a smaller rseq. A new task
+ * (the largest rseq) goes to the tail at once; a successor made ready by a
+ * completion, older than the tasks created after it, is searched for from
+ * the end its number is nearer to. */
 static void sched__link(maccrt_task *t, int q)
 {
     maccrt_runtime *rt = &maccrt_rt;
@@ -92,13 +97,28 @@ static void sched__link(maccrt_task *t, int q)
         h->rq_len++;
     }
     t->qdev = q;
-    t->qnext = NULL;
-    t->qprev = *tail;
-    if (*tail)
-        (*tail)->qnext = t;
+    maccrt_task *prev = *tail; /* t goes after prev (NULL: at the head) */
+    if (prev && prev->rseq > t->rseq) {
+        if (t->rseq - (*head)->rseq < prev->rseq - t->rseq) {
+            prev = NULL;
+            for (maccrt_task *n = *head; n && n->rseq < t->rseq; n = n->qnext)
+                prev = n;
+        } else {
+            while (prev && prev->rseq > t->rseq)
+                prev = prev->qprev;
+        }
+    }
+    maccrt_task *next = prev ? prev->qnext : *head;
+    t->qprev = prev;
+    t->qnext = next;
+    if (prev)
+        prev->qnext = t;
     else
         *head = t;
-    *tail = t;
+    if (next)
+        next->qprev = t;
+    else
+        *tail = t;
 }
 
 static void sched__unlink(maccrt_task *t)
@@ -133,7 +153,12 @@ void maccrt_sched_ready(maccrt_task *t)
         if (t->cand & MACCRT_BIT(d))
             rt->ready_cand[d]++;
     t->state = MACCRT_TASK_READY;
-    t->rseq = ++rt->ready_seq;
+    /* The walk's order: the program's (the order the tasks were created
+     * in), so a task whose predecessor just ended goes before the tasks
+     * created after it (depth first: a chain's next link before the next
+     * chain's first); MACC_PROGRAM_ORDER=0: the order they became ready. */
+    static int program_order = -1;
+    t->rseq = maccrt_env_flag(&program_order, "MACC_PROGRAM_ORDER", 1) && t->id ? t->id : ++rt->ready_seq;
     t->wait_walk = 0;
     sched__link(t, sched__home(t));
 }
@@ -533,9 +558,9 @@ void maccrt_sched_dispatch(void)
      * slower than its GPU ran. */
     rt->walk = ++rt->walks; /* per-walk memos of the policy (the share rule's) */
     sched__walk_now = maccrt_now();
-    /* The queues' firsts, oldest (made ready first) first: the order of one
-     * FIFO queue across the queues. A device's queue whose first waits for
-     * its device is left for the rest of the walk (FIFO per device); the
+    /* The queues' firsts, oldest (smallest rseq) first: the order of one
+     * queue across the queues. A device's queue whose first waits for
+     * its device is left for the rest of the walk (in order per device); the
      * global queue goes on past a task that waits (as the one queue did). */
     int stop = 0;
     maccrt_mask held = 0; /* device queues whose first waits */

@@ -300,6 +300,43 @@ Test(rt, depend_out_in_inout_chain)
         cr_assert_eq(seq[i], i + 1, "position %d ran task %d", i, seq[i]);
 }
 
+/* The ready tasks are taken in the order they were created in: a chain's
+ * next link, made ready when its predecessor ends, goes before the tasks
+ * created after it (one host task at a time: resources(100)); with
+ * MACC_PROGRAM_ORDER=0, after them (the order they became ready). */
+HOST_REGION(r_record_all, fn_record, 100);
+static void successor_before_later_tasks(void)
+{
+    setenv("MACC_DEVICES", "host", 1);
+    int x, y[4];
+    MACC_Dep out = {&x, sizeof x, MACC_DEP_OUT};
+    MACC_Dep inout = {&x, sizeof x, MACC_DEP_INOUT};
+    target(&r_record_all, 1, 100, MACC_NOWAIT, 1, &out);
+    target(&r_record_all, 2, 0, MACC_NOWAIT, 1, &inout);
+    for (int k = 0; k < 4; k++) {
+        MACC_Dep d = {&y[k], sizeof y[k], MACC_DEP_OUT};
+        target(&r_record_all, 3 + k, 1, MACC_NOWAIT, 1, &d);
+    }
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&seq_n), 6);
+}
+
+Test(rt, a_successor_goes_before_later_tasks)
+{
+    successor_before_later_tasks();
+    for (int i = 0; i < 6; i++)
+        cr_assert_eq(seq[i], i + 1, "position %d ran task %d", i, seq[i]);
+}
+
+Test(rt, ready_order_puts_a_successor_after_later_tasks)
+{
+    setenv("MACC_PROGRAM_ORDER", "0", 1);
+    successor_before_later_tasks();
+    cr_assert_eq(seq[0], 1);
+    cr_assert_eq(seq[5], 2, "the successor ran before a later task (last: %d)", seq[5]);
+    unsetenv("MACC_PROGRAM_ORDER");
+}
+
 Test(rt, depend_write_after_write_and_read)
 {
     int x;
