@@ -19,7 +19,9 @@ that mean number at once per window of MS milliseconds, one column per device an
 per second: the start and the end of a run against its steady state. --threads prints, per
 device, how many threads recorded its slices and how busy each was (the union of its slices
 over the run, waits for a worker or for readiness left out, as those are recorded for the
-task, not the thread's work), busiest first: helpers idle while placed tasks wait for one
+task, not the thread's work; so are a GPU's task slices, its kernels' time from launch to the
+end seen, which the helper that completes the task records while it waited for none of it
+with asynchronous tasks), busiest first: helpers idle while placed tasks wait for one
 (wait:queue) are wake-ups, not a shortage of helpers.
 """
 import json
@@ -110,7 +112,7 @@ def threads(slices):
     _, span = span_of(slices)
     per = {}
     for e in slices:
-        if e["cat"] in ("wait:ready", "wait:queue"):
+        if e["cat"] in ("wait:ready", "wait:queue") or (e["cat"] == "task" and e["dev"] != "host"):
             continue
         th = e.get("args", {}).get("thread", -1)
         per.setdefault((e["dev"], th), []).append((e["ts"], e["ts"] + e["dur"]))
