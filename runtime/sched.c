@@ -29,6 +29,7 @@
  */
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 /* The time a dispatch walk decides at: read once when it starts (a walk
@@ -407,7 +408,68 @@ static int sched__still_waits(maccrt_task *t, maccrt_mask fit, const sched__walk
  * (SCHED__STOP). A task of a device's own queue (`home`) already counts in
  * that device's backlog (its queue length). `last`: no task follows (the
  * policy is not asked where a task that fits nowhere waits). */
+static int sched__consider_one(maccrt_task *t, sched__walk_state *w, int last);
+static double sched__estimate_hi(maccrt_task *t, maccrt_device *d, double e);
+
+/* MACC_SCHED_LOG=FILE: a line per task the walk looks at (when, which task,
+ * the queue it waited in, what became of it, and per device its free
+ * tokens, placed tasks, this walk's backlog, the region's runs on its kind
+ * and the estimates eft weighs), written under the runtime lock. */
+static FILE *sched__log;
+static int sched__log_on = -1;
+static double sched__log_t0;
+
+static void sched__log_open(void)
+{
+    const char *path = getenv("MACC_SCHED_LOG");
+    sched__log = path && *path ? fopen(path, "w") : NULL;
+    if (sched__log)
+        setvbuf(sched__log, NULL, _IOLBF, 0); /* (whole lines, also when a run is stopped) */
+    if (path && *path && !sched__log)
+        maccrt_warn(NULL, "MACC_SCHED_LOG: cannot write '%s'; no scheduling log", path);
+    sched__log_t0 = maccrt_now();
+    __atomic_store_n(&sched__log_on, sched__log != NULL, __ATOMIC_RELEASE);
+}
+
+static void sched__log_task(maccrt_task *t, const sched__walk_state *w, int q0, int r)
+{
+    static const char *const what[] = {"placed", "moved", "waits", "stop"};
+    maccrt_runtime *rt = &maccrt_rt;
+    fprintf(sched__log, "%.3f ms task %lu %s queue %s: %s", (maccrt_now() - sched__log_t0) * 1e3, t->id,
+            t->region ? t->region->name : "data", q0 >= 0 ? rt->devices[q0]->name : "global", what[r]);
+    if (t->dev && r == SCHED__PLACED)
+        fprintf(sched__log, " on %s", t->dev->name);
+    else if (t->qdev >= 0)
+        fprintf(sched__log, " in %s's queue", rt->devices[t->qdev]->name);
+    for (int d = 0; d < rt->ndevices; d++) {
+        if (!(t->cand & MACCRT_BIT(d)))
+            continue;
+        maccrt_device *dv = rt->devices[d];
+        fprintf(sched__log, " | %s free %d placed %d backlog %d", dv->name, dv->tokens_free, dv->nplaced,
+                w->backlog[d]);
+        if (t->region) {
+            maccrt_region_info *ri = maccrt_region_info_get(t->region);
+            double e = sched__estimate(t, dv);
+            fprintf(sched__log, " runs %ld est %.6f hi %.6f", ri->runs[dv->kind], e, sched__estimate_hi(t, dv, e));
+        }
+    }
+    fputc('\n', sched__log);
+}
+
 static int sched__consider(maccrt_task *t, sched__walk_state *w, int last)
+{
+    if (__builtin_expect(__atomic_load_n(&sched__log_on, __ATOMIC_RELAXED) == 0, 1))
+        return sched__consider_one(t, w, last);
+    if (sched__log_on < 0)
+        sched__log_open();
+    int q0 = t->qdev;
+    int r = sched__consider_one(t, w, last);
+    if (sched__log)
+        sched__log_task(t, w, q0, r);
+    return r;
+}
+
+static int sched__consider_one(maccrt_task *t, sched__walk_state *w, int last)
 {
     maccrt_runtime *rt = &maccrt_rt;
     int home = t->qdev >= 0;

@@ -337,6 +337,34 @@ Test(rt, ready_order_puts_a_successor_after_later_tasks)
     unsetenv("MACC_PROGRAM_ORDER");
 }
 
+/* MACC_SCHED_LOG: a line per task the dispatch walk looks at. */
+Test(rt, the_scheduling_log_has_a_line_per_placement)
+{
+    char path[] = "/tmp/macc_sched_log_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    setenv("MACC_SCHED_LOG", path, 1);
+    successor_before_later_tasks();
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    char line[1024];
+    int placed = 0, task2 = 0;
+    while (fgets(line, sizeof line, f)) {
+        cr_assert(strstr(line, " ms task ") && strstr(line, "r_record_all") && strstr(line, "| host free "),
+                  "line: %s", line);
+        if (strstr(line, ": placed on host"))
+            placed++;
+        if (strstr(line, " task 2 r_record_all queue global: placed on host"))
+            task2++;
+    }
+    fclose(f);
+    unlink(path);
+    unsetenv("MACC_SCHED_LOG");
+    cr_assert_eq(placed, 6, "%d placements logged", placed);
+    cr_assert_eq(task2, 1);
+}
+
 Test(rt, depend_write_after_write_and_read)
 {
     int x;
