@@ -980,6 +980,7 @@ typedef struct maccrt_region_info {
      * measured uses its kind's figures. */
     long druns[MACCRT_MAX_DEVICES];
     double dema_s[MACCRT_MAX_DEVICES], ddev_s[MACCRT_MAX_DEVICES];
+    double dlast_at[MACCRT_MAX_DEVICES]; /* when each device's last sample came (0: none timed) */
     /* resources(auto): instances measured and their mean time per level */
     int auto_runs[MACC_DEV_NKINDS][MACCRT_AUTO_LEVELS];
     int auto_started[MACC_DEV_NKINDS][MACCRT_AUTO_LEVELS];

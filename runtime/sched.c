@@ -803,6 +803,32 @@ static int policy__tokens(maccrt_task *t, int kind, const MACC_Version *v)
     return res;
 }
 
+/* Whether d's own history of the region is the estimate (else its kind's).
+ * A device is measured apart from the others of its kind (GPUs of one kind
+ * may differ), but an idle device's figures are only renewed by a task it
+ * runs: one slow sample (a preempted helper, a first launch) kept a fake GPU
+ * of four idle for the rest of a run on the 2-vCPU machine, every task
+ * waiting for its busy home instead (bench/dispatch, four fake GPUs: one GPU
+ * with `placed 0`, an estimate of 0.75 ms against the others' 0.21, in
+ * MACC_SCHED_LOG). So a device with nothing placed whose last sample is
+ * older than SCHED__STALE_RUNS of its kind's runs (and SCHED__STALE_MIN_S) is
+ * estimated by its kind when that is the shorter: it takes a task again,
+ * and that task's time is its history once more. A device that is really
+ * slower pays one such task per period, not a run of idleness. */
+#define SCHED__STALE_RUNS 4
+#define SCHED__STALE_MIN_S 1e-3
+
+static int sched__own(const maccrt_region_info *ri, const maccrt_device *d)
+{
+    int k = d->num;
+    if (!ri->druns[k])
+        return 0;
+    if (d->nplaced > 0 || ri->dlast_at[k] <= 0 || ri->dema_s[k] <= ri->ema_s[d->kind])
+        return 1;
+    double stale = SCHED__STALE_RUNS * ri->ema_s[d->kind];
+    return sched__now() - ri->dlast_at[k] < (stale > SCHED__STALE_MIN_S ? stale : SCHED__STALE_MIN_S);
+}
+
 /* Expected run time of t on d (maps included) from the region's history on
  * d's kind. Never measured: 0 on a GPU (explore it first), a nanosecond on
  * the host (next); once another kind is measured, one instance at a time
@@ -832,7 +858,7 @@ static double sched__estimate(maccrt_task *t, maccrt_device *d)
             return 1e6;
         return d->kind == MACC_DEV_HOST ? 1e-9 : 0;
     }
-    return ri->druns[d->num] ? ri->dema_s[d->num] : ri->ema_s[d->kind];
+    return sched__own(ri, d) ? ri->dema_s[d->num] : ri->ema_s[d->kind];
 }
 
 /* The same, pessimistic, from e = sched__estimate(t, d): the mean plus twice
@@ -846,7 +872,7 @@ static double sched__estimate_hi(maccrt_task *t, maccrt_device *d, double e)
     maccrt_region_info *ri = maccrt_region_info_get(t->region);
     if (!ri->runs[d->kind])
         return e;
-    return e + 2 * (ri->druns[d->num] ? ri->ddev_s[d->num] : ri->dev_s[d->kind]);
+    return e + 2 * (sched__own(ri, d) ? ri->ddev_s[d->num] : ri->dev_s[d->kind]);
 }
 
 /* One more sample: the moving average and the moving average of the
@@ -864,6 +890,7 @@ static void policy__observe(maccrt_task *t, maccrt_device *d, double seconds)
     maccrt_region_info *ri = maccrt_region_info_get(t->region);
     sched__learn(&ri->runs[d->kind], &ri->ema_s[d->kind], &ri->dev_s[d->kind], seconds);
     sched__learn(&ri->druns[d->num], &ri->dema_s[d->num], &ri->ddev_s[d->num], seconds);
+    ri->dlast_at[d->num] = sched__now();
     if (!t->ver || t->ver->resources != MACC_RES_AUTO || t->nested || ri->auto_choice[d->kind])
         return;
     int k = d->kind;

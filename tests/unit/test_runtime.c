@@ -3878,6 +3878,45 @@ Test(sched, gpus_of_one_kind_are_estimated_apart)
     cr_assert_eq(d3, rt->devices[0]);
 }
 
+/* One slow sample does not keep a GPU idle: nvidia:0's first run of a region
+ * takes 60 ms, every other run 2 ms. Waves of 40 tasks end in 20 ms on
+ * nvidia:1 alone, so by its own history nvidia:0 (60 ms) would take none of
+ * them; idle, with its sample older than a few of its kind's runs, it is
+ * estimated by its kind's and takes tasks again (its next sample: 2 ms). */
+static atomic_int stale_first, stale_ran[2];
+static int fn_stale(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+    int g = env->device_index == 0 ? 0 : 1;
+    atomic_fetch_add(&stale_ran[g], 1);
+    sleep_ms(g == 0 && atomic_exchange(&stale_first, 1) == 0 ? 60 : 2);
+    return 0;
+}
+static const MACC_Version r_stale_v[] = {{MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, fn_stale}};
+static const MACC_Region r_stale = {{"sched.c", 5, 1, "test"}, "r_stale", 1, r_stale_v};
+
+Test(sched, one_slow_sample_does_not_keep_a_gpu_idle)
+{
+    setenv("MACC_DEVICES", "nvidia", 1);
+    cr_assert_eq(macc_num_devices(), 3);
+    cr_assert_eq(maccrt_rt.ngpus, 2);
+    for (int k = 0; k < 8; k++) /* both GPUs explored; nvidia:0's first run is the slow one */
+        MACC_target(&r_stale, NULL, 0, 0, NULL, 0, NULL, MACC_NOWAIT, 0, 1);
+    MACC_taskwait(NULL);
+    for (int k = 0; k < 8; k++)
+        MACC_target(&r_stale, NULL, 0, 0, NULL, 0, NULL, MACC_NOWAIT, 1, 1);
+    MACC_taskwait(NULL);
+    int before = atomic_load(&stale_ran[0]);
+    for (int w = 0; w < 8; w++) {
+        for (int k = 0; k < 40; k++)
+            MACC_target(&r_stale, NULL, 0, 0, NULL, 0, NULL, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+        MACC_taskwait(NULL);
+    }
+    int on0 = atomic_load(&stale_ran[0]) - before;
+    cr_assert_geq(on0, 320 / 5, "nvidia:0 took %d of 320 tasks", on0);
+    cr_log_info("nvidia:0 took %d of 320 tasks", on0);
+}
+
 /* Two GPUs full (4 tasks each with the default 25 tokens, held by a gate):
  * a task created then fits nowhere, and reserving its candidates reserves
  * every device a ready task could use, so the walk stops at the queue's
