@@ -423,8 +423,8 @@ static void sched__log_open(void)
 {
     const char *path = getenv("MACC_SCHED_LOG");
     sched__log = path && *path ? fopen(path, "w") : NULL;
-    if (sched__log)
-        setvbuf(sched__log, NULL, _IOLBF, 0); /* (whole lines, also when a run is stopped) */
+    if (sched__log) /* a large buffer: a write per line under the lock cut dispatch by two thirds */
+        setvbuf(sched__log, NULL, _IOFBF, 1 << 20);
     if (path && *path && !sched__log)
         maccrt_warn(NULL, "MACC_SCHED_LOG: cannot write '%s'; no scheduling log", path);
     sched__log_t0 = maccrt_now();
