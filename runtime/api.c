@@ -21,6 +21,7 @@ void MACC_taskwait(const MACC_SrcLoc *loc)
     (void)loc;
     maccrt_init();
     maccrt_task_wait_children();
+    maccrt_sched_log_flush();
 }
 
 /* ---- data directives ------------------------------------------------------------------------------------ */

@@ -941,6 +941,8 @@ long maccrt_doze_step(void);
  * handed to their plugins by maccrt_sched_submit_placed, which the caller
  * calls after it unlocks maccrt_rt.lock (or before it waits with it). */
 void maccrt_sched_dispatch(void);
+/* MACC_SCHED_LOG's lines so far to its file (each taskwait: the log is buffered). */
+void maccrt_sched_log_flush(void);
 /* Hands the GPU tasks this thread's dispatch placed to their plugins
  * (maccrt_rt.lock held or not). */
 void maccrt_sched_submit_placed(void);

@@ -422,13 +422,21 @@ static double sched__log_t0;
 static void sched__log_open(void)
 {
     const char *path = getenv("MACC_SCHED_LOG");
-    sched__log = path && *path ? fopen(path, "w") : NULL;
-    if (sched__log) /* a large buffer: a write per line under the lock cut dispatch by two thirds */
-        setvbuf(sched__log, NULL, _IOFBF, 1 << 20);
-    if (path && *path && !sched__log)
+    FILE *f = path && *path ? fopen(path, "w") : NULL;
+    if (f) /* a large buffer: a write per line under the lock cut dispatch by two thirds */
+        setvbuf(f, NULL, _IOFBF, 1 << 20);
+    __atomic_store_n(&sched__log, f, __ATOMIC_RELEASE);
+    if (path && *path && !f)
         maccrt_warn(NULL, "MACC_SCHED_LOG: cannot write '%s'; no scheduling log", path);
     sched__log_t0 = maccrt_now();
     __atomic_store_n(&sched__log_on, sched__log != NULL, __ATOMIC_RELEASE);
+}
+
+void maccrt_sched_log_flush(void)
+{
+    FILE *f = __atomic_load_n(&sched__log, __ATOMIC_ACQUIRE);
+    if (f)
+        fflush(f); /* (stdio's own lock orders it with the walks' writes) */
 }
 
 static void sched__log_task(maccrt_task *t, const sched__walk_state *w, int q0, int r)
