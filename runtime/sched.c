@@ -86,7 +86,11 @@ static int sched__home(const maccrt_task *t)
  * order: behind every task of the queue with a smaller rseq. A new task
  * (the largest rseq) goes to the tail at once; a successor made ready by a
  * completion, older than the tasks created after it, is searched for from
- * the end its number is nearer to. */
+ * the end its number is nearer to, at most SCHED__LINK_SCAN steps (under the
+ * runtime lock; queues run to thousands of tasks): past that it is linked
+ * where the search stopped, the order then approximate. */
+#define SCHED__LINK_SCAN 64
+
 static void sched__link(maccrt_task *t, int q)
 {
     maccrt_runtime *rt = &maccrt_rt;
@@ -100,12 +104,13 @@ static void sched__link(maccrt_task *t, int q)
     t->qdev = q;
     maccrt_task *prev = *tail; /* t goes after prev (NULL: at the head) */
     if (prev && prev->rseq > t->rseq) {
+        int steps = 0;
         if (t->rseq - (*head)->rseq < prev->rseq - t->rseq) {
             prev = NULL;
-            for (maccrt_task *n = *head; n && n->rseq < t->rseq; n = n->qnext)
+            for (maccrt_task *n = *head; n && n->rseq < t->rseq && steps++ < SCHED__LINK_SCAN; n = n->qnext)
                 prev = n;
         } else {
-            while (prev && prev->rseq > t->rseq)
+            while (prev && prev->rseq > t->rseq && steps++ < SCHED__LINK_SCAN)
                 prev = prev->qprev;
         }
     }
