@@ -684,9 +684,10 @@ Test(rt, nthreads_from_tokens)
 static atomic_int auto_last_nthreads;
 static int fn_auto_flat(void *args, MACC_TaskEnv *env)
 {
-    (void)args; /* the same time whatever the threads: narrow is best */
+    (void)args; /* the same time whatever the threads: narrow is best (10 ms: a 3 ms
+                 * sleep stretched past 9 ms once under load and 50 tokens won) */
     atomic_store(&auto_last_nthreads, env->nthreads);
-    sleep_ms(3);
+    sleep_ms(10);
     return 0;
 }
 static int fn_auto_steep(void *args, MACC_TaskEnv *env)
