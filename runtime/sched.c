@@ -670,22 +670,28 @@ void maccrt_sched_dispatch(void)
     /* A device still free: the tasks behind each queue's first, which waits
      * for its device, may rather go there (each counts those ahead of it in
      * its queue); a GPU whose queue ran dry does not idle while another's
-     * queue is long. */
+     * queue is long. From the queue's tail: the last task has the most
+     * ahead of it, so when it waits for its device the ones before it, with
+     * fewer ahead, would too, and the look at that queue ends there. From
+     * the front, every task behind the first was asked at every walk with a
+     * device free: on four fake GPUs 77-81% of all the policy's calls, 12-18
+     * tasks looked at per task dispatched, nearly all of them left waiting
+     * (bench/dispatch with DISPATCH_ASYNC=1, a count of this loop's calls). */
     for (int i = 0; i < rt->ndevices && !stop; i++) {
         maccrt_device *h = rt->devices[i];
         if (!h->rq_head || !sched__free_elsewhere(&w, i))
             continue;
-        int ahead = 1;
-        maccrt_task *next;
-        for (maccrt_task *t = h->rq_head->qnext; t && !stop; t = next) {
-            next = t->qnext;
+        int ahead = h->rq_len - 1; /* before the tail */
+        maccrt_task *prev;
+        for (maccrt_task *t = h->rq_tail; t && t != h->rq_head && !stop; t = prev, ahead--) {
+            prev = t->qprev;
             w.backlog[i] = ahead;
             int r = sched__consider(t, &w, 0);
             w.backlog[i] = h->rq_len;
             if (r == SCHED__STOP)
                 stop = 1;
             else if (r == SCHED__WAITS)
-                ahead++;
+                break;
             if (!sched__free_elsewhere(&w, i))
                 break;
         }
