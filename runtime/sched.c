@@ -408,11 +408,6 @@ static int sched__still_waits(maccrt_task *t, maccrt_mask fit, const sched__walk
                                             w->backlog));
 }
 
-/* One ready task looked at by the walk: placed (SCHED__PLACED), left waiting
- * (SCHED__WAITS), or left waiting with nothing more to place in this walk
- * (SCHED__STOP). A task of a device's own queue (`home`) already counts in
- * that device's backlog (its queue length). `last`: no task follows (the
- * policy is not asked where a task that fits nowhere waits). */
 static int sched__consider_one(maccrt_task *t, sched__walk_state *w, int last);
 static double sched__estimate_hi(maccrt_task *t, maccrt_device *d, double e);
 
@@ -469,6 +464,7 @@ static void sched__log_task(maccrt_task *t, const sched__walk_state *w, int q0, 
     fputc('\n', sched__log);
 }
 
+/* sched__consider_one (below), and its line of MACC_SCHED_LOG when that is on. */
 static int sched__consider(maccrt_task *t, sched__walk_state *w, int last)
 {
     if (__builtin_expect(__atomic_load_n(&sched__log_on, __ATOMIC_RELAXED) == 0, 1))
@@ -482,6 +478,11 @@ static int sched__consider(maccrt_task *t, sched__walk_state *w, int last)
     return r;
 }
 
+/* One ready task looked at by the walk: placed (SCHED__PLACED), left waiting
+ * (SCHED__WAITS), or left waiting with nothing more to place in this walk
+ * (SCHED__STOP). A task of a device's own queue (`home`) already counts in
+ * that device's backlog (its queue length). `last`: no task follows (the
+ * policy is not asked where a task that fits nowhere waits). */
 static int sched__consider_one(maccrt_task *t, sched__walk_state *w, int last)
 {
     maccrt_runtime *rt = &maccrt_rt;

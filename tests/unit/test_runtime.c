@@ -300,6 +300,16 @@ Test(rt, depend_out_in_inout_chain)
         cr_assert_eq(seq[i], i + 1, "position %d ran task %d", i, seq[i]);
 }
 
+/* A new empty file from the template path (its XXXXXX replaced), named in
+ * the environment variable `name` (MACC_TRACE, MACC_SCHED_LOG). */
+static void temp_file_in_env(char *path, const char *name)
+{
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    setenv(name, path, 1);
+}
+
 /* The ready tasks are taken in the order they were created in: a chain's
  * next link, made ready when its predecessor ends, goes before the tasks
  * created after it (one host task at a time: resources(100)); with
@@ -341,10 +351,7 @@ Test(rt, ready_order_puts_a_successor_after_later_tasks)
 Test(rt, the_scheduling_log_has_a_line_per_placement)
 {
     char path[] = "/tmp/macc_sched_log_XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    close(fd);
-    setenv("MACC_SCHED_LOG", path, 1);
+    temp_file_in_env(path, "MACC_SCHED_LOG");
     successor_before_later_tasks();
     FILE *f = fopen(path, "r");
     cr_assert_not_null(f);
@@ -4517,10 +4524,7 @@ static void *trace_recorder(void *p)
 Test(rt, trace_events_of_many_threads_are_all_written)
 {
     char path[] = "/tmp/macc-trace-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    close(fd);
-    setenv("MACC_TRACE", path, 1);
+    temp_file_in_env(path, "MACC_TRACE");
     cr_assert_eq(macc_num_devices(), 1, "the runtime is up (the host)");
     maccrt_trace_init();
     cr_assert(maccrt_trace_on());
