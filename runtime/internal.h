@@ -340,8 +340,13 @@ typedef struct maccrt_device {
     /* The data directory's tree of this device (cache.c): its present-table
      * entries and (devices with their own memory) cached copies of tasks'
      * maps; guarded by the directory lock. dheld: its present-table entries
-     * (read without the lock by a host task's maps). */
+     * (read without the lock by a host task's maps). dlock: this device's
+     * part of the directory lock (cache.c, "Concurrency"): held with it
+     * by every operation that changes a tree, and alone by a GPU task's
+     * maps that touch only this device's entries. */
     maccrt_rtree dtree;
+    pthread_mutex_t dlock;
+    long dfast; /* maps of its tasks taken or given back under dlock alone (dlock) */
     atomic_long dheld;
     /* omp_target_alloc's blocks on this device (device addresses; data.c). */
     maccrt_rtree allocs;
@@ -572,6 +577,7 @@ typedef struct maccrt_dir_info {
     long cached;       /* coherent copies of tasks' maps */
     long cached_dirty; /* of them, dirty */
     long early;        /* early write-backs so far, every device (maccrt_cache_write_early) */
+    long fast;         /* maps of its tasks taken or given back under its own lock alone */
 } maccrt_dir_info;
 void maccrt_dir_info_get(const maccrt_device *d, maccrt_dir_info *out);
 
