@@ -20,7 +20,14 @@
  * and each later one twice its predecessor, up to 64 MiB (or one block):
  * few driver calls for a class in heavy use, little kept for one that is
  * not. One thread at a time grows a class; the others that need the class
- * meanwhile wait for its slab instead of asking the driver too.
+ * meanwhile wait for its slab instead of asking the driver too. A slab of
+ * SLAB__AHEAD_MIN bytes or more is asked for ahead, by the thread whose
+ * block leaves fewer than half the last slab's blocks free, so that the
+ * others go on with the rest meanwhile: a 32-64 MiB slab took the driver
+ * 270-460 us, and every helper of the GPU waited for it (matmul on two
+ * H200s: each GPU's 8 helpers in 'alloc' at once 3 times in the first 8 ms).
+ * An ahead slab the device refuses is not asked again: the class then grows
+ * when empty, trimming first as below.
  *
  * A freed block goes back to its class's free list (the block is found by
  * its slab, in a range tree). Memory stays in the slabs, as the pool kept
@@ -39,6 +46,7 @@
 #define SLAB__NCLASSES 96
 #define SLAB__FIRST ((size_t)2 << 20)  /* a class's first slab: 2 MiB of blocks */
 #define SLAB__MAX ((size_t)64 << 20)   /* the largest slab (or one block) */
+#define SLAB__AHEAD_MIN ((size_t)16 << 20) /* slabs this large are asked for ahead */
 
 typedef struct slab__slab {
     maccrt_rnode node; /* [base, base + nblocks * its class's size) in the tree */
@@ -57,6 +65,8 @@ typedef struct slab__class {
     size_t nfree, cap;
     size_t next_bytes; /* the next slab's size */
     int growing;       /* a thread is getting this class a slab */
+    unsigned last_nblocks; /* blocks of its last slab */
+    int no_ahead;      /* an ahead slab was refused: grow only when empty */
 } slab__class;
 
 struct maccrt_slabs {
@@ -164,8 +174,8 @@ size_t maccrt_slabs_trim(maccrt_slabs *s, void *ctx)
 
 /* Gets class c a slab (s->lock held on entry and exit, dropped meanwhile).
  * Returns 0 when the device had none to give, even after the empty slabs
- * went back. */
-static int slab__grow(maccrt_slabs *s, int ci, void *ctx)
+ * went back (ahead: not asked again, nothing trimmed). */
+static int slab__grow(maccrt_slabs *s, int ci, void *ctx, int ahead)
 {
     slab__class *c = &s->cls[ci];
     if (!c->next_bytes)
@@ -174,7 +184,7 @@ static int slab__grow(maccrt_slabs *s, int ci, void *ctx)
     c->growing = 1;
     pthread_mutex_unlock(&s->lock);
     void *p = s->get(ctx, bytes);
-    if (!p) {
+    if (!p && !ahead) {
         /* the device is short: what no block uses goes back, then once more,
          * for as little as one block */
         maccrt_slabs_trim(s, ctx);
@@ -185,12 +195,15 @@ static int slab__grow(maccrt_slabs *s, int ci, void *ctx)
     pthread_mutex_lock(&s->lock);
     c->growing = 0;
     pthread_cond_broadcast(&s->grown);
-    if (!p)
+    if (!p) {
+        c->no_ahead |= ahead;
         return 0;
+    }
     s->ngets++;
     sl->node.start = (uintptr_t)p;
     sl->node.end = (uintptr_t)p + bytes;
     sl->nblocks = (unsigned)(bytes / c->size);
+    c->last_nblocks = sl->nblocks;
     sl->cls = ci;
     maccrt_rtree_insert(&s->tree, &sl->node);
     s->bytes_slabs += bytes;
@@ -227,7 +240,7 @@ void *maccrt_slabs_alloc(maccrt_slabs *s, size_t n, void *ctx, int *nomem)
             pthread_cond_wait(&s->grown, &s->lock);
             continue;
         }
-        if (!slab__grow(s, ci, ctx)) {
+        if (!slab__grow(s, ci, ctx, 0)) {
             pthread_mutex_unlock(&s->lock);
             *nomem = 1;
             return NULL;
@@ -236,6 +249,8 @@ void *maccrt_slabs_alloc(maccrt_slabs *s, size_t n, void *ctx, int *nomem)
     slab__free f = c->free[--c->nfree];
     f.sl->nused++;
     s->bytes_used += size;
+    if (!c->growing && !c->no_ahead && c->next_bytes >= SLAB__AHEAD_MIN && c->nfree < c->last_nblocks / 2)
+        (void)slab__grow(s, ci, ctx, 1); /* (f is this thread's already) */
     pthread_mutex_unlock(&s->lock);
     return f.p;
 }

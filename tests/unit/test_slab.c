@@ -187,6 +187,51 @@ Test(slab, large_requests_are_the_callers_and_slabs_grow_geometrically)
     cr_assert_leq(st.bytes_slabs, 2 * st.bytes_used, "at most twice what is in use");
 }
 
+/* A slab of 16 MiB or more is asked for while its class still has blocks:
+ * by the allocation that leaves fewer than half the last slab's blocks free
+ * (512 KiB blocks: slabs of 2, 4 and 8 MiB when empty, then 16 MiB with the
+ * 21st block, 7 still free), so no allocation after it finds the class
+ * empty and waits for the driver. */
+Test(slab, a_large_slab_is_asked_for_before_its_class_runs_out)
+{
+    dev d;
+    dev_init(&d, (size_t)1 << 34);
+    maccrt_slabs *s = maccrt_slabs_new(dev_get_noted, dev_put, (size_t)64 << 20);
+    int nomem;
+    maccrt_slabs_stat st;
+    for (int k = 1; k <= 768; k++) {
+        cr_assert_not_null(maccrt_slabs_alloc(s, 524288, &d, &nomem));
+        maccrt_slabs_info(s, &st);
+        if (k == 20)
+            cr_assert_eq(d.gets, 3, "2, 4 and 8 MiB, each when the class was empty");
+        if (k == 21) {
+            cr_assert_eq(d.gets, 4);
+            cr_assert_eq(d.last_get, (size_t)16 << 20);
+        }
+        if (k >= 21)
+            cr_assert_gt(st.bytes_slabs, st.bytes_used, "blocks left after the %d-th", k);
+    }
+    cr_assert_leq(d.gets, 12, "%ld slabs", d.gets);
+    cr_assert_leq(st.bytes_slabs, 2 * st.bytes_used, "at most twice what is in use");
+}
+
+/* An ahead slab the device refuses costs nothing: no slab goes back for it,
+ * and the class grows as before once empty (here by one block). */
+Test(slab, a_refused_ahead_slab_leaves_the_class_as_it_was)
+{
+    dev d;
+    dev_init(&d, (size_t)20 << 20); /* 2 + 4 + 8 MiB, not 16 more */
+    maccrt_slabs *s = maccrt_slabs_new(dev_get_noted, dev_put, (size_t)64 << 20);
+    int nomem;
+    for (int k = 1; k <= 28; k++)
+        cr_assert_not_null(maccrt_slabs_alloc(s, 524288, &d, &nomem));
+    cr_assert_eq(d.refused, 1, "the 16 MiB slab, asked ahead with the 21st block");
+    cr_assert_eq(d.puts, 0);
+    cr_assert_not_null(maccrt_slabs_alloc(s, 524288, &d, &nomem), "the 29th: one block's slab");
+    cr_assert_eq(d.last_get, (size_t)524288);
+    cr_assert_eq(d.refused, 2, "16 MiB once more when empty, then one block");
+}
+
 Test(slab, short_of_memory_the_empty_slabs_go_back_first)
 {
     dev d;
