@@ -1114,32 +1114,10 @@ static double eft__end(maccrt_task *t, maccrt_device *d, int backlog, double now
 
 /* The margin within which two devices' ends tie (est: the run alone on d,
  * 0 when unmeasured; best_est likewise on b): half the shorter run between
- * devices of one kind, the whole of it when one of them is the task's home
- * (home: sched__home's device, or -1), at most a millisecond; else a
- * microsecond. A chain's link leaves its home only for a device that ends
- * it a whole run sooner: with half, matmul's chains on two H200s went from
- * one GPU to the other 111 times in 256 chains, each GPU then needing every
- * tile of A and B (710 fills per GPU against 768 for one GPU alone), as the
- * GPUs' learned times differed by a half in the first milliseconds (the
- * kernels of the busier GPU sharing it with more others). */
-/* MACC_HOME_MARGIN: the home's margin, in runs (default 1; 0.5 as between
- * any two devices). maccrt_rt.lock held. */
-static double eft__home_margin(void)
+ * devices of one kind, at most a millisecond; else a microsecond. */
+static double eft__tol(double est, const maccrt_device *d, double best_est, const maccrt_device *b)
 {
-    static double v = -1;
-    if (v < 0) {
-        const char *e = getenv("MACC_HOME_MARGIN");
-        char *end;
-        double x = e && *e ? strtod(e, &end) : 1.0;
-        v = e && *e && (*end || x < 0 || x > 10) ? 1.0 : x;
-    }
-    return v;
-}
-
-static double eft__tol(double est, const maccrt_device *d, double best_est, const maccrt_device *b, int home)
-{
-    double share = home >= 0 && b && (d->num == home || b->num == home) ? eft__home_margin() : 0.5;
-    double tol = est > 0 && best_est > 0 && b && b->kind == d->kind ? share * (est < best_est ? est : best_est) : 0;
+    double tol = est > 0 && best_est > 0 && b && b->kind == d->kind ? 0.5 * (est < best_est ? est : best_est) : 0;
     if (tol > 1e-3)
         tol = 1e-3;
     if (tol < 1e-6)
@@ -1219,7 +1197,6 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
         (fit & cand & ~MACCRT_BIT(rt->host->num)))
         cand &= ~MACCRT_BIT(rt->host->num);
     double best_xfer = 0, best_own = 0, best_est = 0;
-    int home = sched__home(t);
     for (int i = 0; i < rt->ndevices; i++) {
         if (!(cand & MACCRT_BIT(i)))
             continue;
@@ -1238,7 +1215,7 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
          * task less than that later; the other ready tasks fill it. Between
          * kinds (the host and a GPU) a microsecond: the tail rule's margin. */
         double est = ri && ri->runs[d->kind] ? mean : 0;
-        double tol = eft__tol(est, d, best_est, best, home);
+        double tol = eft__tol(est, d, best_est, best);
         int tie = best && end - best_end < tol && best_end - end < tol;
         if (!best || (!tie && end < best_end) ||
             (tie && (xfer < best_xfer ||
@@ -1283,7 +1260,6 @@ static int eft__stays(maccrt_task *t, maccrt_device *h, maccrt_mask cand, maccrt
     double now = sched__now();
     if (eft__residency(t, h, now) != 0.0)
         return 0;
-    int home = sched__home(t); /* (h, mostly: eft__tol's margin) */
     double eh = sched__estimate_hi(t, h, sched__estimate(t, h));
     for (int i = 0; i < rt->ndevices; i++) {
         if (i == h->num || !(cand & MACCRT_BIT(i)) || (skip & MACCRT_BIT(i)))
@@ -1292,7 +1268,7 @@ static int eft__stays(maccrt_task *t, maccrt_device *h, maccrt_mask cand, maccrt
         double mean = sched__estimate(t, e), ee = sched__estimate_hi(t, e, mean);
         double tol = 1e-6;
         if (e->kind == h->kind) {
-            double m = (h->num == home ? eft__home_margin() : 0.5) * (mean < eh ? mean : eh);
+            double m = 0.5 * (mean < eh ? mean : eh);
             tol = m > 1e-3 ? 1e-3 : m < 1e-6 ? 1e-6 : m;
         }
         if (ee < eh - tol)
@@ -1320,7 +1296,6 @@ static int eft__still_waits(maccrt_task *t, maccrt_device *h, maccrt_mask free, 
         return 0;
     double now = sched__now(), xh, xfer, own, mean;
     double eh = eft__end(t, h, backlog[h->num], now, ri, &xh, &own, &mean);
-    int home = sched__home(t);
     double esth = mean;
     for (int i = 0; i < rt->ndevices; i++) {
         if (!(free & MACCRT_BIT(i)) || (skip & MACCRT_BIT(i)))
@@ -1329,7 +1304,7 @@ static int eft__still_waits(maccrt_task *t, maccrt_device *h, maccrt_mask free, 
         if (!ri->runs[x->kind])
             return 0;
         double ex = eft__end(t, x, backlog[i], now, ri, &xfer, &own, &mean);
-        double tol = eft__tol(mean, x, esth, h, home);
+        double tol = eft__tol(mean, x, esth, h);
         /* x ends it sooner, or ties with h without more to move (choose's
          * first tie rule: the device that needs the least moved) */
         if (ex <= eh - tol || (ex < eh + tol && !(xfer > xh)))
