@@ -61,8 +61,10 @@
  *     directives, program exit: maccrt_cache_flush) write every dirty range
  *     of cached entries back and detach them; held entries stay.
  *
- * Concurrency. One lock (cache__lock) guards the trees and the entries'
- * fields, and is never held across a copy or an allocation. An operation
+ * Concurrency. One lock (cache__lock with every device's dlock: "the whole
+ * lock", below; a GPU task's maps that touch only its device's entries take
+ * that device's dlock alone) guards the trees and the entries' fields, and
+ * is never held across a copy or an allocation. An operation
  * plans its copies under the lock, claims every entry it copies to or from
  * (all at once, or none: it waits on cache__cv and plans again, so no thread
  * waits while holding a claim it could be waited for, except a fill of a new
