@@ -189,4 +189,8 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    try:
+        sys.exit(main(sys.argv))
+    except BrokenPipeError:  # (piped into head: the rest is not wanted)
+        sys.stderr.close()
+        sys.exit(0)
