@@ -270,26 +270,29 @@ static void cache__lock_take_(const char *fn)
 }
 #define cache__lock_take() cache__lock_take_(__func__)
 
-/* The whole lock when it is free now (every part at its first try), else
- * -1 and nothing held. */
-static int cache__lock_try(void)
+/* Every device's part of the lock when each is free now (at its first try),
+ * else -1 and nothing held: enough to read the whole directory (what changes
+ * under the whole lock cannot change, nor what a device's own maps change
+ * under its part) but not to change it. The residency term reads so from
+ * under the runtime lock: with the global part too, a try failed whenever a
+ * thread taking the whole lock held it while it waited for a part (two fake
+ * GPUs: 29% of tries failed, 15% with the one lock before the parts). */
+static int cache__parts_try(void)
 {
-    if (maccrt_lock_try(&cache__lock) != 0)
-        return -1;
     int n = maccrt_rt.ndevices;
     for (int i = 0; i < n; i++)
         if (maccrt_lock_try(&maccrt_rt.devices[i]->dlock) != 0) {
             while (i-- > 0)
                 pthread_mutex_unlock(&maccrt_rt.devices[i]->dlock);
-            pthread_mutex_unlock(&cache__lock);
             return -1;
         }
-    cache__nlocked = n;
-    if (maccrt_trace_on()) {
-        cache__held_at = maccrt_now();
-        cache__held_by = __func__;
-    }
     return 0;
+}
+
+static void cache__parts_drop(void)
+{
+    for (int i = maccrt_rt.ndevices - 1; i >= 0; i--)
+        pthread_mutex_unlock(&maccrt_rt.devices[i]->dlock);
 }
 
 /* (MACC_TRACE) The calling thread's hold of cache__lock ends at t1: a
@@ -2468,7 +2471,7 @@ static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out
         managed[k] = t->maps[k].bytes && maccrt_managed_owns(t->maps[k].start, t->maps[k].bytes);
     if (!try)
         cache__lock_take();
-    else if (cache__lock_try() != 0)
+    else if (cache__parts_try() != 0)
         return -1;
     int n = cache__devices(NULL, devs);
     int at[MACCRT_MAX_DEVICES + 1]; /* device number -> its place in devs, or -1 */
@@ -2490,7 +2493,10 @@ static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out
              * link's measured bandwidth, or the host's when none) */
             maccrt_mask on;
             if (maccrt_managed_holders(a, b, try, &on) < 0) {
-                cache__lock_drop();
+                if (try)
+                    cache__parts_drop();
+                else
+                    cache__lock_drop();
                 return -1;
             }
             for (int d = 0; d < rt->ndevices; d++) {
@@ -2553,7 +2559,10 @@ static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out
                 out[d] += pull_all - pull[self] + (double)(b - a) / cache__bw(atomic_load(&dev->bw_h2d));
         }
     }
-    cache__lock_drop();
+    if (try)
+        cache__parts_drop();
+    else
+        cache__lock_drop();
     return 0;
 }
 
