@@ -2708,24 +2708,28 @@ Test(gpu, chain_links_wait_in_their_gpus_queue)
  * each link. Every link still ends on its chain's GPU. */
 Test(gpu, a_link_whose_data_is_home_stays_home_without_the_policy)
 {
-    /* The fewest calls of up to three rounds (fresh chains each): on a
-     * loaded 2-core machine a helper preempted while its link runs keeps the
-     * home busy, and the next link then asks the policy (a round of 50-580
-     * calls about one time in ten under make check's parallel jobs). Without
-     * eft__stays every link asks. */
+    /* Up to three rounds (fresh chains each) until one has both GPUs
+     * sharing the chains and few calls: on a loaded 2-core machine a helper
+     * preempted while its link runs keeps the home busy, and the next link
+     * then asks the policy (a round of 50-580 calls about one time in ten
+     * under make check's parallel jobs), and the first links of a round can
+     * all go to one GPU (GPU 0 with 26-38 of 192 links in 2 of 20 runs
+     * beside a make check). Without eft__stays every link asks, every
+     * round. */
     enum { C = 8, L = 24, N = 512, ROUNDS = 3 };
     static double y[ROUNDS][C][N];
-    long best = -1;
-    for (int r = 0; r < ROUNDS && (best < 0 || best >= C * L / 4); r++) {
+    long calls = 0, t0 = 0, t1 = 0;
+    int ok = 0;
+    for (int r = 0; r < ROUNDS && !ok; r++) {
         long t00 = macc_device_tasks(0), t10 = macc_device_tasks(1);
-        long calls = qlink_chains(C, L, N, y[r]);
-        long t0 = macc_device_tasks(0) - t00, t1 = macc_device_tasks(1) - t10;
+        calls = qlink_chains(C, L, N, y[r]);
+        t0 = macc_device_tasks(0) - t00;
+        t1 = macc_device_tasks(1) - t10;
         cr_assert_eq(t0 + t1, C * L);
-        cr_assert_gt(t0, C * L / 4, "GPU 0 ran %ld of %d", t0, C * L);
-        cr_assert_gt(t1, C * L / 4, "GPU 1 ran %ld of %d", t1, C * L);
-        best = best < 0 || calls < best ? calls : best;
+        ok = t0 > C * L / 4 && t1 > C * L / 4 && calls < C * L / 4;
     }
-    cr_assert_lt(best, C * L / 4, "%ld policy calls for %d tasks", best, C * L);
+    cr_assert(ok, "last of %d rounds: GPU 0 ran %ld, GPU 1 %ld of %d tasks, %ld policy calls", ROUNDS, t0, t1,
+              C * L, calls);
 }
 
 /* A task that needs every token of a GPU is not starved by a stream of
