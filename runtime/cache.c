@@ -238,10 +238,16 @@ static void cache__devs_take(void)
     cache__nlocked = n;
 }
 
+/* Unlocks the parts of devices[0..n-1], last first. */
+static void cache__parts_drop(int n)
+{
+    while (n-- > 0)
+        pthread_mutex_unlock(&maccrt_rt.devices[n]->dlock);
+}
+
 static void cache__devs_drop(void)
 {
-    for (int i = cache__nlocked - 1; i >= 0; i--)
-        pthread_mutex_unlock(&maccrt_rt.devices[i]->dlock);
+    cache__parts_drop(cache__nlocked);
     cache__nlocked = 0;
 }
 
@@ -282,17 +288,10 @@ static int cache__parts_try(void)
     int n = maccrt_rt.ndevices;
     for (int i = 0; i < n; i++)
         if (maccrt_lock_try(&maccrt_rt.devices[i]->dlock) != 0) {
-            while (i-- > 0)
-                pthread_mutex_unlock(&maccrt_rt.devices[i]->dlock);
+            cache__parts_drop(i);
             return -1;
         }
     return 0;
-}
-
-static void cache__parts_drop(void)
-{
-    for (int i = maccrt_rt.ndevices - 1; i >= 0; i--)
-        pthread_mutex_unlock(&maccrt_rt.devices[i]->dlock);
 }
 
 /* (MACC_TRACE) The calling thread's hold of cache__lock ends at t1: a
@@ -2129,13 +2128,11 @@ void maccrt_map_task_acquire_n(maccrt_device *d, int n, const MACC_Map *maps, vo
 {
     /* first, under d's dlock alone, the maps that touch only d's entries */
     uint64_t fast = 0; /* maps 0..63 taken so */
-    int ndir = 0;
     if (cache__dev_lockable(d)) {
-        int locked = 0;
+        int locked = 0, nfast = 0;
         for (int i = 0; i < n && i < 64; i++) {
             if (!cache__task_dir_map(d, &maps[i]))
                 continue;
-            ndir++;
             if (!locked) {
                 cache__dev_take(d);
                 locked = 1;
@@ -2145,12 +2142,14 @@ void maccrt_map_task_acquire_n(maccrt_device *d, int n, const MACC_Map *maps, vo
             if (cache__acquire_fast(d, &maps[i], &ptrs[i], &handles[i])) {
                 took[i] = MACCRT_TOOK_DIR;
                 fast |= (uint64_t)1 << i;
-                d->dfast++;
+                nfast++;
             }
         }
-        if (locked)
+        if (locked) {
+            d->dfast += nfast;
             cache__dev_drop(d);
-        if (n <= 64 && ndir == n && fast == (n == 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1))
+        }
+        if (nfast == n)
             return;
     }
     int locked = 0, busy_last = n > 1 && cache__busy_last();
@@ -2248,25 +2247,24 @@ void maccrt_map_task_release_n(maccrt_device *d, int n, const MACC_Map *maps, co
     /* first, under d's dlock alone, those whose end touches only d's entry */
     uint64_t fast = 0; /* maps 0..63 given back so */
     if (cache__dev_lockable(d)) {
-        int locked = 0, all = 1;
+        int locked = 0, nfast = 0;
         for (int i = (n < 64 ? n : 64) - 1; i >= 0; i--) {
-            if (took[i] != MACCRT_TOOK_DIR) {
-                all = 0;
+            if (took[i] != MACCRT_TOOK_DIR)
                 continue;
-            }
             if (!locked) {
                 cache__dev_take(d);
                 locked = 1;
             }
             if (cache__release_fast(d, &maps[i], handles[i])) {
                 fast |= (uint64_t)1 << i;
-                d->dfast++;
-            } else
-                all = 0;
+                nfast++;
+            }
         }
-        if (locked)
+        if (locked) {
+            d->dfast += nfast;
             cache__dev_drop(d);
-        if (all && n <= 64)
+        }
+        if (nfast == n)
             return;
     }
     int locked = 0;
@@ -2494,7 +2492,7 @@ static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out
             maccrt_mask on;
             if (maccrt_managed_holders(a, b, try, &on) < 0) {
                 if (try)
-                    cache__parts_drop();
+                    cache__parts_drop(maccrt_rt.ndevices);
                 else
                     cache__lock_drop();
                 return -1;
@@ -2560,7 +2558,7 @@ static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out
         }
     }
     if (try)
-        cache__parts_drop();
+        cache__parts_drop(maccrt_rt.ndevices);
     else
         cache__lock_drop();
     return 0;
