@@ -1008,6 +1008,7 @@ static int eft__slots(maccrt_task *t, maccrt_device *d)
 static double eft__residency(maccrt_task *t, maccrt_device *d, double now)
 {
     int k = d->num;
+    maccrt_rt.policy_terms++;
     if (!t->xfer_memo)
         return maccrt_cache_move_time_try(t, d);
     int known = (t->xfer_known >> k) & 1;
@@ -1196,6 +1197,12 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
     if (ri && !ri->runs[MACC_DEV_HOST] && (cand & MACCRT_BIT(rt->host->num)) &&
         (fit & cand & ~MACCRT_BIT(rt->host->num)))
         cand &= ~MACCRT_BIT(rt->host->num);
+    if (cand && !(cand & (cand - 1))) {
+        /* one candidate left: no terms to weigh (as for a task of one
+         * candidate device) */
+        t->chose_dev1 = 0;
+        return rt->devices[__builtin_ctzll(cand)];
+    }
     double best_xfer = 0, best_own = 0, best_est = 0;
     for (int i = 0; i < rt->ndevices; i++) {
         if (!(cand & MACCRT_BIT(i)))
@@ -1244,8 +1251,13 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
  * it no sooner, whatever its data and queue). Then choose picks h, or, in
  * a tie with a device that also holds every input, one with more free
  * tokens: the home is taken in such a tie (locality). 0 where choose could
- * answer otherwise: a candidate kind not yet measured (exploration), h
- * shut out by the share rule, a residency term unknown (directory busy).
+ * answer otherwise: a candidate kind not yet measured (exploration; not
+ * the host, which choose explores only when no other candidate is free),
+ * h shut out by the share rule, a residency term unknown (directory
+ * busy). With no other candidate left (the rest shut out, or an unmeasured
+ * host), h is the answer whatever its data: a GPU shared with a host that
+ * never ran the region was asked choose's every term for every task
+ * (matmul on the host and one H200: 0.935 of the GPU alone).
  * Saves the estimates and queue terms of every other device (eft__choose
  * was 80% of the completions' dispatch walk with four fake GPUs). */
 static int eft__stays(maccrt_task *t, maccrt_device *h, maccrt_mask cand, maccrt_mask skip)
@@ -1254,15 +1266,33 @@ static int eft__stays(maccrt_task *t, maccrt_device *h, maccrt_mask cand, maccrt
     if (!t->region || t->op || (skip & MACCRT_BIT(h->num)) || !t->nmaps || !rt->ngpus)
         return 0;
     maccrt_region_info *ri = maccrt_region_info_get(t->region);
-    for (int i = 0; i < rt->ndevices; i++)
-        if ((cand & MACCRT_BIT(i)) && !ri->runs[rt->devices[i]->kind])
+    if (!ri->runs[h->kind])
+        return 0;
+    /* the candidates choose would weigh against h: not shut out, and not
+     * the host while it is not yet measured (choose explores it only when
+     * no other candidate is free, and h is) */
+    maccrt_mask others = 0;
+    for (int i = 0; i < rt->ndevices; i++) {
+        if (i == h->num || !(cand & MACCRT_BIT(i)) || (skip & MACCRT_BIT(i)))
+            continue;
+        maccrt_device *e = rt->devices[i];
+        if (!ri->runs[e->kind]) {
+            if (e == rt->host)
+                continue;
             return 0;
+        }
+        others |= MACCRT_BIT(i);
+    }
+    if (!others) {
+        t->chose_dev1 = 0; /* h alone: choose's answer, whatever its data */
+        return 1;
+    }
     double now = sched__now();
     if (eft__residency(t, h, now) != 0.0)
         return 0;
     double eh = sched__estimate_hi(t, h, sched__estimate(t, h));
     for (int i = 0; i < rt->ndevices; i++) {
-        if (i == h->num || !(cand & MACCRT_BIT(i)) || (skip & MACCRT_BIT(i)))
+        if (!(others & MACCRT_BIT(i)))
             continue;
         maccrt_device *e = rt->devices[i];
         double mean = sched__estimate(t, e), ee = sched__estimate_hi(t, e, mean);

@@ -3578,6 +3578,31 @@ Test(sched, dependent_tasks_do_not_weigh_an_unexplored_host)
     cr_assert_eq(maccrt_rt.policy_calls, 0, "%ld policy calls", (long)maccrt_rt.policy_calls);
 }
 
+/* Tasks without depend clauses keep the host a candidate, but while it has
+ * not run their region and the GPU is free, the policy explores it for
+ * none of them: its answer is the GPU without a residency term weighed (one
+ * task in flight at a time, so the GPU always fits). */
+Test(sched, a_free_gpu_beside_an_unexplored_host_needs_no_terms)
+{
+    enum { N = 64 };
+    static double y[N];
+    macc_num_devices(); /* (the runtime started) */
+    pthread_mutex_lock(&maccrt_rt.lock);
+    long c0 = maccrt_rt.policy_calls, r0 = maccrt_rt.policy_terms;
+    pthread_mutex_unlock(&maccrt_rt.lock);
+    for (int k = 0; k < 24; k++) {
+        scale_args a = {0, N, 1.0, 0, y};
+        MACC_Map m = {"y", y, y, sizeof y, MACC_MAP_TOFROM};
+        MACC_target(&r_scale, &a, sizeof a, 1, &m, 0, NULL, 0, MACC_DEVICE_ANY, 1);
+    }
+    pthread_mutex_lock(&maccrt_rt.lock);
+    long calls = maccrt_rt.policy_calls - c0, terms = maccrt_rt.policy_terms - r0;
+    pthread_mutex_unlock(&maccrt_rt.lock);
+    cr_assert_eq(atomic_load(&ran_host), 0, "the host ran %d", atomic_load(&ran_host));
+    cr_assert_gt(calls, 0, "the host stayed a candidate: the policy was asked");
+    cr_assert_eq(terms, 0, "%ld residency terms for %ld policy calls", terms, calls);
+}
+
 /* The transfer part of the estimate: a task whose predecessor wrote 1 GB of
  * its input on nvidia:0 goes there (moving it to the host would take 0.1 s
  * at the default 10 GB/s), and one whose input was written on the host stays
