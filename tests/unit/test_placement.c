@@ -662,23 +662,35 @@ Test(placement, two_gpus_sections_move_with_their_tasks)
 /* The scheduler sees where managed pages are: tasks of device(any) that map
  * a section GPU 1 holds run on GPU 1, and tasks of a section GPU 0 holds on
  * GPU 0, both GPUs free (before, every GPU cost the same move from the
- * host and the tie went to GPU 0). */
+ * host and the tie went to GPU 0). Up to three attempts, fresh sections
+ * each, until one has every task on its pages' GPU: the choice weighs the
+ * learned run times too, and one run slowed by a loaded machine (make
+ * check's other jobs) makes a GPU look slower by more than the 4 MiB move
+ * (about 1 in 80 runs beside two busy loops on the 2-core machine, before
+ * this change as after). */
 Test(placement, two_gpus_tasks_follow_the_pages)
 {
     two_gpus("otm");
     size_t half = 4 * MiB;
-    float *x = MACC_malloc(2 * half), *y = x + half / 4;
     cr_assert_eq(macc_num_devices(), 3);
-    launch_on(&R1, y, half, 0); /* measured on both GPUs */
-    launch_on(&R1, x, half, 1);
-    for (int i = 0; i < 4; i++) {
-        long t0 = macc_device_tasks(0), t1 = macc_device_tasks(1);
-        launch_on(&R1, x, half, MACC_DEVICE_ANY);
-        cr_assert_eq(macc_device_tasks(1), t1 + 1, "round %d: on GPU 1, which holds x's pages", i);
-        launch_on(&R1, y, half, MACC_DEVICE_ANY);
-        cr_assert_eq(macc_device_tasks(0), t0 + 1, "round %d: on GPU 0, which holds y's pages", i);
+    int ok = 0, bad_round = -1;
+    for (int attempt = 0; attempt < 3 && !ok; attempt++) {
+        float *x = MACC_malloc(2 * half), *y = x + half / 4;
+        launch_on(&R1, y, half, 0); /* measured on both GPUs */
+        launch_on(&R1, x, half, 1);
+        ok = 1;
+        for (int i = 0; i < 4 && ok; i++) {
+            long t0 = macc_device_tasks(0), t1 = macc_device_tasks(1);
+            launch_on(&R1, x, half, MACC_DEVICE_ANY);
+            ok = macc_device_tasks(1) == t1 + 1; /* on GPU 1, which holds x's pages */
+            launch_on(&R1, y, half, MACC_DEVICE_ANY);
+            ok = ok && macc_device_tasks(0) == t0 + 1; /* on GPU 0, which holds y's pages */
+            bad_round = ok ? -1 : i;
+        }
+        ok = ok && to_gpu_bytes(0, x) + to_gpu_bytes(1, y) == 0; /* nothing moved between the GPUs */
     }
-    cr_assert_eq(to_gpu_bytes(0, x) + to_gpu_bytes(1, y), 0, "nothing moved between the GPUs");
+    cr_assert(ok, "three attempts: a task left its pages' GPU (last attempt's round %d), or bytes moved between "
+                  "the GPUs", bad_round);
 }
 
 /* Without placement (MACC_PLACEMENT=off: managed.c's prefetches of task
