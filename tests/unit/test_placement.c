@@ -663,11 +663,14 @@ Test(placement, two_gpus_sections_move_with_their_tasks)
  * a section GPU 1 holds run on GPU 1, and tasks of a section GPU 0 holds on
  * GPU 0, both GPUs free (before, every GPU cost the same move from the
  * host and the tie went to GPU 0). Up to three attempts, fresh sections
- * each, until one has every task on its pages' GPU: the choice weighs the
- * learned run times too, and one run slowed by a loaded machine (make
- * check's other jobs) makes a GPU look slower by more than the 4 MiB move
- * (about 1 in 80 runs beside two busy loops on the 2-core machine, before
- * this change as after). */
+ * and a fresh region each, until one has every task on its pages' GPU: the
+ * choice weighs the learned run times too, and one run slowed by a loaded
+ * machine (make check's other jobs) makes a GPU look slower by more than
+ * the 4 MiB move (about 1 in 80 runs beside two busy loops on the 2-core
+ * machine). */
+static const MACC_Region Rpages[3] = {{{"a.c", 21, 1, "f"}, "macc_k_f_L21", 1, vers, 1, facts1},
+                                      {{"a.c", 22, 1, "f"}, "macc_k_f_L22", 1, vers, 1, facts1},
+                                      {{"a.c", 23, 1, "f"}, "macc_k_f_L23", 1, vers, 1, facts1}};
 Test(placement, two_gpus_tasks_follow_the_pages)
 {
     two_gpus("otm");
@@ -675,15 +678,18 @@ Test(placement, two_gpus_tasks_follow_the_pages)
     cr_assert_eq(macc_num_devices(), 3);
     int ok = 0, bad_round = -1;
     for (int attempt = 0; attempt < 3 && !ok; attempt++) {
+        /* a region of its own: a slow run's learned time (a moving
+         * average) would outlast the attempt */
+        const MACC_Region *r = &Rpages[attempt];
         float *x = MACC_malloc(2 * half), *y = x + half / 4;
-        launch_on(&R1, y, half, 0); /* measured on both GPUs */
-        launch_on(&R1, x, half, 1);
+        launch_on(r, y, half, 0); /* measured on both GPUs */
+        launch_on(r, x, half, 1);
         ok = 1;
         for (int i = 0; i < 4 && ok; i++) {
             long t0 = macc_device_tasks(0), t1 = macc_device_tasks(1);
-            launch_on(&R1, x, half, MACC_DEVICE_ANY);
+            launch_on(r, x, half, MACC_DEVICE_ANY);
             ok = macc_device_tasks(1) == t1 + 1; /* on GPU 1, which holds x's pages */
-            launch_on(&R1, y, half, MACC_DEVICE_ANY);
+            launch_on(r, y, half, MACC_DEVICE_ANY);
             ok = ok && macc_device_tasks(0) == t0 + 1; /* on GPU 0, which holds y's pages */
             bad_round = ok ? -1 : i;
         }
