@@ -245,6 +245,8 @@ int main(int argc, char **argv)
            "efficiency=%.3f policy_calls_per_task=%.1f cpu_us_per_task=%.1f check=%s\n",
            ngpus, helpers, ntasks, kernel_us, t, ntasks / t, ideal / t,
            (double)maccrt_rt.policy_calls / (double)ntasks, 1e6 * c / ntasks, bad ? "FAIL" : "PASS");
+    printf("dispatch: residency terms %ld, %ld of them unknown (the directory busy, nothing kept)\n",
+           maccrt_rt.policy_terms, maccrt_rt.policy_blind);
     for (int d = 0; d < macc_num_devices(); d++)
         printf("dispatch: device %d (%s): %ld tasks, %llu bytes in from the host, %llu from other GPUs\n", d,
                macc_device_name(d), macc_device_tasks(d),

@@ -1054,6 +1054,7 @@ typedef struct maccrt_runtime {
     unsigned long ready_seq;            /* tasks made ready so far (their rseq) */
     long policy_calls;  /* policy->choose calls of the dispatch walks (a test's measure of their cost) */
     long policy_terms;  /* residency terms the policy asked for (eft__residency: a test's measure) */
+    long policy_blind;  /* of them, unknown: the directory busy and no earlier value kept */
     long inbox_pushes;  /* submissions left in task.c's inbox for a completing helper (tests) */
     unsigned long walk;     /* the dispatch walk in progress (0: none; sched.c), walks so far */
     unsigned long walks;

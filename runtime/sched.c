@@ -1009,16 +1009,21 @@ static double eft__residency(maccrt_task *t, maccrt_device *d, double now)
 {
     int k = d->num;
     maccrt_rt.policy_terms++;
-    if (!t->xfer_memo)
-        return maccrt_cache_move_time_try(t, d);
+    if (!t->xfer_memo) {
+        double r = maccrt_cache_move_time_try(t, d);
+        maccrt_rt.policy_blind += r < 0;
+        return r;
+    }
     int known = (t->xfer_known >> k) & 1;
     if (known && now - t->xfer_at < EFT__XFER_TTL)
         return t->xfer_memo[k];
     /* every candidate at once: a choice between two GPUs asks for both */
     maccrt_mask want = t->cand | MACCRT_BIT(k);
     double v[MACCRT_MAX_DEVICES];
-    if (maccrt_cache_move_times_try(t, want, v) < 0)
+    if (maccrt_cache_move_times_try(t, want, v) < 0) {
+        maccrt_rt.policy_blind += !known;
         return known ? t->xfer_memo[k] : -1; /* busy: the last value, or none */
+    }
     t->xfer_at = now;
     t->xfer_known = 0;
     for (int i = 0; i < maccrt_rt.ndevices; i++)
