@@ -247,11 +247,15 @@ int main(int argc, char **argv)
            (double)maccrt_rt.policy_calls / (double)ntasks, 1e6 * c / ntasks, bad ? "FAIL" : "PASS");
     printf("dispatch: residency terms %ld, %ld of them unknown (the directory busy, nothing kept)\n",
            maccrt_rt.policy_terms, maccrt_rt.policy_blind);
-    for (int d = 0; d < macc_num_devices(); d++)
-        printf("dispatch: device %d (%s): %ld tasks, %llu bytes in from the host, %llu from other GPUs\n", d,
-               macc_device_name(d), macc_device_tasks(d),
+    for (int d = 0; d < macc_num_devices(); d++) {
+        maccrt_dir_info di;
+        maccrt_dir_info_get(maccrt_rt.devices[d], &di);
+        printf("dispatch: device %d (%s): %ld tasks, %llu bytes in from the host, %llu from other GPUs, "
+               "%ld maps under its own lock\n",
+               d, macc_device_name(d), macc_device_tasks(d),
                (unsigned long long)atomic_load(&maccrt_rt.devices[d]->bytes_h2d),
-               (unsigned long long)atomic_load(&maccrt_rt.devices[d]->bytes_p2p));
+               (unsigned long long)atomic_load(&maccrt_rt.devices[d]->bytes_p2p), di.fast);
+    }
     free(A);
     free(B);
     free(C);
