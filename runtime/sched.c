@@ -1260,9 +1260,10 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
  * the host, which choose explores only when no other candidate is free),
  * h shut out by the share rule, a residency term unknown (directory
  * busy). With no other candidate left (the rest shut out, or an unmeasured
- * host), h is the answer whatever its data: a GPU shared with a host that
- * never ran the region was asked choose's every term for every task
- * (matmul on the host and one H200: 0.935 of the GPU alone).
+ * host), h is the answer whatever its data, as choose's would be (a task
+ * without depend clauses keeps the host as a candidate: with the host not
+ * yet measured, this returned 0 for every such task and choose weighed the
+ * one GPU left).
  * Saves the estimates and queue terms of every other device (eft__choose
  * was 80% of the completions' dispatch walk with four fake GPUs). */
 static int eft__stays(maccrt_task *t, maccrt_device *h, maccrt_mask cand, maccrt_mask skip)
