@@ -2448,6 +2448,16 @@ static double cache__bw(double bw)
     return bw > 0 ? bw : MACCRT_DEFAULT_BW;
 }
 
+/* Gives back what cache__move_times read the directory under: every
+ * device's part (try: cache__parts_try) or the whole lock. */
+static void cache__read_drop(int try)
+{
+    if (try)
+        cache__parts_drop(maccrt_rt.ndevices);
+    else
+        cache__lock_drop();
+}
+
 static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out, int try)
 {
     maccrt_runtime *rt = &maccrt_rt;
@@ -2491,10 +2501,7 @@ static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out
              * link's measured bandwidth, or the host's when none) */
             maccrt_mask on;
             if (maccrt_managed_holders(a, b, try, &on) < 0) {
-                if (try)
-                    cache__parts_drop(maccrt_rt.ndevices);
-                else
-                    cache__lock_drop();
+                cache__read_drop(try);
                 return -1;
             }
             for (int d = 0; d < rt->ndevices; d++) {
@@ -2557,10 +2564,7 @@ static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out
                 out[d] += pull_all - pull[self] + (double)(b - a) / cache__bw(atomic_load(&dev->bw_h2d));
         }
     }
-    if (try)
-        cache__parts_drop(maccrt_rt.ndevices);
-    else
-        cache__lock_drop();
+    cache__read_drop(try);
     return 0;
 }
 
