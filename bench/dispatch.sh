@@ -12,6 +12,9 @@
 # the least of the runs (floor_cpu_us: the floor's, the sleeps' own wake-ups):
 # on a shared or small machine, whose other load moves tasks/s by 2x between
 # runs, the runtime's cost per task shows there more steadily.
+# With python3, one traced run per number of GPUs: the runtime lock's holds
+# by completing helpers, and a helper's microseconds per task by part
+# (tracestat --per-task: run, maps, unmaps, completion, and the waits).
 #
 #   usage: bench/dispatch.sh BUILD_DIR [REPS]   (NB=16 KERNEL_US=70 HELPERS=8 GPUS="1 2 4")
 #   DISPATCH_ASYNC=1: the fake GPUs' tasks end asynchronously, as the CUDA plugin's do
@@ -76,5 +79,14 @@ if command -v python3 >/dev/null 2>&1; then
             /^span/ { span = $2 }
             $2 == "hold:lock" && $3 == "task__finish_gpu" { h += $5; med = med (med == "" ? "" : " / ") $6 }
             END { printf "%d GPU(s): completions held the runtime lock %.1f ms of %.1f ms (median hold per device: %s us)\n", n, h, span, med }'
+    done
+    # A helper's time per task, the mean over the GPUs (tracestat --per-task,
+    # the same traced runs): beyond the run, what the runtime costs it, and
+    # which waits make that up.
+    for n in $gpus; do
+        python3 "$root/tools/tracestat.py" --per-task "$out/trace$n.json" | awk -v n="$n" '
+            $1 ~ /^nvidia/ { g++; for (i = 3; i <= NF; i++) s[i] += $i }
+            END { if (g) printf "%d GPU(s): us per task: run %.1f, maps %.1f, unmap %.1f, completion %.1f; waits: directory lock %.1f, data %.1f, runtime lock %.1f\n",
+                  n, s[3] / g, s[4] / g, s[5] / g, s[6] / g, s[7] / g, s[8] / g, s[9] / g }'
     done
 fi

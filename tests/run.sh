@@ -283,6 +283,14 @@ e2e)
             awk '$1 == "host" && $2 >= 1 && $3 > 0 { print "ok" }')
         if [ "$rate" = "$tasks" ] && [ "$busy" = ok ]; then ok
         else cat "$tmp/err"; ko "e2e tracestat --rate / --threads: $rate tasks ended, host threads: '$busy'"; fi
+        # --per-task: the host's row counts every task, and its run time per task is the
+        # summary's task time over them
+        pt=$(python3 "$top/tools/tracestat.py" --per-task "$tmp/trace.json" 2>> "$tmp/err" |
+            awk '$1 == "host" { print $2, $3 }')
+        tsum=$(python3 "$top/tools/tracestat.py" "$tmp/trace.json" 2>> "$tmp/err" | awk '$1 == "host" && $2 == "task" { print $4 }')
+        if [ -n "$pt" ] && [ -n "$tsum" ] && echo "$pt $tsum" | awk -v n="$tasks" '
+            { want = $3 * 1000 / n; tol = 60 / n + want * 0.01; exit !($1 == n && $2 > 0 && $2 > want - tol && $2 < want + tol) }'; then ok
+        else cat "$tmp/err"; ko "e2e tracestat --per-task: '$pt' (tasks $tasks, task ms '$tsum')"; fi
     else
         ko "e2e trace: python3 is needed to check MACC_TRACE"
     fi

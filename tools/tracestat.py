@@ -7,6 +7,7 @@
     python3 tools/tracestat.py --windows auto t.json      20 windows over the run
     python3 tools/tracestat.py --rate MS|auto t.json      tasks ended per window and device
     python3 tools/tracestat.py --threads t.json           each device's threads: how busy
+    python3 tools/tracestat.py --per-task t.json          each device's time per task, by kind
 
 The first form prints, per device and kind (task, h2d, maps, wait:lock, ...), the number of
 slices, their summed time, median, 90th percentile and maximum (in microseconds), and the
@@ -22,7 +23,13 @@ over the run, waits for a worker or for readiness left out, as those are recorde
 task, not the thread's work; so are a GPU's task slices, its kernels' time from launch to the
 end seen, which the helper that completes the task records while it waited for none of it
 with asynchronous tasks), busiest first: helpers idle while placed tasks wait for one
-(wait:queue) are wake-ups, not a shortage of helpers.
+(wait:queue) are wake-ups, not a shortage of helpers. --per-task prints, per device, the
+microseconds per task (a kind's summed time over the device's task slices) that its threads
+spent in each part of a task's way: its run, acquiring its maps, giving them back, its
+completion, and the waits inside those: for the directory's lock (maps and unmaps), for data
+another thread is copying (maps), for the runtime's lock (completions); a helper's time per
+task beyond the run is what the runtime costs it (bench/dispatch.sh prints it per number of
+fake GPUs).
 """
 import json
 import sys
@@ -136,12 +143,34 @@ def threads(slices):
         print(f"{dev:<10} {len(v):>7} {sum(v):>9.2f}  " + " ".join(f"{x:.2f}" for x in v))
 
 
+PER_TASK = [("task", "task", None), ("maps", "maps", None), ("unmap", "unmap", None), ("finish", "finish", None),
+            ("dir wait", "wait:lock", "directory"), ("data wait", "wait:data", None),
+            ("rt wait", "wait:lock", "runtime")]
+
+
+def per_task(slices):
+    tasks = {}
+    sums = {}
+    for e in slices:
+        if e["cat"] == "task":
+            tasks[e["dev"]] = tasks.get(e["dev"], 0) + 1
+        for col, cat, name in PER_TASK:
+            if e["cat"] == cat and (name is None or e["name"] == name):
+                sums[(e["dev"], col)] = sums.get((e["dev"], col), 0.0) + e["dur"]
+    print("microseconds per task, by the part of its way its device's threads spent them in")
+    print(f"{'device':<10} {'tasks':>7} " + " ".join(f"{c:>10}" for c, _, _ in PER_TASK))
+    for dev in sorted(tasks):
+        n = tasks[dev]
+        print(f"{dev:<10} {n:>7} " + " ".join(f"{sums.get((dev, c), 0.0) / n:>10.2f}" for c, _, _ in PER_TASK))
+
+
 def main(argv):
     args = argv[1:]
     by_name = None
     win = None
     per_window = None
     per_thread = False
+    per_task_on = False
     cats = ["task", "maps", "unmap", "wait:lock", "wait:data", "wait:queue"]
     try:
         while args and args[0].startswith("--"):
@@ -158,6 +187,8 @@ def main(argv):
                 per_window = -1.0 if v == "auto" else float(v)
             elif opt == "--threads":
                 per_thread = True
+            elif opt == "--per-task":
+                per_task_on = True
             else:
                 raise ValueError(opt)
         for v in (win, per_window):
@@ -167,7 +198,7 @@ def main(argv):
             raise ValueError("arguments")
     except (IndexError, ValueError):
         sys.stderr.write("usage: tracestat.py [--by-name KIND | --windows MS|auto [--cats a,b] | "
-                         "--rate MS|auto | --threads] trace.json\n")
+                         "--rate MS|auto | --threads | --per-task] trace.json\n")
         return 2
     slices = load(args[0])
     if not slices:
@@ -175,7 +206,9 @@ def main(argv):
         return 1
     def auto(v):  # 20 windows over the run, in round milliseconds
         return max(float(f"{span_of(slices)[1] / 1000.0 / 20:.2g}"), 0.001) if v < 0 else v
-    if per_thread:
+    if per_task_on:
+        per_task(slices)
+    elif per_thread:
         threads(slices)
     elif per_window is not None:
         rate(slices, auto(per_window))
