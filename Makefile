@@ -171,8 +171,9 @@ check-asan:
 # GPUs and the host sharing dependent tasks; Criterion's runner does not start under TSan)
 # and tests/tsan/tsan_tasks.c (the host task path: two threads creating tiny chained and
 # independent tasks past the throttle) and bench/dispatch.c (matmul's tile graph on two fake
-# GPUs with 12 helpers each: GPU completions combined, placed tasks handed over after the
-# lock, tiles waited for by many helpers at once) and tests/tsan/tsan_managed.c (managed memory
+# GPUs with 12 helpers each and on four with 6: GPU completions combined, placed tasks handed
+# over after the lock, tiles waited for by many helpers at once, the directory's scoped holds
+# taking other GPUs' parts as they reach their entries) and tests/tsan/tsan_managed.c (managed memory
 # on two fake GPUs: placement's measurement thread, launches on both GPUs taking sections from
 # each other's records, the residency term's look-ups) against a TSan build of libmaccrt. A report
 # makes it exit 66: a failure.
@@ -194,10 +195,10 @@ check-tsan:
 	@for i in 1 2 3; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_runtime || exit 1; done; \
 	for i in 1 2; do $(TSAN_ENV) MACC_TEST_FAKE_ASYNC_US=20 $(BUILD)/tsan/tests/tsan_runtime || exit 1; done; \
 	for i in 1 2; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_tasks || exit 1; done; \
-	for a in 0 1; do $(TSAN_ENV) DISPATCH_ASYNC=$$a $(BUILD)/tsan/tests/tsan_dispatch 2 6 20 12 > $(BUILD)/tsan/dispatch.out 2>&1 || \
-	  { cat $(BUILD)/tsan/dispatch.out; exit 1; }; head -n 1 $(BUILD)/tsan/dispatch.out; done; \
+	for g in "2 6 20 12" "4 6 20 6"; do for a in 0 1; do $(TSAN_ENV) DISPATCH_ASYNC=$$a $(BUILD)/tsan/tests/tsan_dispatch $$g > $(BUILD)/tsan/dispatch.out 2>&1 || \
+	  { cat $(BUILD)/tsan/dispatch.out; exit 1; }; head -n 1 $(BUILD)/tsan/dispatch.out; done; done; \
 	for i in 1 2; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_managed || exit 1; done; \
-	echo "[tsan] 11 passed, 0 failed"
+	echo "[tsan] 13 passed, 0 failed"
 
 check: export SKIPPED = $(CURDIR)/$(BUILD)/skipped.txt
 check: all $(UNIT_BIN)

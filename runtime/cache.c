@@ -63,7 +63,9 @@
  *
  * Concurrency. One lock (cache__lock with every device's dlock: "the whole
  * lock", below; a GPU task's maps that touch only its device's entries take
- * that device's dlock alone) guards the trees and the entries' fields, and
+ * that device's dlock alone, and those that change the directory take
+ * cache__lock with the dlocks of the devices they reach: "scoped holds")
+ * guards the trees and the entries' fields, and
  * is never held across a copy or an allocation. An operation
  * plans its copies under the lock, claims every entry it copies to or from
  * (all at once, or none: it waits on cache__cv and plans again, so no thread
@@ -142,11 +144,35 @@ static pthread_cond_t cache__cv = PTHREAD_COND_INITIALIZER; /* a claim was given
 typedef struct cache__sx {
     maccrt_rnode node;   /* the section */
     int n, cap;          /* its entries; slots */
+    int lk;              /* (cache__sx_lock) guards on[] for cache__release_fast */
     maccrt_dentry *on[]; /* its entry on device number i, or NULL (i < cap) */
 } cache__sx;
 static maccrt_rtree cache__sxtree;
 static int cache__sx_off;
 static int cache__sx_unused; /* (tests: look-ups walk the trees) */
+
+static void cache__need(const maccrt_device *x);
+static void cache__whole(void);
+
+/* A record's own lock, held for a few loads or stores: its entries change
+ * under cache__lock with only their own device's part (a scoped hold), while
+ * a GPU's fast path reads the record of the entry it releases under that
+ * GPU's part alone (cache__release_fast). */
+static void cache__sx_lock(cache__sx *x)
+{
+    while (__atomic_exchange_n(&x->lk, 1, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(&x->lk, __ATOMIC_RELAXED))
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#else
+            ;
+#endif
+}
+
+static void cache__sx_unlock(cache__sx *x)
+{
+    __atomic_store_n(&x->lk, 0, __ATOMIC_RELEASE);
+}
 
 /* e entered its device's tree. */
 static void cache__sx_add(maccrt_dentry *e)
@@ -160,10 +186,13 @@ static void cache__sx_add(maccrt_dentry *e)
     cache__sx *x = r && r->start == a && r->end == b ? (cache__sx *)r : NULL;
     if ((r && !x) || num < 0 || num >= (x ? x->cap : cap) || (x && x->on[num])) {
         /* sections of different shapes (or a device the table does not
-         * number): the trees from now on */
+         * number): the trees from now on (read by the fast paths under
+         * their own part: changed with every part held) */
+        cache__whole();
         cache__sx_off = 1;
         return;
     }
+
     if (!x) {
         x = maccrt_xcalloc(1, sizeof *x + (size_t)cap * sizeof x->on[0]);
         x->node.start = a;
@@ -171,8 +200,10 @@ static void cache__sx_add(maccrt_dentry *e)
         x->cap = cap;
         maccrt_rtree_insert(&cache__sxtree, &x->node);
     }
+    cache__sx_lock(x);
     x->on[num] = e;
     x->n++;
+    cache__sx_unlock(x);
     e->sx = x;
 }
 
@@ -182,24 +213,30 @@ static void cache__sx_del(maccrt_dentry *e)
     cache__sx *x = e->sx;
     if (!x)
         return;
+    cache__sx_lock(x);
     x->on[e->dev->num] = NULL;
-    x->n--;
+    int left = --x->n;
+    cache__sx_unlock(x);
     e->sx = NULL;
-    if (!x->n) {
+    if (!left) { /* (no fast path reads it: none of its entries is left) */
         maccrt_rtree_remove(&cache__sxtree, &x->node);
         free(x);
     }
 }
 
 /* e into / out of its device's tree, and the index with it. */
+static void cache__need(const maccrt_device *x);
+
 static void cache__tree_add(maccrt_dentry *e)
 {
+    cache__need(e->dev);
     maccrt_rtree_insert(&e->dev->dtree, &e->node);
     cache__sx_add(e);
 }
 
 static void cache__tree_del(maccrt_dentry *e)
 {
+    cache__need(e->dev);
     maccrt_rtree_remove(&e->dev->dtree, &e->node);
     cache__sx_del(e);
 }
@@ -227,15 +264,52 @@ static __thread const char *cache__held_by; /* and in which function */
  * claims, held, detached) changes only under the whole lock, so one device's
  * dlock is enough to read it. A thread holding one dlock takes no other lock
  * and waits for nothing. MACC_DIR_DEVICE_LOCKS=0: every map takes the whole
- * lock. */
-static int cache__nlocked; /* devices whose dlock the holder of cache__lock holds (under cache__lock) */
+ * lock.
+ *
+ * Scoped holds. A GPU task's maps on d that change the directory (a first use
+ * of a section there, a write making other copies stale) take cache__lock
+ * and d's part only (cache__scope, cache__parts_first), and another device's
+ * part when their work reaches its entries or tree (cache__need: the
+ * index's record of the section, a plan's entries, a tree's change): with
+ * the global part held a thread may wait for any part in any order, as
+ * every thread holding a part without it holds that one alone and waits for
+ * nothing (or only tries the rest). The index's tree changes only under
+ * cache__lock, which no single-part path reads; a record's slots change
+ * under the record's own lock too (cache__sx_lock), as cache__release_fast
+ * reads the record of the entry it releases. While the index is off (the
+ * trees walked instead) or with MACC_DIR_SCOPED=0 every take is whole, and
+ * cache__whole makes a scoped hold whole before what it cannot scope (the
+ * index turned off). */
+static maccrt_mask cache__parts_held; /* devices whose dlock the holder of cache__lock holds (under cache__lock) */
+/* this thread holds cache__lock scoped: the parts it does not hold yet are
+ * taken when its work reaches their devices (cache__need; below) */
+static __thread int cache__scoped;
+
+static maccrt_mask cache__all_parts(void)
+{
+    int n = maccrt_rt.ndevices;
+    return n >= 64 ? ~(maccrt_mask)0 : MACCRT_BIT(n) - 1;
+}
+
+/* Takes the parts of `want` not held yet, in device order (cache__lock held:
+ * every other thread holding a part holds that one alone and waits for
+ * nothing while it does, or only tries the others, so no order among the
+ * parts is needed for a holder of cache__lock). */
+static void cache__parts_add(maccrt_mask want)
+{
+    want &= ~cache__parts_held;
+    while (want) {
+        int i = __builtin_ctzll(want);
+        want &= want - 1;
+        maccrt_lock_spin(&maccrt_rt.devices[i]->dlock);
+        cache__parts_held |= MACCRT_BIT(i);
+    }
+}
 
 static void cache__devs_take(void)
 {
-    int n = maccrt_rt.ndevices;
-    for (int i = 0; i < n; i++)
-        maccrt_lock_spin(&maccrt_rt.devices[i]->dlock);
-    cache__nlocked = n;
+    cache__parts_add(cache__all_parts());
+    cache__scoped = 0;
 }
 
 /* Unlocks the parts of devices[0..n-1], last first. */
@@ -247,8 +321,30 @@ static void cache__parts_drop(int n)
 
 static void cache__devs_drop(void)
 {
-    cache__parts_drop(cache__nlocked);
-    cache__nlocked = 0;
+    maccrt_mask m = cache__parts_held;
+    while (m) {
+        int i = 63 - __builtin_clzll(m);
+        m &= ~MACCRT_BIT(i);
+        pthread_mutex_unlock(&maccrt_rt.devices[i]->dlock);
+    }
+    cache__parts_held = 0;
+    cache__scoped = 0;
+}
+
+/* The holder of cache__lock is to read or change device x's entries or tree:
+ * x's part, when its hold is scoped and does not have it yet (a device
+ * outside the runtime's table has no part: cache__lock guards it). */
+static void cache__need(const maccrt_device *x)
+{
+    if (cache__scoped && x && x->num >= 0 && x->num < maccrt_rt.ndevices && maccrt_rt.devices[x->num] == x)
+        cache__parts_add(MACCRT_BIT(x->num));
+}
+
+/* The holder of cache__lock: every part (a scoped hold made whole). */
+static void cache__whole(void)
+{
+    if (cache__scoped)
+        cache__devs_take();
 }
 
 /* The whole lock, taken by spinning a little, then yielding the core between
@@ -258,16 +354,31 @@ static void cache__devs_drop(void)
  * held 19 ms of an 83 ms run, waited for 1.5 s in all). With MACC_TRACE, a
  * wait for it longer than 2 us is a "wait:lock" slice of the task the
  * thread runs. */
+static __thread maccrt_device *cache__scope; /* this thread's takes are scoped to it (cache__scope_take) */
+
+/* The parts a take starts with: every one, or with a scope (and the index
+ * on), the scope device's alone (cache__lock held). */
+static void cache__parts_first(void)
+{
+    maccrt_device *d = cache__scope;
+    if (d && !cache__sx_off && !cache__sx_unused) {
+        cache__parts_add(MACCRT_BIT(d->num));
+        cache__scoped = 1;
+    } else {
+        cache__devs_take();
+    }
+}
+
 static void cache__lock_take_(const char *fn)
 {
     if (!maccrt_trace_on()) {
         maccrt_lock_spin(&cache__lock);
-        cache__devs_take();
+        cache__parts_first();
         return;
     }
     double t0 = maccrt_now();
     maccrt_lock_spin(&cache__lock);
-    cache__devs_take();
+    cache__parts_first();
     double t1 = maccrt_now();
     if (t1 - t0 > 2e-6)
         maccrt_trace_event(MACCRT_TRACE_WAIT_LOCK, cache__trace_dev(), "directory", t0, t1, 0);
@@ -326,7 +437,15 @@ static int cache__dev_lockable(const maccrt_device *d)
            !(d->plugin->caps & MACCRT_CAP_SHARED_MEM) && maccrt_env_flag(&on, "MACC_DIR_DEVICE_LOCKS", 1);
 }
 
-/* d's dlock alone (a "wait:lock" slice named "directory" when waited for
+/* The scope of a GPU task's maps on d (cache__scope): d when its part may
+ * serve alone, MACC_DIR_SCOPED (default on) not 0. */
+static maccrt_device *cache__scope_of(maccrt_device *d)
+{
+    static int on = -1;
+    return cache__dev_lockable(d) && maccrt_env_flag(&on, "MACC_DIR_SCOPED", 1) ? d : NULL;
+}
+
+/* d's dlock alone (a "wait:lock" slice named "directory part" when waited for
  * longer than 2 us, as the whole lock's). */
 static void cache__dev_take(maccrt_device *d)
 {
@@ -340,7 +459,7 @@ static void cache__dev_take(maccrt_device *d)
     maccrt_lock_spin(&d->dlock);
     double t1 = maccrt_now();
     if (t1 - t0 > 2e-6)
-        maccrt_trace_event(MACCRT_TRACE_WAIT_LOCK, cache__trace_dev(), "directory", t0, t1, 0);
+        maccrt_trace_event(MACCRT_TRACE_WAIT_LOCK, cache__trace_dev(), "directory part", t0, t1, 0);
 }
 
 static void cache__dev_drop(maccrt_device *d)
@@ -376,7 +495,7 @@ static void cache__wait_on(const maccrt_dentry *e)
      * the wait has begun) */
     cache__devs_drop();
     pthread_cond_wait(e ? cache__key(e) : &cache__cv, &cache__lock);
-    cache__devs_take();
+    cache__parts_first();
     if (t0 > 0.0) {
         cache__held_at = maccrt_now();
         maccrt_trace_event(MACCRT_TRACE_WAIT_DATA, cache__trace_dev(), "directory", t0, cache__held_at, 0);
@@ -613,8 +732,15 @@ static maccrt_dentry *cache__ovl_first(const cache__ovl *o, const maccrt_device 
     if (o->ix) {
         const cache__sx *x = o->x;
         maccrt_dentry *e = x && d->num >= 0 && d->num < x->cap ? x->on[d->num] : NULL;
-        return e && e->dev == d ? e : NULL; /* (a device of the tests' own may share a number) */
+        if (!e || e->dev != d)
+            return NULL; /* (a device of the tests' own may share a number) */
+        /* a scoped holder of cache__lock reads d's entry: d's part (the
+         * record itself changes only under cache__lock; a device without an
+         * entry in it has nothing over [a, b), and its part is not taken) */
+        cache__need(d);
+        return e;
     }
+    cache__need(d);
     maccrt_rnode *r = maccrt_rtree_first_overlap(&d->dtree, a, b);
     return r && r->start < b ? (maccrt_dentry *)r : NULL;
 }
@@ -628,6 +754,9 @@ static maccrt_dentry *cache__ovl_next(const cache__ovl *o, const maccrt_dentry *
 }
 
 /* ---- plans: copies made without the lock -------------------------------------------------- */
+
+typedef struct cache__plan cache__plan;
+static void cache__plan_need(const cache__plan *p);
 
 enum {
     CACHE__WB,   /* e's bytes [a, b) to the host */
@@ -647,7 +776,7 @@ typedef struct cache__job {
  * (two would copy the same bytes home at once); an exclusive claim for all. */
 enum { CACHE__SHARED = 0, CACHE__WBACK = 1, CACHE__EXCL = 2 };
 
-typedef struct cache__plan {
+struct cache__plan {
     cache__job *job;
     int njob, capjob;
     maccrt_dentry **cl; /* claimed entries */
@@ -656,7 +785,22 @@ typedef struct cache__plan {
     int *hix, caphix, nhix; /* (plans of many claims) index of cl[0, nhix) by entry: open addressing, -1 free */
     int blocked; /* an entry it needs is claimed by another thread */
     const maccrt_dentry *block_on; /* the first such entry */
-} cache__plan;
+};
+
+/* A scoped holder of cache__lock about to touch the plan's entries (after
+ * the lock was dropped for the copies and taken back): their devices' parts. */
+static void cache__plan_need(const cache__plan *p)
+{
+    if (!cache__scoped)
+        return;
+    for (int i = 0; i < p->ncl; i++)
+        cache__need(p->cl[i]->dev);
+    for (int i = 0; i < p->njob; i++) {
+        cache__need(p->job[i].e->dev);
+        if (p->job[i].src)
+            cache__need(p->job[i].src->dev);
+    }
+}
 
 /* The claims' index emptied (with the claims). */
 static void cache__plan_unindex(cache__plan *p)
@@ -796,6 +940,7 @@ static void cache__plan_wait(cache__plan *p)
 
 static void cache__plan_commit(cache__plan *p)
 {
+    cache__plan_need(p);
     for (int i = 0; i < p->ncl; i++) {
         if (p->clx[i] == CACHE__EXCL)
             p->cl[i]->excl = 1;
@@ -879,6 +1024,7 @@ static void cache__plan_fan_out(const cache__plan *p, const MACC_SrcLoc *loc)
 /* Marks the entries the plan fills from the host as filling (on) or done. */
 static void cache__plan_filling(cache__plan *p, int on)
 {
+    cache__plan_need(p);
     for (int i = 0; i < p->njob; i++)
         if (p->job[i].op == CACHE__FILL)
             p->job[i].e->filling = on;
@@ -912,6 +1058,7 @@ static void cache__plan_run(cache__plan *p, const MACC_SrcLoc *loc)
 /* After the copies: written-back bytes are no longer dirty. */
 static void cache__plan_written_back(cache__plan *p)
 {
+    cache__plan_need(p);
     for (int i = 0; i < p->njob; i++)
         if (p->job[i].op == CACHE__WB)
             cache__dirty_drop(p->job[i].e, p->job[i].a, p->job[i].b);
@@ -921,6 +1068,7 @@ static void cache__plan_written_back(cache__plan *p)
  * (their dirty bytes were written back or superseded). */
 static void cache__plan_release(cache__plan *p, int detach)
 {
+    cache__plan_need(p);
     for (int i = 0; i < p->ncl; i++) {
         maccrt_dentry *e = p->cl[i];
         if (p->clx[i] == CACHE__EXCL)
@@ -1985,7 +2133,10 @@ static void *cache__task_acquire_dir(maccrt_device *d, const MACC_Map *m, int *t
             /* errors, declare target variables and associations: the present
              * table's own path (a reference for the task's duration) */
             cache__lock_drop();
+            maccrt_device *sc = cache__scope; /* (the present table's path: the whole lock) */
+            cache__scope = NULL;
             void *r = cache__acquire_ref(d, m, MACCRT_REF_STRUCTURED, 1, took, loc);
+            cache__scope = sc;
             cache__lock_take();
             return r;
         }
@@ -2094,15 +2245,32 @@ static int cache__release_fast(maccrt_device *d, const MACC_Map *m, maccrt_dentr
     }
     if (e->excl)
         return 0;
-    /* what cache__invalidate(d, d, a, b) would find: other devices' cached entries over [a, b) */
-    cache__ovl o = cache__ovl_of(a, b);
-    for (int i = 0; i < maccrt_rt.ndevices; i++) {
-        maccrt_device *x = maccrt_rt.devices[i];
-        if (x == d || !cache__has_memory(x))
-            continue;
-        for (maccrt_dentry *f = cache__ovl_first(&o, x, a, b); f; f = cache__ovl_next(&o, f, b))
-            if (!f->held)
-                return 0;
+    /* what cache__invalidate(d, d, a, b) would find: other devices' cached
+     * entries over [a, b). With the index on, those are the others of e's
+     * own record (every entry over e's bytes has e's section then): read
+     * there, under the record's own lock, not through the index's tree, which
+     * a scoped hold of cache__lock may change without d's part. */
+    if (!cache__sx_off && !cache__sx_unused) {
+        cache__sx *x = e->sx;
+        if (!x)
+            return 0;
+        int other = 0;
+        cache__sx_lock(x); /* (its other entries may come and go meanwhile: cache__sx_add) */
+        for (int i = 0; i < x->cap && !other; i++)
+            other = x->on[i] && x->on[i] != e && !x->on[i]->held;
+        cache__sx_unlock(x);
+        if (other)
+            return 0;
+    } else {
+        cache__ovl o = cache__ovl_of(a, b);
+        for (int i = 0; i < maccrt_rt.ndevices; i++) {
+            maccrt_device *x = maccrt_rt.devices[i];
+            if (x == d || !cache__has_memory(x))
+                continue;
+            for (maccrt_dentry *f = cache__ovl_first(&o, x, a, b); f; f = cache__ovl_next(&o, f, b))
+                if (!f->held)
+                    return 0;
+        }
     }
     cache__dirty_add(e, a, b);
     if (a == e->node.start && b == e->node.end)
@@ -2154,6 +2322,7 @@ void maccrt_map_task_acquire_n(maccrt_device *d, int n, const MACC_Map *maps, vo
     }
     int locked = 0, busy_last = n > 1 && cache__busy_last();
     int later[8], nlater = 0; /* busy maps of the current run, left for its end */
+    cache__scope = cache__scope_of(d);
     for (int i = 0; i <= n; i++) {
         if (i < 64 && ((fast >> i) & 1))
             continue;
@@ -2174,7 +2343,9 @@ void maccrt_map_task_acquire_n(maccrt_device *d, int n, const MACC_Map *maps, vo
                 cache__lock_drop();
                 locked = 0;
             }
+            cache__scope = NULL;
             ptrs[i] = maccrt_map_task_acquire(d, m, &took[i], &handles[i], loc);
+            cache__scope = cache__scope_of(d);
             continue;
         }
         took[i] = MACCRT_TOOK_NONE;
@@ -2191,6 +2362,7 @@ void maccrt_map_task_acquire_n(maccrt_device *d, int n, const MACC_Map *maps, vo
     }
     if (locked)
         cache__lock_drop();
+    cache__scope = NULL;
 }
 
 /* The end of a GPU task's use of entry e for m. */
@@ -2268,6 +2440,7 @@ void maccrt_map_task_release_n(maccrt_device *d, int n, const MACC_Map *maps, co
             return;
     }
     int locked = 0;
+    cache__scope = cache__scope_of(d);
     for (int i = n - 1; i >= 0; i--) {
         if (i < 64 && ((fast >> i) & 1))
             continue;
@@ -2276,7 +2449,9 @@ void maccrt_map_task_release_n(maccrt_device *d, int n, const MACC_Map *maps, co
                 cache__lock_drop();
                 locked = 0;
             }
+            cache__scope = NULL;
             maccrt_map_task_release(d, &maps[i], took[i], handles[i], loc);
+            cache__scope = cache__scope_of(d);
             continue;
         }
         if (!locked) {
@@ -2287,6 +2462,7 @@ void maccrt_map_task_release_n(maccrt_device *d, int n, const MACC_Map *maps, co
     }
     if (locked)
         cache__lock_drop();
+    cache__scope = NULL;
 }
 
 void maccrt_map_task_release(maccrt_device *d, const MACC_Map *m, int took, void *handle,

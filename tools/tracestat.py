@@ -26,7 +26,8 @@ with asynchronous tasks), busiest first: helpers idle while placed tasks wait fo
 (wait:queue) are wake-ups, not a shortage of helpers. --per-task prints, per device, the
 microseconds per task (a kind's summed time over the device's task slices) that its threads
 spent in each part of a task's way: its run, acquiring its maps, giving them back, its
-completion, and the waits inside those: for the directory's lock (maps and unmaps), for data
+completion, and the waits inside those: for the directory's lock (maps and unmaps; its global
+part, or a GPU's own part alone: "directory part" slices of wait:lock), for data
 another thread is copying (maps), for the runtime's lock (completions); a helper's time per
 task beyond the run is what the runtime costs it (bench/dispatch.sh prints it per number of
 fake GPUs).
@@ -155,7 +156,7 @@ def per_task(slices):
         if e["cat"] == "task":
             tasks[e["dev"]] = tasks.get(e["dev"], 0) + 1
         for col, cat, name in PER_TASK:
-            if e["cat"] == cat and (name is None or e["name"] == name):
+            if e["cat"] == cat and (name is None or e["name"].startswith(name)):
                 sums[(e["dev"], col)] = sums.get((e["dev"], col), 0.0) + e["dur"]
     print("microseconds per task, by the part of its way its device's threads spent them in")
     print(f"{'device':<10} {'tasks':>7} " + " ".join(f"{c:>10}" for c, _, _ in PER_TASK))
