@@ -2717,6 +2717,48 @@ Test(gpu, a_link_whose_data_is_home_stays_home_without_the_policy)
               C * L, calls);
 }
 
+/* The same with a second input per link that no GPU holds yet (as
+ * matmul's A and B tiles on their first use): every candidate has it to
+ * move, the home no more than that, so the link still stays home without
+ * the policy weighing every candidate (eft__stays compares the moves). */
+static const MACC_Version r_qfresh_v[] = {{MACC_DEV_NVIDIA, 0, 25, 0, fn_link}};
+static const MACC_Region r_qfresh = {{"sched.c", 15, 1, "test"}, "r_qfresh", 1, r_qfresh_v};
+Test(gpu, a_link_with_inputs_no_gpu_holds_stays_home_without_the_policy)
+{
+    enum { C = 8, L = 24, N = 512, X = 64, ROUNDS = 3 };
+    static double y[ROUNDS][C][N], x[ROUNDS][L][C][X];
+    setenv("MACC_DEVICES", "nvidia", 1);
+    macc_num_devices();
+    cr_assert_eq(maccrt_rt.ngpus, 2);
+    long calls = 0, t0 = 0, t1 = 0;
+    int ok = 0, ms = 1;
+    for (int r = 0; r < ROUNDS && !ok; r++) {
+        long t00 = macc_device_tasks(0), t10 = macc_device_tasks(1);
+        pthread_mutex_lock(&maccrt_rt.lock);
+        long c0 = maccrt_rt.policy_calls;
+        pthread_mutex_unlock(&maccrt_rt.lock);
+        for (int k = 0; k < L; k++)
+            for (int c = 0; c < C; c++) {
+                MACC_Map m[2] = {{"y", y[r][c], y[r][c], sizeof y[r][c], MACC_MAP_TOFROM},
+                                 {"x", x[r][k][c], x[r][k][c], sizeof x[r][k][c], MACC_MAP_TO}};
+                MACC_Dep d = {y[r][c], sizeof y[r][c], MACC_DEP_INOUT};
+                MACC_target(&r_qfresh, &ms, sizeof ms, 2, m, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+            }
+        MACC_taskwait(NULL);
+        for (int c = 0; c < C; c++)
+            cr_assert_eq(y[r][c][0], L, "chain %d: %g links", c, y[r][c][0]);
+        pthread_mutex_lock(&maccrt_rt.lock);
+        calls = maccrt_rt.policy_calls - c0;
+        pthread_mutex_unlock(&maccrt_rt.lock);
+        t0 = macc_device_tasks(0) - t00;
+        t1 = macc_device_tasks(1) - t10;
+        cr_assert_eq(t0 + t1, C * L);
+        ok = t0 > C * L / 4 && t1 > C * L / 4 && calls < C * L / 4;
+    }
+    cr_assert(ok, "last of %d rounds: GPU 0 ran %ld, GPU 1 %ld of %d tasks, %ld policy calls", ROUNDS, t0, t1,
+              C * L, calls);
+}
+
 /* A task that needs every token of a GPU is not starved by a stream of
  * smaller tasks waiting in that GPU's own queue: as the first of the global
  * queue that fits nowhere, its need (big_need) keeps the queued smaller
