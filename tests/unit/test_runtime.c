@@ -2699,8 +2699,10 @@ Test(gpu, a_link_whose_data_is_home_stays_home_without_the_policy)
      * then asks the policy (a round of 50-580 calls about one time in ten
      * under make check's parallel jobs), and the first links of a round can
      * all go to one GPU (GPU 0 with 26-38 of 192 links in 2 of 20 runs
-     * beside a make check). Without eft__stays every link asks, every
-     * round. */
+     * beside a make check; all three rounds at 50 calls in one make check
+     * of 2026-11-29, against a bound of a quarter of the links then).
+     * Without eft__stays every link asks, every round (192-196 calls): the
+     * bound is half the links. */
     enum { C = 8, L = 24, N = 512, ROUNDS = 3 };
     static double y[ROUNDS][C][N];
     long calls = 0, t0 = 0, t1 = 0;
@@ -2711,7 +2713,7 @@ Test(gpu, a_link_whose_data_is_home_stays_home_without_the_policy)
         t0 = macc_device_tasks(0) - t00;
         t1 = macc_device_tasks(1) - t10;
         cr_assert_eq(t0 + t1, C * L);
-        ok = t0 > C * L / 4 && t1 > C * L / 4 && calls < C * L / 4;
+        ok = t0 > C * L / 4 && t1 > C * L / 4 && calls < C * L / 2;
     }
     cr_assert(ok, "last of %d rounds: GPU 0 ran %ld, GPU 1 %ld of %d tasks, %ld policy calls", ROUNDS, t0, t1,
               C * L, calls);
@@ -2753,7 +2755,7 @@ Test(gpu, a_link_with_inputs_no_gpu_holds_stays_home_without_the_policy)
         t0 = macc_device_tasks(0) - t00;
         t1 = macc_device_tasks(1) - t10;
         cr_assert_eq(t0 + t1, C * L);
-        ok = t0 > C * L / 4 && t1 > C * L / 4 && calls < C * L / 4;
+        ok = t0 > C * L / 4 && t1 > C * L / 4 && calls < C * L / 2;
     }
     cr_assert(ok, "last of %d rounds: GPU 0 ran %ld, GPU 1 %ld of %d tasks, %ld policy calls", ROUNDS, t0, t1,
               C * L, calls);
