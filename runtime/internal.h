@@ -739,6 +739,7 @@ typedef struct maccrt_task {
     double xfer_at;
     float *xfer_memo;
     maccrt_mask xfer_known; /* devices whose xfer_memo is from xfer_at */
+    unsigned long xfer_tried; /* the walk (maccrt_rt.walk) in which a look at the directory for it found it busy */
     /* eft's choice (device number + 1, 0: none) and its copy time there;
      * once placed there, the copy time added to that device's link_ns until
      * the task's maps are acquired */

@@ -1017,10 +1017,16 @@ static double eft__residency(maccrt_task *t, maccrt_device *d, double now)
     int known = (t->xfer_known >> k) & 1;
     if (known && now - t->xfer_at < EFT__XFER_TTL)
         return t->xfer_memo[k];
-    /* every candidate at once: a choice between two GPUs asks for both */
+    /* every candidate at once: a choice between two GPUs asks for both;
+     * the directory found busy for t once in a walk is not tried again in
+     * it (each of a choice's candidates tried it in turn: with four fake
+     * GPUs most tries failed, each taking and giving back the devices'
+     * parts that their helpers' maps wait for) */
     maccrt_mask want = t->cand | MACCRT_BIT(k);
     double v[MACCRT_MAX_DEVICES];
-    if (maccrt_cache_move_times_try(t, want, v) < 0) {
+    unsigned long walk = maccrt_rt.walk;
+    if ((walk && t->xfer_tried == walk) || maccrt_cache_move_times_try(t, want, v) < 0) {
+        t->xfer_tried = walk;
         maccrt_rt.policy_blind += !known;
         return known ? t->xfer_memo[k] : -1; /* busy: the last value, or none */
     }
