@@ -2322,7 +2322,8 @@ void maccrt_map_task_acquire_n(maccrt_device *d, int n, const MACC_Map *maps, vo
     }
     int locked = 0, busy_last = n > 1 && cache__busy_last();
     int later[8], nlater = 0; /* busy maps of the current run, left for its end */
-    cache__scope = cache__scope_of(d);
+    maccrt_device *scope = cache__scope_of(d);
+    cache__scope = scope;
     for (int i = 0; i <= n; i++) {
         if (i < 64 && ((fast >> i) & 1))
             continue;
@@ -2345,7 +2346,7 @@ void maccrt_map_task_acquire_n(maccrt_device *d, int n, const MACC_Map *maps, vo
             }
             cache__scope = NULL;
             ptrs[i] = maccrt_map_task_acquire(d, m, &took[i], &handles[i], loc);
-            cache__scope = cache__scope_of(d);
+            cache__scope = scope;
             continue;
         }
         took[i] = MACCRT_TOOK_NONE;
@@ -2440,7 +2441,8 @@ void maccrt_map_task_release_n(maccrt_device *d, int n, const MACC_Map *maps, co
             return;
     }
     int locked = 0;
-    cache__scope = cache__scope_of(d);
+    maccrt_device *scope = cache__scope_of(d);
+    cache__scope = scope;
     for (int i = n - 1; i >= 0; i--) {
         if (i < 64 && ((fast >> i) & 1))
             continue;
@@ -2451,7 +2453,7 @@ void maccrt_map_task_release_n(maccrt_device *d, int n, const MACC_Map *maps, co
             }
             cache__scope = NULL;
             maccrt_map_task_release(d, &maps[i], took[i], handles[i], loc);
-            cache__scope = cache__scope_of(d);
+            cache__scope = scope;
             continue;
         }
         if (!locked) {
