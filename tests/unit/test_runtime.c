@@ -2512,6 +2512,50 @@ Test(gpu, macc_dir_device_locks_0_takes_the_whole_lock)
     cr_assert_eq(one_gpu_chain(), 0);
 }
 
+/* Scoped holds: a section's first use on nvidia:0 (a new entry, its fill
+ * from the host) takes the directory's global part and nvidia:0's part, not
+ * nvidia:1's, which the test holds meanwhile (as a helper of that GPU holds
+ * it in its own maps). Returns whether the task ran within `ms`. */
+static atomic_int mark_ran;
+static int fn_mark(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+    (void)env;
+    atomic_store(&mark_ran, 1);
+    return 0;
+}
+static const MACC_Version r_mark_v[] = {{MACC_DEV_NVIDIA, 0, 25, 0, fn_mark}};
+static const MACC_Region r_mark = {{"gpu.c", 60, 1, "test"}, "r_mark", 1, r_mark_v};
+static int first_use_beside_a_held_part(int ms)
+{
+    static double x[512];
+    setenv("MACC_DEVICES", "nvidia", 1);
+    macc_num_devices();
+    cr_assert_eq(maccrt_rt.ngpus, 2);
+    pthread_mutex_lock(&maccrt_rt.devices[1]->dlock);
+    MACC_Map m = {"x", x, x, sizeof x, MACC_MAP_TO};
+    MACC_target(&r_mark, NULL, 0, 1, &m, 0, NULL, MACC_NOWAIT, 0, 1);
+    int ran = 0;
+    for (int i = 0; i < ms && !(ran = atomic_load(&mark_ran)); i++)
+        sleep_ms(1);
+    pthread_mutex_unlock(&maccrt_rt.devices[1]->dlock);
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&mark_ran), 1, "the task ran once the part was given back");
+    return ran;
+}
+
+Test(gpu, a_first_use_on_one_gpu_needs_no_other_gpus_part)
+{
+    cr_assert(first_use_beside_a_held_part(5000), "the task waited for nvidia:1's part");
+}
+
+/* MACC_DIR_SCOPED=0: the same first use takes the whole lock, every part. */
+Test(gpu, macc_dir_scoped_0_takes_every_part)
+{
+    setenv("MACC_DIR_SCOPED", "0", 1);
+    cr_assert_not(first_use_beside_a_held_part(300), "the task ran while nvidia:1's part was held");
+}
+
 /* A chain's link: y[0] += 1, then *args milliseconds asleep. */
 static int fn_link(void *args, MACC_TaskEnv *env)
 {
