@@ -347,14 +347,9 @@ static void cache__whole(void)
         cache__devs_take();
 }
 
-/* The whole lock, taken by spinning a little, then yielding the core between
- * tries, then sleeping (maccrt_lock_spin): holds are a few microseconds, and
- * a sleeping waiter's wake-up (tens of microseconds on a loaded host) was
- * what helpers waited for, one hand-over after another (two H200s, matmul:
- * held 19 ms of an 83 ms run, waited for 1.5 s in all). With MACC_TRACE, a
- * wait for it longer than 2 us is a "wait:lock" slice of the task the
- * thread runs. */
-static __thread maccrt_device *cache__scope; /* this thread's takes are scoped to it (cache__scope_take) */
+/* This thread's takes are scoped to this device (cache__parts_first): set
+ * around a GPU task's maps by maccrt_map_task_acquire_n and _release_n. */
+static __thread maccrt_device *cache__scope;
 
 /* The parts a take starts with: every one, or with a scope (and the index
  * on), the scope device's alone (cache__lock held). */
@@ -369,6 +364,13 @@ static void cache__parts_first(void)
     }
 }
 
+/* The whole lock, taken by spinning a little, then yielding the core between
+ * tries, then sleeping (maccrt_lock_spin): holds are a few microseconds, and
+ * a sleeping waiter's wake-up (tens of microseconds on a loaded host) was
+ * what helpers waited for, one hand-over after another (two H200s, matmul:
+ * held 19 ms of an 83 ms run, waited for 1.5 s in all). With MACC_TRACE, a
+ * wait for it longer than 2 us is a "wait:lock" slice of the task the
+ * thread runs. */
 static void cache__lock_take_(const char *fn)
 {
     if (!maccrt_trace_on()) {
