@@ -135,11 +135,7 @@ void maccrt_lock_spin(pthread_mutex_t *m)
         if (maccrt_lock_try(m) == 0)
             return;
         if (i < 32) {
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#elif defined(__aarch64__)
-            __asm__ __volatile__("yield");
-#endif
+            maccrt_pause();
         } else {
             sched_yield();
         }
@@ -158,11 +154,7 @@ int maccrt_poll(int (*done)(const void *arg), const void *arg, long ns)
                 return 0;
             sched_yield();
         }
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#elif defined(__aarch64__)
-        __asm__ __volatile__("yield");
-#endif
+        maccrt_pause();
     }
 }
 

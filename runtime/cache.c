@@ -162,11 +162,7 @@ static void cache__sx_lock(cache__sx *x)
 {
     while (__atomic_exchange_n(&x->lk, 1, __ATOMIC_ACQUIRE))
         while (__atomic_load_n(&x->lk, __ATOMIC_RELAXED))
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#else
-            ;
-#endif
+            maccrt_pause();
 }
 
 static void cache__sx_unlock(cache__sx *x)
@@ -192,7 +188,6 @@ static void cache__sx_add(maccrt_dentry *e)
         cache__sx_off = 1;
         return;
     }
-
     if (!x) {
         x = maccrt_xcalloc(1, sizeof *x + (size_t)cap * sizeof x->on[0]);
         x->node.start = a;
@@ -225,8 +220,6 @@ static void cache__sx_del(maccrt_dentry *e)
 }
 
 /* e into / out of its device's tree, and the index with it. */
-static void cache__need(const maccrt_device *x);
-
 static void cache__tree_add(maccrt_dentry *e)
 {
     cache__need(e->dev);
@@ -348,7 +341,7 @@ static void cache__whole(void)
 }
 
 /* This thread's takes are scoped to this device (cache__parts_first): set
- * around a GPU task's maps by maccrt_map_task_acquire_n and _release_n. */
+ * while a GPU task's maps hold the lock (cache__lock_take_scoped). */
 static __thread maccrt_device *cache__scope;
 
 /* The parts a take starts with: every one, or with a scope (and the index
@@ -446,6 +439,11 @@ static maccrt_device *cache__scope_of(maccrt_device *d)
     static int on = -1;
     return cache__dev_lockable(d) && maccrt_env_flag(&on, "MACC_DIR_SCOPED", 1) ? d : NULL;
 }
+
+/* cache__lock for a GPU task's maps on d, its takes scoped to d while held
+ * (scoped holds), and given back with the scope. */
+#define cache__lock_take_scoped(d) (cache__scope = cache__scope_of(d), cache__lock_take_(__func__))
+#define cache__lock_drop_scoped() (cache__lock_drop(), cache__scope = NULL)
 
 /* d's dlock alone (a "wait:lock" slice named "directory part" when waited for
  * longer than 2 us, as the whole lock's). */
@@ -2324,8 +2322,6 @@ void maccrt_map_task_acquire_n(maccrt_device *d, int n, const MACC_Map *maps, vo
     }
     int locked = 0, busy_last = n > 1 && cache__busy_last();
     int later[8], nlater = 0; /* busy maps of the current run, left for its end */
-    maccrt_device *scope = cache__scope_of(d);
-    cache__scope = scope;
     for (int i = 0; i <= n; i++) {
         if (i < 64 && ((fast >> i) & 1))
             continue;
@@ -2343,18 +2339,16 @@ void maccrt_map_task_acquire_n(maccrt_device *d, int n, const MACC_Map *maps, vo
             break;
         if (!dir) {
             if (locked) {
-                cache__lock_drop();
+                cache__lock_drop_scoped();
                 locked = 0;
             }
-            cache__scope = NULL;
             ptrs[i] = maccrt_map_task_acquire(d, m, &took[i], &handles[i], loc);
-            cache__scope = scope;
             continue;
         }
         took[i] = MACCRT_TOOK_NONE;
         handles[i] = NULL;
         if (!locked) {
-            cache__lock_take();
+            cache__lock_take_scoped(d);
             locked = 1;
         }
         if (busy_last && nlater < (int)(sizeof later / sizeof *later) && cache__map_busy(d, m)) {
@@ -2364,8 +2358,7 @@ void maccrt_map_task_acquire_n(maccrt_device *d, int n, const MACC_Map *maps, vo
         ptrs[i] = cache__task_acquire_dir(d, m, &took[i], &handles[i], loc);
     }
     if (locked)
-        cache__lock_drop();
-    cache__scope = NULL;
+        cache__lock_drop_scoped();
 }
 
 /* The end of a GPU task's use of entry e for m. */
@@ -2443,30 +2436,25 @@ void maccrt_map_task_release_n(maccrt_device *d, int n, const MACC_Map *maps, co
             return;
     }
     int locked = 0;
-    maccrt_device *scope = cache__scope_of(d);
-    cache__scope = scope;
     for (int i = n - 1; i >= 0; i--) {
         if (i < 64 && ((fast >> i) & 1))
             continue;
         if (took[i] != MACCRT_TOOK_DIR) {
             if (locked) {
-                cache__lock_drop();
+                cache__lock_drop_scoped();
                 locked = 0;
             }
-            cache__scope = NULL;
             maccrt_map_task_release(d, &maps[i], took[i], handles[i], loc);
-            cache__scope = scope;
             continue;
         }
         if (!locked) {
-            cache__lock_take();
+            cache__lock_take_scoped(d);
             locked = 1;
         }
         cache__release_dir_locked(d, &maps[i], handles[i], loc);
     }
     if (locked)
-        cache__lock_drop();
-    cache__scope = NULL;
+        cache__lock_drop_scoped();
 }
 
 void maccrt_map_task_release(maccrt_device *d, const MACC_Map *m, int took, void *handle,

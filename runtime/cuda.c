@@ -2180,11 +2180,7 @@ static void *cuda__watch_main(void *arg)
             struct timespec ts = {0, step > 0 ? step : 20000};
             nanosleep(&ts, NULL);
         } else {
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#elif defined(__aarch64__)
-            __asm__ __volatile__("yield");
-#endif
+            maccrt_pause();
         }
     }
     return NULL;

@@ -902,6 +902,15 @@ extern const maccrt_policy maccrt_policy_eft;    /* earliest finish, waiting inc
 
 /* Adds a ready task to the queue (state READY). */
 void maccrt_sched_ready(maccrt_task *t);
+/* A spinning thread's pause between two looks at what it waits for. */
+static inline void maccrt_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
 /* pthread_mutex_lock(m) for a lock held a few microseconds at a time by many
  * threads (the directory's, cache.c): the caller
  * spins a little, then yields its core between tries, and sleeps only after

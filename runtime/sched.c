@@ -1040,12 +1040,9 @@ static double eft__residency(maccrt_task *t, maccrt_device *d, double now)
     return v[k];
 }
 
-/* The time to move t's data to d before it runs: the residency term (every
- * input not valid on d, from where its current copy is; on the host, the
- * pull-back of GPU-dirty bytes: maccrt_cache_move_time), or the bytes that
- * t's predecessors wrote on another device when that says more (data the
- * directory no longer holds, e.g. after a write-through). */
-static double eft__xfer(maccrt_task *t, maccrt_device *d, double now)
+/* eft__xfer's producers' term: the bytes t's predecessors wrote on other
+ * devices, timed back to the host and into d. */
+static double eft__prod(const maccrt_task *t, const maccrt_device *d)
 {
     double prod = 0;
     for (int k = 0; k < t->nprod; k++) {
@@ -1059,9 +1056,26 @@ static double eft__xfer(maccrt_task *t, maccrt_device *d, double now)
         if (!(d->plugin->caps & MACCRT_CAP_SHARED_MEM))
             prod += b / (in > 0 ? in : MACCRT_DEFAULT_BW);
     }
-    /* (the directory busy and nothing remembered: the producers' bytes) */
-    double res = t->nmaps && maccrt_rt.ngpus ? eft__residency(t, d, now) : 0;
+    return prod;
+}
+
+/* The moves to d with residency term res (-1: unknown): the larger of it
+ * and the producers' term (the directory busy and nothing remembered: the
+ * producers' bytes). */
+static double eft__moves(const maccrt_task *t, const maccrt_device *d, double res)
+{
+    double prod = eft__prod(t, d);
     return res > prod ? res : prod;
+}
+
+/* The time to move t's data to d before it runs: the residency term (every
+ * input not valid on d, from where its current copy is; on the host, the
+ * pull-back of GPU-dirty bytes: maccrt_cache_move_time), or the bytes that
+ * t's predecessors wrote on another device when that says more (data the
+ * directory no longer holds, e.g. after a write-through). */
+static double eft__xfer(maccrt_task *t, maccrt_device *d, double now)
+{
+    return eft__moves(t, d, t->nmaps && maccrt_rt.ngpus ? eft__residency(t, d, now) : 0);
 }
 
 /* When the first of the tasks placed on d is expected to end (0: none). The
@@ -1306,9 +1320,10 @@ static int eft__stays(maccrt_task *t, maccrt_device *h, maccrt_mask cand, maccrt
         return 1;
     }
     double now = sched__now();
-    if (eft__residency(t, h, now) < 0)
+    double rh = eft__residency(t, h, now);
+    if (rh < 0)
         return 0; /* (the directory was busy: choose decides without it) */
-    double xh = eft__xfer(t, h, now);
+    double xh = eft__moves(t, h, rh);
     double eh = sched__estimate_hi(t, h, sched__estimate(t, h));
     for (int i = 0; i < rt->ndevices; i++) {
         if (!(others & MACCRT_BIT(i)))
@@ -1316,8 +1331,11 @@ static int eft__stays(maccrt_task *t, maccrt_device *h, maccrt_mask cand, maccrt
         maccrt_device *e = rt->devices[i];
         /* every other candidate has at least as much to move (the same
          * look at the directory: eft__residency remembers every candidate's) */
-        if (xh > 0 && (eft__residency(t, e, now) < 0 || eft__xfer(t, e, now) < xh))
-            return 0;
+        if (xh > 0) {
+            double re = eft__residency(t, e, now);
+            if (re < 0 || eft__moves(t, e, re) < xh)
+                return 0;
+        }
         double mean = sched__estimate(t, e), ee = sched__estimate_hi(t, e, mean);
         double tol = 1e-6;
         if (e->kind == h->kind) {
