@@ -105,7 +105,13 @@ static void sched__link(maccrt_task *t, int q)
     maccrt_task *prev = *tail; /* t goes after prev (NULL: at the head) */
     if (prev && prev->rseq > t->rseq) {
         int steps = 0;
-        if (t->rseq - (*head)->rseq < prev->rseq - t->rseq) {
+        /* (rseq is unsigned: a task older than the head, a successor of a
+         * task that was placed from the front, goes there at once; the
+         * distance to the head was a wrapped difference that sent it to a
+         * search from the tail, 64 steps and a place out of order) */
+        if (t->rseq < (*head)->rseq) {
+            prev = NULL;
+        } else if (t->rseq - (*head)->rseq < prev->rseq - t->rseq) {
             prev = NULL;
             for (maccrt_task *n = *head; n && n->rseq < t->rseq && steps++ < SCHED__LINK_SCAN; n = n->qnext)
                 prev = n;

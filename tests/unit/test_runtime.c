@@ -338,6 +338,27 @@ Test(rt, a_successor_goes_before_later_tasks)
         cr_assert_eq(seq[i], i + 1, "position %d ran task %d", i, seq[i]);
 }
 
+/* The same behind more later tasks than the queue's ordered insert searches
+ * (SCHED__LINK_SCAN, 64): the successor, older than the queue's head, goes
+ * to the head, not 64 tasks from the tail. */
+Test(rt, a_successor_goes_before_a_hundred_later_tasks)
+{
+    setenv("MACC_DEVICES", "host", 1);
+    int x, y[100];
+    MACC_Dep out = {&x, sizeof x, MACC_DEP_OUT};
+    MACC_Dep inout = {&x, sizeof x, MACC_DEP_INOUT};
+    target(&r_record_all, 1, 100, MACC_NOWAIT, 1, &out);
+    target(&r_record_all, 2, 0, MACC_NOWAIT, 1, &inout);
+    for (int k = 0; k < 100; k++) {
+        MACC_Dep d = {&y[k], sizeof y[k], MACC_DEP_OUT};
+        target(&r_record_all, 3 + k, 0, MACC_NOWAIT, 1, &d);
+    }
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&seq_n), 102);
+    for (int i = 0; i < 64; i++)
+        cr_assert_eq(seq[i], i + 1, "position %d ran task %d", i, seq[i]);
+}
+
 Test(rt, ready_order_puts_a_successor_after_later_tasks)
 {
     setenv("MACC_PROGRAM_ORDER", "0", 1);
