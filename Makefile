@@ -192,13 +192,14 @@ $(BUILD)/tests/tsan_dispatch: bench/dispatch.c tests/fake_gpu.h $(RTLIB)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o %.a,$^) -fopenmp -ldl -lm
 check-tsan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan SANITIZE=thread $(BUILD)/tsan/tests/tsan_runtime $(BUILD)/tsan/tests/tsan_tasks $(BUILD)/tsan/tests/tsan_dispatch $(BUILD)/tsan/tests/tsan_managed
-	@for i in 1 2 3; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_runtime || exit 1; done; \
-	for i in 1 2; do $(TSAN_ENV) MACC_TEST_FAKE_ASYNC_US=20 $(BUILD)/tsan/tests/tsan_runtime || exit 1; done; \
+	@for w in 0 1 1; do $(TSAN_ENV) MACC_WAIT_COMPLETES=$$w $(BUILD)/tsan/tests/tsan_runtime || exit 1; done; \
+	for w in 0 1; do $(TSAN_ENV) MACC_WAIT_COMPLETES=$$w MACC_TEST_FAKE_ASYNC_US=20 $(BUILD)/tsan/tests/tsan_runtime || exit 1; done; \
 	for i in 1 2; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_tasks || exit 1; done; \
-	for g in "2 6 20 12" "4 6 20 6"; do for a in 0 1; do $(TSAN_ENV) DISPATCH_ASYNC=$$a $(BUILD)/tsan/tests/tsan_dispatch $$g > $(BUILD)/tsan/dispatch.out 2>&1 || \
-	  { cat $(BUILD)/tsan/dispatch.out; exit 1; }; head -n 1 $(BUILD)/tsan/dispatch.out; done; done; \
+	for g in "2 6 20 12" "4 6 20 6"; do for a in 0 1; do for w in 0 1; do \
+	  $(TSAN_ENV) DISPATCH_ASYNC=$$a MACC_WAIT_COMPLETES=$$w $(BUILD)/tsan/tests/tsan_dispatch $$g > $(BUILD)/tsan/dispatch.out 2>&1 || \
+	  { cat $(BUILD)/tsan/dispatch.out; exit 1; }; head -n 1 $(BUILD)/tsan/dispatch.out; done; done; done; \
 	for i in 1 2; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_managed || exit 1; done; \
-	echo "[tsan] 13 passed, 0 failed"
+	echo "[tsan] 17 passed, 0 failed"
 
 check: export SKIPPED = $(CURDIR)/$(BUILD)/skipped.txt
 check: all $(UNIT_BIN)
@@ -215,7 +216,7 @@ check: all $(UNIT_BIN)
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=address,undefined all unit
 	@RESULTS=$(CURDIR)/$(BUILD)/results.txt sh tests/run.sh unit $(BUILD)/asan $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/tests/%) || true
 	@RESULTS=$(CURDIR)/$(BUILD)/results.txt E2E_CFLAGS="$(ASAN_FLAGS)" sh tests/run.sh e2e $(BUILD)/asan || true
-	@if $(MAKE) --no-print-directory check-tsan > $(BUILD)/tsan.log 2>&1; then echo "11 0 tsan" >> $(BUILD)/results.txt; \
+	@if $(MAKE) --no-print-directory check-tsan > $(BUILD)/tsan.log 2>&1; then echo "17 0 tsan" >> $(BUILD)/results.txt; \
 	else tail -n 40 $(BUILD)/tsan.log; echo "0 1 tsan" >> $(BUILD)/results.txt; fi; tail -n 1 $(BUILD)/tsan.log
 	@RESULTS=$(CURDIR)/$(BUILD)/results.txt MACC_NVCC= sh tests/run.sh golden $(BUILD)/asan || true
 	@RESULTS=$(CURDIR)/$(BUILD)/results.txt sh tests/run.sh bad $(BUILD)/asan || true

@@ -1066,6 +1066,7 @@ typedef struct maccrt_runtime {
     long policy_terms;  /* residency terms the policy asked for (eft__residency: a test's measure) */
     long policy_blind;  /* of them, unknown: the directory busy and no earlier value kept */
     long inbox_pushes;  /* submissions left in task.c's inbox for a completing helper (tests) */
+    long wait_completed; /* GPU tasks completed by a waiting program thread (task.c; tests) */
     unsigned long walk;     /* the dispatch walk in progress (0: none; sched.c), walks so far */
     unsigned long walks;
     int stopped;                    /* helpers stopped: run everything inline */

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- per-thread state --------------------------------------------------------- */
 
@@ -421,6 +422,14 @@ static void task__free(maccrt_task *t)
  * throttled again: its own OpenMP team may hold the tokens that the live
  * tasks need (a parallel region inside a task creating regions).
  * maccrt_rt.lock held. */
+static int task__wait_completing(maccrt_thread *self, int (*done)(const void *), const void *arg);
+
+static int task__below_half(const void *arg)
+{
+    (void)arg;
+    return __atomic_load_n(&maccrt_rt.live, __ATOMIC_RELAXED) <= maccrt_rt.pending_max / 2;
+}
+
 static void task__throttle(maccrt_thread *self)
 {
     maccrt_runtime *rt = &maccrt_rt;
@@ -434,6 +443,11 @@ static void task__throttle(maccrt_thread *self)
         int ran = maccrt_host_help(rt->host, self);
         pthread_mutex_lock(&rt->lock);
         if (ran || __atomic_load_n(&rt->live, __ATOMIC_RELAXED) <= rt->pending_max / 2 || rt->stopped) {
+            seen = rt->finished;
+            since = 0;
+            continue;
+        }
+        if (task__wait_completing(self, task__below_half, NULL)) {
             seen = rt->finished;
             since = 0;
             continue;
@@ -561,7 +575,7 @@ static int task__enter_locked(maccrt_task *t, maccrt_thread *self)
     t->id = ++rt->next_id;
     if (t->deferred) {
         t->creator = self;
-        self->children++;
+        __atomic_add_fetch(&self->children, 1, __ATOMIC_RELAXED); /* (read unlocked: task__wait_completing) */
         self->refs++;
         task__keep(t, self);
     } else {
@@ -684,7 +698,7 @@ static int task__ended(const void *arg)
     return st == MACCRT_TASK_DONE || st == MACCRT_TASK_INLINE;
 }
 
-static void task__spin_wait(maccrt_task *t)
+static long task__spin_ns_get(void)
 {
     long ns = __atomic_load_n(&task__spin_ns, __ATOMIC_RELAXED);
     if (ns < 0) {
@@ -693,6 +707,12 @@ static void task__spin_wait(maccrt_task *t)
         ns = us < 0 ? 0 : us > 1000000 ? 1000000000L : us * 1000L;
         __atomic_store_n(&task__spin_ns, ns, __ATOMIC_RELAXED);
     }
+    return ns;
+}
+
+static void task__spin_wait(maccrt_task *t)
+{
+    long ns = task__spin_ns_get();
     if (ns > 0 && !maccrt_poll(task__ended, t, ns))
         (void)maccrt_doze(task__ended, t, MACCRT_DOZE_NS);
 }
@@ -975,7 +995,7 @@ static int task__complete_locked(maccrt_task *t, maccrt_thread **to_free)
     __atomic_store_n(&t->state, MACCRT_TASK_DONE, __ATOMIC_RELEASE); /* task__spin_wait reads it */
     if (t->creator) {
         maccrt_thread *c = t->creator;
-        if (--c->children == 0)
+        if (__atomic_sub_fetch(&c->children, 1, __ATOMIC_RELAXED) == 0)
             pthread_cond_signal(&c->cv);
         if (--c->refs == 0) {
             c->free_next = *to_free;
@@ -1012,20 +1032,55 @@ static void task__free_threads(maccrt_thread *c)
  * once (the stack's owner, which has not emptied it yet, will). */
 static maccrt_task *task__done_stack;
 
+/* The waiting thread as the completer. A program thread that waits for GPU
+ * tasks (taskwait, the wait for all, the throttle) has nothing else to do,
+ * while each GPU's helpers, in the plugin's slot, stop their device's work
+ * to complete tasks under the runtime lock: on one fake GPU of bench/dispatch
+ * (helpers that run their task's kernel) the helpers spent about 5 us per
+ * task completing, about a tenth of their time. While such a thread waits,
+ * it polls the stack of completions and empties it (task__complete_done),
+ * and a helper that pushes on an empty stack goes back to its device at
+ * once. task__completer is set while it polls; a helper reads it after its
+ * push, the waiting thread clears it before its last look at the stack
+ * (both sequentially consistent), so a push is either seen by the waiting
+ * thread or completed by its helper. It polls for MACC_WAIT_SPIN_US
+ * (default 1000) after the last completion it made, then sleeps as before
+ * (kernels of milliseconds leave the completions to the helpers); it does
+ * not while the host has tasks (the waiting thread runs those: maccrt_host_help).
+ * On by default with 8 cores or more (on two, the polling thread took the
+ * core the helpers' wake-ups needed: bench/dispatch 4% slower);
+ * MACC_WAIT_COMPLETES=0 turns it off, =1 on. */
+static int task__completer;
+static int task__completer_on = -1;
+#define TASK__COMPLETER_CORES 8
+
+static int task__complete_done(const maccrt_device *dev);
+
 static void task__finish_gpu(maccrt_task *t)
 {
     maccrt_task *top = __atomic_load_n(&task__done_stack, __ATOMIC_RELAXED);
     do
         t->done_next = top;
-    while (!__atomic_compare_exchange_n(&task__done_stack, &top, t, 1, __ATOMIC_RELEASE,
+    while (!__atomic_compare_exchange_n(&task__done_stack, &top, t, 1, __ATOMIC_SEQ_CST,
                                         __ATOMIC_RELAXED));
     if (top)
         return; /* the owner of the non-empty stack completes it */
+    if (__atomic_load_n(&task__completer, __ATOMIC_SEQ_CST))
+        return; /* the waiting thread does */
+    task__complete_done(t->dev);
+}
+
+static int task__host_busy(void);
+
+/* Completes the tasks on the stack (every one pushed before the lock is
+ * taken), enters the inbox, and walks once. dev: whose thread this is (the
+ * trace's). Returns whether the host had tasks then (task__host_busy). */
+static int task__complete_done(const maccrt_device *dev)
+{
     maccrt_thread *self = maccrt_thread_self();
     maccrt_thread *to_free = NULL;
     maccrt_task *done = NULL; /* tasks to free after unlocking */
-    const maccrt_device *dev = t->dev; /* (t may be freed once completed) */
-    task__lock(dev);
+    task__lock_("task__finish_gpu", dev);
     __atomic_store_n(&task__fin_holds, 1, __ATOMIC_SEQ_CST);
     self->finishing = 1;
     task__inbox_enter_locked(); /* (before the completions: their successors may be there) */
@@ -1040,6 +1095,8 @@ static void task__finish_gpu(maccrt_task *t)
     }
     while (fifo) {
         maccrt_task *n = fifo->done_next;
+        if (!self->is_worker)
+            maccrt_rt.wait_completed++;
         if (task__complete_locked(fifo, &to_free)) {
             fifo->done_next = done;
             done = fifo;
@@ -1048,13 +1105,14 @@ static void task__finish_gpu(maccrt_task *t)
     }
     task__inbox_enter_locked();
     maccrt_sched_dispatch();
+    int host = task__host_busy();
     self->finishing = 0;
     __atomic_store_n(&task__fin_holds, 0, __ATOMIC_SEQ_CST);
     task__unlock(dev);
     maccrt_sched_submit_placed();
     /* submissions pushed while this thread held the lock (task__inbox_push) */
     while (__atomic_load_n(&task__inbox, __ATOMIC_SEQ_CST)) {
-        task__lock(dev);
+        task__lock_("task__finish_gpu", dev);
         __atomic_store_n(&task__fin_holds, 1, __ATOMIC_SEQ_CST);
         if (task__inbox_enter_locked())
             maccrt_sched_dispatch();
@@ -1068,6 +1126,7 @@ static void task__finish_gpu(maccrt_task *t)
         done = n;
     }
     task__free_threads(to_free);
+    return host;
 }
 
 static void task__finish(maccrt_task *t)
@@ -1257,6 +1316,74 @@ static void task__end(maccrt_task *t)
 
 /* ---- waiting ---------------------------------------------------------------------------- */
 
+/* Whether the host has tasks, ready or running (maccrt_rt.lock held). */
+static int task__host_busy(void)
+{
+    const maccrt_device *h = maccrt_rt.host;
+    return maccrt_rt.ready_cand[h->num] > 0 || h->nplaced > 0;
+}
+
+/* The waiting thread completes GPU tasks (task__completer, above) until
+ * done(arg), a poll of MACC_WAIT_SPIN_US without a completion, or the host
+ * has tasks. Called and returns with maccrt_rt.lock held (dropped while it
+ * polls); returns 1 when it completed tasks or done(arg) holds (the caller
+ * looks again), 0 when the caller is to sleep as before. */
+static int task__wait_completing(maccrt_thread *self, int (*done)(const void *), const void *arg)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    if (!rt->ngpus || rt->stopped || self->current || self->is_worker || task__host_busy())
+        return 0;
+    int on = __atomic_load_n(&task__completer_on, __ATOMIC_RELAXED);
+    if (on < 0) /* (on by default where a polling thread leaves cores to the rest) */
+        on = maccrt_env_flag_read(&task__completer_on, "MACC_WAIT_COMPLETES",
+                                  sysconf(_SC_NPROCESSORS_ONLN) >= TASK__COMPLETER_CORES);
+    long ns = task__spin_ns_get(); /* (MACC_WAIT_SPIN_US=0: no thread polls) */
+    if (!on || ns <= 0)
+        return 0;
+    int free_ = 0;
+    if (!__atomic_compare_exchange_n(&task__completer, &free_, 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+        return 0; /* another thread is the completer */
+    pthread_mutex_unlock(&rt->lock);
+    double last = maccrt_now();
+    int did = 0;
+    for (unsigned i = 1; !done(arg); i++) {
+        if (__atomic_load_n(&task__done_stack, __ATOMIC_ACQUIRE)) {
+            did = 1;
+            last = 0.0;
+            if (task__complete_done(rt->host))
+                break; /* the host has tasks: the caller runs them */
+            continue;
+        }
+        if ((i & 63) == 0) {
+            double now = maccrt_now();
+            if (last == 0.0)
+                last = now;
+            else if (now - last > (double)ns * 1e-9)
+                break;
+        }
+        maccrt_pause();
+    }
+    __atomic_store_n(&task__completer, 0, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&task__done_stack, __ATOMIC_SEQ_CST)) {
+        task__complete_done(rt->host); /* pushes that counted on this thread */
+        did = 1;
+    }
+    pthread_mutex_lock(&rt->lock);
+    return did || done(arg);
+}
+
+static int task__no_children(const void *arg)
+{
+    const maccrt_thread *self = arg;
+    return __atomic_load_n(&self->children, __ATOMIC_RELAXED) == 0;
+}
+
+static int task__none_live(const void *arg)
+{
+    (void)arg;
+    return __atomic_load_n(&maccrt_rt.live, __ATOMIC_RELAXED) == 0;
+}
+
 void maccrt_task_wait_children(void)
 {
     maccrt_thread *self = maccrt_thread_self();
@@ -1271,6 +1398,8 @@ void maccrt_task_wait_children(void)
             if (ran || self->children == 0)
                 continue;
         }
+        if (task__wait_completing(self, task__no_children, self))
+            continue;
         pthread_cond_wait(&self->cv, &maccrt_rt.lock);
     }
     __atomic_store_n(&self->in_wait, 0, __ATOMIC_RELAXED);
@@ -1284,7 +1413,8 @@ void maccrt_task_wait_all(void)
     task__lock_in_wait();
     __atomic_store_n(&self->in_wait, 1, __ATOMIC_RELEASE);
     while (__atomic_load_n(&maccrt_rt.live, __ATOMIC_RELAXED) > 0)
-        pthread_cond_wait(&maccrt_rt.idle_cv, &maccrt_rt.lock);
+        if (!task__wait_completing(self, task__none_live, NULL))
+            pthread_cond_wait(&maccrt_rt.idle_cv, &maccrt_rt.lock);
     __atomic_store_n(&self->in_wait, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&maccrt_rt.lock);
     maccrt_cache_flush(NULL);

@@ -19,8 +19,8 @@ ok() { pass=$((pass + 1)); }
 ko() { fail=$((fail + 1)); echo "FAIL docs: $*"; }
 cd "$top" || exit 2
 
-# (read by getenv, or by maccrt_env_flag, base.c's reader of boolean settings)
-read_vars=$(grep -ohE '(getenv\(|maccrt_env_flag\([^,]*, )"MACC_[A-Z0-9_]*"' runtime/*.c runtime/mpi/*.c translator/*.c |
+# (read by getenv, or by maccrt_env_flag or maccrt_env_flag_read, base.c's readers of boolean settings)
+read_vars=$(grep -ohE '(getenv\(|maccrt_env_flag(_read)?\([^,]*, )"MACC_[A-Z0-9_]*"' runtime/*.c runtime/mpi/*.c translator/*.c |
     sed 's/.*"\(MACC_[A-Z0-9_]*\)"/\1/' | sort -u)
 doc_vars=$(grep -o 'MACC_[A-Z0-9_]*' docs/ENVIRONMENT.md | sort -u)
 for v in $read_vars; do

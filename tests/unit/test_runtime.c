@@ -2577,6 +2577,37 @@ Test(gpu, macc_dir_scoped_0_takes_every_part)
     cr_assert_not(first_use_beside_a_held_part(300), "the task ran while nvidia:1's part was held");
 }
 
+/* MACC_WAIT_COMPLETES=1: the thread in taskwait completes the GPU tasks
+ * while they run (their helpers push and go back to their device); =0: the
+ * helpers do. The tasks' results are the same either way. */
+static long gpu_tasks_completed_by_the_waiting_thread(const char *on)
+{
+    setenv("MACC_WAIT_COMPLETES", on, 1);
+    setenv("MACC_DEVICES", "nvidia", 1);
+    enum { N = 64 };
+    static double x[N * 16];
+    for (int i = 0; i < N * 16; i++)
+        x[i] = 1.0;
+    for (int k = 0; k < 2 * N; k++)
+        scale(&r_scale_gpu_only, x, (k % N) * 16, 16, 2.0, 1, MACC_MAP_TOFROM, MACC_NOWAIT, MACC_DEVICE_ANY);
+    MACC_taskwait(NULL);
+    for (int i = 0; i < N * 16; i++)
+        cr_assert_eq(x[i], 4.0, "x[%d] = %g", i, x[i]);
+    cr_assert_eq(gpu_tasks(), 2 * N);
+    return maccrt_rt.wait_completed;
+}
+
+Test(gpu, the_waiting_thread_completes_gpu_tasks)
+{
+    long n = gpu_tasks_completed_by_the_waiting_thread("1");
+    cr_assert_gt(n, 64, "the thread in taskwait completed %ld of 128 tasks", n);
+}
+
+Test(gpu, macc_wait_completes_0_leaves_completions_to_the_helpers)
+{
+    cr_assert_eq(gpu_tasks_completed_by_the_waiting_thread("0"), 0);
+}
+
 /* A chain's link: y[0] += 1, then *args milliseconds asleep. */
 static int fn_link(void *args, MACC_TaskEnv *env)
 {
