@@ -8,7 +8,14 @@
  * asynchronously, as the CUDA plugin's do (its "Asynchronous tasks"): the
  * version runs in the helper (fake_gpu_run_async), which returns
  * MACCRT_RUN_PENDING; a watcher thread queues the task N microseconds later
- * and a helper finishes it through maccrt_up.ran. */
+ * and a helper finishes it through maccrt_up.ran.
+ *
+ * With MACC_TEST_FAKE_IDLE_SPIN_US=N, up to FAKE_GPU_IDLE_SPINNERS helpers
+ * that find the queue empty poll it N microseconds before they sleep, and a
+ * submission wakes no one while one polls, as the CUDA plugin's idle helpers
+ * do (MACC_CUDA_IDLE_SPIN_US, default 500; MACC_CUDA_IDLE_SPINNERS, 4).
+ * bench/dispatch.c sets it; the tests leave it off (their machines have
+ * two cores). */
 #ifndef MACC_TESTS_FAKE_GPU_H
 #define MACC_TESTS_FAKE_GPU_H
 
@@ -36,7 +43,46 @@ typedef struct fake_gpu {
     int nflight, wstop;
     pthread_cond_t wcv;
     pthread_t watcher;
+    /* idle polling (MACC_TEST_FAKE_IDLE_SPIN_US): how long, the helpers
+     * polling now, and a count of the pushes they poll for */
+    long idle_ns;
+    int nspin;
+    unsigned pushes;
 } fake_gpu;
+
+#define FAKE_GPU_IDLE_SPINNERS 4
+
+/* Work was queued (g->lock held): a poller sees it, else one sleeper wakes. */
+static inline void fake_gpu_pushed(fake_gpu *g)
+{
+    __atomic_add_fetch(&g->pushes, 1, __ATOMIC_RELEASE);
+    if (!g->nspin)
+        pthread_cond_signal(&g->cv);
+}
+
+/* An idle helper (g->lock held) polls for a push for g->idle_ns when fewer
+ * than FAKE_GPU_IDLE_SPINNERS do; returns 1 when it polled (look again). */
+static inline int fake_gpu_idle_poll(fake_gpu *g)
+{
+    if (g->idle_ns <= 0 || g->nspin >= FAKE_GPU_IDLE_SPINNERS)
+        return 0;
+    g->nspin++;
+    unsigned seen = __atomic_load_n(&g->pushes, __ATOMIC_ACQUIRE);
+    pthread_mutex_unlock(&g->lock);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (unsigned i = 1; __atomic_load_n(&g->pushes, __ATOMIC_ACQUIRE) == seen; i++) {
+        if ((i & 15) == 0) {
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            if ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) > g->idle_ns)
+                break;
+        }
+        maccrt_pause();
+    }
+    pthread_mutex_lock(&g->lock);
+    g->nspin--;
+    return 1;
+}
 
 static __thread fake_gpu *fake_gpu_self; /* the fake GPU whose helper this thread is */
 
@@ -72,7 +118,7 @@ static void *fake_gpu_watch(void *arg)
             t->pseen = now;
             maccrt_taskq_push(&g->dhead, &g->dtail, t);
             g->nflight--;
-            pthread_cond_signal(&g->cv); /* (one helper per end, as the CUDA plugin's watcher) */
+            fake_gpu_pushed(g); /* (one helper per end, as the CUDA plugin's watcher) */
             moved = 1;
         }
         if (moved)
@@ -115,7 +161,9 @@ static void *fake_gpu_worker(void *arg)
                 pthread_cond_broadcast(&g->cv);
                 break;
             }
-            pthread_cond_wait(&g->cv, &g->lock);
+            int polled = fake_gpu_idle_poll(g);
+            if (!polled || (!g->head && !g->dhead && !g->batches && !g->stop))
+                pthread_cond_wait(&g->cv, &g->lock);
             continue;
         }
         maccrt_taskq_pop(&g->head, &g->tail); /* (t) */
@@ -136,6 +184,8 @@ static inline fake_gpu *fake_gpu_start(int threads)
     pthread_cond_init(&g->wcv, NULL);
     const char *a = getenv("MACC_TEST_FAKE_ASYNC_US");
     g->async_ns = a && *a ? atol(a) * 1000L : -1;
+    const char *is = getenv("MACC_TEST_FAKE_IDLE_SPIN_US");
+    g->idle_ns = is && *is ? atol(is) * 1000L : 0;
     if (g->async_ns >= 0)
         pthread_create(&g->watcher, NULL, fake_gpu_watch, g);
     /* asynchronous: as many helpers again, free to finish ended tasks while
@@ -172,7 +222,7 @@ static inline void fake_gpu_submit(fake_gpu *g, maccrt_task *t)
 {
     pthread_mutex_lock(&g->lock);
     maccrt_taskq_push(&g->head, &g->tail, t);
-    pthread_cond_signal(&g->cv);
+    fake_gpu_pushed(g);
     pthread_mutex_unlock(&g->lock);
 }
 

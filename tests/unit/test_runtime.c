@@ -2579,10 +2579,13 @@ Test(gpu, macc_dir_scoped_0_takes_every_part)
 
 /* MACC_WAIT_COMPLETES=1: the thread in taskwait completes the GPU tasks
  * while they run (their helpers push and go back to their device); =0: the
- * helpers do. The tasks' results are the same either way. */
+ * helpers do. The tasks' results are the same either way. (Its poll, 1 ms
+ * after the last completion by default, 100 ms here: on a loaded machine the
+ * first completion may come later than 1 ms.) */
 static long gpu_tasks_completed_by_the_waiting_thread(const char *on)
 {
     setenv("MACC_WAIT_COMPLETES", on, 1);
+    setenv("MACC_WAIT_SPIN_US", "100000", 1);
     setenv("MACC_DEVICES", "nvidia", 1);
     enum { N = 64 };
     static double x[N * 16];
