@@ -7,9 +7,9 @@
  * the same task graph (C(i,j) += A(i,k) B(k,j) over NB x NB tiles: maps to
  * A and B tiles, tofrom the C tile, depend in/in/inout) on fake GPUs in the
  * CUDA plugin's slot, whose helpers "run" a kernel by sleeping KERNEL_US and
- * whose copies are memcpy, so the runtime's own work is all the CPU does (up
- * to four idle helpers per fake GPU poll its queue 500 us before they sleep,
- * as the plugin's do: MACC_TEST_FAKE_IDLE_SPIN_US, tests/fake_gpu.h):
+ * whose copies are memcpy, so the runtime's own work is all the CPU does
+ * (idle helpers sleep at once; MACC_TEST_FAKE_IDLE_SPIN_US=500 has up to four
+ * per fake GPU poll first, as the plugin's do: tests/fake_gpu.h):
  *
  *   dispatch [NGPUS [NB [KERNEL_US [HELPERS]]]]   (defaults 2 16 70 8)
  *   DISPATCH_HOST_US=n dispatch ...               (the host a device too, below)
@@ -190,9 +190,6 @@ int main(int argc, char **argv)
     /* DISPATCH_ASYNC=1: the fake GPUs' tasks end asynchronously, as the CUDA
      * plugin's do: a helper runs the version and goes on, a watcher ends the
      * task KERNEL_US later and a helper finishes it (tests/fake_gpu.h) */
-    /* idle helpers poll their queue as the CUDA plugin's do (tests/fake_gpu.h;
-     * MACC_CUDA_IDLE_SPIN_US's default) */
-    setenv("MACC_TEST_FAKE_IDLE_SPIN_US", "500", 0);
     const char *as = getenv("DISPATCH_ASYNC");
     async_ends = as && !strcmp(as, "1");
     if (async_ends)
