@@ -247,8 +247,9 @@ int main(int argc, char **argv)
            "efficiency=%.3f policy_calls_per_task=%.1f cpu_us_per_task=%.1f check=%s\n",
            ngpus, helpers, ntasks, kernel_us, t, ntasks / t, ideal / t,
            (double)maccrt_rt.policy_calls / (double)ntasks, 1e6 * c / ntasks, bad ? "FAIL" : "PASS");
-    printf("dispatch: residency terms %ld, %ld of them unknown (the directory busy, nothing kept)\n",
-           maccrt_rt.policy_terms, maccrt_rt.policy_blind);
+    printf("dispatch: residency terms %ld, %ld of them unknown (the directory busy, nothing kept); "
+           "%ld tasks completed by the waiting thread\n",
+           maccrt_rt.policy_terms, maccrt_rt.policy_blind, maccrt_rt.wait_completed);
     for (int d = 0; d < macc_num_devices(); d++) {
         maccrt_dir_info di;
         maccrt_dir_info_get(maccrt_rt.devices[d], &di);

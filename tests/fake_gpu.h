@@ -61,6 +61,17 @@ static inline void fake_gpu_pushed(fake_gpu *g)
         pthread_cond_signal(&g->cv);
 }
 
+typedef struct {
+    fake_gpu *g;
+    unsigned seen;
+} fake_gpu_poll;
+
+static inline int fake_gpu_pushed_since(const void *arg)
+{
+    const fake_gpu_poll *w = arg;
+    return __atomic_load_n(&w->g->pushes, __ATOMIC_ACQUIRE) != w->seen;
+}
+
 /* An idle helper (g->lock held) polls for a push for g->idle_ns when fewer
  * than FAKE_GPU_IDLE_SPINNERS do; returns 1 when it polled (look again). */
 static inline int fake_gpu_idle_poll(fake_gpu *g)
@@ -68,18 +79,9 @@ static inline int fake_gpu_idle_poll(fake_gpu *g)
     if (g->idle_ns <= 0 || g->nspin >= FAKE_GPU_IDLE_SPINNERS)
         return 0;
     g->nspin++;
-    unsigned seen = __atomic_load_n(&g->pushes, __ATOMIC_ACQUIRE);
+    fake_gpu_poll w = {g, __atomic_load_n(&g->pushes, __ATOMIC_ACQUIRE)};
     pthread_mutex_unlock(&g->lock);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (unsigned i = 1; __atomic_load_n(&g->pushes, __ATOMIC_ACQUIRE) == seen; i++) {
-        if ((i & 15) == 0) {
-            clock_gettime(CLOCK_MONOTONIC, &t1);
-            if ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) > g->idle_ns)
-                break;
-        }
-        maccrt_pause();
-    }
+    (void)maccrt_poll(fake_gpu_pushed_since, &w, g->idle_ns); /* (as the plugin's: yields between polls) */
     pthread_mutex_lock(&g->lock);
     g->nspin--;
     return 1;
