@@ -2,8 +2,10 @@
  *
  * Life of a task (all transitions under maccrt_rt.lock):
  *   MACC_target copies the arguments into one heap block, picks the candidate
- *   devices, adds dependence edges from the live tasks it must follow
- *   (WAITING), and becomes READY when it has no unfinished predecessor. The
+ *   devices, adds dependence edges from the live tasks it must follow (under
+ *   the dependence index's own lock, before it takes the runtime lock:
+ *   task__deps_enter), enters the runtime (WAITING), and becomes READY when
+ *   it has no unfinished predecessor. The
  *   scheduler places it on a device (tokens taken) and hands it to the
  *   device's plugin (PLACED), or, for an undeferred host task, to its
  *   encountering thread (INLINE), which runs it itself. maccrt_task_execute
@@ -18,7 +20,20 @@
  * O(log segments + edges) however many tasks are live. A dependence whose
  * range covers part of a segment splits it. Finished tasks leave the index;
  * empty segments are freed.
+ *
+ * The index has its own lock (task__deps_lock, taken under maccrt_rt.lock
+ * by a completion, alone by a submission). A new task's edges are made by
+ * its creating thread before it enters the runtime, with one count of its
+ * predecessors held for the entry itself (the guard), so a predecessor that
+ * completes meanwhile cannot make it ready before it entered; the entry
+ * drops the guard. A predecessor found in the index has not left it, so its
+ * completion, which leaves the index under that lock before it reads its
+ * successors, sees every edge made to it. Why: the submissions' edges under
+ * the runtime lock were most of its hold while a thread created tasks (four
+ * fake GPUs of bench/dispatch: the runtime lock busy for the whole creation
+ * phase, half the GPUs' helpers idle then).
  */
+#define _GNU_SOURCE
 #include "internal.h"
 
 #include <stdlib.h>
@@ -64,6 +79,7 @@ typedef struct task__seg {
 } task__seg;
 
 static maccrt_rtree task__deps;
+static pthread_mutex_t task__deps_lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP; /* (the index; above) */
 
 static task__seg *task__seg_new(uintptr_t a, uintptr_t b)
 {
@@ -181,6 +197,20 @@ static void task__deps_add(maccrt_task *t)
             cur = s->node.end;
         }
     }
+}
+
+/* t's number and, with dependences, its edges (the index's lock taken
+ * here; no other lock held): t->npreds is its predecessors plus one, the
+ * guard that task__enter_locked drops. */
+static void task__deps_enter(maccrt_task *t)
+{
+    t->id = __atomic_add_fetch(&maccrt_rt.next_id, 1, __ATOMIC_RELAXED);
+    if (!t->ndeps)
+        return;
+    pthread_mutex_lock(&task__deps_lock);
+    t->npreds = 1;
+    task__deps_add(t);
+    pthread_mutex_unlock(&task__deps_lock);
 }
 
 /* t finished: removes it from every segment of its ranges. */
@@ -570,9 +600,7 @@ static void task__unlock(const maccrt_device *d)
  * predecessor. Returns 1 when it became ready (a dispatch walk is due). */
 static int task__enter_locked(maccrt_task *t, maccrt_thread *self)
 {
-    maccrt_runtime *rt = &maccrt_rt;
     task__no_host_exploring(t);
-    t->id = ++rt->next_id;
     if (t->deferred) {
         t->creator = self;
         __atomic_add_fetch(&self->children, 1, __ATOMIC_RELAXED); /* (read unlocked: task__wait_completing) */
@@ -582,7 +610,8 @@ static int task__enter_locked(maccrt_task *t, maccrt_thread *self)
         t->waiter = self;
         t->refs++;
     }
-    task__deps_add(t);
+    if (t->ndeps)
+        t->npreds--; /* the guard (task__deps_enter) */
     if (t->npreds == 0) {
         maccrt_sched_ready(t);
         return 1;
@@ -723,6 +752,7 @@ static void task__submit(maccrt_task *t)
 {
     maccrt_runtime *rt = &maccrt_rt;
     maccrt_thread *self = maccrt_thread_self();
+    task__deps_enter(t);
 
     if (t->deferred && maccrt_lock_try(&rt->lock) == 0) {
         if (maccrt_trace_on()) {
@@ -984,7 +1014,11 @@ static int task__complete_locked(maccrt_task *t, maccrt_thread **to_free)
         ri->host_run_s = ri->host_samples++ ? 0.8 * ri->host_run_s + 0.2 * t->sample_s : t->sample_s;
     }
     maccrt_sched_release(t);
-    task__deps_remove(t);
+    if (t->ndeps) { /* (after this no edge to t is made: its successors are all there) */
+        pthread_mutex_lock(&task__deps_lock);
+        task__deps_remove(t);
+        pthread_mutex_unlock(&task__deps_lock);
+    }
     for (int i = 0; i < t->nsuccs; i++) {
         maccrt_task *s = t->succs[i];
         task__note_produced(t, s);
