@@ -21,8 +21,8 @@
  * range covers part of a segment splits it. Finished tasks leave the index;
  * empty segments are freed.
  *
- * The index has its own lock (task__deps_lock, taken under maccrt_rt.lock
- * by a completion, alone by a submission). A new task's edges are made by
+ * With GPUs the index has its own lock (task__deps_lock, taken under
+ * maccrt_rt.lock by a completion, alone by a submission; task__deps_apart). A new task's edges are made by
  * its creating thread before it enters the runtime, with one count of its
  * predecessors held for the entry itself (the guard), so a predecessor that
  * completes meanwhile cannot make it ready before it entered; the entry
@@ -199,13 +199,22 @@ static void task__deps_add(maccrt_task *t)
     }
 }
 
+/* Whether the index has its own lock: with GPUs. Without, the edges are
+ * made under the runtime lock at the entry and leave it at the completion,
+ * as before (the host's tasks alone: two locks per task cost chains of tiny
+ * tasks up to a fifth, bench/tasks.sh). */
+static int task__deps_apart(void)
+{
+    return maccrt_rt.ngpus > 0;
+}
+
 /* t's number and, with dependences, its edges (the index's lock taken
  * here; no other lock held): t->npreds is its predecessors plus one, the
  * guard that task__enter_locked drops. */
 static void task__deps_enter(maccrt_task *t)
 {
     t->id = __atomic_add_fetch(&maccrt_rt.next_id, 1, __ATOMIC_RELAXED);
-    if (!t->ndeps)
+    if (!t->ndeps || !task__deps_apart())
         return;
     pthread_mutex_lock(&task__deps_lock);
     t->npreds = 1;
@@ -610,8 +619,10 @@ static int task__enter_locked(maccrt_task *t, maccrt_thread *self)
         t->waiter = self;
         t->refs++;
     }
-    if (t->ndeps)
+    if (t->ndeps && task__deps_apart())
         t->npreds--; /* the guard (task__deps_enter) */
+    else if (t->ndeps)
+        task__deps_add(t);
     if (t->npreds == 0) {
         maccrt_sched_ready(t);
         return 1;
@@ -1014,10 +1025,12 @@ static int task__complete_locked(maccrt_task *t, maccrt_thread **to_free)
         ri->host_run_s = ri->host_samples++ ? 0.8 * ri->host_run_s + 0.2 * t->sample_s : t->sample_s;
     }
     maccrt_sched_release(t);
-    if (t->ndeps) { /* (after this no edge to t is made: its successors are all there) */
+    if (t->ndeps && task__deps_apart()) { /* (after this no edge to t is made: its successors are all there) */
         pthread_mutex_lock(&task__deps_lock);
         task__deps_remove(t);
         pthread_mutex_unlock(&task__deps_lock);
+    } else if (t->ndeps) {
+        task__deps_remove(t);
     }
     for (int i = 0; i < t->nsuccs; i++) {
         maccrt_task *s = t->succs[i];
