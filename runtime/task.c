@@ -208,13 +208,15 @@ static int task__deps_apart(void)
     return maccrt_rt.ngpus > 0;
 }
 
-/* t's number and, with dependences, its edges (the index's lock taken
- * here; no other lock held): t->npreds is its predecessors plus one, the
- * guard that task__enter_locked drops. */
+/* With GPUs (task__deps_apart): t's number and, with dependences, its
+ * edges (the index's lock taken here; no other lock held): t->npreds is its
+ * predecessors plus one, the guard that task__enter_locked drops. */
 static void task__deps_enter(maccrt_task *t)
 {
+    if (!task__deps_apart())
+        return; /* (numbered at the entry, under the runtime lock) */
     t->id = __atomic_add_fetch(&maccrt_rt.next_id, 1, __ATOMIC_RELAXED);
-    if (!t->ndeps || !task__deps_apart())
+    if (!t->ndeps)
         return;
     pthread_mutex_lock(&task__deps_lock);
     t->npreds = 1;
@@ -610,9 +612,13 @@ static void task__unlock(const maccrt_device *d)
 static int task__enter_locked(maccrt_task *t, maccrt_thread *self)
 {
     task__no_host_exploring(t);
+    if (!task__deps_apart())
+        t->id = ++maccrt_rt.next_id; /* (with GPUs: task__deps_enter) */
     if (t->deferred) {
         t->creator = self;
-        __atomic_add_fetch(&self->children, 1, __ATOMIC_RELAXED); /* (read unlocked: task__wait_completing) */
+        /* (read unlocked by task__wait_completing: stored atomically; every
+         * write is under the runtime lock, so no read-modify-write) */
+        __atomic_store_n(&self->children, self->children + 1, __ATOMIC_RELAXED);
         self->refs++;
         task__keep(t, self);
     } else {
@@ -1042,7 +1048,8 @@ static int task__complete_locked(maccrt_task *t, maccrt_thread **to_free)
     __atomic_store_n(&t->state, MACCRT_TASK_DONE, __ATOMIC_RELEASE); /* task__spin_wait reads it */
     if (t->creator) {
         maccrt_thread *c = t->creator;
-        if (__atomic_sub_fetch(&c->children, 1, __ATOMIC_RELAXED) == 0)
+        __atomic_store_n(&c->children, c->children - 1, __ATOMIC_RELAXED); /* (as in task__enter_locked) */
+        if (c->children == 0)
             pthread_cond_signal(&c->cv);
         if (--c->refs == 0) {
             c->free_next = *to_free;
