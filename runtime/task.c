@@ -765,6 +765,11 @@ static void task__spin_wait(maccrt_task *t)
 
 /* Submits t (its candidates set) and, when undeferred, waits for it, running
  * it in this thread if it lands on the host. */
+static int task__submit_claims(const maccrt_thread *self);
+static void task__submit_unclaims(void);
+static int task__complete_stack_locked(maccrt_thread *self, maccrt_thread **to_free, maccrt_task **done);
+static void task__free_done(maccrt_task *done, maccrt_thread *to_free);
+
 static void task__submit(maccrt_task *t)
 {
     maccrt_runtime *rt = &maccrt_rt;
@@ -788,11 +793,22 @@ static void task__submit(maccrt_task *t)
         task__throttle(self);
     __atomic_add_fetch(&rt->live, 1, __ATOMIC_SEQ_CST); /* read without the lock by MACC_target */
     int ready = task__enter_locked(t, self);
+    /* a deferred task's thread completes the GPU tasks ended meanwhile, in
+     * the same hold (task__submit_claims, below) */
+    int claimed = t->deferred && task__submit_claims(self);
+    maccrt_task *done = NULL;
+    maccrt_thread *to_free = NULL;
+    if (claimed && task__complete_stack_locked(self, &to_free, &done))
+        ready = 1;
     if (ready)
         maccrt_sched_dispatch();
     if (t->deferred) {
         task__unlock(rt->host);
         maccrt_sched_submit_placed();
+        if (claimed) {
+            task__submit_unclaims();
+            task__free_done(done, to_free);
+        }
         return;
     }
     maccrt_sched_submit_placed(); /* before this thread waits for t */
@@ -1110,8 +1126,21 @@ static int task__completer_on = -1;
 
 static int task__complete_done(const maccrt_device *dev);
 
+/* MACC_WAIT_COMPLETES, on by default where a polling thread leaves cores to
+ * the rest. */
+static int task__completer_enabled(void)
+{
+    int on = __atomic_load_n(&task__completer_on, __ATOMIC_RELAXED);
+    if (on < 0)
+        on = maccrt_env_flag_read(&task__completer_on, "MACC_WAIT_COMPLETES",
+                                  sysconf(_SC_NPROCESSORS_ONLN) >= TASK__COMPLETER_CORES);
+    return on;
+}
+
 static void task__finish_gpu(maccrt_task *t)
 {
+    /* (read before the push: once pushed, a completer may complete and free t) */
+    const maccrt_device *dev = t->dev;
     maccrt_task *top = __atomic_load_n(&task__done_stack, __ATOMIC_RELAXED);
     do
         t->done_next = top;
@@ -1121,10 +1150,49 @@ static void task__finish_gpu(maccrt_task *t)
         return; /* the owner of the non-empty stack completes it */
     if (__atomic_load_n(&task__completer, __ATOMIC_SEQ_CST))
         return; /* the waiting thread does */
-    task__complete_done(t->dev);
+    task__complete_done(dev);
 }
 
 static int task__host_busy(void);
+
+/* Completes the tasks on the completions' stack, oldest first (maccrt_rt.lock
+ * held); those to free after unlocking go on *done, their creators to free
+ * on *to_free. Returns how many it completed. */
+static int task__complete_stack_locked(maccrt_thread *self, maccrt_thread **to_free, maccrt_task **done)
+{
+    maccrt_task *s = __atomic_exchange_n(&task__done_stack, NULL, __ATOMIC_ACQUIRE);
+    /* oldest first: the stack is last-in first-out */
+    maccrt_task *fifo = NULL;
+    while (s) {
+        maccrt_task *n = s->done_next;
+        s->done_next = fifo;
+        fifo = s;
+        s = n;
+    }
+    int k = 0;
+    while (fifo) {
+        maccrt_task *n = fifo->done_next;
+        if (!self->is_worker)
+            maccrt_rt.wait_completed++;
+        if (task__complete_locked(fifo, to_free)) {
+            fifo->done_next = *done;
+            *done = fifo;
+        }
+        fifo = n;
+        k++;
+    }
+    return k;
+}
+
+static void task__free_done(maccrt_task *done, maccrt_thread *to_free)
+{
+    while (done) {
+        maccrt_task *n = done->done_next;
+        task__free(done);
+        done = n;
+    }
+    task__free_threads(to_free);
+}
 
 /* Completes the tasks on the stack (every one pushed before the lock is
  * taken), enters the inbox, and walks once. dev: whose thread this is (the
@@ -1138,25 +1206,7 @@ static int task__complete_done(const maccrt_device *dev)
     __atomic_store_n(&task__fin_holds, 1, __ATOMIC_SEQ_CST);
     self->finishing = 1;
     task__inbox_enter_locked(); /* (before the completions: their successors may be there) */
-    maccrt_task *s = __atomic_exchange_n(&task__done_stack, NULL, __ATOMIC_ACQUIRE);
-    /* oldest first: the stack is last-in first-out */
-    maccrt_task *fifo = NULL;
-    while (s) {
-        maccrt_task *n = s->done_next;
-        s->done_next = fifo;
-        fifo = s;
-        s = n;
-    }
-    while (fifo) {
-        maccrt_task *n = fifo->done_next;
-        if (!self->is_worker)
-            maccrt_rt.wait_completed++;
-        if (task__complete_locked(fifo, &to_free)) {
-            fifo->done_next = done;
-            done = fifo;
-        }
-        fifo = n;
-    }
+    task__complete_stack_locked(self, &to_free, &done);
     task__inbox_enter_locked();
     maccrt_sched_dispatch();
     int host = task__host_busy();
@@ -1174,12 +1224,7 @@ static int task__complete_done(const maccrt_device *dev)
         task__unlock(dev);
         maccrt_sched_submit_placed();
     }
-    while (done) {
-        maccrt_task *n = done->done_next;
-        task__free(done);
-        done = n;
-    }
-    task__free_threads(to_free);
+    task__free_done(done, to_free);
     return host;
 }
 
@@ -1368,6 +1413,38 @@ static void task__end(maccrt_task *t)
         (void)maccrt_cache_write_early(d, ew.a[i], ew.b[i], ew.loc);
 }
 
+/* The creating thread as the completer. While a thread creates GPU tasks
+ * it is not waiting (task__wait_completing), and the GPUs' helpers completed
+ * the tasks that ended meanwhile, each taking the runtime lock that the
+ * submissions held most of the time (four fake GPUs of bench/dispatch: in
+ * the creation phase the helpers spent 1.5-3 of the run's 32 helper-slots
+ * completing). A deferred task's submission, holding the runtime lock for its
+ * entry, takes the completer's flag when it is free and completes the stack's
+ * tasks in the same hold; a helper that pushes meanwhile leaves its task to
+ * it; the flag is given back (and the stack looked at once more) before the
+ * submission returns, so no completion waits for the program's own code
+ * between two submissions. Not while the thread holds the throttle's wait
+ * (it is the waiting completer then) and not inside a task. maccrt_rt.lock
+ * held. */
+static int task__submit_claims(const maccrt_thread *self)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    if (!rt->ngpus || rt->stopped || self->current || self->is_worker || task__host_busy())
+        return 0;
+    int free_ = 0;
+    return task__completer_enabled() &&
+           __atomic_compare_exchange_n(&task__completer, &free_, 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+}
+
+/* The flag given back (maccrt_rt.lock not held), then the pushes that
+ * counted on this thread completed. */
+static void task__submit_unclaims(void)
+{
+    __atomic_store_n(&task__completer, 0, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&task__done_stack, __ATOMIC_SEQ_CST))
+        (void)task__complete_done(maccrt_rt.host);
+}
+
 /* ---- waiting ---------------------------------------------------------------------------- */
 
 /* Whether the host has tasks, ready or running (maccrt_rt.lock held). */
@@ -1387,12 +1464,8 @@ static int task__wait_completing(maccrt_thread *self, int (*done)(const void *),
     maccrt_runtime *rt = &maccrt_rt;
     if (!rt->ngpus || rt->stopped || self->current || self->is_worker || task__host_busy())
         return 0;
-    int on = __atomic_load_n(&task__completer_on, __ATOMIC_RELAXED);
-    if (on < 0) /* (on by default where a polling thread leaves cores to the rest) */
-        on = maccrt_env_flag_read(&task__completer_on, "MACC_WAIT_COMPLETES",
-                                  sysconf(_SC_NPROCESSORS_ONLN) >= TASK__COMPLETER_CORES);
     long ns = task__spin_ns_get(); /* (MACC_WAIT_SPIN_US=0: no thread polls) */
-    if (!on || ns <= 0)
+    if (!task__completer_enabled() || ns <= 0)
         return 0;
     int free_ = 0;
     if (!__atomic_compare_exchange_n(&task__completer, &free_, 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
