@@ -765,11 +765,6 @@ static void task__spin_wait(maccrt_task *t)
 
 /* Submits t (its candidates set) and, when undeferred, waits for it, running
  * it in this thread if it lands on the host. */
-static int task__submit_claims(const maccrt_thread *self);
-static void task__submit_unclaims(void);
-static int task__complete_stack_locked(maccrt_thread *self, maccrt_thread **to_free, maccrt_task **done);
-static void task__free_done(maccrt_task *done, maccrt_thread *to_free);
-
 static void task__submit(maccrt_task *t)
 {
     maccrt_runtime *rt = &maccrt_rt;
@@ -793,22 +788,11 @@ static void task__submit(maccrt_task *t)
         task__throttle(self);
     __atomic_add_fetch(&rt->live, 1, __ATOMIC_SEQ_CST); /* read without the lock by MACC_target */
     int ready = task__enter_locked(t, self);
-    /* a deferred task's thread completes the GPU tasks ended meanwhile, in
-     * the same hold (task__submit_claims, below) */
-    int claimed = t->deferred && task__submit_claims(self);
-    maccrt_task *done = NULL;
-    maccrt_thread *to_free = NULL;
-    if (claimed && task__complete_stack_locked(self, &to_free, &done))
-        ready = 1;
     if (ready)
         maccrt_sched_dispatch();
     if (t->deferred) {
         task__unlock(rt->host);
         maccrt_sched_submit_placed();
-        if (claimed) {
-            task__submit_unclaims();
-            task__free_done(done, to_free);
-        }
         return;
     }
     maccrt_sched_submit_placed(); /* before this thread waits for t */
@@ -1411,38 +1395,6 @@ static void task__end(maccrt_task *t)
         maccrt_trace_event(MACCRT_TRACE_FINISH, d, fname, f0, maccrt_now(), 0);
     for (int i = 0; i < ew.n; i++)
         (void)maccrt_cache_write_early(d, ew.a[i], ew.b[i], ew.loc);
-}
-
-/* The creating thread as the completer. While a thread creates GPU tasks
- * it is not waiting (task__wait_completing), and the GPUs' helpers completed
- * the tasks that ended meanwhile, each taking the runtime lock that the
- * submissions held most of the time (four fake GPUs of bench/dispatch: in
- * the creation phase the helpers spent 1.5-3 of the run's 32 helper-slots
- * completing). A deferred task's submission, holding the runtime lock for its
- * entry, takes the completer's flag when it is free and completes the stack's
- * tasks in the same hold; a helper that pushes meanwhile leaves its task to
- * it; the flag is given back (and the stack looked at once more) before the
- * submission returns, so no completion waits for the program's own code
- * between two submissions. Not while the thread holds the throttle's wait
- * (it is the waiting completer then) and not inside a task. maccrt_rt.lock
- * held. */
-static int task__submit_claims(const maccrt_thread *self)
-{
-    maccrt_runtime *rt = &maccrt_rt;
-    if (!rt->ngpus || rt->stopped || self->current || self->is_worker || task__host_busy())
-        return 0;
-    int free_ = 0;
-    return task__completer_enabled() &&
-           __atomic_compare_exchange_n(&task__completer, &free_, 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
-}
-
-/* The flag given back (maccrt_rt.lock not held), then the pushes that
- * counted on this thread completed. */
-static void task__submit_unclaims(void)
-{
-    __atomic_store_n(&task__completer, 0, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&task__done_stack, __ATOMIC_SEQ_CST))
-        (void)task__complete_done(maccrt_rt.host);
 }
 
 /* ---- waiting ---------------------------------------------------------------------------- */
