@@ -315,20 +315,27 @@ static void temp_file_in_env(char *path, const char *name)
  * created after it (one host task at a time: resources(100)); with
  * MACC_PROGRAM_ORDER=0, after them (the order they became ready). */
 HOST_REGION(r_record_all, fn_record, 100);
-static void successor_before_later_tasks(void)
+/* Task 1 (100 ms), its successor 2, then `later` independent tasks of
+ * `later_ms` each (at most 100). */
+static void successor_before_later_tasks_n(int later, int later_ms)
 {
     setenv("MACC_DEVICES", "host", 1);
-    int x, y[4];
+    int x, y[100];
     MACC_Dep out = {&x, sizeof x, MACC_DEP_OUT};
     MACC_Dep inout = {&x, sizeof x, MACC_DEP_INOUT};
     target(&r_record_all, 1, 100, MACC_NOWAIT, 1, &out);
     target(&r_record_all, 2, 0, MACC_NOWAIT, 1, &inout);
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < later; k++) {
         MACC_Dep d = {&y[k], sizeof y[k], MACC_DEP_OUT};
-        target(&r_record_all, 3 + k, 1, MACC_NOWAIT, 1, &d);
+        target(&r_record_all, 3 + k, later_ms, MACC_NOWAIT, 1, &d);
     }
     MACC_taskwait(NULL);
-    cr_assert_eq(atomic_load(&seq_n), 6);
+    cr_assert_eq(atomic_load(&seq_n), 2 + later);
+}
+
+static void successor_before_later_tasks(void)
+{
+    successor_before_later_tasks_n(4, 1);
 }
 
 Test(rt, a_successor_goes_before_later_tasks)
@@ -343,18 +350,7 @@ Test(rt, a_successor_goes_before_later_tasks)
  * to the head, not 64 tasks from the tail. */
 Test(rt, a_successor_goes_before_a_hundred_later_tasks)
 {
-    setenv("MACC_DEVICES", "host", 1);
-    int x, y[100];
-    MACC_Dep out = {&x, sizeof x, MACC_DEP_OUT};
-    MACC_Dep inout = {&x, sizeof x, MACC_DEP_INOUT};
-    target(&r_record_all, 1, 100, MACC_NOWAIT, 1, &out);
-    target(&r_record_all, 2, 0, MACC_NOWAIT, 1, &inout);
-    for (int k = 0; k < 100; k++) {
-        MACC_Dep d = {&y[k], sizeof y[k], MACC_DEP_OUT};
-        target(&r_record_all, 3 + k, 0, MACC_NOWAIT, 1, &d);
-    }
-    MACC_taskwait(NULL);
-    cr_assert_eq(atomic_load(&seq_n), 102);
+    successor_before_later_tasks_n(100, 0);
     for (int i = 0; i < 64; i++)
         cr_assert_eq(seq[i], i + 1, "position %d ran task %d", i, seq[i]);
 }
