@@ -2646,6 +2646,45 @@ Test(gpu, chains_stay_on_the_gpu_that_holds_their_data)
     cr_assert_leq(p2p, (unsigned long long)C * 8 * sizeof y[0], "%llu bytes GPU to GPU", p2p);
 }
 
+/* Two program threads create chains at once on two fake GPUs, each link
+ * also depending on one shared word (read by every link, written by every
+ * 25th of thread 0's): edges between the threads' tasks are made through
+ * the dependence index's own lock while the other thread and the helpers
+ * complete tasks (the guard keeps a task whose predecessor ends meanwhile
+ * from being made ready before it entered). Every link runs once. */
+enum { TWO_C = 4, TWO_L = 100, TWO_N = 64 };
+static double two_y[2][TWO_C][TWO_N];
+static int two_shared;
+static void *two_creator(void *arg)
+{
+    int me = (int)(intptr_t)arg;
+    for (int k = 0; k < TWO_L; k++)
+        for (int c = 0; c < TWO_C; c++) {
+            MACC_Map m = {"y", two_y[me][c], two_y[me][c], sizeof two_y[me][c], MACC_MAP_TOFROM};
+            int w = me == 0 && c == 0 && k % 25 == 0;
+            MACC_Dep d[2] = {{two_y[me][c], sizeof two_y[me][c], MACC_DEP_INOUT},
+                             {&two_shared, sizeof two_shared, w ? MACC_DEP_INOUT : MACC_DEP_IN}};
+            int ms = 0;
+            MACC_target(&r_sticky, &ms, sizeof ms, 1, &m, 2, d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+        }
+    MACC_taskwait(NULL);
+    return NULL;
+}
+
+Test(gpu, two_threads_make_edges_between_their_tasks_while_others_complete)
+{
+    setenv("MACC_DEVICES", "nvidia", 1);
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(pthread_create(&th[i], NULL, two_creator, (void *)(intptr_t)i), 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < 2; i++)
+        for (int c = 0; c < TWO_C; c++)
+            cr_assert_eq(two_y[i][c][0], TWO_L, "thread %d chain %d: %g links", i, c, two_y[i][c][0]);
+    cr_assert_eq(macc_device_tasks(0) + macc_device_tasks(1), 2 * TWO_C * TWO_L);
+}
+
 /* C chains of L links of region r (args: its task arguments) over y (C
  * rows of n doubles), L rounds of one link per chain, before_wait (when
  * given), then a taskwait; checks that every link ran. */
