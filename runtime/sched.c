@@ -869,9 +869,9 @@ static double sched__estimate(maccrt_task *t, maccrt_device *d)
         /* One instance explores; the others wait for its time. A task that
          * heads a dependence chain (it has successors; their edges are made
          * under the dependence index's lock, so read atomically) does not
-         * explore the host once another kind is measured: a slow host would hold the
-         * whole chain behind it (a GPU is explored with any task: a host
-         * measured first must not keep it unexplored). */
+         * explore the host once another kind is measured: a slow host would
+         * hold the whole chain behind it (a GPU is explored with any task: a
+         * host measured first must not keep it unexplored). */
         if (measured && (ri->exploring[d->kind] ||
                          (__atomic_load_n(&t->nsuccs, __ATOMIC_RELAXED) > 0 && d->kind == MACC_DEV_HOST)))
             return 1e6;

@@ -2,13 +2,13 @@
  *
  * Life of a task (all transitions under maccrt_rt.lock):
  *   MACC_target copies the arguments into one heap block, picks the candidate
- *   devices, adds dependence edges from the live tasks it must follow (under
- *   the dependence index's own lock, before it takes the runtime lock:
- *   task__deps_enter), enters the runtime (WAITING), and becomes READY when
- *   it has no unfinished predecessor. The
- *   scheduler places it on a device (tokens taken) and hands it to the
- *   device's plugin (PLACED), or, for an undeferred host task, to its
- *   encountering thread (INLINE), which runs it itself. maccrt_task_execute
+ *   devices, adds dependence edges from the live tasks it must follow (with
+ *   GPUs under the dependence index's own lock, before it takes the runtime
+ *   lock: task__deps_enter), enters the runtime (WAITING), and becomes READY
+ *   when it has no unfinished predecessor. The scheduler places it on a
+ *   device (tokens taken) and hands it to the device's plugin (PLACED), or,
+ *   for an undeferred host task, to its encountering thread (INLINE), which
+ *   runs it itself. maccrt_task_execute
  *   maps, runs and unmaps it, then maccrt__finish gives the tokens back,
  *   releases its successors and wakes whoever waits.
  *
@@ -22,11 +22,11 @@
  * empty segments are freed.
  *
  * With GPUs the index has its own lock (task__deps_lock, taken under
- * maccrt_rt.lock by a completion, alone by a submission; task__deps_apart). A new task's edges are made by
- * its creating thread before it enters the runtime, with one count of its
- * predecessors held for the entry itself (the guard), so a predecessor that
- * completes meanwhile cannot make it ready before it entered; the entry
- * drops the guard. A predecessor found in the index has not left it, so its
+ * maccrt_rt.lock by a completion, alone by a submission; task__deps_apart).
+ * A new task's edges are made by its creating thread before it enters the
+ * runtime, with one count of its predecessors held for the entry itself (the
+ * guard), so a predecessor that completes meanwhile cannot make it ready
+ * before it entered; the entry drops the guard. A predecessor found in the index has not left it, so its
  * completion, which leaves the index under that lock before it reads its
  * successors, sees every edge made to it. Why: the submissions' edges under
  * the runtime lock were most of its hold while a thread created tasks (four
@@ -1031,7 +1031,8 @@ static int task__complete_locked(maccrt_task *t, maccrt_thread **to_free)
         ri->host_run_s = ri->host_samples++ ? 0.8 * ri->host_run_s + 0.2 * t->sample_s : t->sample_s;
     }
     maccrt_sched_release(t);
-    if (t->ndeps && task__deps_apart()) { /* (after this no edge to t is made: its successors are all there) */
+    if (t->ndeps && task__deps_apart()) {
+        /* (after this no edge to t is made: its successors are all there) */
         pthread_mutex_lock(&task__deps_lock);
         task__deps_remove(t);
         pthread_mutex_unlock(&task__deps_lock);
