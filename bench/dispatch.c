@@ -7,9 +7,7 @@
  * the same task graph (C(i,j) += A(i,k) B(k,j) over NB x NB tiles: maps to
  * A and B tiles, tofrom the C tile, depend in/in/inout) on fake GPUs in the
  * CUDA plugin's slot, whose helpers "run" a kernel by sleeping KERNEL_US and
- * whose copies are memcpy, so the runtime's own work is all the CPU does
- * (idle helpers sleep at once; MACC_TEST_FAKE_IDLE_SPIN_US=500 has up to four
- * per fake GPU poll first, as the plugin's do: tests/fake_gpu.h):
+ * whose copies are memcpy, so the runtime's own work is all the CPU does:
  *
  *   dispatch [NGPUS [NB [KERNEL_US [HELPERS]]]]   (defaults 2 16 70 8)
  *   DISPATCH_HOST_US=n dispatch ...               (the host a device too, below)

@@ -1142,8 +1142,8 @@ static int task__host_busy(void);
 
 /* Completes the tasks on the completions' stack, oldest first (maccrt_rt.lock
  * held); those to free after unlocking go on *done, their creators to free
- * on *to_free. Returns how many it completed. */
-static int task__complete_stack_locked(maccrt_thread *self, maccrt_thread **to_free, maccrt_task **done)
+ * on *to_free. */
+static void task__complete_stack_locked(maccrt_thread *self, maccrt_thread **to_free, maccrt_task **done)
 {
     maccrt_task *s = __atomic_exchange_n(&task__done_stack, NULL, __ATOMIC_ACQUIRE);
     /* oldest first: the stack is last-in first-out */
@@ -1154,7 +1154,6 @@ static int task__complete_stack_locked(maccrt_thread *self, maccrt_thread **to_f
         fifo = s;
         s = n;
     }
-    int k = 0;
     while (fifo) {
         maccrt_task *n = fifo->done_next;
         if (!self->is_worker)
@@ -1164,9 +1163,7 @@ static int task__complete_stack_locked(maccrt_thread *self, maccrt_thread **to_f
             *done = fifo;
         }
         fifo = n;
-        k++;
     }
-    return k;
 }
 
 static void task__free_done(maccrt_task *done, maccrt_thread *to_free)

@@ -8,15 +8,7 @@
  * asynchronously, as the CUDA plugin's do (its "Asynchronous tasks"): the
  * version runs in the helper (fake_gpu_run_async), which returns
  * MACCRT_RUN_PENDING; a watcher thread queues the task N microseconds later
- * and a helper finishes it through maccrt_up.ran.
- *
- * With MACC_TEST_FAKE_IDLE_SPIN_US=N, up to FAKE_GPU_IDLE_SPINNERS helpers
- * that find the queue empty poll it N microseconds before they sleep, and a
- * submission wakes no one while one polls, as the CUDA plugin's idle helpers
- * do (MACC_CUDA_IDLE_SPIN_US, default 500; MACC_CUDA_IDLE_SPINNERS, 4).
- * Off by default: on the GPU machine's 16 cores, four fake GPUs' sixteen
- * pollers took the cores from the runtime's work (bench/dispatch: 176-218
- * thousand tasks per second without, 130-185 with; one fake GPU +1%). */
+ * and a helper finishes it through maccrt_up.ran. */
 #ifndef MACC_TESTS_FAKE_GPU_H
 #define MACC_TESTS_FAKE_GPU_H
 
@@ -44,48 +36,7 @@ typedef struct fake_gpu {
     int nflight, wstop;
     pthread_cond_t wcv;
     pthread_t watcher;
-    /* idle polling (MACC_TEST_FAKE_IDLE_SPIN_US): how long, the helpers
-     * polling now, and a count of the pushes they poll for */
-    long idle_ns;
-    int nspin;
-    unsigned pushes;
 } fake_gpu;
-
-#define FAKE_GPU_IDLE_SPINNERS 4
-
-/* Work was queued (g->lock held): a poller sees it, else one sleeper wakes. */
-static inline void fake_gpu_pushed(fake_gpu *g)
-{
-    __atomic_add_fetch(&g->pushes, 1, __ATOMIC_RELEASE);
-    if (!g->nspin)
-        pthread_cond_signal(&g->cv);
-}
-
-typedef struct {
-    fake_gpu *g;
-    unsigned seen;
-} fake_gpu_poll;
-
-static inline int fake_gpu_pushed_since(const void *arg)
-{
-    const fake_gpu_poll *w = arg;
-    return __atomic_load_n(&w->g->pushes, __ATOMIC_ACQUIRE) != w->seen;
-}
-
-/* An idle helper (g->lock held) polls for a push for g->idle_ns when fewer
- * than FAKE_GPU_IDLE_SPINNERS do; returns 1 when it polled (look again). */
-static inline int fake_gpu_idle_poll(fake_gpu *g)
-{
-    if (g->idle_ns <= 0 || g->nspin >= FAKE_GPU_IDLE_SPINNERS)
-        return 0;
-    g->nspin++;
-    fake_gpu_poll w = {g, __atomic_load_n(&g->pushes, __ATOMIC_ACQUIRE)};
-    pthread_mutex_unlock(&g->lock);
-    (void)maccrt_poll(fake_gpu_pushed_since, &w, g->idle_ns); /* (as the plugin's: yields between polls) */
-    pthread_mutex_lock(&g->lock);
-    g->nspin--;
-    return 1;
-}
 
 static __thread fake_gpu *fake_gpu_self; /* the fake GPU whose helper this thread is */
 
@@ -121,7 +72,7 @@ static void *fake_gpu_watch(void *arg)
             t->pseen = now;
             maccrt_taskq_push(&g->dhead, &g->dtail, t);
             g->nflight--;
-            fake_gpu_pushed(g); /* (one helper per end, as the CUDA plugin's watcher) */
+            pthread_cond_signal(&g->cv); /* (one helper per end, as the CUDA plugin's watcher) */
             moved = 1;
         }
         if (moved)
@@ -164,9 +115,7 @@ static void *fake_gpu_worker(void *arg)
                 pthread_cond_broadcast(&g->cv);
                 break;
             }
-            int polled = fake_gpu_idle_poll(g);
-            if (!polled || (!g->head && !g->dhead && !g->batches && !g->stop))
-                pthread_cond_wait(&g->cv, &g->lock);
+            pthread_cond_wait(&g->cv, &g->lock);
             continue;
         }
         maccrt_taskq_pop(&g->head, &g->tail); /* (t) */
@@ -187,8 +136,6 @@ static inline fake_gpu *fake_gpu_start(int threads)
     pthread_cond_init(&g->wcv, NULL);
     const char *a = getenv("MACC_TEST_FAKE_ASYNC_US");
     g->async_ns = a && *a ? atol(a) * 1000L : -1;
-    const char *is = getenv("MACC_TEST_FAKE_IDLE_SPIN_US");
-    g->idle_ns = is && *is ? atol(is) * 1000L : 0;
     if (g->async_ns >= 0)
         pthread_create(&g->watcher, NULL, fake_gpu_watch, g);
     /* asynchronous: as many helpers again, free to finish ended tasks while
@@ -225,7 +172,7 @@ static inline void fake_gpu_submit(fake_gpu *g, maccrt_task *t)
 {
     pthread_mutex_lock(&g->lock);
     maccrt_taskq_push(&g->head, &g->tail, t);
-    fake_gpu_pushed(g);
+    pthread_cond_signal(&g->cv);
     pthread_mutex_unlock(&g->lock);
 }
 
