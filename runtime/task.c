@@ -254,6 +254,22 @@ static void task__deps_remove(maccrt_task *t)
     }
 }
 
+/* With GPUs (task__deps_apart): t, which has run, leaves the index before
+ * its completion takes the runtime lock; after this no edge to t is made,
+ * so its successors are all there when the completion reads them. A task
+ * made meanwhile that would have waited for t finds nothing to wait for:
+ * t's run and its unmaps are over. Under the runtime lock, the index's lock
+ * was a nested hold that every completion made (four fake GPUs: a quarter
+ * of the runtime lock's hold by completions, bench/RESULTS.md). */
+static void task__deps_leave(maccrt_task *t)
+{
+    if (!t->ndeps || !task__deps_apart())
+        return;
+    pthread_mutex_lock(&task__deps_lock);
+    task__deps_remove(t);
+    pthread_mutex_unlock(&task__deps_lock);
+}
+
 /* ---- candidate devices ----------------------------------------------------------------- */
 
 static const char *task__region_name(const MACC_Region *r)
@@ -1031,14 +1047,8 @@ static int task__complete_locked(maccrt_task *t, maccrt_thread **to_free)
         ri->host_run_s = ri->host_samples++ ? 0.8 * ri->host_run_s + 0.2 * t->sample_s : t->sample_s;
     }
     maccrt_sched_release(t);
-    if (t->ndeps && task__deps_apart()) {
-        /* (after this no edge to t is made: its successors are all there) */
-        pthread_mutex_lock(&task__deps_lock);
-        task__deps_remove(t);
-        pthread_mutex_unlock(&task__deps_lock);
-    } else if (t->ndeps) {
-        task__deps_remove(t);
-    }
+    if (t->ndeps && !task__deps_apart())
+        task__deps_remove(t); /* (with GPUs: task__deps_leave, before the lock) */
     for (int i = 0; i < t->nsuccs; i++) {
         maccrt_task *s = t->succs[i];
         task__note_produced(t, s);
@@ -1212,6 +1222,7 @@ static int task__complete_done(const maccrt_device *dev)
 
 static void task__finish(maccrt_task *t)
 {
+    task__deps_leave(t);
     if (t->dev && t->dev->kind != MACC_DEV_HOST && !maccrt_rt.stopped) {
         task__finish_gpu(t);
         return;
