@@ -227,6 +227,7 @@ int main(int argc, char **argv)
                 MACC_target(host_us > 0 ? &gemm_rh : &gemm_r, NULL, 0, 3, m, 3, dep, MACC_NOWAIT,
                             MACC_DEVICE_ANY, 1);
             }
+    double tc = now() - t0; /* the tasks created */
     MACC_taskwait(NULL);
     double t = now() - t0, c = cpu_s() - c0;
     long bad = 0;
@@ -246,8 +247,8 @@ int main(int argc, char **argv)
            ngpus, helpers, ntasks, kernel_us, t, ntasks / t, ideal / t,
            (double)maccrt_rt.policy_calls / (double)ntasks, 1e6 * c / ntasks, bad ? "FAIL" : "PASS");
     printf("dispatch: residency terms %ld, %ld of them unknown (the directory busy, nothing kept); "
-           "%ld tasks completed by the waiting thread\n",
-           maccrt_rt.policy_terms, maccrt_rt.policy_blind, maccrt_rt.wait_completed);
+           "%ld tasks completed by the waiting thread; the tasks created in %.4f s\n",
+           maccrt_rt.policy_terms, maccrt_rt.policy_blind, maccrt_rt.wait_completed, tc);
     for (int d = 0; d < macc_num_devices(); d++) {
         maccrt_dir_info di;
         maccrt_dir_info_get(maccrt_rt.devices[d], &di);
