@@ -254,20 +254,25 @@ static void task__deps_remove(maccrt_task *t)
     }
 }
 
-/* With GPUs (task__deps_apart): t, which has run, leaves the index before
- * its completion takes the runtime lock; after this no edge to t is made,
- * so its successors are all there when the completion reads them. A task
- * made meanwhile that would have waited for t finds nothing to wait for:
- * t's run and its unmaps are over. Under the runtime lock, the index's lock
- * was a nested hold that every completion made (four fake GPUs: a quarter
- * of the runtime lock's hold by completions, bench/RESULTS.md). */
+/* With GPUs (task__deps_apart): t, which has run, leaves the index, at the
+ * latest in its completion under the runtime lock; after this no edge to t
+ * is made, so its successors are all there when the completion reads them.
+ * A task made meanwhile that would have waited for t finds nothing to wait
+ * for: t's run and its unmaps are over. Nested in the runtime lock's hold,
+ * the index's lock was a quarter of that hold by completions with four fake
+ * GPUs (bench/RESULTS.md), so t leaves before: a host task in its finish, a
+ * GPU task in its helper when the helper may complete it itself
+ * (task__finish_gpu), else in the waiting thread that completes it, before
+ * it takes the runtime lock (task__complete_done). Only the thread that
+ * completes t, or the one that pushes it, calls this. */
 static void task__deps_leave(maccrt_task *t)
 {
-    if (!t->ndeps || !task__deps_apart())
+    if (!t->ndeps || t->deps_left || !task__deps_apart())
         return;
     pthread_mutex_lock(&task__deps_lock);
     task__deps_remove(t);
     pthread_mutex_unlock(&task__deps_lock);
+    t->deps_left = 1;
 }
 
 /* ---- candidate devices ----------------------------------------------------------------- */
@@ -1048,7 +1053,9 @@ static int task__complete_locked(maccrt_task *t, maccrt_thread **to_free)
     }
     maccrt_sched_release(t);
     if (t->ndeps && !task__deps_apart())
-        task__deps_remove(t); /* (with GPUs: task__deps_leave, before the lock) */
+        task__deps_remove(t);
+    else
+        task__deps_leave(t); /* (with GPUs mostly done before the lock: nothing left to do) */
     for (int i = 0; i < t->nsuccs; i++) {
         maccrt_task *s = t->succs[i];
         task__note_produced(t, s);
@@ -1136,6 +1143,10 @@ static void task__finish_gpu(maccrt_task *t)
 {
     /* (read before the push: once pushed, a completer may complete and free t) */
     const maccrt_device *dev = t->dev;
+    /* the index left here unless the waiting thread polls (it then takes
+     * that work off the helpers: a hint, read again after the push) */
+    if (!__atomic_load_n(&task__completer, __ATOMIC_RELAXED))
+        task__deps_leave(t);
     maccrt_task *top = __atomic_load_n(&task__done_stack, __ATOMIC_RELAXED);
     do
         t->done_next = top;
@@ -1150,13 +1161,10 @@ static void task__finish_gpu(maccrt_task *t)
 
 static int task__host_busy(void);
 
-/* Completes the tasks on the completions' stack, oldest first (maccrt_rt.lock
- * held); those to free after unlocking go on *done, their creators to free
- * on *to_free. */
-static void task__complete_stack_locked(maccrt_thread *self, maccrt_thread **to_free, maccrt_task **done)
+/* The completions' stack, emptied, oldest first (it is last-in first-out). */
+static maccrt_task *task__done_pop(void)
 {
     maccrt_task *s = __atomic_exchange_n(&task__done_stack, NULL, __ATOMIC_ACQUIRE);
-    /* oldest first: the stack is last-in first-out */
     maccrt_task *fifo = NULL;
     while (s) {
         maccrt_task *n = s->done_next;
@@ -1164,6 +1172,18 @@ static void task__complete_stack_locked(maccrt_thread *self, maccrt_thread **to_
         fifo = s;
         s = n;
     }
+    return fifo;
+}
+
+/* Completes the tasks of fifo (popped before the lock: task__done_pop), then
+ * those on the completions' stack, oldest first (maccrt_rt.lock held); those
+ * to free after unlocking go on *done, their creators to free on *to_free. */
+static void task__complete_stack_locked(maccrt_task *fifo, maccrt_thread *self, maccrt_thread **to_free,
+                                        maccrt_task **done)
+{
+    int again = fifo != NULL; /* then the stack once more after it */
+    if (!fifo)
+        fifo = task__done_pop();
     while (fifo) {
         maccrt_task *n = fifo->done_next;
         if (!self->is_worker)
@@ -1173,6 +1193,10 @@ static void task__complete_stack_locked(maccrt_thread *self, maccrt_thread **to_
             *done = fifo;
         }
         fifo = n;
+        if (!fifo && again) {
+            again = 0;
+            fifo = task__done_pop();
+        }
     }
 }
 
@@ -1194,11 +1218,19 @@ static int task__complete_done(const maccrt_device *dev)
     maccrt_thread *self = maccrt_thread_self();
     maccrt_thread *to_free = NULL;
     maccrt_task *done = NULL; /* tasks to free after unlocking */
+    maccrt_task *pre = NULL;
+    if (!self->is_worker) {
+        /* the waiting thread: the tasks it completes leave the index before
+         * it takes the runtime lock (their helpers left that to it) */
+        pre = task__done_pop();
+        for (maccrt_task *x = pre; x; x = x->done_next)
+            task__deps_leave(x);
+    }
     task__lock_("task__finish_gpu", dev);
     __atomic_store_n(&task__fin_holds, 1, __ATOMIC_SEQ_CST);
     self->finishing = 1;
     task__inbox_enter_locked(); /* (before the completions: their successors may be there) */
-    task__complete_stack_locked(self, &to_free, &done);
+    task__complete_stack_locked(pre, self, &to_free, &done);
     task__inbox_enter_locked();
     maccrt_sched_dispatch();
     int host = task__host_busy();
