@@ -254,17 +254,15 @@ static void task__deps_remove(maccrt_task *t)
     }
 }
 
-/* With GPUs (task__deps_apart): t, which has run, leaves the index, at the
- * latest in its completion under the runtime lock; after this no edge to t
- * is made, so its successors are all there when the completion reads them.
- * A task made meanwhile that would have waited for t finds nothing to wait
- * for: t's run and its unmaps are over. Nested in the runtime lock's hold,
- * the index's lock was a quarter of that hold by completions with four fake
- * GPUs (bench/RESULTS.md), so t leaves before: a host task in its finish, a
- * GPU task in its helper when the helper may complete it itself
- * (task__finish_gpu), else in the waiting thread that completes it, before
- * it takes the runtime lock (task__complete_done). Only the thread that
- * completes t, or the one that pushes it, calls this. */
+/* With GPUs (task__deps_apart): t, which has run, leaves the index in
+ * task__finish, in the thread that ran it (a GPU task's helper, before it
+ * pushes the task's completion; a host task's worker), before any runtime
+ * lock; after this no edge to t is made, so its successors are all there
+ * when its completion reads them. A task made meanwhile that would have
+ * waited for t finds nothing to wait for: t's run and its unmaps are over.
+ * Nested in the runtime lock's hold, the index's lock was a quarter of that
+ * hold by completions with four fake GPUs (bench/RESULTS.md). The
+ * completion calls this again (nothing left to do). */
 static void task__deps_leave(maccrt_task *t)
 {
     if (!t->ndeps || t->deps_left || !task__deps_apart())
@@ -1055,7 +1053,7 @@ static int task__complete_locked(maccrt_task *t, maccrt_thread **to_free)
     if (t->ndeps && !task__deps_apart())
         task__deps_remove(t);
     else
-        task__deps_leave(t); /* (with GPUs mostly done before the lock: nothing left to do) */
+        task__deps_leave(t); /* (with GPUs done in task__finish: nothing left to do) */
     for (int i = 0; i < t->nsuccs; i++) {
         maccrt_task *s = t->succs[i];
         task__note_produced(t, s);
@@ -1143,10 +1141,6 @@ static void task__finish_gpu(maccrt_task *t)
 {
     /* (read before the push: once pushed, a completer may complete and free t) */
     const maccrt_device *dev = t->dev;
-    /* the index left here unless the waiting thread polls (it then takes
-     * that work off the helpers: a hint, read again after the push) */
-    if (!__atomic_load_n(&task__completer, __ATOMIC_RELAXED))
-        task__deps_leave(t);
     maccrt_task *top = __atomic_load_n(&task__done_stack, __ATOMIC_RELAXED);
     do
         t->done_next = top;
@@ -1218,14 +1212,9 @@ static int task__complete_done(const maccrt_device *dev)
     maccrt_thread *self = maccrt_thread_self();
     maccrt_thread *to_free = NULL;
     maccrt_task *done = NULL; /* tasks to free after unlocking */
-    maccrt_task *pre = NULL;
-    if (!self->is_worker) {
-        /* the waiting thread: the tasks it completes leave the index before
-         * it takes the runtime lock (their helpers left that to it) */
-        pre = task__done_pop();
-        for (maccrt_task *x = pre; x; x = x->done_next)
-            task__deps_leave(x);
-    }
+    /* the waiting thread takes the stack before it waits for the lock, and
+     * looks at it once more in the hold */
+    maccrt_task *pre = self->is_worker ? NULL : task__done_pop();
     task__lock_("task__finish_gpu", dev);
     __atomic_store_n(&task__fin_holds, 1, __ATOMIC_SEQ_CST);
     self->finishing = 1;
