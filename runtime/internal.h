@@ -764,7 +764,6 @@ typedef struct maccrt_task {
 
     /* Dependences (guarded by maccrt_rt.lock). */
     int npreds;
-    int deps_left; /* it left the dependence index (task.c: task__deps_leave) */
     int nsuccs, capsuccs;
     struct maccrt_task **succs; /* succ_small until it holds more */
     struct maccrt_task *succ_small[4];

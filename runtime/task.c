@@ -21,14 +21,15 @@
  * range covers part of a segment splits it. Finished tasks leave the index;
  * empty segments are freed.
  *
- * With GPUs the index has its own lock (task__deps_lock, taken under
- * maccrt_rt.lock by a completion, alone by a submission; task__deps_apart).
+ * With GPUs the index has its own lock (task__deps_lock, taken alone: by a
+ * submission, and by a finished task before its completion; task__deps_apart).
  * A new task's edges are made by its creating thread before it enters the
  * runtime, with one count of its predecessors held for the entry itself (the
  * guard), so a predecessor that completes meanwhile cannot make it ready
- * before it entered; the entry drops the guard. A predecessor found in the index has not left it, so its
- * completion, which leaves the index under that lock before it reads its
- * successors, sees every edge made to it. Why: the submissions' edges under
+ * before it entered; the entry drops the guard. A predecessor found in the
+ * index has not left it, and it leaves (under that lock) before its
+ * completion reads its successors, so that completion sees every edge made
+ * to it. Why: the submissions' edges under
  * the runtime lock were most of its hold while a thread created tasks (four
  * fake GPUs of bench/dispatch: the runtime lock busy for the whole creation
  * phase, half the GPUs' helpers idle then).
@@ -261,16 +262,14 @@ static void task__deps_remove(maccrt_task *t)
  * when its completion reads them. A task made meanwhile that would have
  * waited for t finds nothing to wait for: t's run and its unmaps are over.
  * Nested in the runtime lock's hold, the index's lock was a quarter of that
- * hold by completions with four fake GPUs (bench/RESULTS.md). The
- * completion calls this again (nothing left to do). */
+ * hold by completions with four fake GPUs (bench/RESULTS.md). */
 static void task__deps_leave(maccrt_task *t)
 {
-    if (!t->ndeps || t->deps_left || !task__deps_apart())
+    if (!t->ndeps || !task__deps_apart())
         return;
     pthread_mutex_lock(&task__deps_lock);
     task__deps_remove(t);
     pthread_mutex_unlock(&task__deps_lock);
-    t->deps_left = 1;
 }
 
 /* ---- candidate devices ----------------------------------------------------------------- */
@@ -1051,9 +1050,7 @@ static int task__complete_locked(maccrt_task *t, maccrt_thread **to_free)
     }
     maccrt_sched_release(t);
     if (t->ndeps && !task__deps_apart())
-        task__deps_remove(t);
-    else
-        task__deps_leave(t); /* (with GPUs done in task__finish: nothing left to do) */
+        task__deps_remove(t); /* (with GPUs t left the index in task__finish) */
     for (int i = 0; i < t->nsuccs; i++) {
         maccrt_task *s = t->succs[i];
         task__note_produced(t, s);
@@ -1155,10 +1152,13 @@ static void task__finish_gpu(maccrt_task *t)
 
 static int task__host_busy(void);
 
-/* The completions' stack, emptied, oldest first (it is last-in first-out). */
-static maccrt_task *task__done_pop(void)
+/* Completes the tasks on the completions' stack, oldest first (maccrt_rt.lock
+ * held); those to free after unlocking go on *done, their creators to free
+ * on *to_free. */
+static void task__complete_stack_locked(maccrt_thread *self, maccrt_thread **to_free, maccrt_task **done)
 {
     maccrt_task *s = __atomic_exchange_n(&task__done_stack, NULL, __ATOMIC_ACQUIRE);
+    /* oldest first: the stack is last-in first-out */
     maccrt_task *fifo = NULL;
     while (s) {
         maccrt_task *n = s->done_next;
@@ -1166,18 +1166,6 @@ static maccrt_task *task__done_pop(void)
         fifo = s;
         s = n;
     }
-    return fifo;
-}
-
-/* Completes the tasks of fifo (popped before the lock: task__done_pop), then
- * those on the completions' stack, oldest first (maccrt_rt.lock held); those
- * to free after unlocking go on *done, their creators to free on *to_free. */
-static void task__complete_stack_locked(maccrt_task *fifo, maccrt_thread *self, maccrt_thread **to_free,
-                                        maccrt_task **done)
-{
-    int again = fifo != NULL; /* then the stack once more after it */
-    if (!fifo)
-        fifo = task__done_pop();
     while (fifo) {
         maccrt_task *n = fifo->done_next;
         if (!self->is_worker)
@@ -1187,10 +1175,6 @@ static void task__complete_stack_locked(maccrt_task *fifo, maccrt_thread *self, 
             *done = fifo;
         }
         fifo = n;
-        if (!fifo && again) {
-            again = 0;
-            fifo = task__done_pop();
-        }
     }
 }
 
@@ -1212,14 +1196,11 @@ static int task__complete_done(const maccrt_device *dev)
     maccrt_thread *self = maccrt_thread_self();
     maccrt_thread *to_free = NULL;
     maccrt_task *done = NULL; /* tasks to free after unlocking */
-    /* the waiting thread takes the stack before it waits for the lock, and
-     * looks at it once more in the hold */
-    maccrt_task *pre = self->is_worker ? NULL : task__done_pop();
     task__lock_("task__finish_gpu", dev);
     __atomic_store_n(&task__fin_holds, 1, __ATOMIC_SEQ_CST);
     self->finishing = 1;
     task__inbox_enter_locked(); /* (before the completions: their successors may be there) */
-    task__complete_stack_locked(pre, self, &to_free, &done);
+    task__complete_stack_locked(self, &to_free, &done);
     task__inbox_enter_locked();
     maccrt_sched_dispatch();
     int host = task__host_busy();

@@ -3486,17 +3486,10 @@ Test(gpu, the_residency_of_data_too_small_to_weigh_is_not_read)
     scale_args a = {0, N, 1.0, 0, big};
     MACC_Map m = {"big", big, big, sizeof big, MACC_MAP_TOFROM};
     MACC_target(&r_scale, &a, sizeof a, 1, &m, 0, NULL, 0, 1, 1);
-    maccrt_task t;
-    memset(&t, 0, sizeof t);
     MACC_Map in = {"small", small, small, sizeof small, MACC_MAP_TO};
-    t.region = &r_tiny;
-    t.deferred = 1;
-    t.nmaps = 1;
-    t.maps = &in;
-    t.cand = MACCRT_BIT(0) | MACCRT_BIT(1);
-    t.nprod = 1;
-    t.prod_dev[0] = 1;
-    t.prod_bytes[0] = 1 << 20; /* its predecessor wrote on nvidia:1 */
+    maccrt_task t = {.region = &r_tiny, .deferred = 1, .nmaps = 1, .maps = &in,
+                     .cand = MACCRT_BIT(0) | MACCRT_BIT(1),
+                     .nprod = 1, .prod_dev = {1}, .prod_bytes = {1 << 20}}; /* written on nvidia:1 */
     int backlog[MACCRT_MAX_DEVICES] = {0};
     pthread_mutex_lock(&rt->lock);
     maccrt_region_info *ri = maccrt_region_info_get(&r_tiny);
