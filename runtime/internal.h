@@ -122,6 +122,11 @@ maccrt_rnode *maccrt_rtree_next(const maccrt_rtree *t, const maccrt_rnode *n);
 /* The same for a walk of the nodes that start below b: NULL once n reaches b
  * (no tree walk for the last one). */
 maccrt_rnode *maccrt_rtree_next_below(const maccrt_rtree *t, const maccrt_rnode *n, uintptr_t b);
+/* Every node, in address order, into out (t->count slots); returns how many.
+ * O(n), where a walk by maccrt_rtree_next descends from the root per node. */
+size_t maccrt_rtree_collect(const maccrt_rtree *t, maccrt_rnode **out);
+/* Empties the tree at once (its nodes are the caller's, as they were). */
+void maccrt_rtree_clear(maccrt_rtree *t);
 
 /* ---- slabs: a device's memory in blocks of size classes (slab.c) ---------------------------- */
 

@@ -6,6 +6,8 @@
  */
 #include "internal.h"
 
+#include <string.h>
+
 static unsigned rtree__rand(maccrt_rtree *t)
 {
     /* xorshift32; the seed only shapes the tree, never the results. */
@@ -178,4 +180,26 @@ maccrt_rnode *maccrt_rtree_next_below(const maccrt_rtree *t, const maccrt_rnode 
 {
     /* the next node starts at or after n's end */
     return n->end >= b ? NULL : rtree__above(t, n->start);
+}
+
+static size_t rtree__collect(maccrt_rnode *n, maccrt_rnode **out, size_t k)
+{
+    while (n) { /* (the right spine by iteration, the left by recursion: depth O(log n) expected) */
+        k = rtree__collect(n->left, out, k);
+        out[k++] = n;
+        n = n->right;
+    }
+    return k;
+}
+
+size_t maccrt_rtree_collect(const maccrt_rtree *t, maccrt_rnode **out)
+{
+    return rtree__collect(t->root, out, 0);
+}
+
+void maccrt_rtree_clear(maccrt_rtree *t)
+{
+    t->root = NULL;
+    t->count = 0;
+    memset(t->hint, 0, sizeof t->hint);
 }

@@ -1828,6 +1828,50 @@ Test(gpu, usm_pointer_with_hmm_runs)
     unsetenv("MACC_TEST_FAKE_HMM");
 }
 
+/* A flush (taskwait) ends every cached copy on every GPU. With nothing else
+ * there, each GPU's tree and the section index are emptied at once; with a
+ * data region's entry on one GPU, that GPU's cached entries leave one by
+ * one and the entry stays, and the index keeps its record. Each round maps
+ * the same tiles again, the other way round (new records where the old
+ * ones were freed), and reads what the last round wrote. */
+Test(gpu, a_flush_empties_the_trees_and_keeps_a_data_regions_entry)
+{
+    enum { N = 1600, BS = 100, NT = N / BS };
+    static double x[N], y[BS];
+    for (int i = 0; i < N; i++)
+        x[i] = i;
+    for (int i = 0; i < BS; i++)
+        y[i] = -i;
+    double f = 1;
+    for (int round = 0; round < 4; round++) {
+        MACC_Map m = {"y", y, y, sizeof y, MACC_MAP_TOFROM};
+        if (round >= 2)
+            MACC_data_begin(&dloc, 1, &m, 0);
+        for (int k = 0; k < NT; k++) /* dirty tiles, half on each GPU */
+            scale(&r_scale_gpu_only, x, k * BS, BS, 2.0, 0, MACC_MAP_TOFROM, MACC_NOWAIT, (k + round) % 2);
+        for (int k = 0; k < NT; k++) /* clean copies of the same tiles on the other GPU, after */
+            scale(&r_scale_gpu_only, x, k * BS, BS, 1.0, 0, MACC_MAP_TO, MACC_NOWAIT, (k + round + 1) % 2);
+        MACC_taskwait(NULL);
+        f *= 2;
+        for (int i = 0; i < N; i++)
+            cr_assert_eq(x[i], f * i, "round %d: x[%d] = %g", round, i, x[i]);
+        for (int d = 0; d < 2; d++) {
+            maccrt_dir_info info;
+            maccrt_dir_info_get(maccrt_rt.devices[d], &info);
+            cr_assert_eq(info.cached, 0, "round %d, GPU %d: no cached copy left", round, d);
+            cr_assert_eq(info.held, round >= 2 && d == 0, "round %d, GPU %d: the data region's entry", round, d);
+        }
+        if (round >= 2) {
+            scale(&r_scale_gpu_only, y, 0, BS, 3.0, 0, MACC_MAP_TOFROM, 0, 0);
+            MACC_data_end(&dloc, 1, &m, 0);
+            for (int i = 0; i < BS; i++)
+                cr_assert_eq(y[i], -i * (round == 2 ? 3.0 : 9.0), "round %d: y[%d]", round, i);
+        }
+    }
+    cr_assert_eq(atomic_load(&env_errors), 0);
+    cr_assert_eq(atomic_load(&fgpu_live_allocs), 0, "every copy freed");
+}
+
 /* Data present only on the host (a device(host) data region) pins nothing:
  * the tasks run anywhere, their own maps copying in and out. */
 Test(gpu, host_data_region_does_not_restrict)
@@ -2348,6 +2392,41 @@ Test(rt, range_tree)
         cr_assert_eq(maccrt_rtree_first_overlap(&t, a, b), want, "[%lu, %lu)", (unsigned long)a,
                      (unsigned long)b);
     }
+}
+
+/* collect: every node in address order, in one pass; clear: an empty tree
+ * at once (no node found, not by the look-ups' hints either), usable again */
+Test(rt, range_tree_collect_and_clear)
+{
+    enum { N = 3000 };
+    static maccrt_rnode nodes[N];
+    static maccrt_rnode *out[N];
+    maccrt_rtree t = {0};
+    cr_assert_eq(maccrt_rtree_collect(&t, out), 0);
+    for (int k = 0; k < N; k++) {
+        int i = (int)(((long)k * 7919) % N);
+        nodes[i].start = 16 * (uintptr_t)i + 64;
+        nodes[i].end = nodes[i].start + 8;
+        maccrt_rtree_insert(&t, &nodes[i]);
+    }
+    for (int i = 0; i < N; i += 3)
+        maccrt_rtree_remove(&t, &nodes[i]);
+    size_t n = maccrt_rtree_collect(&t, out);
+    cr_assert_eq(n, t.count);
+    size_t k = 0;
+    for (int i = 0; i < N; i++)
+        if (i % 3)
+            cr_assert_eq(out[k++], &nodes[i], "node %d in order", i);
+    cr_assert_eq(k, n);
+    maccrt_rtree_clear(&t);
+    cr_assert_eq(t.count, 0);
+    cr_assert_null(t.root);
+    cr_assert_null(maccrt_rtree_first_overlap(&t, nodes[1].start, nodes[1].end), "the hint went too");
+    cr_assert_null(maccrt_rtree_find(&t, nodes[2].start));
+    cr_assert_eq(maccrt_rtree_collect(&t, out), 0);
+    maccrt_rtree_insert(&t, &nodes[4]);
+    cr_assert_eq(maccrt_rtree_first_overlap(&t, 0, UINTPTR_MAX), &nodes[4]);
+    cr_assert_eq(maccrt_rtree_collect(&t, out), 1);
 }
 
 /* ---- the coherence directory (cache.c) on the fake GPUs ---------------------------------------
