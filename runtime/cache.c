@@ -2553,6 +2553,41 @@ size_t maccrt_cache_write_early(maccrt_device *d, uintptr_t a, uintptr_t b, cons
     return bytes;
 }
 
+maccrt_dirty_range *maccrt_cache_dirty_idle(size_t *n)
+{
+    *n = 0;
+    if (atomic_load(&cache__ndirty) == 0)
+        return NULL;
+    maccrt_dirty_range *out = NULL;
+    maccrt_rnode **ents = NULL;
+    size_t k = 0, cap = 0, capents = 0;
+    cache__lock_take();
+    for (int d = 0; d < maccrt_rt.ndevices; d++) {
+        maccrt_device *x = maccrt_rt.devices[d];
+        if (!cache__has_memory(x) || x->dtree.count == 0)
+            continue;
+        if (capents < x->dtree.count) {
+            capents = x->dtree.count;
+            ents = maccrt_xrealloc(ents, capents * sizeof *ents);
+        }
+        size_t m = maccrt_rtree_collect(&x->dtree, ents);
+        for (size_t i = 0; i < m; i++) {
+            const maccrt_dentry *e = (const maccrt_dentry *)ents[i];
+            if (e->held || e->ndirty == 0 || e->users || e->excl || e->wb || e->shared)
+                continue;
+            if (k == cap) {
+                cap = cap ? 2 * cap : 64;
+                out = maccrt_xrealloc(out, cap * sizeof *out);
+            }
+            out[k++] = (maccrt_dirty_range){x, e->node.start, e->node.end};
+        }
+    }
+    cache__lock_drop();
+    free(ents);
+    *n = k;
+    return out;
+}
+
 /* Whether each of the n devices' trees holds only the nours[i] entries a
  * flush claimed, and no other device has a tree with anything in it. */
 static int cache__ndevs_whole(maccrt_device *const *devs, int n, const size_t *nours)

@@ -551,6 +551,15 @@ void maccrt_cache_flush(maccrt_device *also);
  * now (the entry stays valid). Nothing is done when the entry is in use,
  * claimed or clean. Returns the bytes copied. */
 size_t maccrt_cache_write_early(maccrt_device *d, uintptr_t a, uintptr_t b, const MACC_SrcLoc *loc);
+/* The cached entries of every GPU that hold dirty bytes and that no task
+ * uses or claims now, as (device, [a, b)): what a write-back ahead of a
+ * synchronisation point may copy home (maccrt_cache_write_early looks at
+ * each again). *n: how many; the array (NULL when none) is the caller's. */
+typedef struct maccrt_dirty_range {
+    maccrt_device *dev;
+    uintptr_t a, b;
+} maccrt_dirty_range;
+maccrt_dirty_range *maccrt_cache_dirty_idle(size_t *n);
 /* The residency term of the scheduler's estimate for t on d: the time to
  * bring every input section of t not valid on d from where its current copy
  * is (another GPU's valid copy: a device-to-device copy; else the host's,

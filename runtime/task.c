@@ -1474,12 +1474,51 @@ static int task__none_live(const void *arg)
     return __atomic_load_n(&maccrt_rt.live, __ATOMIC_RELAXED) == 0;
 }
 
+/* Write-backs ahead of the synchronisation point. When a program thread
+ * begins to wait for its tasks, every task there is exists, and the dirty
+ * GPU copies that no live task depends on (chains that ended before the
+ * wait, which the early write-backs of completing tasks did not see) are
+ * only waiting for the flush at the end of the wait, when the devices have
+ * nothing left to run. The waiting thread copies them home now, one after
+ * the other, while the rest of the tasks run (their helpers complete them
+ * meanwhile), until its tasks are done: the flush then writes what is left,
+ * all at once. The dependence index says what a live task depends on; a
+ * task that uses a section without a dependence on it cannot have been
+ * ordered after its writer by it, so it finds the same data, written back
+ * or not (a copy home that a later task's write makes stale is only a copy
+ * made twice). matmul on one H200: the flush was 3.3-3.5 ms of a 47 ms run
+ * (bench/RESULTS.md, thirtieth session). MACC_WRITE_EARLY=0 turns this off
+ * with the early write-backs. */
+static int task__deps_busy(uintptr_t a, uintptr_t b)
+{
+    pthread_mutex_lock(&task__deps_lock);
+    int busy = maccrt_rtree_first_overlap(&task__deps, a, b) != NULL;
+    pthread_mutex_unlock(&task__deps_lock);
+    return busy;
+}
+
+static void task__write_ahead(maccrt_thread *self)
+{
+    size_t n;
+    maccrt_dirty_range *r = maccrt_cache_dirty_idle(&n);
+    for (size_t i = 0; i < n && __atomic_load_n(&self->children, __ATOMIC_RELAXED) > 0; i++)
+        if (!task__deps_busy(r[i].a, r[i].b))
+            maccrt_cache_write_early(r[i].dev, r[i].a, r[i].b, NULL);
+    free(r);
+}
+
 void maccrt_task_wait_children(void)
 {
     maccrt_thread *self = maccrt_thread_self();
     maccrt_task_flush_counts();
     task__lock_in_wait(); /* (its tasks in the inbox count first) */
     __atomic_store_n(&self->in_wait, 1, __ATOMIC_RELEASE);
+    if (self->children > 0 && !self->current && !self->is_worker && task__deps_apart() &&
+        maccrt_env_flag(&task__early_on, "MACC_WRITE_EARLY", 1)) {
+        pthread_mutex_unlock(&maccrt_rt.lock);
+        task__write_ahead(self);
+        pthread_mutex_lock(&maccrt_rt.lock);
+    }
     while (self->children > 0) {
         if (!self->current && !self->is_worker && !maccrt_rt.stopped) {
             pthread_mutex_unlock(&maccrt_rt.lock);

@@ -2862,6 +2862,120 @@ Test(gpu, macc_write_early_0_leaves_them_to_the_flush)
     cr_assert_eq(d2h, (unsigned long long)C * sizeof y[0]);
 }
 
+/* Write-backs ahead of the flush (task.c: task__write_ahead). T tiles are
+ * scaled on the fake GPUs and the tasks complete (no thread waits yet: no
+ * early write-back); a long task then watches the host's tiles from its
+ * GPU while its creator waits in taskwait. Tiles no live task depends on go
+ * home while it runs; a tile that a live task still depends on stays on the
+ * GPU until that task has run. */
+enum { WA_T = 4, WA_N = 1024 };
+static double wa_x[WA_T][WA_N], wa_w[16];
+static int wa_sentinel;
+
+typedef struct {
+    int want;   /* 1: wait (5 s at most) for every tile to read 2i; 0: watch tile 0 stay i for 300 ms */
+    int ok;     /* (set by the task) */
+    int *okp;
+} wa_args;
+
+static int fn_wa_watch(void *args, MACC_TaskEnv *env)
+{
+    (void)env;
+    const wa_args *a = args;
+    int ok = 0;
+    for (int ms = 0; ms < (a->want ? 5000 : 300); ms++) {
+        int home = 1;
+        for (int t = 0; t < (a->want ? WA_T : 1); t++)
+            for (int i = 0; i < WA_N; i++)
+                home &= __atomic_load_n((const long long *)&wa_x[t][i], __ATOMIC_RELAXED) ==
+                        *(const long long *)&(double){2.0 * i};
+        if (a->want && home) {
+            ok = 1;
+            break;
+        }
+        if (!a->want && home) /* tile 0 at 2i: it went home */
+            break;
+        sleep_ms(1);
+        if (!a->want && ms == 299)
+            ok = 1;
+    }
+    __atomic_store_n(a->okp, ok, __ATOMIC_RELEASE);
+    return 0;
+}
+static const MACC_Version r_wa_watch_v[] = {{MACC_DEV_NVIDIA, 0, 25, 0, fn_wa_watch}};
+static const MACC_Region r_wa_watch = {{"wa.c", 1, 1, "test"}, "r_wa_watch", 1, r_wa_watch_v};
+
+/* The tiles scaled by 2 (each with depend(inout) on its tile), complete. */
+static void wa_scaled(void)
+{
+    setenv("MACC_DEVICES", "nvidia", 1);
+    for (int t = 0; t < WA_T; t++)
+        for (int i = 0; i < WA_N; i++)
+            wa_x[t][i] = i;
+    for (int t = 0; t < WA_T; t++) {
+        scale_args a = {0, WA_N, 2.0, 0, wa_x[t]};
+        MACC_Map m = {"x", wa_x[t], wa_x[t], sizeof wa_x[t], MACC_MAP_TOFROM};
+        MACC_Dep dep = {wa_x[t], sizeof wa_x[t], MACC_DEP_INOUT};
+        MACC_target(&r_scale_gpu_only, &a, sizeof a, 1, &m, 1, &dep, MACC_NOWAIT, t % 2, 1);
+    }
+    for (int i = 0; i < 5000 && __atomic_load_n(&maccrt_rt.live, __ATOMIC_ACQUIRE) > 0; i++)
+        sleep_ms(1);
+    cr_assert_eq(__atomic_load_n(&maccrt_rt.live, __ATOMIC_ACQUIRE), 0);
+    cr_assert_eq(wa_x[0][5], 5.0, "on the GPU until a write-back");
+}
+
+static void wa_watch(int want, int *ok, int ndep, const MACC_Dep *dep)
+{
+    wa_args a = {want, 0, ok};
+    MACC_Map m = {"w", wa_w, wa_w, sizeof wa_w, MACC_MAP_TO};
+    MACC_target(&r_wa_watch, &a, sizeof a, 1, &m, ndep, dep, MACC_NOWAIT, 0, 1);
+}
+
+Test(gpu, dirty_copies_no_live_task_depends_on_go_home_when_the_wait_begins)
+{
+    wa_scaled();
+    int ok = -1;
+    wa_watch(1, &ok, 0, NULL);
+    MACC_taskwait(NULL);
+    cr_assert_eq(ok, 1, "the tiles went home while a task ran");
+    for (int t = 0; t < WA_T; t++)
+        for (int i = 0; i < WA_N; i++)
+            cr_assert_eq(wa_x[t][i], 2.0 * i);
+}
+
+Test(gpu, a_dirty_copy_a_live_task_depends_on_waits_for_it)
+{
+    wa_scaled();
+    int ok = -1;
+    MACC_Dep s = {&wa_sentinel, sizeof wa_sentinel, MACC_DEP_INOUT};
+    wa_watch(0, &ok, 1, &s); /* tile 0 watched for 300 ms */
+    /* tile 0 scaled again after the watcher (it depends on the sentinel) */
+    scale_args a = {0, WA_N, 3.0, 0, wa_x[0]};
+    MACC_Map m = {"x", wa_x[0], wa_x[0], sizeof wa_x[0], MACC_MAP_TOFROM};
+    MACC_Dep dep[2] = {{&wa_sentinel, sizeof wa_sentinel, MACC_DEP_IN}, {wa_x[0], sizeof wa_x[0], MACC_DEP_INOUT}};
+    MACC_target(&r_scale_gpu_only, &a, sizeof a, 1, &m, 2, dep, MACC_NOWAIT, 1, 1);
+    MACC_taskwait(NULL);
+    cr_assert_eq(ok, 1, "tile 0 stayed on its GPU while a live task depended on it");
+    for (int i = 0; i < WA_N; i++)
+        cr_assert_eq(wa_x[0][i], 6.0 * i);
+    for (int t = 1; t < WA_T; t++)
+        for (int i = 0; i < WA_N; i++)
+            cr_assert_eq(wa_x[t][i], 2.0 * i);
+}
+
+Test(gpu, macc_write_early_0_leaves_the_wait_s_write_backs_to_the_flush)
+{
+    setenv("MACC_WRITE_EARLY", "0", 1);
+    wa_scaled();
+    int ok = -1;
+    MACC_Dep s = {&wa_sentinel, sizeof wa_sentinel, MACC_DEP_INOUT};
+    wa_watch(0, &ok, 1, &s);
+    MACC_taskwait(NULL);
+    cr_assert_eq(ok, 1, "tile 0 stayed on its GPU until the flush");
+    for (int i = 0; i < WA_N; i++)
+        cr_assert_eq(wa_x[0][i], 2.0 * i);
+}
+
 /* The per-device ready queues: a chain's next link waits in the queue of
  * the GPU that ran the previous one and is looked at when it is that
  * queue's first, so the walks ask the policy about fewer than two choices
