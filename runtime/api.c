@@ -18,9 +18,8 @@ void MACC_target(const MACC_Region *r, const void *args, size_t args_size, int n
 
 void MACC_taskwait(const MACC_SrcLoc *loc)
 {
-    (void)loc;
     maccrt_init();
-    maccrt_task_wait_children();
+    maccrt_task_wait_children(loc);
     maccrt_sched_log_flush();
 }
 

@@ -857,7 +857,7 @@ maccrt_device *maccrt_data_device(int device, const MACC_SrcLoc *loc);
 void maccrt_task_create(const MACC_Region *r, const void *args, size_t args_size, int nmaps,
                         const MACC_Map *maps, int ndeps, const MACC_Dep *deps, int flags, int device,
                         int ifcond);
-void maccrt_task_wait_children(void);
+void maccrt_task_wait_children(const MACC_SrcLoc *loc);
 /* Waits until every live task has finished. */
 void maccrt_task_wait_all(void);
 /* Adds the calling thread's count of tasks it ran directly to the host's

@@ -1497,17 +1497,17 @@ static int task__deps_busy(uintptr_t a, uintptr_t b)
     return busy;
 }
 
-static void task__write_ahead(maccrt_thread *self)
+static void task__write_ahead(maccrt_thread *self, const MACC_SrcLoc *loc)
 {
     size_t n;
     maccrt_dirty_range *r = maccrt_cache_dirty_idle(&n);
     for (size_t i = 0; i < n && __atomic_load_n(&self->children, __ATOMIC_RELAXED) > 0; i++)
         if (!task__deps_busy(r[i].a, r[i].b))
-            maccrt_cache_write_early(r[i].dev, r[i].a, r[i].b, NULL);
+            maccrt_cache_write_early(r[i].dev, r[i].a, r[i].b, loc);
     free(r);
 }
 
-void maccrt_task_wait_children(void)
+void maccrt_task_wait_children(const MACC_SrcLoc *loc)
 {
     maccrt_thread *self = maccrt_thread_self();
     maccrt_task_flush_counts();
@@ -1516,7 +1516,7 @@ void maccrt_task_wait_children(void)
     if (self->children > 0 && !self->current && !self->is_worker && task__deps_apart() &&
         maccrt_env_flag(&task__early_on, "MACC_WRITE_EARLY", 1)) {
         pthread_mutex_unlock(&maccrt_rt.lock);
-        task__write_ahead(self);
+        task__write_ahead(self, loc); /* (a copy's error names the taskwait) */
         pthread_mutex_lock(&maccrt_rt.lock);
     }
     while (self->children > 0) {
