@@ -2556,8 +2556,8 @@ size_t maccrt_cache_write_early(maccrt_device *d, uintptr_t a, uintptr_t b, cons
 maccrt_dirty_range *maccrt_cache_dirty_idle(size_t *n)
 {
     *n = 0;
-    if (atomic_load(&cache__ndirty) == 0)
-        return NULL;
+    if (atomic_load(&cache__ndirty) == 0 || atomic_load(&cache__ncached) == 0)
+        return NULL; /* (nothing dirty, or only data constructs' entries: no walk) */
     maccrt_dirty_range *out = NULL;
     maccrt_rnode **ents = NULL;
     size_t k = 0, cap = 0, capents = 0;
