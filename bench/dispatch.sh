@@ -11,7 +11,9 @@
 # cpu_us/task: the process's CPU time (user + system, all threads) per task,
 # the least of the runs (floor_cpu_us: the floor's, the sleeps' own wake-ups):
 # on a shared or small machine, whose other load moves tasks/s by 2x between
-# runs, the runtime's cost per task shows there more steadily.
+# runs, the runtime's cost per task shows there more steadily. end_us: the
+# shortest time of any run from the last fake kernel's end to the taskwait's
+# return (the wait's end: its flush), "-" with DISPATCH_ASYNC=1.
 # With python3, one traced run per number of GPUs: the runtime lock's holds
 # by completing helpers, and a helper's microseconds per task by part
 # (tracestat --per-task: run, maps, unmaps, completion, and the waits).
@@ -39,34 +41,39 @@ $cc -O2 -std=gnu11 -I"$root/runtime" -I"$root/include" -pthread "$root/bench/dis
 echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')"
 echo "run: dispatch NGPUS $nb $kus $helpers (best of $reps)"
-best() { # NGPUS -> "tasks_per_s efficiency policy_calls_per_task cpu_us_per_task" (DISPATCH_FLOOR=1:
-    # the floor); the run with the most tasks/s, and the least CPU time per task of any run
+best() { # NGPUS -> "tasks_per_s efficiency policy_calls_per_task cpu_us_per_task end_us" (DISPATCH_FLOOR=1:
+    # the floor); the run with the most tasks/s, and the least CPU time per task and the
+    # shortest wait's end of any run
     b=
     c=
+    w=
     i=0
     while [ $i -lt "$reps" ]; do
-        line=$("$out/dispatch" "$1" "$nb" "$kus" "$helpers" | head -n 1)
-        case $line in *check=PASS*) ;; *) echo "0 0 0 0"; return ;; esac
+        all=$("$out/dispatch" "$1" "$nb" "$kus" "$helpers")
+        line=$(echo "$all" | head -n 1)
+        case $line in *check=PASS*) ;; *) echo "0 0 0 0 0"; return ;; esac
         r=$(echo "$line" | sed 's/.*tasks_per_s=\([0-9]*\) efficiency=\([0-9.]*\) policy_calls_per_task=\([0-9.]*\).*/\1 \2 \3/')
         u=$(echo "$line" | sed 's/.*cpu_us_per_task=\([0-9.]*\).*/\1/')
+        x=$(echo "$all" | sed -n 's/.*the wait returned \([0-9-]*\) us after the last kernel.*/\1/p')
         b=$(printf '%s\n%s\n' "$b" "$r" | awk 'NF == 3 && $1 > m { m = $1; l = $0 } END { print l }')
         c=$(printf '%s\n%s\n' "$c" "$u" | awk 'NF == 1 && (m == "" || $1 < m) { m = $1 } END { print m }')
+        w=$(printf '%s\n%s\n' "$w" "${x:--}" | awk 'NF == 1 && $1 != "-" && (m == "" || $1 < m) { m = $1 } END { print (m == "" ? "-" : m) }')
         i=$((i + 1))
     done
-    echo "$b $c"
+    echo "$b $c $w"
 }
 gpus=${GPUS:-1 2 4}
-printf '%-6s %12s %11s %14s %14s %10s %12s %12s\n' gpus tasks/s efficiency policy/task floor_tasks/s "N / 1" \
-    cpu_us/task floor_cpu_us
+printf '%-6s %12s %11s %14s %14s %10s %12s %12s %8s\n' gpus tasks/s efficiency policy/task floor_tasks/s "N / 1" \
+    cpu_us/task floor_cpu_us end_us
 t1=
 for n in $gpus; do
     set -- $(best "$n")
-    t=$1 e=$2 p=$3 u=$4
+    t=$1 e=$2 p=$3 u=$4 w=$5
     set -- $(DISPATCH_FLOOR=1 best "$n")
     f=$1 fu=$4
     [ -n "$t1" ] || t1=$t
     r=$(awk -v a="$t1" -v b="$t" 'BEGIN { printf "%.2f", (a > 0 ? b / a : 0) }')
-    printf '%-6s %12s %11s %14s %14s %10s %12s %12s\n' "$n" "$t" "$e" "$p" "$f" "$r" "$u" "$fu"
+    printf '%-6s %12s %11s %14s %14s %10s %12s %12s %8s\n' "$n" "$t" "$e" "$p" "$f" "$r" "$u" "$fu" "$w"
 done
 # The runtime lock's holds by completing helpers, from one traced run each
 # (MACC_TRACE; holds over 2 us): on a busy many-core machine tasks/s moves
