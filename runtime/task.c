@@ -1486,7 +1486,7 @@ static int task__none_live(const void *arg)
  * task that uses a section without a dependence on it cannot have been
  * ordered after its writer by it, so it finds the same data, written back
  * or not (a copy home that a later task's write makes stale is only a copy
- * made twice). matmul on one H200: the flush was 3.3-3.5 ms of a 47 ms run
+ * made twice). matmul on one H200: the flush was 3.3-3.9 ms of a 47 ms run
  * (bench/RESULTS.md, thirtieth session). MACC_WRITE_EARLY=0 turns this off
  * with the early write-backs. */
 static int task__deps_busy(uintptr_t a, uintptr_t b)
