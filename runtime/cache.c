@@ -219,15 +219,23 @@ static void cache__sx_del(maccrt_dentry *e)
     }
 }
 
+/* Every node of tree t, in address order, into *buf (grown to *cap as
+ * needed); returns how many. */
+static size_t cache__collect(const maccrt_rtree *t, maccrt_rnode ***buf, size_t *cap)
+{
+    if (*cap < t->count + 1) {
+        *cap = t->count + 1;
+        *buf = maccrt_xrealloc(*buf, *cap * sizeof **buf);
+    }
+    return maccrt_rtree_collect(t, *buf);
+}
+
 /* Every record gone at once (no entry is in a tree any more, and none
  * points at a record: maccrt_cache_flush). */
 static void cache__sx_clear(void)
 {
-    size_t n = cache__sxtree.count;
-    if (n == 0)
-        return;
-    maccrt_rnode **all = maccrt_xmalloc(n * sizeof *all);
-    n = maccrt_rtree_collect(&cache__sxtree, all);
+    maccrt_rnode **all = NULL;
+    size_t cap = 0, n = cache__collect(&cache__sxtree, &all, &cap);
     maccrt_rtree_clear(&cache__sxtree);
     for (size_t i = 0; i < n; i++)
         free(all[i]);
@@ -677,16 +685,14 @@ static void cache__detach(maccrt_dentry *e)
 {
     if (e->detached)
         return;
-    cache__need(e->dev);
-    maccrt_rtree_remove(&e->dev->dtree, &e->node);
+    cache__tree_del(e);
     cache__detach_rest(e);
 }
 
-/* cache__detach once e's tree has let it go (maccrt_cache_flush empties a
- * tree at once): out of the index, invalid, freed when unused. */
+/* cache__detach once e is out of its tree and the index (maccrt_cache_flush
+ * empties a tree at once): invalid, freed when unused. */
 static void cache__detach_rest(maccrt_dentry *e)
 {
-    cache__sx_del(e);
     if (e->held)
         atomic_fetch_sub(&e->dev->dheld, 1);
     else
@@ -2566,11 +2572,7 @@ maccrt_dirty_range *maccrt_cache_dirty_idle(size_t *n)
         maccrt_device *x = maccrt_rt.devices[d];
         if (!cache__has_memory(x) || x->dtree.count == 0)
             continue;
-        if (capents < x->dtree.count) {
-            capents = x->dtree.count;
-            ents = maccrt_xrealloc(ents, capents * sizeof *ents);
-        }
-        size_t m = maccrt_rtree_collect(&x->dtree, ents);
+        size_t m = cache__collect(&x->dtree, &ents, &capents);
         for (size_t i = 0; i < m; i++) {
             const maccrt_dentry *e = (const maccrt_dentry *)ents[i];
             if (e->held || e->ndirty == 0 || e->users || e->excl || e->wb || e->shared)
@@ -2588,13 +2590,9 @@ maccrt_dirty_range *maccrt_cache_dirty_idle(size_t *n)
     return out;
 }
 
-/* Whether each of the n devices' trees holds only the nours[i] entries a
- * flush claimed, and no other device has a tree with anything in it. */
-static int cache__ndevs_whole(maccrt_device *const *devs, int n, const size_t *nours)
+/* Whether no device but the n of devs has anything in its tree. */
+static int cache__only_trees(maccrt_device *const *devs, int n)
 {
-    for (int i = 0; i < n; i++)
-        if (nours[i] != devs[i]->dtree.count)
-            return 0;
     for (int d = 0; d < maccrt_rt.ndevices; d++) {
         const maccrt_device *x = maccrt_rt.devices[d];
         int in = 0;
@@ -2623,7 +2621,8 @@ void maccrt_cache_flush(maccrt_device *also)
         return;
     maccrt_device *devs[MACCRT_MAX_DEVICES + 1];
     maccrt_rnode **ents[MACCRT_MAX_DEVICES + 1] = {0};
-    size_t nent[MACCRT_MAX_DEVICES + 1], nours[MACCRT_MAX_DEVICES + 1];
+    size_t nent[MACCRT_MAX_DEVICES + 1], nours[MACCRT_MAX_DEVICES + 1], cap[MACCRT_MAX_DEVICES + 1] = {0};
+    int whole[MACCRT_MAX_DEVICES + 1];
     cache__plan p = {0};
     double f0 = maccrt_trace_on() ? maccrt_now() : 0.0;
     cache__lock_take();
@@ -2631,9 +2630,7 @@ void maccrt_cache_flush(maccrt_device *also)
     for (;;) {
         const maccrt_dentry *busy = NULL;
         for (int i = 0; i < n && !busy; i++) {
-            free(ents[i]);
-            ents[i] = maccrt_xmalloc((devs[i]->dtree.count + 1) * sizeof **ents);
-            nent[i] = maccrt_rtree_collect(&devs[i]->dtree, ents[i]);
+            nent[i] = cache__collect(&devs[i]->dtree, &ents[i], &cap[i]);
             for (size_t k = 0; k < nent[i] && !busy; k++) {
                 const maccrt_dentry *e = (const maccrt_dentry *)ents[i][k];
                 if (!e->held && cache__claim_blocked(e, CACHE__EXCL))
@@ -2659,29 +2656,33 @@ void maccrt_cache_flush(maccrt_device *also)
         nours[i] = m;
     }
     cache__plan_run(&p, NULL); /* (the lock dropped for the copies: the claims keep the entries) */
-    /* every tree all ours (no held entry, nothing added during the copies):
-     * the section index goes too, at once */
-    int all = cache__ndevs_whole(devs, n, nours);
-    if (all) {
+    /* a tree all ours (no held entry, nothing added during the copies) is
+     * emptied at once; every tree so: the section index goes too, at once */
+    int all = 1;
+    for (int i = 0; i < n; i++) {
+        whole[i] = nours[i] == devs[i]->dtree.count;
+        all &= whole[i];
+    }
+    if (all && cache__only_trees(devs, n)) {
         for (int i = 0; i < n; i++)
             for (size_t k = 0; k < nours[i]; k++)
                 ((maccrt_dentry *)ents[i][k])->sx = NULL;
         cache__sx_clear();
     }
     for (int i = 0; i < n; i++) {
-        /* the tree is all ours: emptied at once */
-        int whole = nours[i] == devs[i]->dtree.count;
-        if (whole)
+        if (whole[i])
             maccrt_rtree_clear(&devs[i]->dtree);
         for (size_t k = 0; k < nours[i]; k++) {
             maccrt_dentry *e = (maccrt_dentry *)ents[i][k];
             e->excl = 0;
             pthread_cond_broadcast(cache__key(e)); /* (before e may be freed) */
             cache__dirty_drop(e, e->node.start, e->node.end);
-            if (whole)
+            if (whole[i]) {
+                cache__sx_del(e); /* (nothing left to do when the index went at once) */
                 cache__detach_rest(e);
-            else
+            } else {
                 cache__detach(e);
+            }
         }
         free(ents[i]);
     }
