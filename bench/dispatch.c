@@ -43,10 +43,45 @@ static int fgpu_discover(void)
     return ngpus;
 }
 
+/* A fake GPU's memory: blocks of slabs of host memory (slab.c), as the CUDA
+ * plugin cuts its allocations from slabs of device memory; malloc and free
+ * for each copy (the tests' fake GPUs) cost the runtime's flush a free of
+ * another thread's block per tile, which the CUDA plugin's free does not. */
+static void *fgpu_slab_get(void *ctx, size_t bytes)
+{
+    (void)ctx;
+    return malloc(bytes);
+}
+
+static void fgpu_slab_put(void *ctx, void *p)
+{
+    (void)ctx;
+    free(p);
+}
+
+static maccrt_slabs *fgpu_slabs[MACCRT_MAX_DEVICES];
+
+static void *fgpu_alloc(maccrt_device *d, void *hostptr, size_t bytes)
+{
+    (void)hostptr;
+    int nomem = 0, i = d->num >= 0 && d->num < MACCRT_MAX_DEVICES ? d->num : 0;
+    void *p = fgpu_slabs[i] ? maccrt_slabs_alloc(fgpu_slabs[i], bytes ? bytes : 1, NULL, &nomem) : NULL;
+    return p ? p : malloc(bytes ? bytes : 1);
+}
+
+static void fgpu_free(maccrt_device *d, void *p)
+{
+    int i = d->num >= 0 && d->num < MACCRT_MAX_DEVICES ? d->num : 0;
+    if (p && !(fgpu_slabs[i] && maccrt_slabs_free(fgpu_slabs[i], p)))
+        free(p);
+}
+
 static int fgpu_init(maccrt_device *d)
 {
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0); /* (inherited by the helpers) */
     d->pdata = fake_gpu_start(helpers);
+    if (d->num >= 0 && d->num < MACCRT_MAX_DEVICES)
+        fgpu_slabs[d->num] = maccrt_slabs_new(fgpu_slab_get, fgpu_slab_put, (size_t)64 << 20);
     d->cc = 90;
     /* asynchronous ends: tasks in flight as the CUDA plugin's slots allow */
     d->concurrency = async_ends ? 32 : helpers;
@@ -72,8 +107,8 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .init_device = fgpu_init,
     .fini_device = fake_gpu_fini,
     .version_ok = fake_gpu_version_ok,
-    .alloc = fake_gpu_heap_alloc,
-    .free = fake_gpu_heap_free,
+    .alloc = fgpu_alloc,
+    .free = fgpu_free,
     .copy_h2d = fake_gpu_copy,
     .copy_d2h = fake_gpu_copy,
     .copy_peer = fgpu_copy_peer,
