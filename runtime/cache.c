@@ -596,7 +596,6 @@ static atomic_long cache__ncached; /* cached (not held) entries in trees, all de
 static atomic_long cache__ndirty;  /* cached entries with dirty ranges, all devices */
 static atomic_long cache__npinned; /* pinned entries, all devices (the affinity rule's fast path) */
 static atomic_long cache__nearly;  /* early write-backs made (maccrt_cache_write_early) */
-static atomic_long cache__nfanned; /* entries ended by the devices' threads (cache__end_all) */
 
 static int cache__has_memory(const maccrt_device *d)
 {
@@ -704,102 +703,19 @@ static void cache__free(maccrt_dentry *e)
     cache__tofree = e;
 }
 
-/* The end of an entry no one can reach: its host range's pin, its device
- * memory, the entry. */
-static void cache__entry_end(maccrt_dentry *e)
-{
-    if (e->hpin && e->dev->plugin->host_unpin)
-        e->dev->plugin->host_unpin(e->dev, (void *)e->node.start, e->node.end - e->node.start);
-    /* a declare target variable's copy and an association's memory are not the runtime's */
-    if (e->dev_start && !e->perm && !e->assoc && cache__has_memory(e->dev))
-        e->dev->plugin->free(e->dev, e->dev_start);
-    free(e->dirty);
-    cache__entry_put(e);
-}
-
 static void cache__free_pending(void)
 {
     while (cache__tofree) {
         maccrt_dentry *e = cache__tofree;
         cache__tofree = e->next_free;
-        cache__entry_end(e);
+        if (e->hpin && e->dev->plugin->host_unpin)
+            e->dev->plugin->host_unpin(e->dev, (void *)e->node.start, e->node.end - e->node.start);
+        /* a declare target variable's copy and an association's memory are not the runtime's */
+        if (e->dev_start && !e->perm && !e->assoc && cache__has_memory(e->dev))
+            e->dev->plugin->free(e->dev, e->dev_start);
+        free(e->dirty);
+        cache__entry_put(e);
     }
-}
-
-/* The ends of many entries at once (a synchronisation point's: every cached
- * entry of every GPU), each device's by its own threads
- * (plugin->helpers_start) in runs of CACHE__END_RUN, the caller taking the
- * runs no helper has taken yet; fewer than CACHE__END_FAN, or on a worker
- * (whose siblings may be the helpers), the caller alone. One thread ending
- * four fake GPUs' 3072 tiles one after the other (their device memory's
- * frees, their pins) was half of bench/dispatch's wait's end. */
-#define CACHE__END_FAN 256
-#define CACHE__END_RUN 64
-typedef struct cache__ends {
-    maccrt_dentry **v;
-    int n;
-} cache__ends;
-
-static void cache__ends_item(void *arg, int i)
-{
-    const cache__ends *s = arg;
-    int a = i * CACHE__END_RUN, b = a + CACHE__END_RUN < s->n ? a + CACHE__END_RUN : s->n;
-    for (int k = a; k < b; k++)
-        cache__entry_end(s->v[k]);
-}
-
-static void cache__end_all(maccrt_dentry *list)
-{
-    maccrt_runtime *rt = &maccrt_rt;
-    int n = 0;
-    for (maccrt_dentry *e = list; e; e = e->next_free)
-        n++;
-    if (n < CACHE__END_FAN || maccrt_thread_self()->is_worker) {
-        while (list) {
-            maccrt_dentry *e = list;
-            list = e->next_free;
-            cache__entry_end(e);
-        }
-        return;
-    }
-    /* by device: those of the runtime's table with threads of their own
-     * first, one segment each; the caller ends the rest */
-    maccrt_dentry **v = maccrt_xmalloc((size_t)n * sizeof *v);
-    cache__ends seg[MACCRT_MAX_DEVICES];
-    struct maccrt_batch *batch[MACCRT_MAX_DEVICES];
-    maccrt_device *dv[MACCRT_MAX_DEVICES];
-    int used = 0, nd = 0;
-    for (int d = 0; d < rt->ndevices; d++) {
-        maccrt_device *dev = rt->devices[d];
-        if (!dev->plugin->helpers_start)
-            continue;
-        int first = used;
-        for (maccrt_dentry **pp = &list; *pp;) {
-            maccrt_dentry *e = *pp;
-            if (e->dev == dev) {
-                *pp = e->next_free;
-                v[used++] = e;
-            } else {
-                pp = &e->next_free;
-            }
-        }
-        if (used == first)
-            continue;
-        atomic_fetch_add(&cache__nfanned, used - first);
-        seg[nd] = (cache__ends){v + first, used - first};
-        dv[nd] = dev;
-        batch[nd] = dev->plugin->helpers_start(dev, cache__ends_item, &seg[nd],
-                                               (used - first + CACHE__END_RUN - 1) / CACHE__END_RUN);
-        nd++;
-    }
-    while (list) {
-        maccrt_dentry *e = list;
-        list = e->next_free;
-        cache__entry_end(e);
-    }
-    for (int k = 0; k < nd; k++)
-        dv[k]->plugin->helpers_wait(dv[k], batch[k]);
-    free(v);
 }
 
 static void cache__maybe_free(maccrt_dentry *e)
@@ -2840,10 +2756,7 @@ void maccrt_cache_flush(maccrt_device *also)
         free(ents[i]);
     }
     pthread_cond_broadcast(&cache__cv);
-    maccrt_dentry *gone = cache__tofree; /* (ended below, not one by one at the drop) */
-    cache__tofree = NULL;
     cache__lock_drop();
-    cache__end_all(gone);
     if (f0 > 0.0 && p.njob > 0) /* (MACC_TRACE) a "data" slice of the host: the whole synchronisation */
         maccrt_trace_event(MACCRT_TRACE_DATA, maccrt_rt.host, "flush", f0, maccrt_now(), 0);
     cache__plan_free(&p);
@@ -2875,7 +2788,6 @@ void maccrt_dir_info_get(const maccrt_device *d, maccrt_dir_info *out)
         }
     }
     out->early = atomic_load(&cache__nearly);
-    out->fanned = atomic_load(&cache__nfanned);
     out->fast = d->dfast;
     cache__lock_drop();
 }

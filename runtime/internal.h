@@ -592,7 +592,6 @@ typedef struct maccrt_dir_info {
     long cached_dirty; /* of them, dirty */
     long early;        /* early write-backs so far, every device (maccrt_cache_write_early) */
     long fast;         /* maps of its tasks taken or given back under its own lock alone */
-    long fanned;       /* entries ended by the devices' threads at synchronisation points so far, every device */
 } maccrt_dir_info;
 void maccrt_dir_info_get(const maccrt_device *d, maccrt_dir_info *out);
 

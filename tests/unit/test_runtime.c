@@ -1874,39 +1874,6 @@ Test(gpu, a_flush_empties_the_trees_and_keeps_a_data_regions_entry)
     cr_assert_eq(atomic_load(&fgpu_live_allocs), 0, "every copy freed");
 }
 
-/* A synchronisation point with many cached entries ends them (their device
- * memory, the entries) through the GPUs' own threads, each GPU's by its
- * helpers with the waiting thread (cache__end_all): every copy freed, the
- * data home, the trees empty, twice in a row (the entries reused). */
-Test(gpu, many_entries_end_through_the_gpus_threads)
-{
-    enum { N = 4000, BS = 10, NT = N / BS };
-    static double x[N];
-    for (int i = 0; i < N; i++)
-        x[i] = i;
-    cr_assert_eq(macc_num_devices(), 3); /* (the runtime up: its device table read below) */
-    maccrt_dir_info before;
-    maccrt_dir_info_get(maccrt_rt.devices[0], &before);
-    for (int round = 0; round < 2; round++) {
-        for (int k = 0; k < NT; k++)
-            scale(&r_scale_gpu_only, x, k * BS, BS, 2.0, 0, MACC_MAP_TOFROM, MACC_NOWAIT, k % 2);
-        MACC_taskwait(NULL);
-        for (int i = 0; i < N; i++)
-            cr_assert_eq(x[i], (round ? 4.0 : 2.0) * i, "round %d: x[%d] = %g", round, i, x[i]);
-        for (int d = 0; d < 2; d++) {
-            maccrt_dir_info info;
-            maccrt_dir_info_get(maccrt_rt.devices[d], &info);
-            cr_assert_eq(info.cached, 0, "round %d, GPU %d: no cached copy left", round, d);
-        }
-        cr_assert_eq(atomic_load(&fgpu_live_allocs), 0, "round %d: every copy freed", round);
-    }
-    maccrt_dir_info after;
-    maccrt_dir_info_get(maccrt_rt.devices[0], &after);
-    cr_assert_eq(after.fanned - before.fanned, 2 * NT, "ended by the devices' threads: %ld",
-                 after.fanned - before.fanned);
-    cr_assert_eq(atomic_load(&env_errors), 0);
-}
-
 /* Data present only on the host (a device(host) data region) pins nothing:
  * the tasks run anywhere, their own maps copying in and out. */
 Test(gpu, host_data_region_does_not_restrict)
