@@ -90,6 +90,8 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .copy_h2d = fgpu_copy_h2d,
     .copy_d2h = fgpu_copy,
     .copy_peer = fgpu_copy_peer,
+    .helpers_start = fake_gpu_helpers_start, /* (the flush's write-backs, as the CUDA plugin's) */
+    .helpers_wait = fake_gpu_helpers_wait,
     .submit = fake_gpu_plugin_submit,
     .run = fake_gpu_run,
 };
@@ -118,7 +120,7 @@ static const MACC_Version r_sten_v[] = {
     {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, sten_body},
     {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, sten_body},
 };
-static const MACC_Region r_sten = {{"tsan.c", 1, 1, "tsan"}, "r_sten", 2, r_sten_v};
+static const MACC_Region r_sten = {{"tsan.c", 1, 1, "tsan"}, "r_sten", 2, r_sten_v, 0, 0};
 
 static void sten(double *x, double *y, int N, int lo, int n, int xlo, int xn, int device)
 {
@@ -133,15 +135,16 @@ static void sten(double *x, double *y, int N, int lo, int n, int xlo, int xn, in
 int main(void)
 {
     setenv("MACC_HOST_THREADS", "4", 1);
-    enum { N = 4800, ROUNDS = 24 };
+    enum { N = 4800, ROUNDS = 28 };
     static double x[N], y[N], ex[N], ey[N];
     for (int i = 0; i < N; i++)
         x[i] = ex[i] = (i * 7) % 11;
-    static const int bs[] = {N, 400, 1200, 160, N, 2400};
+    /* (8: hundreds of entries at a taskwait) */
+    static const int bs[] = {N, 400, 1200, 160, N, 2400, 8};
     for (int r = 0; r < ROUNDS; r++) {
         double *src = r % 2 ? y : x, *dst = r % 2 ? x : y;
         double *esrc = r % 2 ? ey : ex, *edst = r % 2 ? ex : ey;
-        int b = bs[r % 6];
+        int b = bs[r % 7];
         for (int k = 0; k < N / b; k++) {
             int lo = k * b;
             /* explicit devices and device(any) in turn */
@@ -155,7 +158,7 @@ int main(void)
                 edst[i] = fmod(esrc[l] + 2 * esrc[i] + esrc[rr], 97.0);
             }
         }
-        if (r % 6 == 5)
+        if (r % 7 >= 5)
             MACC_taskwait(NULL);
     }
     MACC_taskwait(NULL);
