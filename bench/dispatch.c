@@ -61,18 +61,25 @@ static void fgpu_slab_put(void *ctx, void *p)
 
 static maccrt_slabs *fgpu_slabs[MACCRT_MAX_DEVICES];
 
+/* d's slabs (NULL for a device outside the table: plain malloc and free) */
+static maccrt_slabs **fgpu_slabs_of(const maccrt_device *d)
+{
+    return d->num >= 0 && d->num < MACCRT_MAX_DEVICES ? &fgpu_slabs[d->num] : NULL;
+}
+
 static void *fgpu_alloc(maccrt_device *d, void *hostptr, size_t bytes)
 {
     (void)hostptr;
-    int nomem = 0, i = d->num >= 0 && d->num < MACCRT_MAX_DEVICES ? d->num : 0;
-    void *p = fgpu_slabs[i] ? maccrt_slabs_alloc(fgpu_slabs[i], bytes ? bytes : 1, NULL, &nomem) : NULL;
-    return p ? p : malloc(bytes ? bytes : 1);
+    maccrt_slabs **s = fgpu_slabs_of(d);
+    int nomem = 0;
+    void *p = s && *s ? maccrt_slabs_alloc(*s, bytes ? bytes : 1, NULL, &nomem) : NULL;
+    return p ? p : malloc(bytes ? bytes : 1); /* (above the largest block: not slab work) */
 }
 
 static void fgpu_free(maccrt_device *d, void *p)
 {
-    int i = d->num >= 0 && d->num < MACCRT_MAX_DEVICES ? d->num : 0;
-    if (p && !(fgpu_slabs[i] && maccrt_slabs_free(fgpu_slabs[i], p)))
+    maccrt_slabs **s = fgpu_slabs_of(d);
+    if (p && !(s && *s && maccrt_slabs_free(*s, p)))
         free(p);
 }
 
@@ -80,8 +87,9 @@ static int fgpu_init(maccrt_device *d)
 {
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0); /* (inherited by the helpers) */
     d->pdata = fake_gpu_start(helpers);
-    if (d->num >= 0 && d->num < MACCRT_MAX_DEVICES)
-        fgpu_slabs[d->num] = maccrt_slabs_new(fgpu_slab_get, fgpu_slab_put, (size_t)64 << 20);
+    maccrt_slabs **s = fgpu_slabs_of(d);
+    if (s)
+        *s = maccrt_slabs_new(fgpu_slab_get, fgpu_slab_put, (size_t)64 << 20);
     d->cc = 90;
     /* asynchronous ends: tasks in flight as the CUDA plugin's slots allow */
     d->concurrency = async_ends ? 32 : helpers;
