@@ -175,40 +175,52 @@ static void cache__whole(void);
 #ifndef CACHE__POOL
 #define CACHE__POOL 1
 #endif
-static maccrt_dentry *cache__epool;
-static cache__sx *cache__xpool; /* (linked through node.left) */
+static void *cache__epool; /* entries, linked through next_free */
+static void *cache__xpool; /* records, linked through node.left */
+
+/* Pushes x on the stack at *top, linked through the pointer at x + link
+ * (any thread). */
+static void cache__pool_push(void **top, void *x, size_t link)
+{
+    void *t = __atomic_load_n(top, __ATOMIC_RELAXED);
+    do
+        memcpy((char *)x + link, &t, sizeof t);
+    while (!__atomic_compare_exchange_n(top, &t, x, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+}
+
+/* Pops the stack at *top, or NULL when it is empty (cache__lock held: the
+ * one popper, so x's link is read before anyone can push x again). */
+static void *cache__pool_pop(void **top, size_t link)
+{
+    void *x = __atomic_load_n(top, __ATOMIC_ACQUIRE), *next;
+    while (x) {
+        memcpy(&next, (char *)x + link, sizeof next);
+        if (__atomic_compare_exchange_n(top, &x, next, 1, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+            break;
+    }
+    return x;
+}
 
 static void cache__entry_put(maccrt_dentry *e)
 {
-    if (!CACHE__POOL) {
+    if (CACHE__POOL)
+        cache__pool_push(&cache__epool, e, offsetof(maccrt_dentry, next_free));
+    else
         free(e);
-        return;
-    }
-    maccrt_dentry *top = __atomic_load_n(&cache__epool, __ATOMIC_RELAXED);
-    do
-        e->next_free = top;
-    while (!__atomic_compare_exchange_n(&cache__epool, &top, e, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 }
 
 static void cache__sx_put(cache__sx *x)
 {
-    if (!CACHE__POOL) {
+    if (CACHE__POOL)
+        cache__pool_push(&cache__xpool, x, offsetof(cache__sx, node.left));
+    else
         free(x);
-        return;
-    }
-    cache__sx *top = __atomic_load_n(&cache__xpool, __ATOMIC_RELAXED);
-    do
-        x->node.left = (maccrt_rnode *)top; /* (node is the first member) */
-    while (!__atomic_compare_exchange_n(&cache__xpool, &top, x, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 }
 
 /* A zeroed record with room for cap devices (cache__lock held). */
 static cache__sx *cache__sx_get(int cap)
 {
-    cache__sx *x = __atomic_load_n(&cache__xpool, __ATOMIC_ACQUIRE);
-    while (x && !__atomic_compare_exchange_n(&cache__xpool, &x, (cache__sx *)x->node.left, 1,
-                                             __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
-        ;
+    cache__sx *x = cache__pool_pop(&cache__xpool, offsetof(cache__sx, node.left));
     if (x && x->cap < cap) {
         free(x); /* (a table that grew: not in this runtime, where it is set at the start) */
         x = NULL;
@@ -1284,10 +1296,7 @@ static void cache__invalidate(maccrt_device *writer, maccrt_device *also, uintpt
  * miss on another core's update. */
 static maccrt_dentry *cache__entry_alloc(void)
 {
-    maccrt_dentry *e = __atomic_load_n(&cache__epool, __ATOMIC_ACQUIRE);
-    while (e && !__atomic_compare_exchange_n(&cache__epool, &e, e->next_free, 1, __ATOMIC_ACQUIRE,
-                                             __ATOMIC_ACQUIRE))
-        ;
+    maccrt_dentry *e = cache__pool_pop(&cache__epool, offsetof(maccrt_dentry, next_free));
     if (e) {
         memset(e, 0, sizeof *e);
         return e;
