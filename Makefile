@@ -173,7 +173,8 @@ check-asan:
 # independent tasks past the throttle) and bench/dispatch.c (matmul's tile graph on two fake
 # GPUs with 12 helpers each and on four with 6: GPU completions combined, placed tasks handed
 # over after the lock, tiles waited for by many helpers at once, the directory's scoped holds
-# taking other GPUs' parts as they reach their entries) and tests/tsan/tsan_managed.c (managed memory
+# taking other GPUs' parts as they reach their entries; once more with its model of a GPU's
+# throughput and of staged copies, DISPATCH_LANES and DISPATCH_FILL_US) and tests/tsan/tsan_managed.c (managed memory
 # on two fake GPUs: placement's measurement thread, launches on both GPUs taking sections from
 # each other's records, the residency term's look-ups) against a TSan build of libmaccrt. A report
 # makes it exit 66: a failure.
@@ -198,8 +199,10 @@ check-tsan:
 	for g in "2 6 20 12" "4 6 20 6"; do for a in 0 1; do for w in 0 1; do \
 	  $(TSAN_ENV) DISPATCH_ASYNC=$$a MACC_WAIT_COMPLETES=$$w $(BUILD)/tsan/tests/tsan_dispatch $$g > $(BUILD)/tsan/dispatch.out 2>&1 || \
 	  { cat $(BUILD)/tsan/dispatch.out; exit 1; }; head -n 1 $(BUILD)/tsan/dispatch.out; done; done; done; \
+	$(TSAN_ENV) DISPATCH_ASYNC=1 DISPATCH_LANES=4 DISPATCH_FILL_US=30 DISPATCH_PEER_US=10 $(BUILD)/tsan/tests/tsan_dispatch 2 6 20 6 \
+	  > $(BUILD)/tsan/dispatch.out 2>&1 || { cat $(BUILD)/tsan/dispatch.out; exit 1; }; head -n 1 $(BUILD)/tsan/dispatch.out; \
 	for i in 1 2; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_managed || exit 1; done; \
-	echo "[tsan] 17 passed, 0 failed"
+	echo "[tsan] 18 passed, 0 failed"
 
 check: export SKIPPED = $(CURDIR)/$(BUILD)/skipped.txt
 check: all $(UNIT_BIN)

@@ -12,6 +12,12 @@
  *   dispatch [NGPUS [NB [KERNEL_US [HELPERS]]]]   (defaults 2 16 70 8)
  *   DISPATCH_HOST_US=n dispatch ...               (the host a device too, below)
  *   DISPATCH_FLOOR=1 dispatch ...                 (no runtime: the machine's floor, below)
+ *   DISPATCH_ASYNC=1 DISPATCH_LANES=P DISPATCH_FILL_US=f DISPATCH_PEER_US=p dispatch ...
+ *                                                 (a model of a GPU's throughput and of
+ *                                                 staged copies, below: where a run's start
+ *                                                 goes, scaled up so the CPU's cost is small)
+ *   DISPATCH_PLACE_ROWS=1 dispatch ...            (row i of C on GPU i * NGPUS / NB: the
+ *                                                 tasks placed by the program, not by eft)
  *
  * prints the wall time, tasks per second, and the efficiency: the time the
  * tasks would take if every helper slept back to back (NB^3 x KERNEL_US /
@@ -36,6 +42,7 @@
 enum { TILE = 64 }; /* doubles per tile */
 
 static int ngpus = 2, helpers = 8, kernel_us = 70;
+static double now(void);
 static int async_ends; /* DISPATCH_ASYNC=1 (below) */
 
 static int fgpu_discover(void)
@@ -97,15 +104,67 @@ static int fgpu_init(maccrt_device *d)
     return 0;
 }
 
+/* DISPATCH_FILL_US / DISPATCH_PEER_US: each copy between the host and a
+ * fake GPU / between two fake GPUs also holds the thread that makes it for
+ * that long (a sleep), as a staged copy of a pageable tile holds a CUDA
+ * helper (memcpy into its slot, the DMA, the wait): a model of the fills
+ * that bound the start of a run, where the scheduler decides which GPU
+ * needs which tiles. Default 0: memcpy alone. */
+static long fill_ns, peer_ns;
+
+static void hold_ns(long ns)
+{
+    struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
+    if (ns > 0)
+        nanosleep(&ts, NULL);
+}
+
+static int fgpu_copy(maccrt_device *d, void *dst, const void *src, size_t bytes)
+{
+    hold_ns(fill_ns);
+    return fake_gpu_copy(d, dst, src, bytes);
+}
+
 static int fgpu_copy_peer(maccrt_device *d, void *dst, maccrt_device *from, const void *src, size_t bytes)
 {
     (void)from;
+    hold_ns(peer_ns);
     return fake_gpu_copy(d, dst, src, bytes);
+}
+
+/* DISPATCH_LANES=P (with DISPATCH_ASYNC=1): a fake GPU runs at most P kernels
+ * at once, KERNEL_US each; a kernel launched while P run starts when the
+ * first of them ends: a GPU whose throughput (P / KERNEL_US), not its number
+ * of slots, bounds its tasks, as a real GPU's kernels share its SMs (matmul's
+ * 256 x 256 tiles on an H200: about 10 at once of about 110 us). 0 (the
+ * default): any number at once. */
+static int gpu_lanes;
+enum { MAX_LANES = 64 };
+static struct {
+    pthread_mutex_t lock;
+    double free_at[MAX_LANES]; /* when each lane is free (now(), seconds) */
+} gpu_sm[MACCRT_MAX_DEVICES];
+
+static long kernel_ns(const maccrt_device *d)
+{
+    long k = kernel_us * 1000L;
+    if (gpu_lanes <= 0 || d->num < 0 || d->num >= MACCRT_MAX_DEVICES)
+        return k;
+    pthread_mutex_lock(&gpu_sm[d->num].lock);
+    double *f = gpu_sm[d->num].free_at, t = now();
+    int first = 0;
+    for (int i = 1; i < gpu_lanes; i++)
+        if (f[i] < f[first])
+            first = i;
+    double end = (f[first] > t ? f[first] : t) + 1e-6 * kernel_us;
+    f[first] = end;
+    pthread_mutex_unlock(&gpu_sm[d->num].lock);
+    return (long)((end - t) * 1e9);
 }
 
 static int fgpu_run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
 {
-    return fake_gpu_ran_async(d, t, t->ver->fn(t->args, env), async_ends ? kernel_us * 1000L : 0);
+    return fake_gpu_ran_async(d, t, t->ver->fn(t->args, env), async_ends ? kernel_ns(d) : 0);
 }
 
 const maccrt_plugin maccrt_cuda_plugin = {
@@ -117,16 +176,14 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .version_ok = fake_gpu_version_ok,
     .alloc = fgpu_alloc,
     .free = fgpu_free,
-    .copy_h2d = fake_gpu_copy,
-    .copy_d2h = fake_gpu_copy,
+    .copy_h2d = fgpu_copy,
+    .copy_d2h = fgpu_copy,
     .copy_peer = fgpu_copy_peer,
     .helpers_start = fake_gpu_helpers_start,
     .helpers_wait = fake_gpu_helpers_wait,
     .submit = fake_gpu_plugin_submit,
     .run = fgpu_run,
 };
-
-static double now(void);
 
 /* When the last "kernel" ended (ns on CLOCK_MONOTONIC, the largest seen):
  * the time from it to the taskwait's return is the wait's end, its flush
@@ -245,6 +302,16 @@ int main(int argc, char **argv)
     async_ends = as && !strcmp(as, "1");
     if (async_ends)
         setenv("MACC_TEST_FAKE_ASYNC_US", "0", 1);
+    const char *fu = getenv("DISPATCH_FILL_US"), *pu = getenv("DISPATCH_PEER_US"), *la = getenv("DISPATCH_LANES");
+    fill_ns = fu && *fu ? 1000L * atol(fu) : 0;
+    peer_ns = pu && *pu ? 1000L * atol(pu) : 0;
+    gpu_lanes = async_ends && la && *la ? atoi(la) : 0;
+    if (gpu_lanes > MAX_LANES)
+        gpu_lanes = MAX_LANES;
+    for (int i = 0; i < MACCRT_MAX_DEVICES; i++)
+        pthread_mutex_init(&gpu_sm[i].lock, NULL);
+    const char *pr = getenv("DISPATCH_PLACE_ROWS");
+    int place_rows = pr && !strcmp(pr, "1");
     const char *fl = getenv("DISPATCH_FLOOR");
     if (fl && !strcmp(fl, "1"))
         return floor_run(NB);
@@ -283,8 +350,8 @@ int main(int argc, char **argv)
                 MACC_Dep dep[3] = {{a, TILE * sizeof(double), MACC_DEP_IN},
                                    {b, TILE * sizeof(double), MACC_DEP_IN},
                                    {c, TILE * sizeof(double), MACC_DEP_INOUT}};
-                MACC_target(host_us > 0 ? &gemm_rh : &gemm_r, NULL, 0, 3, m, 3, dep, MACC_NOWAIT,
-                            MACC_DEVICE_ANY, 1);
+                int dev = place_rows ? i * ngpus / NB : MACC_DEVICE_ANY;
+                MACC_target(host_us > 0 ? &gemm_rh : &gemm_r, NULL, 0, 3, m, 3, dep, MACC_NOWAIT, dev, 1);
             }
     double tc = now() - t0; /* the tasks created */
     MACC_taskwait(NULL);
@@ -299,7 +366,8 @@ int main(int argc, char **argv)
                 bad += C[((size_t)i * NB + j) * TILE + e] != want;
             }
     long ntasks = (long)NB * NB * NB;
-    int at_once = async_ends || helpers > 20 ? 20 : helpers; /* (resources(5): 20 at once) */
+    /* (resources(5): 20 at once; DISPATCH_LANES: that many) */
+    int at_once = gpu_lanes > 0 ? gpu_lanes : async_ends || helpers > 20 ? 20 : helpers;
     double ideal = ntasks * kernel_us * 1e-6 / (ngpus * at_once);
     printf("dispatch: gpus=%d helpers=%d tasks=%ld kernel_us=%d time=%.4f s tasks_per_s=%.0f "
            "efficiency=%.3f policy_calls_per_task=%.1f cpu_us_per_task=%.1f check=%s\n",
