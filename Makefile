@@ -196,11 +196,11 @@ check-tsan:
 	@for w in 0 1 1; do $(TSAN_ENV) MACC_WAIT_COMPLETES=$$w $(BUILD)/tsan/tests/tsan_runtime || exit 1; done; \
 	for w in 0 1; do $(TSAN_ENV) MACC_WAIT_COMPLETES=$$w MACC_TEST_FAKE_ASYNC_US=20 $(BUILD)/tsan/tests/tsan_runtime || exit 1; done; \
 	for i in 1 2; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_tasks || exit 1; done; \
+	dispatch() { e=$$1; shift; env $(TSAN_ENV) $$e $(BUILD)/tsan/tests/tsan_dispatch "$$@" > $(BUILD)/tsan/dispatch.out 2>&1 || \
+	  { cat $(BUILD)/tsan/dispatch.out; exit 1; }; head -n 1 $(BUILD)/tsan/dispatch.out; }; \
 	for g in "2 6 20 12" "4 6 20 6"; do for a in 0 1; do for w in 0 1; do \
-	  $(TSAN_ENV) DISPATCH_ASYNC=$$a MACC_WAIT_COMPLETES=$$w $(BUILD)/tsan/tests/tsan_dispatch $$g > $(BUILD)/tsan/dispatch.out 2>&1 || \
-	  { cat $(BUILD)/tsan/dispatch.out; exit 1; }; head -n 1 $(BUILD)/tsan/dispatch.out; done; done; done; \
-	$(TSAN_ENV) DISPATCH_ASYNC=1 DISPATCH_LANES=4 DISPATCH_FILL_US=30 DISPATCH_PEER_US=10 $(BUILD)/tsan/tests/tsan_dispatch 2 6 20 6 \
-	  > $(BUILD)/tsan/dispatch.out 2>&1 || { cat $(BUILD)/tsan/dispatch.out; exit 1; }; head -n 1 $(BUILD)/tsan/dispatch.out; \
+	  dispatch "DISPATCH_ASYNC=$$a MACC_WAIT_COMPLETES=$$w" $$g; done; done; done; \
+	dispatch "DISPATCH_ASYNC=1 DISPATCH_LANES=4 DISPATCH_FILL_US=30 DISPATCH_PEER_US=10" 2 6 20 6; \
 	for i in 1 2; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_managed || exit 1; done; \
 	echo "[tsan] 18 passed, 0 failed"
 

@@ -143,7 +143,7 @@ enum { MAX_LANES = 64 };
 static struct {
     pthread_mutex_t lock;
     double free_at[MAX_LANES]; /* when each lane is free (now(), seconds) */
-} gpu_sm[MACCRT_MAX_DEVICES];
+} gpu_sm[MACCRT_MAX_DEVICES] = {[0 ... MACCRT_MAX_DEVICES - 1] = {PTHREAD_MUTEX_INITIALIZER, {0}}};
 
 static long kernel_ns(const maccrt_device *d)
 {
@@ -197,9 +197,7 @@ static int gemm_tile_sleep(const MACC_TaskEnv *env, long ns)
     double *c = env->ptrs[2];
     for (int i = 0; i < TILE; i++)
         c[i] += a[i] * b[i];
-    struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
-    if (ns > 0)
-        nanosleep(&ts, NULL);
+    hold_ns(ns);
     long long e = (long long)(now() * 1e9), seen = atomic_load_explicit(&last_end_ns, memory_order_relaxed);
     while (e > seen && !atomic_compare_exchange_weak(&last_end_ns, &seen, e))
         ;
@@ -308,8 +306,6 @@ int main(int argc, char **argv)
     gpu_lanes = async_ends && la && *la ? atoi(la) : 0;
     if (gpu_lanes > MAX_LANES)
         gpu_lanes = MAX_LANES;
-    for (int i = 0; i < MACCRT_MAX_DEVICES; i++)
-        pthread_mutex_init(&gpu_sm[i].lock, NULL);
     const char *pr = getenv("DISPATCH_PLACE_ROWS");
     int place_rows = pr && !strcmp(pr, "1");
     const char *fl = getenv("DISPATCH_FLOOR");
