@@ -18,6 +18,9 @@
  *                                                 goes, scaled up so the CPU's cost is small)
  *   DISPATCH_PLACE_ROWS=1 dispatch ...            (row i of C on GPU i * NGPUS / NB: the
  *                                                 tasks placed by the program, not by eft)
+ *   DISPATCH_DMA_US=m dispatch ...                (each fill's DMA after its hold: waited
+ *                                                 for by the helper with MACC_FILL_ASYNC=0,
+ *                                                 else left on its way, below)
  *
  * prints the wall time, tasks per second, and the efficiency: the time the
  * tasks would take if every helper slept back to back (NB^3 x KERNEL_US /
@@ -125,6 +128,25 @@ static int fgpu_copy(maccrt_device *d, void *dst, const void *src, size_t bytes)
     return fake_gpu_copy(d, dst, src, bytes);
 }
 
+/* DISPATCH_DMA_US: a fill's DMA, after the hold above. A fill waited for
+ * (MACC_FILL_ASYNC=0, or the program's) holds its thread for both; a
+ * helper's fill of its task's map (plugin->copy_h2d_start) holds it for the
+ * first only, and the kernels ordered after it (its task's, and those of
+ * the other tasks that use the tile) start when the DMA is done
+ * (tests/fake_gpu.h, fake_gpu_version_start). */
+static int fgpu_copy_whole(maccrt_device *d, void *dst, const void *src, size_t bytes)
+{
+    hold_ns(fake_fill_dma_ns);
+    return fgpu_copy(d, dst, src, bytes);
+}
+
+static int fgpu_copy_start(maccrt_device *d, void *dst, const void *src, size_t bytes, void **fence)
+{
+    if (fake_gpu_self != d->pdata)
+        return fgpu_copy_whole(d, dst, src, bytes);
+    return fake_gpu_copy_start(d, dst, src, bytes, fence, fgpu_copy);
+}
+
 static int fgpu_copy_peer(maccrt_device *d, void *dst, maccrt_device *from, const void *src, size_t bytes)
 {
     (void)from;
@@ -145,13 +167,14 @@ static struct {
     double free_at[MAX_LANES]; /* when each lane is free (now(), seconds) */
 } gpu_sm[MACCRT_MAX_DEVICES] = {[0 ... MACCRT_MAX_DEVICES - 1] = {PTHREAD_MUTEX_INITIALIZER, {0}}};
 
-static long kernel_ns(const maccrt_device *d)
+/* (after_ns: the kernel starts no earlier, its fills' DMA) */
+static long kernel_ns(const maccrt_device *d, long after_ns)
 {
-    long k = kernel_us * 1000L;
+    long k = kernel_us * 1000L + after_ns;
     if (gpu_lanes <= 0 || d->num < 0 || d->num >= MACCRT_MAX_DEVICES)
         return k;
     pthread_mutex_lock(&gpu_sm[d->num].lock);
-    double *f = gpu_sm[d->num].free_at, t = now();
+    double *f = gpu_sm[d->num].free_at, t = now() + 1e-9 * (double)after_ns;
     int first = 0;
     for (int i = 1; i < gpu_lanes; i++)
         if (f[i] < f[first])
@@ -159,12 +182,15 @@ static long kernel_ns(const maccrt_device *d)
     double end = (f[first] > t ? f[first] : t) + 1e-6 * kernel_us;
     f[first] = end;
     pthread_mutex_unlock(&gpu_sm[d->num].lock);
-    return (long)((end - t) * 1e9);
+    return (long)((end - t) * 1e9) + after_ns;
 }
 
 static int fgpu_run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
 {
-    return fake_gpu_ran_async(d, t, t->ver->fn(t->args, env), async_ends ? kernel_ns(d) : 0);
+    long after = fake_gpu_version_start(); /* (its fills' DMA: DISPATCH_DMA_US) */
+    if (!async_ends)
+        hold_ns(after);
+    return fake_gpu_ran_async(d, t, t->ver->fn(t->args, env), async_ends ? kernel_ns(d, after) : 0);
 }
 
 const maccrt_plugin maccrt_cuda_plugin = {
@@ -176,9 +202,12 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .version_ok = fake_gpu_version_ok,
     .alloc = fgpu_alloc,
     .free = fgpu_free,
-    .copy_h2d = fgpu_copy,
+    .copy_h2d = fgpu_copy_whole,
     .copy_d2h = fgpu_copy,
     .copy_peer = fgpu_copy_peer,
+    .copy_h2d_start = fgpu_copy_start,
+    .fence_order = fake_gpu_fence_order,
+    .fence_done = fake_gpu_fence_done,
     .helpers_start = fake_gpu_helpers_start,
     .helpers_wait = fake_gpu_helpers_wait,
     .submit = fake_gpu_plugin_submit,
@@ -303,6 +332,8 @@ int main(int argc, char **argv)
     const char *fu = getenv("DISPATCH_FILL_US"), *pu = getenv("DISPATCH_PEER_US"), *la = getenv("DISPATCH_LANES");
     fill_ns = fu && *fu ? 1000L * atol(fu) : 0;
     peer_ns = pu && *pu ? 1000L * atol(pu) : 0;
+    const char *du = getenv("DISPATCH_DMA_US");
+    fake_fill_dma_ns = du && *du ? 1000L * atol(du) : 0;
     gpu_lanes = async_ends && la && *la ? atoi(la) : 0;
     if (gpu_lanes > MAX_LANES)
         gpu_lanes = MAX_LANES;

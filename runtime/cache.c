@@ -86,6 +86,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,11 @@ typedef struct maccrt_dentry {
     int ndirty, capdirty;
     struct maccrt_dentry *next_free; /* on its thread's list of entries to free (cache__free) */
     struct cache__sx *sx;            /* its section's record in the index, or NULL */
+    /* An asynchronous fill's fence (plugin->copy_h2d_start) while its bytes
+     * may still be on their way, else NULL: set by the filler before the
+     * entry is valid, read by its users without the lock ("Asynchronous
+     * fills" below), cleared by a release that finds it done. */
+    void *_Atomic fence;
 } maccrt_dentry;
 /* (cache__entry_alloc: what a look-up reads fits the first cache line) */
 _Static_assert(offsetof(maccrt_dentry, held) <= 64, "a directory entry's first line");
@@ -868,7 +874,8 @@ typedef struct cache__job {
     int op;
     maccrt_dentry *e, *src;
     uintptr_t a, b;
-    void *dst; /* e's device memory when not yet in e (cache__new_filled), else NULL */
+    void *dst;   /* e's device memory when not yet in e (cache__new_filled), else NULL */
+    void *fence; /* (a fill started, not waited for: cache__plan.start) its fence */
 } cache__job;
 
 /* Claim modes, weakest first. A shared claim (a peer copy's source) waits
@@ -885,6 +892,7 @@ struct cache__plan {
     int *hix, caphix, nhix; /* (plans of many claims) index of cl[0, nhix) by entry: open addressing, -1 free */
     int blocked; /* an entry it needs is claimed by another thread */
     const maccrt_dentry *block_on; /* the first such entry */
+    int start;   /* a task's maps on a GPU, copied by its own thread: fills may be started only */
 };
 
 /* A scoped holder of cache__lock about to touch the plan's entries (after
@@ -934,7 +942,7 @@ static void cache__plan_job(cache__plan *p, int op, maccrt_dentry *e, maccrt_den
         p->capjob = p->capjob ? 2 * p->capjob : 8;
         p->job = maccrt_xrealloc(p->job, (size_t)p->capjob * sizeof *p->job);
     }
-    p->job[p->njob++] = (cache__job){op, e, src, a, b, NULL};
+    p->job[p->njob++] = (cache__job){op, e, src, a, b, NULL, NULL};
 }
 
 static int cache__claim_blocked(const maccrt_dentry *e, int mode)
@@ -1051,23 +1059,78 @@ static void cache__plan_commit(cache__plan *p)
     }
 }
 
-/* Makes the plan's copies, without the lock (the claims keep the entries). */
-static void cache__job_run(const cache__job *j, const MACC_SrcLoc *loc)
+/* ---- asynchronous fills ------------------------------------------------------------------
+ *
+ * A GPU helper filling its task's maps from the host starts each copy and
+ * goes on (plugin->copy_h2d_start): its task's kernels come after the copies
+ * on its stream, and the entry is published valid with the copy's fence. A
+ * staged 512 KiB tile held its helper 117 us of which 20-35 waited for the
+ * DMA (matmul 16 256 on two H200s, whose start is every helper filling).
+ * Whoever else uses the entry's bytes before the fence is done orders
+ * itself after it (plugin->fence_order): another task's kernels on the same
+ * GPU (maccrt_map_task_acquire_n, once its maps are taken), a copy out of
+ * the entry to another GPU or to the host (cache__job_run), a data construct
+ * taking it over. Its memory is not freed before that: the filling task
+ * uses the entry until its kernels ended, which is after the copy. The
+ * first release that finds the fence done clears it. MACC_FILL_ASYNC=0:
+ * every fill waited for. */
+
+/* What the calling thread does next on d comes after e's fill. */
+static void cache__fence_order(maccrt_device *d, maccrt_dentry *e)
+{
+    void *f = atomic_load_explicit(&e->fence, memory_order_acquire);
+    if (f)
+        d->plugin->fence_order(d, f);
+}
+
+/* e's fence cleared when done (a user of e, which keeps it). */
+static void cache__fence_check(maccrt_dentry *e)
+{
+    void *f = atomic_load_explicit(&e->fence, memory_order_acquire);
+    if (f && e->dev->plugin->fence_done(e->dev, f))
+        atomic_compare_exchange_strong(&e->fence, &f, NULL);
+}
+
+/* The entries this thread filled asynchronously in its task's current
+ * maccrt_map_task_acquire_n: their fences are on its own stream. */
+#define CACHE__MINE 16
+static __thread maccrt_dentry *cache__mine[CACHE__MINE];
+static __thread int cache__nmine;
+
+/* A fill's fence into its entry (cache__lock held, e claimed exclusively). */
+static void cache__plan_fences(cache__plan *p)
+{
+    for (int i = 0; i < p->njob; i++)
+        if (p->job[i].fence) {
+            atomic_store_explicit(&p->job[i].e->fence, p->job[i].fence, memory_order_release);
+            if (cache__nmine < CACHE__MINE)
+                cache__mine[cache__nmine++] = p->job[i].e;
+        }
+}
+
+/* Makes a copy of the plan, without the lock (the claims keep the entries);
+ * start: a fill may be started only (its fence returned). */
+static void *cache__job_run(const cache__job *j, const MACC_SrcLoc *loc, int start)
 {
     maccrt_dentry *e = j->e;
     void *dev = (char *)(j->dst ? j->dst : e->dev_start) + (j->a - e->node.start);
     switch (j->op) {
     case CACHE__WB:
+        cache__fence_order(e->dev, e);
         maccrt_copy(e->dev, 0, (void *)j->a, dev, j->b - j->a, e->name, loc);
         break;
     case CACHE__FILL:
+        if (start)
+            return maccrt_copy_start(e->dev, dev, (void *)j->a, j->b - j->a, e->name, loc);
         maccrt_copy(e->dev, 1, dev, (void *)j->a, j->b - j->a, e->name, loc);
         break;
     case CACHE__PEER:
+        cache__fence_order(e->dev, j->src);
         maccrt_copy_peer(e->dev, dev, j->src->dev, (char *)j->src->dev_start + (j->a - j->src->node.start),
                          j->b - j->a, e->name, loc);
         break;
     }
+    return NULL;
 }
 
 /* A device's share of a plan, run by its own threads (plugin->helpers_start). */
@@ -1080,7 +1143,7 @@ typedef struct cache__share {
 static void cache__share_item(void *arg, int i)
 {
     cache__share *s = arg;
-    cache__job_run(&s->p->job[s->idx[i]], s->loc);
+    (void)cache__job_run(&s->p->job[s->idx[i]], s->loc, 0);
 }
 
 /* The copies of p by the devices' own threads, each device's at once on
@@ -1114,7 +1177,7 @@ static void cache__plan_fan_out(const cache__plan *p, const MACC_SrcLoc *loc)
     }
     for (int i = 0; i < p->njob; i++)
         if (!taken[i])
-            cache__job_run(&p->job[i], loc);
+            (void)cache__job_run(&p->job[i], loc, 0);
     for (int k = 0; k < nd; k++)
         dv[k]->plugin->helpers_wait(dv[k], batch[k]);
     free(taken);
@@ -1133,14 +1196,15 @@ static void cache__plan_filling(cache__plan *p, int on)
 /* The plan's copies, the lock dropped. A program thread with several copies
  * to make (a synchronisation point's write-backs) fans them out; a worker (a
  * GPU helper filling its task's maps) copies itself: its siblings may be
- * running tasks that wait for its claims. */
-static void cache__plan_copies(const cache__plan *p, const MACC_SrcLoc *loc)
+ * running tasks that wait for its claims. Its fills may be started only
+ * (p->start: their fences in their jobs, for cache__plan_fences). */
+static void cache__plan_copies(cache__plan *p, const MACC_SrcLoc *loc)
 {
     if (p->njob > 1 && !maccrt_thread_self()->is_worker)
         cache__plan_fan_out(p, loc);
     else
         for (int i = 0; i < p->njob; i++)
-            cache__job_run(&p->job[i], loc);
+            p->job[i].fence = cache__job_run(&p->job[i], loc, p->start);
 }
 
 /* The plan's copies between cache__plan_filling's marks, the lock dropped. */
@@ -1153,6 +1217,8 @@ static void cache__plan_run(cache__plan *p, const MACC_SrcLoc *loc)
     cache__plan_copies(p, loc);
     cache__lock_take();
     cache__plan_filling(p, 0);
+    if (p->start)
+        cache__plan_fences(p);
 }
 
 /* After the copies: written-back bytes are no longer dirty. */
@@ -1465,6 +1531,7 @@ static maccrt_dentry *cache__new_filled(maccrt_device *d, uintptr_t a, uintptr_t
     }
     maccrt_dentry *e = cache__new_entry(d, a, b, name, 0, 0);
     cache__plan p = {0};
+    p.start = 1; /* (a task's map: see "asynchronous fills") */
     while (fill) {
         cache__plan_fill(&p, e, 0);
         if (!p.blocked)
@@ -1481,6 +1548,7 @@ static maccrt_dentry *cache__new_filled(maccrt_device *d, uintptr_t a, uintptr_t
     cache__plan_copies(&p, loc);
     cache__lock_take();
     cache__plan_filling(&p, 0);
+    cache__plan_fences(&p);
     e->hpin = d->plugin->host_pin != NULL;
     e->dev_start = mem;
     cache__plan_written_back(&p);
@@ -1542,6 +1610,21 @@ static int cache__evict(maccrt_device *d, uintptr_t a, uintptr_t b, const MACC_S
  * the map copies in. Returns 0 when done, 1 after a wait (look again). */
 static int cache__take_over(maccrt_dentry *e, int to, const MACC_SrcLoc *loc)
 {
+    void *f = atomic_load(&e->fence);
+    if (f) {
+        /* a task's fill of it may be on its way: the data construct's copies
+         * (any thread's, any stream) come after it; its handle stays valid
+         * while e may go (the lock dropped) */
+        maccrt_device *dev = e->dev;
+        if (!dev->plugin->fence_done(dev, f)) {
+            cache__lock_drop();
+            while (!dev->plugin->fence_done(dev, f))
+                sched_yield();
+            cache__lock_take();
+            return 1;
+        }
+        atomic_compare_exchange_strong(&e->fence, &f, NULL);
+    }
     cache__plan p = {0};
     if (!e->valid && to)
         cache__plan_fill(&p, e, 1);
@@ -2111,6 +2194,7 @@ static void *cache__acquire_cached(maccrt_device *d, const MACC_Map *m, void **h
                     cache__plan_wait(&p);
                     continue;
                 }
+                p.start = 1;
                 cache__plan_commit(&p);
                 cache__plan_run(&p, loc);
                 cache__plan_written_back(&p);
@@ -2396,8 +2480,37 @@ static int cache__release_fast(maccrt_device *d, const MACC_Map *m, maccrt_dentr
  * is filled while A(i, k) is. The order of the maps does not matter to
  * their meaning (a map that is not the directory's, which may point into
  * an earlier one's section, still comes after every earlier map). */
+static void cache__acquire_n(maccrt_device *d, int n, const MACC_Map *maps, void **ptrs, int *took,
+                             void **handles, const MACC_SrcLoc *loc);
+
+/* The task's kernels on d come after the fills of its entries that other
+ * threads started (its own are on its stream). */
+static void cache__order_after_fills(maccrt_device *d, int n, const int *took, void *const *handles)
+{
+    for (int i = 0; i < n; i++) {
+        if (took[i] != MACCRT_TOOK_DIR)
+            continue;
+        maccrt_dentry *e = handles[i];
+        int mine = 0;
+        for (int k = 0; k < cache__nmine && !mine; k++)
+            mine = cache__mine[k] == e;
+        if (!mine)
+            cache__fence_order(d, e);
+    }
+}
+
 void maccrt_map_task_acquire_n(maccrt_device *d, int n, const MACC_Map *maps, void **ptrs, int *took,
                                void **handles, const MACC_SrcLoc *loc)
+{
+    cache__nmine = 0;
+    cache__acquire_n(d, n, maps, ptrs, took, handles, loc);
+    if (d->plugin->fence_order)
+        cache__order_after_fills(d, n, took, handles);
+    cache__nmine = 0;
+}
+
+static void cache__acquire_n(maccrt_device *d, int n, const MACC_Map *maps, void **ptrs, int *took,
+                             void **handles, const MACC_SrcLoc *loc)
 {
     /* first, under d's dlock alone, the maps that touch only d's entries */
     uint64_t fast = 0; /* maps 0..63 taken so */
@@ -2517,6 +2630,10 @@ static void cache__release_dir(maccrt_device *d, const MACC_Map *m, maccrt_dentr
 void maccrt_map_task_release_n(maccrt_device *d, int n, const MACC_Map *maps, const int *took,
                                void *const *handles, const MACC_SrcLoc *loc)
 {
+    if (d->plugin->fence_done) /* (see "asynchronous fills") */
+        for (int i = 0; i < n; i++)
+            if (took[i] == MACCRT_TOOK_DIR)
+                cache__fence_check(handles[i]);
     /* first, under d's dlock alone, those whose end touches only d's entry */
     uint64_t fast = 0; /* maps 0..63 given back so */
     if (cache__dev_lockable(d)) {

@@ -105,6 +105,10 @@ typedef struct cuda__stage {
     int failed;        /* could not be made: pageable copies */
 } cuda__stage;
 
+/* Fences of a helper's fills left on their way (cuda__copy_h2d_start): events,
+ * each recorded again only once done. */
+#define CUDA__FENCES 64
+
 /* One helper thread and its stream. */
 typedef struct cuda__helper {
     cuda__stage stage, stage_big;
@@ -113,6 +117,9 @@ typedef struct cuda__helper {
     cudaStream_t stream; /* the stream its calls use now: own, or its task's lane's */
     cudaStream_t own;    /* its own (batches, unmaps) */
     int run_lane;        /* the lane of the task it runs now (asynchronous GPUs), or -1 */
+    int in_task;         /* it runs a task's maps and version now (on `stream`) */
+    cudaEvent_t fence[CUDA__FENCES];
+    int nfence, next_fence;
     pthread_t thread;
     int started;
     cudaError_t set_err; /* cudaSetDevice in the helper failed: every call reports it */
@@ -428,7 +435,9 @@ static void *cuda__helper_main(void *arg)
             h->stream = g->lanes[h->run_lane].stream;
         }
         pthread_mutex_unlock(&g->lock);
+        h->in_task = 1;
         maccrt_up.execute(t);
+        h->in_task = 0;
         pthread_mutex_lock(&g->lock);
         if (h->run_lane >= 0) { /* ran synchronously (or failed): the lane is free again */
             cuda__lane_put(g, h->run_lane);
@@ -1586,7 +1595,11 @@ static cudaError_t cuda__copy_staged(cuda__stage *st, cudaStream_t s, char *dst,
                 st->h2d_out[i & 1] = 1;
         }
     } else {
-        /* chunk i+1 comes into the other slot while chunk i goes out */
+        /* chunk i+1 comes into the other slot while chunk i goes out (a
+         * slot's fill left on its way goes first: cuda__copy_h2d_start) */
+        for (int k = 0; k < 2 && e == cudaSuccess; k++)
+            if (st->h2d_out[k] && (e = cuda__event_wait(st->ev[k])) == cudaSuccess)
+                st->h2d_out[k] = 0;
         for (size_t i = 0; i <= nchunks && e == cudaSuccess; i++) {
             if (i < nchunks) {
                 e = cudaMemcpyAsync(cuda__slot(st, i), src + i * C, cuda__chunk_len(st, bytes, i),
@@ -1601,12 +1614,16 @@ static cudaError_t cuda__copy_staged(cuda__stage *st, cudaStream_t s, char *dst,
     return e;
 }
 
+static cudaEvent_t cuda__fence_take(cuda__helper *h, cudaError_t *err);
+
 /* A copy in either direction (host: the host side), waited for: the parts
  * outside and inside a page-locked range apart, the pageable ones staged
  * when they are large enough. Managed or page-locked memory that the
  * runtime did not register (the program's own cudaMallocHost) is copied
- * directly: cudaPointerGetAttributes says which. */
-static int cuda__copy_dir(maccrt_device *d, void *dst, const void *src, size_t bytes, int to_dev)
+ * directly: cudaPointerGetAttributes says which. fence (host to device):
+ * in a helper of d running a task, the copy is left on its way and *fence
+ * is an event recorded after it (cuda__copy_h2d_start). */
+static int cuda__copy_dir(maccrt_device *d, void *dst, const void *src, size_t bytes, int to_dev, void **fence)
 {
     if (!bytes)
         return 0;
@@ -1649,7 +1666,13 @@ static int cuda__copy_dir(maccrt_device *d, void *dst, const void *src, size_t b
         }
         off += cut[i];
     }
-    if (e == cudaSuccess)
+    cuda__helper *h = cuda__self;
+    if (e == cudaSuccess && fence && !c.locked && h && h->in_task) {
+        cudaEvent_t ev = cuda__fence_take(h, &e);
+        if (e == cudaSuccess && (e = cudaEventRecord(ev, c.stream)) == cudaSuccess)
+            *fence = (void *)ev;
+    }
+    if (e == cudaSuccess && !(fence && *fence))
         e = cuda__wait(c.stream);
     cuda__leave(&c);
     if (e != cudaSuccess)
@@ -1659,12 +1682,73 @@ static int cuda__copy_dir(maccrt_device *d, void *dst, const void *src, size_t b
 
 static int cuda__copy_h2d(maccrt_device *d, void *dst, const void *src, size_t bytes)
 {
-    return cuda__copy_dir(d, dst, src, bytes, 1);
+    return cuda__copy_dir(d, dst, src, bytes, 1, NULL);
 }
 
 static int cuda__copy_d2h(maccrt_device *d, void *dst, const void *src, size_t bytes)
 {
-    return cuda__copy_dir(d, dst, src, bytes, 0);
+    return cuda__copy_dir(d, dst, src, bytes, 0, NULL);
+}
+
+/* ---- asynchronous fills (the directory's "asynchronous fills") -------------------------------
+ *
+ * A helper filling its task's maps returns once the copy is queued on the
+ * task's stream (a staged chunk's memcpy done; the staging slot is
+ * reused only after its DMA, cuda__copy_staged), with an event recorded
+ * after it as the fence. Its task's kernels follow on the same stream;
+ * other users order themselves after the event: a helper of this GPU or
+ * another (a peer copy) makes its stream wait (cudaStreamWaitEvent, which
+ * takes an event of any device), other threads wait for it. Each helper
+ * has up to CUDA__FENCES events, taken in turn and recorded again only once
+ * done (queried), so a fence read late waits for later bytes, never for
+ * fewer; all taken and none done, the helper waits for the oldest. */
+static cudaEvent_t cuda__fence_take(cuda__helper *h, cudaError_t *err)
+{
+    for (int k = 0; k < h->nfence; k++) {
+        int i = (h->next_fence + k) % h->nfence;
+        if (cudaEventQuery(h->fence[i]) == cudaSuccess) {
+            h->next_fence = (i + 1) % h->nfence;
+            return h->fence[i];
+        }
+    }
+    if (h->nfence < CUDA__FENCES) {
+        cudaEvent_t ev;
+        if ((*err = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming)) != cudaSuccess)
+            return NULL;
+        h->fence[h->nfence++] = ev;
+        return ev;
+    }
+    int i = h->next_fence;
+    h->next_fence = (i + 1) % h->nfence;
+    *err = cudaEventSynchronize(h->fence[i]);
+    return h->fence[i];
+}
+
+static int cuda__copy_h2d_start(maccrt_device *d, void *dst, const void *src, size_t bytes, void **fence)
+{
+    *fence = NULL;
+    return cuda__copy_dir(d, dst, src, bytes, 1, fence);
+}
+
+static void cuda__fence_order(maccrt_device *d, void *fence)
+{
+    cuda__gpu *g = d->pdata;
+    cuda__helper *h = cuda__self;
+    cudaEvent_t ev = (cudaEvent_t)fence;
+    if (h && h->gpu == g && h->set_err == cudaSuccess && cudaStreamWaitEvent(h->stream, ev, 0) == cudaSuccess)
+        return;
+    cuda__clear();
+    if (cuda__event_wait(ev) != cudaSuccess)
+        cuda__clear(); /* (the copy's own error comes with its task's kernels) */
+}
+
+static int cuda__fence_done(maccrt_device *d, void *fence)
+{
+    (void)d;
+    cudaError_t e = cudaEventQuery((cudaEvent_t)fence);
+    if (e != cudaSuccess && e != cudaErrorNotReady)
+        cuda__clear();
+    return e == cudaSuccess;
 }
 
 /* Peer access from g to the memory of `from`: enabled once per pair where
@@ -2367,6 +2451,9 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .copy_h2d = cuda__copy_h2d,
     .copy_d2h = cuda__copy_d2h,
     .copy_peer = cuda__copy_peer,
+    .copy_h2d_start = cuda__copy_h2d_start,
+    .fence_order = cuda__fence_order,
+    .fence_done = cuda__fence_done,
     .helpers_start = cuda__helpers_start,
     .helpers_wait = cuda__helpers_wait,
     .host_pin = cuda__host_pin,

@@ -81,6 +81,37 @@ void maccrt_copy(maccrt_device *d, int to_dev, void *dst, const void *src, size_
                            name ? name : to_dev ? "h2d" : "d2h", t0, maccrt_now(), bytes);
 }
 
+/* An asynchronous fill's time is the calling thread's share of it (a staged
+ * copy's memcpy, the DMA's launch), not the link's: the bandwidth is learnt
+ * from one fill in DATA__SYNC_EVERY made whole (and from every one until
+ * there is a first sample), the others left on their way. */
+#define DATA__SYNC_EVERY 8
+
+void *maccrt_copy_start(maccrt_device *d, void *dst, const void *src, size_t bytes, const char *name,
+                        const MACC_SrcLoc *loc)
+{
+    static int on = -1;
+    static __thread unsigned data__nstart;
+    if (!bytes || dst == src)
+        return NULL;
+    if (!d->plugin->copy_h2d_start || !maccrt_env_flag(&on, "MACC_FILL_ASYNC", 1) ||
+        (bytes >= ((size_t)1 << 18) && (atomic_load(&d->bw_h2d) <= 0 || ++data__nstart % DATA__SYNC_EVERY == 0))) {
+        maccrt_copy(d, 1, dst, src, bytes, name, loc);
+        return NULL;
+    }
+    double t0 = maccrt_trace_on() ? maccrt_now() : 0.0;
+    void *fence = NULL;
+    int err = d->plugin->copy_h2d_start(d, dst, src, bytes, &fence);
+    if (err) {
+        MACC_Map m = {.name = name};
+        data__copy_failed(d, &m, "to", bytes, err, loc);
+    }
+    atomic_fetch_add(&d->bytes_h2d, bytes);
+    if (t0 > 0.0)
+        maccrt_trace_event(MACCRT_TRACE_H2D, d, name ? name : "h2d", t0, maccrt_now(), bytes);
+    return fence;
+}
+
 void maccrt_copy_peer(maccrt_device *d, void *dst, maccrt_device *from, const void *src,
                       size_t bytes, const char *name, const MACC_SrcLoc *loc)
 {

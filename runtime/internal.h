@@ -223,6 +223,23 @@ typedef struct maccrt_plugin {
      * before it returns. */
     int (*copy_peer)(struct maccrt_device *d, void *dst, struct maccrt_device *from, const void *src,
                      size_t bytes);
+    /* Optional, the three together: asynchronous fills. copy_h2d_start is
+     * copy_h2d that may return with the bytes still on their way when the
+     * calling thread is one of d's own threads running a task there (its
+     * stream's kernels come after them): *fence is then a handle that is done
+     * once they are in place, else NULL (they are). The source may be
+     * changed once it returns (a staged copy's bytes are in the plugin's
+     * buffer; a page-locked source is the program's, whose task reads it).
+     * fence_order makes what the calling thread does next on d (copies,
+     * kernels) come after a fence of any device of this plugin: its stream
+     * waits for it where the thread is d's, else the thread waits.
+     * fence_done says whether it is done (0: not yet, or not known). A
+     * fence's handle stays valid for the process: the plugin reuses it only
+     * once done (a late fence_order on a reused handle waits for later
+     * bytes, never for fewer). */
+    int (*copy_h2d_start)(struct maccrt_device *d, void *dst, const void *src, size_t bytes, void **fence);
+    void (*fence_order)(struct maccrt_device *d, void *fence);
+    int (*fence_done)(struct maccrt_device *d, void *fence);
     /* Optional: host range [p, p + bytes) will be copied to and from d
      * repeatedly (a directory entry): make its copies fast (page-locking
      * it, once per range, counted) until host_unpin with the same range. */
@@ -529,6 +546,11 @@ void *maccrt_device_alloc(maccrt_device *d, void *hostptr, size_t bytes, const c
  * and traces them; a failure is fatal and names `name` and loc. */
 void maccrt_copy(maccrt_device *d, int to_dev, void *dst, const void *src, size_t bytes,
                  const char *name, const MACC_SrcLoc *loc);
+/* maccrt_copy host -> d through plugin->copy_h2d_start where d has it and
+ * MACC_FILL_ASYNC is not 0: returns the fence of bytes still on their way
+ * (see the plugin), or NULL once they are in place. */
+void *maccrt_copy_start(maccrt_device *d, void *dst, const void *src, size_t bytes, const char *name,
+                        const MACC_SrcLoc *loc);
 /* Copies bytes from src on device `from` to dst on d (plugin->copy_peer),
  * counted in d->bytes_p2p and traced; a failure is fatal. */
 void maccrt_copy_peer(maccrt_device *d, void *dst, maccrt_device *from, const void *src,

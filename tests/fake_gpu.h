@@ -14,6 +14,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -220,10 +221,14 @@ static inline int fake_gpu_ran_async(maccrt_device *d, maccrt_task *t, int err, 
     return MACCRT_RUN_PENDING;
 }
 
-/* plugin->run: the version itself (no stream, no placement) */
+static inline long fake_gpu_version_start(void);
+
+/* plugin->run: the version itself (no stream, no placement), after its
+ * task's asynchronous fills (below) */
 static inline int fake_gpu_run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
 {
-    return fake_gpu_ran_async(d, t, t->ver->fn(t->args, env), 0);
+    long after = fake_gpu_version_start();
+    return fake_gpu_ran_async(d, t, t->ver->fn(t->args, env), after);
 }
 
 static inline void fake_gpu_plugin_submit(maccrt_device *d, maccrt_task *t)
@@ -266,6 +271,142 @@ static inline int fake_gpu_copy(maccrt_device *d, void *dst, const void *src, si
     (void)d;
     memcpy(dst, src, bytes);
     return 0;
+}
+
+/* ---- asynchronous fills (plugin->copy_h2d_start, fence_order, fence_done) ----
+ *
+ * A helper's fill of its task's map is left "on its way": its bytes are
+ * taken at once (as a staged copy's) but land in the fake GPU's memory only
+ * when someone orders after the fence (another helper's task, a copy out of
+ * the entry) or when the helper runs its own task's version (the same
+ * stream), so a user of the entry that did not order itself after the fill
+ * reads the fake GPU's garbage. fake_fill_dma_ns models the DMA's time (a
+ * fence is done that long after the start, and a version ordered after it
+ * starts no earlier: fake_gpu_stream_after). Fences are kept for the
+ * process and reused once landed and done. Other threads' fills (the
+ * program's) are made at once. */
+typedef struct fake_fence {
+    pthread_mutex_t lock;
+    int landed;         /* (lock) the bytes are in dst */
+    void *dst, *buf;    /* where they go, and the bytes taken at the start */
+    size_t bytes;
+    double due;         /* when the modelled DMA ends */
+    int on_mine;        /* (lock) on its helper's list (not reused meanwhile) */
+    struct fake_fence *next_mine, *next_free;
+} fake_fence;
+
+static long fake_fill_dma_ns;                  /* (the model's DMA time) */
+static __thread fake_fence *fake_gpu_mine;     /* this helper's fills on their way */
+static __thread double fake_gpu_stream_after;  /* its next version starts no earlier */
+static pthread_mutex_t fake_fence_lock = PTHREAD_MUTEX_INITIALIZER;
+static fake_fence *fake_fence_free;
+
+static atomic_long fake_fences_ordered; /* fills landed by another user's fence_order */
+
+static int fake_fence_land(fake_fence *f)
+{
+    pthread_mutex_lock(&f->lock);
+    int now = !f->landed;
+    if (now) {
+        memcpy(f->dst, f->buf, f->bytes);
+        free(f->buf);
+        f->buf = NULL;
+        f->landed = 1;
+    }
+    pthread_mutex_unlock(&f->lock);
+    return now;
+}
+
+/* Orders the calling thread after f: its bytes land, and its next version
+ * starts after the modelled DMA. */
+static inline void fake_gpu_fence_order(maccrt_device *d, void *fence)
+{
+    fake_fence *f = fence;
+    if (fake_fence_land(f) && d)
+        atomic_fetch_add(&fake_fences_ordered, 1);
+    pthread_mutex_lock(&f->lock);
+    double due = f->due;
+    pthread_mutex_unlock(&f->lock);
+    if (due > fake_gpu_stream_after)
+        fake_gpu_stream_after = due;
+}
+
+static inline int fake_gpu_fence_done(maccrt_device *d, void *fence)
+{
+    (void)d;
+    fake_fence *f = fence;
+    pthread_mutex_lock(&f->lock);
+    int done = f->landed && f->due <= fake_gpu_now();
+    pthread_mutex_unlock(&f->lock);
+    return done;
+}
+
+static int fake_fence_reusable(fake_fence *f)
+{
+    pthread_mutex_lock(&f->lock);
+    int ok = f->landed && !f->on_mine && f->due <= fake_gpu_now();
+    pthread_mutex_unlock(&f->lock);
+    return ok;
+}
+
+/* Before a helper runs its task's version: its own fills land (its stream).
+ * Returns how long after now the version may start (ns; 0: at once). */
+static inline long fake_gpu_version_start(void)
+{
+    while (fake_gpu_mine) {
+        fake_fence *f = fake_gpu_mine;
+        fake_gpu_mine = f->next_mine;
+        fake_gpu_fence_order(NULL, f);
+        pthread_mutex_lock(&f->lock);
+        f->on_mine = 0;
+        pthread_mutex_unlock(&f->lock);
+    }
+    double wait = fake_gpu_stream_after - fake_gpu_now();
+    fake_gpu_stream_after = 0;
+    return wait > 0 ? (long)(wait * 1e9) : 0;
+}
+
+/* plugin->copy_h2d_start: copy(d, dst, src, bytes) made at once unless the
+ * caller is one of d's helpers; then the bytes are taken by copy(d, buf,
+ * src, bytes) into a buffer of the fence's (the plugin's copy, with its
+ * time) and left on their way as above. */
+static inline int fake_gpu_copy_start(maccrt_device *d, void *dst, const void *src, size_t bytes, void **fence,
+                                      int (*copy)(maccrt_device *, void *, const void *, size_t))
+{
+    *fence = NULL;
+    if (fake_gpu_self != d->pdata)
+        return copy(d, dst, src, bytes);
+    pthread_mutex_lock(&fake_fence_lock);
+    fake_fence *f = NULL;
+    for (fake_fence **pp = &fake_fence_free; *pp; pp = &(*pp)->next_free)
+        if (fake_fence_reusable(*pp)) {
+            f = *pp;
+            *pp = f->next_free;
+            break;
+        }
+    pthread_mutex_unlock(&fake_fence_lock);
+    if (!f) {
+        f = calloc(1, sizeof *f);
+        pthread_mutex_init(&f->lock, NULL);
+    }
+    void *buf = malloc(bytes ? bytes : 1);
+    int err = copy(d, buf, src, bytes); /* (the bytes taken: a staged copy's memcpy, and its time) */
+    pthread_mutex_lock(&f->lock);
+    f->landed = 0;
+    f->dst = dst;
+    f->buf = buf;
+    f->bytes = bytes;
+    f->due = fake_gpu_now() + 1e-9 * (double)fake_fill_dma_ns;
+    f->on_mine = 1;
+    pthread_mutex_unlock(&f->lock);
+    f->next_mine = fake_gpu_mine;
+    fake_gpu_mine = f;
+    pthread_mutex_lock(&fake_fence_lock);
+    f->next_free = fake_fence_free; /* (taken again only once landed and done) */
+    fake_fence_free = f;
+    pthread_mutex_unlock(&fake_fence_lock);
+    *fence = f;
+    return err;
 }
 
 /* plugin->managed_alloc / managed_free: page-aligned host memory */

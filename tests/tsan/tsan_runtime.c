@@ -78,6 +78,13 @@ static int fgpu_copy_peer(maccrt_device *d, void *dst, maccrt_device *from, cons
     return fgpu_copy(d, dst, src, bytes);
 }
 
+/* A helper's fills of its task's maps left on their way (tests/fake_gpu.h):
+ * the bytes taken through fgpu_copy_h2d, landed by whoever orders after. */
+static int fgpu_copy_start(maccrt_device *d, void *dst, const void *src, size_t bytes, void **fence)
+{
+    return fake_gpu_copy_start(d, dst, src, bytes, fence, fgpu_copy_h2d);
+}
+
 const maccrt_plugin maccrt_cuda_plugin = {
     .name = "nvidia",
     .kind = MACC_DEV_NVIDIA,
@@ -90,6 +97,9 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .copy_h2d = fgpu_copy_h2d,
     .copy_d2h = fgpu_copy,
     .copy_peer = fgpu_copy_peer,
+    .copy_h2d_start = fgpu_copy_start,
+    .fence_order = fake_gpu_fence_order,
+    .fence_done = fake_gpu_fence_done,
     .helpers_start = fake_gpu_helpers_start, /* (the flush's write-backs, as the CUDA plugin's) */
     .helpers_wait = fake_gpu_helpers_wait,
     .submit = fake_gpu_plugin_submit,

@@ -1489,6 +1489,7 @@ static void fgpu_free(maccrt_device *d, void *p)
 
 static int fgpu_run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *env)
 {
+    (void)fake_gpu_version_start(); /* (its task's fills land: tests/fake_gpu.h) */
     env->stream = &fgpu_stream_marker;
     return fake_gpu_ran_async(d, t, t->ver->fn(t->args, env), 0);
 }
@@ -1586,6 +1587,17 @@ static int fgpu_copy_peer(maccrt_device *d, void *dst, maccrt_device *from, cons
     return fgpu_copy(d, dst, src, bytes);
 }
 
+/* A helper's fills of its task's maps land only when ordered after (the
+ * garbage of fgpu_alloc shows a user that was not): tests/fake_gpu.h. */
+static atomic_long fgpu_fills_started;
+static int fgpu_copy_start(maccrt_device *d, void *dst, const void *src, size_t bytes, void **fence)
+{
+    int err = fake_gpu_copy_start(d, dst, src, bytes, fence, fgpu_copy);
+    if (*fence)
+        atomic_fetch_add(&fgpu_fills_started, 1);
+    return err;
+}
+
 /* HMM/ATS on the fake GPU: MACC_TEST_FAKE_HMM set (any host address), else
  * only what the runtime allocated for it. */
 static int fgpu_host_reachable(maccrt_device *d, const void *p)
@@ -1608,6 +1620,9 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .copy_h2d = fgpu_copy,
     .copy_d2h = fgpu_copy,
     .copy_peer = fgpu_copy_peer,
+    .copy_h2d_start = fgpu_copy_start,
+    .fence_order = fake_gpu_fence_order,
+    .fence_done = fake_gpu_fence_done,
     .helpers_start = fake_gpu_helpers_start,
     .helpers_wait = fake_gpu_helpers_wait,
     .submit = fake_gpu_plugin_submit,
@@ -3420,6 +3435,60 @@ Test(gpu, a_fill_in_flight_on_another_gpu_is_copied_from_not_repeated)
     cr_assert_eq(atomic_load(&maccrt_rt.devices[1]->bytes_p2p), sizeof x, "but from nvidia:0");
     for (int i = 0; i < N; i++)
         cr_assert(y0[i] == y1[i] && y0[i] == x[(i + N - 1) % N] + 2 * x[i] + x[(i + 1) % N], "y[%d]", i);
+}
+
+/* Asynchronous fills: a helper's fill of its task's map is left on its way
+ * (the fake GPU's bytes land only when someone orders after its fence, or
+ * when the helper runs its task: tests/fake_gpu.h). Tasks of the same GPU
+ * that read the entry meanwhile, and another GPU copying from it, order
+ * themselves after the fence: without that they read the fake GPU's
+ * garbage. The filler's second map (y, slow) keeps it from its version
+ * while they come. */
+static void fills_left_on_their_way(int async, int same, int other)
+{
+    enum { N = 1 << 14 }; /* 128 KiB: slow fake copies (40 ms) */
+    static double x[N], y[N], r[4][N];
+    if (!async)
+        setenv("MACC_FILL_ASYNC", "0", 1); /* (read at the first fill: this test's own process) */
+    for (int i = 0; i < N; i++)
+        x[i] = i % 13, y[i] = 1.0;
+    fgpu_copy_ms = 40;
+    sten(x, y, N, 0, N, 0, N, MACC_MAP_TOFROM, 0); /* fills x, then y */
+    for (int i = 0; i < 5000 && atomic_load(&fgpu_copies_now) == 0; i++)
+        sleep_ms(1);
+    sleep_ms(60); /* x's fill started and published, y's under way */
+    for (int k = 0; k < 4; k++) /* `same` tasks on nvidia:0, `other` on nvidia:1 */
+        if (k < same + other)
+            sten(x, r[k], N, 0, N, 0, N, MACC_MAP_FROM, k < same ? 0 : 1);
+    MACC_taskwait(NULL);
+    fgpu_copy_ms = 0;
+    for (int i = 0; i < N; i++) {
+        double s = x[(i + N - 1) % N] + 2 * x[i] + x[(i + 1) % N];
+        cr_assert(y[i] == s, "y[%d] = %g, not %g", i, y[i], s);
+        for (int k = 0; k < same + other; k++)
+            cr_assert(r[k][i] == s, "task %d's r[%d] = %g, not %g", k, i, r[k][i], s);
+    }
+    if (async) {
+        cr_assert_geq(atomic_load(&fgpu_fills_started), 2, "x and y were filled asynchronously");
+        cr_assert_geq(atomic_load(&fake_fences_ordered), 1, "another task or copy ordered after x's fill");
+    } else {
+        cr_assert_eq(atomic_load(&fgpu_fills_started), 0, "MACC_FILL_ASYNC=0: every fill waited for");
+    }
+}
+
+Test(gpu, a_fill_left_on_its_way_is_ordered_after_by_its_gpus_other_tasks)
+{
+    fills_left_on_their_way(1, 3, 0);
+}
+
+Test(gpu, a_fill_left_on_its_way_is_ordered_after_by_a_copy_to_another_gpu)
+{
+    fills_left_on_their_way(1, 0, 1);
+}
+
+Test(gpu, macc_fill_async_0_waits_for_every_fill)
+{
+    fills_left_on_their_way(0, 3, 1);
 }
 
 /* A task whose first map's entry another helper of its GPU is filling fills
