@@ -142,8 +142,9 @@ static int fgpu_copy_whole(maccrt_device *d, void *dst, const void *src, size_t 
 
 static int fgpu_copy_start(maccrt_device *d, void *dst, const void *src, size_t bytes, void **fence)
 {
-    if (fake_gpu_self != d->pdata)
-        return fgpu_copy_whole(d, dst, src, bytes);
+    *fence = NULL;
+    if (fake_gpu_self != d->pdata || fake_fill_dma_ns == 0)
+        return fgpu_copy_whole(d, dst, src, bytes); /* (no DMA: the fake's fences would be all its cost) */
     return fake_gpu_copy_start(d, dst, src, bytes, fence, fgpu_copy);
 }
 

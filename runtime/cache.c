@@ -570,13 +570,23 @@ static void cache__dev_drop(maccrt_device *d)
 #define CACHE__NKEYS 64
 static pthread_cond_t cache__kcv[CACHE__NKEYS] = {[0 ... CACHE__NKEYS - 1] = PTHREAD_COND_INITIALIZER};
 
-static pthread_cond_t *cache__key(const maccrt_dentry *e)
+static unsigned cache__keyof(const maccrt_dentry *e)
 {
     uintptr_t x = (uintptr_t)e;
     x ^= x >> 9;
     x *= (uintptr_t)0x9e3779b97f4a7c15ull;
-    return &cache__kcv[(x >> 40) % CACHE__NKEYS];
+    return (unsigned)((x >> 40) % CACHE__NKEYS);
 }
+
+static pthread_cond_t *cache__key(const maccrt_dentry *e)
+{
+    return &cache__kcv[cache__keyof(e)];
+}
+
+/* Threads waiting on each key, and on cache__cv (the last slot), counted
+ * before they let their parts go: a claim given back under a device's part
+ * alone (cache__publish_part) wakes them only when some may wait. */
+static atomic_int cache__nsleep[CACHE__NKEYS + 1];
 
 /* A wait for a claim to be given back ("wait:data" with MACC_TRACE): on e's
  * key, or on cache__cv when e is NULL (what is waited for is not one entry). */
@@ -586,10 +596,14 @@ static void cache__wait_on(const maccrt_dentry *e)
     if (t0 > 0.0)
         cache__hold_end(t0);
     /* (the devices' dlocks are not held while waiting: a claim is given back
-     * under the whole lock, which this thread's cache__lock keeps out until
-     * the wait has begun) */
+     * under cache__lock, which this thread keeps out until the wait has
+     * begun, or under a device's part alone by a thread that then takes
+     * cache__lock to wake the counted waiters: cache__publish_part) */
+    atomic_int *ns = &cache__nsleep[e ? cache__keyof(e) : CACHE__NKEYS];
+    atomic_fetch_add(ns, 1); /* (before the parts go: see cache__publish_part) */
     cache__devs_drop();
     pthread_cond_wait(e ? cache__key(e) : &cache__cv, &cache__lock);
+    atomic_fetch_sub(ns, 1);
     cache__parts_first();
     if (t0 > 0.0) {
         cache__held_at = maccrt_now();
@@ -1521,6 +1535,50 @@ static void cache__plan_fill(cache__plan *p, maccrt_dentry *e, int claim_e)
  * the lock again. */
 static void cache__fill_new(maccrt_dentry *e, int fill, const MACC_SrcLoc *loc);
 
+/* Set when cache__new_filled returned with cache__lock dropped (the entry
+ * published under d's part, and taken for the task: cache__publish_part);
+ * the caller's caller (maccrt_map_task_acquire_n) reads and clears it. */
+static __thread int cache__unlocked;
+
+/* MACC_DIR_PUBLISH_PART=0: every new entry is published under the whole lock. */
+static int cache__publish_part_on(void)
+{
+    static int on = -1;
+    return maccrt_env_flag(&on, "MACC_DIR_PUBLISH_PART", 1);
+}
+
+/* A new cached entry e of d whose plan claimed nothing else (a fill from the
+ * host, or none) published after its copies under d's part alone, used by
+ * the calling task (users), its claim given back; cache__lock is not taken
+ * again. Everything publication changes is e's own fields, which every
+ * reader reads under d's part (alone or with cache__lock: cache__need); with
+ * four fake GPUs these publications were 2616 of about 5700 holds of
+ * cache__lock per 4096 tasks, whose global part was busy nearly all the run
+ * (bench/RESULTS.md, thirty-second session). A thread that waits for e's
+ * claim counts itself (cache__nsleep) before it lets the parts go, so it
+ * either saw the claim given back or is counted here; then cache__lock is
+ * taken only to wake it (after d's part: the lock order). */
+static void cache__publish_part(maccrt_device *d, maccrt_dentry *e, cache__plan *p, void *mem, int fill)
+{
+    cache__dev_take(d);
+    for (int i = 0; i < p->njob; i++)
+        p->job[i].e->filling = 0;
+    cache__plan_fences(p);
+    e->hpin = d->plugin->host_pin != NULL;
+    e->dev_start = mem;
+    if (fill)
+        e->valid = 1;
+    e->users++;
+    e->excl = 0;
+    int wake = atomic_load(&cache__nsleep[cache__keyof(e)]) + atomic_load(&cache__nsleep[CACHE__NKEYS]);
+    cache__dev_drop(d);
+    if (wake) {
+        maccrt_lock_spin(&cache__lock);
+        cache__wake(e);
+        pthread_mutex_unlock(&cache__lock);
+    }
+}
+
 static maccrt_dentry *cache__new_filled(maccrt_device *d, uintptr_t a, uintptr_t b, const char *name,
                                         int fill, const MACC_SrcLoc *loc)
 {
@@ -1540,12 +1598,22 @@ static maccrt_dentry *cache__new_filled(maccrt_device *d, uintptr_t a, uintptr_t
     }
     cache__plan_commit(&p);
     cache__plan_filling(&p, 1); /* (cache__plan_fill: another GPU may wait for them) */
+    /* (a task's map in a scoped hold of d, its plan one fill from the host
+     * or none: published under d's part, cache__publish_part) */
+    int part = cache__scoped && cache__scope == d && p.ncl == 0 && p.njob <= 1 && cache__publish_part_on();
     cache__lock_drop();
     void *mem = cache__new_memory(d, a, b, name, loc);
     for (int i = 0; i < p.njob; i++)
         if (p.job[i].e == e)
             p.job[i].dst = mem;
     cache__plan_copies(&p, loc);
+    if (part) {
+        cache__publish_part(d, e, &p, mem, fill);
+        cache__plan_free(&p);
+        cache__scope = NULL;
+        cache__unlocked = 1;
+        return e;
+    }
     cache__lock_take();
     cache__plan_filling(&p, 0);
     cache__plan_fences(&p);
@@ -2240,7 +2308,8 @@ static void *cache__acquire_cached(maccrt_device *d, const MACC_Map *m, void **h
         e = cache__new_filled(d, ua, ub, m->name, to || ua != a || ub != b, loc); /* the parts outside S must be valid */
         break;
     }
-    e->users++;
+    if (!cache__unlocked) /* (else published and used under d's part, the lock dropped: cache__publish_part) */
+        e->users++;
     cache__plan_free(&p);
     *handle = e;
     return maccrt_translate(e->dev_start, e->node.start, m->base);
@@ -2294,7 +2363,10 @@ void *maccrt_map_task_acquire(maccrt_device *d, const MACC_Map *m, int *took, vo
     }
     cache__lock_take();
     void *r = cache__task_acquire_dir(d, m, took, handle, loc);
-    cache__lock_drop();
+    if (cache__unlocked)
+        cache__unlocked = 0; /* (dropped already: cache__publish_part) */
+    else
+        cache__lock_drop();
     return r;
 }
 
@@ -2308,7 +2380,8 @@ static int cache__task_dir_map(maccrt_device *d, const MACC_Map *m)
 }
 
 /* maccrt_map_task_acquire's directory path: cache__lock held, and held again
- * at return (released while it waits or copies). */
+ * at return (released while it waits or copies), unless cache__unlocked is
+ * set (a new entry published under d's part: the caller clears it). */
 static void *cache__task_acquire_dir(maccrt_device *d, const MACC_Map *m, int *took, void **handle,
                                      const MACC_SrcLoc *loc)
 {
@@ -2549,7 +2622,15 @@ static void cache__acquire_n(maccrt_device *d, int n, const MACC_Map *maps, void
             /* the end of a run of directory maps: its busy ones now, waited for */
             for (int k = 0; k < nlater; k++) {
                 int j = later[k];
+                if (!locked) {
+                    cache__lock_take_scoped(d);
+                    locked = 1;
+                }
                 ptrs[j] = cache__task_acquire_dir(d, &maps[j], &took[j], &handles[j], loc);
+                if (cache__unlocked) {
+                    cache__unlocked = 0;
+                    locked = 0;
+                }
             }
             nlater = 0;
         }
@@ -2574,6 +2655,10 @@ static void cache__acquire_n(maccrt_device *d, int n, const MACC_Map *maps, void
             continue;
         }
         ptrs[i] = cache__task_acquire_dir(d, m, &took[i], &handles[i], loc);
+        if (cache__unlocked) {
+            cache__unlocked = 0;
+            locked = 0;
+        }
     }
     if (locked)
         cache__lock_drop_scoped();
