@@ -21,6 +21,7 @@
  *   DISPATCH_DMA_US=m dispatch ...                (each fill's DMA after its hold: waited
  *                                                 for by the helper with MACC_FILL_ASYNC=0,
  *                                                 else left on its way, below)
+ *   DISPATCH_CHAINS=1 dispatch ...                (when the chains C(i, j) ran: chains_report)
  *
  * prints the wall time, tasks per second, and the efficiency: the time the
  * tasks would take if every helper slept back to back (NB^3 x KERNEL_US /
@@ -176,10 +177,19 @@ static long kernel_ns(const maccrt_device *d, long after_ns)
         return k;
     pthread_mutex_lock(&gpu_sm[d->num].lock);
     double *f = gpu_sm[d->num].free_at, t = now() + 1e-9 * (double)after_ns;
-    int first = 0;
-    for (int i = 1; i < gpu_lanes; i++)
-        if (f[i] < f[first])
+    /* the lane free by t that became free last (a kernel that waits for its
+     * fills' DMA leaves the lanes free now to kernels launched after it, as
+     * a GPU runs whichever kernel is ready), else the first to become free */
+    int first = -1;
+    for (int i = 0; i < gpu_lanes; i++)
+        if (f[i] <= t && (first < 0 || f[i] > f[first]))
             first = i;
+    if (first < 0) {
+        first = 0;
+        for (int i = 1; i < gpu_lanes; i++)
+            if (f[i] < f[first])
+                first = i;
+    }
     double end = (f[first] > t ? f[first] : t) + 1e-6 * kernel_us;
     f[first] = end;
     pthread_mutex_unlock(&gpu_sm[d->num].lock);
@@ -234,10 +244,30 @@ static int gemm_tile_sleep(const MACC_TaskEnv *env, long ns)
     return 0;
 }
 
+/* DISPATCH_CHAINS=1: each task's launch (its version's call: the kernel's
+ * queueing, with asynchronous ends) and device, by tile (i, j) and step k,
+ * for the summary of the chains C(i, j) (chains_report). */
+typedef struct {
+    int i, j, k;
+} gemm_args;
+static int chains_on, chains_nb;
+static double chains_t0, *chains_at;
+static signed char *chains_dev;
+
+static void chains_note(const void *args, const MACC_TaskEnv *env)
+{
+    const gemm_args *g = args;
+    if (!chains_on || !g)
+        return;
+    size_t x = ((size_t)g->i * chains_nb + g->j) * chains_nb + g->k;
+    chains_at[x] = now() - chains_t0;
+    chains_dev[x] = (signed char)(env->device_kind == MACC_DEV_HOST ? -1 : env->device_index);
+}
+
 /* the "kernel": its sleep, or with asynchronous ends, its end due then */
 static int gemm_tile(void *args, MACC_TaskEnv *env)
 {
-    (void)args;
+    chains_note(args, env);
     return gemm_tile_sleep(env, async_ends ? 0 : kernel_us * 1000L);
 }
 
@@ -251,13 +281,56 @@ static int host_us;
 
 static int gemm_tile_host(void *args, MACC_TaskEnv *env)
 {
-    (void)args;
+    chains_note(args, env);
     return gemm_tile_sleep(env, host_us * 1000L / (env->nthreads > 0 ? env->nthreads : 1));
 }
 
 static const MACC_Version gemm_v[] = {{MACC_DEV_NVIDIA, 0, 5, 0, gemm_tile}, {MACC_DEV_HOST, 0, 50, 0, gemm_tile_host}};
 static const MACC_Region gemm_r = {{"dispatch.c", 1, 1, "main"}, "gemm_tile", 1, gemm_v, 0, 0};
 static const MACC_Region gemm_rh = {{"dispatch.c", 1, 1, "main"}, "gemm_tile", 2, gemm_v, 0, 0};
+
+/* DISPATCH_CHAINS=1's summary: when the chains' first and last steps were
+ * launched (quantiles over the NB^2 chains, ms), how many chains have their
+ * last step in the run's last tenth and how far behind they were, and the
+ * moves of a chain's steps between devices. */
+static int chains_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void chains_report(int NB, double t)
+{
+    int n = NB * NB;
+    double *first = malloc((size_t)n * sizeof *first), *last = malloc((size_t)n * sizeof *last);
+    long moves = 0;
+    int late = 0, behind_max = 0;
+    for (int c = 0; c < n; c++) {
+        const double *at = chains_at + (size_t)c * NB;
+        const signed char *dv = chains_dev + (size_t)c * NB;
+        first[c] = at[0];
+        last[c] = at[NB - 1];
+        for (int k = 1; k < NB; k++)
+            moves += dv[k] != dv[k - 1];
+        if (at[NB - 1] > 0.9 * t) {
+            late++;
+            int behind = 0; /* its steps launched in the last tenth */
+            for (int k = 0; k < NB; k++)
+                behind += at[k] > 0.9 * t;
+            if (behind > behind_max)
+                behind_max = behind;
+        }
+    }
+    qsort(first, (size_t)n, sizeof *first, chains_cmp);
+    qsort(last, (size_t)n, sizeof *last, chains_cmp);
+    printf("dispatch: chains: first step launched at %.1f / %.1f / %.1f ms (min / median / max), "
+           "last step at %.1f / %.1f / %.1f ms; %d chains end in the last tenth (%.1f ms), "
+           "up to %d of their %d steps there; %.2f moves between devices per chain\n",
+           1e3 * first[0], 1e3 * first[n / 2], 1e3 * first[n - 1], 1e3 * last[0], 1e3 * last[n / 2],
+           1e3 * last[n - 1], late, 0.1e3 * t, behind_max, NB, (double)moves / n);
+    free(first);
+    free(last);
+}
 
 static double now(void)
 {
@@ -365,8 +438,16 @@ int main(int argc, char **argv)
         B[i] = (double)(i % 5);
         C[i] = 0;
     }
+    const char *ch = getenv("DISPATCH_CHAINS");
+    chains_on = ch && !strcmp(ch, "1");
+    if (chains_on) {
+        chains_nb = NB;
+        chains_at = calloc(ntile * NB, sizeof *chains_at);
+        chains_dev = calloc(ntile * NB, 1);
+    }
     macc_num_devices(); /* the runtime and its helpers up before the clock */
     double t0 = now(), c0 = cpu_s();
+    chains_t0 = t0;
     for (int i = 0; i < NB; i++)
         for (int j = 0; j < NB; j++)
             for (int k = 0; k < NB; k++) {
@@ -379,7 +460,8 @@ int main(int argc, char **argv)
                                    {b, TILE * sizeof(double), MACC_DEP_IN},
                                    {c, TILE * sizeof(double), MACC_DEP_INOUT}};
                 int dev = place_rows ? i * ngpus / NB : MACC_DEVICE_ANY;
-                MACC_target(host_us > 0 ? &gemm_rh : &gemm_r, NULL, 0, 3, m, 3, dep, MACC_NOWAIT, dev, 1);
+                gemm_args ga = {i, j, k};
+                MACC_target(host_us > 0 ? &gemm_rh : &gemm_r, &ga, sizeof ga, 3, m, 3, dep, MACC_NOWAIT, dev, 1);
             }
     double tc = now() - t0; /* the tasks created */
     MACC_taskwait(NULL);
@@ -407,6 +489,8 @@ int main(int argc, char **argv)
     if (!async_ends) /* (asynchronous ends: the sleeps are the launches) */
         printf("dispatch: the wait returned %.0f us after the last kernel ended (its flush)\n",
                (t0 + t) * 1e6 - 1e-3 * (double)atomic_load(&last_end_ns));
+    if (chains_on)
+        chains_report(NB, t);
     for (int d = 0; d < macc_num_devices(); d++) {
         maccrt_dir_info di;
         maccrt_dir_info_get(maccrt_rt.devices[d], &di);
