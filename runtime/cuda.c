@@ -102,6 +102,7 @@ typedef struct cuda__stage {
     size_t chunk;      /* bytes per slot: CUDA__STAGE_CHUNK, or CUDA__STAGE_BIG for large copies */
     cudaEvent_t ev[2]; /* the copy out of (h2d) or into (d2h) each slot */
     int h2d_out[2];    /* an h2d DMA out of the slot was queued (ev[i] follows it) */
+    unsigned turn;     /* chunks staged to the GPU so far: the next one's slot (turn & 1) */
     int failed;        /* could not be made: pageable copies */
 } cuda__stage;
 
@@ -1583,17 +1584,22 @@ static cudaError_t cuda__copy_staged(cuda__stage *st, cudaStream_t s, char *dst,
              * registered middle are two staged copies, and the head's DMA
              * is queued behind the middle's (a tail written over the head
              * in its slot: wrong data on the GPU, MACC_CUDA_PIN_MIN) */
-            if (st->h2d_out[i & 1]) {
-                if ((e = cuda__event_wait(st->ev[i & 1])) != cudaSuccess)
+            /* (the slots taken in turn across copies: a copy of one chunk
+             * left on its way, the next one's chunk goes into the other
+             * slot meanwhile, cuda__copy_h2d_start) */
+            unsigned k = (st->turn + (unsigned)i) & 1;
+            if (st->h2d_out[k]) {
+                if ((e = cuda__event_wait(st->ev[k])) != cudaSuccess)
                     break;
-                st->h2d_out[i & 1] = 0;
+                st->h2d_out[k] = 0;
             }
-            cuda__to_slot(cuda__slot(st, i), src + i * C, cuda__chunk_len(st, bytes, i));
-            e = cudaMemcpyAsync(dst + i * C, cuda__slot(st, i), cuda__chunk_len(st, bytes, i), cudaMemcpyHostToDevice,
+            cuda__to_slot(cuda__slot(st, k), src + i * C, cuda__chunk_len(st, bytes, i));
+            e = cudaMemcpyAsync(dst + i * C, cuda__slot(st, k), cuda__chunk_len(st, bytes, i), cudaMemcpyHostToDevice,
                                 s);
-            if (e == cudaSuccess && (e = cudaEventRecord(st->ev[i & 1], s)) == cudaSuccess)
-                st->h2d_out[i & 1] = 1;
+            if (e == cudaSuccess && (e = cudaEventRecord(st->ev[k], s)) == cudaSuccess)
+                st->h2d_out[k] = 1;
         }
+        st->turn += (unsigned)nchunks;
     } else {
         /* chunk i+1 comes into the other slot while chunk i goes out (a
          * slot's fill left on its way goes first: cuda__copy_h2d_start) */
