@@ -1558,6 +1558,8 @@ static int cache__publish_part_on(void)
  * claim counts itself (cache__nsleep) before it lets the parts go, so it
  * either saw the claim given back or is counted here; then cache__lock is
  * taken only to wake it (after d's part: the lock order). */
+static void cache__give_back_part(maccrt_dentry *g);
+
 static void cache__publish_part(maccrt_device *d, maccrt_dentry *e, cache__plan *p, void *mem, int fill)
 {
     cache__dev_take(d);
@@ -1577,6 +1579,44 @@ static void cache__publish_part(maccrt_device *d, maccrt_dentry *e, cache__plan 
         cache__wake(e);
         pthread_mutex_unlock(&cache__lock);
     }
+    if (p->ncl)
+        cache__give_back_part(p->cl[0]);
+}
+
+/* The shared claim of a peer fill's source g given back under g's device's
+ * part alone (after the fill's entry was published under its own: one part
+ * at a time), as cache__plan_release would: g freed when that was the last
+ * thing keeping it (detached meanwhile), its waiters woken as above. */
+static void cache__give_back_part(maccrt_dentry *g)
+{
+    maccrt_device *x = g->dev;
+    unsigned key = cache__keyof(g); /* (g may be freed below: its key is its address's) */
+    cache__dev_take(x);
+    g->shared--;
+    int wake = atomic_load(&cache__nsleep[key]) + atomic_load(&cache__nsleep[CACHE__NKEYS]);
+    cache__maybe_free(g); /* (freed: on this thread's list until cache__free_pending) */
+    cache__dev_drop(x);
+    if (wake) {
+        maccrt_lock_spin(&cache__lock);
+        pthread_cond_broadcast(&cache__kcv[key]);
+        pthread_cond_broadcast(&cache__cv);
+        pthread_mutex_unlock(&cache__lock);
+    }
+    if (cache__tofree)
+        cache__free_pending();
+}
+
+/* Whether a new entry's plan p lets it be published under its device's part
+ * (cache__publish_part): a fill from the host or none, or a peer fill whose
+ * only claim is its source's shared one, on another device of the table. */
+static int cache__plan_part_ok(const cache__plan *p, const maccrt_device *d)
+{
+    if (p->njob > 1)
+        return 0;
+    if (p->ncl == 0)
+        return 1;
+    return p->ncl == 1 && p->njob == 1 && p->job[0].op == CACHE__PEER && p->cl[0] == p->job[0].src &&
+           p->clx[0] == CACHE__SHARED && p->cl[0]->dev != d && cache__dev_lockable(p->cl[0]->dev);
 }
 
 static maccrt_dentry *cache__new_filled(maccrt_device *d, uintptr_t a, uintptr_t b, const char *name,
@@ -1600,7 +1640,7 @@ static maccrt_dentry *cache__new_filled(maccrt_device *d, uintptr_t a, uintptr_t
     cache__plan_filling(&p, 1); /* (cache__plan_fill: another GPU may wait for them) */
     /* (a task's map in a scoped hold of d, its plan one fill from the host
      * or none: published under d's part, cache__publish_part) */
-    int part = cache__scoped && cache__scope == d && p.ncl == 0 && p.njob <= 1 && cache__publish_part_on();
+    int part = cache__scoped && cache__scope == d && cache__plan_part_ok(&p, d) && cache__publish_part_on();
     cache__lock_drop();
     void *mem = cache__new_memory(d, a, b, name, loc);
     for (int i = 0; i < p.njob; i++)

@@ -3491,6 +3491,37 @@ Test(gpu, macc_fill_async_0_waits_for_every_fill)
     fills_left_on_their_way(0, 3, 1);
 }
 
+/* A GPU's copy of x that another GPU is copying from (a peer fill, whose
+ * source claim is given back under the source device's part alone) is in
+ * the way of a data region over it on its own GPU: the region waits for the
+ * copy and is woken when its claim is given back. */
+Test(gpu, a_data_region_waits_for_a_peer_copy_out_of_a_tile_in_its_way)
+{
+    enum { N = 1 << 14 }; /* 128 KiB: slow fake copies (40 ms) */
+    static double x[2 * N], y0[N], y1[N];
+    for (int i = 0; i < 2 * N; i++)
+        x[i] = i % 13;
+    sten(x, y0, N, 0, N, 0, N, MACC_MAP_FROM, 0); /* x[0:N] cached on nvidia:0 */
+    while (__atomic_load_n(&maccrt_rt.live, __ATOMIC_RELAXED) > 0)
+        sleep_ms(1);
+    fgpu_copy_ms = 40;
+    sten(x, y1, N, 0, N, 0, N, MACC_MAP_FROM, 1); /* nvidia:1 copies it from nvidia:0 */
+    for (int i = 0; i < 5000 && atomic_load(&fgpu_copies_now) == 0; i++)
+        sleep_ms(1);
+    cr_assert_eq(atomic_load(&fgpu_copies_now), 1, "nvidia:1's copy of x is in flight");
+    MACC_Map m = {"x", x, x, sizeof x, MACC_MAP_TO};
+    MACC_data_begin(&dloc, 1, &m, 0); /* x[0:2N] on nvidia:0: the cached x[0:N] goes first */
+    cr_assert_eq(atomic_load(&fgpu_copies_now), 0, "the region waited for the copy out of its way");
+    MACC_data_end(&dloc, 1, &m, 0);
+    MACC_taskwait(NULL);
+    fgpu_copy_ms = 0;
+    cr_assert_eq(atomic_load(&maccrt_rt.devices[1]->bytes_p2p), N * sizeof(double), "x came from nvidia:0");
+    for (int i = 0; i < N; i++) {
+        double s = x[(i + N - 1) % N] + 2 * x[i] + x[(i + 1) % N];
+        cr_assert(y0[i] == s && y1[i] == s, "y[%d]", i);
+    }
+}
+
 /* A task whose first map's entry another helper of its GPU is filling fills
  * its other map meanwhile and takes the busy one after it (MACC_MAP_BUSY_LAST,
  * the default): the two fills overlap. With MACC_MAP_BUSY_LAST=0 it waits for
