@@ -1537,7 +1537,8 @@ static void cache__fill_new(maccrt_dentry *e, int fill, const MACC_SrcLoc *loc);
 
 /* Set when cache__new_filled returned with cache__lock dropped (the entry
  * published under d's part, and taken for the task: cache__publish_part);
- * the caller's caller (maccrt_map_task_acquire_n) reads and clears it. */
+ * whoever called cache__task_acquire_dir with the lock (cache__acquire_n,
+ * maccrt_map_task_acquire) reads and clears it. */
 static __thread int cache__unlocked;
 
 /* MACC_DIR_PUBLISH_PART=0: every new entry is published under the whole lock. */
@@ -1548,9 +1549,10 @@ static int cache__publish_part_on(void)
 }
 
 /* A new cached entry e of d whose plan claimed nothing else (a fill from the
- * host, or none) published after its copies under d's part alone, used by
- * the calling task (users), its claim given back; cache__lock is not taken
- * again. Everything publication changes is e's own fields, which every
+ * host, or none) or only a peer fill's source (cache__plan_part_ok)
+ * published after its copies under d's part alone, used by the calling task
+ * (users), its claim given back, then the source's under its own part
+ * (cache__give_back_part); cache__lock is not taken again. Everything publication changes is e's own fields, which every
  * reader reads under d's part (alone or with cache__lock: cache__need); with
  * four fake GPUs these publications were 2616 of about 5700 holds of
  * cache__lock per 4096 tasks, whose global part was busy nearly all the run
@@ -1639,7 +1641,7 @@ static maccrt_dentry *cache__new_filled(maccrt_device *d, uintptr_t a, uintptr_t
     cache__plan_commit(&p);
     cache__plan_filling(&p, 1); /* (cache__plan_fill: another GPU may wait for them) */
     /* (a task's map in a scoped hold of d, its plan one fill from the host
-     * or none: published under d's part, cache__publish_part) */
+     * or another GPU, or none: published under d's part, cache__publish_part) */
     int part = cache__scoped && cache__scope == d && cache__plan_part_ok(&p, d) && cache__publish_part_on();
     cache__lock_drop();
     void *mem = cache__new_memory(d, a, b, name, loc);
