@@ -8,7 +8,12 @@
  * asynchronously, as the CUDA plugin's do (its "Asynchronous tasks"): the
  * version runs in the helper (fake_gpu_run_async), which returns
  * MACCRT_RUN_PENDING; a watcher thread queues the task N microseconds later
- * and a helper finishes it through maccrt_up.ran. */
+ * and a helper finishes it through maccrt_up.ran.
+ *
+ * A plugin that offers asynchronous fills (copy_h2d_start, fence_order,
+ * fence_done) gets them from fake_gpu_copy_start and its version runs after
+ * fake_gpu_version_start (fake_gpu_run calls it): a helper's fill lands in the
+ * fake GPU's memory only when ordered after, so a missing order shows. */
 #ifndef MACC_TESTS_FAKE_GPU_H
 #define MACC_TESTS_FAKE_GPU_H
 
