@@ -385,6 +385,20 @@ static int floor_run(int NB)
     return 0;
 }
 
+/* A switch of the environment: set to "1". */
+static int env_on(const char *name)
+{
+    const char *v = getenv(name);
+    return v && !strcmp(v, "1");
+}
+
+/* A number of the environment, 0 when unset or empty. */
+static long env_long(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? atol(v) : 0;
+}
+
 int main(int argc, char **argv)
 {
     ngpus = argc > 1 ? atoi(argv[1]) : 2;
@@ -399,25 +413,19 @@ int main(int argc, char **argv)
     /* DISPATCH_ASYNC=1: the fake GPUs' tasks end asynchronously, as the CUDA
      * plugin's do: a helper runs the version and goes on, a watcher ends the
      * task KERNEL_US later and a helper finishes it (tests/fake_gpu.h) */
-    const char *as = getenv("DISPATCH_ASYNC");
-    async_ends = as && !strcmp(as, "1");
+    async_ends = env_on("DISPATCH_ASYNC");
     if (async_ends)
         setenv("MACC_TEST_FAKE_ASYNC_US", "0", 1);
-    const char *fu = getenv("DISPATCH_FILL_US"), *pu = getenv("DISPATCH_PEER_US"), *la = getenv("DISPATCH_LANES");
-    fill_ns = fu && *fu ? 1000L * atol(fu) : 0;
-    peer_ns = pu && *pu ? 1000L * atol(pu) : 0;
-    const char *du = getenv("DISPATCH_DMA_US");
-    fake_fill_dma_ns = du && *du ? 1000L * atol(du) : 0;
-    gpu_lanes = async_ends && la && *la ? atoi(la) : 0;
+    fill_ns = 1000L * env_long("DISPATCH_FILL_US");
+    peer_ns = 1000L * env_long("DISPATCH_PEER_US");
+    fake_fill_dma_ns = 1000L * env_long("DISPATCH_DMA_US");
+    gpu_lanes = async_ends ? (int)env_long("DISPATCH_LANES") : 0;
     if (gpu_lanes > MAX_LANES)
         gpu_lanes = MAX_LANES;
-    const char *pr = getenv("DISPATCH_PLACE_ROWS");
-    int place_rows = pr && !strcmp(pr, "1");
-    const char *fl = getenv("DISPATCH_FLOOR");
-    if (fl && !strcmp(fl, "1"))
+    int place_rows = env_on("DISPATCH_PLACE_ROWS");
+    if (env_on("DISPATCH_FLOOR"))
         return floor_run(NB);
-    const char *hu = getenv("DISPATCH_HOST_US");
-    host_us = hu && *hu ? atoi(hu) : 0;
+    host_us = (int)env_long("DISPATCH_HOST_US");
     if (host_us > 0) {
         setenv("MACC_DEVICES", "host,nvidia", 1);
         setenv("MACC_HOST_THREADS", "16", 0);
@@ -438,8 +446,7 @@ int main(int argc, char **argv)
         B[i] = (double)(i % 5);
         C[i] = 0;
     }
-    const char *ch = getenv("DISPATCH_CHAINS");
-    chains_on = ch && !strcmp(ch, "1");
+    chains_on = env_on("DISPATCH_CHAINS");
     if (chains_on) {
         chains_nb = NB;
         chains_at = calloc(ntile * NB, sizeof *chains_at);
@@ -460,8 +467,9 @@ int main(int argc, char **argv)
                                    {b, TILE * sizeof(double), MACC_DEP_IN},
                                    {c, TILE * sizeof(double), MACC_DEP_INOUT}};
                 int dev = place_rows ? i * ngpus / NB : MACC_DEVICE_ANY;
-                gemm_args ga = {i, j, k};
-                MACC_target(host_us > 0 ? &gemm_rh : &gemm_r, &ga, sizeof ga, 3, m, 3, dep, MACC_NOWAIT, dev, 1);
+                gemm_args ga = {i, j, k}; /* (only for DISPATCH_CHAINS: no arguments otherwise, as before) */
+                MACC_target(host_us > 0 ? &gemm_rh : &gemm_r, chains_on ? &ga : NULL, chains_on ? sizeof ga : 0, 3,
+                            m, 3, dep, MACC_NOWAIT, dev, 1);
             }
     double tc = now() - t0; /* the tasks created */
     MACC_taskwait(NULL);

@@ -624,6 +624,25 @@ static void cache__wake(const maccrt_dentry *e)
     pthread_cond_broadcast(&cache__cv);
 }
 
+/* Whether a thread may wait for a claim on key k's entries (read under the
+ * part of the device whose claim was just given back: cache__wait_on counts
+ * its waiters before they let their parts go). */
+static int cache__may_wait(unsigned k)
+{
+    return atomic_load(&cache__nsleep[k]) + atomic_load(&cache__nsleep[CACHE__NKEYS]) > 0;
+}
+
+/* A claim of an entry of key k was given back under a device's part alone,
+ * now dropped: cache__lock taken only to wake the waiters (after the part:
+ * the lock order), so none is between its look and its wait. */
+static void cache__wake_key(unsigned k)
+{
+    maccrt_lock_spin(&cache__lock);
+    pthread_cond_broadcast(&cache__kcv[k]);
+    pthread_cond_broadcast(&cache__cv);
+    pthread_mutex_unlock(&cache__lock);
+}
+
 static atomic_long cache__ncached; /* cached (not held) entries in trees, all devices */
 static atomic_long cache__ndirty;  /* cached entries with dirty ranges, all devices */
 static atomic_long cache__npinned; /* pinned entries, all devices (the affinity rule's fast path) */
@@ -1552,21 +1571,21 @@ static int cache__publish_part_on(void)
  * host, or none) or only a peer fill's source (cache__plan_part_ok)
  * published after its copies under d's part alone, used by the calling task
  * (users), its claim given back, then the source's under its own part
- * (cache__give_back_part); cache__lock is not taken again. Everything publication changes is e's own fields, which every
- * reader reads under d's part (alone or with cache__lock: cache__need); with
- * four fake GPUs these publications were 2616 of about 5700 holds of
- * cache__lock per 4096 tasks, whose global part was busy nearly all the run
- * (bench/RESULTS.md, thirty-second session). A thread that waits for e's
- * claim counts itself (cache__nsleep) before it lets the parts go, so it
- * either saw the claim given back or is counted here; then cache__lock is
- * taken only to wake it (after d's part: the lock order). */
+ * (cache__give_back_part); cache__lock is not taken again. Everything
+ * publication changes is e's own fields, which every reader reads under d's
+ * part (alone or with cache__lock: cache__need); with four fake GPUs these
+ * publications were 2616 of about 5700 holds of cache__lock per 4096 tasks,
+ * whose global part was busy nearly all the run (bench/RESULTS.md,
+ * thirty-second session). A thread that waits for e's claim counts itself
+ * (cache__nsleep) before it lets the parts go, so it either saw the claim
+ * given back or is counted here (cache__may_wait, cache__wake_key). */
 static void cache__give_back_part(maccrt_dentry *g);
 
 static void cache__publish_part(maccrt_device *d, maccrt_dentry *e, cache__plan *p, void *mem, int fill)
 {
+    unsigned key = cache__keyof(e);
     cache__dev_take(d);
-    for (int i = 0; i < p->njob; i++)
-        p->job[i].e->filling = 0;
+    e->filling = 0; /* (the plan's one job, if any, is e's) */
     cache__plan_fences(p);
     e->hpin = d->plugin->host_pin != NULL;
     e->dev_start = mem;
@@ -1574,13 +1593,10 @@ static void cache__publish_part(maccrt_device *d, maccrt_dentry *e, cache__plan 
         e->valid = 1;
     e->users++;
     e->excl = 0;
-    int wake = atomic_load(&cache__nsleep[cache__keyof(e)]) + atomic_load(&cache__nsleep[CACHE__NKEYS]);
+    int wake = cache__may_wait(key);
     cache__dev_drop(d);
-    if (wake) {
-        maccrt_lock_spin(&cache__lock);
-        cache__wake(e);
-        pthread_mutex_unlock(&cache__lock);
-    }
+    if (wake)
+        cache__wake_key(key);
     if (p->ncl)
         cache__give_back_part(p->cl[0]);
 }
@@ -1595,15 +1611,11 @@ static void cache__give_back_part(maccrt_dentry *g)
     unsigned key = cache__keyof(g); /* (g may be freed below: its key is its address's) */
     cache__dev_take(x);
     g->shared--;
-    int wake = atomic_load(&cache__nsleep[key]) + atomic_load(&cache__nsleep[CACHE__NKEYS]);
+    int wake = cache__may_wait(key);
     cache__maybe_free(g); /* (freed: on this thread's list until cache__free_pending) */
     cache__dev_drop(x);
-    if (wake) {
-        maccrt_lock_spin(&cache__lock);
-        pthread_cond_broadcast(&cache__kcv[key]);
-        pthread_cond_broadcast(&cache__cv);
-        pthread_mutex_unlock(&cache__lock);
-    }
+    if (wake)
+        cache__wake_key(key);
     if (cache__tofree)
         cache__free_pending();
 }
@@ -2583,21 +2595,6 @@ static int cache__release_fast(maccrt_device *d, const MACC_Map *m, maccrt_dentr
     return 1;
 }
 
-/* All n maps of a task on d: the directory's ones under one hold of its lock
- * (a matmul task's three tiles took the lock three times to acquire and
- * three times to release; with two GPUs' helpers that lock was the limit),
- * the others as maccrt_map_task_acquire does, in order. Within a run of
- * directory maps, those whose entry another thread is filling now are taken
- * after the others: the helpers that ran matmul's tasks (i, j, k) for j =
- * 0, 1, ... one after the other all waited for the one filling A(i, k),
- * each before filling its own B(k, j) (unpinned tiles on two H200s: 2.5 of
- * each GPU's 8 helpers waiting for data, 1.4 copying); taken after, B(k, j)
- * is filled while A(i, k) is. The order of the maps does not matter to
- * their meaning (a map that is not the directory's, which may point into
- * an earlier one's section, still comes after every earlier map). */
-static void cache__acquire_n(maccrt_device *d, int n, const MACC_Map *maps, void **ptrs, int *took,
-                             void **handles, const MACC_SrcLoc *loc);
-
 /* The task's kernels on d come after the fills of its entries that other
  * threads started (its own are on its stream). */
 static void cache__order_after_fills(maccrt_device *d, int n, const int *took, void *const *handles)
@@ -2614,16 +2611,36 @@ static void cache__order_after_fills(maccrt_device *d, int n, const int *took, v
     }
 }
 
-void maccrt_map_task_acquire_n(maccrt_device *d, int n, const MACC_Map *maps, void **ptrs, int *took,
-                               void **handles, const MACC_SrcLoc *loc)
+/* cache__task_acquire_dir for a map of a run of directory maps: the scoped
+ * lock taken first unless *locked, and *locked cleared when it returned with
+ * the lock dropped (a new entry published under d's part: cache__unlocked). */
+static void *cache__acquire_in_run(maccrt_device *d, const MACC_Map *m, int *took, void **handle,
+                                   const MACC_SrcLoc *loc, int *locked)
 {
-    cache__nmine = 0;
-    cache__acquire_n(d, n, maps, ptrs, took, handles, loc);
-    if (d->plugin->fence_order)
-        cache__order_after_fills(d, n, took, handles);
-    cache__nmine = 0;
+    if (!*locked) {
+        cache__lock_take_scoped(d);
+        *locked = 1;
+    }
+    void *r = cache__task_acquire_dir(d, m, took, handle, loc);
+    if (cache__unlocked) {
+        cache__unlocked = 0;
+        *locked = 0;
+    }
+    return r;
 }
 
+/* All n maps of a task on d: the directory's ones under one hold of its lock
+ * (a matmul task's three tiles took the lock three times to acquire and
+ * three times to release; with two GPUs' helpers that lock was the limit),
+ * the others as maccrt_map_task_acquire does, in order. Within a run of
+ * directory maps, those whose entry another thread is filling now are taken
+ * after the others: the helpers that ran matmul's tasks (i, j, k) for j =
+ * 0, 1, ... one after the other all waited for the one filling A(i, k),
+ * each before filling its own B(k, j) (unpinned tiles on two H200s: 2.5 of
+ * each GPU's 8 helpers waiting for data, 1.4 copying); taken after, B(k, j)
+ * is filled while A(i, k) is. The order of the maps does not matter to
+ * their meaning (a map that is not the directory's, which may point into
+ * an earlier one's section, still comes after every earlier map). */
 static void cache__acquire_n(maccrt_device *d, int n, const MACC_Map *maps, void **ptrs, int *took,
                              void **handles, const MACC_SrcLoc *loc)
 {
@@ -2664,15 +2681,7 @@ static void cache__acquire_n(maccrt_device *d, int n, const MACC_Map *maps, void
             /* the end of a run of directory maps: its busy ones now, waited for */
             for (int k = 0; k < nlater; k++) {
                 int j = later[k];
-                if (!locked) {
-                    cache__lock_take_scoped(d);
-                    locked = 1;
-                }
-                ptrs[j] = cache__task_acquire_dir(d, &maps[j], &took[j], &handles[j], loc);
-                if (cache__unlocked) {
-                    cache__unlocked = 0;
-                    locked = 0;
-                }
+                ptrs[j] = cache__acquire_in_run(d, &maps[j], &took[j], &handles[j], loc, &locked);
             }
             nlater = 0;
         }
@@ -2696,14 +2705,22 @@ static void cache__acquire_n(maccrt_device *d, int n, const MACC_Map *maps, void
             later[nlater++] = i;
             continue;
         }
-        ptrs[i] = cache__task_acquire_dir(d, m, &took[i], &handles[i], loc);
-        if (cache__unlocked) {
-            cache__unlocked = 0;
-            locked = 0;
-        }
+        ptrs[i] = cache__acquire_in_run(d, m, &took[i], &handles[i], loc, &locked);
     }
     if (locked)
         cache__lock_drop_scoped();
+}
+
+/* cache__acquire_n, then the task's kernels ordered after the fills of its
+ * entries that other threads left on their way ("asynchronous fills"). */
+void maccrt_map_task_acquire_n(maccrt_device *d, int n, const MACC_Map *maps, void **ptrs, int *took,
+                               void **handles, const MACC_SrcLoc *loc)
+{
+    cache__nmine = 0;
+    cache__acquire_n(d, n, maps, ptrs, took, handles, loc);
+    if (d->plugin->fence_order)
+        cache__order_after_fills(d, n, took, handles);
+    cache__nmine = 0;
 }
 
 /* The end of a GPU task's use of entry e for m. */

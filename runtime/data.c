@@ -61,30 +61,42 @@ static void data__learn_bw(_Atomic double *bw, size_t bytes, double dt)
     atomic_store(bw, old <= 0 || v > old ? v : 0.98 * old + 0.02 * v);
 }
 
-void maccrt_copy(maccrt_device *d, int to_dev, void *dst, const void *src, size_t bytes,
-                 const char *name, const MACC_SrcLoc *loc)
+/* maccrt_copy, or (start) a fill through plugin->copy_h2d_start: returns its
+ * fence, NULL once the bytes are in place. The link's bandwidth is learnt
+ * only from copies made whole: a fill left on its way took the calling
+ * thread's share of it (a staged copy's memcpy, the DMA's launch). */
+static void *data__copy(maccrt_device *d, int to_dev, void *dst, const void *src, size_t bytes,
+                        const char *name, const MACC_SrcLoc *loc, int start)
 {
     if (!bytes || dst == src)
-        return;
+        return NULL;
     int timed = bytes >= ((size_t)1 << 18) || maccrt_trace_on();
     double t0 = timed ? maccrt_now() : 0.0;
-    int err = to_dev ? d->plugin->copy_h2d(d, dst, src, bytes) : d->plugin->copy_d2h(d, dst, src, bytes);
+    void *fence = NULL;
+    int err = start    ? d->plugin->copy_h2d_start(d, dst, src, bytes, &fence)
+              : to_dev ? d->plugin->copy_h2d(d, dst, src, bytes)
+                       : d->plugin->copy_d2h(d, dst, src, bytes);
     if (err) {
         MACC_Map m = {.name = name};
         data__copy_failed(d, &m, to_dev ? "to" : "from", bytes, err, loc);
     }
     atomic_fetch_add(to_dev ? &d->bytes_h2d : &d->bytes_d2h, bytes);
-    if (timed && bytes >= ((size_t)1 << 18))
+    if (timed && !fence && bytes >= ((size_t)1 << 18))
         data__learn_bw(to_dev ? &d->bw_h2d : &d->bw_d2h, bytes, maccrt_now() - t0);
     if (maccrt_trace_on() && t0 > 0.0)
         maccrt_trace_event(to_dev ? MACCRT_TRACE_H2D : MACCRT_TRACE_D2H, d,
                            name ? name : to_dev ? "h2d" : "d2h", t0, maccrt_now(), bytes);
+    return fence;
 }
 
-/* An asynchronous fill's time is the calling thread's share of it (a staged
- * copy's memcpy, the DMA's launch), not the link's: the bandwidth is learnt
- * from one fill in DATA__SYNC_EVERY made whole (and from every one until
- * there is a first sample), the others left on their way. */
+void maccrt_copy(maccrt_device *d, int to_dev, void *dst, const void *src, size_t bytes,
+                 const char *name, const MACC_SrcLoc *loc)
+{
+    (void)data__copy(d, to_dev, dst, src, bytes, name, loc, 0);
+}
+
+/* One large fill in DATA__SYNC_EVERY per thread is made whole (and every one
+ * until the link has a first sample), for the bandwidth (data__copy). */
 #define DATA__SYNC_EVERY 8
 
 void *maccrt_copy_start(maccrt_device *d, void *dst, const void *src, size_t bytes, const char *name,
@@ -92,24 +104,10 @@ void *maccrt_copy_start(maccrt_device *d, void *dst, const void *src, size_t byt
 {
     static int on = -1;
     static __thread unsigned data__nstart;
-    if (!bytes || dst == src)
-        return NULL;
-    if (!d->plugin->copy_h2d_start || !maccrt_env_flag(&on, "MACC_FILL_ASYNC", 1) ||
-        (bytes >= ((size_t)1 << 18) && (atomic_load(&d->bw_h2d) <= 0 || ++data__nstart % DATA__SYNC_EVERY == 0))) {
-        maccrt_copy(d, 1, dst, src, bytes, name, loc);
-        return NULL;
-    }
-    double t0 = maccrt_trace_on() ? maccrt_now() : 0.0;
-    void *fence = NULL;
-    int err = d->plugin->copy_h2d_start(d, dst, src, bytes, &fence);
-    if (err) {
-        MACC_Map m = {.name = name};
-        data__copy_failed(d, &m, "to", bytes, err, loc);
-    }
-    atomic_fetch_add(&d->bytes_h2d, bytes);
-    if (t0 > 0.0)
-        maccrt_trace_event(MACCRT_TRACE_H2D, d, name ? name : "h2d", t0, maccrt_now(), bytes);
-    return fence;
+    int start = d->plugin->copy_h2d_start && maccrt_env_flag(&on, "MACC_FILL_ASYNC", 1) &&
+                !(bytes >= ((size_t)1 << 18) &&
+                  (atomic_load(&d->bw_h2d) <= 0 || ++data__nstart % DATA__SYNC_EVERY == 0));
+    return data__copy(d, 1, dst, src, bytes, name, loc, start);
 }
 
 void maccrt_copy_peer(maccrt_device *d, void *dst, maccrt_device *from, const void *src,

@@ -308,7 +308,10 @@ static fake_fence *fake_fence_free;
 
 static atomic_long fake_fences_ordered; /* fills landed by another user's fence_order */
 
-static int fake_fence_land(fake_fence *f)
+/* The calling thread after f: its bytes land (returns 1 when they land
+ * now), its next version starts after the modelled DMA, and (mine: its
+ * filler's version) f leaves its helper's list. */
+static int fake_fence_after(fake_fence *f, int mine)
 {
     pthread_mutex_lock(&f->lock);
     int now = !f->landed;
@@ -318,40 +321,34 @@ static int fake_fence_land(fake_fence *f)
         f->buf = NULL;
         f->landed = 1;
     }
+    if (mine)
+        f->on_mine = 0;
+    if (f->due > fake_gpu_stream_after)
+        fake_gpu_stream_after = f->due;
     pthread_mutex_unlock(&f->lock);
     return now;
 }
 
-/* Orders the calling thread after f: its bytes land, and its next version
- * starts after the modelled DMA. */
 static inline void fake_gpu_fence_order(maccrt_device *d, void *fence)
 {
-    fake_fence *f = fence;
-    if (fake_fence_land(f) && d)
+    (void)d;
+    if (fake_fence_after(fence, 0))
         atomic_fetch_add(&fake_fences_ordered, 1);
+}
+
+/* Landed and its DMA's time past (reuse: and off its helper's list). */
+static int fake_fence_is_done(fake_fence *f, int reuse)
+{
     pthread_mutex_lock(&f->lock);
-    double due = f->due;
+    int done = f->landed && f->due <= fake_gpu_now() && !(reuse && f->on_mine);
     pthread_mutex_unlock(&f->lock);
-    if (due > fake_gpu_stream_after)
-        fake_gpu_stream_after = due;
+    return done;
 }
 
 static inline int fake_gpu_fence_done(maccrt_device *d, void *fence)
 {
     (void)d;
-    fake_fence *f = fence;
-    pthread_mutex_lock(&f->lock);
-    int done = f->landed && f->due <= fake_gpu_now();
-    pthread_mutex_unlock(&f->lock);
-    return done;
-}
-
-static int fake_fence_reusable(fake_fence *f)
-{
-    pthread_mutex_lock(&f->lock);
-    int ok = f->landed && !f->on_mine && f->due <= fake_gpu_now();
-    pthread_mutex_unlock(&f->lock);
-    return ok;
+    return fake_fence_is_done(fence, 0);
 }
 
 /* Before a helper runs its task's version: its own fills land (its stream).
@@ -361,10 +358,7 @@ static inline long fake_gpu_version_start(void)
     while (fake_gpu_mine) {
         fake_fence *f = fake_gpu_mine;
         fake_gpu_mine = f->next_mine;
-        fake_gpu_fence_order(NULL, f);
-        pthread_mutex_lock(&f->lock);
-        f->on_mine = 0;
-        pthread_mutex_unlock(&f->lock);
+        (void)fake_fence_after(f, 1);
     }
     double wait = fake_gpu_stream_after - fake_gpu_now();
     fake_gpu_stream_after = 0;
@@ -384,7 +378,7 @@ static inline int fake_gpu_copy_start(maccrt_device *d, void *dst, const void *s
     pthread_mutex_lock(&fake_fence_lock);
     fake_fence *f = NULL;
     for (fake_fence **pp = &fake_fence_free; *pp; pp = &(*pp)->next_free)
-        if (fake_fence_reusable(*pp)) {
+        if (fake_fence_is_done(*pp, 1)) {
             f = *pp;
             *pp = f->next_free;
             break;
