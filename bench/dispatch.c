@@ -43,7 +43,12 @@
 #include "../tests/fake_gpu.h"
 #include "macc_rt.h"
 
-enum { TILE = 64 }; /* doubles per tile */
+/* Doubles per tile (DISPATCH_TILE_KB: KiB per tile instead; each task still
+ * computes and the check still reads the first TILE_WORK of each tile, so
+ * that only the copies grow: with matmul's 512 KiB tiles eft's residency
+ * term is asked, which 512-byte tiles make too small to weigh). */
+static size_t tile = 64;
+enum { TILE_WORK = 64 };
 
 static int ngpus = 2, helpers = 8, kernel_us = 70;
 static double now(void);
@@ -235,7 +240,7 @@ static int gemm_tile_sleep(const MACC_TaskEnv *env, long ns)
 {
     const double *a = env->ptrs[0], *b = env->ptrs[1];
     double *c = env->ptrs[2];
-    for (int i = 0; i < TILE; i++)
+    for (int i = 0; i < TILE_WORK; i++)
         c[i] += a[i] * b[i];
     hold_ns(ns);
     long long e = (long long)(now() * 1e9), seen = atomic_load_explicit(&last_end_ns, memory_order_relaxed);
@@ -423,6 +428,8 @@ int main(int argc, char **argv)
     if (gpu_lanes > MAX_LANES)
         gpu_lanes = MAX_LANES;
     int place_rows = env_on("DISPATCH_PLACE_ROWS");
+    if (env_long("DISPATCH_TILE_KB") > 0)
+        tile = (size_t)env_long("DISPATCH_TILE_KB") * 1024 / sizeof(double);
     if (env_on("DISPATCH_FLOOR"))
         return floor_run(NB);
     host_us = (int)env_long("DISPATCH_HOST_US");
@@ -433,15 +440,15 @@ int main(int argc, char **argv)
         setenv("MACC_DEVICES", "nvidia", 1);
     }
     size_t ntile = (size_t)NB * NB;
-    double *A = malloc(ntile * TILE * sizeof *A), *B = malloc(ntile * TILE * sizeof *B);
-    double *C = malloc(ntile * TILE * sizeof *C);
+    double *A = malloc(ntile * tile * sizeof *A), *B = malloc(ntile * tile * sizeof *B);
+    double *C = malloc(ntile * tile * sizeof *C);
     /* (C's zeros are written here, before the clock: malloc and a zeroing
      * loop became calloc, whose fresh pages the helpers' write-backs then
      * faulted in inside the measured time, several at once on the same
      * mapping, 3 ms of CPU with one fake GPU: host memory's first touch, not
      * the runtime's work. The empty asm keeps the two apart.) */
     __asm__ volatile("" : : "g"(C) : "memory");
-    for (size_t i = 0; i < ntile * TILE; i++) {
+    for (size_t i = 0; i < ntile * tile; i++) {
         A[i] = (double)(i % 7);
         B[i] = (double)(i % 5);
         C[i] = 0;
@@ -458,14 +465,14 @@ int main(int argc, char **argv)
     for (int i = 0; i < NB; i++)
         for (int j = 0; j < NB; j++)
             for (int k = 0; k < NB; k++) {
-                double *a = A + ((size_t)i * NB + k) * TILE, *b = B + ((size_t)k * NB + j) * TILE;
-                double *c = C + ((size_t)i * NB + j) * TILE;
-                MACC_Map m[3] = {{"A", a, a, TILE * sizeof(double), MACC_MAP_TO},
-                                 {"B", b, b, TILE * sizeof(double), MACC_MAP_TO},
-                                 {"C", c, c, TILE * sizeof(double), MACC_MAP_TOFROM}};
-                MACC_Dep dep[3] = {{a, TILE * sizeof(double), MACC_DEP_IN},
-                                   {b, TILE * sizeof(double), MACC_DEP_IN},
-                                   {c, TILE * sizeof(double), MACC_DEP_INOUT}};
+                double *a = A + ((size_t)i * NB + k) * tile, *b = B + ((size_t)k * NB + j) * tile;
+                double *c = C + ((size_t)i * NB + j) * tile;
+                MACC_Map m[3] = {{"A", a, a, tile * sizeof(double), MACC_MAP_TO},
+                                 {"B", b, b, tile * sizeof(double), MACC_MAP_TO},
+                                 {"C", c, c, tile * sizeof(double), MACC_MAP_TOFROM}};
+                MACC_Dep dep[3] = {{a, tile * sizeof(double), MACC_DEP_IN},
+                                   {b, tile * sizeof(double), MACC_DEP_IN},
+                                   {c, tile * sizeof(double), MACC_DEP_INOUT}};
                 int dev = place_rows ? i * ngpus / NB : MACC_DEVICE_ANY;
                 gemm_args ga = {i, j, k}; /* (only for DISPATCH_CHAINS: no arguments otherwise, as before) */
                 MACC_target(host_us > 0 ? &gemm_rh : &gemm_r, chains_on ? &ga : NULL, chains_on ? sizeof ga : 0, 3,
@@ -477,11 +484,11 @@ int main(int argc, char **argv)
     long bad = 0;
     for (int i = 0; i < NB; i++)
         for (int j = 0; j < NB; j++)
-            for (int e = 0; e < TILE; e++) {
+            for (int e = 0; e < TILE_WORK; e++) {
                 double want = 0;
                 for (int k = 0; k < NB; k++)
-                    want += A[((size_t)i * NB + k) * TILE + e] * B[((size_t)k * NB + j) * TILE + e];
-                bad += C[((size_t)i * NB + j) * TILE + e] != want;
+                    want += A[((size_t)i * NB + k) * tile + e] * B[((size_t)k * NB + j) * tile + e];
+                bad += C[((size_t)i * NB + j) * tile + e] != want;
             }
     long ntasks = (long)NB * NB * NB;
     /* (resources(5): 20 at once; DISPATCH_LANES: that many) */
