@@ -427,7 +427,7 @@ int main(int argc, char **argv)
     gpu_lanes = async_ends ? (int)env_long("DISPATCH_LANES") : 0;
     if (gpu_lanes > MAX_LANES)
         gpu_lanes = MAX_LANES;
-    int place_rows = env_on("DISPATCH_PLACE_ROWS");
+    int place_rows = env_on("DISPATCH_PLACE_ROWS"), place_cols = env_on("DISPATCH_PLACE_COLS");
     if (env_long("DISPATCH_TILE_KB") > 0)
         tile = (size_t)env_long("DISPATCH_TILE_KB") * 1024 / sizeof(double);
     if (env_on("DISPATCH_FLOOR"))
@@ -473,7 +473,7 @@ int main(int argc, char **argv)
                 MACC_Dep dep[3] = {{a, tile * sizeof(double), MACC_DEP_IN},
                                    {b, tile * sizeof(double), MACC_DEP_IN},
                                    {c, tile * sizeof(double), MACC_DEP_INOUT}};
-                int dev = place_rows ? i * ngpus / NB : MACC_DEVICE_ANY;
+                int dev = place_rows ? i * ngpus / NB : place_cols ? j * ngpus / NB : MACC_DEVICE_ANY;
                 gemm_args ga = {i, j, k}; /* (only for DISPATCH_CHAINS: no arguments otherwise, as before) */
                 MACC_target(host_us > 0 ? &gemm_rh : &gemm_r, chains_on ? &ga : NULL, chains_on ? sizeof ga : 0, 3,
                             m, 3, dep, MACC_NOWAIT, dev, 1);
