@@ -428,8 +428,9 @@ int main(int argc, char **argv)
     if (gpu_lanes > MAX_LANES)
         gpu_lanes = MAX_LANES;
     int place_rows = env_on("DISPATCH_PLACE_ROWS"), place_cols = env_on("DISPATCH_PLACE_COLS");
-    if (env_long("DISPATCH_TILE_KB") > 0)
-        tile = (size_t)env_long("DISPATCH_TILE_KB") * 1024 / sizeof(double);
+    long tile_kb = env_long("DISPATCH_TILE_KB");
+    if (tile_kb > 0)
+        tile = (size_t)tile_kb * 1024 / sizeof(double);
     if (env_on("DISPATCH_FLOOR"))
         return floor_run(NB);
     host_us = (int)env_long("DISPATCH_HOST_US");

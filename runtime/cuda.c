@@ -202,7 +202,6 @@ static int cuda__conn = 8;
 static void cuda__enable_peers(cuda__gpu *g);
 static void *cuda__slab_get(void *ctx, size_t bytes);
 static void cuda__slab_put(void *ctx, void *p);
-static void cuda__stage_data(cuda__gpu *g);
 static void cuda__pool_warm(cuda__gpu *g);
 static int cuda__staging(void);
 static int cuda__stage_make(cuda__stage *st, size_t chunk);
@@ -716,8 +715,13 @@ static int cuda__init_device(maccrt_device *d)
         g->slabs = maccrt_slabs_new(cuda__slab_get, cuda__slab_put, cuda__slab_max);
 
     e = cudaStreamCreateWithFlags(&g->data_stream, cudaStreamNonBlocking);
-    if (e == cudaSuccess)
-        cuda__stage_data(g);
+    /* the data stream's staging buffer now: made at its first use, by a
+     * program thread's write-back in the middle of the run (a task completed
+     * in a taskwait), its cudaHostAlloc held every copy of both GPUs 1.3-1.6
+     * ms (matmul 16 256 on two H200s, traced: seven peer copies and the
+     * fills of both GPUs waited for it, once per GPU) */
+    if (e == cudaSuccess && cuda__staging())
+        (void)cuda__stage_make(&g->data_stage, CUDA__STAGE_CHUNK);
     g->async = cuda__async;
     g->free_lane = -1;
     int n = g->async ? (cuda__async_helpers < cuda__nstreams ? cuda__async_helpers : cuda__nstreams)
@@ -1494,7 +1498,7 @@ static int cuda__stage_make(cuda__stage *st, size_t chunk)
  * helper's small one is made when the helper starts: made at its first copy,
  * the 16 helpers of two GPUs took 10-20 ms of cudaHostAlloc, one after the
  * other, inside the program's first step; the data stream's when the GPU
- * starts, cuda__stage_data; the large ones at the first large copy), or
+ * starts, cuda__init_device; the large ones at the first large copy), or
  * NULL: pageable copies then. */
 static cuda__stage *cuda__stage_get(cuda__gpu *g, const cuda__call *c, size_t bytes)
 {
@@ -1511,18 +1515,6 @@ static cuda__stage *cuda__stage_get(cuda__gpu *g, const cuda__call *c, size_t by
     if (big && cuda__stage_big_on && bytes >= 2 * (size_t)CUDA__STAGE_BIG && cuda__stage_make(big, CUDA__STAGE_BIG))
         return big;
     return st && cuda__stage_make(st, CUDA__STAGE_CHUNK) ? st : NULL;
-}
-
-/* The data stream's staging buffer, made when g starts (g's device
- * current): made at its first use, by a program thread's write-back in the
- * middle of the run (a task completed in a taskwait), its cudaHostAlloc
- * held every copy of both GPUs 1.3-1.6 ms (matmul 16 256 on two H200s,
- * traced: seven peer copies and the fills of both GPUs waited for it, once
- * per GPU, the first time each one's data stream staged a copy). */
-static void cuda__stage_data(cuda__gpu *g)
-{
-    if (cuda__staging())
-        (void)cuda__stage_make(&g->data_stage, CUDA__STAGE_CHUNK);
 }
 
 /* Waits for an event: polled first, as cuda__wait polls a stream. */
