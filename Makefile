@@ -122,6 +122,7 @@ $(BUILD)/tests/test_runtime: tests/unit/test_runtime.c tests/fake_gpu.h $(RTLIB)
 $(BUILD)/tests/test_managed: tests/unit/test_managed.c $(RTLIB)
 $(BUILD)/tests/test_freelist: tests/unit/test_freelist.c $(RTLIB)
 $(BUILD)/tests/test_slab: tests/unit/test_slab.c $(RTLIB)
+$(BUILD)/tests/test_crew: tests/unit/test_crew.c $(RTLIB)
 $(BUILD)/tests/test_tasks: tests/unit/test_tasks.c $(RTLIB)
 $(BUILD)/tests/test_placement: tests/unit/test_placement.c tests/fake_gpu.h $(RTLIB)
 $(BUILD)/tests/test_analysis: tests/unit/test_analysis.c $(TRANSLATOR_OBJ) $(GRAMMAR_OBJ) $(TSC_OBJ)
@@ -176,7 +177,8 @@ check-asan:
 # taking other GPUs' parts as they reach their entries; once more with its model of a GPU's
 # throughput and of staged copies, DISPATCH_LANES and DISPATCH_FILL_US) and tests/tsan/tsan_managed.c (managed memory
 # on two fake GPUs: placement's measurement thread, launches on both GPUs taking sections from
-# each other's records, the residency term's look-ups) against a TSan build of libmaccrt. A report
+# each other's records, the residency term's look-ups) and tests/tsan/tsan_crew.c (the copying
+# crew: callers reusing their jobs at once, the crew sleeping, stopped mid-run) against a TSan build of libmaccrt. A report
 # makes it exit 66: a failure.
 TSAN_ENV := TSAN_OPTIONS="exitcode=66 halt_on_error=0 suppressions=$(CURDIR)/tests/tsan/suppressions.txt"
 $(BUILD)/tests/tsan_runtime: tests/tsan/tsan_runtime.c tests/fake_gpu.h $(RTLIB)
@@ -188,11 +190,14 @@ $(BUILD)/tests/tsan_tasks: tests/tsan/tsan_tasks.c $(RTLIB)
 $(BUILD)/tests/tsan_managed: tests/tsan/tsan_managed.c tests/fake_gpu.h $(RTLIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o %.a,$^) -fopenmp -ldl -lm
+$(BUILD)/tests/tsan_crew: tests/tsan/tsan_crew.c $(RTLIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o %.a,$^) -fopenmp -ldl -lm
 $(BUILD)/tests/tsan_dispatch: bench/dispatch.c tests/fake_gpu.h $(RTLIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o %.a,$^) -fopenmp -ldl -lm
 check-tsan:
-	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan SANITIZE=thread $(BUILD)/tsan/tests/tsan_runtime $(BUILD)/tsan/tests/tsan_tasks $(BUILD)/tsan/tests/tsan_dispatch $(BUILD)/tsan/tests/tsan_managed
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan SANITIZE=thread $(BUILD)/tsan/tests/tsan_runtime $(BUILD)/tsan/tests/tsan_tasks $(BUILD)/tsan/tests/tsan_dispatch $(BUILD)/tsan/tests/tsan_managed $(BUILD)/tsan/tests/tsan_crew
 	@for w in 0 1 1; do $(TSAN_ENV) MACC_WAIT_COMPLETES=$$w $(BUILD)/tsan/tests/tsan_runtime || exit 1; done; \
 	for w in 0 1; do $(TSAN_ENV) MACC_WAIT_COMPLETES=$$w MACC_TEST_FAKE_ASYNC_US=20 $(BUILD)/tsan/tests/tsan_runtime || exit 1; done; \
 	for i in 1 2; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_tasks || exit 1; done; \
@@ -202,7 +207,8 @@ check-tsan:
 	  dispatch "DISPATCH_ASYNC=$$a MACC_WAIT_COMPLETES=$$w" $$g; done; done; done; \
 	dispatch "DISPATCH_ASYNC=1 DISPATCH_LANES=4 DISPATCH_FILL_US=30 DISPATCH_PEER_US=10" 2 6 20 6; \
 	for i in 1 2; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_managed || exit 1; done; \
-	echo "[tsan] 18 passed, 0 failed"
+	for i in 1 2; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_crew || exit 1; done; \
+	echo "[tsan] 20 passed, 0 failed"
 
 check: export SKIPPED = $(CURDIR)/$(BUILD)/skipped.txt
 check: all $(UNIT_BIN)

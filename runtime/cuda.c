@@ -77,7 +77,6 @@ typedef int cuda__no_cuda_headers; /* not an empty translation unit */
 #include <time.h>
 #include <unistd.h>
 #if defined(__SSE2__)
-#include <emmintrin.h> /* (cuda__to_slot) */
 #endif
 #ifdef __linux__
 #include <sys/prctl.h>
@@ -104,6 +103,7 @@ typedef struct cuda__stage {
     int h2d_out[2];    /* an h2d DMA out of the slot was queued (ev[i] follows it) */
     unsigned turn;     /* chunks staged to the GPU so far: the next one's slot (turn & 1) */
     int failed;        /* could not be made: pageable copies */
+    maccrt_crew_job *job; /* the memcpy of a chunk, shared with the copying crew (crew.c) */
 } cuda__stage;
 
 /* Fences of a helper's fills left on their way (cuda__copy_h2d_start): events,
@@ -781,6 +781,10 @@ static int cuda__init_device(maccrt_device *d)
     pthread_mutex_unlock(&g->lock);
     if (g->async)
         cuda__async_start(g); /* (g's device current) */
+    /* the copying crew shares the staged copies' memcpy (crew.c): as many
+     * threads as the cores every GPU's helpers and watcher leave */
+    if (cuda__staging())
+        (void)maccrt_crew_start(cuda__prep_n * cuda__split * (n + 1));
     cuda__enable_peers(g);
     cuda__pool_warm(g);
     cuda__restore(prev, ord);
@@ -805,6 +809,7 @@ static void cuda__fini_device(maccrt_device *d)
         }
     }
     cuda__async_stop(g);
+    maccrt_crew_stop(); /* (every task has ended; later copies run alone) */
     /* What kernels printed: the device's printf buffer is written out at a
      * synchronisation, and the helpers learn that kernels ended by polling
      * events, which does not write it; every task has ended here. */
@@ -1490,6 +1495,7 @@ static int cuda__stage_make(cuda__stage *st, size_t chunk)
             return 0;
         }
         st->buf = p;
+        st->job = maccrt_crew_job_new();
     }
     return 1;
 }
@@ -1553,29 +1559,9 @@ static char *cuda__slot(const cuda__stage *st, size_t i)
  * 2481-2639 -> 2664-2945 GFLOP/s on one GPU, 4053-4174 -> 4473-4981 on two,
  * 8 512 3418-3453 -> 3608-3671 on one. MACC_CUDA_STAGE_NT=0: the C
  * library's memcpy. */
-static void cuda__to_slot(char *slot, const char *src, size_t n)
+static void cuda__to_slot(const cuda__stage *st, char *slot, const char *src, size_t n)
 {
-#if defined(__SSE2__)
-    if (cuda__stage_nt && !((uintptr_t)slot & 15)) {
-        size_t i = 0;
-        for (; i + 64 <= n; i += 64) {
-            _mm_prefetch(src + i + 1024, _MM_HINT_T0);
-            __m128i a = _mm_loadu_si128((const __m128i *)(src + i));
-            __m128i b = _mm_loadu_si128((const __m128i *)(src + i + 16));
-            __m128i c = _mm_loadu_si128((const __m128i *)(src + i + 32));
-            __m128i d = _mm_loadu_si128((const __m128i *)(src + i + 48));
-            _mm_stream_si128((__m128i *)(slot + i), a);
-            _mm_stream_si128((__m128i *)(slot + i + 16), b);
-            _mm_stream_si128((__m128i *)(slot + i + 32), c);
-            _mm_stream_si128((__m128i *)(slot + i + 48), d);
-        }
-        if (i < n)
-            memcpy(slot + i, src + i, n - i);
-        _mm_sfence(); /* (the stores reach memory before the DMA is queued) */
-        return;
-    }
-#endif
-    memcpy(slot, src, n);
+    maccrt_crew_copy(st->job, slot, src, n, cuda__stage_nt);
 }
 
 static cudaError_t cuda__copy_staged(cuda__stage *st, cudaStream_t s, char *dst, const char *src,
@@ -1600,7 +1586,7 @@ static cudaError_t cuda__copy_staged(cuda__stage *st, cudaStream_t s, char *dst,
                     break;
                 st->h2d_out[k] = 0;
             }
-            cuda__to_slot(cuda__slot(st, k), src + i * C, cuda__chunk_len(st, bytes, i));
+            cuda__to_slot(st, cuda__slot(st, k), src + i * C, cuda__chunk_len(st, bytes, i));
             e = cudaMemcpyAsync(dst + i * C, cuda__slot(st, k), cuda__chunk_len(st, bytes, i), cudaMemcpyHostToDevice,
                                 s);
             if (e == cudaSuccess && (e = cudaEventRecord(st->ev[k], s)) == cudaSuccess)
@@ -1621,7 +1607,8 @@ static cudaError_t cuda__copy_staged(cuda__stage *st, cudaStream_t s, char *dst,
                     e = cudaEventRecord(st->ev[i & 1], s);
             }
             if (i > 0 && e == cudaSuccess && (e = cuda__event_wait(st->ev[(i - 1) & 1])) == cudaSuccess)
-                memcpy(dst + (i - 1) * C, cuda__slot(st, i - 1), cuda__chunk_len(st, bytes, i - 1));
+                maccrt_crew_copy(st->job, dst + (i - 1) * C, cuda__slot(st, i - 1), cuda__chunk_len(st, bytes, i - 1),
+                                 0);
         }
     }
     return e;

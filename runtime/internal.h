@@ -989,6 +989,26 @@ long maccrt_doze_step(void);
  * cost is under 0.2% of the wait. */
 #define MACCRT_DOZE_NS 100000000L
 
+/* The copying crew (crew.c): threads that share large host-to-host copies
+ * with the thread that asks for one (a staged copy's chunk into its slot).
+ * maccrt_crew_start starts MACC_COPY_THREADS threads (default: half the
+ * cores left by `busy` threads of the devices and the program's own, at most 8)
+ * once and returns how many run; maccrt_crew_stop joins them (copies then
+ * run on their callers alone). A job belongs to one caller at a time
+ * (maccrt_crew_job_new: NULL when all are handed out; copies then run
+ * alone). maccrt_crew_copy copies n bytes, in parts the crew and the caller
+ * claim, and returns once all are copied; nt: non-temporal stores where dst
+ * is 16-byte aligned, fenced (maccrt_copy_block: the same, by the caller
+ * alone). */
+typedef struct maccrt_crew_job maccrt_crew_job;
+int maccrt_crew_start(int busy);
+void maccrt_crew_stop(void);
+int maccrt_crew_threads(void);
+long maccrt_crew_parts(void); /* parts the crew's threads copied so far */
+maccrt_crew_job *maccrt_crew_job_new(void);
+void maccrt_crew_copy(maccrt_crew_job *j, void *dst, const void *src, size_t n, int nt);
+void maccrt_copy_block(void *dst, const void *src, size_t n, int nt);
+
 /* Places as many ready tasks as the tokens allow. GPU tasks placed are
  * handed to their plugins by maccrt_sched_submit_placed, which the caller
  * calls after it unlocks maccrt_rt.lock (or before it waits with it). */
