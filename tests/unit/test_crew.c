@@ -23,7 +23,7 @@ static void fill(unsigned char *p, size_t n, unsigned seed)
  * byte, and that the bytes around the destination stayed. */
 static void copy_and_check(maccrt_crew_job *j, size_t n, size_t so, size_t doff, int nt, unsigned seed)
 {
-    unsigned char *src = malloc(n + so + 64), *dst = aligned_alloc(64, n + doff + 128);
+    unsigned char *src = malloc(n + so + 64), *dst = aligned_alloc(64, (n + doff + 128 + 63) & ~(size_t)63);
     cr_assert(src && dst);
     fill(src + so, n, seed);
     memset(dst, 0xa5, n + doff + 128);
