@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../crew_callers.h"
 #include "internal.h"
 
 #define CALLERS 4
@@ -17,26 +18,14 @@
 
 static pthread_barrier_t half;
 
+static void at_half(void)
+{
+    pthread_barrier_wait(&half); /* (the crew stops here) */
+}
+
 static void *caller(void *arg)
 {
-    unsigned seed = (unsigned)(uintptr_t)arg;
-    maccrt_crew_job *j = maccrt_crew_job_new();
-    size_t cap = 96u << 10;
-    unsigned char *src = malloc(cap + 8), *dst = aligned_alloc(64, cap);
-    long bad = 0;
-    for (int it = 0; it < ITERS; it++) {
-        if (it == ITERS / 2)
-            pthread_barrier_wait(&half); /* (the crew stops here) */
-        size_t n = 4096 + (size_t)((seed * 2654435761u + (unsigned)it * 40503u) % (cap - 4096));
-        size_t so = (size_t)(it % 3);
-        for (size_t i = 0; i < n; i++)
-            src[so + i] = (unsigned char)(seed + (unsigned)it + i * 13u);
-        maccrt_crew_copy(j, dst, src + so, n, it & 1);
-        bad += memcmp(dst, src + so, n) != 0;
-    }
-    free(src);
-    free(dst);
-    return (void *)bad;
+    return (void *)crew_caller_run((unsigned)(uintptr_t)arg, ITERS, 96u << 10, at_half);
 }
 
 int main(void)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../crew_callers.h"
 #include "internal.h"
 
 static void fill(unsigned char *p, size_t n, unsigned seed)
@@ -81,28 +82,12 @@ Test(crew, the_default_leaves_the_busy_cores)
     cr_assert_eq(maccrt_crew_start(1 << 20), 0, "no core left: no crew");
 }
 
-/* Many callers at once, each its own job, reusing it at once: every copy
- * exact (a claim landing on the wrong generation would copy the old
- * source's bytes or none). */
+/* Many callers at once, each its own job (tests/crew_callers.h). */
 #define CALLERS 4
 
 static void *caller(void *arg)
 {
-    unsigned seed = (unsigned)(uintptr_t)arg;
-    maccrt_crew_job *j = maccrt_crew_job_new();
-    size_t cap = 256u << 10;
-    unsigned char *src = malloc(cap + 64), *dst = aligned_alloc(64, cap);
-    long bad = 0;
-    for (int it = 0; it < 400; it++) {
-        size_t n = 8192 + (size_t)((seed * 2654435761u + (unsigned)it * 40503u) % (cap - 8192));
-        size_t so = (size_t)(it % 5);
-        fill(src + so, n, seed + (unsigned)it);
-        maccrt_crew_copy(j, dst, src + so, n, it & 1);
-        bad += memcmp(dst, src + so, n) != 0;
-    }
-    free(src);
-    free(dst);
-    return (void *)bad;
+    return (void *)crew_caller_run((unsigned)(uintptr_t)arg, 400, 256u << 10, NULL);
 }
 
 Test(crew, callers_at_once_each_get_their_own_bytes)
