@@ -123,10 +123,19 @@ int maccrt_lock_try(pthread_mutex_t *m)
     return base__looks_free(m) ? pthread_mutex_trylock(m) : EBUSY;
 }
 
+static int base__lock_tries = -1; /* MACC_LOCK_TRIES (default 200) */
+
 void maccrt_lock_spin(pthread_mutex_t *m)
 {
     int on = maccrt_env_flag(&base__lock_spin, "MACC_LOCK_SPIN", 1);
-    for (int i = 0; on && i < 200; i++) {
+    int tries = __atomic_load_n(&base__lock_tries, __ATOMIC_RELAXED);
+    if (tries < 0) {
+        const char *v = getenv("MACC_LOCK_TRIES");
+        long t = v && *v ? strtol(v, NULL, 10) : 200;
+        tries = t < 32 ? 32 : t > 1000000 ? 1000000 : (int)t;
+        __atomic_store_n(&base__lock_tries, tries, __ATOMIC_RELAXED);
+    }
+    for (int i = 0; on && i < tries; i++) {
         /* tried only when it looks free: a try is an atomic write that takes
          * the lock's cache line from its holder and from every other
          * spinner (16 cores, four fake GPUs of 8 helpers: 48% of the CPU
