@@ -200,6 +200,7 @@ check-tsan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan SANITIZE=thread $(BUILD)/tsan/tests/tsan_runtime $(BUILD)/tsan/tests/tsan_tasks $(BUILD)/tsan/tests/tsan_dispatch $(BUILD)/tsan/tests/tsan_managed $(BUILD)/tsan/tests/tsan_crew
 	@for w in 0 1 1; do $(TSAN_ENV) MACC_WAIT_COMPLETES=$$w $(BUILD)/tsan/tests/tsan_runtime || exit 1; done; \
 	for w in 0 1; do $(TSAN_ENV) MACC_WAIT_COMPLETES=$$w MACC_TEST_FAKE_ASYNC_US=20 $(BUILD)/tsan/tests/tsan_runtime || exit 1; done; \
+	$(TSAN_ENV) MACC_DIR_FUTEX=1 $(BUILD)/tsan/tests/tsan_runtime || exit 1; \
 	for i in 1 2; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_tasks || exit 1; done; \
 	dispatch() { e=$$1; shift; env $(TSAN_ENV) $$e $(BUILD)/tsan/tests/tsan_dispatch "$$@" > $(BUILD)/tsan/dispatch.out 2>&1 || \
 	  { cat $(BUILD)/tsan/dispatch.out; exit 1; }; head -n 1 $(BUILD)/tsan/dispatch.out; }; \
@@ -208,7 +209,7 @@ check-tsan:
 	dispatch "DISPATCH_ASYNC=1 DISPATCH_LANES=4 DISPATCH_FILL_US=30 DISPATCH_PEER_US=10" 2 6 20 6; \
 	for i in 1 2; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_managed || exit 1; done; \
 	for i in 1 2; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_crew || exit 1; done; \
-	echo "[tsan] 20 passed, 0 failed"
+	echo "[tsan] 21 passed, 0 failed"
 
 check: export SKIPPED = $(CURDIR)/$(BUILD)/skipped.txt
 check: all $(UNIT_BIN)

@@ -86,10 +86,16 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 typedef struct cache__ival {
     uintptr_t a, b;
@@ -578,15 +584,90 @@ static unsigned cache__keyof(const maccrt_dentry *e)
     return (unsigned)((x >> 40) % CACHE__NKEYS);
 }
 
-static pthread_cond_t *cache__key(const maccrt_dentry *e)
-{
-    return &cache__kcv[cache__keyof(e)];
-}
-
 /* Threads waiting on each key, and on cache__cv (the last slot), counted
  * before they let their parts go: a claim given back under a device's part
  * alone (cache__publish_part) wakes them only when some may wait. */
 static atomic_int cache__nsleep[CACHE__NKEYS + 1];
+
+/* MACC_DIR_FUTEX=1 (experimental, off until measured on two GPUs): waits
+ * for claims on words, not on condition variables of cache__lock. Each key
+ * (and cache__cv's slot) has a generation word, bumped at every wake-up of
+ * it. A waiter reads its key's word under the part that showed it the claim
+ * (with cache__nsleep's count, so a thread giving a claim back under a part
+ * alone sees it counted), lets the lock go, spins MACC_DIR_WAIT_SPIN_US
+ * (default 50) for the word to change, then sleeps on it (a futex), and
+ * takes the lock again as any thread does (maccrt_lock_spin). A wake-up
+ * bumps the words and wakes their sleepers without cache__lock: a fill
+ * published under its device's part no longer takes the whole lock only to
+ * wake its waiters (cache__wake_key), and a waiter no longer takes it back
+ * inside pthread_cond_wait, asleep behind every spinning thread. Why: at the
+ * start of unpinned matmul 16 256 on two H200s the helpers waited 140 us a
+ * wait for tiles another helper filled (60 on one GPU) while 2.2-2.4 of them
+ * waited for that lock on average (bench/RESULTS.md, thirty-fifth session). */
+static atomic_uint cache__kgen[CACHE__NKEYS + 1];
+
+static int cache__futex_on(void)
+{
+#if defined(__linux__)
+    static int on = -1;
+    return maccrt_env_flag(&on, "MACC_DIR_FUTEX", 0);
+#else
+    return 0;
+#endif
+}
+
+static long cache__wait_spin_ns(void)
+{
+    static long ns = -1;
+    long v = __atomic_load_n(&ns, __ATOMIC_RELAXED);
+    if (v < 0) {
+        const char *e = getenv("MACC_DIR_WAIT_SPIN_US");
+        long us = e && *e ? strtol(e, NULL, 10) : 50;
+        v = us <= 0 ? 0 : us > 100000 ? 100000000L : us * 1000L;
+        __atomic_store_n(&ns, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+
+/* Key k's word changed from g (spun for, then slept on). */
+static void cache__word_wait(unsigned k, unsigned g)
+{
+    atomic_uint *w = &cache__kgen[k];
+    long spin = cache__wait_spin_ns();
+    if (spin > 0) {
+        double end = maccrt_now() + (double)spin * 1e-9;
+        for (unsigned i = 1; atomic_load(w) == g; i++) {
+            if ((i & 63) == 0 && maccrt_now() > end)
+                break;
+            maccrt_pause();
+        }
+    }
+#if defined(__linux__)
+    while (atomic_load(w) == g)
+        (void)syscall(SYS_futex, (unsigned *)w, FUTEX_WAIT_PRIVATE, g, NULL, NULL, 0);
+#endif
+}
+
+/* Key k's word bumped, its sleepers woken (no lock needed). */
+static void cache__word_wake(unsigned k)
+{
+    atomic_fetch_add(&cache__kgen[k], 1);
+#if defined(__linux__)
+    (void)syscall(SYS_futex, (unsigned *)&cache__kgen[k], FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+#endif
+}
+
+/* Wakes key k's waiters (k == CACHE__NKEYS: cache__cv's), cache__lock held
+ * (or, with MACC_DIR_FUTEX=1, not needed). */
+static void cache__signal(unsigned k)
+{
+    if (cache__futex_on()) {
+        if (atomic_load(&cache__nsleep[k]) > 0)
+            cache__word_wake(k);
+        return;
+    }
+    pthread_cond_broadcast(k < CACHE__NKEYS ? &cache__kcv[k] : &cache__cv);
+}
 
 /* A wait for a claim to be given back ("wait:data" with MACC_TRACE): on e's
  * key, or on cache__cv when e is NULL (what is waited for is not one entry). */
@@ -599,11 +680,21 @@ static void cache__wait_on(const maccrt_dentry *e)
      * under cache__lock, which this thread keeps out until the wait has
      * begun, or under a device's part alone by a thread that then takes
      * cache__lock to wake the counted waiters: cache__publish_part) */
-    atomic_int *ns = &cache__nsleep[e ? cache__keyof(e) : CACHE__NKEYS];
+    unsigned k = e ? cache__keyof(e) : CACHE__NKEYS;
+    atomic_int *ns = &cache__nsleep[k];
     atomic_fetch_add(ns, 1); /* (before the parts go: see cache__publish_part) */
-    cache__devs_drop();
-    pthread_cond_wait(e ? cache__key(e) : &cache__cv, &cache__lock);
-    atomic_fetch_sub(ns, 1);
+    if (cache__futex_on()) {
+        unsigned g = atomic_load(&cache__kgen[k]); /* (read under the parts too) */
+        cache__devs_drop();
+        pthread_mutex_unlock(&cache__lock);
+        cache__word_wait(k, g);
+        atomic_fetch_sub(ns, 1);
+        maccrt_lock_spin(&cache__lock);
+    } else {
+        cache__devs_drop();
+        pthread_cond_wait(k < CACHE__NKEYS ? &cache__kcv[k] : &cache__cv, &cache__lock);
+        atomic_fetch_sub(ns, 1);
+    }
     cache__parts_first();
     if (t0 > 0.0) {
         cache__held_at = maccrt_now();
@@ -620,8 +711,8 @@ static void cache__cv_wait(void)
  * every waiter of cache__cv. */
 static void cache__wake(const maccrt_dentry *e)
 {
-    pthread_cond_broadcast(cache__key(e));
-    pthread_cond_broadcast(&cache__cv);
+    cache__signal(cache__keyof(e));
+    cache__signal(CACHE__NKEYS);
 }
 
 /* Whether a thread may wait for a claim on key k's entries (read under the
@@ -634,9 +725,15 @@ static int cache__may_wait(unsigned k)
 
 /* A claim of an entry of key k was given back under a device's part alone,
  * now dropped: cache__lock taken only to wake the waiters (after the part:
- * the lock order), so none is between its look and its wait. */
+ * the lock order), so none is between its look and its wait; with
+ * MACC_DIR_FUTEX=1 their words are bumped without it. */
 static void cache__wake_key(unsigned k)
 {
+    if (cache__futex_on()) {
+        cache__signal(k);
+        cache__signal(CACHE__NKEYS);
+        return;
+    }
     maccrt_lock_spin(&cache__lock);
     pthread_cond_broadcast(&cache__kcv[k]);
     pthread_cond_broadcast(&cache__cv);
@@ -1276,7 +1373,7 @@ static void cache__plan_release(cache__plan *p, int detach)
             e->wb = 0;
         else
             e->shared--;
-        pthread_cond_broadcast(cache__key(e)); /* (before e may be freed) */
+        cache__signal(cache__keyof(e)); /* (before e may be freed) */
         if (detach) {
             cache__dirty_drop(e, e->node.start, e->node.end);
             cache__detach(e);
@@ -1285,7 +1382,7 @@ static void cache__plan_release(cache__plan *p, int detach)
         }
     }
     if (p->ncl)
-        pthread_cond_broadcast(&cache__cv);
+        cache__signal(CACHE__NKEYS);
     p->ncl = 0;
     cache__plan_unindex(p);
 }
@@ -3014,7 +3111,7 @@ void maccrt_cache_flush(maccrt_device *also)
         for (size_t k = 0; k < nours[i]; k++) {
             maccrt_dentry *e = (maccrt_dentry *)ents[i][k];
             e->excl = 0;
-            pthread_cond_broadcast(cache__key(e)); /* (before e may be freed) */
+            cache__signal(cache__keyof(e)); /* (before e may be freed) */
             cache__dirty_drop(e, e->node.start, e->node.end);
             if (whole[i]) {
                 cache__sx_del(e); /* (nothing left to do when the index went at once) */
@@ -3025,7 +3122,7 @@ void maccrt_cache_flush(maccrt_device *also)
         }
         free(ents[i]);
     }
-    pthread_cond_broadcast(&cache__cv);
+    cache__signal(CACHE__NKEYS);
     cache__lock_drop();
     if (f0 > 0.0 && p.njob > 0) /* (MACC_TRACE) a "data" slice of the host: the whole synchronisation */
         maccrt_trace_event(MACCRT_TRACE_DATA, maccrt_rt.host, "flush", f0, maccrt_now(), 0);

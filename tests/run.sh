@@ -50,8 +50,10 @@ unit)
     # sleep holds its helper where a kernel holds none, and with the end
     # handed over besides, their splits and times follow the host's load (on
     # 2 cores, 2 to 4 runs of 10 failed one of them)
+    # and once more with the directory's waits on words (MACC_DIR_FUTEX=1,
+    # experimental: cache.c), every wait and wake-up of the suite through them
     for bin in "$@"; do
-        case $bin in */test_runtime) set -- "$@" "ASYNC:$bin" ;; esac
+        case $bin in */test_runtime) set -- "$@" "ASYNC:$bin" "WORDS:$bin" ;; esac
     done
     for bin in "$@"; do
         name=$(basename "$bin")
@@ -60,6 +62,11 @@ unit)
             bin=${bin#ASYNC:}
             name="$(basename "$bin") (gpu suite, asynchronous ends)"
             out=$(MACC_TEST_FAKE_ASYNC_US=20 "$bin" --jobs 2 --filter 'gpu/!(*chain*|a_link*|write_backs_of*|copies_*)' 2>&1)
+            ;;
+        WORDS:*)
+            bin=${bin#WORDS:}
+            name="$(basename "$bin") (gpu suite, waits on words)"
+            out=$(MACC_DIR_FUTEX=1 "$bin" --jobs 2 --filter 'gpu/*' 2>&1)
             ;;
         *) out=$("$bin" --jobs 2 2>&1) ;;
         esac
