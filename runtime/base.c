@@ -123,19 +123,15 @@ int maccrt_lock_try(pthread_mutex_t *m)
     return base__looks_free(m) ? pthread_mutex_trylock(m) : EBUSY;
 }
 
-static int base__lock_tries = -1; /* MACC_LOCK_TRIES (default 200) */
+static long base__lock_tries = -1; /* MACC_LOCK_TRIES (default 200) */
 
 void maccrt_lock_spin(pthread_mutex_t *m)
 {
     int on = maccrt_env_flag(&base__lock_spin, "MACC_LOCK_SPIN", 1);
-    int tries = __atomic_load_n(&base__lock_tries, __ATOMIC_RELAXED);
-    if (tries < 0) {
-        const char *v = getenv("MACC_LOCK_TRIES");
-        long t = v && *v ? strtol(v, NULL, 10) : 200;
-        tries = t < 32 ? 32 : t > 1000000 ? 1000000 : (int)t;
-        __atomic_store_n(&base__lock_tries, tries, __ATOMIC_RELAXED);
-    }
-    for (int i = 0; on && i < tries; i++) {
+    long tries = __atomic_load_n(&base__lock_tries, __ATOMIC_RELAXED);
+    if (tries < 0)
+        tries = maccrt_env_memo(&base__lock_tries, getenv("MACC_LOCK_TRIES"), 200, 32, 1000000, 1);
+    for (long i = 0; on && i < tries; i++) {
         /* tried only when it looks free: a try is an atomic write that takes
          * the lock's cache line from its holder and from every other
          * spinner (16 cores, four fake GPUs of 8 helpers: 48% of the CPU
@@ -167,18 +163,20 @@ int maccrt_poll(int (*done)(const void *arg), const void *arg, long ns)
     }
 }
 
+long maccrt_env_memo(long *memo, const char *v, long dflt, long lo, long hi, long scale)
+{
+    long x = v && *v ? strtol(v, NULL, 10) : dflt;
+    x = (x < lo ? lo : x > hi ? hi : x) * scale;
+    __atomic_store_n(memo, x, __ATOMIC_RELAXED);
+    return x;
+}
+
 static long base__doze_step = -1; /* MACC_DOZE_US, in ns */
 
 long maccrt_doze_step(void)
 {
     long ns = __atomic_load_n(&base__doze_step, __ATOMIC_RELAXED);
-    if (ns < 0) {
-        const char *v = getenv("MACC_DOZE_US");
-        long us = v && *v ? strtol(v, NULL, 10) : 20;
-        ns = us <= 0 ? 0 : us > 10000 ? 10000000L : us * 1000L;
-        __atomic_store_n(&base__doze_step, ns, __ATOMIC_RELAXED);
-    }
-    return ns;
+    return ns >= 0 ? ns : maccrt_env_memo(&base__doze_step, getenv("MACC_DOZE_US"), 20, 0, 10000, 1000);
 }
 
 int maccrt_doze(int (*done)(const void *arg), const void *arg, long ns)

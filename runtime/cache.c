@@ -620,13 +620,7 @@ static long cache__wait_spin_ns(void)
 {
     static long ns = -1;
     long v = __atomic_load_n(&ns, __ATOMIC_RELAXED);
-    if (v < 0) {
-        const char *e = getenv("MACC_DIR_WAIT_SPIN_US");
-        long us = e && *e ? strtol(e, NULL, 10) : 50;
-        v = us <= 0 ? 0 : us > 100000 ? 100000000L : us * 1000L;
-        __atomic_store_n(&ns, v, __ATOMIC_RELAXED);
-    }
-    return v;
+    return v >= 0 ? v : maccrt_env_memo(&ns, getenv("MACC_DIR_WAIT_SPIN_US"), 50, 0, 100000, 1000);
 }
 
 /* Key k's word changed from g (spun for, then slept on). */

@@ -1086,6 +1086,10 @@ int maccrt_parse_devices(const char *s, maccrt_devsel *out, char *err, size_t er
 int maccrt_parse_offload(const char *s);
 /* Parses MACC_HOST_THREADS and other positive integers; -1 when invalid. */
 long maccrt_parse_positive(const char *s);
+/* A numeric setting read once: v (its getenv, NULL or empty: dflt) clamped
+ * to [lo, hi], times scale, stored in *memo (relaxed) and returned. The
+ * caller reads *memo first and calls this while it is negative. */
+long maccrt_env_memo(long *memo, const char *v, long dflt, long lo, long hi, long scale);
 
 typedef struct maccrt_runtime {
     pthread_mutex_t lock; /* see the locking order at the top */
