@@ -76,8 +76,6 @@ typedef int cuda__no_cuda_headers; /* not an empty translation unit */
 #include <stdint.h>
 #include <time.h>
 #include <unistd.h>
-#if defined(__SSE2__)
-#endif
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
@@ -781,8 +779,8 @@ static int cuda__init_device(maccrt_device *d)
     pthread_mutex_unlock(&g->lock);
     if (g->async)
         cuda__async_start(g); /* (g's device current) */
-    /* the copying crew shares the staged copies' memcpy (crew.c): as many
-     * threads as the cores every GPU's helpers and watcher leave */
+    /* the copying crew shares the staged copies' memcpy (crew.c): by default
+     * half the cores that every GPU's helpers and watcher leave */
     if (cuda__staging())
         (void)maccrt_crew_start(cuda__prep_n * cuda__split * (n + 1));
     cuda__enable_peers(g);
@@ -1558,7 +1556,8 @@ static char *cuda__slot(const cuda__stage *st, size_t i)
  * DMA 21-24 us, a whole staged tile 139 -> 115 us; unpinned matmul 16 256
  * 2481-2639 -> 2664-2945 GFLOP/s on one GPU, 4053-4174 -> 4473-4981 on two,
  * 8 512 3418-3453 -> 3608-3671 on one. MACC_CUDA_STAGE_NT=0: the C
- * library's memcpy. */
+ * library's memcpy. The copy is shared with the copying crew in parts
+ * (maccrt_crew_copy), each fenced, and returns once all are in the slot. */
 static void cuda__to_slot(const cuda__stage *st, char *slot, const char *src, size_t n)
 {
     maccrt_crew_copy(st->job, slot, src, n, cuda__stage_nt);
