@@ -677,18 +677,16 @@ static void cache__wait_on(const maccrt_dentry *e)
     unsigned k = e ? cache__keyof(e) : CACHE__NKEYS;
     atomic_int *ns = &cache__nsleep[k];
     atomic_fetch_add(ns, 1); /* (before the parts go: see cache__publish_part) */
+    unsigned g = atomic_load(&cache__kgen[k]); /* (MACC_DIR_FUTEX: read under the parts too) */
+    cache__devs_drop();
     if (cache__futex_on()) {
-        unsigned g = atomic_load(&cache__kgen[k]); /* (read under the parts too) */
-        cache__devs_drop();
         pthread_mutex_unlock(&cache__lock);
         cache__word_wait(k, g);
-        atomic_fetch_sub(ns, 1);
         maccrt_lock_spin(&cache__lock);
     } else {
-        cache__devs_drop();
         pthread_cond_wait(k < CACHE__NKEYS ? &cache__kcv[k] : &cache__cv, &cache__lock);
-        atomic_fetch_sub(ns, 1);
     }
+    atomic_fetch_sub(ns, 1);
     cache__parts_first();
     if (t0 > 0.0) {
         cache__held_at = maccrt_now();
@@ -701,12 +699,17 @@ static void cache__cv_wait(void)
     cache__wait_on(NULL);
 }
 
-/* A claim of e was given back (cache__lock held): its key's waiters, and
- * every waiter of cache__cv. */
+/* A claim of an entry of key k was given back (cache__lock held): the
+ * key's waiters, and every waiter of cache__cv. */
+static void cache__wake_k(unsigned k)
+{
+    cache__signal(k);
+    cache__signal(CACHE__NKEYS);
+}
+
 static void cache__wake(const maccrt_dentry *e)
 {
-    cache__signal(cache__keyof(e));
-    cache__signal(CACHE__NKEYS);
+    cache__wake_k(cache__keyof(e));
 }
 
 /* Whether a thread may wait for a claim on key k's entries (read under the
@@ -723,15 +726,12 @@ static int cache__may_wait(unsigned k)
  * MACC_DIR_FUTEX=1 their words are bumped without it. */
 static void cache__wake_key(unsigned k)
 {
-    if (cache__futex_on()) {
-        cache__signal(k);
-        cache__signal(CACHE__NKEYS);
-        return;
-    }
-    maccrt_lock_spin(&cache__lock);
-    pthread_cond_broadcast(&cache__kcv[k]);
-    pthread_cond_broadcast(&cache__cv);
-    pthread_mutex_unlock(&cache__lock);
+    int lock = !cache__futex_on();
+    if (lock)
+        maccrt_lock_spin(&cache__lock);
+    cache__wake_k(k);
+    if (lock)
+        pthread_mutex_unlock(&cache__lock);
 }
 
 static atomic_long cache__ncached; /* cached (not held) entries in trees, all devices */

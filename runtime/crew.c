@@ -35,7 +35,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -66,10 +65,12 @@ static struct {
     int started;
     pthread_t threads[CREW__MAX_THREADS];
     _Atomic size_t part; /* bytes per part (MACC_COPY_PART_KB, default 64); 0 before the start */
-    long spin_ns;        /* MACC_COPY_SPIN_US (set before any crew thread starts) */
+    long spin_ns;        /* MACC_COPY_SPIN_US, in ns (set before any crew thread starts) */
 } crew = {.lock = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
-void maccrt_copy_block(void *dst, const void *src, size_t n, int nt)
+/* n bytes copied by the calling thread: non-temporal stores where dst is
+ * 16-byte aligned (nt), fenced, else memcpy. */
+static void crew__copy_block(void *dst, const void *src, size_t n, int nt)
 {
 #if defined(__SSE2__)
     char *d = dst;
@@ -111,23 +112,16 @@ static int crew__claim(maccrt_crew_job *j)
     size_t part = atomic_load_explicit(&crew.part, memory_order_relaxed);
     size_t bytes = atomic_load_explicit(&j->bytes, memory_order_relaxed), off = (size_t)(s & 0xffff) * part;
     size_t len = bytes - off < part ? bytes - off : part;
-    maccrt_copy_block(atomic_load_explicit(&j->dst, memory_order_relaxed) + off,
+    crew__copy_block(atomic_load_explicit(&j->dst, memory_order_relaxed) + off,
                       atomic_load_explicit(&j->src, memory_order_relaxed) + off, len,
                       atomic_load_explicit(&j->nt, memory_order_relaxed));
     return 1;
 }
 
-static long crew__ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
 static void *crew__thread(void *arg)
 {
     (void)arg;
-    long last = crew__ns();
+    double last = maccrt_now(), spin = (double)crew.spin_ns * 1e-9;
     for (;;) {
         long seen = atomic_load(&crew.posted);
         int worked = 0;
@@ -144,12 +138,12 @@ static void *crew__thread(void *arg)
         }
         if (atomic_load(&crew.stop))
             break;
-        long t = crew__ns();
+        double t = maccrt_now();
         if (worked) {
             last = t;
             continue;
         }
-        if (t - last < crew.spin_ns) {
+        if (t - last < spin) {
             maccrt_pause();
             continue;
         }
@@ -159,16 +153,9 @@ static void *crew__thread(void *arg)
             pthread_cond_wait(&crew.cv, &crew.lock);
         atomic_fetch_sub(&crew.sleepers, 1);
         pthread_mutex_unlock(&crew.lock);
-        last = crew__ns();
+        last = maccrt_now();
     }
     return NULL;
-}
-
-/* A setting's value (v: its getenv), dflt when unset, within [lo, hi]. */
-static long crew__env(const char *v, long dflt, long lo, long hi)
-{
-    long x = v && *v ? strtol(v, NULL, 10) : dflt;
-    return x < lo ? lo : x > hi ? hi : x;
 }
 
 int maccrt_crew_start(int busy)
@@ -183,9 +170,11 @@ int maccrt_crew_start(int busy)
          * (a thread descheduled in its part holds its caller) */
         long free_cores = ncpu - busy - 1;
         long dflt = free_cores < 2 ? 0 : free_cores / 2 > 8 ? 8 : free_cores / 2;
-        int n = (int)crew__env(getenv("MACC_COPY_THREADS"), dflt, 0, CREW__MAX_THREADS);
-        atomic_store(&crew.part, (size_t)crew__env(getenv("MACC_COPY_PART_KB"), 64, 4, 1L << 20) << 10);
-        crew.spin_ns = crew__env(getenv("MACC_COPY_SPIN_US"), 200, 0, 1000000) * 1000L;
+        long n, part;
+        (void)maccrt_env_memo(&n, getenv("MACC_COPY_THREADS"), dflt, 0, CREW__MAX_THREADS, 1);
+        (void)maccrt_env_memo(&part, getenv("MACC_COPY_PART_KB"), 64, 4, 1L << 20, 1024);
+        atomic_store(&crew.part, (size_t)part);
+        (void)maccrt_env_memo(&crew.spin_ns, getenv("MACC_COPY_SPIN_US"), 200, 0, 1000000, 1000);
         for (int i = 0; i < n; i++) {
             pthread_attr_t attr;
             pthread_attr_init(&attr);
@@ -226,7 +215,7 @@ void maccrt_crew_copy(maccrt_crew_job *j, void *dst, const void *src, size_t n, 
     size_t part = atomic_load_explicit(&crew.part, memory_order_relaxed);
     if (!j || part == 0 || n < 2 * part || n / part >= 0xffff ||
         atomic_load_explicit(&crew.nthreads, memory_order_relaxed) == 0) {
-        maccrt_copy_block(dst, src, n, nt);
+        crew__copy_block(dst, src, n, nt);
         return;
     }
     uint32_t nparts = (uint32_t)((n + part - 1) / part);

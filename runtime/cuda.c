@@ -1547,22 +1547,6 @@ static char *cuda__slot(const cuda__stage *st, size_t i)
     return st->buf + (i & 1) * st->chunk;
 }
 
-/* A chunk of a copy to the GPU into its staging slot (16-byte aligned). With
- * the C library's memcpy the slot's lines stayed modified in the copying
- * core's cache and the DMA that read them waited for each: on two H100s a
- * 512 KiB chunk's DMA took 45-60 us after its memcpy (65 us), the next
- * chunk's slot waited as long. Non-temporal stores write the slot to memory
- * (the program's bytes are read once, prefetched ahead): memcpy 76-87 us,
- * DMA 21-24 us, a whole staged tile 139 -> 115 us; unpinned matmul 16 256
- * 2481-2639 -> 2664-2945 GFLOP/s on one GPU, 4053-4174 -> 4473-4981 on two,
- * 8 512 3418-3453 -> 3608-3671 on one. MACC_CUDA_STAGE_NT=0: the C
- * library's memcpy. The copy is shared with the copying crew in parts
- * (maccrt_crew_copy), each fenced, and returns once all are in the slot. */
-static void cuda__to_slot(const cuda__stage *st, char *slot, const char *src, size_t n)
-{
-    maccrt_crew_copy(st->job, slot, src, n, cuda__stage_nt);
-}
-
 static cudaError_t cuda__copy_staged(cuda__stage *st, cudaStream_t s, char *dst, const char *src,
                                      size_t bytes, int to_dev)
 {
@@ -1585,7 +1569,18 @@ static cudaError_t cuda__copy_staged(cuda__stage *st, cudaStream_t s, char *dst,
                     break;
                 st->h2d_out[k] = 0;
             }
-            cuda__to_slot(st, cuda__slot(st, k), src + i * C, cuda__chunk_len(st, bytes, i));
+            /* A chunk of a copy to the GPU into its staging slot (16-byte aligned). With
+             * the C library's memcpy the slot's lines stayed modified in the copying
+             * core's cache and the DMA that read them waited for each: on two H100s a
+             * 512 KiB chunk's DMA took 45-60 us after its memcpy (65 us), the next
+             * chunk's slot waited as long. Non-temporal stores write the slot to memory
+             * (the program's bytes are read once, prefetched ahead): memcpy 76-87 us,
+             * DMA 21-24 us, a whole staged tile 139 -> 115 us; unpinned matmul 16 256
+             * 2481-2639 -> 2664-2945 GFLOP/s on one GPU, 4053-4174 -> 4473-4981 on two,
+             * 8 512 3418-3453 -> 3608-3671 on one. MACC_CUDA_STAGE_NT=0: the C
+             * library's memcpy. The copy is shared with the copying crew in parts
+             * (maccrt_crew_copy), each fenced, and returns once all are in the slot. */
+            maccrt_crew_copy(st->job, cuda__slot(st, k), src + i * C, cuda__chunk_len(st, bytes, i), cuda__stage_nt);
             e = cudaMemcpyAsync(dst + i * C, cuda__slot(st, k), cuda__chunk_len(st, bytes, i), cudaMemcpyHostToDevice,
                                 s);
             if (e == cudaSuccess && (e = cudaEventRecord(st->ev[k], s)) == cudaSuccess)

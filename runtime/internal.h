@@ -998,8 +998,7 @@ long maccrt_doze_step(void);
  * (maccrt_crew_job_new: NULL when all are handed out; copies then run
  * alone). maccrt_crew_copy copies n bytes, in parts the crew and the caller
  * claim, and returns once all are copied; nt: non-temporal stores where dst
- * is 16-byte aligned, fenced (maccrt_copy_block: the same, by the caller
- * alone). */
+ * is 16-byte aligned, fenced. */
 typedef struct maccrt_crew_job maccrt_crew_job;
 int maccrt_crew_start(int busy);
 void maccrt_crew_stop(void);
@@ -1007,7 +1006,6 @@ int maccrt_crew_threads(void);
 long maccrt_crew_parts(void); /* parts the crew's threads copied so far */
 maccrt_crew_job *maccrt_crew_job_new(void);
 void maccrt_crew_copy(maccrt_crew_job *j, void *dst, const void *src, size_t n, int nt);
-void maccrt_copy_block(void *dst, const void *src, size_t n, int nt);
 
 /* Places as many ready tasks as the tokens allow. GPU tasks placed are
  * handed to their plugins by maccrt_sched_submit_placed, which the caller
