@@ -2432,7 +2432,7 @@ extern const maccrt_plugin maccrt_cuda_plugin;
 const maccrt_plugin maccrt_cuda_plugin = {
     .name = "nvidia",
     .kind = MACC_DEV_NVIDIA,
-    .caps = 0,
+    .caps = MACCRT_CAP_SHARES,
     .prepare = cuda__prepare,
     .early = 1,
     .discover = cuda__discover,

@@ -162,7 +162,9 @@ struct maccrt_device;
 
 /* Device capabilities. */
 enum {
-    MACCRT_CAP_SHARED_MEM = 1 /* device addresses are host addresses (the host) */
+    MACCRT_CAP_SHARED_MEM = 1, /* device addresses are host addresses (the host) */
+    MACCRT_CAP_SHARES = 2      /* its tasks at once share one processor (a GPU): each runs longer
+                                * the more run beside it (eft's occupancy term, sched.c) */
 };
 
 /* Error code a plugin's alloc reports for "out of device memory" (device
@@ -744,6 +746,7 @@ typedef struct maccrt_task {
     int keep;       /* a tiny host task kept for its creating thread (task.c, host.c) */
     int sample;     /* a host task whose run is timed for the tiny-task measure (sample_s) */
     double sample_s;
+    float occ; /* its device's tasks placed and not finished: at its placement (itself included), then the mean with its end's (sched.c) */
     int explore_threads; /* > 0: the host's exploring instance, run with this many threads (sched.c) */
     int op;         /* MACCRT_OP_*: a data operation instead of a region */
 
@@ -1053,6 +1056,9 @@ typedef struct maccrt_region_info {
     long druns[MACCRT_MAX_DEVICES];
     double dema_s[MACCRT_MAX_DEVICES], ddev_s[MACCRT_MAX_DEVICES];
     double dlast_at[MACCRT_MAX_DEVICES]; /* when each device's last sample came (0: none timed) */
+    /* moving average of the device's tasks in flight over a sample's run
+     * (devices that share one processor: eft's occupancy term), per device */
+    double docc[MACCRT_MAX_DEVICES], occ_s[MACC_DEV_NKINDS]; /* (and per kind) */
     /* resources(auto): instances measured and their mean time per level */
     int auto_runs[MACC_DEV_NKINDS][MACCRT_AUTO_LEVELS];
     int auto_started[MACC_DEV_NKINDS][MACCRT_AUTO_LEVELS];

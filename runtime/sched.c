@@ -227,6 +227,7 @@ static int sched__need(maccrt_task *t, maccrt_device *d, const MACC_Version **vo
 }
 
 static double sched__estimate(maccrt_task *t, maccrt_device *d);
+static double sched__occupancy(const maccrt_task *t, const maccrt_device *d, int ahead);
 
 /* Whether a kind other than `kind` has run ri's region. */
 static int sched__measured_other(const maccrt_region_info *ri, int kind)
@@ -273,7 +274,7 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
     t->ver = v;
     t->tokens = need;
     /* the expected end: eft compares it across devices (one device: no choice) */
-    t->exp_end = maccrt_rt.ndevices > 1 ? sched__now() + sched__estimate(t, d) : 0.0;
+    t->exp_end = maccrt_rt.ndevices > 1 ? sched__now() + sched__estimate(t, d) * sched__occupancy(t, d, d->nplaced) : 0.0;
     /* its copies queue on d's link (eft's link term) until its maps are acquired */
     if (t->chose_dev1 == d->num + 1 && t->chose_xfer > 0 && !t->op) {
         t->link_ns = (long long)(t->chose_xfer * 1e9);
@@ -286,6 +287,7 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
         d->placed->dprev = t;
     d->placed = t;
     d->nplaced++;
+    t->occ = (float)d->nplaced;
     t->pidx = -1;
     if (d->npend < MACCRT_PEND) {
         t->pidx = d->npend++;
@@ -721,6 +723,7 @@ void maccrt_sched_release(maccrt_task *t)
     if (t->dnext)
         t->dnext->dprev = t->dprev;
     t->dprev = t->dnext = NULL;
+    t->occ = 0.5f * (t->occ + (float)d->nplaced); /* (the mean of its start's and its end's) */
     d->nplaced--;
     if (t->pidx >= 0 && t->pidx < d->npend && d->ptask[t->pidx] == t) {
         int last = --d->npend;
@@ -903,6 +906,28 @@ static double sched__estimate_hi(maccrt_task *t, maccrt_device *d, double e)
     return e + 2 * (sched__own(ri, d) ? ri->ddev_s[d->num] : ri->dev_s[d->kind]);
 }
 
+/* The occupancy term (devices whose tasks share one processor: a GPU's
+ * kernels at once share its SMs, each running longer the more run beside
+ * it). A run time is learned with the mean number of the device's tasks in
+ * flight over it (docc); with `ahead` tasks placed there and not finished,
+ * a task placed now runs about (ahead + 1) / docc of that time, when that
+ * is less (fewer in flight than usual). Without it an idle GPU and one
+ * running twenty kernels looked alike to eft, and a chain stayed on the
+ * busy GPU that held its tile while the other idled: matmul 8 512 on two
+ * H200s, one GPU ending 1.1-2.3 ms before the other in a 20 ms run (232
+ * tasks against 280). MACC_EFT_OCCUPANCY=0: off. */
+static double sched__occupancy(const maccrt_task *t, const maccrt_device *d, int ahead)
+{
+    static int on = -1;
+    if (!(d->plugin->caps & MACCRT_CAP_SHARES) || !t->region || !maccrt_env_flag(&on, "MACC_EFT_OCCUPANCY", 1))
+        return 1;
+    maccrt_region_info *ri = maccrt_region_info_get(t->region);
+    if (!ri->runs[d->kind])
+        return 1;
+    double c = sched__own(ri, d) ? ri->docc[d->num] : ri->occ_s[d->kind];
+    return ahead + 1 < c ? (ahead + 1) / c : 1;
+}
+
 /* One more sample: the moving average and the moving average of the
  * deviation from it (weights 0.8 / 0.2); the first sample sets the mean. */
 static void sched__learn(long *runs, double *ema, double *dev, double seconds)
@@ -916,6 +941,11 @@ static void sched__learn(long *runs, double *ema, double *dev, double seconds)
 static void policy__observe(maccrt_task *t, maccrt_device *d, double seconds)
 {
     maccrt_region_info *ri = maccrt_region_info_get(t->region);
+    if (d->plugin->caps & MACCRT_CAP_SHARES) {
+        double c = t->occ >= 1 ? t->occ : 1;
+        ri->docc[d->num] = ri->druns[d->num] ? 0.8 * ri->docc[d->num] + 0.2 * c : c;
+        ri->occ_s[d->kind] = ri->runs[d->kind] ? 0.8 * ri->occ_s[d->kind] + 0.2 * c : c;
+    }
     sched__learn(&ri->runs[d->kind], &ri->ema_s[d->kind], &ri->dev_s[d->kind], seconds);
     sched__learn(&ri->druns[d->num], &ri->dema_s[d->num], &ri->ddev_s[d->num], seconds);
     ri->dlast_at[d->num] = sched__now();
@@ -1156,10 +1186,10 @@ static double eft__finish(maccrt_task *t, maccrt_device *d, int backlog, double 
 {
     double est = sched__estimate_hi(t, d, mean);
     int slots = eft__slots(t, d);
-    est += xfer;
     int ahead = d->nplaced + backlog;
     if (ahead < slots)
-        return now + est;
+        return now + est * sched__occupancy(t, d, ahead) + xfer;
+    est += xfer;
     double first = eft__first(d);
     double rem = first > now ? first - now : 0;
     return now + rem + (double)((ahead - slots) / slots) * est + est;
@@ -1182,7 +1212,10 @@ static double eft__end(maccrt_task *t, maccrt_device *d, int backlog, double now
         x += (double)atomic_load(&d->link_ns) * 1e-9;
     *xfer = x;
     *mean = sched__estimate(t, d);
-    return eft__finish(t, d, backlog, now, x, *mean);
+    double end = eft__finish(t, d, backlog, now, x, *mean);
+    if (d->nplaced + backlog < eft__slots(t, d))
+        *mean *= sched__occupancy(t, d, d->nplaced + backlog); /* (the tie margin's run) */
+    return end;
 }
 
 /* The margin within which two devices' ends tie (est: the run alone on d,
@@ -1371,7 +1404,7 @@ static int eft__stays(maccrt_task *t, maccrt_device *h, maccrt_mask cand, maccrt
     if (rh < 0)
         return 0; /* (the directory was busy: choose decides without it) */
     double xh = eft__moves(t, h, rh);
-    double eh = sched__estimate_hi(t, h, sched__estimate(t, h));
+    double eh = sched__estimate_hi(t, h, sched__estimate(t, h)) * sched__occupancy(t, h, h->nplaced);
     for (int i = 0; i < rt->ndevices; i++) {
         if (!(others & MACCRT_BIT(i)))
             continue;
@@ -1383,7 +1416,8 @@ static int eft__stays(maccrt_task *t, maccrt_device *h, maccrt_mask cand, maccrt
             if (re < 0 || eft__moves(t, e, re) < xh)
                 return 0;
         }
-        double mean = sched__estimate(t, e), ee = sched__estimate_hi(t, e, mean);
+        double occ = sched__occupancy(t, e, e->nplaced);
+        double mean = sched__estimate(t, e) * occ, ee = sched__estimate_hi(t, e, sched__estimate(t, e)) * occ;
         double tol = 1e-6;
         if (e->kind == h->kind) {
             double m = 0.5 * (mean < eh ? mean : eh);
