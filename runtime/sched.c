@@ -274,7 +274,7 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
     t->ver = v;
     t->tokens = need;
     /* the expected end: eft compares it across devices (one device: no choice) */
-    t->exp_end = maccrt_rt.ndevices > 1 ? sched__now() + sched__estimate(t, d) * sched__occupancy(t, d, d->nplaced) : 0.0;
+    t->exp_end = maccrt_rt.ndevices > 1 ? sched__now() + sched__estimate(t, d) : 0.0;
     /* its copies queue on d's link (eft's link term) until its maps are acquired */
     if (t->chose_dev1 == d->num + 1 && t->chose_xfer > 0 && !t->op) {
         t->link_ns = (long long)(t->chose_xfer * 1e9);
@@ -921,6 +921,14 @@ static double sched__occupancy(const maccrt_task *t, const maccrt_device *d, int
     static int on = -1;
     if (!(d->plugin->caps & MACCRT_CAP_SHARES) || !t->region || !maccrt_env_flag(&on, "MACC_EFT_OCCUPANCY", 1))
         return 1;
+    /* only between devices that all share so (GPUs): beside a host
+     * candidate a lightly loaded GPU looked so much sooner that the host
+     * took fewer of nbody's tasks, and the shared run lost what it gave
+     * (two H200s, host + one GPU: sh/sum 0.955 -> 0.941-0.946) */
+    maccrt_runtime *rt = &maccrt_rt;
+    for (int i = 0; i < rt->ndevices; i++)
+        if ((t->cand & MACCRT_BIT(i)) && !(rt->devices[i]->plugin->caps & MACCRT_CAP_SHARES))
+            return 1;
     maccrt_region_info *ri = maccrt_region_info_get(t->region);
     if (!ri->runs[d->kind])
         return 1;
