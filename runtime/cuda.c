@@ -740,6 +740,7 @@ static int cuda__init_device(maccrt_device *d)
     }
     /* tasks that run at once: one per helper, or per lane */
     d->concurrency = g->async ? g->nlanes : g->nhelpers;
+    d->shares = 1; /* its kernels at once share its SMs (eft's occupancy term) */
     if (e != cudaSuccess) {
         cuda__clear();
         maccrt_warn(NULL, "%s: cannot create streams: %s", d->name, cudaGetErrorString(e));
@@ -2432,7 +2433,7 @@ extern const maccrt_plugin maccrt_cuda_plugin;
 const maccrt_plugin maccrt_cuda_plugin = {
     .name = "nvidia",
     .kind = MACC_DEV_NVIDIA,
-    .caps = MACCRT_CAP_SHARES,
+    .caps = 0,
     .prepare = cuda__prepare,
     .early = 1,
     .discover = cuda__discover,

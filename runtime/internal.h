@@ -162,9 +162,7 @@ struct maccrt_device;
 
 /* Device capabilities. */
 enum {
-    MACCRT_CAP_SHARED_MEM = 1, /* device addresses are host addresses (the host) */
-    MACCRT_CAP_SHARES = 2      /* its tasks at once share one processor (a GPU): each runs longer
-                                * the more run beside it (eft's occupancy term, sched.c) */
+    MACCRT_CAP_SHARED_MEM = 1 /* device addresses are host addresses (the host) */
 };
 
 /* Error code a plugin's alloc reports for "out of device memory" (device
@@ -329,6 +327,9 @@ typedef struct maccrt_device {
     void *pdata;      /* plugin state */
     int selectable;   /* in MACC_DEVICES: eligible for device(any) and defaults */
     int cc;           /* nvidia: compute capability * 10 */
+    int shares;       /* its tasks at once share one processor, each running longer the more run
+                       * beside it (a GPU's kernels: set by the plugin's init_device; eft's
+                       * occupancy term, sched.c) */
     size_t mem_bytes; /* device memory (0: unknown / host) */
 
     /* Tokens: guarded by maccrt_rt.lock (tokens_free is also read without it,

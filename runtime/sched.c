@@ -919,7 +919,7 @@ static double sched__estimate_hi(maccrt_task *t, maccrt_device *d, double e)
 static double sched__occupancy(const maccrt_task *t, const maccrt_device *d, int ahead)
 {
     static int on = -1;
-    if (!(d->plugin->caps & MACCRT_CAP_SHARES) || !t->region || !maccrt_env_flag(&on, "MACC_EFT_OCCUPANCY", 1))
+    if (!d->shares || !t->region || !maccrt_env_flag(&on, "MACC_EFT_OCCUPANCY", 1))
         return 1;
     /* only between devices that all share so (GPUs): beside a host
      * candidate a lightly loaded GPU looked so much sooner that the host
@@ -927,7 +927,7 @@ static double sched__occupancy(const maccrt_task *t, const maccrt_device *d, int
      * (two H200s, host + one GPU: sh/sum 0.955 -> 0.941-0.946) */
     maccrt_runtime *rt = &maccrt_rt;
     for (int i = 0; i < rt->ndevices; i++)
-        if ((t->cand & MACCRT_BIT(i)) && !(rt->devices[i]->plugin->caps & MACCRT_CAP_SHARES))
+        if ((t->cand & MACCRT_BIT(i)) && !rt->devices[i]->shares)
             return 1;
     maccrt_region_info *ri = maccrt_region_info_get(t->region);
     if (!ri->runs[d->kind])
@@ -949,7 +949,7 @@ static void sched__learn(long *runs, double *ema, double *dev, double seconds)
 static void policy__observe(maccrt_task *t, maccrt_device *d, double seconds)
 {
     maccrt_region_info *ri = maccrt_region_info_get(t->region);
-    if (d->plugin->caps & MACCRT_CAP_SHARES) {
+    if (d->shares) {
         double c = t->occ >= 1 ? t->occ : 1;
         ri->docc[d->num] = ri->druns[d->num] ? 0.8 * ri->docc[d->num] + 0.2 * c : c;
         ri->occ_s[d->kind] = ri->runs[d->kind] ? 0.8 * ri->occ_s[d->kind] + 0.2 * c : c;

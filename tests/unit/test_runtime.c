@@ -1463,6 +1463,7 @@ static int fgpu_init(maccrt_device *d)
     d->cc = d->index == 0 ? 80 : 60;
     d->concurrency = 4; /* its helpers */
     d->mem_bytes = (size_t)1 << 30;
+    d->shares = getenv("MACC_TEST_FAKE_SHARES") != NULL; /* (eft's occupancy term) */
     return 0;
 }
 
@@ -2740,6 +2741,49 @@ Test(gpu, chains_stay_on_the_gpu_that_holds_their_data)
     cr_assert_gt(macc_device_tasks(1), 0);
     /* (the old rule: 3.1-6.9 MB; this one 0.1-0.4 MB, 0.85 MB on a loaded host) */
     cr_assert_leq(p2p, (unsigned long long)C * 8 * sizeof y[0], "%llu bytes GPU to GPU", p2p);
+}
+
+/* eft's occupancy term. Fake GPUs whose tasks share one processor
+ * (MACC_TEST_FAKE_SHARES: d->shares): a link sleeps 1 ms for every task its
+ * GPU runs at its start, as kernels at once share a GPU. Four chains start
+ * on GPU 0 (their first links there), four links at once, each 4 ms. The
+ * other links may run on either GPU: an idle GPU 1 ends one in about a
+ * quarter of that, so chains move there, and the work ends shared. Without
+ * the term both GPUs look alike (4 ms) and locality kept every link on
+ * GPU 0 (MACC_EFT_OCCUPANCY=0: 0 of 40 on GPU 1, checked; with it 20-23). */
+static atomic_int shared_running[4];
+static int fn_shared_link(void *args, MACC_TaskEnv *env)
+{
+    double *y = env->ptrs[0];
+    y[0] += 1;
+    int i = env->device_index >= 0 && env->device_index < 4 ? env->device_index : 0;
+    int n = atomic_fetch_add(&shared_running[i], 1) + 1;
+    sleep_ms(*(const int *)args * n);
+    atomic_fetch_sub(&shared_running[i], 1);
+    return 0;
+}
+static const MACC_Version r_shared_v[] = {{MACC_DEV_NVIDIA, 0, 25, 0, fn_shared_link}};
+static const MACC_Region r_shared = {{"sched.c", 10, 1, "test"}, "r_shared", 1, r_shared_v};
+
+Test(gpu, an_idle_gpu_beside_one_that_shares_itself_among_chains_takes_links)
+{
+    enum { C = 4, L = 11, N = 512 };
+    static double y[C][N];
+    setenv("MACC_DEVICES", "nvidia", 1);
+    setenv("MACC_TEST_FAKE_SHARES", "1", 1);
+    for (int k = 0; k < L; k++)
+        for (int c = 0; c < C; c++) {
+            MACC_Map m = {"y", y[c], y[c], sizeof y[c], MACC_MAP_TOFROM};
+            MACC_Dep d = {y[c], sizeof y[c], MACC_DEP_INOUT};
+            int ms = 1;
+            MACC_target(&r_shared, &ms, sizeof ms, 1, &m, 1, &d, MACC_NOWAIT, k == 0 ? 0 : MACC_DEVICE_ANY, 1);
+        }
+    MACC_taskwait(NULL);
+    for (int c = 0; c < C; c++)
+        cr_assert_eq(y[c][0], L, "chain %d: %g links", c, y[c][0]);
+    long on1 = macc_device_tasks(1);
+    cr_assert_eq(macc_device_tasks(0) + on1, C * L);
+    cr_assert_geq(on1, C * (L - 1) / 4, "%ld of %d links on the idle GPU", on1, C * (L - 1));
 }
 
 /* Two program threads create chains at once on two fake GPUs, each link
