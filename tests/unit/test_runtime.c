@@ -2720,21 +2720,29 @@ static int fn_link(void *args, MACC_TaskEnv *env)
  * one GPU to the other. */
 static const MACC_Version r_sticky_v[] = {{MACC_DEV_NVIDIA, 0, 50, 0, fn_link}};
 static const MACC_Region r_sticky = {{"sched.c", 9, 1, "test"}, "r_sticky", 1, r_sticky_v};
+
+/* nc chains of nl links of r on the GPUs, chain c updating y[c * n ..] (n
+ * doubles; tofrom, inout), each link given ms; the first links on device
+ * `first` (the others device(any)); then the wait, and every link counted. */
+static void chains_of_links(const MACC_Region *r, int nc, int nl, double *y, size_t n, int ms, int first)
+{
+    setenv("MACC_DEVICES", "nvidia", 1);
+    for (int k = 0; k < nl; k++)
+        for (int c = 0; c < nc; c++) {
+            MACC_Map m = {"y", y + c * n, y + c * n, n * sizeof *y, MACC_MAP_TOFROM};
+            MACC_Dep d = {y + c * n, n * sizeof *y, MACC_DEP_INOUT};
+            MACC_target(r, &ms, sizeof ms, 1, &m, 1, &d, MACC_NOWAIT, k == 0 ? first : MACC_DEVICE_ANY, 1);
+        }
+    MACC_taskwait(NULL);
+    for (int c = 0; c < nc; c++)
+        cr_assert_eq(y[c * n], nl, "chain %d: %g links", c, y[c * n]);
+}
+
 Test(gpu, chains_stay_on_the_gpu_that_holds_their_data)
 {
     enum { C = 6, L = 48, N = 4096 };
     static double y[C][N];
-    setenv("MACC_DEVICES", "nvidia", 1);
-    for (int k = 0; k < L; k++)
-        for (int c = 0; c < C; c++) {
-            MACC_Map m = {"y", y[c], y[c], sizeof y[c], MACC_MAP_TOFROM};
-            MACC_Dep d = {y[c], sizeof y[c], MACC_DEP_INOUT};
-            int ms = 2;
-            MACC_target(&r_sticky, &ms, sizeof ms, 1, &m, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
-        }
-    MACC_taskwait(NULL);
-    for (int c = 0; c < C; c++)
-        cr_assert_eq(y[c][0], L, "chain %d: %g links", c, y[c][0]);
+    chains_of_links(&r_sticky, C, L, &y[0][0], N, 2, MACC_DEVICE_ANY);
     unsigned long long p2p = atomic_load(&maccrt_rt.devices[0]->bytes_p2p) +
                              atomic_load(&maccrt_rt.devices[1]->bytes_p2p);
     cr_assert_gt(macc_device_tasks(0), 0);
@@ -2769,18 +2777,8 @@ Test(gpu, an_idle_gpu_beside_one_that_shares_itself_among_chains_takes_links)
 {
     enum { C = 4, L = 11, N = 512 };
     static double y[C][N];
-    setenv("MACC_DEVICES", "nvidia", 1);
     setenv("MACC_TEST_FAKE_SHARES", "1", 1);
-    for (int k = 0; k < L; k++)
-        for (int c = 0; c < C; c++) {
-            MACC_Map m = {"y", y[c], y[c], sizeof y[c], MACC_MAP_TOFROM};
-            MACC_Dep d = {y[c], sizeof y[c], MACC_DEP_INOUT};
-            int ms = 1;
-            MACC_target(&r_shared, &ms, sizeof ms, 1, &m, 1, &d, MACC_NOWAIT, k == 0 ? 0 : MACC_DEVICE_ANY, 1);
-        }
-    MACC_taskwait(NULL);
-    for (int c = 0; c < C; c++)
-        cr_assert_eq(y[c][0], L, "chain %d: %g links", c, y[c][0]);
+    chains_of_links(&r_shared, C, L, &y[0][0], N, 1, 0);
     long on1 = macc_device_tasks(1);
     cr_assert_eq(macc_device_tasks(0) + on1, C * L);
     cr_assert_geq(on1, C * (L - 1) / 4, "%ld of %d links on the idle GPU", on1, C * (L - 1));
