@@ -358,16 +358,17 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
 
 /* ---- prefetches (MACC_PREFETCH=1, experimental) -------------------------------------------
  *
- * A ready task that waits in a GPU's own queue (for its tokens) has its
- * `to` sections brought there meanwhile by one of that GPU's helpers
- * (plugin->helpers_post, maccrt_map_prefetch), so that when it is placed
- * its maps find them valid. Why: chains that start together end together,
- * and the next group's tasks were placed only then, each filling its tiles
- * while the GPU drained (matmul 8 512 on two H200s: about 0.8 ms of a 20
- * ms run with both GPUs nearly idle, 12-13 ms in). At most one prefetch
- * per GPU at a time, of the first task of its queue's first SCHED__PF_SCAN
- * not asked for yet; asked for at the walk's end and posted after the
- * runtime lock (maccrt_sched_submit_placed). The task may still go
+ * A ready task that waits for a GPU's tokens has its `to` sections brought
+ * there meanwhile by one of that GPU's helpers (plugin->helpers_post,
+ * maccrt_map_prefetch), so that when it is placed its maps find them
+ * valid. Why: chains that start together end together, and the next
+ * group's tasks were placed only then, each filling its tiles while the GPU
+ * drained (matmul 8 512 on two H200s: about 0.8 ms of a 20 ms run with both
+ * GPUs nearly idle, 12-13 ms in). At most one prefetch per GPU at a time,
+ * of the first task not asked for yet among the first SCHED__PF_SCAN of the
+ * GPU's own queue, else of the global queue's that may run there; asked
+ * for at the walk's end and posted after the runtime lock
+ * (maccrt_sched_submit_placed). The task may still go
  * elsewhere (the copy is then only cached); the prefetch reads nothing of
  * the task after it is asked for (its maps are copied), and a flush in
  * between makes it do nothing (cache.c). */
@@ -399,8 +400,8 @@ static void sched__pf_run(void *arg, int i)
     free(j);
 }
 
-/* At a walk's end (maccrt_rt.lock held): a prefetch for each GPU that has
- * tasks waiting in its queue and none in flight. */
+/* At a walk's end (maccrt_rt.lock held): a prefetch for each GPU with none
+ * in flight and a task to prefetch for. */
 static void sched__prefetch_ask(void)
 {
     maccrt_runtime *rt = &maccrt_rt;
