@@ -3032,17 +3032,6 @@ static int cache__only_trees(maccrt_device *const *devs, int n)
     return 1;
 }
 
-/* The synchronisation point's write-backs and the end of every cached copy
- * (the program may write the host's bytes next, which the directory does
- * not see). Every cached entry of the devices is claimed exclusively at
- * once (none may be claimed by another thread: the flush waits for those
- * first), the dirty bytes written home by the devices' own threads, then the
- * entries leave; a device whose tree holds nothing else is emptied at once.
- * Through the plan's general path (claims looked up one by one, a tree walk
- * by maccrt_rtree_next from the root per entry, each entry's removal from
- * the treap) one fake GPU's 768 tiles took 0.8 ms of a 42 ms run of
- * bench/dispatch, four fake GPUs' 1.5-1.9 ms of 15 (bench/RESULTS.md,
- * thirtieth session). */
 /* ---- prefetches of queued tasks' inputs (sched.c) ---------------------------------------------
  *
  * A prefetch brings a ready task's `to` sections to a GPU while the task
@@ -3122,6 +3111,17 @@ void maccrt_cache_flush(maccrt_device *also)
     atomic_fetch_sub(&cache__flushing, 1);
 }
 
+/* The synchronisation point's write-backs and the end of every cached copy
+ * (the program may write the host's bytes next, which the directory does
+ * not see). Every cached entry of the devices is claimed exclusively at
+ * once (none may be claimed by another thread: the flush waits for those
+ * first), the dirty bytes written home by the devices' own threads, then the
+ * entries leave; a device whose tree holds nothing else is emptied at once.
+ * Through the plan's general path (claims looked up one by one, a tree walk
+ * by maccrt_rtree_next from the root per entry, each entry's removal from
+ * the treap) one fake GPU's 768 tiles took 0.8 ms of a 42 ms run of
+ * bench/dispatch, four fake GPUs' 1.5-1.9 ms of 15 (bench/RESULTS.md,
+ * thirtieth session). */
 static void cache__flush(maccrt_device *also)
 {
     if (atomic_load(&cache__ncached) == 0)
