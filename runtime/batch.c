@@ -22,6 +22,18 @@ struct maccrt_batch {
     struct maccrt_batch *link;
 };
 
+/* b off the list, and freed (the list's lock held). */
+static void batch__drop(maccrt_batch **list, maccrt_batch *b)
+{
+    for (maccrt_batch **p = list; *p; p = &(*p)->link)
+        if (*p == b) {
+            *p = b->link;
+            break;
+        }
+    pthread_cond_destroy(&b->cv);
+    free(b);
+}
+
 maccrt_batch *maccrt_batch_push(maccrt_batch **list, pthread_cond_t *wake, void (*fn)(void *, int),
                                 void *arg, int n)
 {
@@ -48,17 +60,10 @@ int maccrt_batch_take(maccrt_batch **list, pthread_mutex_t *lock)
     b->fn(b->arg, i);
     pthread_mutex_lock(lock);
     if (++b->done == b->n) {
-        if (b->posted) {
-            for (maccrt_batch **p = list; *p; p = &(*p)->link)
-                if (*p == b) {
-                    *p = b->link;
-                    break;
-                }
-            pthread_cond_destroy(&b->cv);
-            free(b);
-        } else {
+        if (b->posted)
+            batch__drop(list, b);
+        else
             pthread_cond_broadcast(&b->cv);
-        }
     }
     return 1;
 }
@@ -81,12 +86,6 @@ void maccrt_batch_wait(maccrt_batch **list, pthread_mutex_t *lock, maccrt_batch 
     }
     while (b->done < b->n)
         pthread_cond_wait(&b->cv, lock);
-    for (maccrt_batch **p = list; *p; p = &(*p)->link)
-        if (*p == b) {
-            *p = b->link;
-            break;
-        }
+    batch__drop(list, b);
     pthread_mutex_unlock(lock);
-    pthread_cond_destroy(&b->cv);
-    free(b);
 }

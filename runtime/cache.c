@@ -3096,10 +3096,7 @@ static void cache__prefetches_stop(void)
     atomic_fetch_add(&cache__flushing, 1);
     atomic_fetch_add(&cache__epoch, 1);
     for (unsigned i = 0; atomic_load(&cache__prefetching) > 0; i++)
-        if (i < 256)
-            maccrt_pause();
-        else
-            sched_yield();
+        maccrt_backoff(i);
 }
 
 static void cache__flush(maccrt_device *also);

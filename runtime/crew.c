@@ -241,12 +241,8 @@ void maccrt_crew_copy(maccrt_crew_job *j, void *dst, const void *src, size_t n, 
     atomic_fetch_sub(&crew.active, 1);
     /* the parts crew threads claimed: a thread descheduled in its part is
      * let run (the caller yields its core after a while) */
-    for (unsigned i = 0; atomic_load_explicit(&j->done, memory_order_acquire) + mine < nparts; i++) {
-        if (i < 256)
-            maccrt_pause();
-        else
-            sched_yield();
-    }
+    for (unsigned i = 0; atomic_load_explicit(&j->done, memory_order_acquire) + mine < nparts; i++)
+        maccrt_backoff(i);
 }
 
 int maccrt_crew_threads(void)

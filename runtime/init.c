@@ -288,6 +288,8 @@ static void init__start(void)
 
     for (int d = 0; d < rt->ndevices; d++) {
         rt->all |= MACCRT_BIT(d);
+        if (rt->devices[d]->shares)
+            rt->shares |= MACCRT_BIT(d);
         if (rt->devices[d]->selectable)
             rt->selectable |= MACCRT_BIT(d);
     }

@@ -38,6 +38,7 @@
 #define MACC_RUNTIME_INTERNAL_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -969,6 +970,16 @@ static inline void maccrt_pause(void)
     __asm__ __volatile__("yield");
 #endif
 }
+/* The i-th wait of a thread spinning for something another thread finishes
+ * soon: a pause for the first 256, then its core yielded (a thread that
+ * holds what it waits for may be descheduled). */
+static inline void maccrt_backoff(unsigned i)
+{
+    if (i < 256)
+        maccrt_pause();
+    else
+        sched_yield();
+}
 /* pthread_mutex_lock(m) for a lock held a few microseconds at a time by many
  * threads (the directory's, cache.c): the caller
  * spins a little, then yields its core between tries, and sleeps only after
@@ -1124,6 +1135,7 @@ typedef struct maccrt_runtime {
     maccrt_device *host;  /* devices[ngpus] */
     maccrt_mask selectable; /* devices eligible for device(any) / default */
     maccrt_mask all;        /* every device */
+    maccrt_mask shares;     /* devices whose tasks share one processor (d->shares: eft's occupancy term) */
     /* OpenMP's default-device-var (omp_set_default_device, OMP_DEFAULT_DEVICE),
      * process-wide, as a selector: the device number that regions and data
      * directives without a device clause use, MACC_DEVICE_INVALID (set to a

@@ -1016,10 +1016,8 @@ static double sched__occupancy(const maccrt_task *t, const maccrt_device *d, int
      * candidate a lightly loaded GPU looked so much sooner that the host
      * took fewer of nbody's tasks, and the shared run lost what it gave
      * (two H200s, host + one GPU: sh/sum 0.955 -> 0.941-0.946) */
-    maccrt_runtime *rt = &maccrt_rt;
-    for (int i = 0; i < rt->ndevices; i++)
-        if ((t->cand & MACCRT_BIT(i)) && !rt->devices[i]->shares)
-            return 1;
+    if (t->cand & ~maccrt_rt.shares)
+        return 1;
     maccrt_region_info *ri = maccrt_region_info_get(t->region);
     if (!ri->runs[d->kind])
         return 1;
@@ -1279,15 +1277,19 @@ static double eft__first(maccrt_device *d)
     return first;
 }
 
-/* When t would end on d; mean: sched__estimate(t, d). */
+/* When t would end on d; mean: sched__estimate(t, d); *occ: the occupancy
+ * term applied to the run (1 when d's slots are all taken). */
 static double eft__finish(maccrt_task *t, maccrt_device *d, int backlog, double now, double xfer,
-                          double mean)
+                          double mean, double *occ)
 {
     double est = sched__estimate_hi(t, d, mean);
     int slots = eft__slots(t, d);
     int ahead = d->nplaced + backlog;
-    if (ahead < slots)
-        return now + est * sched__occupancy(t, d, ahead) + xfer;
+    *occ = 1;
+    if (ahead < slots) {
+        *occ = sched__occupancy(t, d, ahead);
+        return now + est * *occ + xfer;
+    }
     est += xfer;
     double first = eft__first(d);
     double rem = first > now ? first - now : 0;
@@ -1311,9 +1313,8 @@ static double eft__end(maccrt_task *t, maccrt_device *d, int backlog, double now
         x += (double)atomic_load(&d->link_ns) * 1e-9;
     *xfer = x;
     *mean = sched__estimate(t, d);
-    double end = eft__finish(t, d, backlog, now, x, *mean);
-    if (d->nplaced + backlog < eft__slots(t, d))
-        *mean *= sched__occupancy(t, d, d->nplaced + backlog); /* (the tie margin's run) */
+    double occ, end = eft__finish(t, d, backlog, now, x, *mean, &occ);
+    *mean *= occ; /* (the tie margin's run) */
     return end;
 }
 
@@ -1515,8 +1516,8 @@ static int eft__stays(maccrt_task *t, maccrt_device *h, maccrt_mask cand, maccrt
             if (re < 0 || eft__moves(t, e, re) < xh)
                 return 0;
         }
-        double occ = sched__occupancy(t, e, e->nplaced);
-        double mean = sched__estimate(t, e) * occ, ee = sched__estimate_hi(t, e, sched__estimate(t, e)) * occ;
+        double occ = sched__occupancy(t, e, e->nplaced), run = sched__estimate(t, e);
+        double mean = run * occ, ee = sched__estimate_hi(t, e, run) * occ;
         double tol = 1e-6;
         if (e->kind == h->kind) {
             double m = 0.5 * (mean < eh ? mean : eh);
