@@ -171,6 +171,7 @@ struct cuda__gpu {
     cuda__lane lanes[CUDA__MAX_STREAMS];
     maccrt_task *dhead, *dtail;
     atomic_int inflight;
+    atomic_int nqueued;  /* tasks in the queue (head): cuda__queued's hint */
     pthread_t watcher;
     int watcher_started;
     pthread_mutex_t wlock;
@@ -411,6 +412,17 @@ static void *cuda__helper_main(void *arg)
         if (t && g->async && g->free_lane < 0 && atomic_load(&g->inflight) > 0)
             t = NULL;
         if (!t) {
+            if (!fatal && maccrt_up.idle) {
+                /* nothing to take: the runtime's deferred work (a completed
+                 * task's early write-backs), one piece at a time */
+                pthread_mutex_unlock(&g->lock);
+                int did = maccrt_up.idle(g->dev);
+                pthread_mutex_lock(&g->lock);
+                if (did) {
+                    spun = 0;
+                    continue;
+                }
+            }
             if (g->stop && atomic_load(&g->inflight) == 0) {
                 pthread_cond_broadcast(&g->cv); /* (the others wait for the last ends too) */
                 break; /* stop, and nothing left */
@@ -434,6 +446,7 @@ static void *cuda__helper_main(void *arg)
         }
         spun = 0;
         maccrt_taskq_pop(&g->head, &g->tail); /* (t) */
+        atomic_fetch_sub_explicit(&g->nqueued, 1, memory_order_relaxed);
         h->run_lane = -1;
         if (g->async && g->free_lane >= 0) {
             /* the task's maps and kernels go on a lane's stream, which stays
@@ -2117,7 +2130,14 @@ static void cuda__submit(maccrt_device *d, maccrt_task *t)
     cuda__gpu *g = d->pdata;
     pthread_mutex_lock(&g->lock);
     cuda__enqueue_locked(g, &g->head, &g->tail, t);
+    atomic_fetch_add_explicit(&g->nqueued, 1, memory_order_relaxed);
     pthread_mutex_unlock(&g->lock);
+}
+
+static int cuda__queued(maccrt_device *d)
+{
+    cuda__gpu *g = d->pdata;
+    return g ? atomic_load_explicit(&g->nqueued, memory_order_relaxed) : 0;
 }
 
 /* Waits for a stream. A short kernel is waited for by polling (the helper's
@@ -2461,6 +2481,8 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .helpers_start = cuda__helpers_start,
     .helpers_wait = cuda__helpers_wait,
     .helpers_post = cuda__helpers_post,
+    .idle_calls = 1,
+    .queued = cuda__queued,
     .host_pin = cuda__host_pin,
     .host_reachable = cuda__host_reachable,
     .host_unpin = cuda__host_unpin,

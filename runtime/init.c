@@ -375,6 +375,7 @@ __attribute__((constructor(101))) static void init__upcalls(void)
     maccrt_up.execute = maccrt_task_execute;
     maccrt_up.ran = maccrt_task_ran;
     maccrt_up.thread_exit = maccrt_task_thread_exit;
+    maccrt_up.idle = maccrt_task_idle;
 }
 
 __attribute__((constructor)) static void init__early(void)

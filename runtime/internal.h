@@ -264,6 +264,14 @@ typedef struct maccrt_plugin {
      * still run what was posted). The prefetch of queued tasks' inputs
      * (sched.c) runs this way. */
     void (*helpers_post)(struct maccrt_device *d, void (*fn)(void *arg, int i), void *arg);
+    /* Set when d's own threads call maccrt_up.idle(d) whenever they have no
+     * task to take (before they poll or sleep): work the runtime defers to
+     * that moment (a completed task's early write-backs, while tasks wait in
+     * d's queue: `queued`) waits for them. */
+    int idle_calls;
+    /* Optional: the tasks submitted to d that no thread of d has taken yet
+     * (a hint, read without d's locks) */
+    int (*queued)(struct maccrt_device *d);
 
     /* Accepts task t, placed on d (tokens held, version chosen). The device
      * runs it asynchronously (host: a pool worker; nvidia: the GPU's helper
@@ -426,6 +434,10 @@ typedef struct maccrt_upcalls {
     void (*ran)(struct maccrt_task *t, int err, double seen_at);
     /* a thread that used the runtime exits (maccrt_task_thread_exit) */
     void (*thread_exit)(struct maccrt_thread *th);
+    /* a thread of d (plugin->idle_calls) has no task to take: one piece of
+     * the work deferred to such a moment (maccrt_task_idle); 1 when it did
+     * some (the thread looks for tasks again), 0 when there was none */
+    int (*idle)(struct maccrt_device *d);
 } maccrt_upcalls;
 extern maccrt_upcalls maccrt_up;
 
@@ -888,6 +900,10 @@ void maccrt_block_stats(long *local, long *batches);
  * Called by plugin workers and by encountering threads for inline tasks. */
 void maccrt_task_execute(maccrt_task *t);
 void maccrt_task_ran(maccrt_task *t, int err, double seen_at);
+/* maccrt_up.idle: one of d's deferred early write-backs (task.c). */
+int maccrt_task_idle(maccrt_device *d);
+/* Early write-backs deferred to an idle helper so far (tests). */
+long maccrt_task_deferred(void);
 /* The calling thread's state (base.c: created on first use; at the thread's
  * exit maccrt_up.thread_exit settles it). */
 maccrt_thread *maccrt_thread_self(void);

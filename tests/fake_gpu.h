@@ -43,6 +43,8 @@ typedef struct fake_gpu {
     int nready; /* helpers up (fake_gpu_start waits for every one) */
     pthread_cond_t wcv;
     pthread_t watcher;
+    maccrt_device *dev; /* the device of the tasks submitted (for maccrt_up.idle) */
+    atomic_int nqueued; /* tasks in the queue (fake_gpu_queued) */
 } fake_gpu;
 
 static __thread fake_gpu *fake_gpu_self; /* the fake GPU whose helper this thread is */
@@ -120,6 +122,16 @@ static void *fake_gpu_worker(void *arg)
         }
         t = g->head;
         if (!t) {
+            if (maccrt_up.idle && g->dev) {
+                /* nothing to take: the runtime's deferred work, as the CUDA
+                 * plugin's helpers do it (plugin->idle_calls) */
+                maccrt_device *d = g->dev;
+                pthread_mutex_unlock(&g->lock);
+                int did = maccrt_up.idle(d);
+                pthread_mutex_lock(&g->lock);
+                if (did)
+                    continue;
+            }
             if (g->stop && !g->nflight) {
                 pthread_cond_broadcast(&g->cv);
                 break;
@@ -128,6 +140,7 @@ static void *fake_gpu_worker(void *arg)
             continue;
         }
         maccrt_taskq_pop(&g->head, &g->tail); /* (t) */
+        atomic_fetch_sub_explicit(&g->nqueued, 1, memory_order_relaxed);
         pthread_mutex_unlock(&g->lock);
         maccrt_up.execute(t);
         pthread_mutex_lock(&g->lock);
@@ -189,7 +202,9 @@ static inline void fake_gpu_stop(fake_gpu *g)
 static inline void fake_gpu_submit(fake_gpu *g, maccrt_task *t)
 {
     pthread_mutex_lock(&g->lock);
+    g->dev = t->dev;
     maccrt_taskq_push(&g->head, &g->tail, t);
+    atomic_fetch_add_explicit(&g->nqueued, 1, memory_order_relaxed);
     pthread_cond_signal(&g->cv);
     pthread_mutex_unlock(&g->lock);
 }
@@ -239,6 +254,12 @@ static inline int fake_gpu_run(maccrt_device *d, maccrt_task *t, MACC_TaskEnv *e
 static inline void fake_gpu_plugin_submit(maccrt_device *d, maccrt_task *t)
 {
     fake_gpu_submit(d->pdata, t);
+}
+
+static inline int fake_gpu_queued(maccrt_device *d)
+{
+    fake_gpu *g = d->pdata;
+    return g ? atomic_load_explicit(&g->nqueued, memory_order_relaxed) : 0;
 }
 
 static inline maccrt_batch *fake_gpu_helpers_start(maccrt_device *d, void (*fn)(void *, int), void *arg,

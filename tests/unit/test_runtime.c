@@ -1619,6 +1619,15 @@ static struct {
 } fgpu_parked[64];
 static int fgpu_nparked;
 static pthread_mutex_t fgpu_park_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Tasks a fake GPU reports waiting in its queue beyond its own (a test's
+ * say: a completing helper then defers its early write-backs). */
+static int fgpu_queued_extra;
+
+static int fgpu_queued(maccrt_device *d)
+{
+    return fake_gpu_queued(d) + fgpu_queued_extra;
+}
+
 static void fgpu_helpers_post(maccrt_device *d, void (*fn)(void *, int), void *arg)
 {
     pthread_mutex_lock(&fgpu_park_lock);
@@ -1663,6 +1672,8 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .helpers_start = fake_gpu_helpers_start,
     .helpers_wait = fake_gpu_helpers_wait,
     .helpers_post = fgpu_helpers_post,
+    .idle_calls = 1,
+    .queued = fgpu_queued,
     .submit = fake_gpu_plugin_submit,
     .run = fgpu_run,
     .error_string = fgpu_error_string,
@@ -2945,6 +2956,37 @@ Test(gpu, outputs_no_task_waits_for_go_home_as_their_task_ends)
     long early = early_chains(C, L, N, y, &d2h);
     cr_assert_eq(early, C, "%ld early write-backs: one per chain, at its last link", early);
     cr_assert_eq(d2h, (unsigned long long)C * sizeof y[0], "each chain's section home once (%llu bytes)", d2h);
+}
+
+/* A helper that completes a chain's last link while tasks wait in its
+ * GPU's queue leaves the write-back to the moment a helper has nothing to
+ * take (maccrt_task_idle): the write-backs are the same, made before the
+ * wait ends, and counted as deferred. */
+Test(gpu, early_write_backs_wait_for_an_idle_helper_while_tasks_are_queued)
+{
+    enum { C = 4, L = 6, N = 2048 };
+    static double y[C][N];
+    fgpu_queued_extra = 1;
+    long before = maccrt_task_deferred();
+    unsigned long long d2h;
+    long early = early_chains(C, L, N, y, &d2h);
+    cr_assert_eq(early, C, "%ld early write-backs: one per chain, at its last link", early);
+    cr_assert_eq(maccrt_task_deferred() - before, C, "each deferred to an idle helper");
+    cr_assert_eq(d2h, (unsigned long long)C * sizeof y[0], "each chain's section home once (%llu bytes)", d2h);
+}
+
+Test(gpu, macc_write_defer_0_makes_early_write_backs_at_once)
+{
+    enum { C = 4, L = 6, N = 2048 };
+    static double y[C][N];
+    setenv("MACC_WRITE_DEFER", "0", 1);
+    fgpu_queued_extra = 1;
+    long before = maccrt_task_deferred();
+    unsigned long long d2h;
+    long early = early_chains(C, L, N, y, &d2h);
+    cr_assert_eq(early, C);
+    cr_assert_eq(maccrt_task_deferred() - before, 0, "none deferred");
+    cr_assert_eq(d2h, (unsigned long long)C * sizeof y[0]);
 }
 
 Test(gpu, macc_write_early_0_leaves_them_to_the_flush)
