@@ -1025,14 +1025,21 @@ static double sched__occupancy(const maccrt_task *t, const maccrt_device *d, int
     return ahead + 1 < c ? (ahead + 1) / c : 1;
 }
 
+/* A moving average's next value after the sample x (weights 0.8 / 0.2);
+ * the first sample (first) sets it. */
+static double sched__ema(double avg, double x, int first)
+{
+    return first ? x : 0.8 * avg + 0.2 * x;
+}
+
 /* One more sample: the moving average and the moving average of the
- * deviation from it (weights 0.8 / 0.2); the first sample sets the mean. */
+ * deviation from it; the first sample sets the mean. */
 static void sched__learn(long *runs, double *ema, double *dev, double seconds)
 {
     long n = (*runs)++;
     if (n > 0)
-        *dev = 0.8 * *dev + 0.2 * (seconds > *ema ? seconds - *ema : *ema - seconds);
-    *ema = n == 0 ? seconds : 0.8 * *ema + 0.2 * seconds;
+        *dev = sched__ema(*dev, seconds > *ema ? seconds - *ema : *ema - seconds, 0);
+    *ema = sched__ema(*ema, seconds, n == 0);
 }
 
 static void policy__observe(maccrt_task *t, maccrt_device *d, double seconds)
@@ -1040,8 +1047,8 @@ static void policy__observe(maccrt_task *t, maccrt_device *d, double seconds)
     maccrt_region_info *ri = maccrt_region_info_get(t->region);
     if (d->shares) {
         double c = t->occ >= 1 ? t->occ : 1;
-        ri->docc[d->num] = ri->druns[d->num] ? 0.8 * ri->docc[d->num] + 0.2 * c : c;
-        ri->occ_s[d->kind] = ri->runs[d->kind] ? 0.8 * ri->occ_s[d->kind] + 0.2 * c : c;
+        ri->docc[d->num] = sched__ema(ri->docc[d->num], c, ri->druns[d->num] == 0);
+        ri->occ_s[d->kind] = sched__ema(ri->occ_s[d->kind], c, ri->runs[d->kind] == 0);
     }
     sched__learn(&ri->runs[d->kind], &ri->ema_s[d->kind], &ri->dev_s[d->kind], seconds);
     sched__learn(&ri->druns[d->num], &ri->dema_s[d->num], &ri->ddev_s[d->num], seconds);
