@@ -1286,7 +1286,12 @@ static void task__early_find(const maccrt_task *t, task__early *ew)
  * per helper) while the next chains' tasks waited in the queues, both GPUs
  * idle about 1 ms of a 20 ms run. Deferred while tasks wait in the GPU's
  * queue, the next tasks' fills and kernels come first, the write-backs in
- * the helpers' slack, and what is left at the wait's end in its flush. An item made before a flush does
+ * the helpers' slack, and what is left at the wait's end in its flush. An
+ * item waits at most MACC_WRITE_DEFER_US (default 1000): a completing helper
+ * makes the oldest item first when it is older, so that a GPU whose queue
+ * never empties (helpers that wait for their kernels: four fake GPUs of
+ * bench/dispatch on 16 cores, 4-7% slower with every write-back left for the
+ * flush) still writes home during the run. An item made before a flush does
  * nothing after it (maccrt_cache_epoch). The waiting thread's own
  * completions write back at once (it waits anyway). MACC_WRITE_DEFER=0: every
  * write-back by the completing thread at once, as before. */
@@ -1299,12 +1304,39 @@ typedef struct task__wbq {
         uintptr_t a, b;
         const MACC_SrcLoc *loc;
         unsigned long epoch;
+        double at; /* when it was deferred (maccrt_now) */
     } it[TASK__WBQ];
 } task__wbq;
 
 static atomic_long task__ndeferred; /* write-backs deferred so far (maccrt_task_deferred) */
 static task__wbq task__wbqs[MACCRT_MAX_DEVICES] = {[0 ... MACCRT_MAX_DEVICES - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER}};
 static int task__defer_on = -1;
+static long task__defer_ns = -1; /* MACC_WRITE_DEFER_US, in ns */
+
+/* Takes d's oldest deferred item when there is one deferred at or before
+ * `before` (any with before < 0) and makes it; 1 when it took one. */
+static int task__wb_take(maccrt_device *d, double before)
+{
+    task__wbq *q = &task__wbqs[d->num];
+    if (atomic_load_explicit(&q->n, memory_order_acquire) == 0)
+        return 0;
+    pthread_mutex_lock(&q->lock);
+    int n = atomic_load_explicit(&q->n, memory_order_relaxed);
+    unsigned k = q->head;
+    if (n == 0 || (before >= 0.0 && q->it[k].at > before)) {
+        pthread_mutex_unlock(&q->lock);
+        return 0;
+    }
+    uintptr_t a = q->it[k].a, b = q->it[k].b;
+    const MACC_SrcLoc *loc = q->it[k].loc;
+    unsigned long epoch = q->it[k].epoch;
+    q->head = (k + 1) % TASK__WBQ;
+    atomic_store_explicit(&q->n, n - 1, memory_order_relaxed);
+    pthread_mutex_unlock(&q->lock);
+    if (epoch == maccrt_cache_epoch())
+        (void)maccrt_cache_write_early(d, a, b, loc);
+    return 1;
+}
 
 /* Queues d's write-back of [a, b) for an idle helper; 0 when it is not
  * (a device without idle calls, a thread that is not a worker, a full
@@ -1320,6 +1352,11 @@ static int task__wb_defer(maccrt_device *d, uintptr_t a, uintptr_t b, const MACC
         return 0;
     task__wbq *q = &task__wbqs[d->num];
     unsigned long epoch = maccrt_cache_epoch();
+    double now = maccrt_now();
+    long wait_ns = __atomic_load_n(&task__defer_ns, __ATOMIC_RELAXED);
+    if (wait_ns < 0)
+        wait_ns = maccrt_env_memo(&task__defer_ns, getenv("MACC_WRITE_DEFER_US"), 1000, 0, 1000000000, 1000);
+    (void)task__wb_take(d, now - 1e-9 * (double)wait_ns); /* (the oldest, when it waited too long) */
     pthread_mutex_lock(&q->lock);
     int n = atomic_load_explicit(&q->n, memory_order_relaxed), ok = n < TASK__WBQ;
     if (ok) {
@@ -1328,6 +1365,7 @@ static int task__wb_defer(maccrt_device *d, uintptr_t a, uintptr_t b, const MACC
         q->it[k].b = b;
         q->it[k].loc = loc;
         q->it[k].epoch = epoch;
+        q->it[k].at = now;
         atomic_store_explicit(&q->n, n + 1, memory_order_release);
     }
     pthread_mutex_unlock(&q->lock);
@@ -1345,25 +1383,7 @@ int maccrt_task_idle(maccrt_device *d)
 {
     if (d->num < 0 || d->num >= MACCRT_MAX_DEVICES)
         return 0;
-    task__wbq *q = &task__wbqs[d->num];
-    if (atomic_load_explicit(&q->n, memory_order_acquire) == 0)
-        return 0;
-    pthread_mutex_lock(&q->lock);
-    int n = atomic_load_explicit(&q->n, memory_order_relaxed);
-    if (n == 0) {
-        pthread_mutex_unlock(&q->lock);
-        return 0;
-    }
-    unsigned k = q->head;
-    uintptr_t a = q->it[k].a, b = q->it[k].b;
-    const MACC_SrcLoc *loc = q->it[k].loc;
-    unsigned long epoch = q->it[k].epoch;
-    q->head = (k + 1) % TASK__WBQ;
-    atomic_store_explicit(&q->n, n - 1, memory_order_relaxed);
-    pthread_mutex_unlock(&q->lock);
-    if (epoch == maccrt_cache_epoch())
-        (void)maccrt_cache_write_early(d, a, b, loc);
-    return 1;
+    return task__wb_take(d, -1.0);
 }
 
 static void task__after_run(maccrt_task *t, int err, double seen_at, maccrt_task *outer);
