@@ -2511,7 +2511,6 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .helpers_start = cuda__helpers_start,
     .helpers_wait = cuda__helpers_wait,
     .helpers_post = cuda__helpers_post,
-    .idle_calls = 1,
     .queued = cuda__queued,
     .host_pin = cuda__host_pin,
     .host_reachable = cuda__host_reachable,

@@ -264,13 +264,12 @@ typedef struct maccrt_plugin {
      * still run what was posted). The prefetch of queued tasks' inputs
      * (sched.c) runs this way. */
     void (*helpers_post)(struct maccrt_device *d, void (*fn)(void *arg, int i), void *arg);
-    /* Set when d's own threads call maccrt_up.idle(d) whenever they have no
-     * task to take (before they poll or sleep): work the runtime defers to
-     * that moment (a completed task's early write-backs, while tasks wait in
-     * d's queue: `queued`) waits for them. */
-    int idle_calls;
     /* Optional: the tasks submitted to d that no thread of d has taken yet
-     * (a hint, read without d's locks) */
+     * (a hint, read without d's locks). A plugin that offers it promises
+     * that d's own threads call maccrt_up.idle(d) whenever they have no task
+     * to take (before they poll or sleep): work the runtime defers to that
+     * moment while tasks wait in d's queue (a completed task's early
+     * write-backs) waits for them. */
     int (*queued)(struct maccrt_device *d);
 
     /* Accepts task t, placed on d (tokens held, version chosen). The device
@@ -434,7 +433,7 @@ typedef struct maccrt_upcalls {
     void (*ran)(struct maccrt_task *t, int err, double seen_at);
     /* a thread that used the runtime exits (maccrt_task_thread_exit) */
     void (*thread_exit)(struct maccrt_thread *th);
-    /* a thread of d (plugin->idle_calls) has no task to take: one piece of
+    /* a thread of d (plugin->queued set) has no task to take: one piece of
      * the work deferred to such a moment (maccrt_task_idle); 1 when it did
      * some (the thread looks for tasks again), 0 when there was none */
     int (*idle)(struct maccrt_device *d);

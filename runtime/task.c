@@ -1279,7 +1279,7 @@ static void task__early_find(const maccrt_task *t, task__early *ew)
 }
 
 /* A GPU's helper that completes a task leaves its early write-backs to the
- * moment a helper of that GPU has no task to take (plugin->idle_calls:
+ * moment a helper of that GPU has no task to take (plugin->queued:
  * maccrt_task_idle) instead of making them first: chains of tasks that
  * start together end together, and matmul's 8 x 8 tiles on two H200s had
  * every helper copying C tiles home (2 MiB each, about 0.4 ms, two or three
@@ -1339,14 +1339,14 @@ static int task__wb_take(maccrt_device *d, double before)
 }
 
 /* Queues d's write-back of [a, b) for an idle helper; 0 when it is not
- * (a device without idle calls, a thread that is not a worker, a full
+ * (a device without `queued`, a thread that is not a worker, a full
  * queue) or need not be: no task waits in d's queue (plugin->queued), and
  * the completing helper copies at once, as its siblings do theirs: STREAM's
  * last step, every helper of a GPU ending a task and nothing left to take,
  * lost 4% with each write-back deferred to the helpers already awake. */
 static int task__wb_defer(maccrt_device *d, uintptr_t a, uintptr_t b, const MACC_SrcLoc *loc)
 {
-    if (!d->plugin->idle_calls || !d->plugin->queued || d->num < 0 || d->num >= MACCRT_MAX_DEVICES ||
+    if (!d->plugin->queued || d->num < 0 || d->num >= MACCRT_MAX_DEVICES ||
         !maccrt_thread_self()->is_worker || !maccrt_env_flag(&task__defer_on, "MACC_WRITE_DEFER", 1) ||
         d->plugin->queued(d) == 0)
         return 0;

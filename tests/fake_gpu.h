@@ -126,7 +126,7 @@ static void *fake_gpu_worker(void *arg)
         if (!t) {
             if (maccrt_up.idle && g->dev && !idled) {
                 /* nothing to take: the runtime's deferred work, as the CUDA
-                 * plugin's helpers do it (plugin->idle_calls), then the
+                 * plugin's helpers do it (plugin->queued), then the
                  * queues again under the lock (a task queued meanwhile
                  * signalled no one) */
                 maccrt_device *d = g->dev;

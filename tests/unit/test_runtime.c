@@ -1672,7 +1672,6 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .helpers_start = fake_gpu_helpers_start,
     .helpers_wait = fake_gpu_helpers_wait,
     .helpers_post = fgpu_helpers_post,
-    .idle_calls = 1,
     .queued = fgpu_queued,
     .submit = fake_gpu_plugin_submit,
     .run = fgpu_run,
