@@ -23,7 +23,9 @@ pass=0
 fail=0
 
 ok() { pass=$((pass + 1)); }
-ko() { fail=$((fail + 1)); echo "FAIL: $*"; }
+# what failed, a line each, reprinted by the summary (a log's tail then says what it was)
+FAILED=${RESULTS%/*}/failed.txt
+ko() { fail=$((fail + 1)); echo "FAIL: $*"; echo "$mode: $*" >> "$FAILED"; }
 
 finish() {
     echo "$pass $fail $1" >> "$RESULTS"
@@ -93,6 +95,7 @@ unit)
             printf '%s\n' "$out" | grep -v '^\[----\]' | tail -n 40
             # the failed assertions, with their messages
             printf '%s\n' "$out" | grep -A 2 '^\[----\] .*\.c:[0-9]*:' | head -n 40
+            printf '%s\n' "$out" | sed -n "s|^\[FAIL\] \(.*\)|unit: $name: \1|p" >> "$FAILED"
             [ "${f:-0}" -eq 0 ] && ko "$name: exit status $rc"
         fi
         echo "$name: $line"
@@ -534,6 +537,8 @@ summary)
     if [ -n "${SKIPPED:-}" ] && [ -s "$SKIPPED" ]; then
         sort -u "$SKIPPED" | sed 's/^/skipped: /'
     fi
+    awk '$2 > 0 { f = $2; $1 = $2 = ""; sub(/^ +/, ""); print "failed in: " $0 " (" f ")" }' "$RESULTS"
+    [ -s "$FAILED" ] && sort -u "$FAILED" | head -n 40 | sed 's/^/failed: /'
     awk '{ p += $1; f += $2 } END { printf "%d passed, %d failed\n", p, f; exit (f > 0) }' "$RESULTS"
     ;;
 *)
