@@ -17,7 +17,6 @@ struct maccrt_batch {
     void (*fn)(void *arg, int i);
     void *arg;
     int n, next, done;
-    int posted; /* nobody waits: freed by the thread that ran its last item */
     pthread_cond_t cv; /* done == n */
     struct maccrt_batch *link;
 };
@@ -59,19 +58,9 @@ int maccrt_batch_take(maccrt_batch **list, pthread_mutex_t *lock)
     pthread_mutex_unlock(lock);
     b->fn(b->arg, i);
     pthread_mutex_lock(lock);
-    if (++b->done == b->n) {
-        if (b->posted)
-            batch__drop(list, b);
-        else
-            pthread_cond_broadcast(&b->cv);
-    }
+    if (++b->done == b->n)
+        pthread_cond_broadcast(&b->cv);
     return 1;
-}
-
-void maccrt_batch_post(maccrt_batch **list, pthread_cond_t *wake, void (*fn)(void *, int), void *arg)
-{
-    maccrt_batch *b = maccrt_batch_push(list, wake, fn, arg, 1);
-    b->posted = 1;
 }
 
 void maccrt_batch_wait(maccrt_batch **list, pthread_mutex_t *lock, maccrt_batch *b)

@@ -1724,11 +1724,6 @@ static int cache__plan_part_ok(const cache__plan *p, const maccrt_device *d)
            p->clx[0] == CACHE__SHARED && p->cl[0]->dev != d && cache__dev_lockable(p->cl[0]->dev);
 }
 
-/* Set while this thread prefetches (maccrt_map_prefetch): its fills are
- * waited for, as no kernel of its own follows them and the entry is given
- * back at once. */
-static __thread int cache__fills_waited;
-
 static maccrt_dentry *cache__new_filled(maccrt_device *d, uintptr_t a, uintptr_t b, const char *name,
                                         int fill, const MACC_SrcLoc *loc)
 {
@@ -1739,7 +1734,7 @@ static maccrt_dentry *cache__new_filled(maccrt_device *d, uintptr_t a, uintptr_t
     }
     maccrt_dentry *e = cache__new_entry(d, a, b, name, 0, 0);
     cache__plan p = {0};
-    p.start = !cache__fills_waited; /* (a task's map: see "asynchronous fills") */
+    p.start = 1; /* (a task's map: see "asynchronous fills") */
     while (fill) {
         cache__plan_fill(&p, e, 0);
         if (!p.blocked)
@@ -3032,80 +3027,25 @@ static int cache__only_trees(maccrt_device *const *devs, int n)
     return 1;
 }
 
-/* ---- prefetches of queued tasks' inputs (sched.c) ---------------------------------------------
+/* ---- synchronisation points ------------------------------------------------------------------
  *
- * A prefetch brings a ready task's `to` sections to a GPU while the task
- * waits for that GPU's tokens: the maps as a task's, read only, given back
- * at once, so the entries stay cached and valid for the task's own maps.
- * It runs on one of the GPU's helpers, some time after it was asked for,
- * and must not make an entry after a synchronisation point it did not
- * precede (the program may then change its host copy without telling the
- * runtime): each flush bumps the epoch first and waits for the prefetches
- * running, and a prefetch whose epoch is gone does nothing (a flag and a
- * count, each written before the other is read: one of the two sees the
- * other). */
+ * Each flush bumps the epoch first: work deferred before it (a completed
+ * task's early write-backs waiting for an idle helper, task.c) reads the
+ * epoch it was deferred in and does nothing after the flush, which wrote
+ * everything home already. */
 static atomic_ulong cache__epoch = 1;
-static atomic_long cache__prefetched; /* maps prefetched (maccrt_cache_prefetched) */
-
-long maccrt_cache_prefetched(void)
-{
-    return atomic_load(&cache__prefetched);
-}
-
-static atomic_int cache__flushing, cache__prefetching; /* flushes started and not ended; prefetches running */
 
 unsigned long maccrt_cache_epoch(void)
 {
     return atomic_load(&cache__epoch);
 }
 
-int maccrt_map_prefetch(maccrt_device *d, int n, const MACC_Map *maps, unsigned long epoch,
-                        const MACC_SrcLoc *loc)
-{
-    enum { MAX = 16 };
-    atomic_fetch_add(&cache__prefetching, 1);
-    int k = 0;
-    if (!atomic_load(&cache__flushing) && atomic_load(&cache__epoch) == epoch) {
-        MACC_Map to[MAX];
-        void *ptrs[MAX], *handles[MAX];
-        int took[MAX];
-        for (int i = 0; i < n && k < MAX; i++) {
-            int dir = maps[i].kind & MACC_MAP_DIR_MASK;
-            if ((dir == MACC_MAP_TO || dir == MACC_MAP_TOFROM) && !(maps[i].kind & ~MACC_MAP_DIR_MASK) &&
-                cache__task_dir_map(d, &maps[i])) {
-                to[k] = maps[i];
-                to[k++].kind = MACC_MAP_TO;
-            }
-        }
-        if (k) {
-            cache__fills_waited = 1;
-            maccrt_map_task_acquire_n(d, k, to, ptrs, took, handles, loc);
-            cache__fills_waited = 0;
-            maccrt_map_task_release_n(d, k, to, took, handles, loc);
-            atomic_fetch_add(&cache__prefetched, k);
-        }
-    }
-    atomic_fetch_sub(&cache__prefetching, 1);
-    return k;
-}
-
-/* A flush's start: prefetches asked for before it do nothing from now on,
- * and those running end first. */
-static void cache__prefetches_stop(void)
-{
-    atomic_fetch_add(&cache__flushing, 1);
-    atomic_fetch_add(&cache__epoch, 1);
-    for (unsigned i = 0; atomic_load(&cache__prefetching) > 0; i++)
-        maccrt_backoff(i);
-}
-
 static void cache__flush(maccrt_device *also);
 
 void maccrt_cache_flush(maccrt_device *also)
 {
-    cache__prefetches_stop();
+    atomic_fetch_add(&cache__epoch, 1);
     cache__flush(also);
-    atomic_fetch_sub(&cache__flushing, 1);
 }
 
 /* The synchronisation point's write-backs and the end of every cached copy

@@ -280,15 +280,6 @@ static void cuda__helpers_wait(maccrt_device *d, maccrt_batch *b)
     maccrt_batch_wait(&g->batches, &g->lock, b);
 }
 
-static void cuda__helpers_post(maccrt_device *d, void (*fn)(void *, int), void *arg)
-{
-    cuda__gpu *g = d->pdata;
-    pthread_mutex_lock(&g->lock);
-    maccrt_batch_post(&g->batches, &g->cv, fn, arg);
-    atomic_fetch_add(&g->work, 1);
-    pthread_mutex_unlock(&g->lock);
-}
-
 /* MACC_CUDA_IDLE_SPIN_US (default 500): how long one helper of a GPU whose
  * queue is empty polls for the next task before it sleeps on the condition
  * variable. Programs of synchronous regions submit the next one a few
@@ -2510,7 +2501,6 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .fence_done = cuda__fence_done,
     .helpers_start = cuda__helpers_start,
     .helpers_wait = cuda__helpers_wait,
-    .helpers_post = cuda__helpers_post,
     .queued = cuda__queued,
     .host_pin = cuda__host_pin,
     .host_reachable = cuda__host_reachable,

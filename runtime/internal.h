@@ -259,11 +259,6 @@ typedef struct maccrt_plugin {
     struct maccrt_batch *(*helpers_start)(struct maccrt_device *d, void (*fn)(void *arg, int i), void *arg,
                                           int n);
     void (*helpers_wait)(struct maccrt_device *d, struct maccrt_batch *b);
-    /* Optional: runs fn(arg, 0) once on one of d's own threads, as a batch
-     * item nobody waits for (before its tasks; a stopping device's threads
-     * still run what was posted). The prefetch of queued tasks' inputs
-     * (sched.c) runs this way. */
-    void (*helpers_post)(struct maccrt_device *d, void (*fn)(void *arg, int i), void *arg);
     /* Optional: the tasks submitted to d that no thread of d has taken yet
      * (a hint, read without d's locks). A plugin that offers it promises
      * that d's own threads call maccrt_up.idle(d) whenever they have no task
@@ -329,9 +324,6 @@ maccrt_batch *maccrt_batch_push(maccrt_batch **list, pthread_cond_t *wake, void 
                                 void *arg, int n);
 int maccrt_batch_take(maccrt_batch **list, pthread_mutex_t *lock);
 void maccrt_batch_wait(maccrt_batch **list, pthread_mutex_t *lock, maccrt_batch *b);
-/* A batch of one item nobody waits for (lock held): the thread that runs it
- * frees it. */
-void maccrt_batch_post(maccrt_batch **list, pthread_cond_t *wake, void (*fn)(void *arg, int i), void *arg);
 
 
 typedef struct maccrt_device {
@@ -376,7 +368,6 @@ typedef struct maccrt_device {
      * first. maccrt_rt.lock. */
     struct maccrt_task *rq_head, *rq_tail;
     int rq_len;
-    atomic_int pf_inflight; /* prefetches of its queue's tasks asked for and not ended (sched.c) */
     unsigned long rel_walk; /* maccrt_rt.walks when a task of its last ended (sched.c) */
 
     /* The data directory's tree of this device (cache.c): its present-table
@@ -592,14 +583,9 @@ void maccrt_cache_host_release(const MACC_Map *m, const MACC_SrcLoc *loc);
  * host, every cached entry dropped (present entries stay). `also`: a device
  * outside the runtime's table (tests), or NULL. */
 void maccrt_cache_flush(maccrt_device *also);
-/* The prefetch of a queued task's `to` sections to GPU d (cache.c): read as a
- * task's maps would, given back at once; nothing when a flush came since
- * `epoch` (maccrt_cache_epoch, read when it was asked for). Returns the maps
- * prefetched. */
+/* Synchronisation points so far (cache.c): each flush adds one first; work
+ * deferred before one does nothing after it (task.c's deferred write-backs). */
 unsigned long maccrt_cache_epoch(void);
-long maccrt_cache_prefetched(void); /* maps prefetched so far */
-int maccrt_map_prefetch(maccrt_device *d, int n, const MACC_Map *maps, unsigned long epoch,
-                        const MACC_SrcLoc *loc);
 /* A GPU task on d wrote [a, b) and nothing will use it before the next
  * synchronisation point: the dirty bytes of d's cached entry there go home
  * now (the entry stays valid). Nothing is done when the entry is in use,
@@ -776,7 +762,6 @@ typedef struct maccrt_task {
     int keep;       /* a tiny host task kept for its creating thread (task.c, host.c) */
     int sample;     /* a host task whose run is timed for the tiny-task measure (sample_s) */
     double sample_s;
-    unsigned char pf; /* its inputs' prefetch was asked for (sched.c; maccrt_rt.lock) */
     float occ; /* its device's tasks placed and not finished: at its placement (itself included), then the mean with its end's (sched.c) */
     int explore_threads; /* > 0: the host's exploring instance, run with this many threads (sched.c) */
     int op;         /* MACCRT_OP_*: a data operation instead of a region */

@@ -356,88 +356,6 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
     }
 }
 
-/* ---- prefetches (MACC_PREFETCH=1, experimental) -------------------------------------------
- *
- * A ready task that waits for a GPU's tokens has its `to` sections brought
- * there meanwhile by one of that GPU's helpers (plugin->helpers_post,
- * maccrt_map_prefetch), so that when it is placed its maps find them
- * valid. Why: chains that start together end together, and the next
- * group's tasks were placed only then, each filling its tiles while the GPU
- * drained (matmul 8 512 on two H200s: about 0.8 ms of a 20 ms run with both
- * GPUs nearly idle, 12-13 ms in). At most one prefetch per GPU at a time,
- * of the first task not asked for yet among the first SCHED__PF_SCAN of the
- * GPU's own queue, else of the global queue's that may run there; asked
- * for at the walk's end and posted after the runtime lock
- * (maccrt_sched_submit_placed). The task may still go
- * elsewhere (the copy is then only cached); the prefetch reads nothing of
- * the task after it is asked for (its maps are copied), and a flush in
- * between makes it do nothing (cache.c). */
-#define SCHED__PF_SCAN 8
-
-typedef struct sched__pf {
-    struct sched__pf *next;
-    maccrt_device *d;
-    unsigned long epoch;
-    const MACC_SrcLoc *loc;
-    int n;
-    MACC_Map maps[];
-} sched__pf;
-
-static __thread sched__pf *sched__pf_head; /* asked for in a walk, to post after the lock */
-
-static int sched__pf_on(void)
-{
-    static int on = -1;
-    return maccrt_env_flag(&on, "MACC_PREFETCH", 0);
-}
-
-static void sched__pf_run(void *arg, int i)
-{
-    (void)i;
-    sched__pf *j = arg;
-    (void)maccrt_map_prefetch(j->d, j->n, j->maps, j->epoch, j->loc);
-    atomic_fetch_sub(&j->d->pf_inflight, 1);
-    free(j);
-}
-
-/* At a walk's end (maccrt_rt.lock held): a prefetch for each GPU with none
- * in flight and a task to prefetch for. */
-static void sched__prefetch_ask(void)
-{
-    maccrt_runtime *rt = &maccrt_rt;
-    if (!rt->ngpus || rt->stopped || !sched__pf_on())
-        return;
-    for (int q = 0; q < rt->ndevices; q++) {
-        maccrt_device *d = rt->devices[q];
-        if (d->kind == MACC_DEV_HOST || !d->plugin->helpers_post || atomic_load(&d->pf_inflight) > 0)
-            continue;
-        /* its own queue's tasks first, then the global queue's that could
-         * run there (a chain's first task has no home: the next group's
-         * chains wait there) */
-        maccrt_task *t = NULL;
-        for (int pass = 0; pass < 2 && !t; pass++) {
-            int seen = 0;
-            for (maccrt_task *x = pass ? rt->ready_head : d->rq_head; x && seen < SCHED__PF_SCAN; x = x->qnext, seen++)
-                if (!x->pf && x->region && !x->op && x->nmaps && (x->cand & MACCRT_BIT(q))) {
-                    t = x;
-                    break;
-                }
-        }
-        if (t) {
-            t->pf = 1;
-            sched__pf *j = maccrt_xmalloc(sizeof *j + (size_t)t->nmaps * sizeof(MACC_Map));
-            j->d = d;
-            j->epoch = maccrt_cache_epoch();
-            j->loc = t->loc;
-            j->n = t->nmaps;
-            memcpy(j->maps, t->maps, (size_t)t->nmaps * sizeof(MACC_Map));
-            j->next = sched__pf_head;
-            sched__pf_head = j;
-            atomic_fetch_add(&d->pf_inflight, 1);
-        }
-    }
-}
-
 void maccrt_sched_submit_placed(void)
 {
     maccrt_task *t = sched__sub_head;
@@ -446,13 +364,6 @@ void maccrt_sched_submit_placed(void)
         maccrt_task *n = t->sub_next;
         t->dev->plugin->submit(t->dev, t);
         t = n;
-    }
-    sched__pf *j = sched__pf_head;
-    sched__pf_head = NULL;
-    while (j) {
-        sched__pf *n = j->next;
-        j->d->plugin->helpers_post(j->d, sched__pf_run, j);
-        j = n;
     }
 }
 
@@ -796,7 +707,6 @@ void maccrt_sched_dispatch(void)
         }
     }
     rt->walk = 0;
-    sched__prefetch_ask();
 }
 
 void maccrt_sched_release(maccrt_task *t)

@@ -283,14 +283,6 @@ static inline void fake_gpu_helpers_wait(maccrt_device *d, maccrt_batch *b)
     maccrt_batch_wait(&g->batches, &g->lock, b);
 }
 
-static inline void fake_gpu_helpers_post(maccrt_device *d, void (*fn)(void *, int), void *arg)
-{
-    fake_gpu *g = d->pdata;
-    pthread_mutex_lock(&g->lock);
-    maccrt_batch_post(&g->batches, &g->cv, fn, arg);
-    pthread_mutex_unlock(&g->lock);
-}
-
 static inline void *fake_gpu_heap_alloc(maccrt_device *d, void *hostptr, size_t bytes)
 {
     (void)d;

@@ -53,11 +53,9 @@ unit)
     # handed over besides, their splits and times follow the host's load (on
     # 2 cores, 2 to 4 runs of 10 failed one of them)
     # and once more with the directory's waits on words (MACC_DIR_FUTEX=1,
-    # experimental: cache.c), every wait and wake-up of the suite through them,
-    # and once more with prefetches of queued tasks' inputs (MACC_PREFETCH=1,
-    # experimental: sched.c)
+    # experimental: cache.c), every wait and wake-up of the suite through them
     for bin in "$@"; do
-        case $bin in */test_runtime) set -- "$@" "ASYNC:$bin" "WORDS:$bin" "PREFETCH:$bin" ;; esac
+        case $bin in */test_runtime) set -- "$@" "ASYNC:$bin" "WORDS:$bin" ;; esac
     done
     for bin in "$@"; do
         name=$(basename "$bin")
@@ -71,11 +69,6 @@ unit)
             bin=${bin#WORDS:}
             name="$(basename "$bin") (gpu suite, waits on words)"
             out=$(MACC_DIR_FUTEX=1 "$bin" --jobs 2 --filter 'gpu/*' 2>&1)
-            ;;
-        PREFETCH:*)
-            bin=${bin#PREFETCH:}
-            name="$(basename "$bin") (gpu suite, prefetches)"
-            out=$(MACC_PREFETCH=1 "$bin" --jobs 2 --filter 'gpu/*' 2>&1)
             ;;
         *) out=$("$bin" --jobs 2 2>&1) ;;
         esac

@@ -102,7 +102,6 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .fence_done = fake_gpu_fence_done,
     .helpers_start = fake_gpu_helpers_start, /* (the flush's write-backs, as the CUDA plugin's) */
     .helpers_wait = fake_gpu_helpers_wait,
-    .helpers_post = fake_gpu_helpers_post,
     .queued = fake_gpu_queued,
     .submit = fake_gpu_plugin_submit,
     .run = fake_gpu_run,

@@ -1608,17 +1608,6 @@ static int fgpu_host_reachable(maccrt_device *d, const void *p)
     return getenv("MACC_TEST_FAKE_HMM") != NULL;
 }
 
-/* Posted work (the prefetches) parked while fgpu_hold_posts is set, and
- * posted when the test lets it go (fgpu_release_posts): a prefetch that
- * runs after the batch it was asked in ended. */
-static int fgpu_hold_posts;
-static struct {
-    maccrt_device *d;
-    void (*fn)(void *, int);
-    void *arg;
-} fgpu_parked[64];
-static int fgpu_nparked;
-static pthread_mutex_t fgpu_park_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Tasks a fake GPU reports waiting in its queue beyond its own (a test's
  * say: a completing helper then defers its early write-backs). */
 static int fgpu_queued_extra;
@@ -1626,31 +1615,6 @@ static int fgpu_queued_extra;
 static int fgpu_queued(maccrt_device *d)
 {
     return fake_gpu_queued(d) + fgpu_queued_extra;
-}
-
-static void fgpu_helpers_post(maccrt_device *d, void (*fn)(void *, int), void *arg)
-{
-    pthread_mutex_lock(&fgpu_park_lock);
-    int park = fgpu_hold_posts && fgpu_nparked < 64;
-    if (park) {
-        fgpu_parked[fgpu_nparked].d = d;
-        fgpu_parked[fgpu_nparked].fn = fn;
-        fgpu_parked[fgpu_nparked++].arg = arg;
-    }
-    pthread_mutex_unlock(&fgpu_park_lock);
-    if (!park)
-        fake_gpu_helpers_post(d, fn, arg);
-}
-static int fgpu_release_posts(void)
-{
-    pthread_mutex_lock(&fgpu_park_lock);
-    int n = fgpu_nparked;
-    fgpu_hold_posts = 0;
-    for (int i = 0; i < n; i++)
-        fake_gpu_helpers_post(fgpu_parked[i].d, fgpu_parked[i].fn, fgpu_parked[i].arg);
-    fgpu_nparked = 0;
-    pthread_mutex_unlock(&fgpu_park_lock);
-    return n;
 }
 
 const maccrt_plugin maccrt_cuda_plugin = {
@@ -1671,7 +1635,6 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .fence_done = fake_gpu_fence_done,
     .helpers_start = fake_gpu_helpers_start,
     .helpers_wait = fake_gpu_helpers_wait,
-    .helpers_post = fgpu_helpers_post,
     .queued = fgpu_queued,
     .submit = fake_gpu_plugin_submit,
     .run = fgpu_run,
@@ -3530,76 +3493,6 @@ Test(gpu, copies_of_two_gpus_run_at_once)
     cr_assert_geq(atomic_load(&fgpu_copies_max), 2, "copies of the two GPUs were serialised");
     cr_assert_eq(x0[7], 14.0);
     cr_assert_eq(x1[7], 21.0);
-}
-
-/* MACC_PREFETCH=1: tasks waiting for a GPU's tokens have their inputs
- * brought there meanwhile by its idle helpers. One fake GPU, two slots
- * (resources(50)) and four helpers; six independent tasks, each reading and
- * writing its own 128 KiB (copies of 20 ms) and running 30 ms: while two
- * run, the others wait in the queue and are prefetched, and their own maps
- * then find their sections valid (each section still crosses once). Without
- * the switch nothing is prefetched (checked: 0). */
-static const MACC_Version r_pf_v[] = {{MACC_DEV_NVIDIA, 0, 50, 0, fn_scale_gpu}};
-static const MACC_Region r_pf = {{"gpu.c", 41, 1, "test"}, "r_pf", 1, r_pf_v};
-
-Test(gpu, tasks_waiting_for_a_gpus_tokens_have_their_inputs_prefetched)
-{
-    enum { T = 6, N = 1 << 14 };
-    static double x[T][N];
-    setenv("MACC_DEVICES", "nvidia:0", 1);
-    setenv("MACC_PREFETCH", "1", 1);
-    for (int t = 0; t < T; t++)
-        for (int i = 0; i < N; i++)
-            x[t][i] = t + i % 7;
-    fgpu_copy_ms = 20;
-    for (int t = 0; t < T; t++)
-        scale(&r_pf, x[t], 0, N, 2.0, 30, MACC_MAP_TOFROM, MACC_NOWAIT, MACC_DEVICE_ANY);
-    MACC_taskwait(NULL);
-    fgpu_copy_ms = 0;
-    cr_assert_eq(atomic_load(&env_errors), 0);
-    for (int t = 0; t < T; t++)
-        for (int i = 0; i < N; i++)
-            cr_assert_eq(x[t][i], 2.0 * (t + i % 7), "x[%d][%d]", t, i);
-    cr_assert_geq(maccrt_cache_prefetched(), 2, "%ld sections prefetched", maccrt_cache_prefetched());
-    cr_assert_eq(h2d_of(0), sizeof x, "every section filled once");
-}
-
-/* A prefetch asked for before a synchronisation point does nothing after
- * it: the program changes its arrays after a taskwait without telling the
- * runtime, and the next batch must read the new values. The prefetches of
- * a batch (tasks waiting for the one fake GPU's two slots) are parked until
- * the batch's taskwait returned, then run; then the program changes the
- * arrays and runs the batch again. A parked prefetch that made its entry
- * after the flush would hand the second batch the old values (checked:
- * without the epoch's test in maccrt_map_prefetch, the second batch read
- * them). */
-Test(gpu, prefetches_do_not_outlive_a_synchronisation_point)
-{
-    enum { T = 6, N = 1 << 13 };
-    static double x[T][N];
-    setenv("MACC_DEVICES", "nvidia:0", 1);
-    setenv("MACC_PREFETCH", "1", 1);
-    for (int r = 0; r < 2; r++) {
-        for (int t = 0; t < T; t++)
-            for (int i = 0; i < N; i++)
-                x[t][i] = 10 * r + t;
-        fgpu_hold_posts = r == 0;
-        for (int t = 0; t < T; t++)
-            scale(&r_pf, x[t], 0, N, r ? 1.0 : 2.0, 5, r ? MACC_MAP_TOFROM : MACC_MAP_TO, MACC_NOWAIT,
-                  MACC_DEVICE_ANY);
-        MACC_taskwait(NULL);
-        if (r == 0) {
-            cr_assert_gt(fgpu_release_posts(), 0, "prefetches were asked for");
-            for (int i = 0; i < 5000 && atomic_load(&maccrt_rt.devices[0]->pf_inflight) > 0; i++)
-                sleep_ms(1);
-            cr_assert_eq(atomic_load(&maccrt_rt.devices[0]->pf_inflight), 0);
-        }
-    }
-    /* the first batch left x as it was (to); the second brings back what
-     * its tasks read (tofrom, times 1) */
-    for (int t = 0; t < T; t++)
-        cr_assert_eq(x[t][N / 2], 10.0 + t, "x[%d] read as %g", t, x[t][N / 2]);
-    cr_assert_eq(atomic_load(&env_errors), 0);
 }
 
 /* Two GPUs reading the same section at about the same time, with
