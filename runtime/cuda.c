@@ -407,7 +407,7 @@ static void *cuda__helper_main(void *arg)
         if (t && g->async && g->free_lane < 0 && atomic_load(&g->inflight) > 0)
             t = NULL;
         if (!t) {
-            if (!fatal && maccrt_up.idle && !idled) {
+            if (!fatal && maccrt_up.idle && !idled && atomic_load_explicit(&g->dev->idle_work, memory_order_relaxed)) {
                 /* nothing to take: the runtime's deferred work (a completed
                  * task's early write-backs), one piece at a time; then the
                  * queues are looked at again under the lock (a task queued

@@ -262,9 +262,9 @@ typedef struct maccrt_plugin {
     /* Optional: the tasks submitted to d that no thread of d has taken yet
      * (a hint, read without d's locks). A plugin that offers it promises
      * that d's own threads call maccrt_up.idle(d) whenever they have no task
-     * to take (before they poll or sleep): work the runtime defers to that
-     * moment while tasks wait in d's queue (a completed task's early
-     * write-backs) waits for them. */
+     * to take (before they poll or sleep) and d->idle_work is not 0: work
+     * the runtime defers to that moment while tasks wait in d's queue (a
+     * completed task's early write-backs) waits for them. */
     int (*queued)(struct maccrt_device *d);
 
     /* Accepts task t, placed on d (tokens held, version chosen). The device
@@ -357,6 +357,10 @@ typedef struct maccrt_device {
     double pend[MACCRT_PEND];
     struct maccrt_task *ptask[MACCRT_PEND];
     int concurrency; /* tasks the plugin runs at once (GPU: helpers); 0: as tokens allow */
+    /* Work deferred to d's idle threads (task.c's early write-backs, taken by
+     * maccrt_up.idle): read without a lock by the plugin, whose threads skip
+     * the idle call while it is 0. */
+    atomic_int idle_work;
     /* eft's "first placed task expected to end" of this device (0: none):
      * kept as placements come (the smaller of the two) and counted again
      * over the placed list only after the task that had it finishes

@@ -1298,7 +1298,7 @@ static void task__early_find(const maccrt_task *t, task__early *ew)
 #define TASK__WBQ 128
 typedef struct task__wbq {
     pthread_mutex_t lock;
-    atomic_int n;       /* items queued (read without the lock: the idle path's look) */
+    int n;              /* items queued (lock; without it: the device's idle_work) */
     unsigned head;      /* the oldest item's slot */
     struct {
         uintptr_t a, b;
@@ -1318,10 +1318,10 @@ static long task__defer_ns = -1; /* MACC_WRITE_DEFER_US, in ns */
 static int task__wb_take(maccrt_device *d, double before)
 {
     task__wbq *q = &task__wbqs[d->num];
-    if (atomic_load_explicit(&q->n, memory_order_acquire) == 0)
+    if (atomic_load_explicit(&d->idle_work, memory_order_acquire) == 0)
         return 0;
     pthread_mutex_lock(&q->lock);
-    int n = atomic_load_explicit(&q->n, memory_order_relaxed);
+    int n = q->n;
     unsigned k = q->head;
     if (n == 0 || (before >= 0.0 && q->it[k].at > before)) {
         pthread_mutex_unlock(&q->lock);
@@ -1331,7 +1331,8 @@ static int task__wb_take(maccrt_device *d, double before)
     const MACC_SrcLoc *loc = q->it[k].loc;
     unsigned long epoch = q->it[k].epoch;
     q->head = (k + 1) % TASK__WBQ;
-    atomic_store_explicit(&q->n, n - 1, memory_order_relaxed);
+    q->n = n - 1;
+    atomic_store_explicit(&d->idle_work, n - 1, memory_order_relaxed);
     pthread_mutex_unlock(&q->lock);
     if (epoch == maccrt_cache_epoch())
         (void)maccrt_cache_write_early(d, a, b, loc);
@@ -1358,7 +1359,7 @@ static int task__wb_defer(maccrt_device *d, uintptr_t a, uintptr_t b, const MACC
         wait_ns = maccrt_env_memo(&task__defer_ns, getenv("MACC_WRITE_DEFER_US"), 1000, 0, 1000000000, 1000);
     (void)task__wb_take(d, now - 1e-9 * (double)wait_ns); /* (the oldest, when it waited too long) */
     pthread_mutex_lock(&q->lock);
-    int n = atomic_load_explicit(&q->n, memory_order_relaxed), ok = n < TASK__WBQ;
+    int n = q->n, ok = n < TASK__WBQ;
     if (ok) {
         unsigned k = (q->head + (unsigned)n) % TASK__WBQ;
         q->it[k].a = a;
@@ -1366,7 +1367,8 @@ static int task__wb_defer(maccrt_device *d, uintptr_t a, uintptr_t b, const MACC
         q->it[k].loc = loc;
         q->it[k].epoch = epoch;
         q->it[k].at = now;
-        atomic_store_explicit(&q->n, n + 1, memory_order_release);
+        q->n = n + 1;
+        atomic_store_explicit(&d->idle_work, n + 1, memory_order_release);
     }
     pthread_mutex_unlock(&q->lock);
     if (ok)

@@ -124,7 +124,7 @@ static void *fake_gpu_worker(void *arg)
         }
         t = g->head;
         if (!t) {
-            if (maccrt_up.idle && g->dev && !idled) {
+            if (maccrt_up.idle && g->dev && !idled && atomic_load_explicit(&g->dev->idle_work, memory_order_relaxed)) {
                 /* nothing to take: the runtime's deferred work, as the CUDA
                  * plugin's helpers do it (plugin->queued), then the
                  * queues again under the lock (a task queued meanwhile
