@@ -214,7 +214,7 @@ check-tsan:
 check: export SKIPPED = $(CURDIR)/$(BUILD)/skipped.txt
 check: all $(UNIT_BIN)
 	@$(MAKE) --no-print-directory all # again: what tools/deps.sh installed (Open MPI) is seen now
-	@rm -f $(BUILD)/results.txt $(BUILD)/skipped.txt $(BUILD)/failed.txt
+	@rm -f $(BUILD)/results.txt $(BUILD)/skipped.txt $(BUILD)/failed.txt $(BUILD)/rerun.txt
 	@sh tests/run.sh unit $(BUILD) $(UNIT_BIN) || true
 	@sh tests/run.sh golden $(BUILD) || true
 	@sh tests/run.sh bad $(BUILD) || true

@@ -25,6 +25,8 @@ fail=0
 ok() { pass=$((pass + 1)); }
 # what failed, a line each, reprinted by the summary (a log's tail then says what it was)
 FAILED=${RESULTS%/*}/failed.txt
+# tests that failed once and passed when run again alone (unit)
+RERUN=${RESULTS%/*}/rerun.txt
 ko() { fail=$((fail + 1)); echo "FAIL: $*"; echo "$mode: $*" >> "$FAILED"; }
 
 finish() {
@@ -57,21 +59,31 @@ unit)
     for bin in "$@"; do
         case $bin in */test_runtime) set -- "$@" "ASYNC:$bin" "WORDS:$bin" ;; esac
     done
+    # A test that fails by an assertion (not a crash) is run again alone, up
+    # to twice, with the same settings: many of the runtime's tests assert a
+    # scheduling outcome or an ordering of fake copies that a loaded 2-core
+    # machine can upset (each fails in about 1 of 300 runs of the suite). One
+    # that passes then counts as passed, and is named in the log and in the
+    # summary ("rerun: ..."), so that a rare real failure still shows.
     for bin in "$@"; do
         name=$(basename "$bin")
+        envset=
+        filter=
         case $bin in
         ASYNC:*)
             bin=${bin#ASYNC:}
             name="$(basename "$bin") (gpu suite, asynchronous ends)"
-            out=$(MACC_TEST_FAKE_ASYNC_US=20 "$bin" --jobs 2 --filter 'gpu/!(*chain*|a_link*|write_backs_of*|copies_*)' 2>&1)
+            envset="MACC_TEST_FAKE_ASYNC_US=20"
+            filter='gpu/!(*chain*|a_link*|write_backs_of*|copies_*)'
             ;;
         WORDS:*)
             bin=${bin#WORDS:}
             name="$(basename "$bin") (gpu suite, waits on words)"
-            out=$(MACC_DIR_FUTEX=1 "$bin" --jobs 2 --filter 'gpu/*' 2>&1)
+            envset="MACC_DIR_FUTEX=1"
+            filter='gpu/*'
             ;;
-        *) out=$("$bin" --jobs 2 2>&1) ;;
         esac
+        out=$(env $envset "$bin" --jobs 2 ${filter:+--filter "$filter"} 2>&1)
         rc=$?
         line=$(printf '%s\n' "$out" | grep 'Synthesis:' | tail -n 1)
         p=$(printf '%s\n' "$line" | sed -n 's/.*Passing: \([0-9]*\).*/\1/p')
@@ -81,6 +93,21 @@ unit)
             printf '%s\n' "$out" | tail -n 20
             ko "$name: no Criterion summary (exit $rc)"
             continue
+        fi
+        if [ "${f:-0}" -ne 0 ] && [ "${c:-0}" -eq 0 ]; then
+            for t in $(printf '%s\n' "$out" | sed -n 's|^\[FAIL\] \([A-Za-z0-9_]*\)::\([A-Za-z0-9_]*\):.*|\1/\2|p'); do
+                for try in 1 2; do
+                    if env $envset "$bin" --jobs 1 --filter "$t" 2>&1 | grep -q 'Synthesis: Tested: 1 | Passing: 1 | Failing: 0'; then
+                        echo "rerun: $name: $t failed, then passed alone (try $try)"
+                        echo "$name: $t (try $try)" >> "$RERUN"
+                        p=$((p + 1))
+                        f=$((f - 1))
+                        out=$(printf '%s\n' "$out" | grep -v "^\[FAIL\] ${t%%/*}::${t#*/}:")
+                        break
+                    fi
+                done
+            done
+            [ "$f" -eq 0 ] && rc=0
         fi
         pass=$((pass + p))
         fail=$((fail + ${f:-0}))
@@ -531,6 +558,7 @@ summary)
         sort -u "$SKIPPED" | sed 's/^/skipped: /'
     fi
     awk '$2 > 0 { f = $2; $1 = $2 = ""; sub(/^ +/, ""); print "failed in: " $0 " (" f ")" }' "$RESULTS"
+    [ -s "$RERUN" ] && sed 's/^/rerun (failed, then passed alone): /' "$RERUN"
     [ -s "$FAILED" ] && sort -u "$FAILED" | head -n 40 | sed 's/^/failed: /'
     awk '{ p += $1; f += $2 } END { printf "%d passed, %d failed\n", p, f; exit (f > 0) }' "$RESULTS"
     ;;
