@@ -62,7 +62,8 @@ unit)
     # A test that fails by an assertion (not a crash) is run again alone, up
     # to twice, with the same settings: many of the runtime's tests assert a
     # scheduling outcome or an ordering of fake copies that a loaded 2-core
-    # machine can upset (each fails in about 1 of 300 runs of the suite). One
+    # machine can upset (on 2 cores about one run of the gpu suite in 30 had
+    # such a failure, a different test each time: 2026-11-30). One
     # that passes then counts as passed, and is named in the log and in the
     # summary ("rerun: ..."), so that a rare real failure still shows.
     for bin in "$@"; do
