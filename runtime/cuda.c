@@ -376,8 +376,7 @@ static void *cuda__helper_main(void *arg)
     pthread_mutex_lock(&g->lock);
     g->nready++;
     pthread_cond_signal(&g->ready_cv);
-    int spun = 0;  /* this helper polled and found nothing: it sleeps next */
-    int idled = 0; /* it found no deferred work either since it last looked at the queues */
+    int spun = 0; /* this helper polled and found nothing: it sleeps next */
     for (;;) {
         /* After a fatal error the process is exiting: take no new task (its
          * CUDA calls could block on a broken context). */
@@ -388,7 +387,6 @@ static void *cuda__helper_main(void *arg)
         if (t) {
             /* a task whose kernels ended: its unmaps and completion */
             spun = 0;
-            idled = 0;
             pthread_mutex_unlock(&g->lock);
             maccrt_up.ran(t, t->perr, t->pseen);
             pthread_mutex_lock(&g->lock);
@@ -407,20 +405,18 @@ static void *cuda__helper_main(void *arg)
         if (t && g->async && g->free_lane < 0 && atomic_load(&g->inflight) > 0)
             t = NULL;
         if (!t) {
-            if (!fatal && maccrt_up.idle && !idled && atomic_load_explicit(&g->dev->idle_work, memory_order_relaxed)) {
+            if (!fatal && maccrt_up.idle && atomic_load_explicit(&g->dev->idle_work, memory_order_relaxed)) {
                 /* nothing to take: the runtime's deferred work (a completed
                  * task's early write-backs), one piece at a time; then the
                  * queues are looked at again under the lock (a task queued
-                 * meanwhile signalled no one: this helper was not waiting) */
+                 * meanwhile signalled no one: this helper was not waiting).
+                 * A call that found nothing left idle_work 0: no loop. */
                 pthread_mutex_unlock(&g->lock);
-                int did = maccrt_up.idle(g->dev);
-                pthread_mutex_lock(&g->lock);
-                if (did)
+                if (maccrt_up.idle(g->dev))
                     spun = 0;
-                idled = !did;
+                pthread_mutex_lock(&g->lock);
                 continue;
             }
-            idled = 0;
             if (g->stop && atomic_load(&g->inflight) == 0) {
                 pthread_cond_broadcast(&g->cv); /* (the others wait for the last ends too) */
                 break; /* stop, and nothing left */
@@ -443,7 +439,6 @@ static void *cuda__helper_main(void *arg)
             continue;
         }
         spun = 0;
-        idled = 0;
         maccrt_taskq_pop(&g->head, &g->tail); /* (t) */
         atomic_fetch_sub_explicit(&g->nqueued, 1, memory_order_relaxed);
         h->run_lane = -1;

@@ -1297,10 +1297,9 @@ static void task__early_find(const maccrt_task *t, task__early *ew)
  * write-back by the completing thread at once, as before. */
 #define TASK__WBQ 128
 typedef struct task__wbq {
-    pthread_mutex_t lock;
-    int n;              /* items queued (lock; without it: the device's idle_work) */
-    unsigned head;      /* the oldest item's slot */
-    struct {
+    pthread_mutex_t lock; /* its items, and its device's idle_work (their count) */
+    unsigned head;        /* the oldest item's slot */
+    struct task__wbi {
         uintptr_t a, b;
         const MACC_SrcLoc *loc;
         unsigned long epoch;
@@ -1313,30 +1312,39 @@ static task__wbq task__wbqs[MACCRT_MAX_DEVICES] = {[0 ... MACCRT_MAX_DEVICES - 1
 static int task__defer_on = -1;
 static long task__defer_ns = -1; /* MACC_WRITE_DEFER_US, in ns */
 
-/* Takes d's oldest deferred item when there is one deferred at or before
- * `before` (any with before < 0) and makes it; 1 when it took one. */
-static int task__wb_take(maccrt_device *d, double before)
+/* d's oldest deferred item into *out, off the queue, when there is one
+ * deferred at or before `before` (any with before < 0); q's lock held. */
+static int task__wb_pop_locked(maccrt_device *d, task__wbq *q, double before, struct task__wbi *out)
+{
+    int n = atomic_load_explicit(&d->idle_work, memory_order_relaxed);
+    if (n == 0 || (before >= 0.0 && q->it[q->head].at > before))
+        return 0;
+    *out = q->it[q->head];
+    q->head = (q->head + 1) % TASK__WBQ;
+    atomic_store_explicit(&d->idle_work, n - 1, memory_order_relaxed);
+    return 1;
+}
+
+/* Makes a deferred item taken off d's queue (nothing after a flush). */
+static void task__wb_make(maccrt_device *d, const struct task__wbi *w)
+{
+    if (w->epoch == maccrt_cache_epoch())
+        (void)maccrt_cache_write_early(d, w->a, w->b, w->loc);
+}
+
+/* Takes d's oldest deferred item and makes it; 1 when it took one. */
+static int task__wb_take(maccrt_device *d)
 {
     task__wbq *q = &task__wbqs[d->num];
     if (atomic_load_explicit(&d->idle_work, memory_order_acquire) == 0)
         return 0;
+    struct task__wbi w;
     pthread_mutex_lock(&q->lock);
-    int n = q->n;
-    unsigned k = q->head;
-    if (n == 0 || (before >= 0.0 && q->it[k].at > before)) {
-        pthread_mutex_unlock(&q->lock);
-        return 0;
-    }
-    uintptr_t a = q->it[k].a, b = q->it[k].b;
-    const MACC_SrcLoc *loc = q->it[k].loc;
-    unsigned long epoch = q->it[k].epoch;
-    q->head = (k + 1) % TASK__WBQ;
-    q->n = n - 1;
-    atomic_store_explicit(&d->idle_work, n - 1, memory_order_relaxed);
+    int took = task__wb_pop_locked(d, q, -1.0, &w);
     pthread_mutex_unlock(&q->lock);
-    if (epoch == maccrt_cache_epoch())
-        (void)maccrt_cache_write_early(d, a, b, loc);
-    return 1;
+    if (took)
+        task__wb_make(d, &w);
+    return took;
 }
 
 /* Queues d's write-back of [a, b) for an idle helper; 0 when it is not
@@ -1344,7 +1352,9 @@ static int task__wb_take(maccrt_device *d, double before)
  * queue) or need not be: no task waits in d's queue (plugin->queued), and
  * the completing helper copies at once, as its siblings do theirs: STREAM's
  * last step, every helper of a GPU ending a task and nothing left to take,
- * lost 4% with each write-back deferred to the helpers already awake. */
+ * lost 4% with each write-back deferred to the helpers already awake. In
+ * the same hold of the queue's lock the oldest item comes off when it
+ * waited too long, and is made by this thread. */
 static int task__wb_defer(maccrt_device *d, uintptr_t a, uintptr_t b, const MACC_SrcLoc *loc)
 {
     if (!d->plugin->queued || d->num < 0 || d->num >= MACCRT_MAX_DEVICES ||
@@ -1352,25 +1362,22 @@ static int task__wb_defer(maccrt_device *d, uintptr_t a, uintptr_t b, const MACC
         d->plugin->queued(d) == 0)
         return 0;
     task__wbq *q = &task__wbqs[d->num];
-    unsigned long epoch = maccrt_cache_epoch();
     double now = maccrt_now();
     long wait_ns = __atomic_load_n(&task__defer_ns, __ATOMIC_RELAXED);
     if (wait_ns < 0)
         wait_ns = maccrt_env_memo(&task__defer_ns, getenv("MACC_WRITE_DEFER_US"), 1000, 0, 1000000000, 1000);
-    (void)task__wb_take(d, now - 1e-9 * (double)wait_ns); /* (the oldest, when it waited too long) */
+    struct task__wbi old;
     pthread_mutex_lock(&q->lock);
-    int n = q->n, ok = n < TASK__WBQ;
+    int took = task__wb_pop_locked(d, q, now - 1e-9 * (double)wait_ns, &old);
+    int n = atomic_load_explicit(&d->idle_work, memory_order_relaxed), ok = n < TASK__WBQ;
     if (ok) {
-        unsigned k = (q->head + (unsigned)n) % TASK__WBQ;
-        q->it[k].a = a;
-        q->it[k].b = b;
-        q->it[k].loc = loc;
-        q->it[k].epoch = epoch;
-        q->it[k].at = now;
-        q->n = n + 1;
+        q->it[(q->head + (unsigned)n) % TASK__WBQ] =
+            (struct task__wbi){a, b, loc, maccrt_cache_epoch(), now};
         atomic_store_explicit(&d->idle_work, n + 1, memory_order_release);
     }
     pthread_mutex_unlock(&q->lock);
+    if (took)
+        task__wb_make(d, &old);
     if (ok)
         atomic_fetch_add_explicit(&task__ndeferred, 1, memory_order_relaxed);
     return ok;
@@ -1385,7 +1392,7 @@ int maccrt_task_idle(maccrt_device *d)
 {
     if (d->num < 0 || d->num >= MACCRT_MAX_DEVICES)
         return 0;
-    return task__wb_take(d, -1.0);
+    return task__wb_take(d);
 }
 
 static void task__after_run(maccrt_task *t, int err, double seen_at, maccrt_task *outer);

@@ -110,13 +110,11 @@ static void *fake_gpu_worker(void *arg)
     pthread_mutex_lock(&g->lock);
     g->nready++;
     pthread_cond_broadcast(&g->cv);
-    int idled = 0; /* no deferred work found since the queues were last looked at */
     for (;;) {
         if (maccrt_batch_take(&g->batches, &g->lock))
             continue;
         maccrt_task *t = maccrt_taskq_pop(&g->dhead, &g->dtail);
         if (t) {
-            idled = 0;
             pthread_mutex_unlock(&g->lock);
             maccrt_up.ran(t, t->perr, t->pseen);
             pthread_mutex_lock(&g->lock);
@@ -124,18 +122,17 @@ static void *fake_gpu_worker(void *arg)
         }
         t = g->head;
         if (!t) {
-            if (maccrt_up.idle && g->dev && !idled && atomic_load_explicit(&g->dev->idle_work, memory_order_relaxed)) {
+            if (maccrt_up.idle && g->dev && atomic_load_explicit(&g->dev->idle_work, memory_order_relaxed)) {
                 /* nothing to take: the runtime's deferred work, as the CUDA
                  * plugin's helpers do it (plugin->queued), then the
                  * queues again under the lock (a task queued meanwhile
                  * signalled no one) */
                 maccrt_device *d = g->dev;
                 pthread_mutex_unlock(&g->lock);
-                idled = !maccrt_up.idle(d);
+                (void)maccrt_up.idle(d);
                 pthread_mutex_lock(&g->lock);
                 continue;
             }
-            idled = 0;
             if (g->stop && !g->nflight) {
                 pthread_cond_broadcast(&g->cv);
                 break;
@@ -145,7 +142,6 @@ static void *fake_gpu_worker(void *arg)
         }
         maccrt_taskq_pop(&g->head, &g->tail); /* (t) */
         atomic_fetch_sub_explicit(&g->nqueued, 1, memory_order_relaxed);
-        idled = 0;
         pthread_mutex_unlock(&g->lock);
         maccrt_up.execute(t);
         pthread_mutex_lock(&g->lock);
