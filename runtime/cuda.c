@@ -117,6 +117,7 @@ typedef struct cuda__helper {
     cudaStream_t own;    /* its own (batches, unmaps) */
     int run_lane;        /* the lane of the task it runs now (asynchronous GPUs), or -1 */
     int in_task;         /* it runs a task's maps and version now (on `stream`) */
+    void *relay;         /* device memory for write-backs through this GPU (cuda__copy_d2h_via) */
     cudaEvent_t fence[CUDA__FENCES];
     int nfence, next_fence;
     pthread_t thread;
@@ -1889,6 +1890,44 @@ static int cuda__copy_peer(maccrt_device *d, void *dst, maccrt_device *from, con
     return (int)e;
 }
 
+/* Write-backs through this GPU (cache.c): from's bytes come over the GPUs'
+ * link into the helper's relay buffer, CUDA__RELAY at a time, and go home
+ * from there as any d2h copy (staged where the host side is pageable), on
+ * the helper's stream. Only in d's helpers (-1 elsewhere: the caller copies
+ * from `from`); the buffer is made at the first such copy and kept. */
+#define CUDA__RELAY (8u << 20)
+
+static int cuda__copy_d2h_via(maccrt_device *d, void *dst, maccrt_device *from, const void *src, size_t bytes)
+{
+    cuda__gpu *g = d->pdata, *f = from->pdata;
+    cuda__helper *h = cuda__self;
+    if (!h || h->gpu != g || h->set_err != cudaSuccess || !f)
+        return -1;
+    if (!h->relay) {
+        void *p = NULL;
+        if (cudaMalloc(&p, CUDA__RELAY) != cudaSuccess) {
+            cuda__clear();
+            return -1;
+        }
+        h->relay = p;
+    }
+    cuda__enable_peer(g, f);
+    for (size_t off = 0; off < bytes; off += CUDA__RELAY) {
+        size_t n = bytes - off < CUDA__RELAY ? bytes - off : CUDA__RELAY;
+        /* (the d2h that follows on the same stream waits for it; the next
+         * chunk's comes after that d2h returned) */
+        cudaError_t e = cudaMemcpyPeerAsync(h->relay, g->ordinal, (const char *)src + off, f->ordinal, n, h->stream);
+        if (e != cudaSuccess) {
+            cuda__clear();
+            return (int)e;
+        }
+        int err = cuda__copy_dir(d, (char *)dst + off, h->relay, n, 0, NULL);
+        if (err)
+            return err;
+    }
+    return 0;
+}
+
 /* ---- managed memory (managed.c's backend) ---- */
 
 static void *cuda__managed_alloc(maccrt_device *d, size_t bytes)
@@ -2491,6 +2530,7 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .copy_h2d = cuda__copy_h2d,
     .copy_d2h = cuda__copy_d2h,
     .copy_peer = cuda__copy_peer,
+    .copy_d2h_via = cuda__copy_d2h_via,
     .copy_h2d_start = cuda__copy_h2d_start,
     .fence_order = cuda__fence_order,
     .fence_done = cuda__fence_done,

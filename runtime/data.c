@@ -110,6 +110,28 @@ void *maccrt_copy_start(maccrt_device *d, void *dst, const void *src, size_t byt
     return data__copy(d, 1, dst, src, bytes, name, loc, start);
 }
 
+int maccrt_copy_via(maccrt_device *d, void *dst, maccrt_device *from, const void *src, size_t bytes,
+                    const char *name, const MACC_SrcLoc *loc)
+{
+    if (!bytes)
+        return 1;
+    if (!d->plugin->copy_d2h_via)
+        return 0;
+    double t0 = maccrt_trace_on() ? maccrt_now() : 0.0;
+    int err = d->plugin->copy_d2h_via(d, dst, from, src, bytes);
+    if (err < 0)
+        return 0;
+    if (err) {
+        MACC_Map m = {.name = name};
+        data__copy_failed(d, &m, "from", bytes, err, loc);
+    }
+    atomic_fetch_add(&d->bytes_d2h, bytes);
+    atomic_fetch_add(&d->bytes_p2p, bytes);
+    if (t0 > 0.0)
+        maccrt_trace_event(MACCRT_TRACE_D2H, d, name ? name : "d2h", t0, maccrt_now(), bytes);
+    return 1;
+}
+
 void maccrt_copy_peer(maccrt_device *d, void *dst, maccrt_device *from, const void *src,
                       size_t bytes, const char *name, const MACC_SrcLoc *loc)
 {

@@ -224,6 +224,14 @@ typedef struct maccrt_plugin {
      * before it returns. */
     int (*copy_peer)(struct maccrt_device *d, void *dst, struct maccrt_device *from, const void *src,
                      size_t bytes);
+    /* Optional: copies bytes from src on device `from` (same plugin) home to
+     * host dst through d's own link (a copy from `from` to d, then d's to the
+     * host), completing before it returns; -1 (nothing copied) when the
+     * calling thread is not one of d's own (helpers_start's). For the
+     * write-backs of a synchronisation point where one GPU holds more than
+     * another (cache.c, "write-backs through another GPU"). */
+    int (*copy_d2h_via)(struct maccrt_device *d, void *dst, struct maccrt_device *from, const void *src,
+                        size_t bytes);
     /* Optional, the three together: asynchronous fills. copy_h2d_start is
      * copy_h2d that may return with the bytes still on their way when the
      * calling thread is one of d's own threads running a task there (its
@@ -574,6 +582,11 @@ void *maccrt_copy_start(maccrt_device *d, void *dst, const void *src, size_t byt
  * counted in d->bytes_p2p and traced; a failure is fatal. */
 void maccrt_copy_peer(maccrt_device *d, void *dst, maccrt_device *from, const void *src,
                       size_t bytes, const char *name, const MACC_SrcLoc *loc);
+/* Copies bytes from src on device `from` home to host dst through d's link
+ * (plugin->copy_d2h_via); 0 when d cannot from the calling thread (nothing
+ * copied: the caller copies from `from`), 1 when copied. Errors are fatal. */
+int maccrt_copy_via(maccrt_device *d, void *dst, maccrt_device *from, const void *src, size_t bytes,
+                    const char *name, const MACC_SrcLoc *loc);
 /* Bandwidth assumed for a link not measured yet (bytes/s). */
 #define MACCRT_DEFAULT_BW 10e9
 

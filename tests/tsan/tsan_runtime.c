@@ -78,6 +78,16 @@ static int fgpu_copy_peer(maccrt_device *d, void *dst, maccrt_device *from, cons
     return fgpu_copy(d, dst, src, bytes);
 }
 
+/* A write-back through another GPU (cache.c): in that GPU's helpers only. */
+static int fgpu_copy_d2h_via(maccrt_device *d, void *dst, maccrt_device *from, const void *src,
+                             size_t bytes)
+{
+    (void)from;
+    if (fake_gpu_self != d->pdata)
+        return -1;
+    return fgpu_copy(d, dst, src, bytes);
+}
+
 /* A helper's fills of its task's maps left on their way (tests/fake_gpu.h):
  * the bytes taken through fgpu_copy_h2d, landed by whoever orders after. */
 static int fgpu_copy_start(maccrt_device *d, void *dst, const void *src, size_t bytes, void **fence)
@@ -97,6 +107,7 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .copy_h2d = fgpu_copy_h2d,
     .copy_d2h = fgpu_copy,
     .copy_peer = fgpu_copy_peer,
+    .copy_d2h_via = fgpu_copy_d2h_via,
     .copy_h2d_start = fgpu_copy_start,
     .fence_order = fake_gpu_fence_order,
     .fence_done = fake_gpu_fence_done,

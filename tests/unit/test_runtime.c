@@ -1588,6 +1588,21 @@ static int fgpu_copy_peer(maccrt_device *d, void *dst, maccrt_device *from, cons
     return fgpu_copy(d, dst, src, bytes);
 }
 
+/* Write-backs through another fake GPU (plugin->copy_d2h_via): in its own
+ * helpers only, as the CUDA plugin's; counted. */
+static atomic_long fgpu_via_bytes, fgpu_via_refused;
+static int fgpu_copy_d2h_via(maccrt_device *d, void *dst, maccrt_device *from, const void *src,
+                             size_t bytes)
+{
+    (void)from;
+    if (fake_gpu_self != d->pdata) {
+        atomic_fetch_add(&fgpu_via_refused, 1);
+        return -1;
+    }
+    atomic_fetch_add(&fgpu_via_bytes, (long)bytes);
+    return fgpu_copy(d, dst, src, bytes);
+}
+
 /* A helper's fills of its task's maps land only when ordered after (the
  * garbage of fgpu_alloc shows a user that was not): tests/fake_gpu.h. */
 static atomic_long fgpu_fills_started;
@@ -1630,6 +1645,7 @@ const maccrt_plugin maccrt_cuda_plugin = {
     .copy_h2d = fgpu_copy,
     .copy_d2h = fgpu_copy,
     .copy_peer = fgpu_copy_peer,
+    .copy_d2h_via = fgpu_copy_d2h_via,
     .copy_h2d_start = fgpu_copy_start,
     .fence_order = fake_gpu_fence_order,
     .fence_done = fake_gpu_fence_done,
@@ -3686,6 +3702,50 @@ Test(gpu, write_backs_of_a_taskwait_run_at_once)
     cr_assert_lt(t, 3 * 0.040, "%.3f s for %d write-backs of 40 ms", t, K);
     for (int i = 0; i < K * N; i++)
         cr_assert_eq(x[i], 6.0 * i, "x[%d] = %g", i, x[i]);
+}
+
+/* Eight sections written on nvidia:0 alone, home at a taskwait: nvidia:1
+ * copies half of them (over the GPUs' link, then home through its own), so
+ * both links work; each section's bytes once. */
+static void via_run(int k_tiles, int n)
+{
+    static double x[8 * 4096];
+    cr_assert_leq(k_tiles * n, 8 * 4096);
+    for (int i = 0; i < k_tiles * n; i++)
+        x[i] = i;
+    for (int k = 0; k < k_tiles; k++)
+        scale(&r_scale, x, k * n, n, 2.0, 0, MACC_MAP_TOFROM, MACC_NOWAIT, 0);
+    while (__atomic_load_n(&maccrt_rt.live, __ATOMIC_RELAXED) > 0) /* done, not yet flushed */
+        sleep_ms(1);
+    cr_assert_eq(d2h_of(0) + d2h_of(1), 0, "nothing went home before the taskwait");
+    fgpu_copy_ms = 20;
+    MACC_taskwait(NULL);
+    fgpu_copy_ms = 0;
+    for (int i = 0; i < k_tiles * n; i++)
+        cr_assert_eq(x[i], 2.0 * i, "x[%d] = %g", i, x[i]);
+}
+
+Test(gpu, write_backs_of_the_gpu_holding_more_go_through_the_other)
+{
+    enum { K = 8, N = 4096 };
+    via_run(K, N);
+    long via = atomic_load(&fgpu_via_bytes), each = N * (long)sizeof(double);
+    cr_assert_eq(h2d_of(1), 0, "nvidia:1 ran nothing");
+    /* (a section nvidia:1's helpers did not take is the waiting thread's:
+     * refused, then copied from nvidia:0) */
+    cr_assert_eq(via + atomic_load(&fgpu_via_refused) * each, K / 2 * each, "%ld bytes through nvidia:1", via);
+    cr_assert_geq(via, each, "nvidia:1 copied none");
+    cr_assert_eq((long)d2h_of(1), via, "nvidia:1 counts what it copied home");
+    cr_assert_eq((long)(d2h_of(0) + d2h_of(1)), K * each, "each section home once");
+}
+
+Test(gpu, macc_wb_via_0_leaves_each_gpus_write_backs_to_it)
+{
+    setenv("MACC_WB_VIA", "0", 1);
+    via_run(8, 4096);
+    cr_assert_eq(atomic_load(&fgpu_via_bytes) + atomic_load(&fgpu_via_refused), 0);
+    cr_assert_eq(d2h_of(1), 0);
+    cr_assert_eq(d2h_of(0), 8 * 4096 * sizeof(double));
 }
 
 /* x written on nvidia:0, then updated on nvidia:1: the second GPU gets it
