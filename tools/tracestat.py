@@ -8,6 +8,7 @@
     python3 tools/tracestat.py --rate MS|auto t.json      tasks ended per window and device
     python3 tools/tracestat.py --threads t.json           each device's threads: how busy
     python3 tools/tracestat.py --per-task t.json          each device's time per task, by kind
+    python3 tools/tracestat.py --end t.json               the run's end: copies after the last task
 
 The first form prints, per device and kind (task, h2d, maps, wait:lock, ...), the number of
 slices, their summed time, median, 90th percentile and maximum (in microseconds), and the
@@ -30,7 +31,10 @@ completion, and the waits inside those: for the directory's lock (maps and unmap
 part, or a GPU's own part alone: "directory part" slices of wait:lock), for data
 another thread is copying (maps), for the runtime's lock (completions); a helper's time per
 task beyond the run is what the runtime costs it (bench/dispatch.sh prints it per number of
-fake GPUs).
+fake GPUs). --end prints, per device, its tasks, when its last one ended, and the copies
+(h2d, d2h, p2p) still running after the run's last task ended: how many, how many MiB, and
+when the last of them ended after it: a program's last wait is often its write-backs, and a
+device that holds more of them than another keeps the wait going while the other idles.
 """
 import json
 import sys
@@ -165,6 +169,38 @@ def per_task(slices):
         print(f"{dev:<10} {n:>7} " + " ".join(f"{sums.get((dev, c), 0.0) / n:>10.2f}" for c, _, _ in PER_TASK))
 
 
+COPIES = ("h2d", "d2h", "p2p")
+
+
+def end(slices):
+    t0, _ = span_of(slices)
+    task_end = {}
+    tasks = {}
+    for e in slices:
+        if e["cat"] == "task":
+            tasks[e["dev"]] = tasks.get(e["dev"], 0) + 1
+            task_end[e["dev"]] = max(task_end.get(e["dev"], 0.0), e["ts"] + e["dur"])
+    if not task_end:
+        print("no task slices")
+        return
+    last = max(task_end.values())
+    stop = max(e["ts"] + e["dur"] for e in slices)
+    after = {}
+    for e in slices:
+        if e["cat"] in COPIES and e["ts"] + e["dur"] > last:
+            a = after.setdefault(e["dev"], [0, 0.0, last])
+            a[0] += 1
+            a[1] += e.get("args", {}).get("bytes", 0) / 1048576.0
+            a[2] = max(a[2], e["ts"] + e["dur"])
+    print(f"the last task ended at {(last - t0) / 1000:.2f} ms, the trace {(stop - last) / 1000:.2f} ms later")
+    print(f"{'device':<10} {'tasks':>7} {'last task ms':>13} {'copies after':>13} {'MiB after':>10} {'until ms':>9}")
+    for dev in sorted(set(tasks) | set(after)):
+        a = after.get(dev, [0, 0.0, last])
+        le = task_end.get(dev)
+        lt = f"{(le - t0) / 1000:.2f}" if le is not None else "-"
+        print(f"{dev:<10} {tasks.get(dev, 0):>7} {lt:>13} {a[0]:>13} {a[1]:>10.1f} {(a[2] - last) / 1000:>9.2f}")
+
+
 def main(argv):
     args = argv[1:]
     by_name = None
@@ -172,6 +208,7 @@ def main(argv):
     per_window = None
     per_thread = False
     per_task_on = False
+    end_on = False
     cats = ["task", "maps", "unmap", "wait:lock", "wait:data", "wait:queue"]
     try:
         while args and args[0].startswith("--"):
@@ -190,6 +227,8 @@ def main(argv):
                 per_thread = True
             elif opt == "--per-task":
                 per_task_on = True
+            elif opt == "--end":
+                end_on = True
             else:
                 raise ValueError(opt)
         for v in (win, per_window):
@@ -199,7 +238,7 @@ def main(argv):
             raise ValueError("arguments")
     except (IndexError, ValueError):
         sys.stderr.write("usage: tracestat.py [--by-name KIND | --windows MS|auto [--cats a,b] | "
-                         "--rate MS|auto | --threads | --per-task] trace.json\n")
+                         "--rate MS|auto | --threads | --per-task | --end] trace.json\n")
         return 2
     slices = load(args[0])
     if not slices:
@@ -207,7 +246,9 @@ def main(argv):
         return 1
     def auto(v):  # 20 windows over the run, in round milliseconds
         return max(float(f"{span_of(slices)[1] / 1000.0 / 20:.2g}"), 0.001) if v < 0 else v
-    if per_task_on:
+    if end_on:
+        end(slices)
+    elif per_task_on:
         per_task(slices)
     elif per_thread:
         threads(slices)
