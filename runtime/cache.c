@@ -2764,11 +2764,9 @@ static int cache__release_fast(maccrt_device *d, const MACC_Map *m, maccrt_dentr
 }
 
 /* The task's kernels on d come after the fills of its entries that other
- * threads started (its own are on its stream); 1 when one of those was not
- * done yet. */
-static int cache__order_after_fills(maccrt_device *d, int n, const int *took, void *const *handles)
+ * threads started (its own are on its stream). */
+static void cache__order_after_fills(maccrt_device *d, int n, const int *took, void *const *handles)
 {
-    int pending = 0;
     for (int i = 0; i < n; i++) {
         if (took[i] != MACCRT_TOOK_DIR)
             continue;
@@ -2776,14 +2774,9 @@ static int cache__order_after_fills(maccrt_device *d, int n, const int *took, vo
         int mine = 0;
         for (int k = 0; k < cache__nmine && !mine; k++)
             mine = cache__mine[k] == e;
-        if (mine)
-            continue;
-        void *f = atomic_load_explicit(&e->fence, memory_order_acquire);
-        if (f && !e->dev->plugin->fence_done(e->dev, f))
-            pending = 1;
-        cache__fence_order(d, e);
+        if (!mine)
+            cache__fence_order(d, e);
     }
-    return pending;
 }
 
 /* cache__task_acquire_dir for a map of a run of directory maps: the scoped
@@ -2888,16 +2881,14 @@ static void cache__acquire_n(maccrt_device *d, int n, const MACC_Map *maps, void
 
 /* cache__acquire_n, then the task's kernels ordered after the fills of its
  * entries that other threads left on their way ("asynchronous fills"). */
-int maccrt_map_task_acquire_n(maccrt_device *d, int n, const MACC_Map *maps, void **ptrs, int *took,
-                              void **handles, const MACC_SrcLoc *loc)
+void maccrt_map_task_acquire_n(maccrt_device *d, int n, const MACC_Map *maps, void **ptrs, int *took,
+                               void **handles, const MACC_SrcLoc *loc)
 {
     cache__nmine = 0;
     cache__acquire_n(d, n, maps, ptrs, took, handles, loc);
-    int pending = cache__nmine > 0;
-    if (d->plugin->fence_order && cache__order_after_fills(d, n, took, handles))
-        pending = 1;
+    if (d->plugin->fence_order)
+        cache__order_after_fills(d, n, took, handles);
     cache__nmine = 0;
-    return pending;
 }
 
 /* The end of a GPU task's use of entry e for m. */

@@ -496,10 +496,8 @@ void *maccrt_map_task_acquire(maccrt_device *d, const MACC_Map *m, int *took, vo
 void maccrt_map_task_release(maccrt_device *d, const MACC_Map *m, int took, void *handle,
                              const MACC_SrcLoc *loc);
 /* The same for a task's n maps at once (the directory's lock taken once for
- * those it serves); 1 when the task's run comes after copies still on their
- * way (fills left in flight, its own or another thread's), whose time its
- * run will take in. */
-int maccrt_map_task_acquire_n(maccrt_device *d, int n, const MACC_Map *maps, void **ptrs, int *took,
+ * those it serves). */
+void maccrt_map_task_acquire_n(maccrt_device *d, int n, const MACC_Map *maps, void **ptrs, int *took,
                                void **handles, const MACC_SrcLoc *loc);
 void maccrt_map_task_release_n(maccrt_device *d, int n, const MACC_Map *maps, const int *took,
                                void *const *handles, const MACC_SrcLoc *loc);
@@ -857,7 +855,6 @@ typedef struct maccrt_task {
 
     double t_start, t_end; /* when timed */
     double t_maps;         /* when timed: of that, the maps (copies in and out) */
-    unsigned char after_fills; /* its run came after fills still on their way (maccrt_map_task_acquire_n) */
     double t_ready, t_placed; /* MACC_TRACE only: when it became ready, when it was placed */
     double x_s0, x_tr0, x_r0; /* maccrt_task_execute's clocks, kept for maccrt_task_ran */
     void *pdata; /* plugin per-task state */

@@ -29,8 +29,6 @@
  */
 #include "internal.h"
 
-static int sched__fill_sample_skipped(const maccrt_task *t, const maccrt_device *d);
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -740,7 +738,7 @@ void maccrt_sched_release(maccrt_task *t)
     if (t->exp_end <= d->first_end || d->nplaced == 0)
         d->first_ok = 0; /* eft__first: counted again when asked */
     maccrt_stats_finished(d, t);
-    if (t->region && t->timed && !sched__fill_sample_skipped(t, d)) {
+    if (t->region && t->timed) {
         /* the run alone: the residency term adds the data's moves; an
          * exploring host instance's time scaled to its tokens' threads */
         double s = t->t_end - t->t_start - t->t_maps;
@@ -749,24 +747,6 @@ void maccrt_sched_release(maccrt_task *t)
         maccrt_rt.policy->observe(t, d, s);
     }
     t->tokens = 0;
-}
-
-/* Whether t's run on d is left out of the region's history: a GPU task
- * whose kernels came after fills still on their way (its own, left in
- * flight, or another helper's it was ordered after) ran for their time too,
- * which eft's residency term adds again; on two H200s one GPU's first STREAM
- * tasks of a phase, filling while the other GPU filled, measured 0.3-1.2 ms
- * against 0.03 for their kernels, and the chains left that GPU one by one
- * (69 of 640 tasks). Such a run is learnt only while d has no time of the
- * region yet (a first estimate is needed). MACC_EFT_FILL_RUNS=1 learns
- * from them all, as before. */
-static int sched__fill_sample_skipped(const maccrt_task *t, const maccrt_device *d)
-{
-    static int learn = -1;
-    if (!t->after_fills || maccrt_env_flag(&learn, "MACC_EFT_FILL_RUNS", 0))
-        return 0;
-    const maccrt_region_info *ri = maccrt_region_info_get(t->region);
-    return d->num >= 0 && d->num < MACCRT_MAX_DEVICES && ri->druns[d->num] > 0;
 }
 
 /* ---- per-region history ------------------------------------------------------------------- */

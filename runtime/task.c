@@ -1412,7 +1412,6 @@ void maccrt_task_execute(maccrt_task *t)
     if (tr0 > 0.0 && t->t_placed > 0.0)
         maccrt_trace_event(MACCRT_TRACE_WAIT_QUEUE, d, task__trace_name(t), t->t_placed, tr0, 0);
     t->t_maps = 0.0;
-    t->after_fills = 0;
     if (t->op) {
         double d0 = maccrt_trace_on() ? maccrt_now() : 0.0;
         maccrt_data_op(d, t->op, t->nmaps, t->maps, t->loc);
@@ -1424,7 +1423,7 @@ void maccrt_task_execute(maccrt_task *t)
     }
     /* every map through the data directory: a present entry, a GPU's
      * coherent copy, or the host copy made current */
-    t->after_fills = (unsigned char)maccrt_map_task_acquire_n(d, t->nmaps, t->maps, t->ptrs, t->took, t->cache, t->loc);
+    maccrt_map_task_acquire_n(d, t->nmaps, t->maps, t->ptrs, t->took, t->cache, t->loc);
     maccrt_sched_link_done(t); /* its copies are made: off d's link (eft) */
     MACC_TaskEnv env = {
         .device_kind = d->kind,
