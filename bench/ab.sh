@@ -14,6 +14,10 @@
 #   bench/ab.sh build-gpu matmul "8 512" 6 "MACC_DEVICES=nvidia" \
 #       "MACC_DEVICES=nvidia MACC_PEER_WAIT=1" "MACC_DEVICES=nvidia MACC_CUDA_STREAMS=16"
 # A run that fails or does not print `check: PASS` counts 0 (and is named).
+# uneven: in how many rounds the setting's GPUs (two or more listed by the
+# sample's "device N (nvidia:K): T tasks" lines) ran unequal shares, the
+# largest and smallest count apart by more than a fifth of their mean: a
+# bimodal outcome (a run's chains ending on one GPU) that a median hides.
 # ABFLAGS: more macc options for the build (ABFLAGS=--pinned, then
 # "MACC_CUDA_PIN_HEAP=0" as a setting: with and without the registered heap).
 set -eu
@@ -49,6 +53,13 @@ one() {
     fi
 }
 
+# uneven LOG: 1 when the run's GPUs ran unequal shares (above), else 0
+uneven() {
+    awk '/: device [0-9]+ \(nvidia:[0-9]+\): [0-9]+ tasks$/ { t = $(NF - 1); n++; s += t
+             if (n == 1 || t < lo) lo = t; if (t > hi) hi = t }
+         END { print (n >= 2 && hi - lo > 0.2 * s / n) ? 1 : 0 }' "$1"
+}
+
 echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 command -v nvidia-smi >/dev/null 2>&1 &&
     nvidia-smi --query-gpu=name --format=csv,noheader | sed 's/^/gpu: /'
@@ -62,10 +73,11 @@ while [ "$r" -lt "$reps" ]; do
     k=0
     for e in "$@"; do
         k=$((k + 1))
-        echo "$r $k $(one "$e" "$out/run.$r.$k.log")" >> "$vals"
+        v=$(one "$e" "$out/run.$r.$k.log")
+        echo "$r $k $v $(uneven "$out/run.$r.$k.log")" >> "$vals"
     done
 done
-printf '%-4s %10s %10s %10s %8s  %s\n' '' "median" min max pairs setting
+printf '%-4s %10s %10s %10s %8s %7s  %s\n' '' "median" min max pairs uneven setting
 k=0
 for e in "$@"; do
     k=$((k + 1))
@@ -74,7 +86,7 @@ for e in "$@"; do
     pairs=$(awk -v k="$k" '$2 == 1 { ref[$1] = $3 } $2 == k { print $3, ref[$1] }' "$vals" |
         awk -f "$root/bench/median.awk")
     awk -v k="$k" -v e="$e" -v med="$med" -v pairs="$pairs" '
-        $2 == k { if (n++ == 0 || $3 < lo) lo = $3; if ($3 > hi) hi = $3 }
-        END { printf "%-4s %10.1f %10.1f %10.1f %8.3f  %s\n", k, med, lo, hi, pairs, e }' "$vals"
+        $2 == k { if (n++ == 0 || $3 < lo) lo = $3; if ($3 > hi) hi = $3; u += $4 }
+        END { printf "%-4s %10.1f %10.1f %10.1f %8.3f %7s  %s\n", k, med, lo, hi, pairs, u "/" n, e }' "$vals"
 done
 echo "($unit; pairs: the median over rounds of the setting's run / setting 1's run)"
