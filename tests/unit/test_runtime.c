@@ -3784,6 +3784,27 @@ Test(gpu, write_backs_of_the_gpu_holding_more_go_through_the_other)
     cr_assert_eq((long)(d2h_of(0) + d2h_of(1)), K * each, "each section home once");
 }
 
+/* Four GPUs, the eight sections on nvidia:0: each of the others takes two,
+ * one at a time by the GPU whose link is the least loaded (the loads end
+ * 2, 2, 2, 2; a section no helper of its GPU came for goes back to the
+ * waiting thread, which copies it from nvidia:0). */
+Test(gpu, write_backs_spread_over_every_gpu_that_holds_less)
+{
+    setenv("MACC_TEST_FAKE_GPUS", "4", 1);
+    enum { K = 8, N = 16384 };
+    via_run(K, N);
+    unsigned long long each = N * sizeof(double), sum = 0;
+    int helped = 0;
+    for (int g = 1; g < 4; g++) {
+        cr_assert_leq(d2h_of(g), 2 * each, "nvidia:%d copied %llu bytes", g, d2h_of(g));
+        helped += d2h_of(g) > 0;
+        sum += d2h_of(g);
+    }
+    cr_assert_geq(helped, 2, "%d GPUs helped", helped);
+    cr_assert_geq(d2h_of(0), 2 * each);
+    cr_assert_eq(sum + d2h_of(0), K * each, "each section home once");
+}
+
 Test(gpu, macc_wb_via_0_leaves_each_gpus_write_backs_to_it)
 {
     setenv("MACC_WB_VIA", "0", 1);
