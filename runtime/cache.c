@@ -1234,10 +1234,16 @@ static void cache__plan_fences(cache__plan *p)
 
 /* Makes a copy of the plan, without the lock (the claims keep the entries);
  * start: a fill may be started only (its fence returned). */
+/* Where job j's bytes are on its entry's device. */
+static void *cache__job_dev(const cache__job *j)
+{
+    return (char *)(j->dst ? j->dst : j->e->dev_start) + (j->a - j->e->node.start);
+}
+
 static void *cache__job_run(const cache__job *j, const MACC_SrcLoc *loc, int start)
 {
     maccrt_dentry *e = j->e;
-    void *dev = (char *)(j->dst ? j->dst : e->dev_start) + (j->a - e->node.start);
+    void *dev = cache__job_dev(j);
     switch (j->op) {
     case CACHE__WB:
         cache__fence_order(e->dev, e);
@@ -1271,12 +1277,8 @@ static int cache__peer_ok(const maccrt_device *to, const maccrt_device *from);
 /* Write-back j through device v's link (the calling thread v's): 1 when made. */
 static int cache__job_via(const cache__job *j, maccrt_device *v, const MACC_SrcLoc *loc)
 {
-    maccrt_dentry *e = j->e;
-    void *f = atomic_load_explicit(&e->fence, memory_order_acquire);
-    if (f)
-        v->plugin->fence_order(v, f);
-    void *dev = (char *)(j->dst ? j->dst : e->dev_start) + (j->a - e->node.start);
-    return maccrt_copy_via(v, (void *)j->a, e->dev, dev, j->b - j->a, e->name, loc);
+    cache__fence_order(v, j->e);
+    return maccrt_copy_via(v, (void *)j->a, j->e->dev, cache__job_dev(j), j->b - j->a, j->e->name, loc);
 }
 
 static void cache__share_item(void *arg, int i)

@@ -2787,14 +2787,20 @@ Test(gpu, chains_stay_on_the_gpu_that_holds_their_data)
  * the term both GPUs look alike (4 ms) and locality kept every link on
  * GPU 0 (MACC_EFT_OCCUPANCY=0: 0 of 40 on GPU 1, checked; with it 20-23). */
 static atomic_int shared_running[4];
+/* ms for every task running on env's GPU at the start (this one included) */
+static void shared_sleep(const MACC_TaskEnv *env, int ms)
+{
+    int i = env->device_index >= 0 && env->device_index < 4 ? env->device_index : 0;
+    int n = atomic_fetch_add(&shared_running[i], 1) + 1;
+    sleep_ms(ms * n);
+    atomic_fetch_sub(&shared_running[i], 1);
+}
+
 static int fn_shared_link(void *args, MACC_TaskEnv *env)
 {
     double *y = env->ptrs[0];
     y[0] += 1;
-    int i = env->device_index >= 0 && env->device_index < 4 ? env->device_index : 0;
-    int n = atomic_fetch_add(&shared_running[i], 1) + 1;
-    sleep_ms(*(const int *)args * n);
-    atomic_fetch_sub(&shared_running[i], 1);
+    shared_sleep(env, *(const int *)args);
     return 0;
 }
 static const MACC_Version r_shared_v[] = {{MACC_DEV_NVIDIA, 0, 25, 0, fn_shared_link}};
@@ -2823,10 +2829,7 @@ static int fn_slow_first(void *args, MACC_TaskEnv *env)
     double *y = env->ptrs[0];
     int slow = env->device_index == 1 && y[0] == 0;
     y[0] += 1;
-    int i = env->device_index >= 0 && env->device_index < 4 ? env->device_index : 0;
-    int n = atomic_fetch_add(&shared_running[i], 1) + 1;
-    sleep_ms(*(const int *)args * n * (slow ? 10 : 1));
-    atomic_fetch_sub(&shared_running[i], 1);
+    shared_sleep(env, *(const int *)args * (slow ? 10 : 1));
     return 0;
 }
 static const MACC_Version r_slow_first_v[] = {{MACC_DEV_NVIDIA, 0, 25, 0, fn_slow_first}};
