@@ -2820,10 +2820,10 @@ Test(gpu, an_idle_gpu_beside_one_that_shares_itself_among_chains_takes_links)
 /* A GPU whose first runs of a region were slow (its fills shared the host's
  * memory with the other GPU's, on GPUs): eight chains start four on each
  * fake GPU (sharing its processor, as above), and the first link of each
- * chain on GPU 1 takes ten times as long. With MACC_EFT_STALE_BUSY=1 GPU 1's
- * estimate is its kind's once stale, though its own chains' first links are
- * still placed there, and it takes links again (186-195 of 480 on the
- * 2-vCPU machine); without it, 13: every chain moved to GPU 0. */
+ * chain on GPU 1 takes ten times as long. GPU 1's estimate is its kind's
+ * once stale, though its own chains' first links are still placed there,
+ * and it takes links again (186-195 of 480 on the 2-vCPU machine); with
+ * MACC_EFT_STALE_BUSY=0, 13: every chain moved to GPU 0. */
 static int fn_slow_first(void *args, MACC_TaskEnv *env)
 {
     double *y = env->ptrs[0];
@@ -2841,7 +2841,6 @@ Test(gpu, a_gpu_whose_first_runs_were_slow_takes_links_again_once_its_times_are_
     static double y[C][N];
     setenv("MACC_DEVICES", "nvidia", 1);
     setenv("MACC_TEST_FAKE_SHARES", "1", 1);
-    setenv("MACC_EFT_STALE_BUSY", "1", 1);
     for (int k = 0; k < L; k++)
         for (int c = 0; c < C; c++) {
             int ms = 1;
