@@ -501,8 +501,8 @@ int main(int argc, char **argv)
            ngpus, helpers, ntasks, kernel_us, t, ntasks / t, ideal / t,
            (double)maccrt_rt.policy_calls / (double)ntasks, 1e6 * c / ntasks, bad ? "FAIL" : "PASS");
     printf("dispatch: residency terms %ld, %ld of them unknown (the directory busy, nothing kept); "
-           "%ld tasks completed by the waiting thread; the tasks created in %.4f s\n",
-           maccrt_rt.policy_terms, maccrt_rt.policy_blind, maccrt_rt.wait_completed, tc);
+           "%ld tasks completed by the waiting thread, %ld by the completion thread; the tasks created in %.4f s\n",
+           maccrt_rt.policy_terms, maccrt_rt.policy_blind, maccrt_rt.wait_completed, maccrt_task_completer_count(), tc);
     if (!async_ends) /* (asynchronous ends: the sleeps are the launches) */
         printf("dispatch: the wait returned %.0f us after the last kernel ended (its flush)\n",
                (t0 + t) * 1e6 - 1e-3 * (double)atomic_load(&last_end_ns));

@@ -422,7 +422,7 @@ static void init__shutdown(void)
             maccrt_placement_fini(); /* (the migration measurement's thread) */
             maccrt_cache_flush(NULL); /* dirty data home, device copies freed */
             pthread_mutex_lock(&rt->lock);
-            rt->stopped = 1;
+            __atomic_store_n(&rt->stopped, 1, __ATOMIC_RELAXED); /* (read atomically by task.c's completion thread) */
             pthread_mutex_unlock(&rt->lock);
             for (int d = 0; d < rt->ndevices; d++) {
                 maccrt_device *dev = rt->devices[d];

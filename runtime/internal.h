@@ -905,6 +905,8 @@ void maccrt_task_ran(maccrt_task *t, int err, double seen_at);
 int maccrt_task_idle(maccrt_device *d);
 /* Early write-backs deferred to an idle helper so far (tests). */
 long maccrt_task_deferred(void);
+/* GPU tasks completed by the completion thread so far (task.c; tests). */
+long maccrt_task_completer_count(void);
 /* The calling thread's state (base.c: created on first use; at the thread's
  * exit maccrt_up.thread_exit settles it). */
 maccrt_thread *maccrt_thread_self(void);

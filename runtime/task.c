@@ -1134,6 +1134,119 @@ static int task__completer_enabled(void)
     return on;
 }
 
+/* The completion thread. Before a program thread waits (while it creates
+ * the tasks, or while its taskwait writes finished chains' data home) no
+ * thread polls the stack, and every GPU's helpers complete their tasks
+ * themselves, each completion's dispatch weighing every GPU under the
+ * runtime lock while the other GPU's helpers wait for it. matmul 16 256 on
+ * two H200s (MACC_TRACE): the helpers' completions held the lock 13-15 us
+ * each (one GPU: 2.5), 11 tasks ran on each GPU against 16 on one, 3 more
+ * placed ones waited for a helper; once the waiting thread completed (from
+ * 16 ms of a 24 ms run), 13-14 ran and each GPU ended 104-108 tasks a
+ * millisecond instead of 97-103. So with two or more GPUs and
+ * TASK__COMPLETER_CORES cores, a runtime thread is the completer from the
+ * first GPU completion on: it polls the stack as the waiting thread does
+ * (task__completer; the waiting thread then sleeps), for MACC_WAIT_SPIN_US
+ * after its last completion, then sleeps until a helper pushes on an empty
+ * stack with no completer (that helper completes that once itself and
+ * wakes it). MACC_COMPLETER_THREAD=0 turns it off, =1 on (one GPU too). */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    int started; /* (written under lock, atomically) */
+    int wake;    /* (lock) */
+    int asleep;  /* on cv (atomic; written under lock) */
+    long completed; /* its completions (atomic: maccrt_task_completer_count) */
+} task__ct = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0};
+static int task__ct_on = -1;
+static __thread int task__is_ct; /* this thread is the completion thread */
+
+long maccrt_task_completer_count(void)
+{
+    return __atomic_load_n(&task__ct.completed, __ATOMIC_RELAXED);
+}
+
+static int task__ct_enabled(void)
+{
+    int on = __atomic_load_n(&task__ct_on, __ATOMIC_RELAXED);
+    if (on < 0)
+        on = maccrt_env_flag_read(&task__ct_on, "MACC_COMPLETER_THREAD",
+                                  maccrt_rt.ngpus >= 2 && sysconf(_SC_NPROCESSORS_ONLN) >= TASK__COMPLETER_CORES);
+    return on && task__spin_ns_get() > 0;
+}
+
+static int task__ct_stopped(void)
+{
+    return __atomic_load_n(&maccrt_rt.stopped, __ATOMIC_RELAXED);
+}
+
+static void *task__ct_main(void *arg)
+{
+    (void)arg;
+    maccrt_runtime *rt = &maccrt_rt;
+    maccrt_thread_self()->is_worker = 1; /* (a runtime thread: not counted as the waiting one) */
+    task__is_ct = 1;
+    double poll_s = (double)task__spin_ns_get() * 1e-9;
+    for (;;) {
+        pthread_mutex_lock(&task__ct.lock);
+        while (!task__ct.wake && !task__ct_stopped()) {
+            __atomic_store_n(&task__ct.asleep, 1, __ATOMIC_SEQ_CST);
+            pthread_cond_wait(&task__ct.cv, &task__ct.lock);
+            __atomic_store_n(&task__ct.asleep, 0, __ATOMIC_SEQ_CST);
+        }
+        task__ct.wake = 0;
+        pthread_mutex_unlock(&task__ct.lock);
+        if (task__ct_stopped())
+            break;
+        int free_ = 0;
+        if (!__atomic_compare_exchange_n(&task__completer, &free_, 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+            continue; /* a waiting thread polls: back to sleep */
+        double last = maccrt_now();
+        for (unsigned i = 1; !task__ct_stopped(); i++) {
+            if (__atomic_load_n(&task__done_stack, __ATOMIC_ACQUIRE)) {
+                last = 0.0;
+                task__complete_done(rt->host);
+                continue;
+            }
+            if ((i & 63) == 0) {
+                double now = maccrt_now();
+                if (last == 0.0)
+                    last = now;
+                else if (now - last > poll_s)
+                    break;
+            }
+            maccrt_pause();
+        }
+        __atomic_store_n(&task__completer, 0, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&task__done_stack, __ATOMIC_SEQ_CST))
+            task__complete_done(rt->host); /* pushes that counted on this thread */
+    }
+    return NULL;
+}
+
+/* A helper pushed on an empty stack with no completer: wakes the completion
+ * thread (started the first time). */
+static void task__ct_wake(void)
+{
+    if (!task__ct_enabled() || (__atomic_load_n(&task__ct.started, __ATOMIC_RELAXED) &&
+                                !__atomic_load_n(&task__ct.asleep, __ATOMIC_SEQ_CST)))
+        return;
+    pthread_mutex_lock(&task__ct.lock);
+    if (!task__ct.started) {
+        __atomic_store_n(&task__ct.started, 1, __ATOMIC_RELAXED); /* (read without the lock above) */
+        pthread_t th;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&th, &attr, task__ct_main, NULL) != 0)
+            __atomic_store_n(&task__ct_on, 0, __ATOMIC_RELAXED); /* none: the helpers complete */
+        pthread_attr_destroy(&attr);
+    }
+    task__ct.wake = 1;
+    pthread_cond_signal(&task__ct.cv);
+    pthread_mutex_unlock(&task__ct.lock);
+}
+
 static void task__finish_gpu(maccrt_task *t)
 {
     /* (read before the push: once pushed, a completer may complete and free t) */
@@ -1146,7 +1259,8 @@ static void task__finish_gpu(maccrt_task *t)
     if (top)
         return; /* the owner of the non-empty stack completes it */
     if (__atomic_load_n(&task__completer, __ATOMIC_SEQ_CST))
-        return; /* the waiting thread does */
+        return; /* the waiting thread (or the completion thread) does */
+    task__ct_wake();
     task__complete_done(dev);
 }
 
@@ -1170,6 +1284,8 @@ static void task__complete_stack_locked(maccrt_thread *self, maccrt_thread **to_
         maccrt_task *n = fifo->done_next;
         if (!self->is_worker)
             maccrt_rt.wait_completed++;
+        else if (task__is_ct)
+            __atomic_add_fetch(&task__ct.completed, 1, __ATOMIC_RELAXED);
         if (task__complete_locked(fifo, to_free)) {
             fifo->done_next = *done;
             *done = fifo;

@@ -2722,13 +2722,48 @@ static long gpu_tasks_completed_by_the_waiting_thread(const char *on)
 
 Test(gpu, the_waiting_thread_completes_gpu_tasks)
 {
+    setenv("MACC_COMPLETER_THREAD", "0", 1);
     long n = gpu_tasks_completed_by_the_waiting_thread("1");
     cr_assert_gt(n, 64, "the thread in taskwait completed %ld of 128 tasks", n);
 }
 
 Test(gpu, macc_wait_completes_0_leaves_completions_to_the_helpers)
 {
+    setenv("MACC_COMPLETER_THREAD", "0", 1);
     cr_assert_eq(gpu_tasks_completed_by_the_waiting_thread("0"), 0);
+}
+
+/* MACC_COMPLETER_THREAD=1 (on by default with two GPUs and 8 cores): a
+ * runtime thread completes the GPU tasks from the first completion on,
+ * while the program thread still creates them (here: the waiting thread
+ * does not poll, MACC_WAIT_COMPLETES=0); =0: the helpers do. */
+static long gpu_tasks_completed_by_the_completion_thread(const char *on)
+{
+    setenv("MACC_COMPLETER_THREAD", on, 1);
+    long waiting = gpu_tasks_completed_by_the_waiting_thread("0");
+    cr_assert_eq(waiting, 0);
+    return maccrt_task_completer_count();
+}
+
+Test(gpu, the_completion_thread_completes_gpu_tasks)
+{
+    long n = gpu_tasks_completed_by_the_completion_thread("1");
+    cr_assert_gt(n, 64, "the completion thread completed %ld of 128 tasks", n);
+}
+
+Test(gpu, macc_completer_thread_0_leaves_completions_to_the_helpers)
+{
+    cr_assert_eq(gpu_tasks_completed_by_the_completion_thread("0"), 0);
+}
+
+/* Both on: the waiting thread and the completion thread take turns as the
+ * completer (one at a time); every task completes once. */
+Test(gpu, the_completion_thread_beside_the_waiting_thread)
+{
+    setenv("MACC_COMPLETER_THREAD", "1", 1);
+    long waiting = gpu_tasks_completed_by_the_waiting_thread("1");
+    long ct = maccrt_task_completer_count();
+    cr_assert_leq(waiting + ct, 128, "%ld + %ld completions", waiting, ct);
 }
 
 /* A chain's link: y[0] += 1, then *args milliseconds asleep. */
