@@ -314,6 +314,13 @@ e2e)
         stat=$(python3 "$top/tools/tracestat.py" "$tmp/trace.json" 2> "$tmp/err" | awk '$2 == "task" { s += $3 } END { print s + 0 }')
         if [ "$stat" = "$tasks" ] && python3 "$top/tools/tracestat.py" --windows 1 "$tmp/trace.json" > /dev/null 2>> "$tmp/err"; then ok
         else cat "$tmp/err"; ko "e2e tracestat: $stat task slices, $tasks tasks"; fi
+        # --cats placed: a task runs only placed, so no window's host column "placed" is
+        # under its "task" one, and some window has tasks placed
+        pl=$(python3 "$top/tools/tracestat.py" --windows 1 --cats placed,task "$tmp/trace.json" 2>> "$tmp/err" |
+            awk 'NR == 1 { ok = ($2 == "host/placed" && $3 == "host/task") } NR > 1 { if ($2 + 0.005 < $3) ok = 0; if ($2 > 0) any = 1 }
+                 END { print (ok && any) ? "ok" : "bad" }')
+        if [ "$pl" = ok ]; then ok
+        else cat "$tmp/err"; ko "e2e tracestat --cats placed: $pl"; fi
         # --rate 1: the tasks ended per 1 ms window (thousands per second) add up to them
         rate=$(python3 "$top/tools/tracestat.py" --rate 1 "$tmp/trace.json" 2> "$tmp/err" |
             awk 'NR > 2 { for (i = 2; i <= NF; i++) s += $i } END { printf "%d", s + 0.5 }')

@@ -16,7 +16,11 @@ mean number at once over the run (summed time / span): "maps 12.0" means twelve 
 that device were acquiring maps on average. --by-name splits one kind by slice name (the
 region, or for hold:lock the function that held the directory's lock). --windows MS prints
 that mean number at once per window of MS milliseconds, one column per device and kind
-(default kinds: task, maps, unmap, wait:lock, wait:data, wait:queue), to see a run's phases.
+(default kinds: task, maps, unmap, wait:lock, wait:data, wait:queue), to see a run's phases;
+the kind "placed" counts the tasks placed on a device whose helper has not finished them
+(from a wait:queue slice's start to a finish slice's end: its tokens' tasks, less those its
+completion has not given back yet), against task and wait:queue: how many of them run and
+how many wait for a helper.
 --rate prints, per window, the tasks (task slices) that ended on each device in thousands
 per second: the start and the end of a run against its steady state. --threads prints, per
 device, how many threads recorded its slices and how busy each was (the union of its slices
@@ -97,6 +101,28 @@ def windows(slices, ms, cats):
             row[b] += min(end, edge) - s
             s = edge
             b += 1
+    if "placed" in cats:
+        # tasks placed on a device and not yet through their helper's finish: +1 at a
+        # wait:queue slice's start (the placement), -1 at a finish slice's end
+        steps = {}
+        for e in slices:
+            if e["cat"] == "wait:queue":
+                steps.setdefault(e["dev"], []).append((e["ts"] - t0, 1))
+            elif e["cat"] == "finish":
+                steps.setdefault(e["dev"], []).append((e["ts"] + e["dur"] - t0, -1))
+        for dev, ev in steps.items():
+            row = acc.setdefault((dev, "placed"), [0.0] * n)
+            ev.sort()
+            level, at = 0, 0.0
+            for t, d in ev:
+                s = at
+                while s < t:
+                    b = int(s / w)
+                    edge = min(t, (b + 1) * w)
+                    row[b] += level * (edge - s)
+                    s = edge
+                level += d
+                at = t
     keys = sorted(acc)
     short = {d: d.replace("nvidia:", "gpu") for d, _ in keys}
     print("ms     " + " ".join(f"{(short[d] + '/' + c)[:12]:>12}" for d, c in keys))
