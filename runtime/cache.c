@@ -1232,14 +1232,14 @@ static void cache__plan_fences(cache__plan *p)
         }
 }
 
-/* Makes a copy of the plan, without the lock (the claims keep the entries);
- * start: a fill may be started only (its fence returned). */
 /* Where job j's bytes are on its entry's device. */
 static void *cache__job_dev(const cache__job *j)
 {
     return (char *)(j->dst ? j->dst : j->e->dev_start) + (j->a - j->e->node.start);
 }
 
+/* Makes a copy of the plan, without the lock (the claims keep the entries);
+ * start: a fill may be started only (its fence returned). */
 static void *cache__job_run(const cache__job *j, const MACC_SrcLoc *loc, int start)
 {
     maccrt_dentry *e = j->e;

@@ -1175,51 +1175,67 @@ static int task__ct_enabled(void)
     return on && task__spin_ns_get() > 0;
 }
 
-static int task__ct_stopped(void)
+static int task__ct_stopped(const void *arg)
 {
+    (void)arg;
     return __atomic_load_n(&maccrt_rt.stopped, __ATOMIC_RELAXED);
+}
+
+/* The completer's poll (the caller took task__completer): completes what
+ * is pushed on the stack until done(arg), MACC_WAIT_SPIN_US without a
+ * completion, or (host_stops) a completion finds the host with tasks; then
+ * gives the role back and completes the pushes that counted on it. Returns
+ * 1 when it completed tasks. */
+static int task__poll_stack(int (*done)(const void *), const void *arg, int host_stops)
+{
+    double poll_s = (double)task__spin_ns_get() * 1e-9;
+    double last = maccrt_now();
+    int did = 0;
+    for (unsigned i = 1; !done(arg); i++) {
+        if (__atomic_load_n(&task__done_stack, __ATOMIC_ACQUIRE)) {
+            did = 1;
+            last = 0.0;
+            if (task__complete_done(maccrt_rt.host) && host_stops)
+                break; /* the host has tasks: the caller runs them */
+            continue;
+        }
+        if ((i & 63) == 0) {
+            double now = maccrt_now();
+            if (last == 0.0)
+                last = now;
+            else if (now - last > poll_s)
+                break;
+        }
+        maccrt_pause();
+    }
+    __atomic_store_n(&task__completer, 0, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&task__done_stack, __ATOMIC_SEQ_CST)) {
+        task__complete_done(maccrt_rt.host); /* pushes that counted on this thread */
+        did = 1;
+    }
+    return did;
 }
 
 static void *task__ct_main(void *arg)
 {
     (void)arg;
-    maccrt_runtime *rt = &maccrt_rt;
     maccrt_thread_self()->is_worker = 1; /* (a runtime thread: not counted as the waiting one) */
     task__is_ct = 1;
-    double poll_s = (double)task__spin_ns_get() * 1e-9;
     for (;;) {
         pthread_mutex_lock(&task__ct.lock);
-        while (!task__ct.wake && !task__ct_stopped()) {
+        while (!task__ct.wake && !task__ct_stopped(NULL)) {
             __atomic_store_n(&task__ct.asleep, 1, __ATOMIC_SEQ_CST);
             pthread_cond_wait(&task__ct.cv, &task__ct.lock);
             __atomic_store_n(&task__ct.asleep, 0, __ATOMIC_SEQ_CST);
         }
         task__ct.wake = 0;
         pthread_mutex_unlock(&task__ct.lock);
-        if (task__ct_stopped())
+        if (task__ct_stopped(NULL))
             break;
         int free_ = 0;
-        if (!__atomic_compare_exchange_n(&task__completer, &free_, 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
-            continue; /* a waiting thread polls: back to sleep */
-        double last = maccrt_now();
-        for (unsigned i = 1; !task__ct_stopped(); i++) {
-            if (__atomic_load_n(&task__done_stack, __ATOMIC_ACQUIRE)) {
-                last = 0.0;
-                task__complete_done(rt->host);
-                continue;
-            }
-            if ((i & 63) == 0) {
-                double now = maccrt_now();
-                if (last == 0.0)
-                    last = now;
-                else if (now - last > poll_s)
-                    break;
-            }
-            maccrt_pause();
-        }
-        __atomic_store_n(&task__completer, 0, __ATOMIC_SEQ_CST);
-        if (__atomic_load_n(&task__done_stack, __ATOMIC_SEQ_CST))
-            task__complete_done(rt->host); /* pushes that counted on this thread */
+        if (__atomic_compare_exchange_n(&task__completer, &free_, 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+            (void)task__poll_stack(task__ct_stopped, NULL, 0);
+        /* (else a waiting thread polls: back to sleep) */
     }
     return NULL;
 }
@@ -1661,37 +1677,13 @@ static int task__wait_completing(maccrt_thread *self, int (*done)(const void *),
     maccrt_runtime *rt = &maccrt_rt;
     if (!rt->ngpus || rt->stopped || self->current || self->is_worker || task__host_busy())
         return 0;
-    long ns = task__spin_ns_get(); /* (MACC_WAIT_SPIN_US=0: no thread polls) */
-    if (!task__completer_enabled() || ns <= 0)
+    if (!task__completer_enabled() || task__spin_ns_get() <= 0) /* (MACC_WAIT_SPIN_US=0: no thread polls) */
         return 0;
     int free_ = 0;
     if (!__atomic_compare_exchange_n(&task__completer, &free_, 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
         return 0; /* another thread is the completer */
     pthread_mutex_unlock(&rt->lock);
-    double last = maccrt_now();
-    int did = 0;
-    for (unsigned i = 1; !done(arg); i++) {
-        if (__atomic_load_n(&task__done_stack, __ATOMIC_ACQUIRE)) {
-            did = 1;
-            last = 0.0;
-            if (task__complete_done(rt->host))
-                break; /* the host has tasks: the caller runs them */
-            continue;
-        }
-        if ((i & 63) == 0) {
-            double now = maccrt_now();
-            if (last == 0.0)
-                last = now;
-            else if (now - last > (double)ns * 1e-9)
-                break;
-        }
-        maccrt_pause();
-    }
-    __atomic_store_n(&task__completer, 0, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&task__done_stack, __ATOMIC_SEQ_CST)) {
-        task__complete_done(rt->host); /* pushes that counted on this thread */
-        did = 1;
-    }
+    int did = task__poll_stack(done, arg, 1);
     pthread_mutex_lock(&rt->lock);
     return did || done(arg);
 }

@@ -2785,7 +2785,9 @@ static const MACC_Region r_sticky = {{"sched.c", 9, 1, "test"}, "r_sticky", 1, r
 
 /* nc chains of nl links of r on the GPUs, chain c updating y[c * n ..] (n
  * doubles; tofrom, inout), each link given ms; the first links on device
- * `first` (the others device(any)); then the wait, and every link counted. */
+ * `first` (FIRST_ALTERNATE: chain c's on GPU c % 2; the others device(any));
+ * then the wait, and every link counted. */
+#define FIRST_ALTERNATE (-1000)
 static void chains_of_links(const MACC_Region *r, int nc, int nl, double *y, size_t n, int ms, int first)
 {
     setenv("MACC_DEVICES", "nvidia", 1);
@@ -2793,7 +2795,8 @@ static void chains_of_links(const MACC_Region *r, int nc, int nl, double *y, siz
         for (int c = 0; c < nc; c++) {
             MACC_Map m = {"y", y + c * n, y + c * n, n * sizeof *y, MACC_MAP_TOFROM};
             MACC_Dep d = {y + c * n, n * sizeof *y, MACC_DEP_INOUT};
-            MACC_target(r, &ms, sizeof ms, 1, &m, 1, &d, MACC_NOWAIT, k == 0 ? first : MACC_DEVICE_ANY, 1);
+            int dev = k > 0 ? MACC_DEVICE_ANY : first == FIRST_ALTERNATE ? c % 2 : first;
+            MACC_target(r, &ms, sizeof ms, 1, &m, 1, &d, MACC_NOWAIT, dev, 1);
         }
     MACC_taskwait(NULL);
     for (int c = 0; c < nc; c++)
@@ -2874,19 +2877,8 @@ Test(gpu, a_gpu_whose_first_runs_were_slow_takes_links_again_once_its_times_are_
 {
     enum { C = 8, L = 60, N = 512 };
     static double y[C][N];
-    setenv("MACC_DEVICES", "nvidia", 1);
     setenv("MACC_TEST_FAKE_SHARES", "1", 1);
-    for (int k = 0; k < L; k++)
-        for (int c = 0; c < C; c++) {
-            int ms = 1;
-            MACC_Map m = {"y", y[c], y[c], sizeof y[c], MACC_MAP_TOFROM};
-            MACC_Dep d = {y[c], sizeof y[c], MACC_DEP_INOUT};
-            MACC_target(&r_slow_first, &ms, sizeof ms, 1, &m, 1, &d, MACC_NOWAIT,
-                        k == 0 ? c % 2 : MACC_DEVICE_ANY, 1);
-        }
-    MACC_taskwait(NULL);
-    for (int c = 0; c < C; c++)
-        cr_assert_eq(y[c][0], L, "chain %d: %g links", c, y[c][0]);
+    chains_of_links(&r_slow_first, C, L, &y[0][0], N, 1, FIRST_ALTERNATE);
     long on1 = macc_device_tasks(1);
     cr_assert_eq(macc_device_tasks(0) + on1, C * L);
     cr_assert_geq(on1, C * L / 8, "%ld of %d links on GPU 1", on1, C * L);
