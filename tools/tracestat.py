@@ -84,6 +84,16 @@ def summary(slices, key):
               f"{quantile(v, 0.5):>9.1f} {quantile(v, 0.9):>9.1f} {v[-1]:>10.1f} {sum(v) / span:>8.2f}")
 
 
+def add_span(row, s, end, w, level=1.0):
+    """Adds level x the time of [s, end) to each window of row (windows of w) it covers."""
+    b = int(s / w)
+    while s < end and b < len(row):
+        edge = (b + 1) * w
+        row[b] += level * (min(end, edge) - s)
+        s = edge
+        b += 1
+
+
 def windows(slices, ms, cats):
     t0, span = span_of(slices)
     w = ms * 1000.0
@@ -93,14 +103,7 @@ def windows(slices, ms, cats):
         if e["cat"] not in cats:
             continue
         row = acc.setdefault((e["dev"], e["cat"]), [0.0] * n)
-        s = e["ts"] - t0
-        end = s + e["dur"]
-        b = int(s / w)
-        while s < end and b < n:
-            edge = (b + 1) * w
-            row[b] += min(end, edge) - s
-            s = edge
-            b += 1
+        add_span(row, e["ts"] - t0, e["ts"] - t0 + e["dur"], w)
     if "placed" in cats:
         # tasks placed on a device and not yet through their helper's finish: +1 at a
         # wait:queue slice's start (the placement), -1 at a finish slice's end
@@ -115,12 +118,7 @@ def windows(slices, ms, cats):
             ev.sort()
             level, at = 0, 0.0
             for t, d in ev:
-                s = at
-                while s < t:
-                    b = int(s / w)
-                    edge = min(t, (b + 1) * w)
-                    row[b] += level * (edge - s)
-                    s = edge
+                add_span(row, at, t, w, level)
                 level += d
                 at = t
     keys = sorted(acc)
