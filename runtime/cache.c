@@ -2844,44 +2844,42 @@ static void cache__parts_mask(maccrt_mask m, int take)
     }
 }
 
-/* Whether g, another device's entry in the record of new entry e's section
- * on d (g's part held), is a source cache__plan_fill would copy from: a
- * valid cached copy, not claimed exclusively, that a peer copy can read. */
-static int cache__first_src_ok(const maccrt_device *d, const maccrt_dentry *g)
+/* The source of new entry e's fill in record x (x's lock and the parts of
+ * its devices held), as cache__plan_fill would choose it: *src, a valid copy
+ * a peer copy can read, or NULL (the host). Returns 0 when cache__plan_fill
+ * would do more: the first valid copy claimed exclusively, a fill to wait
+ * for (MACC_PEER_WAIT), dirty bytes of another copy to write home first. */
+static int cache__first_source(const cache__sx *x, const maccrt_device *d, maccrt_dentry **src)
 {
-    return g && g->dev != d && !g->held && g->valid && g->dev_start && !g->excl && cache__peer_ok(d, g->dev) &&
-           cache__dev_lockable(g->dev);
-}
-
-/* With no source: whether a fill from the host is all cache__plan_fill would
- * plan (x's lock and the parts of its devices held): no other copy holds
- * dirty bytes (they would go home first), and none is a valid copy that it
- * would wait for (claimed exclusively). */
-static int cache__first_clean(const cache__sx *x, const maccrt_device *d)
-{
+    int dirty = 0;
+    *src = NULL;
     for (int i = 0; i < x->cap; i++) {
-        const maccrt_dentry *g = x->on[i];
+        maccrt_dentry *g = x->on[i];
         if (!g || g->dev == d || g->held)
             continue;
-        if (g->ndirty > 0 || (g->valid && g->dev_start && cache__peer_ok(d, g->dev)))
+        dirty |= g->ndirty > 0;
+        if (!cache__peer_ok(d, g->dev) || (!g->dev_start && !g->filling))
+            continue;
+        if (g->valid) {
+            if (g->excl || !cache__dev_lockable(g->dev))
+                return 0;
+            *src = g;
+            return 1;
+        }
+        if (g->filling && cache__peer_wait())
             return 0;
     }
-    return 1;
+    return !dirty;
 }
 
 /* m, a directory map of a task on d that the fast path did not take
  * (cache__acquire_fast), taken as a first use in shared mode (above): 1
  * with *ptr and *handle set (the entry published and used), 0 with nothing
- * done. The parts: d's, and in device order those of the devices the
- * record lists up to the first that holds a source (its entry looked at
- * under its part, as cache__plan_fill looks in device order), or all of
- * them when none does (a fill from the host: no other copy may hold dirty
- * bytes); d's alone for a map that is not read (no fill). */
+ * done. */
 static int cache__first_shared(maccrt_device *d, const MACC_Map *m, void **ptr, void **handle,
                                const MACC_SrcLoc *loc)
 {
-    if ((m->kind & (MACC_MAP_PRESENT | MACC_MAP_NOCREATE)) || !cache__first_on() || !cache__scope_of(d) ||
-        cache__peer_wait())
+    if ((m->kind & (MACC_MAP_PRESENT | MACC_MAP_NOCREATE)) || !cache__first_on() || !cache__scope_of(d))
         return 0;
     uintptr_t a, b;
     maccrt_section(m, &a, &b);
@@ -2898,15 +2896,13 @@ static int cache__first_shared(maccrt_device *d, const MACC_Map *m, void **ptr, 
     e->dev = d;
     e->name = m->name;
     e->excl = 1; /* (claimed: nobody uses it before cache__publish_part) */
-    maccrt_mask held = 0;
+    maccrt_mask want = MACCRT_BIT(num), held = 0;
     int ok = 0, other;
     for (int round = 0; round < 4 && !ok; round++) {
-        /* the devices holding [a, b), read: their parts in device order,
-         * up to the first with a source */
-        maccrt_mask want = MACCRT_BIT(num);
+        /* the devices holding [a, b): their parts, in device order */
         cache__spin_take(&cache__sxlk);
         cache__sx *x = cache__sx_exact(a, b, &other);
-        if (x && to) {
+        if (x) {
             cache__sx_lock(x);
             want |= cache__sx_mask(x);
             cache__sx_unlock(x);
@@ -2914,44 +2910,10 @@ static int cache__first_shared(maccrt_device *d, const MACC_Map *m, void **ptr, 
         cache__spin_drop(&cache__sxlk);
         if (other)
             break;
-        cache__parts_mask(held, 0);
-        held = 0;
-        src = NULL;
-        /* first the device after d (cyclically) that holds the section: the
-         * sources spread over the devices, whose parts their own helpers
-         * need (in device order, every GPU copied from the first) */
-        maccrt_mask others = want & ~MACCRT_BIT(num);
-        if (others) {
-            maccrt_mask after = others & ~(MACCRT_BIT(num + 1) - 1);
-            int c = __builtin_ctzll(after ? after : others);
-            held = MACCRT_BIT(num) | MACCRT_BIT(c);
-            cache__parts_mask(held, 1);
-            cache__sx_lock(x);
-            maccrt_dentry *g = x->on[c];
-            cache__sx_unlock(x);
-            if (cache__first_src_ok(d, g))
-                want = held; /* (taken) */
-            else
-                g = NULL;
-            src = g;
-            if (!src) {
-                cache__parts_mask(held, 0);
-                held = 0;
-            }
-        }
-        for (maccrt_mask w = want & ~held; w; w &= w - 1) {
-            int i = __builtin_ctzll(w);
-            if (src && i != num)
-                continue;
-            cache__dev_take(maccrt_rt.devices[i]);
-            held |= MACCRT_BIT(i);
-            if (i != num) {
-                cache__sx_lock(x); /* (x is not taken apart: that needs cache__lock) */
-                maccrt_dentry *g = x->on[i];
-                cache__sx_unlock(x);
-                if (cache__first_src_ok(d, g))
-                    src = g;
-            }
+        if (want & ~held) {
+            cache__parts_mask(held, 0);
+            cache__parts_mask(want, 1);
+            held = want;
         }
         if (maccrt_rtree_first_overlap(&d->dtree, a, b))
             break; /* d holds bytes there already: the exclusive way waits or merges */
@@ -2971,12 +2933,8 @@ static int cache__first_shared(maccrt_device *d, const MACC_Map *m, void **ptr, 
         }
         cache__sx_lock(x);
         maccrt_mask now = cache__sx_mask(x);
-        /* a fill from the host looks at every copy: a device that came
-         * meanwhile, again with its part (a source stays one: a copy that
-         * came meanwhile and holds dirty bytes would have found the source
-         * in the record and taken the exclusive way to make it stale) */
-        int again = to && !src && (now & ~held) != 0;
-        ok = !again && num < x->cap && !x->on[num] && (!to || src || cache__first_clean(x, d));
+        int again = (now & ~held) != 0; /* a device came meanwhile: again with its part */
+        ok = !again && num < x->cap && !x->on[num] && (!to || cache__first_source(x, d, &src));
         if (ok) {
             x->on[num] = e;
             x->n++;
