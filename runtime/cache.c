@@ -139,50 +139,6 @@ _Static_assert(offsetof(maccrt_dentry, held) <= 64, "a directory entry's first l
 static pthread_mutex_t cache__lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP; /* (spins briefly: short sections, many helpers) */
 static pthread_cond_t cache__cv = PTHREAD_COND_INITIALIZER; /* a claim was given back */
 
-/* The global part in shared mode ("First uses in shared mode", at
- * cache__first_shared): a GPU task's first use of a section that needs
- * nothing but its own new entry and, at most, a peer's valid copy as its
- * source runs beside other such first uses, each holding the parts of the
- * devices that hold the section (in device order), not cache__lock. The
- * gate keeps them apart from every holder of cache__lock that reads or
- * changes the directory: that holder closes it once it has cache__lock and
- * before it takes any part (cache__gate_close), waiting for the first uses
- * inside to leave (a few microseconds, holding nothing), and opens it as it
- * lets cache__lock go; a first use enters only while it is open, else it
- * takes the exclusive way. (cache__wake_key takes cache__lock only to wake
- * sleepers: it leaves the gate alone.) */
-static atomic_int cache__gate_closed; /* (written by the holder of cache__lock) */
-static atomic_int cache__gate_in;     /* first uses inside */
-
-static int cache__gate_enter(void)
-{
-    if (atomic_load(&cache__gate_closed))
-        return 0;
-    atomic_fetch_add(&cache__gate_in, 1);
-    if (atomic_load(&cache__gate_closed)) { /* (both sequentially consistent: one of the two sees the other) */
-        atomic_fetch_sub(&cache__gate_in, 1);
-        return 0;
-    }
-    return 1;
-}
-
-static void cache__gate_leave(void)
-{
-    atomic_fetch_sub(&cache__gate_in, 1);
-}
-
-static void cache__gate_close(void)
-{
-    atomic_store(&cache__gate_closed, 1);
-    while (atomic_load(&cache__gate_in))
-        maccrt_pause();
-}
-
-static void cache__gate_open(void)
-{
-    atomic_store(&cache__gate_closed, 0);
-}
-
 /* ---- the section index ----------------------------------------------------------------------
  * Every entry in a device's tree, by section: one record per distinct
  * [a, b), listing the entries (one per device at most) that have exactly
@@ -216,9 +172,9 @@ static void cache__whole(void);
  * and its record with free(), blocks that the GPUs' helpers had allocated,
  * each free a few misses on another thread's arena (one fake GPU's 768
  * tiles: 230 us of bench/dispatch's taskwait, a third of the wait's end).
- * Pushes come from any thread, with or without the lock; pops one thread
- * at a time (cache__poplk), so no popped block is pushed back between a
- * pop's read and its exchange.
+ * Pushes come from any thread, with or without the lock; pops only under
+ * cache__lock (cache__entry_alloc, cache__sx_add), one thread at a time, so
+ * no popped block is pushed back between a pop's read and its exchange.
  * With AddressSanitizer they go back to the C library (a use after the
  * end stays a use after free). */
 #if defined(__SANITIZE_ADDRESS__)
@@ -244,35 +200,16 @@ static void cache__pool_push(void **top, void *x, size_t link)
     while (!__atomic_compare_exchange_n(top, &t, x, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 }
 
-/* A spin lock of a few loads and stores: cache__pool_pop's, the index's
- * tree's in shared mode (cache__sxlk), a record's (cache__sx_lock). */
-static void cache__spin_take(int *lk)
-{
-    while (__atomic_exchange_n(lk, 1, __ATOMIC_ACQUIRE))
-        while (__atomic_load_n(lk, __ATOMIC_RELAXED))
-            maccrt_pause();
-}
-
-static void cache__spin_drop(int *lk)
-{
-    __atomic_store_n(lk, 0, __ATOMIC_RELEASE);
-}
-
-/* Pops the stack at *top, or NULL when it is empty: one popper at a time
- * (cache__poplk; the first uses in shared mode pop beside each other), so
- * x's link is read before anyone can push x again. */
-static int cache__poplk;
-
+/* Pops the stack at *top, or NULL when it is empty (cache__lock held: the
+ * one popper, so x's link is read before anyone can push x again). */
 static void *cache__pool_pop(void **top, size_t link)
 {
-    cache__spin_take(&cache__poplk);
     void *x = __atomic_load_n(top, __ATOMIC_ACQUIRE), *next;
     while (x) {
         memcpy(&next, (char *)x + link, sizeof next);
         if (__atomic_compare_exchange_n(top, &x, next, 1, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
             break;
     }
-    cache__spin_drop(&cache__poplk);
     return x;
 }
 
@@ -313,12 +250,14 @@ static cache__sx *cache__sx_get(int cap)
  * GPU's part alone (cache__release_fast). */
 static void cache__sx_lock(cache__sx *x)
 {
-    cache__spin_take(&x->lk);
+    while (__atomic_exchange_n(&x->lk, 1, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(&x->lk, __ATOMIC_RELAXED))
+            maccrt_pause();
 }
 
 static void cache__sx_unlock(cache__sx *x)
 {
-    cache__spin_drop(&x->lk);
+    __atomic_store_n(&x->lk, 0, __ATOMIC_RELEASE);
 }
 
 /* e entered its device's tree. */
@@ -530,13 +469,11 @@ static void cache__lock_take_(const char *fn)
 {
     if (!maccrt_trace_on()) {
         maccrt_lock_spin(&cache__lock);
-        cache__gate_close();
         cache__parts_first();
         return;
     }
     double t0 = maccrt_now();
     maccrt_lock_spin(&cache__lock);
-    cache__gate_close();
     cache__parts_first();
     double t1 = maccrt_now();
     if (t1 - t0 > 2e-6)
@@ -582,7 +519,6 @@ static void cache__lock_drop(void)
     if (maccrt_trace_on())
         cache__hold_end(maccrt_now());
     cache__devs_drop();
-    cache__gate_open();
     pthread_mutex_unlock(&cache__lock);
     if (cache__tofree)
         cache__free_pending();
@@ -743,7 +679,6 @@ static void cache__wait_on(const maccrt_dentry *e)
     atomic_fetch_add(ns, 1); /* (before the parts go: see cache__publish_part) */
     unsigned g = atomic_load(&cache__kgen[k]); /* (MACC_DIR_FUTEX: read under the parts too) */
     cache__devs_drop();
-    cache__gate_open();
     if (cache__futex_on()) {
         pthread_mutex_unlock(&cache__lock);
         cache__word_wait(k, g);
@@ -752,7 +687,6 @@ static void cache__wait_on(const maccrt_dentry *e)
         pthread_cond_wait(k < CACHE__NKEYS ? &cache__kcv[k] : &cache__cv, &cache__lock);
     }
     atomic_fetch_sub(ns, 1);
-    cache__gate_close();
     cache__parts_first();
     if (t0 > 0.0) {
         cache__held_at = maccrt_now();
@@ -2774,214 +2708,6 @@ static int cache__acquire_fast(maccrt_device *d, const MACC_Map *m, void **ptr, 
     return 1;
 }
 
-/* ---- first uses in shared mode -------------------------------------------------------------
- *
- * A section's first use on a GPU (a new entry, filled from the host or from
- * another GPU's valid copy) took the directory's global part: with eight
- * fake GPUs (bench/dispatch.sh, 32 cores) each GPU filled most tiles, the
- * global part was held about 1.5 times per task, and a helper waited 68 us
- * per task for it (maps 78 us, the kernel 70): eight GPUs dispatched 2.3
- * times what one did, less than four. Such a first use needs only the
- * section's record in the index (which devices hold [a, b)), its new entry
- * in its own tree, and a shared claim on its source. Here it takes the
- * gate (shared with other first uses, closed by every holder of cache__lock)
- * and the parts of its device and of every device the record lists, in
- * device order, so two first uses wait for each other only when they touch
- * the same devices' entries, and nothing waits in a cycle (a thread holding
- * parts without cache__lock either holds one and waits for nothing, or
- * took them in device order; cache__lock's holder takes parts only once
- * the gate is empty). Under the record's own lock it checks that no other
- * device came meanwhile and that d holds nothing there, plans as
- * cache__plan_fill would (the first valid copy in device order that a peer
- * copy can read, else the host when no other copy holds dirty bytes), and
- * adds the entry, claimed exclusively, to the record; the index's tree
- * takes a new record under cache__sxlk. Then it lets everything go and
- * goes on as cache__new_filled's published-under-the-part path does
- * (allocation, the copy, cache__publish_part). Anything else (a record of
- * another shape, an entry of d there, a source claimed exclusively, dirty
- * bytes that would go home first, MACC_PEER_WAIT) leaves it to cache__lock.
- * MACC_DIR_SHARED_FIRST=0: every first use takes cache__lock. */
-static int cache__sxlk; /* the index's tree in shared mode (cache__lock's holder needs it not) */
-static atomic_long cache__nfirst; /* first uses made in shared mode */
-
-static int cache__first_on(void)
-{
-    static int on = -1;
-    return maccrt_env_flag(&on, "MACC_DIR_SHARED_FIRST", 1);
-}
-
-/* The record of exactly [a, b), or NULL; *other when a record of another
- * shape overlaps it (cache__sxlk or cache__lock held). */
-static cache__sx *cache__sx_exact(uintptr_t a, uintptr_t b, int *other)
-{
-    maccrt_rnode *r = maccrt_rtree_first_overlap(&cache__sxtree, a, b);
-    *other = r && (r->start != a || r->end != b);
-    return r && !*other ? (cache__sx *)r : NULL;
-}
-
-/* The devices whose slots of record x are taken (x's lock held). */
-static maccrt_mask cache__sx_mask(const cache__sx *x)
-{
-    maccrt_mask m = 0;
-    for (int i = 0; i < x->cap; i++)
-        if (x->on[i])
-            m |= MACCRT_BIT(i);
-    return m;
-}
-
-/* Takes (take) or gives back the parts of mask m: taken in device order. */
-static void cache__parts_mask(maccrt_mask m, int take)
-{
-    if (take) {
-        for (maccrt_mask w = m; w; w &= w - 1)
-            cache__dev_take(maccrt_rt.devices[__builtin_ctzll(w)]);
-        return;
-    }
-    while (m) {
-        int i = 63 - __builtin_clzll(m);
-        m &= ~MACCRT_BIT(i);
-        cache__dev_drop(maccrt_rt.devices[i]);
-    }
-}
-
-/* The source of new entry e's fill in record x (x's lock and the parts of
- * its devices held), as cache__plan_fill would choose it: *src, a valid copy
- * a peer copy can read, or NULL (the host). Returns 0 when cache__plan_fill
- * would do more: the first valid copy claimed exclusively, a fill to wait
- * for (MACC_PEER_WAIT), dirty bytes of another copy to write home first. */
-static int cache__first_source(const cache__sx *x, const maccrt_device *d, maccrt_dentry **src)
-{
-    int dirty = 0;
-    *src = NULL;
-    for (int i = 0; i < x->cap; i++) {
-        maccrt_dentry *g = x->on[i];
-        if (!g || g->dev == d || g->held)
-            continue;
-        dirty |= g->ndirty > 0;
-        if (!cache__peer_ok(d, g->dev) || (!g->dev_start && !g->filling))
-            continue;
-        if (g->valid) {
-            if (g->excl || !cache__dev_lockable(g->dev))
-                return 0;
-            *src = g;
-            return 1;
-        }
-        if (g->filling && cache__peer_wait())
-            return 0;
-    }
-    return !dirty;
-}
-
-/* m, a directory map of a task on d that the fast path did not take
- * (cache__acquire_fast), taken as a first use in shared mode (above): 1
- * with *ptr and *handle set (the entry published and used), 0 with nothing
- * done. */
-static int cache__first_shared(maccrt_device *d, const MACC_Map *m, void **ptr, void **handle,
-                               const MACC_SrcLoc *loc)
-{
-    if ((m->kind & (MACC_MAP_PRESENT | MACC_MAP_NOCREATE)) || !cache__first_on() || !cache__scope_of(d))
-        return 0;
-    uintptr_t a, b;
-    maccrt_section(m, &a, &b);
-    int to = (m->kind & MACC_MAP_TO) != 0, num = d->num;
-    if (!cache__gate_enter())
-        return 0;
-    if (cache__sx_off || cache__sx_unused || atomic_load(&d->dheld) > 0) {
-        cache__gate_leave();
-        return 0;
-    }
-    maccrt_dentry *e = cache__entry_alloc(), *src = NULL;
-    e->node.start = a;
-    e->node.end = b;
-    e->dev = d;
-    e->name = m->name;
-    e->excl = 1; /* (claimed: nobody uses it before cache__publish_part) */
-    maccrt_mask want = MACCRT_BIT(num), held = 0;
-    int ok = 0, other;
-    for (int round = 0; round < 4 && !ok; round++) {
-        /* the devices holding [a, b): their parts, in device order */
-        cache__spin_take(&cache__sxlk);
-        cache__sx *x = cache__sx_exact(a, b, &other);
-        if (x) {
-            cache__sx_lock(x);
-            want |= cache__sx_mask(x);
-            cache__sx_unlock(x);
-        }
-        cache__spin_drop(&cache__sxlk);
-        if (other)
-            break;
-        if (want & ~held) {
-            cache__parts_mask(held, 0);
-            cache__parts_mask(want, 1);
-            held = want;
-        }
-        if (maccrt_rtree_first_overlap(&d->dtree, a, b))
-            break; /* d holds bytes there already: the exclusive way waits or merges */
-        /* the record again, checked, and e in it */
-        cache__spin_take(&cache__sxlk);
-        x = cache__sx_exact(a, b, &other);
-        if (other) {
-            cache__spin_drop(&cache__sxlk);
-            break;
-        }
-        if (!x) {
-            x = cache__sx_get(maccrt_rt.ndevices);
-            x->node.start = a;
-            x->node.end = b;
-            x->cap = maccrt_rt.ndevices;
-            maccrt_rtree_insert(&cache__sxtree, &x->node);
-        }
-        cache__sx_lock(x);
-        maccrt_mask now = cache__sx_mask(x);
-        int again = (now & ~held) != 0; /* a device came meanwhile: again with its part */
-        ok = !again && num < x->cap && !x->on[num] && (!to || cache__first_source(x, d, &src));
-        if (ok) {
-            x->on[num] = e;
-            x->n++;
-            e->sx = x;
-        }
-        cache__sx_unlock(x);
-        if (!ok && !now) { /* (made above for e, unused) */
-            maccrt_rtree_remove(&cache__sxtree, &x->node);
-            cache__sx_put(x);
-        }
-        cache__spin_drop(&cache__sxlk);
-        if (!ok && !again)
-            break;
-    }
-    if (!ok) {
-        cache__parts_mask(held, 0);
-        cache__gate_leave();
-        cache__entry_put(e);
-        return 0;
-    }
-    maccrt_rtree_insert(&d->dtree, &e->node);
-    atomic_fetch_add(&cache__ncached, 1);
-    cache__plan p = {0};
-    p.start = 1; /* (a task's map: see "asynchronous fills") */
-    if (src) {
-        cache__plan_claim(&p, src, CACHE__SHARED);
-        cache__plan_job(&p, CACHE__PEER, e, src, a, b);
-    } else if (to) {
-        cache__plan_job(&p, CACHE__FILL, e, NULL, a, b);
-    }
-    cache__plan_commit(&p);
-    cache__plan_filling(&p, 1);
-    d->dfirst++;
-    cache__parts_mask(held, 0);
-    cache__gate_leave();
-    atomic_fetch_add(&cache__nfirst, 1);
-    void *mem = cache__new_memory(d, a, b, m->name, loc);
-    for (int i = 0; i < p.njob; i++)
-        p.job[i].dst = mem;
-    cache__plan_copies(&p, loc);
-    cache__publish_part(d, e, &p, mem, to);
-    cache__plan_free(&p);
-    *handle = e;
-    *ptr = maccrt_translate(mem, a, m->base);
-    return 1;
-}
-
 /* d's dlock held alone: the end of a GPU task's use of e for m, as
  * cache__release_dir_locked would make it when that touches only e: a read,
  * or a write into a held entry (recorded dirty) or into a cached entry no
@@ -3111,23 +2837,6 @@ static void cache__acquire_n(maccrt_device *d, int n, const MACC_Map *maps, void
         if (locked) {
             d->dfast += nfast;
             cache__dev_drop(d);
-        }
-        if (nfast == n)
-            return;
-        /* then first uses beside other GPUs' (cache__first_shared); with
-         * MACC_MAP_BUSY_LAST=0 only up to the first map they cannot take
-         * (the rest in order, each waited for) */
-        int in_order = n > 1 && !cache__busy_last();
-        for (int i = 0; i < n && i < 64; i++) {
-            if (((fast >> i) & 1) || !cache__task_dir_map(d, &maps[i]))
-                continue;
-            if (cache__first_shared(d, &maps[i], &ptrs[i], &handles[i], loc)) {
-                took[i] = MACCRT_TOOK_DIR;
-                fast |= (uint64_t)1 << i;
-                nfast++;
-            } else if (in_order) {
-                break;
-            }
         }
         if (nfast == n)
             return;
@@ -3542,7 +3251,6 @@ void maccrt_dir_info_get(const maccrt_device *d, maccrt_dir_info *out)
     }
     out->early = atomic_load(&cache__nearly);
     out->fast = d->dfast;
-    out->first = d->dfirst;
     cache__lock_drop();
 }
 
