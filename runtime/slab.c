@@ -48,19 +48,6 @@
 #define SLAB__MAX ((size_t)64 << 20)   /* the largest slab (or one block) */
 #define SLAB__AHEAD_MIN ((size_t)16 << 20) /* slabs this large are asked for ahead */
 
-/* MACC_SLAB_AHEAD_MIN_KB: slabs of at least this many KiB are asked for
- * ahead (default SLAB__AHEAD_MIN) */
-static long slab__ahead_memo = -1;
-
-static size_t slab__ahead_min(void)
-{
-    long v = __atomic_load_n(&slab__ahead_memo, __ATOMIC_RELAXED);
-    if (v < 0)
-        v = maccrt_env_memo(&slab__ahead_memo, getenv("MACC_SLAB_AHEAD_MIN_KB"), (long)(SLAB__AHEAD_MIN >> 10), 0,
-                            1L << 30, 1);
-    return (size_t)v << 10;
-}
-
 typedef struct slab__slab {
     maccrt_rnode node; /* [base, base + nblocks * its class's size) in the tree */
     unsigned nblocks, nused;
@@ -262,7 +249,7 @@ void *maccrt_slabs_alloc(maccrt_slabs *s, size_t n, void *ctx, int *nomem)
     slab__free f = c->free[--c->nfree];
     f.sl->nused++;
     s->bytes_used += size;
-    if (!c->growing && !c->no_ahead && c->next_bytes >= slab__ahead_min() && c->nfree < c->last_nblocks / 2)
+    if (!c->growing && !c->no_ahead && c->next_bytes >= SLAB__AHEAD_MIN && c->nfree < c->last_nblocks / 2)
         (void)slab__grow(s, ci, ctx, 1); /* (f is this thread's already) */
     pthread_mutex_unlock(&s->lock);
     return f.p;
