@@ -175,7 +175,8 @@ check-asan:
 # GPUs with 12 helpers each and on four with 6: GPU completions combined, placed tasks handed
 # over after the lock, tiles waited for by many helpers at once, the directory's scoped holds
 # taking other GPUs' parts as they reach their entries; once more with its model of a GPU's
-# throughput and of staged copies, DISPATCH_LANES and DISPATCH_FILL_US) and tests/tsan/tsan_managed.c (managed memory
+# throughput and of staged copies, DISPATCH_LANES and DISPATCH_FILL_US; and on sixteen fake GPUs
+# of 2 helpers: nothing sized for a few devices) and tests/tsan/tsan_managed.c (managed memory
 # on two fake GPUs: placement's measurement thread, launches on both GPUs taking sections from
 # each other's records, the residency term's look-ups) and tests/tsan/tsan_crew.c (the copying
 # crew: callers reusing their jobs at once, the crew sleeping, stopped mid-run) against a TSan build of libmaccrt. A report
@@ -207,9 +208,10 @@ check-tsan:
 	for g in "2 6 20 12" "4 6 20 6"; do for a in 0 1; do for w in 0 1; do \
 	  dispatch "DISPATCH_ASYNC=$$a MACC_WAIT_COMPLETES=$$w" $$g; done; done; done; \
 	dispatch "DISPATCH_ASYNC=1 DISPATCH_LANES=4 DISPATCH_FILL_US=30 DISPATCH_PEER_US=10" 2 6 20 6; \
+	dispatch "MACC_WAIT_COMPLETES=1" 16 6 20 2; \
 	for i in 1 2; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_managed || exit 1; done; \
 	for i in 1 2; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_crew || exit 1; done; \
-	echo "[tsan] 21 passed, 0 failed"
+	echo "[tsan] 22 passed, 0 failed"
 
 check: export SKIPPED = $(CURDIR)/$(BUILD)/skipped.txt
 check: all $(UNIT_BIN)

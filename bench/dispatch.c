@@ -411,9 +411,11 @@ int main(int argc, char **argv)
     int NB = argc > 2 ? atoi(argv[2]) : 16;
     kernel_us = argc > 3 ? atoi(argv[3]) : 70;
     helpers = argc > 4 ? atoi(argv[4]) : 8;
-    if (ngpus < 1 || ngpus > 8 || NB < 1 || kernel_us < 1 || helpers < 1 || helpers > FAKE_GPU_MAX_THREADS) {
-        fprintf(stderr, "usage: %s [NGPUS(1-8) [NB [KERNEL_US [HELPERS(1-%d)]]]]\n", argv[0],
-                FAKE_GPU_MAX_THREADS);
+    /* (any number of GPUs the runtime's device masks hold, the host one of them) */
+    if (ngpus < 1 || ngpus > MACCRT_MAX_DEVICES - 1 || NB < 1 || kernel_us < 1 || helpers < 1 ||
+        helpers > FAKE_GPU_MAX_THREADS) {
+        fprintf(stderr, "usage: %s [NGPUS(1-%d) [NB [KERNEL_US [HELPERS(1-%d)]]]]\n", argv[0],
+                MACCRT_MAX_DEVICES - 1, FAKE_GPU_MAX_THREADS);
         return 2;
     }
     /* DISPATCH_ASYNC=1: the fake GPUs' tasks end asynchronously, as the CUDA
