@@ -172,9 +172,9 @@ static void cache__whole(void);
  * and its record with free(), blocks that the GPUs' helpers had allocated,
  * each free a few misses on another thread's arena (one fake GPU's 768
  * tiles: 230 us of bench/dispatch's taskwait, a third of the wait's end).
- * Pushes come from any thread, with or without the lock; pops only under
- * cache__lock (cache__entry_alloc, cache__sx_add), one thread at a time, so
- * no popped block is pushed back between a pop's read and its exchange.
+ * Pushes come from any thread, with or without the lock; pops one thread
+ * at a time (cache__poplk), so no popped block is pushed back between a
+ * pop's read and its exchange.
  * With AddressSanitizer they go back to the C library (a use after the
  * end stays a use after free). */
 #if defined(__SANITIZE_ADDRESS__)
@@ -200,16 +200,36 @@ static void cache__pool_push(void **top, void *x, size_t link)
     while (!__atomic_compare_exchange_n(top, &t, x, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 }
 
-/* Pops the stack at *top, or NULL when it is empty (cache__lock held: the
- * one popper, so x's link is read before anyone can push x again). */
+/* A spin lock held for a few loads and stores: cache__pool_pop's, the
+ * index's tree's (cache__sxlk), a record's (cache__sx_lock). Its holder
+ * takes no other lock but a later one of these. */
+static void cache__spin_take(int *lk)
+{
+    while (__atomic_exchange_n(lk, 1, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(lk, __ATOMIC_RELAXED))
+            maccrt_pause();
+}
+
+static void cache__spin_drop(int *lk)
+{
+    __atomic_store_n(lk, 0, __ATOMIC_RELEASE);
+}
+
+/* Pops the stack at *top, or NULL when it is empty: one popper at a time
+ * (cache__poplk: holders of cache__lock and first uses beside it), so x's
+ * link is read before anyone can push x again. */
+static int cache__poplk;
+
 static void *cache__pool_pop(void **top, size_t link)
 {
+    cache__spin_take(&cache__poplk);
     void *x = __atomic_load_n(top, __ATOMIC_ACQUIRE), *next;
     while (x) {
         memcpy(&next, (char *)x + link, sizeof next);
         if (__atomic_compare_exchange_n(top, &x, next, 1, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
             break;
     }
+    cache__spin_drop(&cache__poplk);
     return x;
 }
 
@@ -250,14 +270,26 @@ static cache__sx *cache__sx_get(int cap)
  * GPU's part alone (cache__release_fast). */
 static void cache__sx_lock(cache__sx *x)
 {
-    while (__atomic_exchange_n(&x->lk, 1, __ATOMIC_ACQUIRE))
-        while (__atomic_load_n(&x->lk, __ATOMIC_RELAXED))
-            maccrt_pause();
+    cache__spin_take(&x->lk);
 }
 
 static void cache__sx_unlock(cache__sx *x)
 {
-    __atomic_store_n(&x->lk, 0, __ATOMIC_RELEASE);
+    cache__spin_drop(&x->lk);
+}
+
+/* The index's tree changes under cache__lock and cache__sxlk: first uses
+ * beside cache__lock (cache__first_part) look records up under cache__sxlk
+ * alone. */
+static int cache__sxlk;
+
+/* The record of exactly [a, b), or NULL; *other when a record of another
+ * shape overlaps it (cache__sxlk or cache__lock held). */
+static cache__sx *cache__sx_exact(uintptr_t a, uintptr_t b, int *other)
+{
+    maccrt_rnode *r = maccrt_rtree_first_overlap(&cache__sxtree, a, b);
+    *other = r && (r->start != a || r->end != b);
+    return r && !*other ? (cache__sx *)r : NULL;
 }
 
 /* e entered its device's tree. */
@@ -275,7 +307,7 @@ static void cache__sx_add(maccrt_dentry *e)
          * number): the trees from now on (read by the fast paths under
          * their own part: changed with every part held) */
         cache__whole();
-        cache__sx_off = 1;
+        __atomic_store_n(&cache__sx_off, 1, __ATOMIC_RELAXED); /* (read by cache__first_part) */
         return;
     }
     if (!x) {
@@ -283,7 +315,9 @@ static void cache__sx_add(maccrt_dentry *e)
         x->node.start = a;
         x->node.end = b;
         x->cap = cap;
+        cache__spin_take(&cache__sxlk);
         maccrt_rtree_insert(&cache__sxtree, &x->node);
+        cache__spin_drop(&cache__sxlk);
     }
     cache__sx_lock(x);
     x->on[num] = e;
@@ -304,8 +338,17 @@ static void cache__sx_del(maccrt_dentry *e)
     cache__sx_unlock(x);
     e->sx = NULL;
     if (!left) { /* (no fast path reads it: none of its entries is left) */
-        maccrt_rtree_remove(&cache__sxtree, &x->node);
-        cache__sx_put(x);
+        /* unless a first use beside cache__lock filled a slot meanwhile
+         * (it does under cache__sxlk) */
+        cache__spin_take(&cache__sxlk);
+        cache__sx_lock(x);
+        left = x->n;
+        cache__sx_unlock(x);
+        if (!left)
+            maccrt_rtree_remove(&cache__sxtree, &x->node);
+        cache__spin_drop(&cache__sxlk);
+        if (!left)
+            cache__sx_put(x);
     }
 }
 
@@ -960,13 +1003,19 @@ static cache__ovl cache__ovl_of(uintptr_t a, uintptr_t b)
 static maccrt_dentry *cache__ovl_first(const cache__ovl *o, const maccrt_device *d, uintptr_t a, uintptr_t b)
 {
     if (o->ix) {
-        const cache__sx *x = o->x;
-        maccrt_dentry *e = x && d->num >= 0 && d->num < x->cap ? x->on[d->num] : NULL;
+        cache__sx *x = (cache__sx *)o->x;
+        maccrt_dentry *e = NULL;
+        if (x && d->num >= 0 && d->num < x->cap) {
+            cache__sx_lock(x); /* (a first use beside cache__lock fills a slot under its part) */
+            e = x->on[d->num];
+            cache__sx_unlock(x);
+        }
         if (!e || e->dev != d)
             return NULL; /* (a device of the tests' own may share a number) */
         /* a scoped holder of cache__lock reads d's entry: d's part (the
-         * record itself changes only under cache__lock; a device without an
-         * entry in it has nothing over [a, b), and its part is not taken) */
+         * record's slots change under cache__lock, or under their device's
+         * part by a first use beside it: cache__first_part; a device without
+         * an entry in it has nothing over [a, b), and its part is not taken) */
         cache__need(d);
         return e;
     }
@@ -2708,6 +2757,177 @@ static int cache__acquire_fast(maccrt_device *d, const MACC_Map *m, void **ptr, 
     return 1;
 }
 
+/* ---- first uses beside cache__lock ---------------------------------------------------------
+ *
+ * A section's first use on a GPU that another device already holds (a new
+ * entry filled from a peer's valid copy, or from the host when no other
+ * copy holds dirty bytes) took cache__lock: with four and eight fake GPUs
+ * (bench/dispatch.sh, 32 cores) each GPU filled most tiles, cache__lock was
+ * held about once per task and busy the whole run (eight GPUs: a helper
+ * waited 68 us per task for it; they dispatched 2.3 times what one did).
+ * Such a first use reads the section's record in the index, its source's
+ * entry, and (for a fill from the host) the other copies, and adds its own
+ * entry to its tree and to the record: here it holds its own device's part
+ * and tries the parts of the devices whose entries it reads (a try: it
+ * waits for nothing while it holds a part, as every thread holding parts
+ * without cache__lock; a try that fails leaves the map to cache__lock),
+ * under cache__sxlk while it looks the record up and tries them (the
+ * record cannot go while one of its entries' parts is held). Then the
+ * record's lock for its slot. What it changes (its device's tree, its new
+ * entry, claimed exclusively until published, the source's shared claim, a
+ * record slot under the record's lock) others read under the same part or
+ * that lock; a holder of cache__lock reads a record's slot under the
+ * record's lock and takes the slot's device's part before its entry's
+ * fields (cache__ovl_first). A slot filled while a holder of cache__lock
+ * looks at the same section is a copy that was not there when it looked, as
+ * if made after it: only two tasks that use the section with no order
+ * between them, one writing it, see that. Then the allocation, the copy
+ * and the publication as cache__new_filled's path under the part.
+ * A new record (the section's first use anywhere), a record of another
+ * shape, an entry of d there, dirty bytes to write home first, a source
+ * claimed exclusively, MACC_PEER_WAIT: cache__lock's way.
+ * MACC_DIR_FIRST_PART=0: every first use takes cache__lock. */
+static int cache__first_on(void)
+{
+    static int on = -1;
+    return maccrt_env_flag(&on, "MACC_DIR_FIRST_PART", 1);
+}
+
+/* Tries device i's part (held records in *held): 1 when held now. */
+static int cache__part_try(int i, maccrt_mask *held)
+{
+    if (*held & MACCRT_BIT(i))
+        return 1;
+    if (maccrt_lock_try(&maccrt_rt.devices[i]->dlock) != 0)
+        return 0;
+    *held |= MACCRT_BIT(i);
+    return 1;
+}
+
+/* Gives back the parts of mask m. */
+static void cache__parts_give(maccrt_mask m)
+{
+    while (m) {
+        int i = __builtin_ctzll(m);
+        m &= m - 1;
+        cache__dev_drop(maccrt_rt.devices[i]);
+    }
+}
+
+/* Whether g, another device's entry in the record of [a, b) (g's part
+ * held), is a source cache__plan_fill would copy from into d: a valid
+ * cached copy, not claimed exclusively, that a peer copy can read. */
+static int cache__first_src_ok(const maccrt_device *d, const maccrt_dentry *g)
+{
+    return g->dev != d && !g->held && g->valid && g->dev_start && !g->excl && cache__peer_ok(d, g->dev) &&
+           cache__dev_lockable(g->dev);
+}
+
+/* The record of exactly [a, b) with d's slot free, its entries' parts
+ * tried (cache__sxlk held; x's lock taken here): *src, the first source in
+ * device order from d's next (the sources spread over the devices), or NULL
+ * when none is and every other entry's part is held now with no dirty
+ * bytes (a fill from the host, if `to`). Returns 0 when the map is left to
+ * cache__lock (the parts taken stay in *held, given back by the caller). */
+static int cache__first_plan(cache__sx *x, maccrt_device *d, int to, maccrt_mask *held, maccrt_dentry **src)
+{
+    int num = d->num, n = x->cap, ok = 1;
+    *src = NULL;
+    cache__sx_lock(x);
+    if (num >= n || x->on[num])
+        ok = 0;
+    for (int k = 1; ok && to && k < n && !*src; k++) {
+        int i = (num + k) % n;
+        maccrt_dentry *g = x->on[i];
+        if (!g || g->held || !cache__dev_lockable(g->dev) || g->dev != maccrt_rt.devices[i])
+            continue;
+        if (!cache__part_try(i, held))
+            continue; /* (a fill from the host, below, then needs it: left to cache__lock) */
+        if (cache__first_src_ok(d, g))
+            *src = g;
+    }
+    /* from the host: every other copy looked at, none dirty (their bytes
+     * would go home first) nor valid for a peer copy (claimed exclusively,
+     * which cache__plan_fill waits for) */
+    for (int i = 0; ok && to && !*src && i < n; i++) {
+        maccrt_dentry *g = x->on[i];
+        if (!g || g->dev == d || g->held)
+            continue;
+        if (g->dev != maccrt_rt.devices[i] || !(*held & MACCRT_BIT(i)) || g->ndirty > 0 ||
+            (g->valid && g->dev_start && cache__peer_ok(d, g->dev)))
+            ok = 0;
+    }
+    cache__sx_unlock(x);
+    return ok;
+}
+
+/* m, a directory map of a task on d that the fast path did not take
+ * (cache__acquire_fast), taken as a first use beside cache__lock (above):
+ * 1 with *ptr and *handle set (the entry published and used), 0 with
+ * nothing done. */
+static int cache__first_part(maccrt_device *d, const MACC_Map *m, void **ptr, void **handle,
+                             const MACC_SrcLoc *loc)
+{
+    if ((m->kind & (MACC_MAP_PRESENT | MACC_MAP_NOCREATE)) || !cache__first_on() || !cache__scope_of(d) ||
+        cache__peer_wait() || __atomic_load_n(&cache__sx_off, __ATOMIC_RELAXED) ||
+        __atomic_load_n(&cache__sx_unused, __ATOMIC_RELAXED) || atomic_load(&d->dheld) > 0)
+        return 0;
+    uintptr_t a, b;
+    maccrt_section(m, &a, &b);
+    int to = (m->kind & MACC_MAP_TO) != 0, num = d->num, other;
+    maccrt_mask held = MACCRT_BIT(num);
+    cache__dev_take(d);
+    maccrt_dentry *src = NULL, *e = cache__entry_alloc();
+    e->node.start = a;
+    e->node.end = b;
+    e->dev = d;
+    e->name = m->name;
+    e->excl = 1; /* (claimed: nobody uses it before cache__publish_part) */
+    /* d holds nothing there (else the exclusive way waits or merges), and the
+     * record exists with d's slot free: its entries' parts tried, and e in
+     * it before cache__sxlk goes (the record then stays: cache__sx_del) */
+    int ok = maccrt_rtree_first_overlap(&d->dtree, a, b) == NULL;
+    cache__spin_take(&cache__sxlk);
+    cache__sx *x = ok ? cache__sx_exact(a, b, &other) : NULL;
+    ok = x && cache__first_plan(x, d, to, &held, &src);
+    if (ok) {
+        cache__sx_lock(x);
+        x->on[num] = e;
+        x->n++;
+        cache__sx_unlock(x);
+    }
+    cache__spin_drop(&cache__sxlk);
+    if (!ok) {
+        cache__parts_give(held);
+        cache__entry_put(e);
+        return 0;
+    }
+    e->sx = x;
+    maccrt_rtree_insert(&d->dtree, &e->node);
+    atomic_fetch_add(&cache__ncached, 1);
+    cache__plan p = {0};
+    p.start = 1; /* (a task's map: see "asynchronous fills") */
+    if (src) {
+        cache__plan_claim(&p, src, CACHE__SHARED);
+        cache__plan_job(&p, CACHE__PEER, e, src, a, b);
+    } else if (to) {
+        cache__plan_job(&p, CACHE__FILL, e, NULL, a, b);
+    }
+    cache__plan_commit(&p);
+    cache__plan_filling(&p, 1);
+    d->dfirst++;
+    cache__parts_give(held);
+    void *mem = cache__new_memory(d, a, b, m->name, loc);
+    for (int i = 0; i < p.njob; i++)
+        p.job[i].dst = mem;
+    cache__plan_copies(&p, loc);
+    cache__publish_part(d, e, &p, mem, to);
+    cache__plan_free(&p);
+    *handle = e;
+    *ptr = maccrt_translate(mem, a, m->base);
+    return 1;
+}
+
 /* d's dlock held alone: the end of a GPU task's use of e for m, as
  * cache__release_dir_locked would make it when that touches only e: a read,
  * or a write into a held entry (recorded dirty) or into a cached entry no
@@ -2837,6 +3057,23 @@ static void cache__acquire_n(maccrt_device *d, int n, const MACC_Map *maps, void
         if (locked) {
             d->dfast += nfast;
             cache__dev_drop(d);
+        }
+        if (nfast == n)
+            return;
+        /* then first uses beside cache__lock (cache__first_part); with
+         * MACC_MAP_BUSY_LAST=0 only up to the first map they cannot take
+         * (the rest in order, each waited for) */
+        int in_order = n > 1 && !cache__busy_last();
+        for (int i = 0; i < n && i < 64; i++) {
+            if (((fast >> i) & 1) || !cache__task_dir_map(d, &maps[i]))
+                continue;
+            if (cache__first_part(d, &maps[i], &ptrs[i], &handles[i], loc)) {
+                took[i] = MACCRT_TOOK_DIR;
+                fast |= (uint64_t)1 << i;
+                nfast++;
+            } else if (in_order) {
+                break;
+            }
         }
         if (nfast == n)
             return;
@@ -3251,6 +3488,7 @@ void maccrt_dir_info_get(const maccrt_device *d, maccrt_dir_info *out)
     }
     out->early = atomic_load(&cache__nearly);
     out->fast = d->dfast;
+    out->first = d->dfirst;
     cache__lock_drop();
 }
 
@@ -3416,7 +3654,7 @@ int maccrt_cache_index_on(void)
 void maccrt_cache_index_use(int use)
 {
     cache__lock_take();
-    cache__sx_unused = !use;
+    __atomic_store_n(&cache__sx_unused, !use, __ATOMIC_RELAXED); /* (read by cache__first_part) */
     cache__lock_drop();
 }
 
