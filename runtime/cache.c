@@ -987,6 +987,21 @@ typedef struct cache__ovl {
     const cache__sx *x; /* (ix) the record, or NULL: nothing anywhere */
 } cache__ovl;
 
+/* Record x's entry of device d, or NULL (read under the record's lock: a
+ * slot that is set holds a live entry). */
+static maccrt_dentry *cache__sx_slot(cache__sx *x, const maccrt_device *d)
+{
+    maccrt_dentry *e = NULL;
+    if (x && d->num >= 0 && d->num < x->cap) {
+        cache__sx_lock(x);
+        e = x->on[d->num];
+        if (e && e->dev != d)
+            e = NULL; /* (a device of the tests' own may share a number) */
+        cache__sx_unlock(x);
+    }
+    return e;
+}
+
 static cache__ovl cache__ovl_of(uintptr_t a, uintptr_t b)
 {
     cache__ovl o = {0, NULL};
@@ -1004,19 +1019,18 @@ static maccrt_dentry *cache__ovl_first(const cache__ovl *o, const maccrt_device 
 {
     if (o->ix) {
         cache__sx *x = (cache__sx *)o->x;
-        maccrt_dentry *e = NULL;
-        if (x && d->num >= 0 && d->num < x->cap) {
-            cache__sx_lock(x); /* (a first use beside cache__lock fills a slot under its part) */
-            e = x->on[d->num];
-            cache__sx_unlock(x);
-        }
-        if (!e || e->dev != d)
-            return NULL; /* (a device of the tests' own may share a number) */
+        maccrt_dentry *e = cache__sx_slot(x, d);
+        if (!e)
+            return NULL;
         /* a scoped holder of cache__lock reads d's entry: d's part (the
          * record's slots change under cache__lock, or under their device's
-         * part by a first use beside it: cache__first_part; a device without
-         * an entry in it has nothing over [a, b), and its part is not taken) */
-        cache__need(d);
+         * part beside it: cache__first_part, cache__release_part; a device
+         * without an entry in it has nothing over [a, b), and its part is
+         * not taken); the slot read again once the part is held */
+        if (cache__scoped && !(cache__parts_held & MACCRT_BIT(d->num))) {
+            cache__need(d);
+            e = cache__sx_slot(x, d);
+        }
         return e;
     }
     cache__need(d);
@@ -2986,6 +3000,57 @@ static int cache__release_fast(maccrt_device *d, const MACC_Map *m, maccrt_dentr
     return 1;
 }
 
+/* d's dlock held (cache__dev_lockable): the end of a GPU task's write of
+ * the whole of e, a cached entry of the index's record of its section, that
+ * other devices hold cached copies of (cache__release_fast leaves it): those
+ * copies made stale as cache__invalidate would (their dirty bytes, all
+ * inside the section, superseded; detached), under their parts tried beside
+ * cache__lock (cache__first_part's rules: every part beside d's is a try,
+ * and a copy claimed by anyone leaves it to cache__lock). With four and
+ * eight fake GPUs these writes (matmul's C tiles after a chain moved) were
+ * most of what took cache__lock at a task's end. Entries freed here go on
+ * this thread's list (cache__free_pending once d's part is dropped).
+ * Returns 0 (nothing done) otherwise. */
+static int cache__release_part(maccrt_device *d, const MACC_Map *m, maccrt_dentry *e)
+{
+    if (!(m->kind & MACC_MAP_FROM) || (m->kind & MACC_MAP_ALWAYS) || e->held || e->detached || e->excl ||
+        !e->sx || !cache__first_on() || __atomic_load_n(&cache__sx_off, __ATOMIC_RELAXED) ||
+        __atomic_load_n(&cache__sx_unused, __ATOMIC_RELAXED))
+        return 0;
+    uintptr_t a, b;
+    maccrt_section(m, &a, &b);
+    if (a != e->node.start || b != e->node.end)
+        return 0;
+    cache__sx *x = e->sx;
+    maccrt_dentry *stale[MACCRT_MAX_DEVICES];
+    maccrt_mask held = 0;
+    int ns = 0, ok = 1;
+    cache__sx_lock(x); /* (its slots stay: each other entry's part is held once tried) */
+    for (int i = 0; i < x->cap && ok; i++) {
+        maccrt_dentry *g = x->on[i];
+        if (!g || g == e || g->held)
+            continue;
+        if (g->dev != maccrt_rt.devices[i] || !cache__dev_lockable(g->dev) || !cache__part_try(i, &held) ||
+            cache__claim_blocked(g, CACHE__EXCL))
+            ok = 0;
+        else
+            stale[ns++] = g;
+    }
+    cache__sx_unlock(x);
+    if (ok) {
+        for (int k = 0; k < ns; k++) {
+            cache__dirty_drop(stale[k], stale[k]->node.start, stale[k]->node.end);
+            cache__detach(stale[k]);
+        }
+        cache__dirty_add(e, a, b);
+        e->valid = 1;
+        e->users--;
+        d->dstale++;
+    }
+    cache__parts_give(held);
+    return ok;
+}
+
 /* The task's kernels on d come after the fills of its entries that other
  * threads started (its own are on its stream). */
 static void cache__order_after_fills(maccrt_device *d, int n, const int *took, void *const *handles)
@@ -3197,7 +3262,7 @@ void maccrt_map_task_release_n(maccrt_device *d, int n, const MACC_Map *maps, co
                 cache__dev_take(d);
                 locked = 1;
             }
-            if (cache__release_fast(d, &maps[i], handles[i])) {
+            if (cache__release_fast(d, &maps[i], handles[i]) || cache__release_part(d, &maps[i], handles[i])) {
                 fast |= (uint64_t)1 << i;
                 nfast++;
             }
@@ -3205,6 +3270,8 @@ void maccrt_map_task_release_n(maccrt_device *d, int n, const MACC_Map *maps, co
         if (locked) {
             d->dfast += nfast;
             cache__dev_drop(d);
+            if (cache__tofree)
+                cache__free_pending(); /* (copies cache__release_part made stale) */
         }
         if (nfast == n)
             return;
@@ -3489,6 +3556,7 @@ void maccrt_dir_info_get(const maccrt_device *d, maccrt_dir_info *out)
     out->early = atomic_load(&cache__nearly);
     out->fast = d->dfast;
     out->first = d->dfirst;
+    out->stale = d->dstale;
     cache__lock_drop();
 }
 
