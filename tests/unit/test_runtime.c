@@ -3389,7 +3389,9 @@ Test(gpu, submissions_left_to_a_completing_helper_are_entered_in_order)
 
 /* A section copied to both GPUs, then written on one: the other GPU's copy is
  * invalidated and its next reader sees the new values. */
-Test(gpu, a_write_to_a_section_both_gpus_hold_invalidates_the_other)
+/* (returns the first uses and the writes making copies stale made beside
+ * the directory's global part: nvidia:1's, nvidia:0's) */
+static void both_gpus_hold_x(long *first1, long *stale0)
 {
     enum { N = 512 };
     static double x[N], y[N], z[N], w[N];
@@ -3410,6 +3412,32 @@ Test(gpu, a_write_to_a_section_both_gpus_hold_invalidates_the_other)
         cr_assert_eq(x[i], ex[i], "x[%d] = %g, expected %g", i, x[i], ex[i]);
         cr_assert_eq(w[i], want, "w[%d] = %g, expected %g", i, w[i], want);
     }
+    maccrt_dir_info i0, i1;
+    maccrt_dir_info_get(maccrt_rt.devices[0], &i0);
+    maccrt_dir_info_get(maccrt_rt.devices[1], &i1);
+    *first1 = i1.first;
+    *stale0 = i0.stale;
+}
+
+/* x read on both GPUs, written on nvidia:0, read again on nvidia:1: x's
+ * first use on nvidia:1 (its record made by nvidia:0's) is made beside the
+ * directory's global part, and so is the write that makes nvidia:1's copy
+ * stale (cache__first_part, cache__release_part). */
+Test(gpu, a_write_to_a_section_both_gpus_hold_invalidates_the_other)
+{
+    long first1, stale0;
+    both_gpus_hold_x(&first1, &stale0);
+    cr_assert_geq(first1, 1, "nvidia:1's first use of x beside the global part");
+    cr_assert_eq(stale0, 1, "nvidia:0's write made nvidia:1's copy stale beside it");
+}
+
+Test(gpu, macc_dir_first_part_0_takes_the_global_part_for_them)
+{
+    setenv("MACC_DIR_FIRST_PART", "0", 1);
+    long first1, stale0;
+    both_gpus_hold_x(&first1, &stale0);
+    cr_assert_eq(first1, 0);
+    cr_assert_eq(stale0, 0);
 }
 
 /* blocks[k] *= f for each of the task's maps k (block k of BS doubles, base
