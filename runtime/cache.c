@@ -2850,10 +2850,12 @@ static int cache__first_plan(cache__sx *x, maccrt_device *d, int to, maccrt_mask
     cache__sx_lock(x);
     if (num >= n || x->on[num])
         ok = 0;
+    /* (an entry's fields read once its part is held, but its device, set
+     * before it entered the record) */
     for (int k = 1; ok && to && k < n && !*src; k++) {
         int i = (num + k) % n;
         maccrt_dentry *g = x->on[i];
-        if (!g || g->held || !cache__dev_lockable(g->dev) || g->dev != maccrt_rt.devices[i])
+        if (!g || g->dev != maccrt_rt.devices[i] || !cache__dev_lockable(g->dev))
             continue;
         if (!cache__part_try(i, held))
             continue; /* (a fill from the host, below, then needs it: left to cache__lock) */
@@ -2865,10 +2867,11 @@ static int cache__first_plan(cache__sx *x, maccrt_device *d, int to, maccrt_mask
      * which cache__plan_fill waits for) */
     for (int i = 0; ok && to && !*src && i < n; i++) {
         maccrt_dentry *g = x->on[i];
-        if (!g || g->dev == d || g->held)
+        if (!g || g->dev == d)
             continue;
-        if (g->dev != maccrt_rt.devices[i] || !(*held & MACCRT_BIT(i)) || g->ndirty > 0 ||
-            (g->valid && g->dev_start && cache__peer_ok(d, g->dev)))
+        if (g->dev != maccrt_rt.devices[i] || !(*held & MACCRT_BIT(i)))
+            ok = 0;
+        else if (!g->held && (g->ndirty > 0 || (g->valid && g->dev_start && cache__peer_ok(d, g->dev))))
             ok = 0;
     }
     cache__sx_unlock(x);
@@ -3028,12 +3031,14 @@ static int cache__release_part(maccrt_device *d, const MACC_Map *m, maccrt_dentr
     cache__sx_lock(x); /* (its slots stay: each other entry's part is held once tried) */
     for (int i = 0; i < x->cap && ok; i++) {
         maccrt_dentry *g = x->on[i];
-        if (!g || g == e || g->held)
+        if (!g || g == e)
             continue;
-        if (g->dev != maccrt_rt.devices[i] || !cache__dev_lockable(g->dev) || !cache__part_try(i, &held) ||
-            cache__claim_blocked(g, CACHE__EXCL))
+        /* (its fields read once its part is held, but its device) */
+        if (g->dev != maccrt_rt.devices[i] || !cache__dev_lockable(g->dev) || !cache__part_try(i, &held))
             ok = 0;
-        else
+        else if (!g->held && cache__claim_blocked(g, CACHE__EXCL))
+            ok = 0;
+        else if (!g->held)
             stale[ns++] = g;
     }
     cache__sx_unlock(x);
