@@ -399,9 +399,12 @@ static __thread const char *cache__held_by; /* and in which function */
  * Fields such a thread writes (users, dirty, valid, ndcounted) are read by
  * others only under the whole lock; everything else (trees, the index,
  * claims, held, detached) changes only under the whole lock, so one device's
- * dlock is enough to read it. A thread holding one dlock takes no other lock
- * and waits for nothing. MACC_DIR_DEVICE_LOCKS=0: every map takes the whole
- * lock.
+ * dlock is enough to read it, except what the first uses and writes beside
+ * cache__lock change (cache__first_part, cache__release_part: a device's
+ * tree and entries under that device's part, a record's slots under the
+ * record's lock, the index's tree under cache__sxlk too). A thread holding
+ * dlocks without cache__lock waits for nothing: it holds one, or tried the
+ * others. MACC_DIR_DEVICE_LOCKS=0: every map takes the whole lock.
  *
  * Scoped holds. A GPU task's maps on d that change the directory (a first use
  * of a section there, a write making other copies stale) take cache__lock
