@@ -292,6 +292,13 @@ static cache__sx *cache__sx_exact(uintptr_t a, uintptr_t b, int *other)
     return r && !*other ? (cache__sx *)r : NULL;
 }
 
+/* Whether the index answers for every section (read without cache__lock:
+ * by the paths beside it, cache__first_part and cache__release_fast). */
+static int cache__index_serves(void)
+{
+    return !__atomic_load_n(&cache__sx_off, __ATOMIC_RELAXED) && !__atomic_load_n(&cache__sx_unused, __ATOMIC_RELAXED);
+}
+
 /* e entered its device's tree. */
 static void cache__sx_add(maccrt_dentry *e)
 {
@@ -300,9 +307,9 @@ static void cache__sx_add(maccrt_dentry *e)
         return;
     uintptr_t a = e->node.start, b = e->node.end;
     int num = e->dev->num, cap = maccrt_rt.ndevices;
-    maccrt_rnode *r = maccrt_rtree_first_overlap(&cache__sxtree, a, b);
-    cache__sx *x = r && r->start == a && r->end == b ? (cache__sx *)r : NULL;
-    if ((r && !x) || num < 0 || num >= (x ? x->cap : cap) || (x && x->on[num])) {
+    int other;
+    cache__sx *x = cache__sx_exact(a, b, &other);
+    if (other || num < 0 || num >= (x ? x->cap : cap) || (x && x->on[num])) {
         /* sections of different shapes (or a device the table does not
          * number): the trees from now on (read by the fast paths under
          * their own part: changed with every part held) */
@@ -400,7 +407,7 @@ static __thread const char *cache__held_by; /* and in which function */
  * others only under the whole lock; everything else (trees, the index,
  * claims, held, detached) changes only under the whole lock, so one device's
  * dlock is enough to read it, except what the first uses and writes beside
- * cache__lock change (cache__first_part, cache__release_part: a device's
+ * cache__lock change (cache__first_part, cache__make_stale: a device's
  * tree and entries under that device's part, a record's slots under the
  * record's lock, the index's tree under cache__sxlk too). A thread holding
  * dlocks without cache__lock waits for nothing: it holds one, or tried the
@@ -1027,7 +1034,7 @@ static maccrt_dentry *cache__ovl_first(const cache__ovl *o, const maccrt_device 
             return NULL;
         /* a scoped holder of cache__lock reads d's entry: d's part (the
          * record's slots change under cache__lock, or under their device's
-         * part beside it: cache__first_part, cache__release_part; a device
+         * part beside it: cache__first_part, cache__make_stale; a device
          * without an entry in it has nothing over [a, b), and its part is
          * not taken); the slot read again once the part is held */
         if (cache__scoped && !(cache__parts_held & MACCRT_BIT(d->num))) {
@@ -1870,6 +1877,19 @@ static int cache__plan_part_ok(const cache__plan *p, const maccrt_device *d)
            p->clx[0] == CACHE__SHARED && p->cl[0]->dev != d && cache__dev_lockable(p->cl[0]->dev);
 }
 
+/* New entry e's device memory allocated and plan p's copies into it made
+ * (no lock held; e claimed exclusively): returns the memory, for e's
+ * publication. */
+static void *cache__new_copied(maccrt_device *d, maccrt_dentry *e, cache__plan *p, const MACC_SrcLoc *loc)
+{
+    void *mem = cache__new_memory(d, e->node.start, e->node.end, e->name, loc);
+    for (int i = 0; i < p->njob; i++)
+        if (p->job[i].e == e)
+            p->job[i].dst = mem;
+    cache__plan_copies(p, loc);
+    return mem;
+}
+
 static maccrt_dentry *cache__new_filled(maccrt_device *d, uintptr_t a, uintptr_t b, const char *name,
                                         int fill, const MACC_SrcLoc *loc)
 {
@@ -1893,11 +1913,7 @@ static maccrt_dentry *cache__new_filled(maccrt_device *d, uintptr_t a, uintptr_t
      * or another GPU, or none: published under d's part, cache__publish_part) */
     int part = cache__scoped && cache__scope == d && cache__plan_part_ok(&p, d) && cache__publish_part_on();
     cache__lock_drop();
-    void *mem = cache__new_memory(d, a, b, name, loc);
-    for (int i = 0; i < p.njob; i++)
-        if (p.job[i].e == e)
-            p.job[i].dst = mem;
-    cache__plan_copies(&p, loc);
+    void *mem = cache__new_copied(d, e, &p, loc);
     if (part) {
         cache__publish_part(d, e, &p, mem, fill);
         cache__plan_free(&p);
@@ -2889,8 +2905,7 @@ static int cache__first_part(maccrt_device *d, const MACC_Map *m, void **ptr, vo
                              const MACC_SrcLoc *loc)
 {
     if ((m->kind & (MACC_MAP_PRESENT | MACC_MAP_NOCREATE)) || !cache__first_on() || !cache__scope_of(d) ||
-        cache__peer_wait() || __atomic_load_n(&cache__sx_off, __ATOMIC_RELAXED) ||
-        __atomic_load_n(&cache__sx_unused, __ATOMIC_RELAXED) || atomic_load(&d->dheld) > 0)
+        cache__peer_wait() || !cache__index_serves() || atomic_load(&d->dheld) > 0)
         return 0;
     uintptr_t a, b;
     maccrt_section(m, &a, &b);
@@ -2937,10 +2952,7 @@ static int cache__first_part(maccrt_device *d, const MACC_Map *m, void **ptr, vo
     cache__plan_filling(&p, 1);
     d->dfirst++;
     cache__parts_give(held);
-    void *mem = cache__new_memory(d, a, b, m->name, loc);
-    for (int i = 0; i < p.njob; i++)
-        p.job[i].dst = mem;
-    cache__plan_copies(&p, loc);
+    void *mem = cache__new_copied(d, e, &p, loc);
     cache__publish_part(d, e, &p, mem, to);
     cache__plan_free(&p);
     *handle = e;
@@ -2948,11 +2960,55 @@ static int cache__first_part(maccrt_device *d, const MACC_Map *m, void **ptr, vo
     return 1;
 }
 
-/* d's dlock held alone: the end of a GPU task's use of e for m, as
- * cache__release_dir_locked would make it when that touches only e: a read,
- * or a write into a held entry (recorded dirty) or into a cached entry no
- * other device holds a cached copy of (nothing to invalidate). Returns 0
+/* d's dlock held (cache__dev_lockable): a GPU task's write of the whole of
+ * e, a cached entry of the index's record x, ends while other devices hold
+ * cached copies of it (cache__release_fast): those copies made stale as
+ * cache__invalidate would (their dirty bytes, all inside the section,
+ * superseded; detached), under their parts tried beside cache__lock
+ * (cache__first_part's rules: every part beside d's is a try, and a copy
+ * claimed by anyone leaves it to cache__lock). With four and eight fake
+ * GPUs these writes (matmul's C tiles after a chain moved) were most of
+ * what took cache__lock at a task's end. Entries freed here go on this
+ * thread's list (cache__free_pending once d's part is dropped). Returns 0
  * (nothing done) otherwise. */
+static int cache__make_stale(maccrt_device *d, const MACC_Map *m, maccrt_dentry *e, cache__sx *x, uintptr_t a,
+                             uintptr_t b)
+{
+    if ((m->kind & MACC_MAP_ALWAYS) || !cache__first_on() || a != e->node.start || b != e->node.end)
+        return 0;
+    maccrt_dentry *stale[MACCRT_MAX_DEVICES];
+    maccrt_mask held = 0;
+    int ns = 0, ok = 1;
+    cache__sx_lock(x); /* (its slots stay: each other entry's part is held once tried) */
+    for (int i = 0; i < x->cap && ok; i++) {
+        maccrt_dentry *g = x->on[i];
+        if (!g || g == e)
+            continue;
+        /* (its fields read once its part is held, but its device) */
+        if (g->dev != maccrt_rt.devices[i] || !cache__dev_lockable(g->dev) || !cache__part_try(i, &held))
+            ok = 0;
+        else if (!g->held && cache__claim_blocked(g, CACHE__EXCL))
+            ok = 0;
+        else if (!g->held)
+            stale[ns++] = g;
+    }
+    cache__sx_unlock(x);
+    for (int k = 0; ok && k < ns; k++) {
+        cache__dirty_drop(stale[k], stale[k]->node.start, stale[k]->node.end);
+        cache__detach(stale[k]);
+    }
+    d->dstale += ok;
+    cache__parts_give(held);
+    return ok;
+}
+
+/* d's dlock held: the end of a GPU task's use of e for m, as
+ * cache__release_dir_locked would make it when that touches only e (d's
+ * dlock alone): a read, or a write into a held entry (recorded dirty) or
+ * into a cached entry no other device holds a cached copy of (nothing to
+ * invalidate); or, for a write of all of e, when the other copies can be
+ * made stale beside cache__lock (cache__make_stale). Returns 0 (nothing
+ * done) otherwise. */
 static int cache__release_fast(maccrt_device *d, const MACC_Map *m, maccrt_dentry *e)
 {
     if (e->detached)
@@ -2977,7 +3033,7 @@ static int cache__release_fast(maccrt_device *d, const MACC_Map *m, maccrt_dentr
      * own record (every entry over e's bytes has e's section then): read
      * there, under the record's own lock, not through the index's tree, which
      * a scoped hold of cache__lock may change without d's part. */
-    if (!cache__sx_off && !cache__sx_unused) {
+    if (cache__index_serves()) {
         cache__sx *x = e->sx;
         if (!x)
             return 0;
@@ -2986,7 +3042,7 @@ static int cache__release_fast(maccrt_device *d, const MACC_Map *m, maccrt_dentr
         for (int i = 0; i < x->cap && !other; i++)
             other = x->on[i] && x->on[i] != e && !x->on[i]->held;
         cache__sx_unlock(x);
-        if (other)
+        if (other && !cache__make_stale(d, m, e, x, a, b))
             return 0;
     } else {
         cache__ovl o = cache__ovl_of(a, b);
@@ -3004,59 +3060,6 @@ static int cache__release_fast(maccrt_device *d, const MACC_Map *m, maccrt_dentr
         e->valid = 1;
     e->users--;
     return 1;
-}
-
-/* d's dlock held (cache__dev_lockable): the end of a GPU task's write of
- * the whole of e, a cached entry of the index's record of its section, that
- * other devices hold cached copies of (cache__release_fast leaves it): those
- * copies made stale as cache__invalidate would (their dirty bytes, all
- * inside the section, superseded; detached), under their parts tried beside
- * cache__lock (cache__first_part's rules: every part beside d's is a try,
- * and a copy claimed by anyone leaves it to cache__lock). With four and
- * eight fake GPUs these writes (matmul's C tiles after a chain moved) were
- * most of what took cache__lock at a task's end. Entries freed here go on
- * this thread's list (cache__free_pending once d's part is dropped).
- * Returns 0 (nothing done) otherwise. */
-static int cache__release_part(maccrt_device *d, const MACC_Map *m, maccrt_dentry *e)
-{
-    if (!(m->kind & MACC_MAP_FROM) || (m->kind & MACC_MAP_ALWAYS) || e->held || e->detached || e->excl ||
-        !e->sx || !cache__first_on() || __atomic_load_n(&cache__sx_off, __ATOMIC_RELAXED) ||
-        __atomic_load_n(&cache__sx_unused, __ATOMIC_RELAXED))
-        return 0;
-    uintptr_t a, b;
-    maccrt_section(m, &a, &b);
-    if (a != e->node.start || b != e->node.end)
-        return 0;
-    cache__sx *x = e->sx;
-    maccrt_dentry *stale[MACCRT_MAX_DEVICES];
-    maccrt_mask held = 0;
-    int ns = 0, ok = 1;
-    cache__sx_lock(x); /* (its slots stay: each other entry's part is held once tried) */
-    for (int i = 0; i < x->cap && ok; i++) {
-        maccrt_dentry *g = x->on[i];
-        if (!g || g == e)
-            continue;
-        /* (its fields read once its part is held, but its device) */
-        if (g->dev != maccrt_rt.devices[i] || !cache__dev_lockable(g->dev) || !cache__part_try(i, &held))
-            ok = 0;
-        else if (!g->held && cache__claim_blocked(g, CACHE__EXCL))
-            ok = 0;
-        else if (!g->held)
-            stale[ns++] = g;
-    }
-    cache__sx_unlock(x);
-    if (ok) {
-        for (int k = 0; k < ns; k++) {
-            cache__dirty_drop(stale[k], stale[k]->node.start, stale[k]->node.end);
-            cache__detach(stale[k]);
-        }
-        cache__dirty_add(e, a, b);
-        e->valid = 1;
-        e->users--;
-        d->dstale++;
-    }
-    cache__parts_give(held);
-    return ok;
 }
 
 /* The task's kernels on d come after the fills of its entries that other
@@ -3270,7 +3273,7 @@ void maccrt_map_task_release_n(maccrt_device *d, int n, const MACC_Map *maps, co
                 cache__dev_take(d);
                 locked = 1;
             }
-            if (cache__release_fast(d, &maps[i], handles[i]) || cache__release_part(d, &maps[i], handles[i])) {
+            if (cache__release_fast(d, &maps[i], handles[i])) {
                 fast |= (uint64_t)1 << i;
                 nfast++;
             }
@@ -3279,7 +3282,7 @@ void maccrt_map_task_release_n(maccrt_device *d, int n, const MACC_Map *maps, co
             d->dfast += nfast;
             cache__dev_drop(d);
             if (cache__tofree)
-                cache__free_pending(); /* (copies cache__release_part made stale) */
+                cache__free_pending(); /* (copies cache__make_stale detached) */
         }
         if (nfast == n)
             return;

@@ -3422,7 +3422,7 @@ static void both_gpus_hold_x(long *first1, long *stale0)
 /* x read on both GPUs, written on nvidia:0, read again on nvidia:1: x's
  * first use on nvidia:1 (its record made by nvidia:0's) is made beside the
  * directory's global part, and so is the write that makes nvidia:1's copy
- * stale (cache__first_part, cache__release_part). */
+ * stale (cache__first_part, cache__make_stale). */
 Test(gpu, a_write_to_a_section_both_gpus_hold_invalidates_the_other)
 {
     long first1, stale0;
