@@ -424,6 +424,12 @@ int main(int argc, char **argv)
     async_ends = env_on("DISPATCH_ASYNC");
     if (async_ends)
         setenv("MACC_TEST_FAKE_ASYNC_US", "0", 1);
+    /* DISPATCH_IDLE_SPIN_US (default 500, the CUDA plugin's
+     * MACC_CUDA_IDLE_SPIN_US): a fake GPU's helper with nothing to take
+     * polls that long before it sleeps (one per GPU, four with asynchronous
+     * ends), as the plugin's do; 0: they sleep at once (before 2026-11-30) */
+    const char *isp = getenv("DISPATCH_IDLE_SPIN_US");
+    setenv("MACC_TEST_FAKE_IDLE_SPIN_US", isp && *isp ? isp : "500", 1);
     fill_ns = 1000L * env_long("DISPATCH_FILL_US");
     peer_ns = 1000L * env_long("DISPATCH_PEER_US");
     fake_fill_dma_ns = 1000L * env_long("DISPATCH_DMA_US");

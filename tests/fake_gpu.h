@@ -45,6 +45,14 @@ typedef struct fake_gpu {
     pthread_t watcher;
     maccrt_device *dev; /* the device of the tasks submitted (for maccrt_up.idle) */
     atomic_int nqueued; /* tasks in the queue (fake_gpu_queued) */
+    /* idle polling (MACC_TEST_FAKE_IDLE_SPIN_US, as the CUDA plugin's
+     * MACC_CUDA_IDLE_SPIN_US): up to idle_max helpers with nothing to take
+     * poll `work` that long before they sleep, and a task queued while one
+     * polls wakes no one (cuda__enqueue_locked) */
+    long idle_ns;       /* 0: off (the default: helpers sleep at once) */
+    int idle_max;       /* 1, or 4 with asynchronous ends (cuda__idle_max) */
+    int idle_spinner;   /* (lock) helpers polling now */
+    atomic_uint work;   /* tasks and ends queued so far */
 } fake_gpu;
 
 static __thread fake_gpu *fake_gpu_self; /* the fake GPU whose helper this thread is */
@@ -81,7 +89,9 @@ static void *fake_gpu_watch(void *arg)
             t->pseen = now;
             maccrt_taskq_push(&g->dhead, &g->dtail, t);
             g->nflight--;
-            pthread_cond_signal(&g->cv); /* (one helper per end, as the CUDA plugin's watcher) */
+            atomic_fetch_add(&g->work, 1);
+            if (!g->idle_spinner)
+                pthread_cond_signal(&g->cv); /* (one helper per end, as the CUDA plugin's watcher) */
             moved = 1;
         }
         if (moved)
@@ -102,6 +112,17 @@ static void *fake_gpu_watch(void *arg)
     return NULL;
 }
 
+typedef struct fake_gpu_idle {
+    fake_gpu *g;
+    unsigned seen; /* g->work when the helper found the queues empty */
+} fake_gpu_idle;
+
+static int fake_gpu_work_came(const void *arg)
+{
+    const fake_gpu_idle *w = arg;
+    return atomic_load(&w->g->work) != w->seen;
+}
+
 static void *fake_gpu_worker(void *arg)
 {
     fake_gpu *g = arg;
@@ -110,11 +131,13 @@ static void *fake_gpu_worker(void *arg)
     pthread_mutex_lock(&g->lock);
     g->nready++;
     pthread_cond_broadcast(&g->cv);
+    int spun = 0; /* this helper polled and found nothing: it sleeps next */
     for (;;) {
         if (maccrt_batch_take(&g->batches, &g->lock))
             continue;
         maccrt_task *t = maccrt_taskq_pop(&g->dhead, &g->dtail);
         if (t) {
+            spun = 0;
             pthread_mutex_unlock(&g->lock);
             maccrt_up.ran(t, t->perr, t->pseen);
             pthread_mutex_lock(&g->lock);
@@ -137,9 +160,20 @@ static void *fake_gpu_worker(void *arg)
                 pthread_cond_broadcast(&g->cv);
                 break;
             }
+            if (!spun && g->idle_ns > 0 && g->idle_spinner < g->idle_max) {
+                fake_gpu_idle w = {g, atomic_load(&g->work)};
+                g->idle_spinner++;
+                pthread_mutex_unlock(&g->lock);
+                spun = !maccrt_poll(fake_gpu_work_came, &w, g->idle_ns);
+                pthread_mutex_lock(&g->lock);
+                g->idle_spinner--;
+                continue;
+            }
+            spun = 0;
             pthread_cond_wait(&g->cv, &g->lock);
             continue;
         }
+        spun = 0;
         maccrt_taskq_pop(&g->head, &g->tail); /* (t) */
         atomic_fetch_sub_explicit(&g->nqueued, 1, memory_order_relaxed);
         pthread_mutex_unlock(&g->lock);
@@ -159,6 +193,10 @@ static inline fake_gpu *fake_gpu_start(int threads)
     pthread_cond_init(&g->wcv, NULL);
     const char *a = getenv("MACC_TEST_FAKE_ASYNC_US");
     g->async_ns = a && *a ? atol(a) * 1000L : -1;
+    const char *is = getenv("MACC_TEST_FAKE_IDLE_SPIN_US");
+    long ius = is && *is ? atol(is) : 0;
+    g->idle_ns = (ius < 0 ? 0 : ius > 1000000 ? 1000000 : ius) * 1000L;
+    g->idle_max = g->async_ns >= 0 ? 4 : 1;
     if (g->async_ns >= 0)
         pthread_create(&g->watcher, NULL, fake_gpu_watch, g);
     /* asynchronous: as many helpers again, free to finish ended tasks while
@@ -185,6 +223,7 @@ static inline void fake_gpu_stop(fake_gpu *g)
 {
     pthread_mutex_lock(&g->lock);
     g->stop = 1;
+    atomic_fetch_add(&g->work, 1); /* (a polling helper looks again) */
     pthread_cond_broadcast(&g->cv);
     pthread_mutex_unlock(&g->lock);
     for (int i = 0; i < g->n; i++)
@@ -206,7 +245,9 @@ static inline void fake_gpu_submit(fake_gpu *g, maccrt_task *t)
     g->dev = t->dev;
     maccrt_taskq_push(&g->head, &g->tail, t);
     atomic_fetch_add_explicit(&g->nqueued, 1, memory_order_relaxed);
-    pthread_cond_signal(&g->cv);
+    atomic_fetch_add(&g->work, 1);
+    if (!g->idle_spinner) /* a polling helper takes it, and wakes no one */
+        pthread_cond_signal(&g->cv);
     pthread_mutex_unlock(&g->lock);
 }
 
@@ -269,6 +310,7 @@ static inline maccrt_batch *fake_gpu_helpers_start(maccrt_device *d, void (*fn)(
     fake_gpu *g = d->pdata;
     pthread_mutex_lock(&g->lock);
     maccrt_batch *b = maccrt_batch_push(&g->batches, &g->cv, fn, arg, n);
+    atomic_fetch_add(&g->work, 1);
     pthread_mutex_unlock(&g->lock);
     return b;
 }
