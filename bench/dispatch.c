@@ -520,10 +520,11 @@ int main(int argc, char **argv)
         maccrt_dir_info di;
         maccrt_dir_info_get(maccrt_rt.devices[d], &di);
         printf("dispatch: device %d (%s): %ld tasks, %llu bytes in from the host, %llu from other GPUs, "
-               "%ld maps under its own lock, %ld first uses and %ld writes making copies stale beside the global one\n",
+               "%ld maps under its own lock, %ld first uses (%ld of sections new anywhere) and %ld writes making "
+               "copies stale beside the global one\n",
                d, macc_device_name(d), macc_device_tasks(d),
                (unsigned long long)atomic_load(&maccrt_rt.devices[d]->bytes_h2d),
-               (unsigned long long)atomic_load(&maccrt_rt.devices[d]->bytes_p2p), di.fast, di.first, di.stale);
+               (unsigned long long)atomic_load(&maccrt_rt.devices[d]->bytes_p2p), di.fast, di.first, di.made, di.stale);
     }
     free(A);
     free(B);

@@ -249,7 +249,8 @@ static void cache__sx_put(cache__sx *x)
         free(x);
 }
 
-/* A zeroed record with room for cap devices (cache__lock held). */
+/* A zeroed record with room for cap devices (any thread: pops are one at a
+ * time; not under cache__sxlk, which comes after cache__poplk). */
 static cache__sx *cache__sx_get(int cap)
 {
     cache__sx *x = cache__pool_pop(&cache__xpool, offsetof(cache__sx, node.left));
@@ -299,7 +300,10 @@ static int cache__index_serves(void)
     return !__atomic_load_n(&cache__sx_off, __ATOMIC_RELAXED) && !__atomic_load_n(&cache__sx_unused, __ATOMIC_RELAXED);
 }
 
-/* e entered its device's tree. */
+/* e entered its device's tree: into its section's record, made when there
+ * is none. The look-up and the insertion under cache__sxlk at once (a
+ * section's first use anywhere makes its record beside cache__lock too:
+ * cache__first_part), the new record taken from the pool without it. */
 static void cache__sx_add(maccrt_dentry *e)
 {
     e->sx = NULL;
@@ -307,30 +311,42 @@ static void cache__sx_add(maccrt_dentry *e)
         return;
     uintptr_t a = e->node.start, b = e->node.end;
     int num = e->dev->num, cap = maccrt_rt.ndevices;
-    int other;
-    cache__sx *x = cache__sx_exact(a, b, &other);
-    if (other || num < 0 || num >= (x ? x->cap : cap) || (x && x->on[num])) {
+    int other, bad;
+    cache__sx *x, *fresh = NULL;
+    for (;;) {
+        cache__spin_take(&cache__sxlk);
+        x = cache__sx_exact(a, b, &other);
+        bad = other || num < 0 || num >= (x ? x->cap : cap) || (x && x->on[num]);
+        if (bad || x || fresh)
+            break;
+        cache__spin_drop(&cache__sxlk);
+        fresh = cache__sx_get(cap);
+        fresh->node.start = a;
+        fresh->node.end = b;
+        fresh->cap = cap;
+    }
+    if (!bad) {
+        if (!x) {
+            maccrt_rtree_insert(&cache__sxtree, &fresh->node);
+            x = fresh;
+            fresh = NULL;
+        }
+        cache__sx_lock(x);
+        x->on[num] = e;
+        x->n++;
+        cache__sx_unlock(x);
+        e->sx = x;
+    }
+    cache__spin_drop(&cache__sxlk);
+    if (fresh)
+        cache__sx_put(fresh);
+    if (bad) {
         /* sections of different shapes (or a device the table does not
          * number): the trees from now on (read by the fast paths under
          * their own part: changed with every part held) */
         cache__whole();
         __atomic_store_n(&cache__sx_off, 1, __ATOMIC_RELAXED); /* (read by cache__first_part) */
-        return;
     }
-    if (!x) {
-        x = cache__sx_get(cap);
-        x->node.start = a;
-        x->node.end = b;
-        x->cap = cap;
-        cache__spin_take(&cache__sxlk);
-        maccrt_rtree_insert(&cache__sxtree, &x->node);
-        cache__spin_drop(&cache__sxlk);
-    }
-    cache__sx_lock(x);
-    x->on[num] = e;
-    x->n++;
-    cache__sx_unlock(x);
-    e->sx = x;
 }
 
 /* e left its device's tree. */
@@ -1017,7 +1033,11 @@ static cache__ovl cache__ovl_of(uintptr_t a, uintptr_t b)
     cache__ovl o = {0, NULL};
     if (cache__sx_off || cache__sx_unused)
         return o;
+    /* (under cache__sxlk: a section's first use anywhere inserts its record
+     * beside cache__lock, cache__first_part) */
+    cache__spin_take(&cache__sxlk);
     maccrt_rnode *r = maccrt_rtree_first_overlap(&cache__sxtree, a, b);
+    cache__spin_drop(&cache__sxlk);
     if (r && (r->start != a || r->end != b))
         return o;
     o.ix = 1;
@@ -2816,14 +2836,32 @@ static int cache__acquire_fast(maccrt_device *d, const MACC_Map *m, void **ptr, 
  * if made after it: only two tasks that use the section with no order
  * between them, one writing it, see that. Then the allocation, the copy
  * and the publication as cache__new_filled's path under the part.
- * A new record (the section's first use anywhere), a record of another
- * shape, an entry of d there, dirty bytes to write home first, a source
- * claimed exclusively, MACC_PEER_WAIT: cache__lock's way.
- * MACC_DIR_FIRST_PART=0: every first use takes cache__lock. */
+ * A section's first use anywhere (no record, none of another shape over
+ * it) makes its record here too, under cache__sxlk, and fills from the host:
+ * with the index serving, no record means no copy anywhere (every entry is
+ * in its section's record; the index is turned off with every part held, so
+ * it is asked again once d's part is held). Holders of cache__lock look
+ * records up under cache__sxlk too (cache__ovl_of, cache__sx_add: the
+ * look-up and the insertion at once, so two first uses never make two
+ * records); one that found none and fills from the host while a first use
+ * here makes the record is the case above, two tasks without an order.
+ * With eight fake GPUs these were 768 of about 1600 holds of cache__lock
+ * per 4096 tasks. MACC_DIR_NEW_PART=0: they take cache__lock.
+ * A record of another shape, an entry of d there, dirty bytes to write
+ * home first, a source claimed exclusively, MACC_PEER_WAIT: cache__lock's
+ * way. MACC_DIR_FIRST_PART=0: every first use takes cache__lock. */
 static int cache__first_on(void)
 {
     static int on = -1;
     return maccrt_env_flag(&on, "MACC_DIR_FIRST_PART", 1);
+}
+
+/* MACC_DIR_NEW_PART=0: a section's first use anywhere (its record made)
+ * takes cache__lock. */
+static int cache__new_part_on(void)
+{
+    static int on = -1;
+    return maccrt_env_flag(&on, "MACC_DIR_NEW_PART", 1);
 }
 
 /* Tries device i's part (held records in *held): 1 when held now. */
@@ -2921,10 +2959,32 @@ static int cache__first_part(maccrt_device *d, const MACC_Map *m, void **ptr, vo
     /* d holds nothing there (else the exclusive way waits or merges), and the
      * record exists with d's slot free: its entries' parts tried, and e in
      * it before cache__sxlk goes (the record then stays: cache__sx_del) */
-    int ok = maccrt_rtree_first_overlap(&d->dtree, a, b) == NULL;
-    cache__spin_take(&cache__sxlk);
-    cache__sx *x = ok ? cache__sx_exact(a, b, &other) : NULL;
-    ok = x && cache__first_plan(x, d, to, &held, &src);
+    /* (the index asked again with d's part held: it is turned off with every
+     * part held, cache__sx_add, and a record made once it is off would say
+     * "nothing anywhere" of a section other devices hold) */
+    int ok = maccrt_rtree_first_overlap(&d->dtree, a, b) == NULL && cache__index_serves();
+    cache__sx *x, *fresh = NULL;
+    for (;;) {
+        cache__spin_take(&cache__sxlk);
+        x = ok ? cache__sx_exact(a, b, &other) : NULL;
+        if (x || !ok || other || fresh || !cache__new_part_on())
+            break;
+        /* no record: the section's first use anywhere, its record made here
+         * (taken from the pool without cache__sxlk, then looked for again) */
+        cache__spin_drop(&cache__sxlk);
+        fresh = cache__sx_get(maccrt_rt.ndevices);
+        fresh->node.start = a;
+        fresh->node.end = b;
+        fresh->cap = maccrt_rt.ndevices;
+    }
+    int made = ok && !x && !other && fresh && num < fresh->cap;
+    if (made) {
+        maccrt_rtree_insert(&cache__sxtree, &fresh->node);
+        x = fresh;
+        fresh = NULL;
+    } else {
+        ok = x && cache__first_plan(x, d, to, &held, &src);
+    }
     if (ok) {
         cache__sx_lock(x);
         x->on[num] = e;
@@ -2932,6 +2992,8 @@ static int cache__first_part(maccrt_device *d, const MACC_Map *m, void **ptr, vo
         cache__sx_unlock(x);
     }
     cache__spin_drop(&cache__sxlk);
+    if (fresh)
+        cache__sx_put(fresh);
     if (!ok) {
         cache__parts_give(held);
         cache__entry_put(e);
@@ -2951,6 +3013,7 @@ static int cache__first_part(maccrt_device *d, const MACC_Map *m, void **ptr, vo
     cache__plan_commit(&p);
     cache__plan_filling(&p, 1);
     d->dfirst++;
+    d->dmade += made;
     cache__parts_give(held);
     void *mem = cache__new_copied(d, e, &p, loc);
     cache__publish_part(d, e, &p, mem, to);
@@ -3567,6 +3630,7 @@ void maccrt_dir_info_get(const maccrt_device *d, maccrt_dir_info *out)
     out->early = atomic_load(&cache__nearly);
     out->fast = d->dfast;
     out->first = d->dfirst;
+    out->made = d->dmade;
     out->stale = d->dstale;
     cache__lock_drop();
 }

@@ -393,6 +393,7 @@ typedef struct maccrt_device {
     pthread_mutex_t dlock;
     long dfast; /* maps of its tasks taken or given back under dlock alone (dlock) */
     long dfirst; /* first uses of sections by its tasks beside the directory's global part (cache.c; dlock) */
+    long dmade;  /* of them, sections' first uses anywhere (cache.c; dlock) */
     long dstale; /* writes of its tasks that made other copies stale beside that part (cache.c; dlock) */
     atomic_long dheld;
     /* omp_target_alloc's blocks on this device (device addresses; data.c). */
@@ -652,6 +653,7 @@ typedef struct maccrt_dir_info {
     long early;        /* early write-backs so far, every device (maccrt_cache_write_early) */
     long fast;         /* maps of its tasks taken or given back under its own lock alone */
     long first;        /* first uses of sections by its tasks beside the directory's global part */
+    long made;         /* of them, sections' first uses anywhere (their records made) */
     long stale;        /* writes of its tasks that made other copies stale beside that part */
 } maccrt_dir_info;
 void maccrt_dir_info_get(const maccrt_device *d, maccrt_dir_info *out);

@@ -3390,8 +3390,9 @@ Test(gpu, submissions_left_to_a_completing_helper_are_entered_in_order)
 /* A section copied to both GPUs, then written on one: the other GPU's copy is
  * invalidated and its next reader sees the new values. */
 /* (returns the first uses and the writes making copies stale made beside
- * the directory's global part: nvidia:1's, nvidia:0's) */
-static void both_gpus_hold_x(long *first1, long *stale0)
+ * the directory's global part: nvidia:1's, nvidia:0's; and both GPUs'
+ * first uses of sections nothing held yet, made beside it) */
+static void both_gpus_hold_x(long *first1, long *stale0, long *made0)
 {
     enum { N = 512 };
     static double x[N], y[N], z[N], w[N];
@@ -3417,27 +3418,41 @@ static void both_gpus_hold_x(long *first1, long *stale0)
     maccrt_dir_info_get(maccrt_rt.devices[1], &i1);
     *first1 = i1.first;
     *stale0 = i0.stale;
+    *made0 = i0.made + i1.made;
 }
 
 /* x read on both GPUs, written on nvidia:0, read again on nvidia:1: x's
  * first use on nvidia:1 (its record made by nvidia:0's) is made beside the
  * directory's global part, and so is the write that makes nvidia:1's copy
- * stale (cache__first_part, cache__make_stale). */
+ * stale (cache__first_part, cache__make_stale), and the first uses of x, y,
+ * z and w, which nothing held yet (their records made there; x's by
+ * whichever GPU came first). */
 Test(gpu, a_write_to_a_section_both_gpus_hold_invalidates_the_other)
 {
-    long first1, stale0;
-    both_gpus_hold_x(&first1, &stale0);
+    long first1, stale0, made0;
+    both_gpus_hold_x(&first1, &stale0, &made0);
     cr_assert_geq(first1, 1, "nvidia:1's first use of x beside the global part");
     cr_assert_eq(stale0, 1, "nvidia:0's write made nvidia:1's copy stale beside it");
+    cr_assert_eq(made0, 4, "the first uses of x, y, z and w made their records beside it");
 }
 
 Test(gpu, macc_dir_first_part_0_takes_the_global_part_for_them)
 {
     setenv("MACC_DIR_FIRST_PART", "0", 1);
-    long first1, stale0;
-    both_gpus_hold_x(&first1, &stale0);
+    long first1, stale0, made0;
+    both_gpus_hold_x(&first1, &stale0, &made0);
     cr_assert_eq(first1, 0);
     cr_assert_eq(stale0, 0);
+    cr_assert_eq(made0, 0);
+}
+
+Test(gpu, macc_dir_new_part_0_takes_the_global_part_for_new_sections)
+{
+    setenv("MACC_DIR_NEW_PART", "0", 1);
+    long first1, stale0, made0;
+    both_gpus_hold_x(&first1, &stale0, &made0);
+    cr_assert_geq(first1, 1, "sections another GPU holds: still beside it");
+    cr_assert_eq(made0, 0);
 }
 
 /* blocks[k] *= f for each of the task's maps k (block k of BS doubles, base
