@@ -3421,7 +3421,11 @@ size_t maccrt_cache_write_early(maccrt_device *d, uintptr_t a, uintptr_t b, cons
     if (!cache__has_memory(d) || b <= a || atomic_load(&cache__ndirty) == 0 || atomic_load(&maccrt_rt.fatal))
         return 0;
     size_t bytes = 0;
-    cache__lock_take();
+    /* a scoped hold (d's part with the global one; another device's part
+     * only where the plan reaches it): every part taken by each early
+     * write-back held every GPU's fast paths twice per write-back (eight
+     * fake GPUs: 512 of the global part's ~850 holds per 4096 tasks) */
+    cache__lock_take_scoped(d);
     maccrt_rnode *r = maccrt_rtree_first_overlap(&d->dtree, a, b);
     maccrt_dentry *e = (maccrt_dentry *)r;
     if (r && r->start <= a && b <= r->end && !e->held && e->users == 0 && !e->excl && !e->wb &&
@@ -3436,7 +3440,7 @@ size_t maccrt_cache_write_early(maccrt_device *d, uintptr_t a, uintptr_t b, cons
         }
         cache__plan_free(&p);
     }
-    cache__lock_drop();
+    cache__lock_drop_scoped();
     return bytes;
 }
 
