@@ -1035,13 +1035,14 @@ static cache__ovl cache__ovl_of(uintptr_t a, uintptr_t b)
         return o;
     /* (under cache__sxlk: a section's first use anywhere inserts its record
      * beside cache__lock, cache__first_part) */
+    int other;
     cache__spin_take(&cache__sxlk);
-    maccrt_rnode *r = maccrt_rtree_first_overlap(&cache__sxtree, a, b);
+    const cache__sx *x = cache__sx_exact(a, b, &other);
     cache__spin_drop(&cache__sxlk);
-    if (r && (r->start != a || r->end != b))
+    if (other)
         return o;
     o.ix = 1;
-    o.x = (const cache__sx *)r;
+    o.x = x;
     return o;
 }
 

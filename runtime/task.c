@@ -1181,6 +1181,14 @@ static int task__ct_stopped(const void *arg)
     return __atomic_load_n(&maccrt_rt.stopped, __ATOMIC_RELAXED);
 }
 
+/* The completer's role taken (1) when no thread has it (0); task__poll_stack
+ * gives it back. */
+static int task__completer_claim(void)
+{
+    int free_ = 0;
+    return __atomic_compare_exchange_n(&task__completer, &free_, 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+}
+
 /* The completer's poll (the caller took task__completer): completes what
  * is pushed on the stack until done(arg), MACC_WAIT_SPIN_US without a
  * completion, or (host_stops) a completion finds the host with tasks; then
@@ -1232,8 +1240,7 @@ static void *task__ct_main(void *arg)
         pthread_mutex_unlock(&task__ct.lock);
         if (task__ct_stopped(NULL))
             break;
-        int free_ = 0;
-        if (__atomic_compare_exchange_n(&task__completer, &free_, 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+        if (task__completer_claim())
             (void)task__poll_stack(task__ct_stopped, NULL, 0);
         /* (else a waiting thread polls: back to sleep) */
     }
@@ -1679,8 +1686,7 @@ static int task__wait_completing(maccrt_thread *self, int (*done)(const void *),
         return 0;
     if (!task__completer_enabled() || task__spin_ns_get() <= 0) /* (MACC_WAIT_SPIN_US=0: no thread polls) */
         return 0;
-    int free_ = 0;
-    if (!__atomic_compare_exchange_n(&task__completer, &free_, 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+    if (!task__completer_claim())
         return 0; /* another thread is the completer */
     pthread_mutex_unlock(&rt->lock);
     int did = task__poll_stack(done, arg, 1);
