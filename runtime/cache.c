@@ -3572,7 +3572,10 @@ static void cache__flush(maccrt_device *also)
     }
     if (all && cache__only_trees(devs, n)) {
         /* every record is some entry's here: freed by its last one (a walk
-         * of the index's own tree read each record's line once more) */
+         * of the index's own tree read each record's line once more); under
+         * cache__sxlk, which the residency term's look holds without any
+         * part (cache__holds_by_parts) */
+        cache__spin_take(&cache__sxlk);
         for (int i = 0; i < n; i++)
             for (size_t k = 0; k < nours[i]; k++) {
                 maccrt_dentry *e = (maccrt_dentry *)ents[i][k];
@@ -3582,6 +3585,7 @@ static void cache__flush(maccrt_device *also)
                     cache__sx_put(x);
             }
         maccrt_rtree_clear(&cache__sxtree);
+        cache__spin_drop(&cache__sxlk);
     }
     for (int i = 0; i < n; i++) {
         if (whole[i])
@@ -3681,6 +3685,66 @@ static void cache__read_drop(int try)
         cache__lock_drop();
 }
 
+/* What device dev's copies of [a, b) mean to the residency term: whether
+ * one holds it whole and valid (here), as a cached copy (source: a peer
+ * copy's), and the time to pull its dirty bytes in it home (pull). */
+typedef struct cache__seen {
+    int here, source;
+    double pull;
+} cache__seen;
+
+static void cache__hold_of(const maccrt_dentry *e, const maccrt_device *dev, uintptr_t a, uintptr_t b,
+                           cache__seen *h)
+{
+    int whole = e->node.start <= a && b <= e->node.end;
+    if (whole && e->valid)
+        h->here = 1;
+    if (e->held)
+        return; /* a data construct's copy: not the current value */
+    if (whole && e->valid)
+        h->source = 1;
+    h->pull += (double)cache__dirty_bytes(e, a, b) / cache__bw(atomic_load(&dev->bw_d2h));
+}
+
+/* The residency term's look at [a, b) through the index, one device's part
+ * at a time: under cache__sxlk (the record stays: records go under it), each
+ * holder's part tried and its entry read under it (a slot set while its
+ * device's part is held holds a live entry, cache__sx_slot), then given
+ * back. The walk's looks held every device's part at once (cache__parts_try)
+ * and stopped every GPU's maps meanwhile; a look now stops one device's, a
+ * part at a time, and none of the other GPUs' beside it. 0, or -1 when a
+ * part is busy, or 1 when records of other shapes lie over [a, b) (the
+ * caller walks the trees). */
+static int cache__holds_by_parts(uintptr_t a, uintptr_t b, maccrt_device **devs, int n, cache__seen *h)
+{
+    int other, ok = 1;
+    cache__spin_take(&cache__sxlk);
+    cache__sx *x = cache__sx_exact(a, b, &other);
+    for (int i = 0; !other && x && i < n; i++) {
+        maccrt_device *dev = devs[i];
+        if (!cache__sx_slot(x, dev))
+            continue;
+        if (maccrt_lock_try(&dev->dlock) != 0) {
+            ok = 0;
+            break;
+        }
+        maccrt_dentry *e = cache__sx_slot(x, dev);
+        if (e)
+            cache__hold_of(e, dev, a, b, &h[i]);
+        cache__dev_drop(dev);
+    }
+    cache__spin_drop(&cache__sxlk);
+    return other ? 1 : ok ? 0 : -1;
+}
+
+/* MACC_DIR_LOOK_PARTS=0: the residency term's try holds every device's part
+ * for its look (the index serving or not). */
+static int cache__look_parts_on(void)
+{
+    static int on = -1;
+    return maccrt_env_flag(&on, "MACC_DIR_LOOK_PARTS", 1);
+}
+
 static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out, int try)
 {
     maccrt_runtime *rt = &maccrt_rt;
@@ -3700,9 +3764,11 @@ static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out
     char managed[t->nmaps > 0 ? t->nmaps : 1];
     for (int k = 0; k < t->nmaps; k++)
         managed[k] = t->maps[k].bytes && maccrt_managed_owns(t->maps[k].start, t->maps[k].bytes);
+    /* a try with the index serving: a part at a time (cache__holds_by_parts) */
+    int parts = try && cache__index_serves() && cache__look_parts_on();
     if (!try)
         cache__lock_take();
-    else if (cache__parts_try() != 0)
+    else if (!parts && cache__parts_try() != 0)
         return -1;
     int n = cache__devices(NULL, devs);
     int at[MACCRT_MAX_DEVICES + 1]; /* device number -> its place in devs, or -1 */
@@ -3724,7 +3790,8 @@ static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out
              * link's measured bandwidth, or the host's when none) */
             maccrt_mask on;
             if (maccrt_managed_holders(a, b, try, &on) < 0) {
-                cache__read_drop(try);
+                if (!parts)
+                    cache__read_drop(try);
                 return -1;
             }
             for (int d = 0; d < rt->ndevices; d++) {
@@ -3745,28 +3812,30 @@ static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out
         /* per GPU i: an entry holding the whole section valid (here: nothing
          * moves; a cached one: a source of a peer copy), and its dirty bytes
          * in the section, timed back to the host over i's link */
-        int here[MACCRT_MAX_DEVICES + 1], source[MACCRT_MAX_DEVICES + 1];
-        double pull[MACCRT_MAX_DEVICES + 1], pull_all = 0;
-        cache__ovl o = cache__ovl_of(a, b);
-        for (int i = 0; i < n; i++) {
-            here[i] = source[i] = 0;
-            pull[i] = 0;
-            for (maccrt_dentry *e = cache__ovl_first(&o, devs[i], a, b); e; e = cache__ovl_next(&o, e, b)) {
-                int whole = e->node.start <= a && b <= e->node.end;
-                if (whole && e->valid)
-                    here[i] = 1;
-                if (e->held)
-                    continue; /* a data construct's copy: not the current value */
-                if (whole && e->valid)
-                    source[i] = 1;
-                pull[i] += (double)cache__dirty_bytes(e, a, b) / cache__bw(atomic_load(&devs[i]->bw_d2h));
-            }
-            pull_all += pull[i];
+        cache__seen h[MACCRT_MAX_DEVICES + 1];
+        memset(h, 0, sizeof h);
+        int look = parts ? cache__holds_by_parts(a, b, devs, n, h) : 1;
+        if (look < 0)
+            return -1;
+        if (look > 0) {
+            /* the trees (or records of other shapes over [a, b)): every part
+             * at once, as without the index */
+            if (parts && cache__parts_try() != 0)
+                return -1;
+            cache__ovl o = cache__ovl_of(a, b);
+            for (int i = 0; i < n; i++)
+                for (maccrt_dentry *e = cache__ovl_first(&o, devs[i], a, b); e; e = cache__ovl_next(&o, e, b))
+                    cache__hold_of(e, devs[i], a, b, &h[i]);
+            if (parts)
+                cache__parts_drop(rt->ndevices);
         }
+        double pull_all = 0;
         int nsrc = 0, srcs[MACCRT_MAX_DEVICES + 1]; /* the devices holding S valid and cached */
-        for (int i = 0; i < n; i++)
-            if (source[i])
+        for (int i = 0; i < n; i++) {
+            pull_all += h[i].pull;
+            if (h[i].source)
                 srcs[nsrc++] = i;
+        }
         for (int d = 0; d < rt->ndevices; d++) {
             if (!(want & MACCRT_BIT(d)))
                 continue;
@@ -3776,7 +3845,7 @@ static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out
                 out[d] += pull_all;
                 continue;
             }
-            if (here[self])
+            if (h[self].here)
                 continue;
             int peer = 0;
             for (int j = 0; j < nsrc && !peer; j++)
@@ -3784,10 +3853,11 @@ static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out
             if (peer)
                 out[d] += (double)(b - a) / cache__bw(atomic_load(&dev->bw_p2p));
             else
-                out[d] += pull_all - pull[self] + (double)(b - a) / cache__bw(atomic_load(&dev->bw_h2d));
+                out[d] += pull_all - h[self].pull + (double)(b - a) / cache__bw(atomic_load(&dev->bw_h2d));
         }
     }
-    cache__read_drop(try);
+    if (!parts)
+        cache__read_drop(try);
     return 0;
 }
 

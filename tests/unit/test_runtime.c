@@ -4022,6 +4022,52 @@ Test(gpu, the_section_index_answers_as_the_trees_do)
         cr_assert_eq(x[i], i * (i < T ? 2.0 : i < 2 * T ? 3.0 : 1.0), "x[%d] = %g", i, x[i]);
 }
 
+/* The residency term's look through the index takes one holder's part at a
+ * time (cache__holds_by_parts): with nvidia:0's part of the directory held
+ * by another thread, a look at a section only nvidia:1 holds still answers
+ * (nothing to move there, a copy to nvidia:0); MACC_DIR_LOOK_PARTS=0 (every
+ * part at once) does not. Returns the try's result. */
+static int look_beside_a_held_part(void)
+{
+    enum { N = 4096 };
+    static double y[N];
+    for (int i = 0; i < N; i++)
+        y[i] = i;
+    scale(&r_scale, y, 0, N, 2.0, 0, MACC_MAP_TOFROM, MACC_NOWAIT, 1); /* y dirty on nvidia:1 */
+    wait_no_live_task();
+    maccrt_runtime *rt = &maccrt_rt;
+    maccrt_task t;
+    memset(&t, 0, sizeof t);
+    MACC_Map in = {"y", y, y, sizeof y, MACC_MAP_TO};
+    t.nmaps = 1;
+    t.maps = &in;
+    maccrt_mask all = MACCRT_BIT(0) | MACCRT_BIT(1) | MACCRT_BIT(rt->host->num);
+    double v[MACCRT_MAX_DEVICES];
+    pthread_mutex_lock(&rt->devices[0]->dlock);
+    int r = maccrt_cache_move_times_try(&t, all, v);
+    pthread_mutex_unlock(&rt->devices[0]->dlock);
+    if (r == 0) {
+        cr_assert_eq(v[1], 0.0, "nvidia:1 holds y: nothing moves");
+        cr_assert_gt(v[0], 0.0, "nvidia:0 needs y");
+        cr_assert_gt(v[rt->host->num], 0.0, "the host pulls y back");
+    }
+    MACC_taskwait(NULL);
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(y[i], 2.0 * i, "y[%d] = %g", i, y[i]);
+    return r;
+}
+
+Test(gpu, the_residency_terms_look_takes_one_holders_part_at_a_time)
+{
+    cr_assert_eq(look_beside_a_held_part(), 0, "answered with nvidia:0's part busy");
+}
+
+Test(gpu, macc_dir_look_parts_0_takes_every_part_at_once)
+{
+    setenv("MACC_DIR_LOOK_PARTS", "0", 1);
+    cr_assert_eq(look_beside_a_held_part(), -1, "every part at once: nvidia:0's is busy");
+}
+
 Test(gpu, the_residency_term_chooses_the_device_holding_the_data)
 {
     enum { N = 1 << 17 }; /* 1 MiB: 0.1 ms at the default 10 GB/s */
