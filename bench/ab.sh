@@ -4,7 +4,11 @@
 # turn; a setting's row gives its median, range and the median over rounds of
 # its run / the first setting's run of the same round. The machine's drift
 # between rounds (+-15% on the GPU machines) then weighs on every setting of a
-# round alike, which best-of-N does not give.
+# round alike, which best-of-N does not give. Round r starts with setting r
+# (a rotation), so that each setting takes every place in a round equally
+# often when REPS is a multiple of their number: the place itself moves a
+# run (STREAM on two H200s, 2026-11-30: one setting run first and fourth of
+# each round read 1.000 and 0.940 by pairs, the runs between 0.988 and 0.974).
 #
 #   usage: bench/ab.sh BUILD_DIR SAMPLE "ARGS" REPS "ENV..." ["ENV..." ...]
 #
@@ -68,11 +72,14 @@ echo "run: samples/$sample.c $args${ABFLAGS:+ (built with $ABFLAGS)}, $reps roun
 vals=$out/values.txt
 : > "$vals"
 r=0
+n=$#
 while [ "$r" -lt "$reps" ]; do
     r=$((r + 1))
-    k=0
-    for e in "$@"; do
-        k=$((k + 1))
+    j=0
+    while [ "$j" -lt "$n" ]; do
+        k=$(((r - 1 + j) % n + 1))
+        j=$((j + 1))
+        eval "e=\${$k}"
         v=$(one "$e" "$out/run.$r.$k.log")
         echo "$r $k $v $(uneven "$out/run.$r.$k.log")" >> "$vals"
     done
@@ -81,10 +88,10 @@ printf '%-4s %10s %10s %10s %8s %7s  %s\n' '' "median" min max pairs uneven sett
 k=0
 for e in "$@"; do
     k=$((k + 1))
-    # (rounds in order: line r of each setting is round r)
     med=$(awk -v k="$k" '$2 == k { print $3, 1 }' "$vals" | awk -f "$root/bench/median.awk")
-    pairs=$(awk -v k="$k" '$2 == 1 { ref[$1] = $3 } $2 == k { print $3, ref[$1] }' "$vals" |
-        awk -f "$root/bench/median.awk")
+    # (setting 1's run of each round read first: a round may run it after setting k)
+    pairs=$(awk -v k="$k" 'NR == FNR { if ($2 == 1) ref[$1] = $3; next } $2 == k { print $3, ref[$1] }' \
+        "$vals" "$vals" | awk -f "$root/bench/median.awk")
     awk -v k="$k" -v e="$e" -v med="$med" -v pairs="$pairs" '
         $2 == k { if (n++ == 0 || $3 < lo) lo = $3; if ($3 > hi) hi = $3; u += $4 }
         END { printf "%-4s %10.1f %10.1f %10.1f %8.3f %7s  %s\n", k, med, lo, hi, pairs, u "/" n, e }' "$vals"

@@ -162,14 +162,32 @@ for p in $progs; do
     while [ "$i" -lt "$reps" ]; do
         i=$((i + 1))
         [ "$i" -le "$host_reps" ] && h=$(max "$h" "$(one "$p" "$i" MACC_DEVICES=host)")
-        gi=$(one "$p" "$i" MACC_DEVICES=nvidia:0 MACC_TARGET_OFFLOAD=mandatory)
-        si=$(one "$p" "$i" MACC_DEVICES=host,nvidia:0)
+        # The configurations run in turn, in reverse order every second round: a
+        # run's place in its round moves it (STREAM on two H200s, 2026-11-30: the
+        # same configuration first and fourth of each round, 1.000 and 0.940 by
+        # pairs), and in one order the shared runs and N GPUs always came after
+        # the one GPU they are compared with.
+        if [ $((i % 2)) -eq 1 ]; then
+            gi=$(one "$p" "$i" MACC_DEVICES=nvidia:0 MACC_TARGET_OFFLOAD=mandatory)
+            si=$(one "$p" "$i" MACC_DEVICES=host,nvidia:0)
+        fi
+        if [ "$ngpus" -ge 2 ]; then
+            if [ $((i % 2)) -eq 1 ]; then
+                gni=$(one "$p" "$i" MACC_DEVICES=nvidia:"$gpus_list" MACC_TARGET_OFFLOAD=mandatory)
+                sni=$(one "$p" "$i" MACC_DEVICES=host,nvidia:"$gpus_list")
+            else
+                sni=$(one "$p" "$i" MACC_DEVICES=host,nvidia:"$gpus_list")
+                gni=$(one "$p" "$i" MACC_DEVICES=nvidia:"$gpus_list" MACC_TARGET_OFFLOAD=mandatory)
+            fi
+        fi
+        if [ $((i % 2)) -eq 0 ]; then
+            si=$(one "$p" "$i" MACC_DEVICES=host,nvidia:0)
+            gi=$(one "$p" "$i" MACC_DEVICES=nvidia:0 MACC_TARGET_OFFLOAD=mandatory)
+        fi
         g=$(max "$g" "$gi")
         s=$(max "$s" "$si")
         pairs="$pairs $si $gi"
         if [ "$ngpus" -ge 2 ]; then
-            gni=$(one "$p" "$i" MACC_DEVICES=nvidia:"$gpus_list" MACC_TARGET_OFFLOAD=mandatory)
-            sni=$(one "$p" "$i" MACC_DEVICES=host,nvidia:"$gpus_list")
             gn=$(max "$gn" "$gni")
             sn=$(max "$sn" "$sni")
             pairs_n="$pairs_n $gni $gi"
