@@ -511,6 +511,11 @@ int main(int argc, char **argv)
     printf("dispatch: residency terms %ld, %ld of them unknown (the directory busy, nothing kept); "
            "%ld tasks completed by the waiting thread, %ld by the completion thread; the tasks created in %.4f s\n",
            maccrt_rt.policy_terms, maccrt_rt.policy_blind, maccrt_rt.wait_completed, maccrt_task_completer_count(), tc);
+    if (maccrt_task_completer_count() > 0)
+        printf("dispatch: the completion thread held the runtime lock %.2f ms of %.2f ms (%.2f us per task it "
+               "completed)\n",
+               1e3 * maccrt_task_completer_held_s(), 1e3 * t,
+               1e6 * maccrt_task_completer_held_s() / (double)maccrt_task_completer_count());
     if (!async_ends) /* (asynchronous ends: the sleeps are the launches) */
         printf("dispatch: the wait returned %.0f us after the last kernel ended (its flush)\n",
                (t0 + t) * 1e6 - 1e-3 * (double)atomic_load(&last_end_ns));

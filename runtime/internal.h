@@ -913,6 +913,9 @@ int maccrt_task_idle(maccrt_device *d);
 long maccrt_task_deferred(void);
 /* GPU tasks completed by the completion thread so far (task.c; tests). */
 long maccrt_task_completer_count(void);
+/* Seconds the completion thread held the runtime lock to complete them
+ * (its walks included: the serial part of many devices' dispatch). */
+double maccrt_task_completer_held_s(void);
 /* The calling thread's state (base.c: created on first use; at the thread's
  * exit maccrt_up.thread_exit settles it). */
 maccrt_thread *maccrt_thread_self(void);

@@ -1157,13 +1157,19 @@ static struct {
     int wake;    /* (lock) */
     int asleep;  /* on cv (atomic; written under lock) */
     long completed; /* its completions (atomic: maccrt_task_completer_count) */
-} task__ct = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0};
+    long held_ns;   /* its holds of the runtime lock to complete them (atomic) */
+} task__ct = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0};
 static int task__ct_on = -1;
 static __thread int task__is_ct; /* this thread is the completion thread */
 
 long maccrt_task_completer_count(void)
 {
     return __atomic_load_n(&task__ct.completed, __ATOMIC_RELAXED);
+}
+
+double maccrt_task_completer_held_s(void)
+{
+    return 1e-9 * (double)__atomic_load_n(&task__ct.held_ns, __ATOMIC_RELAXED);
 }
 
 static int task__ct_enabled(void)
@@ -1336,6 +1342,7 @@ static int task__complete_done(const maccrt_device *dev)
     maccrt_thread *to_free = NULL;
     maccrt_task *done = NULL; /* tasks to free after unlocking */
     task__lock_("task__finish_gpu", dev);
+    double held0 = task__is_ct ? maccrt_now() : 0.0; /* (the completion thread's hold, counted) */
     __atomic_store_n(&task__fin_holds, 1, __ATOMIC_SEQ_CST);
     self->finishing = 1;
     task__inbox_enter_locked(); /* (before the completions: their successors may be there) */
@@ -1345,6 +1352,8 @@ static int task__complete_done(const maccrt_device *dev)
     int host = task__host_busy();
     self->finishing = 0;
     __atomic_store_n(&task__fin_holds, 0, __ATOMIC_SEQ_CST);
+    if (held0 > 0.0)
+        __atomic_add_fetch(&task__ct.held_ns, (long)((maccrt_now() - held0) * 1e9), __ATOMIC_RELAXED);
     task__unlock(dev);
     maccrt_sched_submit_placed();
     /* submissions pushed while this thread held the lock (task__inbox_push) */
