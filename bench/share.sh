@@ -167,23 +167,17 @@ for p in $progs; do
         # same configuration first and fourth of each round, 1.000 and 0.940 by
         # pairs), and in one order the shared runs and N GPUs always came after
         # the one GPU they are compared with.
-        if [ $((i % 2)) -eq 1 ]; then
-            gi=$(one "$p" "$i" MACC_DEVICES=nvidia:0 MACC_TARGET_OFFLOAD=mandatory)
-            si=$(one "$p" "$i" MACC_DEVICES=host,nvidia:0)
-        fi
-        if [ "$ngpus" -ge 2 ]; then
-            if [ $((i % 2)) -eq 1 ]; then
-                gni=$(one "$p" "$i" MACC_DEVICES=nvidia:"$gpus_list" MACC_TARGET_OFFLOAD=mandatory)
-                sni=$(one "$p" "$i" MACC_DEVICES=host,nvidia:"$gpus_list")
-            else
-                sni=$(one "$p" "$i" MACC_DEVICES=host,nvidia:"$gpus_list")
-                gni=$(one "$p" "$i" MACC_DEVICES=nvidia:"$gpus_list" MACC_TARGET_OFFLOAD=mandatory)
-            fi
-        fi
-        if [ $((i % 2)) -eq 0 ]; then
-            si=$(one "$p" "$i" MACC_DEVICES=host,nvidia:0)
-            gi=$(one "$p" "$i" MACC_DEVICES=nvidia:0 MACC_TARGET_OFFLOAD=mandatory)
-        fi
+        order="g1 s1"
+        [ "$ngpus" -ge 2 ] && order="$order gn sn"
+        [ $((i % 2)) -eq 0 ] && order=$(echo "$order" | awk '{ for (k = NF; k > 0; k--) printf "%s ", $k }')
+        for c in $order; do
+            case $c in
+            g1) gi=$(one "$p" "$i" MACC_DEVICES=nvidia:0 MACC_TARGET_OFFLOAD=mandatory) ;;
+            s1) si=$(one "$p" "$i" MACC_DEVICES=host,nvidia:0) ;;
+            gn) gni=$(one "$p" "$i" MACC_DEVICES=nvidia:"$gpus_list" MACC_TARGET_OFFLOAD=mandatory) ;;
+            sn) sni=$(one "$p" "$i" MACC_DEVICES=host,nvidia:"$gpus_list") ;;
+            esac
+        done
         g=$(max "$g" "$gi")
         s=$(max "$s" "$si")
         pairs="$pairs $si $gi"

@@ -279,6 +279,17 @@ static void cache__sx_unlock(cache__sx *x)
     cache__spin_drop(&x->lk);
 }
 
+/* A new record of [a, b), in no tree yet (taken without cache__sxlk). */
+static cache__sx *cache__sx_fresh(uintptr_t a, uintptr_t b)
+{
+    int cap = maccrt_rt.ndevices;
+    cache__sx *x = cache__sx_get(cap);
+    x->node.start = a;
+    x->node.end = b;
+    x->cap = cap;
+    return x;
+}
+
 /* The index's tree changes under cache__lock and cache__sxlk: first uses
  * beside cache__lock (cache__first_part) look records up under cache__sxlk
  * alone. */
@@ -320,10 +331,7 @@ static void cache__sx_add(maccrt_dentry *e)
         if (bad || x || fresh)
             break;
         cache__spin_drop(&cache__sxlk);
-        fresh = cache__sx_get(cap);
-        fresh->node.start = a;
-        fresh->node.end = b;
-        fresh->cap = cap;
+        fresh = cache__sx_fresh(a, b);
     }
     if (!bad) {
         if (!x) {
@@ -2973,12 +2981,9 @@ static int cache__first_part(maccrt_device *d, const MACC_Map *m, void **ptr, vo
         /* no record: the section's first use anywhere, its record made here
          * (taken from the pool without cache__sxlk, then looked for again) */
         cache__spin_drop(&cache__sxlk);
-        fresh = cache__sx_get(maccrt_rt.ndevices);
-        fresh->node.start = a;
-        fresh->node.end = b;
-        fresh->cap = maccrt_rt.ndevices;
+        fresh = cache__sx_fresh(a, b);
     }
-    int made = ok && !x && !other && fresh && num < fresh->cap;
+    int made = ok && !x && !other && fresh; /* (d->num < the table's size: cache__scope_of) */
     if (made) {
         maccrt_rtree_insert(&cache__sxtree, &fresh->node);
         x = fresh;
@@ -3574,7 +3579,7 @@ static void cache__flush(maccrt_device *also)
         /* every record is some entry's here: freed by its last one (a walk
          * of the index's own tree read each record's line once more); under
          * cache__sxlk, which the residency term's look holds without any
-         * part (cache__holds_by_parts) */
+         * part (cache__seen_by_parts) */
         cache__spin_take(&cache__sxlk);
         for (int i = 0; i < n; i++)
             for (size_t k = 0; k < nours[i]; k++) {
@@ -3693,7 +3698,7 @@ typedef struct cache__seen {
     double pull;
 } cache__seen;
 
-static void cache__hold_of(const maccrt_dentry *e, const maccrt_device *dev, uintptr_t a, uintptr_t b,
+static void cache__seen_of(const maccrt_dentry *e, const maccrt_device *dev, uintptr_t a, uintptr_t b,
                            cache__seen *h)
 {
     int whole = e->node.start <= a && b <= e->node.end;
@@ -3715,7 +3720,7 @@ static void cache__hold_of(const maccrt_dentry *e, const maccrt_device *dev, uin
  * part at a time, and none of the other GPUs' beside it. 0, or -1 when a
  * part is busy, or 1 when records of other shapes lie over [a, b) (the
  * caller walks the trees). */
-static int cache__holds_by_parts(uintptr_t a, uintptr_t b, maccrt_device **devs, int n, cache__seen *h)
+static int cache__seen_by_parts(uintptr_t a, uintptr_t b, maccrt_device **devs, int n, cache__seen *h)
 {
     int other, ok = 1;
     cache__spin_take(&cache__sxlk);
@@ -3730,7 +3735,7 @@ static int cache__holds_by_parts(uintptr_t a, uintptr_t b, maccrt_device **devs,
         }
         maccrt_dentry *e = cache__sx_slot(x, dev);
         if (e)
-            cache__hold_of(e, dev, a, b, &h[i]);
+            cache__seen_of(e, dev, a, b, &h[i]);
         cache__dev_drop(dev);
     }
     cache__spin_drop(&cache__sxlk);
@@ -3764,7 +3769,7 @@ static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out
     char managed[t->nmaps > 0 ? t->nmaps : 1];
     for (int k = 0; k < t->nmaps; k++)
         managed[k] = t->maps[k].bytes && maccrt_managed_owns(t->maps[k].start, t->maps[k].bytes);
-    /* a try with the index serving: a part at a time (cache__holds_by_parts) */
+    /* a try with the index serving: a part at a time (cache__seen_by_parts) */
     int parts = try && cache__index_serves() && cache__look_parts_on();
     if (!try)
         cache__lock_take();
@@ -3814,7 +3819,7 @@ static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out
          * in the section, timed back to the host over i's link */
         cache__seen h[MACCRT_MAX_DEVICES + 1];
         memset(h, 0, sizeof h);
-        int look = parts ? cache__holds_by_parts(a, b, devs, n, h) : 1;
+        int look = parts ? cache__seen_by_parts(a, b, devs, n, h) : 1;
         if (look < 0)
             return -1;
         if (look > 0) {
@@ -3825,7 +3830,7 @@ static int cache__move_times(const maccrt_task *t, maccrt_mask want, double *out
             cache__ovl o = cache__ovl_of(a, b);
             for (int i = 0; i < n; i++)
                 for (maccrt_dentry *e = cache__ovl_first(&o, devs[i], a, b); e; e = cache__ovl_next(&o, e, b))
-                    cache__hold_of(e, devs[i], a, b, &h[i]);
+                    cache__seen_of(e, devs[i], a, b, &h[i]);
             if (parts)
                 cache__parts_drop(rt->ndevices);
         }

@@ -64,6 +64,17 @@ static double fake_gpu_now(void)
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
+/* Appends t to one of g's queues (placed tasks, or ends to finish) for the
+ * helpers, as cuda__enqueue_locked does: a polling helper takes it and
+ * wakes no one (g->lock held). */
+static void fake_gpu_enqueue_locked(fake_gpu *g, maccrt_task **head, maccrt_task **tail, maccrt_task *t)
+{
+    maccrt_taskq_push(head, tail, t);
+    atomic_fetch_add(&g->work, 1);
+    if (!g->idle_spinner)
+        pthread_cond_signal(&g->cv); /* (one helper per task or end, as the CUDA plugin's) */
+}
+
 static void *fake_gpu_watch(void *arg)
 {
     fake_gpu *g = arg;
@@ -87,11 +98,8 @@ static void *fake_gpu_watch(void *arg)
             }
             *pp = t->pnext;
             t->pseen = now;
-            maccrt_taskq_push(&g->dhead, &g->dtail, t);
             g->nflight--;
-            atomic_fetch_add(&g->work, 1);
-            if (!g->idle_spinner)
-                pthread_cond_signal(&g->cv); /* (one helper per end, as the CUDA plugin's watcher) */
+            fake_gpu_enqueue_locked(g, &g->dhead, &g->dtail, t);
             moved = 1;
         }
         if (moved)
@@ -243,11 +251,8 @@ static inline void fake_gpu_submit(fake_gpu *g, maccrt_task *t)
 {
     pthread_mutex_lock(&g->lock);
     g->dev = t->dev;
-    maccrt_taskq_push(&g->head, &g->tail, t);
     atomic_fetch_add_explicit(&g->nqueued, 1, memory_order_relaxed);
-    atomic_fetch_add(&g->work, 1);
-    if (!g->idle_spinner) /* a polling helper takes it, and wakes no one */
-        pthread_cond_signal(&g->cv);
+    fake_gpu_enqueue_locked(g, &g->head, &g->tail, t);
     pthread_mutex_unlock(&g->lock);
 }
 
