@@ -257,7 +257,7 @@ static void host__submit(maccrt_device *d, maccrt_task *t)
     int spinning = atomic_load(&pool->spinning);
     /* a new worker when the queue outgrows the workers that will look at
      * it, never more workers than tasks placed here (maccrt_rt.lock is held) */
-    if (queued > pool->nidle + spinning && pool->nworkers < d->nplaced &&
+    if (queued > pool->nidle + spinning && pool->nworkers < __atomic_load_n(&d->nplaced, __ATOMIC_RELAXED) &&
         pool->nworkers < MACCRT_MAX_HOST_WORKERS && !pool->stop)
         host__start_worker(d, pool, t);
     if (pool->nidle > 0 && queued > spinning) {

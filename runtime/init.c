@@ -179,6 +179,7 @@ static maccrt_device *init__new_device(const maccrt_plugin *p, int index)
         snprintf(d->name, sizeof d->name, "%s:%d", p->name, index);
     d->tokens_total = d->tokens_free = MACCRT_TOKENS;
     pthread_mutex_init(&d->dlock, NULL);
+    pthread_mutex_init(&d->slock, NULL);
     atomic_init(&d->bytes_h2d, 0);
     atomic_init(&d->bytes_d2h, 0);
     atomic_init(&d->bytes_p2p, 0);

@@ -348,18 +348,23 @@ typedef struct maccrt_device {
                        * occupancy term, sched.c) */
     size_t mem_bytes; /* device memory (0: unknown / host) */
 
-    /* Tokens: guarded by maccrt_rt.lock (tokens_free is also read without it,
-     * atomically, by task.c's direct rule; written atomically under it). */
+    /* Its placement state: tokens, its placed tasks (the list, their count,
+     * their expected ends: pend, first_end) and rel_walk. Written under
+     * slock (placements, under maccrt_rt.lock too; a task's release, under
+     * maccrt_rt.lock or, with MACC_RELEASE_IN_HELPER=1, by the GPU helper
+     * that ran it alone); the walk reads the list and the ends under slock
+     * and the counts atomically (sched.c, "A device's own lock"). */
+    pthread_mutex_t slock;
     int tokens_total; /* MACCRT_TOKENS */
     int tokens_free;
     int tokens_peak_used;
-    struct maccrt_task *placed; /* tasks placed here, not finished (maccrt_rt.lock) */
+    struct maccrt_task *placed; /* tasks placed here, not finished (slock) */
     int nplaced;
     /* The expected ends of the first MACCRT_PEND of them, side by side (and
      * their tasks): eft__first reads these instead of walking the list, whose
      * tasks' cache lines the helpers running them write (a miss per task:
      * a quarter of eft's own time with four fake GPUs). npend == nplaced:
-     * every placed task is here. maccrt_rt.lock. */
+     * every placed task is here. slock. */
 #define MACCRT_PEND 64
     int npend;
     double pend[MACCRT_PEND];
@@ -372,7 +377,7 @@ typedef struct maccrt_device {
     /* eft's "first placed task expected to end" of this device (0: none):
      * kept as placements come (the smaller of the two) and counted again
      * over the placed list only after the task that had it finishes
-     * (first_ok 0). maccrt_rt.lock. */
+     * (first_ok 0). slock. */
     double first_end;
     int first_ok;
     /* Its own ready queue (sched.c): ready tasks whose predecessors wrote
@@ -380,7 +385,7 @@ typedef struct maccrt_device {
      * first. maccrt_rt.lock. */
     struct maccrt_task *rq_head, *rq_tail;
     int rq_len;
-    unsigned long rel_walk; /* maccrt_rt.walks when a task of its last ended (sched.c) */
+    unsigned long rel_walk; /* maccrt_rt.walks when a task of its last ended (sched.c; slock, read atomically) */
 
     /* The data directory's tree of this device (cache.c): its present-table
      * entries and (devices with their own memory) cached copies of tasks'
@@ -810,6 +815,7 @@ typedef struct maccrt_task {
     maccrt_device *dev;
     const MACC_Version *ver;
     int tokens;
+    int released; /* its device's placement state given back (maccrt_sched_release_device) */
     double exp_end; /* expected end (placement time + the region's estimate) */
     /* eft's residency term per device (maccrt_rt.ndevices entries in the
      * task's block; NULL for a task eft never asks about), as the directory
@@ -916,6 +922,9 @@ long maccrt_task_completer_count(void);
 /* Seconds the completion thread held the runtime lock to complete them
  * (its walks included: the serial part of many devices' dispatch). */
 double maccrt_task_completer_held_s(void);
+/* GPU tasks whose device's placement state their helper gave back
+ * (MACC_RELEASE_IN_HELPER=1; task.c; tests). */
+long maccrt_task_released_in_helper(void);
 /* The calling thread's state (base.c: created on first use; at the thread's
  * exit maccrt_up.thread_exit settles it). */
 maccrt_thread *maccrt_thread_self(void);
@@ -1077,8 +1086,11 @@ void maccrt_sched_log_flush(void);
 /* Hands the GPU tasks this thread's dispatch placed to their plugins
  * (maccrt_rt.lock held or not). */
 void maccrt_sched_submit_placed(void);
-/* t is finished: gives its tokens back. */
+/* t is finished: gives its tokens back (maccrt_rt.lock held). */
 void maccrt_sched_release(maccrt_task *t);
+/* Its device's part of that, once: its tokens, its place among the device's
+ * placed tasks (d->slock taken; no other lock needed). */
+void maccrt_sched_release_device(maccrt_task *t);
 /* t's copy time leaves its device's link term (eft; once its maps are acquired). */
 void maccrt_sched_link_done(maccrt_task *t);
 /* Whether t, a task with depend clauses beside a GPU, may not explore the

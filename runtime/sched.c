@@ -282,12 +282,14 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
         atomic_fetch_add(&d->link_ns, t->link_ns);
     }
     t->chose_dev1 = 0;
+    t->released = 0;
+    pthread_mutex_lock(&d->slock);
     t->dprev = NULL;
     t->dnext = d->placed;
     if (d->placed)
         d->placed->dprev = t;
     d->placed = t;
-    d->nplaced++;
+    __atomic_store_n(&d->nplaced, d->nplaced + 1, __ATOMIC_RELAXED);
     t->occ = (float)d->nplaced;
     t->pidx = -1;
     if (d->npend < MACCRT_PEND) {
@@ -297,6 +299,11 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
     }
     if (d->first_ok && (d->first_end == 0 || t->exp_end < d->first_end))
         d->first_end = t->exp_end; /* eft__first: the earliest end, kept */
+    /* (read without slock by task.c's direct rule and the walk: atomically) */
+    __atomic_store_n(&d->tokens_free, d->tokens_free - need, __ATOMIC_RELAXED);
+    if (d->tokens_total - d->tokens_free > d->tokens_peak_used)
+        d->tokens_peak_used = d->tokens_total - d->tokens_free;
+    pthread_mutex_unlock(&d->slock);
     if (t->region && !t->op) {
         maccrt_region_info *ri = maccrt_region_info_get(t->region);
         if (ri->runs[d->kind] == 0) {
@@ -322,10 +329,6 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
             if (sched__auto_tokens[l] == need && !ri->auto_choice[d->kind])
                 ri->auto_started[d->kind][l]++;
     }
-    /* written under the lock, read without it by task.c's direct rule */
-    __atomic_store_n(&d->tokens_free, d->tokens_free - need, __ATOMIC_RELAXED);
-    if (d->tokens_total - d->tokens_free > d->tokens_peak_used)
-        d->tokens_peak_used = d->tokens_total - d->tokens_free;
     maccrt_stats_placed(d, t);
     if (maccrt_trace_on() && t->t_ready > 0.0) {
         t->t_placed = maccrt_now();
@@ -409,7 +412,8 @@ static int sched__still_waits(maccrt_task *t, maccrt_mask fit, const sched__walk
 {
     maccrt_runtime *rt = &maccrt_rt;
     maccrt_device *h = rt->devices[t->qdev];
-    if (!t->wait_walk || h->rel_walk >= t->wait_walk || sched__now() - t->wait_at > SCHED__WAIT_TTL)
+    if (!t->wait_walk || __atomic_load_n(&h->rel_walk, __ATOMIC_RELAXED) >= t->wait_walk ||
+        sched__now() - t->wait_at > SCHED__WAIT_TTL)
         return 0;
     return !fit || (rt->policy->still_waits &&
                     rt->policy->still_waits(t, h, fit,
@@ -462,7 +466,8 @@ static void sched__log_task(maccrt_task *t, const sched__walk_state *w, int q0, 
         if (!(t->cand & MACCRT_BIT(d)))
             continue;
         maccrt_device *dv = rt->devices[d];
-        fprintf(sched__log, " | %s free %d placed %d backlog %d", dv->name, dv->tokens_free, dv->nplaced,
+        fprintf(sched__log, " | %s free %d placed %d backlog %d", dv->name,
+                __atomic_load_n(&dv->tokens_free, __ATOMIC_RELAXED), __atomic_load_n(&dv->nplaced, __ATOMIC_RELAXED),
                 w->backlog[d]);
         if (t->region) {
             maccrt_region_info *ri = maccrt_region_info_get(t->region);
@@ -514,7 +519,7 @@ static int sched__consider_one(maccrt_task *t, sched__walk_state *w, int last)
         maccrt_device *dv = rt->devices[d];
         const MACC_Version *v;
         int need = sched__need(t, dv, &v);
-        if (need <= dv->tokens_free)
+        if (need <= __atomic_load_n(&dv->tokens_free, __ATOMIC_RELAXED))
             fit |= MACCRT_BIT(d);
     }
     if (!fit) {
@@ -603,7 +608,8 @@ static int sched__free_elsewhere(const sched__walk_state *w, int q)
 {
     maccrt_runtime *rt = &maccrt_rt;
     for (int d = 0; d < rt->ndevices; d++)
-        if (d != q && !(w->reserved & MACCRT_BIT(d)) && rt->devices[d]->tokens_free > 0 && (w->active & MACCRT_BIT(d)))
+        if (d != q && !(w->reserved & MACCRT_BIT(d)) && __atomic_load_n(&rt->devices[d]->tokens_free, __ATOMIC_RELAXED) > 0 &&
+            (w->active & MACCRT_BIT(d)))
             return 1;
     return 0;
 }
@@ -641,7 +647,9 @@ void maccrt_sched_dispatch(void)
      * tasks, each costing the policy's estimates (the residency term's
      * directory look-ups) under the runtime lock: matmul shared dispatched
      * slower than its GPU ran. */
-    rt->walk = ++rt->walks; /* per-walk memos of the policy (the share rule's) */
+    /* per-walk memos of the policy (the share rule's); read by releases
+     * beside the runtime lock (rel_walk) */
+    rt->walk = __atomic_add_fetch(&rt->walks, 1, __ATOMIC_RELAXED);
     sched__walk_now = maccrt_now();
     /* The queues' firsts, oldest (smallest rseq) first: the order of one
      * queue across the queues. A device's queue whose first waits for
@@ -709,13 +717,27 @@ void maccrt_sched_dispatch(void)
     rt->walk = 0;
 }
 
-void maccrt_sched_release(maccrt_task *t)
+/* A device's own lock (d->slock) over its placement state: its tokens, its
+ * placed tasks' list, count and expected ends (pend, first_end) and
+ * rel_walk. Placements take it inside maccrt_rt.lock; a task's release
+ * takes it alone (maccrt_sched_release_device), so that with
+ * MACC_RELEASE_IN_HELPER=1 the GPU helper that ran a task gives its
+ * device's state back before it pushes the task on the completions' stack,
+ * and the completion thread (which completes every GPU task, serially,
+ * under maccrt_rt.lock: about 1.7 us per task with eight fake GPUs) does
+ * only the task's successors, its creator's counts and the policy's
+ * history. The walk reads the list and the ends under slock (eft__first)
+ * and the counts, tokens_free and rel_walk atomically. */
+void maccrt_sched_release_device(maccrt_task *t)
 {
     maccrt_device *d = t->dev;
-    if (!d)
+    if (!d || t->released)
         return;
+    t->released = 1;
     maccrt_sched_link_done(t); /* (its maps were not acquired: an error path) */
-    d->rel_walk = maccrt_rt.walks; /* (sched__still_waits) */
+    pthread_mutex_lock(&d->slock);
+    /* (sched__still_waits) */
+    __atomic_store_n(&d->rel_walk, __atomic_load_n(&maccrt_rt.walks, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
     __atomic_store_n(&d->tokens_free, d->tokens_free + t->tokens, __ATOMIC_RELAXED);
     if (t->dprev)
         t->dprev->dnext = t->dnext;
@@ -725,7 +747,7 @@ void maccrt_sched_release(maccrt_task *t)
         t->dnext->dprev = t->dprev;
     t->dprev = t->dnext = NULL;
     t->occ = 0.5f * (t->occ + (float)d->nplaced); /* (the mean of its start's and its end's) */
-    d->nplaced--;
+    __atomic_store_n(&d->nplaced, d->nplaced - 1, __ATOMIC_RELAXED);
     if (t->pidx >= 0 && t->pidx < d->npend && d->ptask[t->pidx] == t) {
         int last = --d->npend;
         if (t->pidx != last) {
@@ -737,6 +759,15 @@ void maccrt_sched_release(maccrt_task *t)
     }
     if (t->exp_end <= d->first_end || d->nplaced == 0)
         d->first_ok = 0; /* eft__first: counted again when asked */
+    pthread_mutex_unlock(&d->slock);
+}
+
+void maccrt_sched_release(maccrt_task *t)
+{
+    maccrt_device *d = t->dev;
+    if (!d)
+        return;
+    maccrt_sched_release_device(t);
     maccrt_stats_finished(d, t);
     if (t->region && t->timed) {
         /* the run alone: the residency term adds the data's moves; an
@@ -864,7 +895,8 @@ static int sched__own(const maccrt_region_info *ri, const maccrt_device *d)
     int k = d->num;
     if (!ri->druns[k])
         return 0;
-    if ((d->nplaced > 0 && !maccrt_env_flag(&busy_stale, "MACC_EFT_STALE_BUSY", 1)) || ri->dlast_at[k] <= 0 ||
+    if ((__atomic_load_n(&d->nplaced, __ATOMIC_RELAXED) > 0 && !maccrt_env_flag(&busy_stale, "MACC_EFT_STALE_BUSY", 1)) ||
+        ri->dlast_at[k] <= 0 ||
         ri->dema_s[k] <= ri->ema_s[d->kind])
         return 1;
     double stale = SCHED__STALE_RUNS * ri->ema_s[d->kind];
@@ -1008,7 +1040,9 @@ static maccrt_device *greedy__choose(maccrt_task *t, maccrt_mask cand, maccrt_ma
             continue;
         maccrt_device *d = rt->devices[i];
         double est = sched__estimate(t, d);
-        if (!best || est < best_est || (est == best_est && d->tokens_free > best->tokens_free)) {
+        if (!best || est < best_est ||
+            (est == best_est && __atomic_load_n(&d->tokens_free, __ATOMIC_RELAXED) >
+                                    __atomic_load_n(&best->tokens_free, __ATOMIC_RELAXED))) {
             best = d;
             best_est = est;
         }
@@ -1189,20 +1223,23 @@ static double eft__xfer(maccrt_task *t, maccrt_device *d, double now)
  * the dispatch proxy's time, under the runtime lock). */
 static double eft__first(maccrt_device *d)
 {
-    if (d->first_ok)
-        return d->first_end;
-    double first = 0;
-    if (d->npend == d->nplaced) {
-        for (int i = 0; i < d->npend; i++)
-            if (first == 0 || d->pend[i] < first)
-                first = d->pend[i];
-    } else {
-        for (maccrt_task *p = d->placed; p; p = p->dnext)
-            if (first == 0 || p->exp_end < first)
-                first = p->exp_end;
+    pthread_mutex_lock(&d->slock); /* (a release may change them beside the runtime lock) */
+    double first = d->first_end;
+    if (!d->first_ok) {
+        first = 0;
+        if (d->npend == d->nplaced) {
+            for (int i = 0; i < d->npend; i++)
+                if (first == 0 || d->pend[i] < first)
+                    first = d->pend[i];
+        } else {
+            for (maccrt_task *p = d->placed; p; p = p->dnext)
+                if (first == 0 || p->exp_end < first)
+                    first = p->exp_end;
+        }
+        d->first_end = first;
+        d->first_ok = 1;
     }
-    d->first_end = first;
-    d->first_ok = 1;
+    pthread_mutex_unlock(&d->slock);
     return first;
 }
 
@@ -1213,7 +1250,7 @@ static double eft__finish(maccrt_task *t, maccrt_device *d, int backlog, double 
 {
     double est = sched__estimate_hi(t, d, mean);
     int slots = eft__slots(t, d);
-    int ahead = d->nplaced + backlog;
+    int ahead = __atomic_load_n(&d->nplaced, __ATOMIC_RELAXED) + backlog;
     *occ = 1;
     if (ahead < slots) {
         *occ = sched__occupancy(t, d, ahead);
@@ -1362,7 +1399,8 @@ static maccrt_device *eft__choose(maccrt_task *t, maccrt_mask cand, maccrt_mask 
             (tie && (xfer < best_xfer ||
                      (xfer == best_xfer &&
                       (fits > best_fits ||
-                       (fits == best_fits && d->tokens_free > best->tokens_free)))))) {
+                       (fits == best_fits && __atomic_load_n(&d->tokens_free, __ATOMIC_RELAXED) >
+                                                 __atomic_load_n(&best->tokens_free, __ATOMIC_RELAXED))))))) {
             best = d;
             best_end = end;
             best_fits = fits;
@@ -1433,7 +1471,7 @@ static int eft__stays(maccrt_task *t, maccrt_device *h, maccrt_mask cand, maccrt
     if (rh < 0)
         return 0; /* (the directory was busy: choose decides without it) */
     double xh = eft__moves(t, h, rh);
-    double eh = sched__estimate_hi(t, h, sched__estimate(t, h)) * sched__occupancy(t, h, h->nplaced);
+    double eh = sched__estimate_hi(t, h, sched__estimate(t, h)) * sched__occupancy(t, h, __atomic_load_n(&h->nplaced, __ATOMIC_RELAXED));
     for (int i = 0; i < rt->ndevices; i++) {
         if (!(others & MACCRT_BIT(i)))
             continue;
@@ -1445,7 +1483,7 @@ static int eft__stays(maccrt_task *t, maccrt_device *h, maccrt_mask cand, maccrt
             if (re < 0 || eft__moves(t, e, re) < xh)
                 return 0;
         }
-        double occ = sched__occupancy(t, e, e->nplaced), run = sched__estimate(t, e);
+        double occ = sched__occupancy(t, e, __atomic_load_n(&e->nplaced, __ATOMIC_RELAXED)), run = sched__estimate(t, e);
         double mean = run * occ, ee = sched__estimate_hi(t, e, run) * occ;
         double tol = 1e-6;
         if (e->kind == h->kind) {

@@ -1276,8 +1276,31 @@ static void task__ct_wake(void)
     pthread_mutex_unlock(&task__ct.lock);
 }
 
+/* MACC_RELEASE_IN_HELPER=1 (experimental, off: not yet measured on GPUs):
+ * the helper that ran a GPU task gives its device's placement state back
+ * (tokens, its place among the placed tasks: maccrt_sched_release_device,
+ * under the device's own lock) before it pushes the task on the
+ * completions' stack, so that the completer's serial work under the
+ * runtime lock is the task's successors and counts alone. */
+static int task__release_in_helper(void)
+{
+    static int on = -1;
+    return maccrt_env_flag(&on, "MACC_RELEASE_IN_HELPER", 0);
+}
+
+static long task__rel_helper; /* releases made so (atomic: maccrt_task_released_in_helper) */
+
+long maccrt_task_released_in_helper(void)
+{
+    return __atomic_load_n(&task__rel_helper, __ATOMIC_RELAXED);
+}
+
 static void task__finish_gpu(maccrt_task *t)
 {
+    if (task__release_in_helper()) {
+        maccrt_sched_release_device(t);
+        __atomic_add_fetch(&task__rel_helper, 1, __ATOMIC_RELAXED);
+    }
     /* (read before the push: once pushed, a completer may complete and free t) */
     const maccrt_device *dev = t->dev;
     maccrt_task *top = __atomic_load_n(&task__done_stack, __ATOMIC_RELAXED);
@@ -1680,7 +1703,7 @@ static void task__end(maccrt_task *t)
 static int task__host_busy(void)
 {
     const maccrt_device *h = maccrt_rt.host;
-    return maccrt_rt.ready_cand[h->num] > 0 || h->nplaced > 0;
+    return maccrt_rt.ready_cand[h->num] > 0 || __atomic_load_n(&h->nplaced, __ATOMIC_RELAXED) > 0;
 }
 
 /* The waiting thread completes GPU tasks (task__completer, above) until

@@ -55,9 +55,11 @@ unit)
     # handed over besides, their splits and times follow the host's load (on
     # 2 cores, 2 to 4 runs of 10 failed one of them)
     # and once more with the directory's waits on words (MACC_DIR_FUTEX=1,
-    # experimental: cache.c), every wait and wake-up of the suite through them
+    # experimental: cache.c), every wait and wake-up of the suite through them,
+    # and once more with GPU tasks' releases in their helpers
+    # (MACC_RELEASE_IN_HELPER=1, experimental: sched.c, task.c)
     for bin in "$@"; do
-        case $bin in */test_runtime) set -- "$@" "ASYNC:$bin" "WORDS:$bin" ;; esac
+        case $bin in */test_runtime) set -- "$@" "ASYNC:$bin" "WORDS:$bin" "RELEASE:$bin" ;; esac
     done
     # A test that fails by an assertion (not a crash) is run again alone, up
     # to twice, with the same settings: many of the runtime's tests assert a
@@ -81,6 +83,12 @@ unit)
             bin=${bin#WORDS:}
             name="$(basename "$bin") (gpu suite, waits on words)"
             envset="MACC_DIR_FUTEX=1"
+            filter='gpu/*'
+            ;;
+        RELEASE:*)
+            bin=${bin#RELEASE:}
+            name="$(basename "$bin") (gpu suite, releases in helpers)"
+            envset="MACC_RELEASE_IN_HELPER=1"
             filter='gpu/*'
             ;;
         esac

@@ -2764,6 +2764,34 @@ Test(gpu, macc_completer_thread_0_leaves_completions_to_the_helpers)
     cr_assert_eq(gpu_tasks_completed_by_the_completion_thread("0"), 0);
 }
 
+/* MACC_RELEASE_IN_HELPER=1: each GPU task's helper gives its device's
+ * tokens and place back before the completer completes it; every task
+ * still runs once and in order (x doubled twice), and every token comes
+ * back (a third round fills each GPU again); =0 (the default): none. */
+static long released_in_helpers(const char *on)
+{
+    setenv("MACC_RELEASE_IN_HELPER", on, 1);
+    setenv("MACC_COMPLETER_THREAD", "1", 1);
+    for (int round = 0; round < 3; round++)
+        (void)gpu_tasks_completed_by_the_waiting_thread("1");
+    for (int d = 0; d < maccrt_rt.ngpus; d++) {
+        maccrt_device *g = maccrt_rt.devices[d];
+        cr_assert_eq(__atomic_load_n(&g->tokens_free, __ATOMIC_RELAXED), g->tokens_total, "%s: tokens back", g->name);
+        cr_assert_eq(__atomic_load_n(&g->nplaced, __ATOMIC_RELAXED), 0, "%s: nothing placed", g->name);
+    }
+    return maccrt_task_released_in_helper();
+}
+
+Test(gpu, macc_release_in_helper_1_gives_tokens_back_in_the_helper)
+{
+    cr_assert_eq(released_in_helpers("1"), 3 * 128);
+}
+
+Test(gpu, macc_release_in_helper_0_leaves_it_to_the_completer)
+{
+    cr_assert_eq(released_in_helpers("0"), 0);
+}
+
 /* Both on: the waiting thread and the completion thread take turns as the
  * completer (one at a time); every task completes once. */
 Test(gpu, the_completion_thread_beside_the_waiting_thread)
