@@ -2712,8 +2712,16 @@ static long gpu_tasks_completed_by_the_waiting_thread(const char *on)
     for (int i = 0; i < N * 16; i++)
         x[i] = 1.0;
     long before = gpu_tasks();
-    for (int k = 0; k < 2 * N; k++)
-        scale(&r_scale_gpu_only, x, (k % N) * 16, 16, 2.0, 1, MACC_MAP_TOFROM, MACC_NOWAIT, MACC_DEVICE_ANY);
+    /* the second scaling of a block depends on the first (without it the
+     * two may run at once: a tokens' release in the helper lets the second
+     * start before the first is completed, and the result is the program's
+     * race, as in OpenMP) */
+    for (int k = 0; k < 2 * N; k++) {
+        scale_args a = {(k % N) * 16, 16, 2.0, 1, x};
+        MACC_Map m = {"x", x, x + a.lo, 16 * sizeof(double), MACC_MAP_TOFROM};
+        MACC_Dep dep = {x + a.lo, 16 * sizeof(double), MACC_DEP_INOUT};
+        MACC_target(&r_scale_gpu_only, &a, sizeof a, 1, &m, 1, &dep, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+    }
     MACC_taskwait(NULL);
     for (int i = 0; i < N * 16; i++)
         cr_assert_eq(x[i], 4.0, "x[%d] = %g", i, x[i]);
