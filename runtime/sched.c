@@ -720,9 +720,9 @@ void maccrt_sched_dispatch(void)
 /* A device's own lock (d->slock) over its placement state: its tokens, its
  * placed tasks' list, count and expected ends (pend, first_end) and
  * rel_walk. Placements take it inside maccrt_rt.lock; a task's release
- * takes it alone (maccrt_sched_release_device), so that with
- * MACC_RELEASE_IN_HELPER=1 the GPU helper that ran a task gives its
- * device's state back before it pushes the task on the completions' stack,
+ * takes it alone (maccrt_sched_release_device), so that the GPU helper
+ * that ran a task gives its device's state back before it pushes the task
+ * on the completions' stack (MACC_RELEASE_IN_HELPER=0: the completer does),
  * and the completion thread (which completes every GPU task, serially,
  * under maccrt_rt.lock: about 1.7 us per task with eight fake GPUs) does
  * only the task's successors, its creator's counts and the policy's

@@ -1276,16 +1276,17 @@ static void task__ct_wake(void)
     pthread_mutex_unlock(&task__ct.lock);
 }
 
-/* MACC_RELEASE_IN_HELPER=1 (experimental, off: not yet measured on GPUs):
- * the helper that ran a GPU task gives its device's placement state back
+/* The helper that ran a GPU task gives its device's placement state back
  * (tokens, its place among the placed tasks: maccrt_sched_release_device,
  * under the device's own lock) before it pushes the task on the
  * completions' stack, so that the completer's serial work under the
- * runtime lock is the task's successors and counts alone. */
+ * runtime lock is the task's successors and counts alone, and the device's
+ * tokens are free for the next placement before the completer comes to it.
+ * MACC_RELEASE_IN_HELPER=0: the completer gives them back too. */
 static int task__release_in_helper(void)
 {
     static int on = -1;
-    return maccrt_env_flag(&on, "MACC_RELEASE_IN_HELPER", 0);
+    return maccrt_env_flag(&on, "MACC_RELEASE_IN_HELPER", 1);
 }
 
 static long task__rel_helper; /* releases made so (atomic: maccrt_task_released_in_helper) */

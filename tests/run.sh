@@ -56,8 +56,8 @@ unit)
     # 2 cores, 2 to 4 runs of 10 failed one of them)
     # and once more with the directory's waits on words (MACC_DIR_FUTEX=1,
     # experimental: cache.c), every wait and wake-up of the suite through them,
-    # and once more with GPU tasks' releases in their helpers
-    # (MACC_RELEASE_IN_HELPER=1, experimental: sched.c, task.c)
+    # and once more with GPU tasks' tokens given back by the completer, not
+    # their helpers (MACC_RELEASE_IN_HELPER=0: sched.c, task.c)
     for bin in "$@"; do
         case $bin in */test_runtime) set -- "$@" "ASYNC:$bin" "WORDS:$bin" "RELEASE:$bin" ;; esac
     done
@@ -87,8 +87,8 @@ unit)
             ;;
         RELEASE:*)
             bin=${bin#RELEASE:}
-            name="$(basename "$bin") (gpu suite, releases in helpers)"
-            envset="MACC_RELEASE_IN_HELPER=1"
+            name="$(basename "$bin") (gpu suite, releases by the completer)"
+            envset="MACC_RELEASE_IN_HELPER=0"
             filter='gpu/*'
             ;;
         esac

@@ -2772,10 +2772,10 @@ Test(gpu, macc_completer_thread_0_leaves_completions_to_the_helpers)
     cr_assert_eq(gpu_tasks_completed_by_the_completion_thread("0"), 0);
 }
 
-/* MACC_RELEASE_IN_HELPER=1: each GPU task's helper gives its device's
- * tokens and place back before the completer completes it; every task
- * still runs once and in order (x doubled twice), and every token comes
- * back (a third round fills each GPU again); =0 (the default): none. */
+/* MACC_RELEASE_IN_HELPER=1 (the default): each GPU task's helper gives its
+ * device's tokens and place back before the completer completes it; every
+ * task still runs once and in order (x doubled twice), and every token
+ * comes back (a third round fills each GPU again); =0: none. */
 static long released_in_helpers(const char *on)
 {
     setenv("MACC_RELEASE_IN_HELPER", on, 1);
