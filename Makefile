@@ -210,8 +210,8 @@ check-tsan:
 	dispatch "DISPATCH_ASYNC=1 DISPATCH_LANES=4 DISPATCH_FILL_US=30 DISPATCH_PEER_US=10" 2 6 20 6; \
 	dispatch "MACC_WAIT_COMPLETES=1" 16 6 20 2; \
 	dispatch "DISPATCH_TILE_KB=64" 4 8 20 4; \
-	dispatch "MACC_COMPLETER_THREAD=1 DISPATCH_TILE_KB=64" 8 8 20 4; \
-	$(TSAN_ENV) MACC_RELEASE_IN_HELPER=0 MACC_COMPLETER_THREAD=1 $(BUILD)/tsan/tests/tsan_runtime || exit 1; \
+	dispatch "MACC_RELEASE_IN_HELPER=2 MACC_COMPLETER_THREAD=1 DISPATCH_TILE_KB=64" 8 8 20 4; \
+	$(TSAN_ENV) MACC_RELEASE_IN_HELPER=2 MACC_COMPLETER_THREAD=1 $(BUILD)/tsan/tests/tsan_runtime || exit 1; \
 	for i in 1 2; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_managed || exit 1; done; \
 	for i in 1 2; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_crew || exit 1; done; \
 	echo "[tsan] 25 passed, 0 failed"

@@ -358,6 +358,7 @@ typedef struct maccrt_device {
     int tokens_total; /* MACCRT_TOKENS */
     int tokens_free;
     int tokens_peak_used;
+    long released_by_helper; /* releases made by the GPU helper that ran the task (task.c; slock, read atomically) */
     struct maccrt_task *placed; /* tasks placed here, not finished (slock) */
     int nplaced;
     /* The expected ends of the first MACCRT_PEND of them, side by side (and
@@ -923,7 +924,7 @@ long maccrt_task_completer_count(void);
  * (its walks included: the serial part of many devices' dispatch). */
 double maccrt_task_completer_held_s(void);
 /* GPU tasks whose device's placement state their helper gave back
- * (MACC_RELEASE_IN_HELPER=1; task.c; tests). */
+ * (MACC_RELEASE_IN_HELPER; task.c; tests). */
 long maccrt_task_released_in_helper(void);
 /* The calling thread's state (base.c: created on first use; at the thread's
  * exit maccrt_up.thread_exit settles it). */
@@ -1090,7 +1091,7 @@ void maccrt_sched_submit_placed(void);
 void maccrt_sched_release(maccrt_task *t);
 /* Its device's part of that, once: its tokens, its place among the device's
  * placed tasks (d->slock taken; no other lock needed). */
-void maccrt_sched_release_device(maccrt_task *t);
+void maccrt_sched_release_device(maccrt_task *t, int by_helper);
 /* t's copy time leaves its device's link term (eft; once its maps are acquired). */
 void maccrt_sched_link_done(maccrt_task *t);
 /* Whether t, a task with depend clauses beside a GPU, may not explore the

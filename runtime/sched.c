@@ -728,7 +728,7 @@ void maccrt_sched_dispatch(void)
  * only the task's successors, its creator's counts and the policy's
  * history. The walk reads the list and the ends under slock (eft__first)
  * and the counts, tokens_free and rel_walk atomically. */
-void maccrt_sched_release_device(maccrt_task *t)
+void maccrt_sched_release_device(maccrt_task *t, int by_helper)
 {
     maccrt_device *d = t->dev;
     if (!d || t->released)
@@ -739,6 +739,8 @@ void maccrt_sched_release_device(maccrt_task *t)
     /* (sched__still_waits) */
     __atomic_store_n(&d->rel_walk, __atomic_load_n(&maccrt_rt.walks, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
     __atomic_store_n(&d->tokens_free, d->tokens_free + t->tokens, __ATOMIC_RELAXED);
+    if (by_helper)
+        __atomic_store_n(&d->released_by_helper, d->released_by_helper + 1, __ATOMIC_RELAXED);
     if (t->dprev)
         t->dprev->dnext = t->dnext;
     else if (d->placed == t)
@@ -767,7 +769,7 @@ void maccrt_sched_release(maccrt_task *t)
     maccrt_device *d = t->dev;
     if (!d)
         return;
-    maccrt_sched_release_device(t);
+    maccrt_sched_release_device(t, 0);
     maccrt_stats_finished(d, t);
     if (t->region && t->timed) {
         /* the run alone: the residency term adds the data's moves; an
