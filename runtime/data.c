@@ -38,9 +38,10 @@ static const char *data__name(const MACC_Map *m)
 
 /* Fatal error for a failed copy ("copying 'x' (N bytes) to nvidia:0 failed:
  * an illegal memory access was encountered"); prep is "to" or "from". */
-static void data__copy_failed(maccrt_device *d, const MACC_Map *m, const char *prep, size_t bytes,
+static void data__copy_failed(maccrt_device *d, const char *name, const char *prep, size_t bytes,
                               int err, const MACC_SrcLoc *loc)
 {
+    const MACC_Map mm = {.name = name}, *m = &mm;
     const char *es = d->plugin->error_string ? d->plugin->error_string(err) : NULL;
     if (es)
         maccrt_fatal(loc, "copying '%s' (%zu bytes) %s %s failed: %s", data__name(m), bytes, prep,
@@ -76,10 +77,8 @@ static void *data__copy(maccrt_device *d, int to_dev, void *dst, const void *src
     int err = start    ? d->plugin->copy_h2d_start(d, dst, src, bytes, &fence)
               : to_dev ? d->plugin->copy_h2d(d, dst, src, bytes)
                        : d->plugin->copy_d2h(d, dst, src, bytes);
-    if (err) {
-        MACC_Map m = {.name = name};
-        data__copy_failed(d, &m, to_dev ? "to" : "from", bytes, err, loc);
-    }
+    if (err)
+        data__copy_failed(d, name, to_dev ? "to" : "from", bytes, err, loc);
     atomic_fetch_add(to_dev ? &d->bytes_h2d : &d->bytes_d2h, bytes);
     if (timed && !fence && bytes >= ((size_t)1 << 18))
         data__learn_bw(to_dev ? &d->bw_h2d : &d->bw_d2h, bytes, maccrt_now() - t0);
@@ -121,10 +120,8 @@ int maccrt_copy_via(maccrt_device *d, void *dst, maccrt_device *from, const void
     int err = d->plugin->copy_d2h_via(d, dst, from, src, bytes);
     if (err < 0)
         return 0;
-    if (err) {
-        MACC_Map m = {.name = name};
-        data__copy_failed(d, &m, "from", bytes, err, loc);
-    }
+    if (err)
+        data__copy_failed(d, name, "from", bytes, err, loc);
     atomic_fetch_add(&d->bytes_d2h, bytes);
     atomic_fetch_add(&d->bytes_p2p, bytes);
     if (t0 > 0.0)
@@ -140,10 +137,8 @@ void maccrt_copy_peer(maccrt_device *d, void *dst, maccrt_device *from, const vo
     int timed = bytes >= ((size_t)1 << 18) || maccrt_trace_on();
     double t0 = timed ? maccrt_now() : 0.0;
     int err = d->plugin->copy_peer(d, dst, from, src, bytes);
-    if (err) {
-        MACC_Map m = {.name = name};
-        data__copy_failed(d, &m, "to", bytes, err, loc);
-    }
+    if (err)
+        data__copy_failed(d, name, "to", bytes, err, loc);
     atomic_fetch_add(&d->bytes_p2p, bytes);
     if (timed && bytes >= ((size_t)1 << 18))
         data__learn_bw(&d->bw_p2p, bytes, maccrt_now() - t0);

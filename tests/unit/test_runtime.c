@@ -1564,10 +1564,13 @@ static int fgpu_symbol_address(maccrt_device *d, const void *symbol, void **devp
  * take that long, and the most copies in flight at once are counted (copies
  * serialised by a lock show as 1). */
 static int fgpu_copy_ms;
+static int fgpu_copy_err; /* every copy fails with it (0: none) */
 static atomic_int fgpu_copies_now, fgpu_copies_max;
 static int fgpu_copy(maccrt_device *d, void *dst, const void *src, size_t bytes)
 {
     (void)d;
+    if (fgpu_copy_err)
+        return fgpu_copy_err;
     int slow = fgpu_copy_ms > 0 && bytes >= 65536;
     if (slow) {
         int n = atomic_fetch_add(&fgpu_copies_now, 1) + 1;
@@ -1763,6 +1766,16 @@ Test(gpu, device_table_and_host_threads)
         cpus = CPU_COUNT(&set);
     cr_assert_eq(maccrt_rt.host_threads, cpus - 2 > 1 ? cpus - 2 : 1,
                  "one core per GPU is left to its helpers");
+}
+
+/* A copy the device refuses ends the program with status 1 ("copying 'x'
+ * (128 bytes) to nvidia:0 failed (error 700)"), as every device error does. */
+Test(gpu, a_failed_copy_exits, .exit_code = 1)
+{
+    setenv("MACC_DEVICES", "nvidia", 1);
+    static double x[16];
+    fgpu_copy_err = 700;
+    scale(&r_scale_gpu_only, x, 0, 16, 2.0, 0, MACC_MAP_TOFROM, 0, MACC_DEVICE_ANY);
 }
 
 Test(gpu, sections_are_copied_alone_and_indexed_as_the_user_does)
