@@ -10,6 +10,10 @@
 # (ratio), and the host with every GPU (shared; sh/max over the better of
 # the host and all GPUs).
 #
+# Every run's throughput is also written to BUILD_DIR/bench/share/values.txt
+# ("program round value setting...", in the order they ran): a single slow
+# run shows there, where the best of REPS hides it.
+#
 #   usage: bench/share.sh BUILD_DIR [REPS]      (BENCH_GPUS=n: the first n GPUs only;
 #                                               SHARE_TRACE=1: also a traced shared run each;
 #                                               PROGRAMS="nbody stream": only those rows;
@@ -58,6 +62,7 @@ stream_args=${STREAM:-33554432 10 2097152}
 
 out=$build/bench/share
 mkdir -p "$out"
+: > "$out/values.txt"
 echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 command -v nvidia-smi >/dev/null 2>&1 &&
     nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | sed 's/^/gpu: /'
@@ -113,6 +118,7 @@ one() {
     # shellcheck disable=SC2086
     if env "$@" MACC_STATS=1 timeout 300 "$exe" $args > "$log" 2>&1 && grep -q 'check: PASS' "$log"; then
         v=$(metric "$prog" "$log")
+        echo "$prog $rep ${v:-0} $*" >> "$out/values.txt"
         echo "${v:-0}"
     else
         echo "share.sh: $prog $* failed (see $log)" >&2
