@@ -1599,33 +1599,51 @@ static void cache__plan_apply(cache__plan *p, const MACC_SrcLoc *loc, int detach
 
 /* ---- the coherence operations (cache__lock held; dropped during copies) ------------------ */
 
-/* Makes the host copy of [a, b) current: every device except `except`
- * writes back the dirty bytes of its cached entries there. */
-static void cache__host_current(maccrt_device *except, maccrt_device *also, uintptr_t a,
-                                uintptr_t b, const MACC_SrcLoc *loc)
+/* The plan over every other device's cached copies of [a, b) (held entries
+ * are the present table's: they keep their bytes), made and applied: with
+ * detach, each writes back its dirty bytes outside [a, b) and is detached
+ * (cache__invalidate); without, each writes back its dirty bytes inside it
+ * (cache__host_current). `skip`: the device whose copies stay. */
+static void cache__others(maccrt_device *skip, maccrt_device *also, uintptr_t a, uintptr_t b,
+                          const MACC_SrcLoc *loc, int detach)
 {
     cache__plan p = {0};
     for (;;) {
-        if (atomic_load(&cache__ndirty) == 0)
+        if (atomic_load(detach ? &cache__ncached : &cache__ndirty) == 0)
             break;
         maccrt_device *devs[MACCRT_MAX_DEVICES + 1];
         int n = cache__devices(also, devs);
         cache__ovl o = cache__ovl_of(a, b);
         for (int i = 0; i < n; i++) {
-            if (devs[i] == except)
+            if (devs[i] == skip)
                 continue;
-            for (maccrt_dentry *e = cache__ovl_first(&o, devs[i], a, b); e; e = cache__ovl_next(&o, e, b))
-                if (!e->held)
+            for (maccrt_dentry *e = cache__ovl_first(&o, devs[i], a, b); e; e = cache__ovl_next(&o, e, b)) {
+                if (e->held)
+                    continue;
+                if (detach) {
+                    cache__plan_wb(&p, e, e->node.start, a, 1);
+                    cache__plan_wb(&p, e, b, e->node.end, 1);
+                } else {
                     cache__plan_wb(&p, e, a, b, 0);
+                }
+            }
         }
         if (p.blocked) {
             cache__plan_wait(&p);
             continue;
         }
-        cache__plan_apply(&p, loc, 0);
+        cache__plan_apply(&p, loc, detach);
         break;
     }
     cache__plan_free(&p);
+}
+
+/* Makes the host copy of [a, b) current: every device except `except`
+ * writes back the dirty bytes of its cached entries there. */
+static void cache__host_current(maccrt_device *except, maccrt_device *also, uintptr_t a,
+                                uintptr_t b, const MACC_SrcLoc *loc)
+{
+    cache__others(except, also, a, b, loc, 0);
 }
 
 /* [a, b) was written on `writer` (NULL: the host): every other cached copy
@@ -1635,31 +1653,7 @@ static void cache__host_current(maccrt_device *except, maccrt_device *also, uint
 static void cache__invalidate(maccrt_device *writer, maccrt_device *also, uintptr_t a, uintptr_t b,
                               const MACC_SrcLoc *loc)
 {
-    cache__plan p = {0};
-    for (;;) {
-        if (atomic_load(&cache__ncached) == 0)
-            break;
-        maccrt_device *devs[MACCRT_MAX_DEVICES + 1];
-        int n = cache__devices(also, devs);
-        cache__ovl o = cache__ovl_of(a, b);
-        for (int i = 0; i < n; i++) {
-            if (devs[i] == writer)
-                continue;
-            for (maccrt_dentry *e = cache__ovl_first(&o, devs[i], a, b); e; e = cache__ovl_next(&o, e, b)) {
-                if (e->held)
-                    continue;
-                cache__plan_wb(&p, e, e->node.start, a, 1);
-                cache__plan_wb(&p, e, b, e->node.end, 1);
-            }
-        }
-        if (p.blocked) {
-            cache__plan_wait(&p);
-            continue;
-        }
-        cache__plan_apply(&p, loc, 1);
-        break;
-    }
-    cache__plan_free(&p);
+    cache__others(writer, also, a, b, loc, 1);
 }
 
 /* A zeroed entry on whole cache lines: the tree's links and the fields set
