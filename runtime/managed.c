@@ -244,12 +244,10 @@ static uintptr_t mp__slab(int k, size_t bytes)
     return s;
 }
 
-/* The class of pooled block p (its size in *size), or -1 if p is not one. */
-static int mp__lookup(const void *p, size_t *size)
+/* The class of the pooled slab holding address a (its start in *slab), or
+ * -1 if a is in no chunk's used part (mp.chunk_lock held). */
+static int mp__slab_at(uintptr_t a, uintptr_t *slab)
 {
-    uintptr_t a = (uintptr_t)p;
-    int k = -1;
-    pthread_mutex_lock(&mp.chunk_lock);
     for (int i = 0; i < mp.nchunks; i++) {
         mp_chunk *c = &mp.chunks[i];
         if (a < c->base || a >= c->base + c->used)
@@ -258,15 +256,24 @@ static int mp__lookup(const void *p, size_t *size)
         size_t u = (a - c->base) >> MP_UNIT_SHIFT;
         while (u > 0 && !c->unit_class[u])
             u--;
-        if (c->unit_class[u]) {
-            int cls = c->unit_class[u] - 1;
-            size_t off = a - (c->base + (u << MP_UNIT_SHIFT));
-            if (off % mp.classes[cls].size == 0) {
-                k = cls;
-                *size = mp.classes[cls].size;
-            }
-        }
-        break;
+        if (!c->unit_class[u])
+            return -1;
+        *slab = c->base + (u << MP_UNIT_SHIFT);
+        return c->unit_class[u] - 1;
+    }
+    return -1;
+}
+
+/* The class of pooled block p (its size in *size), or -1 if p is not one. */
+static int mp__lookup(const void *p, size_t *size)
+{
+    uintptr_t a = (uintptr_t)p, slab = 0;
+    int k = -1;
+    pthread_mutex_lock(&mp.chunk_lock);
+    int cls = mp__slab_at(a, &slab);
+    if (cls >= 0 && (a - slab) % mp.classes[cls].size == 0) {
+        k = cls;
+        *size = mp.classes[cls].size;
     }
     pthread_mutex_unlock(&mp.chunk_lock);
     return k;
@@ -398,22 +405,14 @@ static size_t mp__block_size(const void *p)
 static int mp__block_of(uintptr_t a, uintptr_t *start, size_t *size)
 {
     int found = 0;
+    uintptr_t slab = 0;
     pthread_mutex_lock(&mp.chunk_lock);
-    for (int i = 0; i < mp.nchunks && !found; i++) {
-        mp_chunk *c = &mp.chunks[i];
-        if (a < c->base || a >= c->base + c->used)
-            continue;
-        size_t u = (a - c->base) >> MP_UNIT_SHIFT;
-        while (u > 0 && !c->unit_class[u])
-            u--;
-        if (c->unit_class[u]) {
-            size_t bs = mp.classes[c->unit_class[u] - 1].size;
-            uintptr_t slab = c->base + (u << MP_UNIT_SHIFT);
-            *start = slab + (a - slab) / bs * bs;
-            *size = bs;
-            found = 1;
-        }
-        break;
+    int cls = mp__slab_at(a, &slab);
+    if (cls >= 0) {
+        size_t bs = mp.classes[cls].size;
+        *start = slab + (a - slab) / bs * bs;
+        *size = bs;
+        found = 1;
     }
     pthread_mutex_unlock(&mp.chunk_lock);
     if (found)
