@@ -31,22 +31,18 @@ void maccrt_data_device_fini(maccrt_device *d)
     pthread_mutex_unlock(&data__alloc_lock);
 }
 
-static const char *data__name(const MACC_Map *m)
-{
-    return m->name ? m->name : "(unnamed)";
-}
-
 /* Fatal error for a failed copy ("copying 'x' (N bytes) to nvidia:0 failed:
  * an illegal memory access was encountered"); prep is "to" or "from". */
 static void data__copy_failed(maccrt_device *d, const char *name, const char *prep, size_t bytes,
                               int err, const MACC_SrcLoc *loc)
 {
-    const MACC_Map mm = {.name = name}, *m = &mm;
+    if (!name)
+        name = "(unnamed)";
     const char *es = d->plugin->error_string ? d->plugin->error_string(err) : NULL;
     if (es)
-        maccrt_fatal(loc, "copying '%s' (%zu bytes) %s %s failed: %s", data__name(m), bytes, prep,
+        maccrt_fatal(loc, "copying '%s' (%zu bytes) %s %s failed: %s", name, bytes, prep,
                      d->name, es);
-    maccrt_fatal(loc, "copying '%s' (%zu bytes) %s %s failed (error %d)", data__name(m), bytes,
+    maccrt_fatal(loc, "copying '%s' (%zu bytes) %s %s failed (error %d)", name, bytes,
                  prep, d->name, err);
 }
 

@@ -351,8 +351,8 @@ typedef struct maccrt_device {
     /* Its placement state: tokens, its placed tasks (the list, their count,
      * their expected ends: pend, first_end) and rel_walk. Written under
      * slock (placements, under maccrt_rt.lock too; a task's release, under
-     * maccrt_rt.lock or, by default (MACC_RELEASE_IN_HELPER), by the GPU
-     * helper that ran it alone); the walk reads the list and the ends under slock
+     * maccrt_rt.lock or, while the completer is behind, by the GPU helper
+     * that ran it alone: MACC_RELEASE_IN_HELPER); the walk reads the list and the ends under slock
      * and the counts atomically (sched.c, "A device's own lock"). */
     pthread_mutex_t slock;
     int tokens_total; /* MACCRT_TOKENS */

@@ -721,8 +721,9 @@ void maccrt_sched_dispatch(void)
  * placed tasks' list, count and expected ends (pend, first_end) and
  * rel_walk. Placements take it inside maccrt_rt.lock; a task's release
  * takes it alone (maccrt_sched_release_device), so that the GPU helper
- * that ran a task gives its device's state back before it pushes the task
- * on the completions' stack (MACC_RELEASE_IN_HELPER=0: the completer does),
+ * that ran a task can give its device's state back before it pushes the
+ * task on the completions' stack (while the completer is behind: task.c,
+ * MACC_RELEASE_IN_HELPER),
  * and the completion thread (which completes every GPU task, serially,
  * under maccrt_rt.lock: about 1.7 us per task with eight fake GPUs) does
  * only the task's successors, its creator's counts and the policy's
