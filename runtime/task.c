@@ -22,7 +22,7 @@
  * empty segments are freed.
  *
  * With GPUs the index has its own lock (task__deps_lock, taken alone: by a
- * submission, and by a finished task before its completion; task__deps_apart).
+ * submission, and for finished tasks before their completion; task__deps_apart).
  * A new task's edges are made by its creating thread before it enters the
  * runtime, with one count of its predecessors held for the entry itself (the
  * guard), so a predecessor that completes meanwhile cannot make it ready
@@ -255,14 +255,18 @@ static void task__deps_remove(maccrt_task *t)
     }
 }
 
-/* With GPUs (task__deps_apart): t, which has run, leaves the index in
- * task__finish, in the thread that ran it (a GPU task's helper, before it
- * pushes the task's completion; a host task's worker), before any runtime
- * lock; after this no edge to t is made, so its successors are all there
- * when its completion reads them. A task made meanwhile that would have
- * waited for t finds nothing to wait for: t's run and its unmaps are over.
- * Nested in the runtime lock's hold, the index's lock was a quarter of that
- * hold by completions with four fake GPUs (bench/RESULTS.md). */
+/* With GPUs (task__deps_apart): a host task t, which has run, leaves the
+ * index in task__finish, in the worker that ran it, before any runtime lock;
+ * a GPU task in the batch of the thread that completes it, before that
+ * thread takes the runtime lock (task__deps_leave_list: its helper goes on
+ * to its next task without the index's lock; one fake GPU of bench/dispatch
+ * spent about 0.5 us a task there). After this no edge to t is made, so its
+ * successors are all there when its completion reads them. A task made
+ * meanwhile that would have waited for t finds nothing to wait for: t's run
+ * and its unmaps are over. Nested in the runtime lock's hold, the index's
+ * lock was a quarter of that hold by completions with four fake GPUs
+ * (bench/RESULTS.md): only tasks pushed while the completing thread waited
+ * for that lock leave it there. */
 static void task__deps_leave(maccrt_task *t)
 {
     if (!t->ndeps || !task__deps_apart())
@@ -270,6 +274,28 @@ static void task__deps_leave(maccrt_task *t)
     pthread_mutex_lock(&task__deps_lock);
     task__deps_remove(t);
     pthread_mutex_unlock(&task__deps_lock);
+}
+
+/* A list of finished GPU tasks (linked by done_next) leaves the index in one
+ * hold of its lock: their helpers pushed them on the completions' stack
+ * still in it, and the thread that completes them calls this before their
+ * completions (task__complete_done; the same order as task__deps_leave's). */
+static void task__deps_leave_list(maccrt_task *list)
+{
+    if (!task__deps_apart())
+        return;
+    int locked = 0;
+    for (maccrt_task *t = list; t; t = t->done_next) {
+        if (!t->ndeps)
+            continue;
+        if (!locked) {
+            pthread_mutex_lock(&task__deps_lock);
+            locked = 1;
+        }
+        task__deps_remove(t);
+    }
+    if (locked)
+        pthread_mutex_unlock(&task__deps_lock);
 }
 
 /* ---- candidate devices ----------------------------------------------------------------- */
@@ -1050,7 +1076,7 @@ static int task__complete_locked(maccrt_task *t, maccrt_thread **to_free)
     }
     maccrt_sched_release(t);
     if (t->ndeps && !task__deps_apart())
-        task__deps_remove(t); /* (with GPUs t left the index in task__finish) */
+        task__deps_remove(t); /* (with GPUs t left the index before its completion) */
     for (int i = 0; i < t->nsuccs; i++) {
         maccrt_task *s = t->succs[i];
         task__note_produced(t, s);
@@ -1326,19 +1352,30 @@ static void task__finish_gpu(maccrt_task *t)
 
 static int task__host_busy(void);
 
-/* Completes the tasks on the completions' stack, oldest first (maccrt_rt.lock
- * held); those to free after unlocking go on *done, their creators to free
- * on *to_free. */
-static void task__complete_stack_locked(maccrt_thread *self, maccrt_thread **to_free, maccrt_task **done)
+/* The completions' stack taken whole, oldest first (it is last-in first-out). */
+static maccrt_task *task__take_done(void)
 {
     maccrt_task *s = __atomic_exchange_n(&task__done_stack, NULL, __ATOMIC_ACQUIRE);
-    /* oldest first: the stack is last-in first-out */
     maccrt_task *fifo = NULL;
     while (s) {
         maccrt_task *n = s->done_next;
         s->done_next = fifo;
         fifo = s;
         s = n;
+    }
+    return fifo;
+}
+
+/* Completes the tasks of fifo (taken from the completions' stack, oldest
+ * first, out of the dependence index), then those on the stack now (they
+ * leave the index here, its lock in this one), maccrt_rt.lock held; those
+ * to free after unlocking go on *done, their creators to free on *to_free. */
+static void task__complete_stack_locked(maccrt_thread *self, maccrt_task *fifo, maccrt_thread **to_free,
+                                        maccrt_task **done)
+{
+    if (!fifo) {
+        fifo = task__take_done();
+        task__deps_leave_list(fifo);
     }
     while (fifo) {
         maccrt_task *n = fifo->done_next;
@@ -1372,12 +1409,19 @@ static int task__complete_done(const maccrt_device *dev)
     maccrt_thread *self = maccrt_thread_self();
     maccrt_thread *to_free = NULL;
     maccrt_task *done = NULL; /* tasks to free after unlocking */
+    /* The stack's tasks leave the dependence index before the runtime lock
+     * (their helpers left it to this thread: a waiting thread's, the
+     * completion thread's or a helper's batch, one hold of the index's lock) */
+    maccrt_task *fifo = task__take_done();
+    task__deps_leave_list(fifo);
     task__lock_("task__finish_gpu", dev);
     double held0 = task__is_ct ? maccrt_now() : 0.0; /* (the completion thread's hold, counted) */
     __atomic_store_n(&task__fin_holds, 1, __ATOMIC_SEQ_CST);
     self->finishing = 1;
     task__inbox_enter_locked(); /* (before the completions: their successors may be there) */
-    task__complete_stack_locked(self, &to_free, &done);
+    task__complete_stack_locked(self, fifo, &to_free, &done);
+    if (fifo) /* (pushed since) */
+        task__complete_stack_locked(self, NULL, &to_free, &done);
     task__inbox_enter_locked();
     maccrt_sched_dispatch();
     int host = task__host_busy();
@@ -1403,11 +1447,11 @@ static int task__complete_done(const maccrt_device *dev)
 
 static void task__finish(maccrt_task *t)
 {
-    task__deps_leave(t);
     if (t->dev && t->dev->kind != MACC_DEV_HOST && !maccrt_rt.stopped) {
-        task__finish_gpu(t);
+        task__finish_gpu(t); /* (it leaves the index in its completer's batch) */
         return;
     }
+    task__deps_leave(t);
     maccrt_runtime *rt = &maccrt_rt;
     maccrt_thread *to_free = NULL;
     maccrt_thread *self = maccrt_thread_self();
