@@ -3451,6 +3451,42 @@ Test(gpu, submissions_left_to_a_completing_helper_are_entered_in_order)
                  "no submission went through the inbox in %d rounds", ROUNDS);
 }
 
+/* A GPU task leaves the dependence index in its completer's batch, after its
+ * helper pushed it: a task made as soon as its predecessor's kernel ended (the
+ * predecessor still in the index, its completion pending) waits for that
+ * completion and sees its write; none hangs. */
+static atomic_int afterrun_ran, afterrun_errors;
+static int fn_afterrun(void *args, MACC_TaskEnv *env)
+{
+    inlink_args *a = args;
+    double *y = env->ptrs[0];
+    if (y[0] != a->k)
+        atomic_fetch_add(&afterrun_errors, 1);
+    y[0] = a->k + 1;
+    atomic_store(&afterrun_ran, a->k + 1);
+    return 0;
+}
+static const MACC_Version r_afterrun_v[] = {{MACC_DEV_NVIDIA, 0, 10, 0, fn_afterrun}};
+static const MACC_Region r_afterrun = {{"task.c", 12, 1, "test"}, "r_afterrun", 1, r_afterrun_v};
+Test(gpu, a_task_made_when_its_predecessor_ran_waits_for_its_completion)
+{
+    enum { L = 300 };
+    static double y[8];
+    memset(y, 0, sizeof y);
+    atomic_store(&afterrun_ran, 0);
+    for (int k = 0; k < L; k++) {
+        inlink_args a = {k};
+        MACC_Map m = {"y", y, y, sizeof y, MACC_MAP_TOFROM};
+        MACC_Dep d = {y, sizeof y, MACC_DEP_INOUT};
+        MACC_target(&r_afterrun, &a, sizeof a, 1, &m, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+        while (atomic_load(&afterrun_ran) < k + 1) /* its kernel has run: the next one is made now */
+            maccrt_pause();
+    }
+    MACC_taskwait(NULL);
+    cr_assert_eq(y[0], L, "the chain ended at %g", y[0]);
+    cr_assert_eq(atomic_load(&afterrun_errors), 0, "a link ran before its predecessor's write");
+}
+
 /* A section copied to both GPUs, then written on one: the other GPU's copy is
  * invalidated and its next reader sees the new values. */
 /* (returns the first uses and the writes making copies stale made beside
