@@ -1367,9 +1367,10 @@ static maccrt_task *task__take_done(void)
 }
 
 /* Completes the tasks of fifo (taken from the completions' stack, oldest
- * first, out of the dependence index), then those on the stack now (they
- * leave the index here, its lock in this one), maccrt_rt.lock held; those
- * to free after unlocking go on *done, their creators to free on *to_free. */
+ * first, out of the dependence index), or with fifo NULL those on the stack
+ * now (they leave the index here, its lock nested in the runtime lock),
+ * maccrt_rt.lock held; those to free after unlocking go on *done, their
+ * creators to free on *to_free. */
 static void task__complete_stack_locked(maccrt_thread *self, maccrt_task *fifo, maccrt_thread **to_free,
                                         maccrt_task **done)
 {
