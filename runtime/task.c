@@ -1367,17 +1367,11 @@ static maccrt_task *task__take_done(void)
 }
 
 /* Completes the tasks of fifo (taken from the completions' stack, oldest
- * first, out of the dependence index), or with fifo NULL those on the stack
- * now (they leave the index here, its lock nested in the runtime lock),
- * maccrt_rt.lock held; those to free after unlocking go on *done, their
- * creators to free on *to_free. */
-static void task__complete_stack_locked(maccrt_thread *self, maccrt_task *fifo, maccrt_thread **to_free,
-                                        maccrt_task **done)
+ * first, out of the dependence index), maccrt_rt.lock held; those to free
+ * after unlocking go on *done, their creators to free on *to_free. */
+static void task__complete_list_locked(maccrt_thread *self, maccrt_task *fifo, maccrt_thread **to_free,
+                                       maccrt_task **done)
 {
-    if (!fifo) {
-        fifo = task__take_done();
-        task__deps_leave_list(fifo);
-    }
     while (fifo) {
         maccrt_task *n = fifo->done_next;
         if (!self->is_worker)
@@ -1420,9 +1414,11 @@ static int task__complete_done(const maccrt_device *dev)
     __atomic_store_n(&task__fin_holds, 1, __ATOMIC_SEQ_CST);
     self->finishing = 1;
     task__inbox_enter_locked(); /* (before the completions: their successors may be there) */
-    task__complete_stack_locked(self, fifo, &to_free, &done);
-    if (fifo) /* (pushed since) */
-        task__complete_stack_locked(self, NULL, &to_free, &done);
+    task__complete_list_locked(self, fifo, &to_free, &done);
+    /* those pushed since: they leave the index here, its lock nested in this one */
+    fifo = task__take_done();
+    task__deps_leave_list(fifo);
+    task__complete_list_locked(self, fifo, &to_free, &done);
     task__inbox_enter_locked();
     maccrt_sched_dispatch();
     int host = task__host_busy();
