@@ -1143,10 +1143,25 @@ static int eft__res_small(const maccrt_task *t, const maccrt_device *d)
     return 2.0 * bytes / bw < EFT__RES_SMALL * est;
 }
 
+/* A link of a chain: a predecessor wrote some of t's bytes on a GPU. Its
+ * residency term is not read (MACC_EFT_LINK_LOOK=1: it is): the producers'
+ * term (eft__prod) keeps the chain where its data was written. */
+static int eft__link(const maccrt_task *t)
+{
+    static int look = -1;
+    if (maccrt_env_flag(&look, "MACC_EFT_LINK_LOOK", 0))
+        return 0;
+    for (int k = 0; k < t->nprod; k++)
+        if (t->prod_bytes[k] > 0 && t->prod_dev[k] >= 0 && t->prod_dev[k] < maccrt_rt.ndevices &&
+            maccrt_rt.devices[t->prod_dev[k]]->kind != MACC_DEV_HOST)
+            return 1;
+    return 0;
+}
+
 static double eft__residency(maccrt_task *t, maccrt_device *d, double now)
 {
     int k = d->num;
-    if (eft__res_small(t, d))
+    if (eft__res_small(t, d) || eft__link(t))
         return 0;
     maccrt_rt.policy_terms++;
     if (!t->xfer_memo) {
