@@ -60,6 +60,25 @@ static void sched__affinity(maccrt_task *t)
         t->cand &= aff;
 }
 
+/* The GPU among `among` where t's predecessors wrote most of its bytes, or
+ * -1 when none wrote on such a GPU. */
+static int sched__producer_gpu(const maccrt_task *t, maccrt_mask among)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    int best = -1;
+    size_t bytes = 0;
+    for (int k = 0; k < t->nprod; k++) {
+        int d = t->prod_dev[k];
+        if (d < 0 || d >= rt->ndevices || !(among & MACCRT_BIT(d)) || rt->devices[d]->kind == MACC_DEV_HOST)
+            continue;
+        if (t->prod_bytes[k] > bytes) {
+            bytes = t->prod_bytes[k];
+            best = d;
+        }
+    }
+    return best;
+}
+
 /* A ready task's home: the GPU among its candidates where its predecessors
  * wrote most of the bytes it reads (task.c's note of producers), when the
  * policy is eft and the task has a choice; -1: none (the global queue). A
@@ -69,18 +88,7 @@ static int sched__home(const maccrt_task *t)
     maccrt_runtime *rt = &maccrt_rt;
     if (rt->policy != &maccrt_policy_eft || !t->region || t->op || !(t->cand & (t->cand - 1)))
         return -1;
-    int best = -1;
-    size_t bytes = 0;
-    for (int k = 0; k < t->nprod; k++) {
-        int d = t->prod_dev[k];
-        if (d < 0 || d >= rt->ndevices || !(t->cand & MACCRT_BIT(d)) || rt->devices[d]->kind == MACC_DEV_HOST)
-            continue;
-        if (t->prod_bytes[k] > bytes) {
-            bytes = t->prod_bytes[k];
-            best = d;
-        }
-    }
-    return best;
+    return sched__producer_gpu(t, t->cand);
 }
 
 /* Links t into device q's own queue (q >= 0) or the global one, in rseq
@@ -1149,19 +1157,13 @@ static int eft__res_small(const maccrt_task *t, const maccrt_device *d)
 static int eft__link(const maccrt_task *t)
 {
     static int look = -1;
-    if (maccrt_env_flag(&look, "MACC_EFT_LINK_LOOK", 0))
-        return 0;
-    for (int k = 0; k < t->nprod; k++)
-        if (t->prod_bytes[k] > 0 && t->prod_dev[k] >= 0 && t->prod_dev[k] < maccrt_rt.ndevices &&
-            maccrt_rt.devices[t->prod_dev[k]]->kind != MACC_DEV_HOST)
-            return 1;
-    return 0;
+    return !maccrt_env_flag(&look, "MACC_EFT_LINK_LOOK", 0) && sched__producer_gpu(t, ~(maccrt_mask)0) >= 0;
 }
 
 static double eft__residency(maccrt_task *t, maccrt_device *d, double now)
 {
     int k = d->num;
-    if (eft__res_small(t, d) || eft__link(t))
+    if (eft__link(t) || eft__res_small(t, d)) /* (the cheaper test first) */
         return 0;
     maccrt_rt.policy_terms++;
     if (!t->xfer_memo) {
