@@ -860,7 +860,8 @@ typedef struct maccrt_task {
     maccrt_thread *waiter;  /* undeferred: the thread waiting for it */
     struct maccrt_task *qprev, *qnext; /* ready queue: the global one, or its home device's */
     int qdev;                          /* that queue's device (its home, or the device it waits for), -1: the global queue */
-    unsigned long rseq;                /* the walk's order: its id (MACC_PROGRAM_ORDER=0: maccrt_rt.ready_seq) */
+    unsigned long rank;                /* its chain's: the least rank of its predecessors at its entry, else its id (task.c) */
+    unsigned long rseq;                /* the walk's order, ties by id: its rank (MACC_CHAIN_ORDER=0: its id; MACC_PROGRAM_ORDER=0: maccrt_rt.ready_seq) */
     struct maccrt_task *pnext;         /* plugin queue link */
     struct maccrt_task *done_next;     /* task.c's stack of GPU completions to process */
     struct maccrt_task *in_next;       /* task.c's inbox of submissions to enter */

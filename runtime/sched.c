@@ -2,7 +2,7 @@
  *
  * Every function here runs with maccrt_rt.lock held.
  *
- * Ready tasks wait in queues kept in rseq order (the program's: see
+ * Ready tasks wait in queues kept in rseq order (their chains': see
  * maccrt_sched_ready), each device's own (tasks whose predecessors wrote
  * their data there, and tasks that chose to wait for that device) and a
  * global one. maccrt_sched_dispatch takes the queues' first
@@ -100,6 +100,13 @@ static int sched__home(const maccrt_task *t)
  * where the search stopped, the order then approximate. */
 #define SCHED__LINK_SCAN 64
 
+/* Whether a goes before b in the walk's order: by rseq, ties (a chain's
+ * links share its rank) by id. */
+static int sched__before(const maccrt_task *a, const maccrt_task *b)
+{
+    return a->rseq < b->rseq || (a->rseq == b->rseq && a->id < b->id);
+}
+
 static void sched__link(maccrt_task *t, int q)
 {
     maccrt_runtime *rt = &maccrt_rt;
@@ -112,20 +119,20 @@ static void sched__link(maccrt_task *t, int q)
     }
     t->qdev = q;
     maccrt_task *prev = *tail; /* t goes after prev (NULL: at the head) */
-    if (prev && prev->rseq > t->rseq) {
+    if (prev && sched__before(t, prev)) {
         int steps = 0;
         /* (rseq is unsigned: a task older than the head, a successor of a
          * task that was placed from the front, goes there at once; the
          * distance to the head was a wrapped difference that sent it to a
          * search from the tail, 64 steps and a place out of order) */
-        if (t->rseq < (*head)->rseq) {
+        if (sched__before(t, *head)) {
             prev = NULL;
         } else if (t->rseq - (*head)->rseq < prev->rseq - t->rseq) {
             prev = NULL;
-            for (maccrt_task *n = *head; n && n->rseq < t->rseq && steps++ < SCHED__LINK_SCAN; n = n->qnext)
+            for (maccrt_task *n = *head; n && sched__before(n, t) && steps++ < SCHED__LINK_SCAN; n = n->qnext)
                 prev = n;
         } else {
-            while (prev && prev->rseq > t->rseq && steps++ < SCHED__LINK_SCAN)
+            while (prev && sched__before(t, prev) && steps++ < SCHED__LINK_SCAN)
                 prev = prev->qprev;
         }
     }
@@ -174,12 +181,18 @@ void maccrt_sched_ready(maccrt_task *t)
         if (t->cand & MACCRT_BIT(d))
             rt->ready_cand[d]++;
     t->state = MACCRT_TASK_READY;
-    /* The walk's order: the program's (the order the tasks were created
-     * in), so a task whose predecessor just ended goes before the tasks
-     * created after it (depth first: a chain's next link before the next
-     * chain's first); MACC_PROGRAM_ORDER=0: the order they became ready. */
-    static int program_order = -1;
-    t->rseq = maccrt_env_flag(&program_order, "MACC_PROGRAM_ORDER", 1) && t->id ? t->id : ++rt->ready_seq;
+    /* The walk's order: the chains' (t->rank: its first link's number, the
+     * ties by number), so a task whose predecessor just ended goes before
+     * the tasks created after its chain began (depth first: a chain's next
+     * link before the next chain's links, even where the program creates
+     * the links across the chains, as STREAM's kernels over the blocks);
+     * MACC_CHAIN_ORDER=0: the program's (the order the tasks were created
+     * in); MACC_PROGRAM_ORDER=0: the order they became ready. */
+    static int program_order = -1, chain_order = -1;
+    if (maccrt_env_flag(&program_order, "MACC_PROGRAM_ORDER", 1) && t->id)
+        t->rseq = maccrt_env_flag(&chain_order, "MACC_CHAIN_ORDER", 1) ? t->rank : t->id;
+    else
+        t->rseq = ++rt->ready_seq;
     t->wait_walk = 0;
     sched__link(t, sched__home(t));
 }
@@ -671,7 +684,7 @@ void maccrt_sched_dispatch(void)
         int q = -1;
         for (int i = 0; i < rt->ndevices; i++) {
             maccrt_task *h = rt->devices[i]->rq_head;
-            if (h && !(held & MACCRT_BIT(i)) && (!t || h->rseq < t->rseq)) {
+            if (h && !(held & MACCRT_BIT(i)) && (!t || sched__before(h, t))) {
                 t = h;
                 q = i;
             }

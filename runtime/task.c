@@ -125,6 +125,8 @@ static void task__edge(maccrt_task *pred, maccrt_task *t)
     if (pred == t || pred->mark == t->id)
         return;
     pred->mark = t->id;
+    if (pred->rank < t->rank)
+        t->rank = pred->rank; /* (pred's was made at its entry, before t's) */
     if (pred->nsuccs == pred->capsuccs) {
         /* the first successors fit in the task itself */
         int small = 4;
@@ -216,7 +218,7 @@ static void task__deps_enter(maccrt_task *t)
 {
     if (!task__deps_apart())
         return; /* (numbered at the entry, under the runtime lock) */
-    t->id = __atomic_add_fetch(&maccrt_rt.next_id, 1, __ATOMIC_RELAXED);
+    t->id = t->rank = __atomic_add_fetch(&maccrt_rt.next_id, 1, __ATOMIC_RELAXED);
     if (!t->ndeps)
         return;
     pthread_mutex_lock(&task__deps_lock);
@@ -657,7 +659,7 @@ static int task__enter_locked(maccrt_task *t, maccrt_thread *self)
 {
     task__no_host_exploring(t);
     if (!task__deps_apart())
-        t->id = ++maccrt_rt.next_id; /* (with GPUs: task__deps_enter) */
+        t->id = t->rank = ++maccrt_rt.next_id; /* (with GPUs: task__deps_enter) */
     if (t->deferred) {
         t->creator = self;
         /* (read unlocked by task__wait_completing: stored atomically; every

@@ -3356,7 +3356,9 @@ Test(gpu, a_link_with_inputs_no_gpu_holds_stays_home_without_the_policy)
  * smaller tasks waiting in that GPU's own queue: as the first of the global
  * queue that fits nowhere, its need (big_need) keeps the queued smaller
  * tasks off its candidates' tokens until it fits. It runs long before the
- * chains end. */
+ * chains end. In the program's order (MACC_CHAIN_ORDER=0): in the chains'
+ * order their links created before it go first, their later links too (the
+ * next test). */
 static atomic_int qbig_order, qbig_at;
 static int fn_qsmall(void *args, MACC_TaskEnv *env)
 {
@@ -3384,6 +3386,7 @@ Test(gpu, a_task_needing_every_token_is_not_starved_by_queued_chains)
     enum { C = 10, L = 40, N = 512 };
     static double y[C][N], z[N];
     setenv("MACC_DEVICES", "nvidia", 1);
+    setenv("MACC_CHAIN_ORDER", "0", 1);
     atomic_store(&qbig_at, -1);
     for (int k = 0; k < L; k++) {
         for (int c = 0; c < C; c++) {
@@ -3402,6 +3405,99 @@ Test(gpu, a_task_needing_every_token_is_not_starved_by_queued_chains)
     int at = atomic_load(&qbig_at);
     cr_assert_geq(at, 0, "the big task ran");
     cr_assert_lt(at, C * L / 2, "the big task ran after %d of %d small ones", at, C * L);
+}
+
+/* In the chains' order (the default) the same big task, created after the
+ * chains began, goes after their links. One that becomes ready while the
+ * chains made after it hold most of the GPU (its predecessor, created
+ * before them, gives it its rank) is not starved by them: its reservation
+ * keeps their links off the GPU's tokens until it fits. */
+static int fn_qhold(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+    (void)env;
+    sleep_ms(5);
+    return 0;
+}
+static const MACC_Version r_qhold_v[] = {{MACC_DEV_NVIDIA, 0, 20, 0, fn_qhold}};
+static const MACC_Region r_qhold = {{"sched.c", 15, 1, "test"}, "r_qhold", 1, r_qhold_v};
+Test(gpu, a_task_needing_every_token_ranked_before_the_chains_is_not_starved_by_them)
+{
+    enum { C = 10, L = 40, N = 512 };
+    static double y[C][N], z[N], h[N];
+    setenv("MACC_DEVICES", "nvidia:0", 1);
+    atomic_store(&qbig_at, -1);
+    MACC_Map mh = {"h", h, h, sizeof h, MACC_MAP_TOFROM};
+    MACC_Dep dz = {z, sizeof z, MACC_DEP_INOUT};
+    MACC_target(&r_qhold, NULL, 0, 1, &mh, 1, &dz, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+    MACC_Map mz = {"z", z, z, sizeof z, MACC_MAP_TOFROM};
+    MACC_target(&r_qbig, NULL, 0, 1, &mz, 1, &dz, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+    for (int k = 0; k < L; k++)
+        for (int c = 0; c < C; c++) {
+            MACC_Map m = {"y", y[c], y[c], sizeof y[c], MACC_MAP_TOFROM};
+            MACC_Dep d = {y[c], sizeof y[c], MACC_DEP_INOUT};
+            MACC_target(&r_qsmall, NULL, 0, 1, &m, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+        }
+    MACC_taskwait(NULL);
+    for (int c = 0; c < C; c++)
+        cr_assert_eq(y[c][0], L, "chain %d: %g links", c, y[c][0]);
+    int at = atomic_load(&qbig_at);
+    cr_assert_geq(at, 0, "the big task ran");
+    cr_assert_lt(at, C * L / 2, "the big task ran after %d of %d small ones", at, C * L);
+}
+
+/* The chains' order: chains created link by link across them (the k loop
+ * outside, as STREAM's kernels over blocks) run one after the other on a
+ * GPU that takes one task at a time: a link inherits its chain's rank (its
+ * first link's number), so a chain's next link goes before the other
+ * chains' links. MACC_CHAIN_ORDER=0: the program's order, the chains in
+ * turn. */
+enum { CHAIN_C = 3, CHAIN_L = 5 };
+static double chain_y[CHAIN_C][64];
+static atomic_int chain_n;
+static int chain_seq[CHAIN_C * CHAIN_L];
+static int fn_chain_link(void *args, MACC_TaskEnv *env)
+{
+    (void)args;
+    double *y = env->ptrs[0];
+    y[0] += 1;
+    int c = (int)y[1]; /* (y is the GPU's copy) */
+    chain_seq[atomic_fetch_add(&chain_n, 1)] = c;
+    sleep_ms(2);
+    return 0;
+}
+static const MACC_Version r_chain_link_v[] = {{MACC_DEV_NVIDIA, 0, 100, 0, fn_chain_link}};
+static const MACC_Region r_chain_link = {{"sched.c", 16, 1, "test"}, "r_chain_link", 1, r_chain_link_v};
+static void chains_across(void)
+{
+    setenv("MACC_DEVICES", "nvidia:0", 1);
+    for (int c = 0; c < CHAIN_C; c++)
+        chain_y[c][1] = c;
+    for (int k = 0; k < CHAIN_L; k++)
+        for (int c = 0; c < CHAIN_C; c++) {
+            MACC_Map m = {"y", chain_y[c], chain_y[c], sizeof chain_y[c], MACC_MAP_TOFROM};
+            MACC_Dep d = {chain_y[c], sizeof chain_y[c], MACC_DEP_INOUT};
+            MACC_target(&r_chain_link, NULL, 0, 1, &m, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+        }
+    MACC_taskwait(NULL);
+    cr_assert_eq(atomic_load(&chain_n), CHAIN_C * CHAIN_L);
+    for (int c = 0; c < CHAIN_C; c++)
+        cr_assert_eq(chain_y[c][0], CHAIN_L, "chain %d: %g links", c, chain_y[c][0]);
+}
+
+Test(gpu, a_chains_next_link_goes_before_the_other_chains_links)
+{
+    chains_across();
+    for (int i = 0; i < CHAIN_C * CHAIN_L; i++)
+        cr_assert_eq(chain_seq[i], i / CHAIN_L, "position %d ran a link of chain %d", i, chain_seq[i]);
+}
+
+Test(gpu, macc_chain_order_0_takes_the_chains_in_turn)
+{
+    setenv("MACC_CHAIN_ORDER", "0", 1);
+    chains_across();
+    for (int i = 0; i < CHAIN_C * CHAIN_L; i++)
+        cr_assert_eq(chain_seq[i], i % CHAIN_C, "position %d ran a link of chain %d", i, chain_seq[i]);
 }
 
 /* Submissions made while a helper completes tasks under the runtime lock
