@@ -876,6 +876,14 @@ typedef struct maccrt_task {
     double pseen; /* plugin: when that end was seen */
 } maccrt_task;
 
+/* Whether a goes before b in the queues' order (sched.c): by rseq, ties (a
+ * chain's links share its rank) by id. The CUDA plugin asks it of the tasks
+ * it runs (a lane's priority). */
+static inline int maccrt_task_before(const maccrt_task *a, const maccrt_task *b)
+{
+    return a->rseq < b->rseq || (a->rseq == b->rseq && a->id < b->id);
+}
+
 /* A FIFO of tasks linked through pnext (a device's queue of placed tasks,
  * the CUDA plugin's queue of ended ones): appended at the tail, taken from
  * the head, under the queue owner's lock. */

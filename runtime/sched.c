@@ -100,13 +100,6 @@ static int sched__home(const maccrt_task *t)
  * where the search stopped, the order then approximate. */
 #define SCHED__LINK_SCAN 64
 
-/* Whether a goes before b in the walk's order: by rseq, ties (a chain's
- * links share its rank) by id. */
-static int sched__before(const maccrt_task *a, const maccrt_task *b)
-{
-    return a->rseq < b->rseq || (a->rseq == b->rseq && a->id < b->id);
-}
-
 static void sched__link(maccrt_task *t, int q)
 {
     maccrt_runtime *rt = &maccrt_rt;
@@ -119,20 +112,20 @@ static void sched__link(maccrt_task *t, int q)
     }
     t->qdev = q;
     maccrt_task *prev = *tail; /* t goes after prev (NULL: at the head) */
-    if (prev && sched__before(t, prev)) {
+    if (prev && maccrt_task_before(t, prev)) {
         int steps = 0;
         /* (rseq is unsigned: a task older than the head, a successor of a
          * task that was placed from the front, goes there at once; the
          * distance to the head was a wrapped difference that sent it to a
          * search from the tail, 64 steps and a place out of order) */
-        if (sched__before(t, *head)) {
+        if (maccrt_task_before(t, *head)) {
             prev = NULL;
         } else if (t->rseq - (*head)->rseq < prev->rseq - t->rseq) {
             prev = NULL;
-            for (maccrt_task *n = *head; n && sched__before(n, t) && steps++ < SCHED__LINK_SCAN; n = n->qnext)
+            for (maccrt_task *n = *head; n && maccrt_task_before(n, t) && steps++ < SCHED__LINK_SCAN; n = n->qnext)
                 prev = n;
         } else {
-            while (prev && sched__before(t, prev) && steps++ < SCHED__LINK_SCAN)
+            while (prev && maccrt_task_before(t, prev) && steps++ < SCHED__LINK_SCAN)
                 prev = prev->qprev;
         }
     }
@@ -684,7 +677,7 @@ void maccrt_sched_dispatch(void)
         int q = -1;
         for (int i = 0; i < rt->ndevices; i++) {
             maccrt_task *h = rt->devices[i]->rq_head;
-            if (h && !(held & MACCRT_BIT(i)) && (!t || sched__before(h, t))) {
+            if (h && !(held & MACCRT_BIT(i)) && (!t || maccrt_task_before(h, t))) {
                 t = h;
                 q = i;
             }

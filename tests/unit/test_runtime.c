@@ -3116,6 +3116,64 @@ Test(gpu, macc_write_early_0_leaves_them_to_the_flush)
     cr_assert_eq(d2h, (unsigned long long)C * sizeof y[0]);
 }
 
+/* A chain whose last link only reads what the links before it wrote (its
+ * map `to`, its dependence `in`, as STREAM's triad reads b and c): the
+ * last link has no successor, and the section it read, dirty on its GPU,
+ * no live task depends on once it is complete, so its helper writes it home
+ * then (task__early_find's read sections), before the flush.
+ * MACC_WRITE_EARLY_READ=0: only written sections, so the flush takes them. */
+static int fn_gated_read(void *args, MACC_TaskEnv *env)
+{
+    const gated_args *g = args;
+    (void)env;
+    for (int i = 0; i < 10000 && !__atomic_load_n(&g->creator->in_wait, __ATOMIC_ACQUIRE); i++)
+        sleep_ms(1);
+    sleep_ms(g->ms);
+    return 0;
+}
+static const MACC_Version r_gated_read_v[] = {{MACC_DEV_NVIDIA, 0, 50, 0, fn_gated_read}};
+static const MACC_Region r_gated_read = {{"sched.c", 17, 1, "test"}, "r_gated_read", 1, r_gated_read_v};
+static long early_reads(unsigned long long *d2h)
+{
+    enum { C = 4, L = 4, N = 2048 };
+    static double y[C][N];
+    setenv("MACC_DEVICES", "nvidia", 1);
+    macc_num_devices();
+    maccrt_dir_info before, after;
+    maccrt_dir_info_get(maccrt_rt.devices[0], &before);
+    gated_args g = {1, maccrt_thread_self()};
+    for (int k = 0; k < L; k++)
+        for (int c = 0; c < C; c++) {
+            int last = k == L - 1;
+            MACC_Map m = {"y", y[c], y[c], sizeof y[c], last ? MACC_MAP_TO : MACC_MAP_TOFROM};
+            MACC_Dep d = {y[c], sizeof y[c], last ? MACC_DEP_IN : MACC_DEP_INOUT};
+            MACC_target(last ? &r_gated_read : &r_gated, &g, sizeof g, 1, &m, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+        }
+    gated_tail(&g);
+    MACC_taskwait(NULL);
+    for (int c = 0; c < C; c++)
+        cr_assert_eq(y[c][0], L - 1, "chain %d: %g links", c, y[c][0]);
+    maccrt_dir_info_get(maccrt_rt.devices[0], &after);
+    *d2h = d2h_of(0) + d2h_of(1);
+    cr_assert_eq(*d2h, (unsigned long long)C * sizeof y[0], "each chain's section home once (%llu bytes)", *d2h);
+    return after.early - before.early;
+}
+
+Test(gpu, sections_a_chains_last_link_only_read_go_home_as_it_ends)
+{
+    unsigned long long d2h;
+    long early = early_reads(&d2h);
+    cr_assert_eq(early, 4, "%ld early write-backs: one per chain, at its reading last link", early);
+}
+
+Test(gpu, macc_write_early_read_0_leaves_read_sections_to_the_flush)
+{
+    setenv("MACC_WRITE_EARLY_READ", "0", 1);
+    unsigned long long d2h;
+    long early = early_reads(&d2h);
+    cr_assert_eq(early, 0);
+}
+
 /* Write-backs ahead of the flush (task.c: task__write_ahead). T tiles are
  * scaled on the fake GPUs and the tasks complete (no thread waits yet: no
  * early write-back); a long task then watches the host's tiles from its
