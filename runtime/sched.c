@@ -92,12 +92,13 @@ static int sched__home(const maccrt_task *t)
 }
 
 /* Links t into device q's own queue (q >= 0) or the global one, in rseq
- * order: behind every task of the queue with a smaller rseq. A new task
- * (the largest rseq) goes to the tail at once; a successor made ready by a
- * completion, older than the tasks created after it, is searched for from
- * the end its number is nearer to, at most SCHED__LINK_SCAN steps (under the
- * runtime lock; queues run to thousands of tasks): past that it is linked
- * where the search stopped, the order then approximate. */
+ * order (maccrt_task_before): behind every task of the queue before it. A
+ * new task with no predecessor (the largest rseq) goes to the tail at once;
+ * a successor made ready by a completion, older than the tasks created
+ * after its chain began, is searched for from the end its number is nearer
+ * to, at most SCHED__LINK_SCAN steps (under the runtime lock; queues run to
+ * thousands of tasks): past that it is linked where the search stopped, the
+ * order then approximate. */
 #define SCHED__LINK_SCAN 64
 
 static void sched__link(maccrt_task *t, int q)

@@ -3490,15 +3490,7 @@ Test(gpu, a_task_needing_every_token_ranked_before_the_chains_is_not_starved_by_
     MACC_target(&r_qhold, NULL, 0, 1, &mh, 1, &dz, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
     MACC_Map mz = {"z", z, z, sizeof z, MACC_MAP_TOFROM};
     MACC_target(&r_qbig, NULL, 0, 1, &mz, 1, &dz, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
-    for (int k = 0; k < L; k++)
-        for (int c = 0; c < C; c++) {
-            MACC_Map m = {"y", y[c], y[c], sizeof y[c], MACC_MAP_TOFROM};
-            MACC_Dep d = {y[c], sizeof y[c], MACC_DEP_INOUT};
-            MACC_target(&r_qsmall, NULL, 0, 1, &m, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
-        }
-    MACC_taskwait(NULL);
-    for (int c = 0; c < C; c++)
-        cr_assert_eq(y[c][0], L, "chain %d: %g links", c, y[c][0]);
+    run_chains_args(&r_qsmall, NULL, 0, C, L, N, y, NULL);
     int at = atomic_load(&qbig_at);
     cr_assert_geq(at, 0, "the big task ran");
     cr_assert_lt(at, C * L / 2, "the big task ran after %d of %d small ones", at, C * L);
@@ -3531,16 +3523,8 @@ static void chains_across(void)
     setenv("MACC_DEVICES", "nvidia:0", 1);
     for (int c = 0; c < CHAIN_C; c++)
         chain_y[c][1] = c;
-    for (int k = 0; k < CHAIN_L; k++)
-        for (int c = 0; c < CHAIN_C; c++) {
-            MACC_Map m = {"y", chain_y[c], chain_y[c], sizeof chain_y[c], MACC_MAP_TOFROM};
-            MACC_Dep d = {chain_y[c], sizeof chain_y[c], MACC_DEP_INOUT};
-            MACC_target(&r_chain_link, NULL, 0, 1, &m, 1, &d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
-        }
-    MACC_taskwait(NULL);
+    run_chains_args(&r_chain_link, NULL, 0, CHAIN_C, CHAIN_L, 64, chain_y, NULL);
     cr_assert_eq(atomic_load(&chain_n), CHAIN_C * CHAIN_L);
-    for (int c = 0; c < CHAIN_C; c++)
-        cr_assert_eq(chain_y[c][0], CHAIN_L, "chain %d: %g links", c, chain_y[c][0]);
 }
 
 Test(gpu, a_chains_next_link_goes_before_the_other_chains_links)
