@@ -1479,6 +1479,7 @@ typedef struct task__early {
     int n;
     uintptr_t a[TASK__EARLY_MAX], b[TASK__EARLY_MAX];
     unsigned char read[TASK__EARLY_MAX]; /* a section it only read (task__early_find) */
+    unsigned long id;                    /* the task's (it may be freed when they are made) */
     const MACC_SrcLoc *loc;
 } task__early;
 
@@ -1491,12 +1492,14 @@ static int task__early_read_on = -1;
  * have that triad as their successor) left those bytes to the flush: 512 of
  * the 768 MiB STREAM's blocks held at its end, written home after the last
  * kernel (10 ms of a 24 ms run on one H200). Such a section is written home
- * when no live task depends on it (the dependence index, after t left it:
- * task__end), like the waiting thread's write-backs ahead of the wait; one
- * that is clean costs a look in the directory. */
+ * when no live task but t depends on it (the dependence index, which a GPU
+ * task leaves in its completer's batch: task__end), like the waiting
+ * thread's write-backs ahead of the wait; one that is clean costs a look in
+ * the directory. */
 static void task__early_find(const maccrt_task *t, task__early *ew)
 {
     ew->n = 0;
+    ew->id = t->id;
     ew->loc = t->loc;
     if (t->op || !t->dev || t->dev->kind == MACC_DEV_HOST || !t->creator || t->direct)
         return;
@@ -1734,7 +1737,11 @@ static void task__after_run(maccrt_task *t, int err, double seen_at, maccrt_task
     task__end(t);
 }
 
-static int task__deps_busy(uintptr_t a, uintptr_t b);
+/* Whether a live task other than the one numbered `but` (0: none) depends on
+ * some byte of [a, b) (below, "Write-backs ahead of the synchronisation
+ * point"): a GPU task leaves the index only in its completer's batch, so
+ * its own dependences are still there when its helper looks (task__end). */
+static int task__deps_busy(uintptr_t a, uintptr_t b, unsigned long but);
 
 /* t has run (and its maps are released): its times, then completion and
  * early write-backs, or the end of a direct task. */
@@ -1759,7 +1766,7 @@ static void task__end(maccrt_task *t)
     if (f0 > 0.0)
         maccrt_trace_event(MACCRT_TRACE_FINISH, d, fname, f0, maccrt_now(), 0);
     for (int i = 0; i < ew.n; i++)
-        if (!(ew.read[i] && task__deps_busy(ew.a[i], ew.b[i])) && !task__wb_defer(d, ew.a[i], ew.b[i], ew.loc))
+        if (!(ew.read[i] && task__deps_busy(ew.a[i], ew.b[i], ew.id)) && !task__wb_defer(d, ew.a[i], ew.b[i], ew.loc))
             (void)maccrt_cache_write_early(d, ew.a[i], ew.b[i], ew.loc);
 }
 
@@ -1819,10 +1826,17 @@ static int task__none_live(const void *arg)
  * made twice). matmul on one H200: the flush was 3.3-3.9 ms of a 47 ms run
  * (bench/RESULTS.md, thirtieth session). MACC_WRITE_EARLY=0 turns this off
  * with the early write-backs. */
-static int task__deps_busy(uintptr_t a, uintptr_t b)
+static int task__deps_busy(uintptr_t a, uintptr_t b, unsigned long but)
 {
+    int busy = 0;
     pthread_mutex_lock(&task__deps_lock);
-    int busy = maccrt_rtree_first_overlap(&task__deps, a, b) != NULL;
+    for (maccrt_rnode *n = maccrt_rtree_first_overlap(&task__deps, a, b); n && n->start < b && !busy;
+         n = maccrt_rtree_next_below(&task__deps, n, b)) {
+        const task__seg *s = (const task__seg *)n; /* (none is empty: task__deps_remove) */
+        busy = s->writer && s->writer->id != but;
+        for (int i = 0; i < s->nreaders && !busy; i++)
+            busy = s->readers[i]->id != but;
+    }
     pthread_mutex_unlock(&task__deps_lock);
     return busy;
 }
@@ -1832,7 +1846,7 @@ static void task__write_ahead(maccrt_thread *self, const MACC_SrcLoc *loc)
     size_t n;
     maccrt_dirty_range *r = maccrt_cache_dirty_idle(&n);
     for (size_t i = 0; i < n && __atomic_load_n(&self->children, __ATOMIC_RELAXED) > 0; i++)
-        if (!task__deps_busy(r[i].a, r[i].b))
+        if (!task__deps_busy(r[i].a, r[i].b, 0))
             maccrt_cache_write_early(r[i].dev, r[i].a, r[i].b, loc);
     free(r);
 }
