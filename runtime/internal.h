@@ -1251,6 +1251,11 @@ int maccrt_trace_on(void);
  * outlive the program's run (region and map names are static). */
 void maccrt_trace_event(int kind, const struct maccrt_device *d, const char *name, double t0, double t1,
                         size_t bytes);
+/* The same for a slice of one task's way (wait:ready, wait:queue, maps,
+ * task, unmap, finish): its args name the task's number and its chain's
+ * (its rank), which tools/tracestat.py --chains follows. */
+void maccrt_trace_task_event(int kind, const struct maccrt_device *d, const char *name, double t0, double t1,
+                             unsigned long task, unsigned long chain);
 /* Writes the file (at exit). */
 void maccrt_trace_write(void);
 

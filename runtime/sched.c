@@ -347,8 +347,8 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
     maccrt_stats_placed(d, t);
     if (maccrt_trace_on() && t->t_ready > 0.0) {
         t->t_placed = maccrt_now();
-        maccrt_trace_event(MACCRT_TRACE_WAIT_READY, d, t->region ? t->region->name : "data", t->t_ready,
-                           t->t_placed, 0);
+        maccrt_trace_task_event(MACCRT_TRACE_WAIT_READY, d, t->region ? t->region->name : "data", t->t_ready,
+                                t->t_placed, t->id, t->rank);
     }
     if (t->waiter && (d->kind == MACC_DEV_HOST || maccrt_rt.stopped)) {
         /* Undeferred host task: its encountering thread runs it (no switch).

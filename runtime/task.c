@@ -1648,7 +1648,7 @@ void maccrt_task_execute(maccrt_task *t)
     double tr0 = maccrt_trace_on() ? maccrt_now() : 0.0; /* the runtime's phases, traced */
     t->x_tr0 = tr0;
     if (tr0 > 0.0 && t->t_placed > 0.0)
-        maccrt_trace_event(MACCRT_TRACE_WAIT_QUEUE, d, task__trace_name(t), t->t_placed, tr0, 0);
+        maccrt_trace_task_event(MACCRT_TRACE_WAIT_QUEUE, d, task__trace_name(t), t->t_placed, tr0, t->id, t->rank);
     t->t_maps = 0.0;
     if (t->op) {
         double d0 = maccrt_trace_on() ? maccrt_now() : 0.0;
@@ -1683,7 +1683,7 @@ void maccrt_task_execute(maccrt_task *t)
     t->x_r0 = r0;
     t->t_maps = t->timed ? r0 - t->t_start : 0.0;
     if (tr0 > 0.0)
-        maccrt_trace_event(MACCRT_TRACE_MAPS, d, task__region_name(t->region), tr0, r0, 0);
+        maccrt_trace_task_event(MACCRT_TRACE_MAPS, d, task__region_name(t->region), tr0, r0, t->id, t->rank);
     int err = d->plugin->run(d, t, &env);
     if (err == MACCRT_RUN_PENDING) {
         self->current = outer;
@@ -1715,7 +1715,7 @@ static void task__after_run(maccrt_task *t, int err, double seen_at, maccrt_task
     double now = t->timed || tr0 > 0.0 ? maccrt_now() : 0.0;
     double r1 = seen_at > 0.0 && seen_at < now ? seen_at : now;
     if (r0 > 0.0 && !err && maccrt_trace_on())
-        maccrt_trace_event(MACCRT_TRACE_TASK, d, task__region_name(t->region), r0, r1, 0);
+        maccrt_trace_task_event(MACCRT_TRACE_TASK, d, task__region_name(t->region), r0, r1, t->id, t->rank);
     if (err) {
         /* "region 'NAME' failed on nvidia:0: an illegal memory access was
          * encountered". Fatal at once: after a GPU error the device may
@@ -1732,7 +1732,8 @@ static void task__after_run(maccrt_task *t, int err, double seen_at, maccrt_task
     if (t->timed) /* (an asynchronous end's wait for a helper counts as the maps', not the run's) */
         t->t_maps += maccrt_now() - r1;
     if (tr0 > 0.0)
-        maccrt_trace_event(MACCRT_TRACE_UNMAP, d, task__region_name(t->region), u0, maccrt_now(), 0);
+        maccrt_trace_task_event(MACCRT_TRACE_UNMAP, d, task__region_name(t->region), u0, maccrt_now(), t->id,
+                                t->rank);
     maccrt_thread_self()->current = outer;
     task__end(t);
 }
@@ -1760,11 +1761,12 @@ static void task__end(maccrt_task *t)
     }
     double f0 = t->x_tr0 > 0.0 ? maccrt_now() : 0.0;
     const char *fname = f0 > 0.0 ? task__trace_name(t) : NULL; /* (t may be freed by task__finish) */
+    unsigned long fid = t->id, frank = t->rank;
     task__early ew;
     task__early_find(t, &ew);
     task__finish(t);
     if (f0 > 0.0)
-        maccrt_trace_event(MACCRT_TRACE_FINISH, d, fname, f0, maccrt_now(), 0);
+        maccrt_trace_task_event(MACCRT_TRACE_FINISH, d, fname, f0, maccrt_now(), fid, frank);
     for (int i = 0; i < ew.n; i++)
         if (!(ew.read[i] && task__deps_busy(ew.a[i], ew.b[i], ew.id)) && !task__wb_defer(d, ew.a[i], ew.b[i], ew.loc))
             (void)maccrt_cache_write_early(d, ew.a[i], ew.b[i], ew.loc);

@@ -2,7 +2,9 @@
  *
  * One process per device (pid = the OpenMP device number, named after the
  * device), one slice per task's version run ("cat": "task") and per copy
- * ("h2d", "d2h") and data directive ("data"). Slices are kept in memory and
+ * ("h2d", "d2h") and data directive ("data"); the slices of a task's way
+ * (wait:ready, wait:queue, maps, task, unmap, finish) carry its number and
+ * its chain's in their args ("task", "chain"). Slices are kept in memory and
  * written at exit; overlapping slices of one device are spread over lanes
  * (tid) so that the viewer draws them side by side. tools/trace2svg.py draws
  * the file as an SVG timeline. */
@@ -18,6 +20,7 @@ typedef struct trace__ev {
     const char *name; /* static storage (region names, map names) */
     size_t bytes;
     int thread; /* the recording thread, numbered in the order threads first record */
+    unsigned long task, chain; /* a task's slice: its number and its rank (0: none) */
 } trace__ev;
 
 /* Events are kept per thread, in chunks that only their thread appends to
@@ -63,7 +66,22 @@ int maccrt_trace_on(void)
     return __atomic_load_n(&trace__s.on, __ATOMIC_RELAXED);
 }
 
+static void trace__record(int kind, const maccrt_device *d, const char *name, double t0, double t1, size_t bytes,
+                          unsigned long task, unsigned long chain);
+
 void maccrt_trace_event(int kind, const maccrt_device *d, const char *name, double t0, double t1, size_t bytes)
+{
+    trace__record(kind, d, name, t0, t1, bytes, 0, 0);
+}
+
+void maccrt_trace_task_event(int kind, const maccrt_device *d, const char *name, double t0, double t1,
+                             unsigned long task, unsigned long chain)
+{
+    trace__record(kind, d, name, t0, t1, 0, task, chain);
+}
+
+static void trace__record(int kind, const maccrt_device *d, const char *name, double t0, double t1, size_t bytes,
+                          unsigned long task, unsigned long chain)
 {
     static __thread int thread; /* 0: not numbered yet */
     static __thread trace__chunk *chunk; /* this thread's current chunk */
@@ -82,7 +100,7 @@ void maccrt_trace_event(int kind, const maccrt_device *d, const char *name, doub
             ;
         chunk = c;
     }
-    chunk->ev[chunk->n] = (trace__ev){t0, t1, d->num, kind, name ? name : "?", bytes, thread};
+    chunk->ev[chunk->n] = (trace__ev){t0, t1, d->num, kind, name ? name : "?", bytes, thread, task, chain};
     __atomic_store_n(&chunk->n, chunk->n + 1, __ATOMIC_RELEASE);
 }
 
@@ -175,6 +193,8 @@ void maccrt_trace_write(void)
         fprintf(f, ", \"args\": {\"thread\": %d", e->thread);
         if (e->bytes)
             fprintf(f, ", \"bytes\": %zu", e->bytes);
+        if (e->task)
+            fprintf(f, ", \"task\": %lu, \"chain\": %lu", e->task, e->chain);
         fputc('}', f);
         fputc('}', f);
     }

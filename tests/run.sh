@@ -344,6 +344,10 @@ e2e)
         if [ -n "$pt" ] && [ -n "$tsum" ] && echo "$pt $tsum" | awk -v n="$tasks" '
             { want = $3 * 1000 / n; tol = 60 / n + want * 0.01; exit !($1 == n && $2 > 0 && $2 > want - tol && $2 < want + tol) }'; then ok
         else cat "$tmp/err"; ko "e2e tracestat --per-task: '$pt' (tasks $tasks, task ms '$tsum')"; fi
+        # --chains: every task slice carries its chain, so the chains' links add up to the tasks
+        tc=$(python3 "$top/tools/tracestat.py" --chains "$tmp/trace.json" 2>> "$tmp/err" | awk 'NR == 1 && $1 == "tasks" { print $2 + 0 }')
+        if [ "$tc" = "$tasks" ]; then ok
+        else cat "$tmp/err"; ko "e2e tracestat --chains: '$tc' links in chains (tasks $tasks)"; fi
         # --end: the host's row counts every task, and no copy runs after the last (host only)
         te=$(python3 "$top/tools/tracestat.py" --end "$tmp/trace.json" 2>> "$tmp/err" | awk '$1 == "host" { print $2, $4 }')
         if [ "$te" = "$tasks 0" ]; then ok

@@ -9,6 +9,7 @@
     python3 tools/tracestat.py --threads t.json           each device's threads: how busy
     python3 tools/tracestat.py --per-task t.json          each device's time per task, by kind
     python3 tools/tracestat.py --end t.json               the run's end: copies after the last task
+    python3 tools/tracestat.py --chains [N] t.json        the chains: their ends, a link's way
 
 The first form prints, per device and kind (task, h2d, maps, wait:lock, ...), the number of
 slices, their summed time, median, 90th percentile and maximum (in microseconds), and the
@@ -39,6 +40,13 @@ fake GPUs). --end prints, per device, its tasks, when its last one ended, and th
 (h2d, d2h, p2p) still running after the run's last task ended: how many, how many MiB, and
 when the last of them ended after it: a program's last wait is often its write-backs, and a
 device that holds more of them than another keeps the wait going while the other idles.
+--chains [N] (default 3) groups the tasks by chain (the slices of a task's way carry its
+number and its chain's, the rank every link of a chain shares) and prints how many chains
+there are, when the first of them ended, and for the N chains that ended first the median
+microseconds per link of each part of a link's way (wait:ready, wait:queue, maps, task: the
+kernels from launch to the end seen, unmap, finish) and "ready after": from a link's end
+(its unmaps) to the next link's readiness, which the completion of the first makes. A chain's period per link against its kernels' time says how much
+of it is the runtime's round trip (STREAM's chains: bench/RESULTS.md, forty-eighth session).
 """
 import json
 import sys
@@ -225,6 +233,57 @@ def end(slices):
         print(f"{dev:<10} {tasks.get(dev, 0):>7} {lt:>13} {a[0]:>13} {a[1]:>10.1f} {(a[2] - last) / 1000:>9.2f}")
 
 
+WAY = ("wait:ready", "wait:queue", "maps", "task", "unmap", "finish")
+
+
+def chains(slices, first):
+    """Tasks grouped by chain (the rank each task slice carries in its args): how many,
+    when they ended, and for the `first` chains to end the median microseconds per link of
+    each part of a link's way, and of the time from a link's end (its unmaps) to the next
+    one's readiness (the predecessor's completion up to its successor's)."""
+    t0, _ = span_of(slices)
+    links = {}  # chain -> task -> {part: (start, end)}, device
+    for e in slices:
+        a = e.get("args", {})
+        if e["cat"] not in WAY or "chain" not in a:
+            continue
+        t = links.setdefault(a["chain"], {}).setdefault(a["task"], {"dev": e["dev"]})
+        s0, s1 = e["ts"], e["ts"] + e["dur"]
+        p = t.get(e["cat"])
+        t[e["cat"]] = (min(p[0], s0), max(p[1], s1)) if p else (s0, s1)
+    if not links:
+        print("no task slices with a chain (a trace of an older runtime?)")
+        return
+    def ends(c):
+        return max(max(v[1] for k, v in t.items() if k != "dev") for t in links[c].values())
+    order = sorted(links, key=ends)
+    n = sorted(len(links[c]) for c in links)
+    print(f"tasks {sum(n)}, chains {len(links)}, of more than one link {sum(1 for x in n if x > 1)}; "
+          f"links per chain min {n[0]} median {n[len(n) // 2]} max {n[-1]}")
+    long_ = [c for c in order if len(links[c]) > 1]
+    print("ends of the chains of more than one link (ms): " +
+          " ".join(f"{(ends(c) - t0) / 1000:.2f}" for c in long_[:12]) + (" ..." if len(long_) > 12 else ""))
+    hdr = " ".join(f"{k:>10}" for k in WAY + ("ready after",))
+    print(f"{'chain':>8} {'links':>6} {'devices':<16} {'end ms':>8} {'us/link':>8} {hdr}")
+    for c in (long_ or order)[:first]:
+        ts = sorted(links[c].items())
+        med = []
+        for k in WAY:
+            v = [t[k][1] - t[k][0] for _, t in ts if k in t]
+            med.append(quantile(v, 0.5) if v else 0.0)
+        gaps = []
+        for (_, a), (_, b) in zip(ts, ts[1:]):
+            ran = a.get("unmap") or a.get("task")
+            if ran and "wait:ready" in b:
+                gaps.append(b["wait:ready"][0] - ran[1])
+        med.append(quantile(gaps, 0.5) if gaps else 0.0)
+        starts = [min(v[0] for k, v in t.items() if k != "dev") for _, t in ts]
+        per = (ends(c) - min(starts)) / len(ts)
+        devs = ",".join(sorted({t["dev"] for _, t in ts}))
+        print(f"{c:>8} {len(ts):>6} {devs:<16} {(ends(c) - t0) / 1000:>8.2f} {per:>8.1f} " +
+              " ".join(f"{x:>10.1f}" for x in med))
+
+
 def main(argv):
     args = argv[1:]
     by_name = None
@@ -233,6 +292,7 @@ def main(argv):
     per_thread = False
     per_task_on = False
     end_on = False
+    chains_n = None
     cats = ["task", "maps", "unmap", "wait:lock", "wait:data", "wait:queue"]
     try:
         while args and args[0].startswith("--"):
@@ -253,6 +313,8 @@ def main(argv):
                 per_task_on = True
             elif opt == "--end":
                 end_on = True
+            elif opt == "--chains":
+                chains_n = int(args.pop(0)) if args and args[0].isdigit() else 3
             else:
                 raise ValueError(opt)
         for v in (win, per_window):
@@ -262,7 +324,7 @@ def main(argv):
             raise ValueError("arguments")
     except (IndexError, ValueError):
         sys.stderr.write("usage: tracestat.py [--by-name KIND | --windows MS|auto [--cats a,b] | "
-                         "--rate MS|auto | --threads | --per-task | --end] trace.json\n")
+                         "--rate MS|auto | --threads | --per-task | --end | --chains [N]] trace.json\n")
         return 2
     slices = load(args[0])
     if not slices:
@@ -270,7 +332,9 @@ def main(argv):
         return 1
     def auto(v):  # 20 windows over the run, in round milliseconds
         return max(float(f"{span_of(slices)[1] / 1000.0 / 20:.2g}"), 0.001) if v < 0 else v
-    if end_on:
+    if chains_n is not None:
+        chains(slices, chains_n)
+    elif end_on:
         end(slices)
     elif per_task_on:
         per_task(slices)
