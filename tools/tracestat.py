@@ -42,10 +42,12 @@ when the last of them ended after it: a program's last wait is often its write-b
 device that holds more of them than another keeps the wait going while the other idles.
 --chains [N] (default 3) groups the tasks by chain (the slices of a task's way carry its
 number and its chain's, the rank every link of a chain shares) and prints how many chains
-there are, when the first of them ended, and for the N chains that ended first the median
+there are, when the first of them ended, and for the N chains that ended first the mean
 microseconds per link of each part of a link's way (wait:ready, wait:queue, maps, task: the
-kernels from launch to the end seen, unmap, finish) and "ready after": from a link's end
-(its unmaps) to the next link's readiness, which the completion of the first makes. A chain's period per link against its kernels' time says how much
+kernels from launch to the end seen, taken: from the end seen until a thread takes the task,
+unmap, finish) and "ready after": from a link's end (its unmaps) to the next link's
+readiness, which the completion of the first makes. The parts and "ready after" add up to
+the period per link but for the overlaps (the finish runs after the successor is ready). A chain's period per link against its kernels' time says how much
 of it is the runtime's round trip (STREAM's chains: bench/RESULTS.md, forty-eighth session).
 """
 import json
@@ -238,9 +240,10 @@ WAY = ("wait:ready", "wait:queue", "maps", "task", "unmap", "finish")
 
 def chains(slices, first):
     """Tasks grouped by chain (the rank each task slice carries in its args): how many,
-    when they ended, and for the `first` chains to end the median microseconds per link of
-    each part of a link's way, and of the time from a link's end (its unmaps) to the next
-    one's readiness (the predecessor's completion up to its successor's)."""
+    when they ended, and for the `first` chains to end the mean microseconds per link of
+    each part of a link's way ("taken": from the end seen to a thread's taking it, its unmaps'
+    start), and of the time from a link's end (its unmaps) to the next one's readiness (the
+    predecessor's completion up to its successor's)."""
     t0, _ = span_of(slices)
     links = {}  # chain -> task -> {part: (start, end)}, device
     for e in slices:
@@ -263,20 +266,23 @@ def chains(slices, first):
     long_ = [c for c in order if len(links[c]) > 1]
     print("ends of the chains of more than one link (ms): " +
           " ".join(f"{(ends(c) - t0) / 1000:.2f}" for c in long_[:12]) + (" ..." if len(long_) > 12 else ""))
-    hdr = " ".join(f"{k:>10}" for k in WAY + ("ready after",))
+    hdr = " ".join(f"{k:>10}" for k in WAY[:4] + ("taken", ) + WAY[4:] + ("ready after",))
     print(f"{'chain':>8} {'links':>6} {'devices':<16} {'end ms':>8} {'us/link':>8} {hdr}")
     for c in (long_ or order)[:first]:
         ts = sorted(links[c].items())
+        def mean(v):
+            return sum(v) / len(v) if v else 0.0
         med = []
         for k in WAY:
-            v = [t[k][1] - t[k][0] for _, t in ts if k in t]
-            med.append(quantile(v, 0.5) if v else 0.0)
+            med.append(mean([t[k][1] - t[k][0] for _, t in ts if k in t]))
+            if k == "task":  # the end seen, until a thread takes it (its unmaps begin)
+                med.append(mean([t["unmap"][0] - t["task"][1] for _, t in ts if "task" in t and "unmap" in t]))
         gaps = []
         for (_, a), (_, b) in zip(ts, ts[1:]):
             ran = a.get("unmap") or a.get("task")
             if ran and "wait:ready" in b:
                 gaps.append(b["wait:ready"][0] - ran[1])
-        med.append(quantile(gaps, 0.5) if gaps else 0.0)
+        med.append(mean(gaps))
         starts = [min(v[0] for k, v in t.items() if k != "dev") for _, t in ts]
         per = (ends(c) - min(starts)) / len(ts)
         devs = ",".join(sorted({t["dev"] for _, t in ts}))
