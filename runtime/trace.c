@@ -67,20 +67,6 @@ int maccrt_trace_on(void)
 }
 
 static void trace__record(int kind, const maccrt_device *d, const char *name, double t0, double t1, size_t bytes,
-                          unsigned long task, unsigned long chain);
-
-void maccrt_trace_event(int kind, const maccrt_device *d, const char *name, double t0, double t1, size_t bytes)
-{
-    trace__record(kind, d, name, t0, t1, bytes, 0, 0);
-}
-
-void maccrt_trace_task_event(int kind, const maccrt_device *d, const char *name, double t0, double t1,
-                             unsigned long task, unsigned long chain)
-{
-    trace__record(kind, d, name, t0, t1, 0, task, chain);
-}
-
-static void trace__record(int kind, const maccrt_device *d, const char *name, double t0, double t1, size_t bytes,
                           unsigned long task, unsigned long chain)
 {
     static __thread int thread; /* 0: not numbered yet */
@@ -102,6 +88,17 @@ static void trace__record(int kind, const maccrt_device *d, const char *name, do
     }
     chunk->ev[chunk->n] = (trace__ev){t0, t1, d->num, kind, name ? name : "?", bytes, thread, task, chain};
     __atomic_store_n(&chunk->n, chunk->n + 1, __ATOMIC_RELEASE);
+}
+
+void maccrt_trace_event(int kind, const maccrt_device *d, const char *name, double t0, double t1, size_t bytes)
+{
+    trace__record(kind, d, name, t0, t1, bytes, 0, 0);
+}
+
+void maccrt_trace_task_event(int kind, const maccrt_device *d, const char *name, double t0, double t1,
+                             unsigned long task, unsigned long chain)
+{
+    trace__record(kind, d, name, t0, t1, 0, task, chain);
 }
 
 static int trace__cmp(const void *a, const void *b)

@@ -257,38 +257,37 @@ def chains(slices, first):
     if not links:
         print("no task slices with a chain (a trace of an older runtime?)")
         return
-    def ends(c):
-        return max(max(v[1] for k, v in t.items() if k != "dev") for t in links[c].values())
-    order = sorted(links, key=ends)
+    def mean(v):
+        return sum(v) / len(v) if v else 0.0
+    def parts(t):  # a task's parts: (start, end) of each kind of slice it has
+        return [v for k, v in t.items() if k != "dev"]
+    end = {c: max(max(v[1] for v in parts(t)) for t in links[c].values()) for c in links}
+    order = sorted(links, key=end.get)
     n = sorted(len(links[c]) for c in links)
     print(f"tasks {sum(n)}, chains {len(links)}, of more than one link {sum(1 for x in n if x > 1)}; "
           f"links per chain min {n[0]} median {n[len(n) // 2]} max {n[-1]}")
     long_ = [c for c in order if len(links[c]) > 1]
     print("ends of the chains of more than one link (ms): " +
-          " ".join(f"{(ends(c) - t0) / 1000:.2f}" for c in long_[:12]) + (" ..." if len(long_) > 12 else ""))
+          " ".join(f"{(end[c] - t0) / 1000:.2f}" for c in long_[:12]) + (" ..." if len(long_) > 12 else ""))
     hdr = " ".join(f"{k:>10}" for k in WAY[:4] + ("taken", ) + WAY[4:] + ("ready after",))
     print(f"{'chain':>8} {'links':>6} {'devices':<16} {'end ms':>8} {'us/link':>8} {hdr}")
     for c in (long_ or order)[:first]:
-        ts = sorted(links[c].items())
-        def mean(v):
-            return sum(v) / len(v) if v else 0.0
-        med = []
+        ts = [t for _, t in sorted(links[c].items())]
+        cols = []
         for k in WAY:
-            med.append(mean([t[k][1] - t[k][0] for _, t in ts if k in t]))
+            cols.append(mean([t[k][1] - t[k][0] for t in ts if k in t]))
             if k == "task":  # the end seen, until a thread takes it (its unmaps begin)
-                med.append(mean([t["unmap"][0] - t["task"][1] for _, t in ts if "task" in t and "unmap" in t]))
+                cols.append(mean([t["unmap"][0] - t["task"][1] for t in ts if "task" in t and "unmap" in t]))
         gaps = []
-        for (_, a), (_, b) in zip(ts, ts[1:]):
+        for a, b in zip(ts, ts[1:]):
             ran = a.get("unmap") or a.get("task")
             if ran and "wait:ready" in b:
                 gaps.append(b["wait:ready"][0] - ran[1])
-        med.append(mean(gaps))
-        starts = [min(v[0] for k, v in t.items() if k != "dev") for _, t in ts]
-        per = (ends(c) - min(starts)) / len(ts)
-        devs = ",".join(sorted({t["dev"] for _, t in ts}))
-        print(f"{c:>8} {len(ts):>6} {devs:<16} {(ends(c) - t0) / 1000:>8.2f} {per:>8.1f} " +
-              " ".join(f"{x:>10.1f}" for x in med))
-
+        cols.append(mean(gaps))
+        per = (end[c] - min(min(v[0] for v in parts(t)) for t in ts)) / len(ts)
+        devs = ",".join(sorted({t["dev"] for t in ts}))
+        print(f"{c:>8} {len(ts):>6} {devs:<16} {(end[c] - t0) / 1000:>8.2f} {per:>8.1f} " +
+              " ".join(f"{x:>10.1f}" for x in cols))
 
 def main(argv):
     args = argv[1:]
