@@ -3270,6 +3270,63 @@ void maccrt_map_task_acquire_n(maccrt_device *d, int n, const MACC_Map *maps, vo
     cache__nmine = 0;
 }
 
+/* Maps 0..n-1 that cache__acquire_fast took, given back as a read's end
+ * (nothing was written through them), d's part held. */
+static void cache__untake_locked(int n, int *took, void **handles)
+{
+    for (int i = 0; i < n; i++) {
+        if (took[i] == MACCRT_TOOK_DIR)
+            ((maccrt_dentry *)handles[i])->users--;
+        took[i] = MACCRT_TOOK_NONE;
+        handles[i] = NULL;
+    }
+}
+
+void maccrt_map_task_untake_n(maccrt_device *d, int n, int *took, void **handles)
+{
+    cache__dev_take(d);
+    cache__untake_locked(n, took, handles);
+    cache__dev_drop(d);
+}
+
+/* A task launched ahead of its predecessor's end (task.c, "Launch-ahead"):
+ * every one of its n maps taken as cache__acquire_fast takes it, under d's
+ * part alone (no copy, no wait, no new entry), or none: 1 when all were
+ * taken (the task's kernels then ordered after the fills other threads left
+ * on their way), 0 with nothing held. A map that reads needs d's copy valid
+ * now: the predecessor still running may be about to write it, and only a
+ * copy made before its kernels (read after them on the same stream) is
+ * right to read. */
+int maccrt_map_task_try_fast_n(maccrt_device *d, int n, const MACC_Map *maps, void **ptrs, int *took,
+                               void **handles)
+{
+    if (n > 64 || !cache__dev_lockable(d))
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (!cache__task_dir_map(d, &maps[i]))
+            return 0;
+    cache__dev_take(d);
+    int i = 0;
+    for (; i < n; i++) {
+        took[i] = MACCRT_TOOK_NONE;
+        handles[i] = NULL;
+        if (!cache__acquire_fast(d, &maps[i], &ptrs[i], &handles[i]))
+            break;
+        took[i] = MACCRT_TOOK_DIR;
+    }
+    if (i < n)
+        cache__untake_locked(i, took, handles);
+    else
+        d->dfast += n;
+    cache__dev_drop(d);
+    if (i < n)
+        return 0;
+    cache__nmine = 0;
+    if (d->plugin->fence_order)
+        cache__order_after_fills(d, n, took, handles);
+    return 1;
+}
+
 /* The end of a GPU task's use of entry e for m. */
 static void cache__release_dir_locked(maccrt_device *d, const MACC_Map *m, maccrt_dentry *e,
                                       const MACC_SrcLoc *loc)

@@ -116,6 +116,8 @@ typedef struct cuda__helper {
     cudaStream_t stream; /* the stream its calls use now: own, or its task's lane's */
     cudaStream_t own;    /* its own (batches, unmaps) */
     int run_lane;        /* the lane of the task it runs now (asynchronous GPUs), or -1 */
+    int launched;        /* the lane its last task was launched on (cuda__launched), or -1 */
+    int behind;          /* the task it runs now goes behind run_lane's (cuda__ahead) */
     int in_task;         /* it runs a task's maps and version now (on `stream`) */
     void *relay;         /* device memory for write-backs through this GPU (cuda__copy_d2h_via) */
     cudaEvent_t fence[CUDA__FENCES];
@@ -127,12 +129,20 @@ typedef struct cuda__helper {
 
 /* A stream a task's maps and kernels use, on a GPU whose tasks end
  * asynchronously (see "Asynchronous tasks" below). */
+#define CUDA__AHEAD_MAX 16
 typedef struct cuda__lane {
     cudaStream_t stream; /* the one its task uses: lo, or hi (cuda__urgent) */
     cudaStream_t lo, hi; /* hi: the GPU's greatest priority (NULL: none, MACC_CUDA_PRIORITY=0) */
-    maccrt_task *_Atomic task;  /* in flight on it (its kernels launched), or NULL */
-    atomic_ulong gen;           /* launches on it (cuda__lane_claim) */
+    maccrt_task *_Atomic task;  /* in flight on it (its kernels launched), or NULL: q[0] */
+    atomic_ulong gen;           /* launches on it (cuda__launched) */
     int next_free;
+    /* The tasks in flight on it in their order (q[0]: the first, then those
+     * launched ahead behind it: task.c's launch-ahead), ev[i] recorded after
+     * q[i]'s kernels when q[i + 1] came; under lk (cuda__lane_lock). */
+    atomic_int lk;
+    int n;
+    maccrt_task *q[CUDA__AHEAD_MAX];
+    cudaEvent_t ev[CUDA__AHEAD_MAX];
 } cuda__lane;
 
 struct cuda__gpu {
@@ -184,6 +194,9 @@ struct cuda__gpu {
 };
 
 static int cuda__nstreams = CUDA__DEFAULT_STREAMS;
+/* MACC_CUDA_AHEAD: the most tasks in flight on a lane, launched ahead behind
+ * the first (default 4; 1 or 0: none launched ahead) */
+static int cuda__ahead_max = 4;
 /* MACC_CUDA_ASYNC (default on) and MACC_CUDA_HELPERS: see "Asynchronous tasks" */
 #define CUDA__DEFAULT_HELPERS 8
 static int cuda__async = 1, cuda__async_helpers = CUDA__DEFAULT_HELPERS;
@@ -341,36 +354,117 @@ static void cuda__lane_put(cuda__gpu *g, int i)
     g->free_lane = i;
 }
 
-/* Claims lane i's task when its kernels have ended (the watcher, or a
- * helper polling for work): the lane freed, the task returned with its
- * error and the time; NULL when they still run or another thread claimed
- * it. A lane freed and launched again between this thread's look at it and
- * its claim (another poller claimed the first task) shows in its launch
- * count: the task goes back. queue (the watcher's): the task is queued for
- * the helpers in the same hold of g's lock as the lane's release. */
+static void cuda__lane_lock(cuda__lane *sl)
+{
+    while (atomic_exchange_explicit(&sl->lk, 1, memory_order_acquire))
+        maccrt_pause();
+}
+
+static int cuda__lane_trylock(cuda__lane *sl)
+{
+    return !atomic_load_explicit(&sl->lk, memory_order_relaxed) &&
+           !atomic_exchange_explicit(&sl->lk, 1, memory_order_acquire);
+}
+
+static void cuda__lane_unlock(cuda__lane *sl)
+{
+    atomic_store_explicit(&sl->lk, 0, memory_order_release);
+}
+
+/* Claims lane i's first task when its kernels have ended (the watcher, or
+ * a helper polling for work): the task returned with its error and the
+ * time, taken off the lane (which is freed when it held no task launched
+ * behind it); NULL when they still run, another thread holds the lane, or
+ * the task was launched ahead and its predecessors' completions are not
+ * all done (they finish first: task.c's launch-ahead). queue (the
+ * watcher's): the task is queued for the helpers in the same hold of g's
+ * lock as the lane's release. */
 static maccrt_task *cuda__lane_claim(cuda__gpu *g, int i, int queue)
 {
     cuda__lane *sl = &g->lanes[i];
-    unsigned long gen = atomic_load(&sl->gen);
-    maccrt_task *t = atomic_load(&sl->task);
-    if (!t)
+    if (!atomic_load_explicit(&sl->task, memory_order_relaxed) || !cuda__lane_trylock(sl))
         return NULL;
-    cudaError_t e = cudaStreamQuery(sl->stream);
-    if (e == cudaErrorNotReady || !atomic_compare_exchange_strong(&sl->task, &t, NULL))
+    maccrt_task *t = atomic_load_explicit(&sl->task, memory_order_relaxed);
+    if (!t || (t->ahead && !maccrt_task_preds_done(t))) {
+        cuda__lane_unlock(sl);
         return NULL;
-    if (atomic_load(&sl->gen) != gen) {
-        atomic_store(&sl->task, t);
+    }
+    cudaError_t e = sl->n > 1 ? cudaEventQuery(sl->ev[0]) : cudaStreamQuery(sl->stream);
+    if (e == cudaErrorNotReady) {
+        cuda__lane_unlock(sl);
         return NULL;
     }
     t->perr = (int)e;
     t->pseen = maccrt_now();
-    pthread_mutex_lock(&g->lock);
-    cuda__lane_put(g, i);
-    atomic_fetch_sub(&g->inflight, 1);
-    if (queue)
-        cuda__enqueue_locked(g, &g->dhead, &g->dtail, t);
-    pthread_mutex_unlock(&g->lock);
+    t->plane = i;
+    int n = --sl->n;
+    if (n > 0) {
+        /* the next one first now; its event (if any) moves with it */
+        cudaEvent_t ev0 = sl->ev[0];
+        for (int k = 0; k < n; k++)
+            sl->q[k] = sl->q[k + 1];
+        for (int k = 0; k < n - 1; k++)
+            sl->ev[k] = sl->ev[k + 1];
+        sl->ev[n - 1] = ev0;
+        atomic_store_explicit(&sl->task, sl->q[0], memory_order_relaxed);
+    } else {
+        atomic_store_explicit(&sl->task, NULL, memory_order_relaxed);
+    }
+    if (n == 0 || queue) {
+        pthread_mutex_lock(&g->lock);
+        if (n == 0)
+            cuda__lane_put(g, i);
+        atomic_fetch_sub(&g->inflight, 1);
+        if (queue)
+            cuda__enqueue_locked(g, &g->dhead, &g->dtail, t);
+        pthread_mutex_unlock(&g->lock);
+    } else {
+        atomic_fetch_sub(&g->inflight, 1);
+    }
+    cuda__lane_unlock(sl);
     return t;
+}
+
+/* Launch-ahead (task.c): behind lane i's tasks, in their order on its
+ * stream, the successors they alone hold back, while the lane has fewer than
+ * MACC_CUDA_AHEAD tasks. Each one: its maps taken (any wait for another
+ * thread's fill goes on the lane's stream), an event after the lane's last
+ * task (its end, cuda__lane_claim), then its kernels on the lane's stream
+ * (cuda__run appends it). The lane is held meanwhile: its tasks are not
+ * claimed (they cannot end under the try). */
+static void cuda__ahead(cuda__gpu *g, cuda__helper *h, int i)
+{
+    cuda__lane *sl = &g->lanes[i];
+    if (cuda__ahead_max < 2 || !atomic_load_explicit(&sl->task, memory_order_relaxed))
+        return;
+    cuda__lane_lock(sl);
+    h->stream = sl->stream;
+    while (sl->n > 0 && sl->n < cuda__ahead_max && !atomic_load(&maccrt_rt.fatal)) {
+        maccrt_task *s = maccrt_up.ahead_pick(g->dev, sl->q, sl->n);
+        if (!s)
+            break;
+        if (cudaEventRecord(sl->ev[sl->n - 1], sl->stream) != cudaSuccess) {
+            cuda__clear();
+            (void)maccrt_up.ahead_execute(s, 0); /* (it waits for its predecessors) */
+            break;
+        }
+        h->run_lane = i;
+        h->behind = 1;
+        (void)maccrt_up.ahead_execute(s, 1);
+        h->behind = 0;
+        h->run_lane = -1;
+    }
+    h->stream = h->own;
+    cuda__lane_unlock(sl);
+}
+
+/* The end of a task claimed off lane t->plane: its unmaps and completion,
+ * then more of that lane's successors launched ahead. */
+static void cuda__finish(cuda__gpu *g, cuda__helper *h, maccrt_task *t)
+{
+    int i = t->plane;
+    maccrt_up.ran(t, t->perr, t->pseen);
+    cuda__ahead(g, h, i);
 }
 
 static int cuda__work_came(const void *arg)
@@ -413,7 +507,7 @@ static void *cuda__helper_main(void *arg)
             /* a task whose kernels ended: its unmaps and completion */
             spun = 0;
             pthread_mutex_unlock(&g->lock);
-            maccrt_up.ran(t, t->perr, t->pseen);
+            cuda__finish(g, h, t);
             pthread_mutex_lock(&g->lock);
             continue;
         }
@@ -453,7 +547,7 @@ static void *cuda__helper_main(void *arg)
                 pthread_mutex_unlock(&g->lock);
                 (void)maccrt_poll(cuda__work_came, &w, cuda__idle_ns);
                 if (w.claimed)
-                    maccrt_up.ran(w.claimed, w.claimed->perr, w.claimed->pseen);
+                    cuda__finish(g, h, w.claimed);
                 pthread_mutex_lock(&g->lock);
                 g->idle_spinner--;
                 spun = w.claimed == NULL;
@@ -479,8 +573,13 @@ static void *cuda__helper_main(void *arg)
         }
         pthread_mutex_unlock(&g->lock);
         h->in_task = 1;
+        h->launched = -1;
         maccrt_up.execute(t);
         h->in_task = 0;
+        if (h->launched >= 0) { /* (t may be finished and freed by now) */
+            h->stream = h->own;
+            cuda__ahead(g, h, h->launched);
+        }
         pthread_mutex_lock(&g->lock);
         if (h->run_lane >= 0) { /* ran synchronously (or failed): the lane is free again */
             cuda__lane_put(g, h->run_lane);
@@ -634,6 +733,9 @@ static void cuda__discard(cuda__gpu *g)
             (void)cudaStreamDestroy(g->lanes[i].lo);
         if (g->lanes[i].hi)
             (void)cudaStreamDestroy(g->lanes[i].hi);
+        for (int k = 0; k < CUDA__AHEAD_MAX; k++)
+            if (g->lanes[i].ev[k])
+                (void)cudaEventDestroy(g->lanes[i].ev[k]);
     }
     if (g->data_stream)
         (void)cudaStreamDestroy(g->data_stream);
@@ -781,6 +883,7 @@ static int cuda__init_device(maccrt_device *d)
         h->gpu = g;
         h->slot = i;
         h->run_lane = -1;
+        h->launched = -1;
         e = cudaStreamCreateWithFlags(&h->own, cudaStreamNonBlocking);
         h->stream = h->own;
         g->nhelpers = i + 1;
@@ -800,6 +903,8 @@ static int cuda__init_device(maccrt_device *d)
             cuda__clear(); /* (that lane without: its tasks on lo) */
             sl->hi = NULL;
         }
+        for (int k = 0; e == cudaSuccess && k < cuda__ahead_max - 1; k++)
+            e = cudaEventCreateWithFlags(&sl->ev[k], cudaEventDisableTiming);
         cuda__lane_put(g, i);
         g->nlanes = i + 1;
     }
@@ -2266,6 +2371,9 @@ static void cuda__spin_settings(void)
     const char *hv = getenv("MACC_CUDA_HELPERS");
     long nh = hv && *hv ? strtol(hv, NULL, 10) : CUDA__DEFAULT_HELPERS;
     cuda__async_helpers = nh < 1 ? 1 : nh > CUDA__MAX_STREAMS ? CUDA__MAX_STREAMS : (int)nh;
+    const char *ah = getenv("MACC_CUDA_AHEAD");
+    long na = ah && *ah ? strtol(ah, NULL, 10) : 4;
+    cuda__ahead_max = na < 1 ? 1 : na > CUDA__AHEAD_MAX ? CUDA__AHEAD_MAX : (int)na;
     const char *xi = getenv("MACC_CUDA_IDLE_SPINNERS");
     long ni = xi && *xi ? strtol(xi, NULL, 10) : 4;
     cuda__idle_max = ni < 1 ? 1 : ni > CUDA__MAX_STREAMS ? CUDA__MAX_STREAMS : (int)ni;
@@ -2430,10 +2538,21 @@ static void cuda__async_stop(cuda__gpu *g)
 static void cuda__launched(cuda__gpu *g, cuda__helper *h, maccrt_task *t)
 {
     cuda__lane *sl = &g->lanes[h->run_lane];
+    if (h->behind) {
+        /* launched ahead, behind the lane's tasks (cuda__ahead holds it) */
+        sl->q[sl->n++] = t;
+        atomic_fetch_add(&g->inflight, 1);
+        return;
+    }
+    h->launched = h->run_lane;
     h->run_lane = -1;
     atomic_fetch_add(&sl->gen, 1);
     atomic_fetch_add(&g->inflight, 1);
+    cuda__lane_lock(sl); /* (a free lane: only a claimer's look at it may hold it) */
+    sl->q[0] = t;
+    sl->n = 1;
     atomic_store_explicit(&sl->task, t, memory_order_release);
+    cuda__lane_unlock(sl);
     if (atomic_load(&g->wsleep)) {
         pthread_mutex_lock(&g->wlock);
         pthread_cond_signal(&g->wcv);

@@ -377,6 +377,8 @@ __attribute__((constructor(101))) static void init__upcalls(void)
     maccrt_up.ran = maccrt_task_ran;
     maccrt_up.thread_exit = maccrt_task_thread_exit;
     maccrt_up.idle = maccrt_task_idle;
+    maccrt_up.ahead_pick = maccrt_task_ahead_pick;
+    maccrt_up.ahead_execute = maccrt_task_execute_ahead;
 }
 
 __attribute__((constructor)) static void init__early(void)
@@ -469,6 +471,9 @@ void maccrt_stats_print(FILE *f)
                     d->name, p2p, atomic_load(&d->bw_p2p) / 1e9, atomic_load(&d->bw_h2d) / 1e9,
                     atomic_load(&d->bw_d2h) / 1e9);
     }
+    long ahead = maccrt_task_ahead_count();
+    if (ahead) /* (task.c's launch-ahead) */
+        fprintf(f, "macc: %ld GPU tasks launched ahead, behind their predecessors on the same stream\n", ahead);
     maccrt_placement_print(f);
     if (locked)
         pthread_mutex_unlock(&rt->lock);

@@ -449,6 +449,16 @@ typedef struct maccrt_upcalls {
      * the work deferred to such a moment (maccrt_task_idle); 1 when it did
      * some (the thread looks for tasks again), 0 when there was none */
     int (*idle)(struct maccrt_device *d);
+    /* Launch-ahead: a successor of fifo[n - 1] whose every unfinished
+     * predecessor is among fifo[0..n-1] (tasks launched in that order on one
+     * stream of d, none of them finished while the caller holds it), its
+     * maps taken on d without a copy or a wait, placed on d for the caller
+     * to run behind them; or NULL (maccrt_task_ahead_pick) */
+    struct maccrt_task *(*ahead_pick)(struct maccrt_device *d, struct maccrt_task *const *fifo, int n);
+    /* runs that task's version on the caller's stream (go), or (go 0)
+     * gives its maps and place back: it waits for its predecessors as before
+     * (maccrt_task_execute_ahead) */
+    int (*ahead_execute)(struct maccrt_task *t, int go);
 } maccrt_upcalls;
 extern maccrt_upcalls maccrt_up;
 
@@ -510,6 +520,12 @@ void maccrt_map_task_acquire_n(maccrt_device *d, int n, const MACC_Map *maps, vo
                                void **handles, const MACC_SrcLoc *loc);
 void maccrt_map_task_release_n(maccrt_device *d, int n, const MACC_Map *maps, const int *took,
                                void *const *handles, const MACC_SrcLoc *loc);
+/* All n maps of a task on GPU d taken without a copy, a wait or a new entry
+ * (d's own valid copies), or none: 1 when taken (task.c's launch-ahead). */
+int maccrt_map_task_try_fast_n(maccrt_device *d, int n, const MACC_Map *maps, void **ptrs, int *took,
+                               void **handles);
+/* Those maps given back unused (the task did not run). */
+void maccrt_map_task_untake_n(maccrt_device *d, int n, int *took, void **handles);
 /* The affinity rule (data constructs): the devices with their own memory on
  * which a data construct made present a section that one of t's maps
  * overlaps (an attach or zero-length map: the pointer lies in it), and the
@@ -872,7 +888,13 @@ typedef struct maccrt_task {
     double t_ready, t_placed; /* MACC_TRACE only: when it became ready, when it was placed */
     double x_s0, x_tr0, x_r0; /* maccrt_task_execute's clocks, kept for maccrt_task_ran */
     void *pdata; /* plugin per-task state */
+    /* Launch-ahead (task.c): 1 once placed to run behind its running
+     * predecessors on their GPU's stream (it never becomes ready: its last
+     * predecessor's completion leaves it running). Written under
+     * maccrt_rt.lock, read atomically. */
+    int ahead;
     int perr;    /* plugin: the error an asynchronous run ended with (maccrt_up.ran) */
+    int plane;   /* plugin: the stream (lane) it ran on */
     double pseen; /* plugin: when that end was seen */
 } maccrt_task;
 
@@ -882,6 +904,13 @@ typedef struct maccrt_task {
 static inline int maccrt_task_before(const maccrt_task *a, const maccrt_task *b)
 {
     return a->rseq < b->rseq || (a->rseq == b->rseq && a->id < b->id);
+}
+
+/* Whether every predecessor of t has completed (a task launched ahead: its
+ * end is finished only after theirs; read by the plugin that runs it). */
+static inline int maccrt_task_preds_done(const maccrt_task *t)
+{
+    return __atomic_load_n(&t->npreds, __ATOMIC_ACQUIRE) == 0;
 }
 
 /* A FIFO of tasks linked through pnext (a device's queue of placed tasks,
@@ -923,6 +952,11 @@ void maccrt_block_stats(long *local, long *batches);
  * Called by plugin workers and by encountering threads for inline tasks. */
 void maccrt_task_execute(maccrt_task *t);
 void maccrt_task_ran(maccrt_task *t, int err, double seen_at);
+/* maccrt_up.ahead_pick and maccrt_up.ahead_execute (task.c, "Launch-ahead"). */
+maccrt_task *maccrt_task_ahead_pick(maccrt_device *d, maccrt_task *const *fifo, int n);
+int maccrt_task_execute_ahead(maccrt_task *t, int go);
+/* Tasks launched ahead so far (MACC_STATS, tests). */
+long maccrt_task_ahead_count(void);
 /* maccrt_up.idle: one of d's deferred early write-backs (task.c). */
 int maccrt_task_idle(maccrt_device *d);
 /* Early write-backs deferred to an idle helper so far (tests). */
@@ -1093,6 +1127,17 @@ void maccrt_crew_copy(maccrt_crew_job *j, void *dst, const void *src, size_t n, 
 void maccrt_sched_dispatch(void);
 /* MACC_SCHED_LOG's lines so far to its file (each taskwait: the log is buffered). */
 void maccrt_sched_log_flush(void);
+/* t, not ready (its predecessors run on d), placed on d to run behind them
+ * (task.c's launch-ahead): its version and place counted as a placement's,
+ * its state RUNNING, no tokens yet: it runs after its predecessors, on
+ * theirs (maccrt_sched_ahead_tokens takes its own as the last of them
+ * completes). 0 (nothing done) when the version is resources(auto)'s or the
+ * region has not yet run on d's kind (its exploration is the walk's).
+ * maccrt_rt.lock held. */
+int maccrt_sched_place_ahead(struct maccrt_task *t, maccrt_device *d);
+/* A task placed ahead whose last predecessor completes now: its tokens
+ * taken (the predecessor's, given back in the same completion). */
+void maccrt_sched_ahead_tokens(struct maccrt_task *t);
 /* Hands the GPU tasks this thread's dispatch placed to their plugins
  * (maccrt_rt.lock held or not). */
 void maccrt_sched_submit_placed(void);
@@ -1236,6 +1281,8 @@ void maccrt_init(void);
 /* Bookkeeping around a task's life on a device; maccrt_rt.lock held. */
 void maccrt_stats_placed(maccrt_device *d, maccrt_task *t);
 void maccrt_stats_finished(maccrt_device *d, maccrt_task *t);
+/* A placement taken back before the task ran (task.c's launch-ahead). */
+void maccrt_stats_unplaced(maccrt_device *d, maccrt_task *t);
 /* Writes the statistics table to f. */
 void maccrt_stats_print(FILE *f);
 

@@ -165,6 +165,17 @@ static void sched__unlink(maccrt_task *t)
     t->qdev = -1;
 }
 
+/* t's place in the walk's order (t->rseq), as it becomes ready or is
+ * launched ahead. */
+static void sched__order(maccrt_task *t)
+{
+    static int program_order = -1, chain_order = -1;
+    if (maccrt_env_flag(&program_order, "MACC_PROGRAM_ORDER", 1) && t->id)
+        t->rseq = maccrt_env_flag(&chain_order, "MACC_CHAIN_ORDER", 1) ? t->rank : t->id;
+    else
+        t->rseq = ++maccrt_rt.ready_seq;
+}
+
 void maccrt_sched_ready(maccrt_task *t)
 {
     maccrt_runtime *rt = &maccrt_rt;
@@ -182,11 +193,7 @@ void maccrt_sched_ready(maccrt_task *t)
      * the links across the chains, as STREAM's kernels over the blocks);
      * MACC_CHAIN_ORDER=0: the program's (the order the tasks were created
      * in); MACC_PROGRAM_ORDER=0: the order they became ready. */
-    static int program_order = -1, chain_order = -1;
-    if (maccrt_env_flag(&program_order, "MACC_PROGRAM_ORDER", 1) && t->id)
-        t->rseq = maccrt_env_flag(&chain_order, "MACC_CHAIN_ORDER", 1) ? t->rank : t->id;
-    else
-        t->rseq = ++rt->ready_seq;
+    sched__order(t);
     t->wait_walk = 0;
     sched__link(t, sched__home(t));
 }
@@ -283,9 +290,11 @@ void maccrt_sched_link_done(maccrt_task *t)
 static __thread maccrt_task *sched__sub_head, *sched__sub_tail; /* placed GPU tasks to submit */
 static const int sched__auto_tokens[MACCRT_AUTO_LEVELS] = {100, 50, 25};
 
-static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_Version *v)
+/* t's place on d counted: its device, version and tokens, its expected end,
+ * d's list of placed tasks and its tokens (sched__place, and a task
+ * launched ahead: maccrt_sched_place_ahead). */
+static void sched__place_on(maccrt_task *t, maccrt_device *d, int need, const MACC_Version *v)
 {
-    sched__unqueue(t);
     t->dev = d;
     t->ver = v;
     t->tokens = need;
@@ -319,6 +328,12 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
     if (d->tokens_total - d->tokens_free > d->tokens_peak_used)
         d->tokens_peak_used = d->tokens_total - d->tokens_free;
     pthread_mutex_unlock(&d->slock);
+}
+
+static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_Version *v)
+{
+    sched__unqueue(t);
+    sched__place_on(t, d, need, v);
     if (t->region && !t->op) {
         maccrt_region_info *ri = maccrt_region_info_get(t->region);
         if (ri->runs[d->kind] == 0) {
@@ -372,6 +387,35 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
             sched__sub_tail = t;
         }
     }
+}
+
+int maccrt_sched_place_ahead(maccrt_task *t, maccrt_device *d)
+{
+    const MACC_Version *v;
+    int need = sched__need(t, d, &v);
+    if (!v || need > MACCRT_TOKENS || v->resources == MACC_RES_AUTO ||
+        maccrt_region_info_get(t->region)->runs[d->kind] == 0)
+        return 0;
+    sched__order(t);
+    sched__place_on(t, d, 0, v);
+    maccrt_stats_placed(d, t);
+    if (maccrt_trace_on())
+        t->t_placed = maccrt_now();
+    t->state = MACCRT_TASK_RUNNING;
+    return 1;
+}
+
+void maccrt_sched_ahead_tokens(maccrt_task *t)
+{
+    maccrt_device *d = t->dev;
+    const MACC_Version *v;
+    int need = sched__need(t, d, &v);
+    pthread_mutex_lock(&d->slock);
+    t->tokens = need;
+    __atomic_store_n(&d->tokens_free, d->tokens_free - need, __ATOMIC_RELAXED);
+    if (d->tokens_total - d->tokens_free > d->tokens_peak_used)
+        d->tokens_peak_used = d->tokens_total - d->tokens_free;
+    pthread_mutex_unlock(&d->slock);
 }
 
 void maccrt_sched_submit_placed(void)

@@ -23,3 +23,10 @@ void maccrt_stats_finished(maccrt_device *d, maccrt_task *t)
     if (--d->running == 0 && maccrt_rt.timed)
         d->busy_s += maccrt_now() - d->busy_since;
 }
+
+void maccrt_stats_unplaced(maccrt_device *d, maccrt_task *t)
+{
+    (void)t;
+    if (--d->running == 0 && maccrt_rt.timed)
+        d->busy_s += maccrt_now() - d->busy_since;
+}

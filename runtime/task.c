@@ -672,7 +672,7 @@ static int task__enter_locked(maccrt_task *t, maccrt_thread *self)
         t->refs++;
     }
     if (t->ndeps && task__deps_apart())
-        t->npreds--; /* the guard (task__deps_enter) */
+        __atomic_sub_fetch(&t->npreds, 1, __ATOMIC_RELEASE); /* the guard (task__deps_enter; maccrt_task_ahead_pick reads it) */
     else if (t->ndeps)
         task__deps_add(t);
     if (t->npreds == 0) {
@@ -1082,7 +1082,12 @@ static int task__complete_locked(maccrt_task *t, maccrt_thread **to_free)
     for (int i = 0; i < t->nsuccs; i++) {
         maccrt_task *s = t->succs[i];
         task__note_produced(t, s);
-        if (--s->npreds == 0)
+        /* (s launched ahead: once its count is 0 its plugin may finish and
+         * free it; its state is read first, and s is not touched after) */
+        int ahead = __atomic_load_n(&s->ahead, __ATOMIC_RELAXED);
+        if (ahead && __atomic_load_n(&s->npreds, __ATOMIC_RELAXED) == 1)
+            maccrt_sched_ahead_tokens(s); /* (t's own were just given back) */
+        if (__atomic_sub_fetch(&s->npreds, 1, __ATOMIC_RELEASE) == 0 && !ahead)
             maccrt_sched_ready(s);
     }
     task__free_succs(t);
@@ -1636,12 +1641,11 @@ int maccrt_task_idle(maccrt_device *d)
 static void task__after_run(maccrt_task *t, int err, double seen_at, maccrt_task *outer);
 static void task__end(maccrt_task *t);
 
-void maccrt_task_execute(maccrt_task *t)
+/* The start of t's run on its device (maccrt_task_execute, and a task
+ * launched ahead): its clocks; returns the trace's start (0: off). */
+static double task__begin(maccrt_task *t)
 {
-    maccrt_thread *self = maccrt_thread_self();
-    maccrt_task *outer = self->current;
     maccrt_device *d = t->dev;
-    self->current = t;
     t->x_s0 = t->sample ? maccrt_now() : 0.0;
     t->timed = maccrt_rt.timed || (t->ver && t->ver->resources == MACC_RES_AUTO);
     t->t_start = t->timed ? maccrt_now() : 0.0;
@@ -1650,6 +1654,18 @@ void maccrt_task_execute(maccrt_task *t)
     if (tr0 > 0.0 && t->t_placed > 0.0)
         maccrt_trace_task_event(MACCRT_TRACE_WAIT_QUEUE, d, task__trace_name(t), t->t_placed, tr0, t->id, t->rank);
     t->t_maps = 0.0;
+    return tr0;
+}
+
+static void task__launch(maccrt_task *t, maccrt_thread *self, maccrt_task *outer, double tr0);
+
+void maccrt_task_execute(maccrt_task *t)
+{
+    maccrt_thread *self = maccrt_thread_self();
+    maccrt_task *outer = self->current;
+    maccrt_device *d = t->dev;
+    self->current = t;
+    double tr0 = task__begin(t);
     if (t->op) {
         double d0 = maccrt_trace_on() ? maccrt_now() : 0.0;
         maccrt_data_op(d, t->op, t->nmaps, t->maps, t->loc);
@@ -1662,6 +1678,13 @@ void maccrt_task_execute(maccrt_task *t)
     /* every map through the data directory: a present entry, a GPU's
      * coherent copy, or the host copy made current */
     maccrt_map_task_acquire_n(d, t->nmaps, t->maps, t->ptrs, t->took, t->cache, t->loc);
+    task__launch(t, self, outer, tr0);
+}
+
+/* t's maps taken: its version run (self's current task t, outer before). */
+static void task__launch(maccrt_task *t, maccrt_thread *self, maccrt_task *outer, double tr0)
+{
+    maccrt_device *d = t->dev;
     maccrt_sched_link_done(t); /* its copies are made: off d's link (eft) */
     MACC_TaskEnv env = {
         .device_kind = d->kind,
@@ -1690,6 +1713,115 @@ void maccrt_task_execute(maccrt_task *t)
         return; /* the plugin's thread calls maccrt_task_ran at its end */
     }
     task__after_run(t, err, 0.0, outer);
+}
+
+/* ---- Launch-ahead ---------------------------------------------------------------------
+ *
+ * A chain's link on a GPU waited for its predecessor's end to be seen on the
+ * host, its unmaps, its completion, its own placement, a helper and its maps
+ * before its kernel was launched: STREAM's GPU sat idle 29-31 us between
+ * two links of a chain (two H200s; a kernel alone is 8-13 us), and its first
+ * chain's 40 links ended 2.5-4.5 ms into the run, the write-backs of every
+ * block after them. Now the GPU's helper that launched a task on a stream
+ * (maccrt_up.ahead_pick) takes a successor of it whose every unfinished
+ * predecessor is on that stream, launched, in order (STREAM's next link),
+ * places it on the same GPU and, when each of its maps finds the GPU's copy
+ * there, valid where it is read (maccrt_map_task_try_fast_n: no copy, no
+ * wait), launches its kernels on the same stream behind its predecessors
+ * (maccrt_up.ahead_execute), and then looks at that one's successors in the
+ * same way, up to MACC_CUDA_AHEAD tasks on a stream (cuda.c). A map that
+ * would copy or wait, a device without the tokens, a region not yet run on
+ * GPUs of that kind (its exploration is the walk's): the task waits for its
+ * predecessors as before. The plugin finishes such a task (its unmaps, its
+ * completion) only after its predecessors' completions (maccrt_task_preds_done),
+ * so the directory and the dependences see the tasks end in their order;
+ * their completion does not make it ready (its `ahead` is 2). A task that
+ * reads what a predecessor writes reads it after that kernel, on the same
+ * stream, from the copy that kernel writes: which is why such a map must
+ * find the copy valid already (a copy from elsewhere would land before, or
+ * over, what the predecessor writes). */
+static atomic_long task__nahead; /* tasks launched ahead (maccrt_task_ahead_count) */
+
+long maccrt_task_ahead_count(void)
+{
+    return atomic_load(&task__nahead);
+}
+
+/* Whether s could be launched on d behind fifo[0..n-1]: a deferred task of
+ * a region that d may run, whose every unfinished predecessor is among them
+ * (the index's lock held: the edges and npreds' increments are made under
+ * it; npreds' decrements are atomic). */
+static int task__ahead_ok(const maccrt_task *s, const maccrt_device *d, maccrt_task *const *fifo, int n)
+{
+    /* (s's fields set at its entry precede its guard's drop: read after it) */
+    int np = __atomic_load_n(&s->npreds, __ATOMIC_ACQUIRE);
+    if (!s->region || s->op || !s->deferred || s->nested || s->direct || s->keep || s->waiter ||
+        __atomic_load_n(&s->ahead, __ATOMIC_RELAXED) || !(s->cand & MACCRT_BIT(d->num)))
+        return 0;
+    int k = 0;
+    for (int j = 0; j < n && k < np; j++)
+        for (int i = 0; i < fifo[j]->nsuccs; i++)
+            if (fifo[j]->succs[i] == s) {
+                k++;
+                break;
+            }
+    return k == np;
+}
+
+maccrt_task *maccrt_task_ahead_pick(maccrt_device *d, maccrt_task *const *fifo, int n)
+{
+    maccrt_task *p = fifo[n - 1], *s = NULL;
+    if (!__atomic_load_n(&p->nsuccs, __ATOMIC_RELAXED) || maccrt_rt.stopped)
+        return NULL;
+    /* Under the index's lock alone (with GPUs the edges are made under it:
+     * task__deps_enter; a task being entered still has its guard in npreds,
+     * so it is not taken). Such a successor is the caller's alone: its
+     * predecessors cannot end while the caller holds their stream, and no
+     * other stream holds them all. */
+    pthread_mutex_lock(&task__deps_lock);
+    for (int i = 0; i < p->nsuccs && !s; i++)
+        if (task__ahead_ok(p->succs[i], d, fifo, n))
+            s = p->succs[i];
+    pthread_mutex_unlock(&task__deps_lock);
+    /* its maps first (d's part of the directory): a miss costs no runtime lock */
+    if (!s || !maccrt_map_task_try_fast_n(d, s->nmaps, s->maps, s->ptrs, s->took, s->cache))
+        return NULL;
+    task__lock_("maccrt_task_ahead_pick", d);
+    int placed = s->state == MACCRT_TASK_WAITING && maccrt_sched_place_ahead(s, d);
+    if (placed)
+        __atomic_store_n(&s->ahead, 1, __ATOMIC_RELAXED);
+    task__unlock(d);
+    if (!placed) {
+        maccrt_map_task_untake_n(d, s->nmaps, s->took, s->cache);
+        return NULL;
+    }
+    return s;
+}
+
+int maccrt_task_execute_ahead(maccrt_task *t, int go)
+{
+    maccrt_device *d = t->dev;
+    if (!go) {
+        /* back to waiting for its predecessors, unplaced (they cannot have
+         * ended: the caller holds their stream) */
+        task__lock_("maccrt_task_execute_ahead", d);
+        maccrt_sched_release_device(t, 0);
+        maccrt_stats_unplaced(d, t);
+        t->tokens = 0;
+        t->ver = NULL;
+        t->dev = NULL;
+        __atomic_store_n(&t->ahead, 0, __ATOMIC_RELAXED);
+        t->state = MACCRT_TASK_WAITING;
+        task__unlock(d);
+        maccrt_map_task_untake_n(d, t->nmaps, t->took, t->cache);
+        return 0;
+    }
+    atomic_fetch_add_explicit(&task__nahead, 1, memory_order_relaxed);
+    maccrt_thread *self = maccrt_thread_self();
+    maccrt_task *outer = self->current;
+    self->current = t;
+    task__launch(t, self, outer, task__begin(t));
+    return 1;
 }
 
 /* The end of a task whose plugin->run returned MACCRT_RUN_PENDING, on a
