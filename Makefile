@@ -201,6 +201,7 @@ check-tsan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan SANITIZE=thread $(BUILD)/tsan/tests/tsan_runtime $(BUILD)/tsan/tests/tsan_tasks $(BUILD)/tsan/tests/tsan_dispatch $(BUILD)/tsan/tests/tsan_managed $(BUILD)/tsan/tests/tsan_crew
 	@for w in 0 1 1; do $(TSAN_ENV) MACC_WAIT_COMPLETES=$$w $(BUILD)/tsan/tests/tsan_runtime || exit 1; done; \
 	for w in 0 1; do $(TSAN_ENV) MACC_WAIT_COMPLETES=$$w MACC_TEST_FAKE_ASYNC_US=20 $(BUILD)/tsan/tests/tsan_runtime || exit 1; done; \
+	$(TSAN_ENV) MACC_TEST_FAKE_ASYNC_US=20 MACC_TEST_FAKE_AHEAD=4 $(BUILD)/tsan/tests/tsan_runtime || exit 1; \
 	$(TSAN_ENV) MACC_DIR_FUTEX=1 $(BUILD)/tsan/tests/tsan_runtime || exit 1; \
 	for i in 1 2; do $(TSAN_ENV) $(BUILD)/tsan/tests/tsan_tasks || exit 1; done; \
 	dispatch() { e=$$1; shift; env $(TSAN_ENV) $$e $(BUILD)/tsan/tests/tsan_dispatch "$$@" > $(BUILD)/tsan/dispatch.out 2>&1 || \

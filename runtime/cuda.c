@@ -385,7 +385,7 @@ static maccrt_task *cuda__lane_claim(cuda__gpu *g, int i, int queue)
     if (!atomic_load_explicit(&sl->task, memory_order_relaxed) || !cuda__lane_trylock(sl))
         return NULL;
     maccrt_task *t = atomic_load_explicit(&sl->task, memory_order_relaxed);
-    if (!t || (t->ahead && !maccrt_task_preds_done(t))) {
+    if (!t || (__atomic_load_n(&t->ahead, __ATOMIC_RELAXED) && !maccrt_task_preds_done(t))) {
         cuda__lane_unlock(sl);
         return NULL;
     }

@@ -53,9 +53,21 @@ typedef struct fake_gpu {
     int idle_max;       /* 1, or 4 with asynchronous ends (cuda__idle_max) */
     int idle_spinner;   /* (lock) helpers polling now */
     atomic_uint work;   /* tasks and ends queued so far */
+    /* launch-ahead (MACC_TEST_FAKE_AHEAD=k, asynchronous ends only), as the
+     * CUDA plugin's lanes: after a helper's task goes in flight, up to k - 1
+     * successors that only it and those after it hold back are launched
+     * behind it (maccrt_up.ahead_pick, ahead_execute), each due after the
+     * one before it and ended only once its predecessors have completed;
+     * the watcher ends nothing while a helper launches so (holding) */
+    int ahead_max;
+    int holding;        /* (lock) */
 } fake_gpu;
 
 static __thread fake_gpu *fake_gpu_self; /* the fake GPU whose helper this thread is */
+/* this helper's last task that went in flight (fake_gpu_ran_async), and the
+ * earliest end of the one it launches ahead now (0: none) */
+static __thread maccrt_task *fake_gpu_launched;
+static __thread double fake_gpu_after;
 
 static double fake_gpu_now(void)
 {
@@ -89,9 +101,9 @@ static void *fake_gpu_watch(void *arg)
         double now = fake_gpu_now(), next = 0;
         maccrt_task **pp = &g->flight;
         int moved = 0;
-        while (*pp) {
+        while (*pp && !g->holding) {
             maccrt_task *t = *pp;
-            if (t->pseen > now) {
+            if (t->pseen > now || (__atomic_load_n(&t->ahead, __ATOMIC_RELAXED) && !maccrt_task_preds_done(t))) {
                 next = next == 0 || t->pseen < next ? t->pseen : next;
                 pp = &t->pnext;
                 continue;
@@ -104,6 +116,8 @@ static void *fake_gpu_watch(void *arg)
         }
         if (moved)
             continue;
+        if (g->holding || next == 0)
+            next = now; /* (held, or ends that wait for completions: look again soon) */
         /* as the CUDA plugin's watcher polls: ends seen when due, not a
          * timer's slack later (a late end is a longer run for the
          * scheduler's estimates) */
@@ -129,6 +143,28 @@ static int fake_gpu_work_came(const void *arg)
 {
     const fake_gpu_idle *w = arg;
     return atomic_load(&w->g->work) != w->seen;
+}
+
+/* Launch-ahead behind t (launched by this helper, in flight, held). */
+static void fake_gpu_ahead(fake_gpu *g, maccrt_task *t)
+{
+    maccrt_task *fifo[16];
+    int n = 1;
+    fifo[0] = t;
+    pthread_mutex_lock(&g->lock);
+    maccrt_device *d = g->dev;
+    pthread_mutex_unlock(&g->lock);
+    while (n < g->ahead_max && n < 16) {
+        maccrt_task *s = maccrt_up.ahead_pick(d, fifo, n);
+        if (!s)
+            break;
+        pthread_mutex_lock(&g->lock);
+        fake_gpu_after = fifo[n - 1]->pseen + 1e-9 * (double)g->async_ns;
+        pthread_mutex_unlock(&g->lock);
+        (void)maccrt_up.ahead_execute(s, 1);
+        fake_gpu_after = 0;
+        fifo[n++] = s;
+    }
 }
 
 static void *fake_gpu_worker(void *arg)
@@ -185,7 +221,16 @@ static void *fake_gpu_worker(void *arg)
         maccrt_taskq_pop(&g->head, &g->tail); /* (t) */
         atomic_fetch_sub_explicit(&g->nqueued, 1, memory_order_relaxed);
         pthread_mutex_unlock(&g->lock);
+        fake_gpu_launched = NULL;
         maccrt_up.execute(t);
+        if (fake_gpu_launched) { /* (held since it went in flight) */
+            fake_gpu_ahead(g, fake_gpu_launched);
+            fake_gpu_launched = NULL;
+            pthread_mutex_lock(&g->lock);
+            g->holding--;
+            pthread_cond_signal(&g->wcv);
+            continue;
+        }
         pthread_mutex_lock(&g->lock);
     }
     pthread_mutex_unlock(&g->lock);
@@ -205,6 +250,8 @@ static inline fake_gpu *fake_gpu_start(int threads)
     long ius = is && *is ? atol(is) : 0;
     g->idle_ns = (ius < 0 ? 0 : ius > 1000000 ? 1000000 : ius) * 1000L;
     g->idle_max = g->async_ns >= 0 ? 4 : 1;
+    const char *ah = getenv("MACC_TEST_FAKE_AHEAD");
+    g->ahead_max = g->async_ns >= 0 && ah && *ah ? atoi(ah) : 0;
     if (g->async_ns >= 0)
         pthread_create(&g->watcher, NULL, fake_gpu_watch, g);
     /* asynchronous: as many helpers again, free to finish ended tasks while
@@ -280,6 +327,12 @@ static inline int fake_gpu_ran_async(maccrt_device *d, maccrt_task *t, int err, 
     pthread_mutex_lock(&g->lock);
     t->perr = err;
     t->pseen = fake_gpu_now() + 1e-9 * (double)(g->async_ns + extra_ns);
+    if (fake_gpu_after > t->pseen)
+        t->pseen = fake_gpu_after; /* (launched ahead: after the one before it) */
+    else if (g->ahead_max > 1 && fake_gpu_after == 0 && !fake_gpu_launched) {
+        fake_gpu_launched = t; /* held until its helper's launch-ahead is over */
+        g->holding++;
+    }
     t->pnext = g->flight;
     g->flight = t;
     g->nflight++;

@@ -54,12 +54,16 @@ unit)
     # sleep holds its helper where a kernel holds none, and with the end
     # handed over besides, their splits and times follow the host's load (on
     # 2 cores, 2 to 4 runs of 10 failed one of them)
+    # and once more with asynchronous ends and launch-ahead (the fake GPU's
+    # helpers launch a task's successors behind it, as the CUDA plugin's lanes:
+    # MACC_TEST_FAKE_AHEAD, tests/fake_gpu.h; the same tests as with
+    # asynchronous ends: a chain's links then bypass the ready queue's order),
     # and once more with the directory's waits on words (MACC_DIR_FUTEX=1,
     # experimental: cache.c), every wait and wake-up of the suite through them,
     # and once more with GPU tasks' tokens given back by the completer, not
     # their helpers (MACC_RELEASE_IN_HELPER=0: sched.c, task.c)
     for bin in "$@"; do
-        case $bin in */test_runtime) set -- "$@" "ASYNC:$bin" "WORDS:$bin" "RELEASE:$bin" ;; esac
+        case $bin in */test_runtime) set -- "$@" "ASYNC:$bin" "AHEAD:$bin" "WORDS:$bin" "RELEASE:$bin" ;; esac
     done
     # A test that fails by an assertion (not a crash) is run again alone, up
     # to twice, with the same settings: many of the runtime's tests assert a
@@ -77,6 +81,12 @@ unit)
             bin=${bin#ASYNC:}
             name="$(basename "$bin") (gpu suite, asynchronous ends)"
             envset="MACC_TEST_FAKE_ASYNC_US=20"
+            filter='gpu/!(*chain*|a_link*|write_backs_of*|copies_*)'
+            ;;
+        AHEAD:*)
+            bin=${bin#AHEAD:}
+            name="$(basename "$bin") (gpu suite, launch-ahead)"
+            envset="MACC_TEST_FAKE_ASYNC_US=20 MACC_TEST_FAKE_AHEAD=4"
             filter='gpu/!(*chain*|a_link*|write_backs_of*|copies_*)'
             ;;
         WORDS:*)

@@ -154,6 +154,57 @@ static void sten(double *x, double *y, int N, int lo, int n, int xlo, int xn, in
     MACC_target(&r_sten, &a, sizeof a, 2, m, 2, d, MACC_NOWAIT, device, 1);
 }
 
+/* y[lo:n] = (3 x + 1) mod 97: chains of blocks whose links each wait for
+ * the one before alone (launch-ahead: MACC_TEST_FAKE_AHEAD). */
+typedef struct {
+    int lo, n;
+} pt_args;
+
+static int pt_body(void *args, MACC_TaskEnv *env)
+{
+    pt_args *a = args;
+    const double *x = env->ptrs[0];
+    double *y = env->ptrs[1];
+    for (int i = a->lo; i < a->lo + a->n; i++)
+        y[i] = fmod(3 * x[i] + 1, 97.0);
+    return 0;
+}
+
+static const MACC_Version r_pt_v[] = {
+    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, pt_body},
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, pt_body},
+};
+static const MACC_Region r_pt = {{"tsan.c", 2, 1, "tsan"}, "r_pt", 2, r_pt_v, 0, 0};
+
+static int chains(void)
+{
+    enum { N = 4800, B = 400, ROUNDS = 24 };
+    static double x[N], y[N], ex[N], ey[N];
+    for (int i = 0; i < N; i++)
+        x[i] = ex[i] = (i * 5) % 13;
+    for (int r = 0; r < ROUNDS; r++) {
+        double *src = r % 2 ? y : x, *dst = r % 2 ? x : y;
+        double *esrc = r % 2 ? ey : ex, *edst = r % 2 ? ex : ey;
+        for (int lo = 0; lo < N; lo += B) {
+            pt_args a = {lo, B};
+            MACC_Map m[2] = {{"x", src, src + lo, B * sizeof(double), MACC_MAP_TO},
+                             {"y", dst, dst + lo, B * sizeof(double), MACC_MAP_FROM}};
+            MACC_Dep d[2] = {{src + lo, B * sizeof(double), MACC_DEP_IN}, {dst + lo, B * sizeof(double), MACC_DEP_OUT}};
+            MACC_target(&r_pt, &a, sizeof a, 2, m, 2, d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+            for (int i = lo; i < lo + B; i++)
+                edst[i] = fmod(3 * esrc[i] + 1, 97.0);
+        }
+    }
+    MACC_taskwait(NULL);
+    for (int i = 0; i < N; i++)
+        if (x[i] != ex[i] || y[i] != ey[i]) {
+            fprintf(stderr, "tsan_runtime: chains: x[%d] = %g (expected %g), y[%d] = %g (expected %g)\n", i,
+                    x[i], ex[i], i, y[i], ey[i]);
+            return 1;
+        }
+    return 0;
+}
+
 int main(void)
 {
     setenv("MACC_HOST_THREADS", "4", 1);
@@ -190,6 +241,9 @@ int main(void)
                     x[i], ex[i], i, y[i], ey[i]);
             return 1;
         }
-    printf("tsan_runtime: %d rounds on 2 fake GPUs and the host: PASS\n", ROUNDS);
+    if (chains())
+        return 1;
+    printf("tsan_runtime: %d rounds on 2 fake GPUs and the host, then chains (%ld tasks launched ahead): PASS\n",
+           ROUNDS, maccrt_task_ahead_count());
     return 0;
 }

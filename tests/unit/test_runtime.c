@@ -2651,6 +2651,100 @@ Test(gpu, a_chain_on_one_gpu_keeps_its_copy)
     (void)one_gpu_chain();
 }
 
+/* Launch-ahead (task.c; the fake GPU's helpers launch as the CUDA
+ * plugin's lanes do, tests/fake_gpu.h). Chains of two links per block,
+ * y = x + 1 then x = 2y, NB blocks, R rounds, no taskwait: each link's only
+ * unfinished predecessor is the one before it. */
+typedef struct {
+    int lo, n, twice;
+} ahead_args;
+
+static int ahead_body(void *args, MACC_TaskEnv *env)
+{
+    const ahead_args *a = args;
+    const double *in = env->ptrs[0];
+    double *out = env->ptrs[1];
+    for (int i = a->lo; i < a->lo + a->n; i++)
+        out[i] = a->twice ? 2 * in[i] : in[i] + 1;
+    return 0;
+}
+
+static const MACC_Version r_ahead_v[] = {
+    {MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, ahead_body},
+    {MACC_DEV_HOST, 0, MACC_RES_DEFAULT, 0, ahead_body},
+};
+static const MACC_Region r_ahead = {{"ahead.c", 7, 1, "test"}, "r_ahead", 2, r_ahead_v};
+
+enum { AHEAD_NB = 8, AHEAD_BS = 512, AHEAD_R = 12 };
+
+/* Runs the chains; returns the tasks launched ahead meanwhile. */
+static long ahead_chains(void)
+{
+    enum { N = AHEAD_NB * AHEAD_BS };
+    static double x[N], y[N];
+    for (int i = 0; i < N; i++) {
+        x[i] = i % 7;
+        y[i] = -1;
+    }
+    long before = maccrt_task_ahead_count();
+    for (int r = 0; r < AHEAD_R; r++)
+        for (int t = 0; t < 2; t++)
+            for (int b = 0; b < AHEAD_NB; b++) {
+                ahead_args a = {b * AHEAD_BS, AHEAD_BS, t};
+                double *in = t ? y : x, *out = t ? x : y;
+                size_t at = (size_t)b * AHEAD_BS, bytes = AHEAD_BS * sizeof(double);
+                MACC_Map m[2] = {{"in", in, in + at, bytes, MACC_MAP_TO}, {"out", out, out + at, bytes, MACC_MAP_FROM}};
+                MACC_Dep d[2] = {{in + at, bytes, MACC_DEP_IN}, {out + at, bytes, MACC_DEP_OUT}};
+                MACC_target(&r_ahead, &a, sizeof a, 2, m, 2, d, MACC_NOWAIT, MACC_DEVICE_ANY, 1);
+            }
+    MACC_taskwait(NULL);
+    for (int i = 0; i < N; i++) {
+        double ex = i % 7, ey = -1;
+        for (int r = 0; r < AHEAD_R; r++) {
+            ey = ex + 1;
+            ex = 2 * ey;
+        }
+        cr_assert_eq(x[i], ex, "x[%d] = %g, expected %g", i, x[i], ex);
+        cr_assert_eq(y[i], ey, "y[%d] = %g, expected %g", i, y[i], ey);
+    }
+    /* every placement given back: tokens taken ahead are not lost */
+    for (int d = 0; d < maccrt_rt.ndevices; d++) {
+        const maccrt_device *dv = maccrt_rt.devices[d];
+        cr_assert_eq(dv->tokens_free, dv->tokens_total, "%s: %d of %d tokens free", dv->name, dv->tokens_free,
+                     dv->tokens_total);
+        cr_assert_eq(dv->nplaced, 0, "%s: %d placed", dv->name, dv->nplaced);
+    }
+    return maccrt_task_ahead_count() - before;
+}
+
+static void ahead_env(const char *devices)
+{
+    setenv("MACC_TEST_FAKE_ASYNC_US", "300", 1);
+    setenv("MACC_TEST_FAKE_AHEAD", "4", 1);
+    if (devices)
+        setenv("MACC_DEVICES", devices, 1);
+}
+
+/* One GPU: the links go behind their predecessors, and the results are the
+ * sequential ones. Never the first link of a block (no predecessor) nor its
+ * second (it reads y, which the first only allocated on the GPU and writes:
+ * a copy valid before the first's kernel is required). */
+Test(gpu, links_are_launched_ahead_behind_their_predecessor)
+{
+    ahead_env("nvidia:0");
+    long n = ahead_chains();
+    cr_assert_gt(n, 0, "no task launched ahead");
+    cr_assert_leq(n, 2 * AHEAD_R * AHEAD_NB - 2 * AHEAD_NB, "%ld launched ahead", n);
+}
+
+/* Two GPUs and the host: the chains wherever the scheduler puts them, the
+ * results right and every token back. */
+Test(gpu, launch_ahead_on_two_gpus_and_the_host_keeps_results_and_tokens)
+{
+    ahead_env(NULL);
+    (void)ahead_chains();
+}
+
 /* After the first link (its fills), the chain's maps touch only nvidia:0's
  * entries (x read, y written, no other copy): each of the 9 later links
  * takes and gives back both under that GPU's own lock. */
