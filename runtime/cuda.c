@@ -375,17 +375,17 @@ static void cuda__lane_unlock(cuda__lane *sl)
  * a helper polling for work): the task returned with its error and the
  * time, taken off the lane (which is freed when it held no task launched
  * behind it); NULL when they still run, another thread holds the lane, or
- * the task was launched ahead and its predecessors' completions are not
- * all done (they finish first: task.c's launch-ahead). queue (the
- * watcher's): the task is queued for the helpers in the same hold of g's
- * lock as the lane's release. */
+ * the task was launched ahead and the one before it is not finished yet
+ * (its unmaps and completion, cuda__finish: they go in the tasks' order).
+ * queue (the watcher's): the task is queued for the helpers in the same
+ * hold of g's lock as the lane's release. */
 static maccrt_task *cuda__lane_claim(cuda__gpu *g, int i, int queue)
 {
     cuda__lane *sl = &g->lanes[i];
     if (!atomic_load_explicit(&sl->task, memory_order_relaxed) || !cuda__lane_trylock(sl))
         return NULL;
     maccrt_task *t = atomic_load_explicit(&sl->task, memory_order_relaxed);
-    if (!t || (__atomic_load_n(&t->ahead, __ATOMIC_RELAXED) && !maccrt_task_preds_done(t))) {
+    if (!t || t->pfin) {
         cuda__lane_unlock(sl);
         return NULL;
     }
@@ -458,12 +458,25 @@ static void cuda__ahead(cuda__gpu *g, cuda__helper *h, int i)
     cuda__lane_unlock(sl);
 }
 
-/* The end of a task claimed off lane t->plane: its unmaps and completion,
- * then more of that lane's successors launched ahead. */
+/* The end of a task claimed off lane t->plane: its unmaps and completion;
+ * then the task launched behind it may be claimed (by this helper at once
+ * when its kernels ended too, and so on), then more of that lane's
+ * successors are launched ahead. */
 static void cuda__finish(cuda__gpu *g, cuda__helper *h, maccrt_task *t)
 {
     int i = t->plane;
-    maccrt_up.ran(t, t->perr, t->pseen);
+    cuda__lane *sl = &g->lanes[i];
+    for (;;) {
+        maccrt_task *nx = t->pafter; /* (t may be freed by its completion) */
+        maccrt_up.ran(t, t->perr, t->pseen);
+        if (!nx)
+            break;
+        cuda__lane_lock(sl);
+        nx->pfin = 0;
+        cuda__lane_unlock(sl);
+        if (!(t = cuda__lane_claim(g, i, 0)))
+            break;
+    }
     cuda__ahead(g, h, i);
 }
 
@@ -2539,7 +2552,10 @@ static void cuda__launched(cuda__gpu *g, cuda__helper *h, maccrt_task *t)
 {
     cuda__lane *sl = &g->lanes[h->run_lane];
     if (h->behind) {
-        /* launched ahead, behind the lane's tasks (cuda__ahead holds it) */
+        /* launched ahead, behind the lane's tasks (cuda__ahead holds it):
+         * claimed only once the one before it is finished */
+        t->pfin = 1;
+        sl->q[sl->n - 1]->pafter = t;
         sl->q[sl->n++] = t;
         atomic_fetch_add(&g->inflight, 1);
         return;

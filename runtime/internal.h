@@ -890,11 +890,16 @@ typedef struct maccrt_task {
     void *pdata; /* plugin per-task state */
     /* Launch-ahead (task.c): 1 once placed to run behind its running
      * predecessors on their GPU's stream (it never becomes ready: its last
-     * predecessor's completion leaves it running). Written under
-     * maccrt_rt.lock, read atomically. */
+     * predecessor's completion leaves it running, and drops the reference
+     * it took). Written under maccrt_rt.lock, read atomically. */
     int ahead;
     int perr;    /* plugin: the error an asynchronous run ended with (maccrt_up.ran) */
     int plane;   /* plugin: the stream (lane) it ran on */
+    /* plugin: the task launched ahead behind it, and (pfin) whether this one
+     * waits for the task before it to be finished (maccrt_up.ran) before its
+     * own end may be claimed */
+    struct maccrt_task *pafter;
+    int pfin;
     double pseen; /* plugin: when that end was seen */
 } maccrt_task;
 
@@ -904,13 +909,6 @@ typedef struct maccrt_task {
 static inline int maccrt_task_before(const maccrt_task *a, const maccrt_task *b)
 {
     return a->rseq < b->rseq || (a->rseq == b->rseq && a->id < b->id);
-}
-
-/* Whether every predecessor of t has completed (a task launched ahead: its
- * end is finished only after theirs; read by the plugin that runs it). */
-static inline int maccrt_task_preds_done(const maccrt_task *t)
-{
-    return __atomic_load_n(&t->npreds, __ATOMIC_ACQUIRE) == 0;
 }
 
 /* A FIFO of tasks linked through pnext (a device's queue of placed tasks,

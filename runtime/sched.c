@@ -411,10 +411,12 @@ void maccrt_sched_ahead_tokens(maccrt_task *t)
     const MACC_Version *v;
     int need = sched__need(t, d, &v);
     pthread_mutex_lock(&d->slock);
-    t->tokens = need;
-    __atomic_store_n(&d->tokens_free, d->tokens_free - need, __ATOMIC_RELAXED);
-    if (d->tokens_total - d->tokens_free > d->tokens_peak_used)
-        d->tokens_peak_used = d->tokens_total - d->tokens_free;
+    if (!t->released) { /* (not given back yet: it has not ended) */
+        t->tokens = need;
+        __atomic_store_n(&d->tokens_free, d->tokens_free - need, __ATOMIC_RELAXED);
+        if (d->tokens_total - d->tokens_free > d->tokens_peak_used)
+            d->tokens_peak_used = d->tokens_total - d->tokens_free;
+    }
     pthread_mutex_unlock(&d->slock);
 }
 
@@ -793,9 +795,9 @@ void maccrt_sched_release_device(maccrt_task *t, int by_helper)
     maccrt_device *d = t->dev;
     if (!d || t->released)
         return;
-    t->released = 1;
     maccrt_sched_link_done(t); /* (its maps were not acquired: an error path) */
     pthread_mutex_lock(&d->slock);
+    t->released = 1; /* (under slock: maccrt_sched_ahead_tokens reads it) */
     /* (sched__still_waits) */
     __atomic_store_n(&d->rel_walk, __atomic_load_n(&maccrt_rt.walks, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
     __atomic_store_n(&d->tokens_free, d->tokens_free + t->tokens, __ATOMIC_RELAXED);

@@ -1068,8 +1068,10 @@ static void task__note_produced(const maccrt_task *t, maccrt_task *s)
 
 /* The completion of t under maccrt_rt.lock, without the dispatch walk:
  * returns 1 when the caller is to free t (after unlocking), and adds t's
- * creator to *to_free when t held its last reference. */
-static int task__complete_locked(maccrt_task *t, maccrt_thread **to_free)
+ * creator to *to_free when t held its last reference, and to *extra (by
+ * done_next) a successor launched ahead that completed before it (its last
+ * reference was the one t's completion drops). */
+static int task__complete_locked(maccrt_task *t, maccrt_thread **to_free, maccrt_task **extra)
 {
     maccrt_runtime *rt = &maccrt_rt;
     if (t->sample && t->region) {
@@ -1082,13 +1084,20 @@ static int task__complete_locked(maccrt_task *t, maccrt_thread **to_free)
     for (int i = 0; i < t->nsuccs; i++) {
         maccrt_task *s = t->succs[i];
         task__note_produced(t, s);
-        /* (s launched ahead: once its count is 0 its plugin may finish and
-         * free it; its state is read first, and s is not touched after) */
+        /* s launched ahead: running (or ended, even completed: it holds a
+         * reference for the completion of its last predecessor) */
         int ahead = __atomic_load_n(&s->ahead, __ATOMIC_RELAXED);
-        if (ahead && __atomic_load_n(&s->npreds, __ATOMIC_RELAXED) == 1)
+        if (ahead && s->npreds == 1)
             maccrt_sched_ahead_tokens(s); /* (t's own were just given back) */
-        if (__atomic_sub_fetch(&s->npreds, 1, __ATOMIC_RELEASE) == 0 && !ahead)
-            maccrt_sched_ready(s);
+        /* (atomic: maccrt_task_ahead_pick reads it under the index's lock alone) */
+        if (__atomic_sub_fetch(&s->npreds, 1, __ATOMIC_RELAXED) == 0) {
+            if (!ahead) {
+                maccrt_sched_ready(s);
+            } else if (--s->refs == 0) {
+                s->done_next = *extra;
+                *extra = s;
+            }
+        }
     }
     task__free_succs(t);
     __atomic_store_n(&t->state, MACCRT_TASK_DONE, __ATOMIC_RELEASE); /* task__spin_wait reads it */
@@ -1385,7 +1394,7 @@ static void task__complete_list_locked(maccrt_thread *self, maccrt_task *fifo, m
             maccrt_rt.wait_completed++;
         else if (task__is_ct)
             __atomic_add_fetch(&task__ct.completed, 1, __ATOMIC_RELAXED);
-        if (task__complete_locked(fifo, to_free)) {
+        if (task__complete_locked(fifo, to_free, done)) {
             fifo->done_next = *done;
             *done = fifo;
         }
@@ -1459,16 +1468,17 @@ static void task__finish(maccrt_task *t)
     maccrt_runtime *rt = &maccrt_rt;
     maccrt_thread *to_free = NULL;
     maccrt_thread *self = maccrt_thread_self();
+    maccrt_task *extra = NULL;
     pthread_mutex_lock(&rt->lock);
     self->finishing = 1;
-    int last = task__complete_locked(t, &to_free);
+    int last = task__complete_locked(t, &to_free, &extra);
     maccrt_sched_dispatch();
     self->finishing = 0;
     pthread_mutex_unlock(&rt->lock);
     maccrt_sched_submit_placed();
     if (last)
         task__free(t);
-    task__free_threads(to_free);
+    task__free_done(extra, to_free);
 }
 
 /* Early write-backs. A GPU task's written sections that no task waits for
@@ -1732,10 +1742,13 @@ static void task__launch(maccrt_task *t, maccrt_thread *self, maccrt_task *outer
  * same way, up to MACC_CUDA_AHEAD tasks on a stream (cuda.c). A map that
  * would copy or wait, a device without the tokens, a region not yet run on
  * GPUs of that kind (its exploration is the walk's): the task waits for its
- * predecessors as before. The plugin finishes such a task (its unmaps, its
- * completion) only after its predecessors' completions (maccrt_task_preds_done),
- * so the directory and the dependences see the tasks end in their order;
- * their completion does not make it ready (its `ahead` is 2). A task that
+ * predecessors as before. The plugin finishes such a task (its unmaps and
+ * its completion, maccrt_up.ran) only after its predecessors' (their ran),
+ * so the directory sees the tasks end in their order; their completions
+ * may come after its own (completions are batched by whichever thread takes
+ * them): it holds a reference that its last predecessor's completion drops,
+ * which does not make it ready (its `ahead` is set), and it takes its
+ * tokens then only if it has not completed yet. A task that
  * reads what a predecessor writes reads it after that kernel, on the same
  * stream, from the copy that kernel writes: which is why such a map must
  * find the copy valid already (a copy from elsewhere would land before, or
@@ -1788,8 +1801,10 @@ maccrt_task *maccrt_task_ahead_pick(maccrt_device *d, maccrt_task *const *fifo, 
         return NULL;
     task__lock_("maccrt_task_ahead_pick", d);
     int placed = s->state == MACCRT_TASK_WAITING && maccrt_sched_place_ahead(s, d);
-    if (placed)
+    if (placed) {
         __atomic_store_n(&s->ahead, 1, __ATOMIC_RELAXED);
+        s->refs++; /* (dropped by its last predecessor's completion, which may come after its own) */
+    }
     task__unlock(d);
     if (!placed) {
         maccrt_map_task_untake_n(d, s->nmaps, s->took, s->cache);
@@ -1810,6 +1825,7 @@ int maccrt_task_execute_ahead(maccrt_task *t, int go)
         t->tokens = 0;
         t->ver = NULL;
         t->dev = NULL;
+        t->refs--;
         __atomic_store_n(&t->ahead, 0, __ATOMIC_RELAXED);
         t->state = MACCRT_TASK_WAITING;
         task__unlock(d);

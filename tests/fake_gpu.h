@@ -57,7 +57,7 @@ typedef struct fake_gpu {
      * CUDA plugin's lanes: after a helper's task goes in flight, up to k - 1
      * successors that only it and those after it hold back are launched
      * behind it (maccrt_up.ahead_pick, ahead_execute), each due after the
-     * one before it and ended only once its predecessors have completed;
+     * one before it and ended only once that one is finished (pfin);
      * the watcher ends nothing while a helper launches so (holding) */
     int ahead_max;
     int holding;        /* (lock) */
@@ -103,7 +103,7 @@ static void *fake_gpu_watch(void *arg)
         int moved = 0;
         while (*pp && !g->holding) {
             maccrt_task *t = *pp;
-            if (t->pseen > now || (__atomic_load_n(&t->ahead, __ATOMIC_RELAXED) && !maccrt_task_preds_done(t))) {
+            if (t->pseen > now || t->pfin) {
                 next = next == 0 || t->pseen < next ? t->pseen : next;
                 pp = &t->pnext;
                 continue;
@@ -160,6 +160,8 @@ static void fake_gpu_ahead(fake_gpu *g, maccrt_task *t)
             break;
         pthread_mutex_lock(&g->lock);
         fake_gpu_after = fifo[n - 1]->pseen + 1e-9 * (double)g->async_ns;
+        fifo[n - 1]->pafter = s;
+        s->pfin = 1; /* (ended only once the one before it is finished) */
         pthread_mutex_unlock(&g->lock);
         (void)maccrt_up.ahead_execute(s, 1);
         fake_gpu_after = 0;
@@ -182,9 +184,12 @@ static void *fake_gpu_worker(void *arg)
         maccrt_task *t = maccrt_taskq_pop(&g->dhead, &g->dtail);
         if (t) {
             spun = 0;
+            maccrt_task *nx = t->pafter; /* (launched ahead behind it: t may be freed by its completion) */
             pthread_mutex_unlock(&g->lock);
             maccrt_up.ran(t, t->perr, t->pseen);
             pthread_mutex_lock(&g->lock);
+            if (nx)
+                nx->pfin = 0;
             continue;
         }
         t = g->head;
