@@ -134,7 +134,6 @@ typedef struct cuda__lane {
     cudaStream_t stream; /* the one its task uses: lo, or hi (cuda__urgent) */
     cudaStream_t lo, hi; /* hi: the GPU's greatest priority (NULL: none, MACC_CUDA_PRIORITY=0) */
     maccrt_task *_Atomic task;  /* in flight on it (its kernels launched), or NULL: q[0] */
-    atomic_ulong gen;           /* launches on it (cuda__launched) */
     int next_free;
     /* The tasks in flight on it in their order (q[0]: the first, then those
      * launched ahead behind it: task.c's launch-ahead), ev[i] recorded after
@@ -2562,7 +2561,6 @@ static void cuda__launched(cuda__gpu *g, cuda__helper *h, maccrt_task *t)
     }
     h->launched = h->run_lane;
     h->run_lane = -1;
-    atomic_fetch_add(&sl->gen, 1);
     atomic_fetch_add(&g->inflight, 1);
     cuda__lane_lock(sl); /* (a free lane: only a claimer's look at it may hold it) */
     sl->q[0] = t;

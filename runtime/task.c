@@ -1739,9 +1739,11 @@ static void task__launch(maccrt_task *t, maccrt_thread *self, maccrt_task *outer
  * there, valid where it is read (maccrt_map_task_try_fast_n: no copy, no
  * wait), launches its kernels on the same stream behind its predecessors
  * (maccrt_up.ahead_execute), and then looks at that one's successors in the
- * same way, up to MACC_CUDA_AHEAD tasks on a stream (cuda.c). A map that
- * would copy or wait, a device without the tokens, a region not yet run on
- * GPUs of that kind (its exploration is the walk's): the task waits for its
+ * same way, up to MACC_CUDA_AHEAD tasks on a stream (cuda.c). It holds no
+ * tokens until its last predecessor completes (it runs after them, on
+ * theirs: maccrt_sched_place_ahead). A map that would copy or wait, a
+ * region not yet run on GPUs of that kind (its exploration is the walk's),
+ * a resources(auto) version, an undeferred or nested task: it waits for its
  * predecessors as before. The plugin finishes such a task (its unmaps and
  * its completion, maccrt_up.ran) only after its predecessors' (their ran),
  * so the directory sees the tasks end in their order; their completions
