@@ -42,7 +42,10 @@ when the last of them ended after it: a program's last wait is often its write-b
 device that holds more of them than another keeps the wait going while the other idles.
 --chains [N] (default 3) groups the tasks by chain (the slices of a task's way carry its
 number and its chain's, the rank every link of a chain shares) and prints how many chains
-there are, when the first of them ended, and for the N chains that ended first the mean
+there are, when the first of them ended, their ends from the first start of a chain of more
+than one link (a phase's start), per device (where a chain's last link ran) its chains,
+their links and its last chain's end (the chains' share of the devices: STREAM's two GPUs
+with 9 and 7 of 16 chains ended 3.5 ms apart), and for the N chains that ended first the mean
 microseconds per link of each part of a link's way (wait:ready, wait:queue, maps, task: the
 kernels from launch to the end seen, taken: from the end seen until a thread takes the task,
 unmap, finish) and "ready after": from a link's end (its unmaps) to the next link's
@@ -269,6 +272,21 @@ def chains(slices, first):
     long_ = [c for c in order if len(links[c]) > 1]
     print("ends of the chains of more than one link (ms): " +
           " ".join(f"{(end[c] - t0) / 1000:.2f}" for c in long_[:12]) + (" ..." if len(long_) > 12 else ""))
+    if long_:
+        # from the first start of those chains (a phase's start, when they are its
+        # chains): their ends, and per device (its last link's) how many ended there and
+        # when the last of them did: the chains' share of the devices
+        def last_dev(c):
+            return max(links[c].values(), key=lambda t: max(v[1] for v in parts(t)))["dev"]
+        s0 = min(min(min(v[0] for v in parts(t)) for t in links[c].values()) for c in long_)
+        print(f"from their first start at {(s0 - t0) / 1000:.2f} ms, their ends (ms): " +
+              " ".join(f"{(end[c] - s0) / 1000:.2f}" for c in long_[:16]) + (" ..." if len(long_) > 16 else ""))
+        per_dev = {}
+        for c in long_:
+            per_dev.setdefault(last_dev(c), []).append(end[c] - s0)
+        print("per device (a chain's last link's): " + "; ".join(
+            f"{d} {len(v)} chains, {sum(len(links[c]) for c in long_ if last_dev(c) == d)} links, last end "
+            f"{max(v) / 1000:.2f} ms" for d, v in sorted(per_dev.items())))
     hdr = " ".join(f"{k:>10}" for k in WAY[:4] + ("taken", ) + WAY[4:] + ("ready after",))
     print(f"{'chain':>8} {'links':>6} {'devices':<16} {'end ms':>8} {'us/link':>8} {hdr}")
     for c in (long_ or order)[:first]:
