@@ -588,10 +588,8 @@ static void *cuda__helper_main(void *arg)
         h->launched = -1;
         maccrt_up.execute(t);
         h->in_task = 0;
-        if (h->launched >= 0) { /* (t may be finished and freed by now) */
-            h->stream = h->own;
+        if (h->launched >= 0) /* (t may be finished and freed by now) */
             cuda__ahead(g, h, h->launched);
-        }
         pthread_mutex_lock(&g->lock);
         if (h->run_lane >= 0) { /* ran synchronously (or failed): the lane is free again */
             cuda__lane_put(g, h->run_lane);

@@ -1133,6 +1133,9 @@ void maccrt_sched_log_flush(void);
  * region has not yet run on d's kind (its exploration is the walk's).
  * maccrt_rt.lock held. */
 int maccrt_sched_place_ahead(struct maccrt_task *t, maccrt_device *d);
+/* maccrt_sched_place_ahead taken back (the task was not launched): it
+ * waits for its predecessors again. maccrt_rt.lock held. */
+void maccrt_sched_unplace_ahead(struct maccrt_task *t);
 /* A task placed ahead whose last predecessor completes now: its tokens
  * taken (the predecessor's, given back in the same completion). */
 void maccrt_sched_ahead_tokens(struct maccrt_task *t);

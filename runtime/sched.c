@@ -391,10 +391,8 @@ static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_
 
 int maccrt_sched_place_ahead(maccrt_task *t, maccrt_device *d)
 {
-    const MACC_Version *v;
-    int need = sched__need(t, d, &v);
-    if (!v || need > MACCRT_TOKENS || v->resources == MACC_RES_AUTO ||
-        maccrt_region_info_get(t->region)->runs[d->kind] == 0)
+    const MACC_Version *v = maccrt_task_version(t, d);
+    if (!v || v->resources == MACC_RES_AUTO || maccrt_region_info_get(t->region)->runs[d->kind] == 0)
         return 0;
     sched__order(t);
     sched__place_on(t, d, 0, v);
@@ -403,6 +401,17 @@ int maccrt_sched_place_ahead(maccrt_task *t, maccrt_device *d)
         t->t_placed = maccrt_now();
     t->state = MACCRT_TASK_RUNNING;
     return 1;
+}
+
+void maccrt_sched_unplace_ahead(maccrt_task *t)
+{
+    maccrt_device *d = t->dev;
+    maccrt_sched_release_device(t, 0);
+    maccrt_stats_unplaced(d, t);
+    t->tokens = 0;
+    t->ver = NULL;
+    t->dev = NULL;
+    t->state = MACCRT_TASK_WAITING;
 }
 
 void maccrt_sched_ahead_tokens(maccrt_task *t)

@@ -14,19 +14,18 @@ void maccrt_stats_placed(maccrt_device *d, maccrt_task *t)
         d->busy_since = maccrt_now();
 }
 
+void maccrt_stats_unplaced(maccrt_device *d, maccrt_task *t)
+{
+    (void)t;
+    if (--d->running == 0 && maccrt_rt.timed)
+        d->busy_s += maccrt_now() - d->busy_since;
+}
+
 void maccrt_stats_finished(maccrt_device *d, maccrt_task *t)
 {
     if (t->region) {
         d->tasks_run++;
         d->task_s += t->t_end - t->t_start;
     }
-    if (--d->running == 0 && maccrt_rt.timed)
-        d->busy_s += maccrt_now() - d->busy_since;
-}
-
-void maccrt_stats_unplaced(maccrt_device *d, maccrt_task *t)
-{
-    (void)t;
-    if (--d->running == 0 && maccrt_rt.timed)
-        d->busy_s += maccrt_now() - d->busy_since;
+    maccrt_stats_unplaced(d, t);
 }

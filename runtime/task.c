@@ -1822,14 +1822,9 @@ int maccrt_task_execute_ahead(maccrt_task *t, int go)
         /* back to waiting for its predecessors, unplaced (they cannot have
          * ended: the caller holds their stream) */
         task__lock_("maccrt_task_execute_ahead", d);
-        maccrt_sched_release_device(t, 0);
-        maccrt_stats_unplaced(d, t);
-        t->tokens = 0;
-        t->ver = NULL;
-        t->dev = NULL;
+        maccrt_sched_unplace_ahead(t);
         t->refs--;
         __atomic_store_n(&t->ahead, 0, __ATOMIC_RELAXED);
-        t->state = MACCRT_TASK_WAITING;
         task__unlock(d);
         maccrt_map_task_untake_n(d, t->nmaps, t->took, t->cache);
         return 0;
