@@ -368,8 +368,12 @@ typedef struct maccrt_device {
      * every placed task is here. slock. */
 #define MACCRT_PEND 64
     int npend;
-    double pend[MACCRT_PEND];
+    double pend[MACCRT_PEND]; /* (-1: a task launched ahead without its tokens yet) */
     struct maccrt_task *ptask[MACCRT_PEND];
+    /* placed tasks launched ahead that have no tokens yet: queued behind
+     * their lane's running task, not running beside it (slock; read
+     * atomically: sched__running) */
+    int nahead0;
     int concurrency; /* tasks the plugin runs at once (GPU: helpers); 0: as tokens allow */
     /* Work deferred to d's idle threads (task.c's early write-backs, taken by
      * maccrt_up.idle): read without a lock by the plugin, whose threads skip
@@ -834,6 +838,8 @@ typedef struct maccrt_task {
     int tokens;
     int released; /* its device's placement state given back (maccrt_sched_release_device) */
     double exp_end; /* expected end (placement time + the region's estimate) */
+    float est1;     /* that estimate */
+    int notok;      /* placed ahead, its tokens not given yet (slock) */
     /* eft's residency term per device (maccrt_rt.ndevices entries in the
      * task's block; NULL for a task eft never asks about), as the directory
      * gave it at xfer_at (sched.c: eft__residency) */

@@ -287,19 +287,43 @@ void maccrt_sched_link_done(maccrt_task *t)
     }
 }
 
+/* Tasks placed on d that run or wait for their turn on it, not those
+ * launched ahead queued behind their lane's running task (tokens not given
+ * yet): eft's slots and occupancy count these. */
+static int sched__running(const maccrt_device *d)
+{
+    int n = __atomic_load_n(&d->nplaced, __ATOMIC_RELAXED) - __atomic_load_n(&d->nahead0, __ATOMIC_RELAXED);
+    return n > 0 ? n : 0;
+}
+
+/* t's entry of d's pend[] (slock held). */
+static void sched__pend_set(maccrt_device *d, maccrt_task *t)
+{
+    int i = t->pidx;
+    d->pend[i] = t->notok ? -1.0 : t->exp_end;
+}
+
+/* eft__first's kept value with t's slot (slock held). */
+static void sched__first_add(maccrt_device *d, maccrt_task *t)
+{
+    if (d->first_ok && (d->first_end == 0 || t->exp_end < d->first_end))
+        d->first_end = t->exp_end; /* eft__first: the earliest end, kept */
+}
+
 static __thread maccrt_task *sched__sub_head, *sched__sub_tail; /* placed GPU tasks to submit */
 static const int sched__auto_tokens[MACCRT_AUTO_LEVELS] = {100, 50, 25};
 
 /* t's place on d counted: its device, version and tokens, its expected end,
  * d's list of placed tasks and its tokens (sched__place, and a task
  * launched ahead: maccrt_sched_place_ahead). */
-static void sched__place_on(maccrt_task *t, maccrt_device *d, int need, const MACC_Version *v)
+static void sched__place_on(maccrt_task *t, maccrt_device *d, int need, const MACC_Version *v, int ahead)
 {
     t->dev = d;
     t->ver = v;
     t->tokens = need;
     /* the expected end: eft compares it across devices (one device: no choice) */
-    t->exp_end = maccrt_rt.ndevices > 1 ? sched__now() + sched__estimate(t, d) : 0.0;
+    t->est1 = maccrt_rt.ndevices > 1 ? (float)sched__estimate(t, d) : 0.0f;
+    t->exp_end = maccrt_rt.ndevices > 1 ? sched__now() + t->est1 : 0.0;
     /* its copies queue on d's link (eft's link term) until its maps are acquired */
     if (t->chose_dev1 == d->num + 1 && t->chose_xfer > 0 && !t->op) {
         t->link_ns = (long long)(t->chose_xfer * 1e9);
@@ -314,15 +338,18 @@ static void sched__place_on(maccrt_task *t, maccrt_device *d, int need, const MA
         d->placed->dprev = t;
     d->placed = t;
     __atomic_store_n(&d->nplaced, d->nplaced + 1, __ATOMIC_RELAXED);
-    t->occ = (float)d->nplaced;
+    t->notok = ahead;
+    if (ahead)
+        __atomic_store_n(&d->nahead0, d->nahead0 + 1, __ATOMIC_RELAXED);
+    t->occ = (float)sched__running(d);
     t->pidx = -1;
     if (d->npend < MACCRT_PEND) {
         t->pidx = d->npend++;
-        d->pend[t->pidx] = t->exp_end;
         d->ptask[t->pidx] = t;
+        sched__pend_set(d, t);
     }
-    if (d->first_ok && (d->first_end == 0 || t->exp_end < d->first_end))
-        d->first_end = t->exp_end; /* eft__first: the earliest end, kept */
+    if (!ahead)
+        sched__first_add(d, t); /* (ahead: its lane's running task holds the slot) */
     /* (read without slock by task.c's direct rule and the walk: atomically) */
     __atomic_store_n(&d->tokens_free, d->tokens_free - need, __ATOMIC_RELAXED);
     if (d->tokens_total - d->tokens_free > d->tokens_peak_used)
@@ -333,7 +360,7 @@ static void sched__place_on(maccrt_task *t, maccrt_device *d, int need, const MA
 static void sched__place(maccrt_task *t, maccrt_device *d, int need, const MACC_Version *v)
 {
     sched__unqueue(t);
-    sched__place_on(t, d, need, v);
+    sched__place_on(t, d, need, v, 0);
     if (t->region && !t->op) {
         maccrt_region_info *ri = maccrt_region_info_get(t->region);
         if (ri->runs[d->kind] == 0) {
@@ -395,7 +422,7 @@ int maccrt_sched_place_ahead(maccrt_task *t, maccrt_device *d)
     if (!v || v->resources == MACC_RES_AUTO || maccrt_region_info_get(t->region)->runs[d->kind] == 0)
         return 0;
     sched__order(t);
-    sched__place_on(t, d, 0, v);
+    sched__place_on(t, d, 0, v, 1);
     maccrt_stats_placed(d, t);
     if (maccrt_trace_on())
         t->t_placed = maccrt_now();
@@ -414,18 +441,35 @@ void maccrt_sched_unplace_ahead(maccrt_task *t)
     t->state = MACCRT_TASK_WAITING;
 }
 
+/* A task launched ahead takes its tokens: it runs now, its lane's slot its
+ * own (the task before it ended now). slock held. */
+static void sched__ahead_take(maccrt_device *d, maccrt_task *t, int need, double now, int counted)
+{
+    t->tokens = need;
+    if (!counted) /* (counted: taken from the release's own, in its one store) */
+        __atomic_store_n(&d->tokens_free, d->tokens_free - need, __ATOMIC_RELAXED);
+    if (d->tokens_total - d->tokens_free > d->tokens_peak_used)
+        d->tokens_peak_used = d->tokens_total - d->tokens_free;
+    t->notok = 0;
+    __atomic_store_n(&d->nahead0, d->nahead0 - 1, __ATOMIC_RELAXED);
+    if (now > 0)
+        t->exp_end = now + t->est1;
+    if (t->pidx >= 0)
+        sched__pend_set(d, t);
+    sched__first_add(d, t);
+}
+
 void maccrt_sched_ahead_tokens(maccrt_task *t)
 {
     maccrt_device *d = t->dev;
     const MACC_Version *v;
     int need = sched__need(t, d, &v);
+    double now = maccrt_rt.ndevices > 1 ? sched__now() : 0.0;
     pthread_mutex_lock(&d->slock);
-    if (!t->released) { /* (not given back yet: it has not ended) */
-        t->tokens = need;
-        __atomic_store_n(&d->tokens_free, d->tokens_free - need, __ATOMIC_RELAXED);
-        if (d->tokens_total - d->tokens_free > d->tokens_peak_used)
-            d->tokens_peak_used = d->tokens_total - d->tokens_free;
-    }
+    /* (not given back yet: it has not ended; nor given its tokens by the
+     * release of the task before it, maccrt_sched_release_device) */
+    if (!t->released && t->notok)
+        sched__ahead_take(d, t, need, now, 0);
     pthread_mutex_unlock(&d->slock);
 }
 
@@ -805,11 +849,28 @@ void maccrt_sched_release_device(maccrt_task *t, int by_helper)
     if (!d || t->released)
         return;
     maccrt_sched_link_done(t); /* (its maps were not acquired: an error path) */
+    /* The task the plugin launched behind t on its lane (pafter: final once
+     * t's end was claimed) runs from now on: it takes its tokens with t's
+     * release, in the same hold of slock. Left to the completion of its last
+     * predecessor (maccrt_sched_ahead_tokens), the slot looked free between
+     * a helper's release and that completion, and a walk then could place a
+     * waiting chain's head there: five chains at once on a GPU of four
+     * slots. (It is alive: it holds a reference until that completion.) */
+    maccrt_task *nx = __atomic_load_n(&t->pafter, __ATOMIC_ACQUIRE);
+    int nneed = 0;
+    double now = 0;
+    if (nx && nx->dev == d && nx->ver) {
+        nneed = maccrt_rt.policy->tokens(nx, d->kind, nx->ver);
+        now = maccrt_rt.ndevices > 1 ? maccrt_now() : 0.0; /* (no runtime lock: not the walk's clock) */
+    }
     pthread_mutex_lock(&d->slock);
     t->released = 1; /* (under slock: maccrt_sched_ahead_tokens reads it) */
+    /* (the walk reads tokens_free without slock: t's tokens and those nx
+     * takes go in one store, never seen free between) */
+    int pass = nneed > 0 && nx->notok && !nx->released;
     /* (sched__still_waits) */
     __atomic_store_n(&d->rel_walk, __atomic_load_n(&maccrt_rt.walks, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
-    __atomic_store_n(&d->tokens_free, d->tokens_free + t->tokens, __ATOMIC_RELAXED);
+    __atomic_store_n(&d->tokens_free, d->tokens_free + t->tokens - (pass ? nneed : 0), __ATOMIC_RELAXED);
     if (by_helper)
         __atomic_store_n(&d->released_by_helper, d->released_by_helper + 1, __ATOMIC_RELAXED);
     if (t->dprev)
@@ -819,8 +880,12 @@ void maccrt_sched_release_device(maccrt_task *t, int by_helper)
     if (t->dnext)
         t->dnext->dprev = t->dprev;
     t->dprev = t->dnext = NULL;
-    t->occ = 0.5f * (t->occ + (float)d->nplaced); /* (the mean of its start's and its end's) */
+    t->occ = 0.5f * (t->occ + (float)sched__running(d)); /* (the mean of its start's and its end's) */
     __atomic_store_n(&d->nplaced, d->nplaced - 1, __ATOMIC_RELAXED);
+    if (t->notok) { /* (ended, or taken back, before its last predecessor's completion) */
+        t->notok = 0;
+        __atomic_store_n(&d->nahead0, d->nahead0 - 1, __ATOMIC_RELAXED);
+    }
     if (t->pidx >= 0 && t->pidx < d->npend && d->ptask[t->pidx] == t) {
         int last = --d->npend;
         if (t->pidx != last) {
@@ -832,6 +897,8 @@ void maccrt_sched_release_device(maccrt_task *t, int by_helper)
     }
     if (t->exp_end <= d->first_end || d->nplaced == 0)
         d->first_ok = 0; /* eft__first: counted again when asked */
+    if (pass)
+        sched__ahead_take(d, nx, nneed, now, 1);
     pthread_mutex_unlock(&d->slock);
 }
 
@@ -1311,11 +1378,11 @@ static double eft__first(maccrt_device *d)
         first = 0;
         if (d->npend == d->nplaced) {
             for (int i = 0; i < d->npend; i++)
-                if (first == 0 || d->pend[i] < first)
+                if (d->pend[i] >= 0 && (first == 0 || d->pend[i] < first))
                     first = d->pend[i];
         } else {
             for (maccrt_task *p = d->placed; p; p = p->dnext)
-                if (first == 0 || p->exp_end < first)
+                if (!p->notok && (first == 0 || p->exp_end < first))
                     first = p->exp_end;
         }
         d->first_end = first;
@@ -1332,7 +1399,7 @@ static double eft__finish(maccrt_task *t, maccrt_device *d, int backlog, double 
 {
     double est = sched__estimate_hi(t, d, mean);
     int slots = eft__slots(t, d);
-    int ahead = __atomic_load_n(&d->nplaced, __ATOMIC_RELAXED) + backlog;
+    int ahead = sched__running(d) + backlog;
     *occ = 1;
     if (ahead < slots) {
         *occ = sched__occupancy(t, d, ahead);
@@ -1553,7 +1620,7 @@ static int eft__stays(maccrt_task *t, maccrt_device *h, maccrt_mask cand, maccrt
     if (rh < 0)
         return 0; /* (the directory was busy: choose decides without it) */
     double xh = eft__moves(t, h, rh);
-    double eh = sched__estimate_hi(t, h, sched__estimate(t, h)) * sched__occupancy(t, h, __atomic_load_n(&h->nplaced, __ATOMIC_RELAXED));
+    double eh = sched__estimate_hi(t, h, sched__estimate(t, h)) * sched__occupancy(t, h, sched__running(h));
     for (int i = 0; i < rt->ndevices; i++) {
         if (!(others & MACCRT_BIT(i)))
             continue;
@@ -1565,7 +1632,7 @@ static int eft__stays(maccrt_task *t, maccrt_device *h, maccrt_mask cand, maccrt
             if (re < 0 || eft__moves(t, e, re) < xh)
                 return 0;
         }
-        double occ = sched__occupancy(t, e, __atomic_load_n(&e->nplaced, __ATOMIC_RELAXED)), run = sched__estimate(t, e);
+        double occ = sched__occupancy(t, e, sched__running(e)), run = sched__estimate(t, e);
         double mean = run * occ, ee = sched__estimate_hi(t, e, run) * occ;
         double tol = 1e-6;
         if (e->kind == h->kind) {

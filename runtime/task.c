@@ -1352,7 +1352,12 @@ static void task__finish_gpu(maccrt_task *t)
     const maccrt_device *dev = t->dev;
     maccrt_task *top = __atomic_load_n(&task__done_stack, __ATOMIC_RELAXED);
     long mode = task__release_mode();
-    if (mode == 2 || (mode == 1 && top))
+    /* (a task the plugin launched another behind: always here, so that the
+     * lane's tasks give their place back in the lane's order, each handing
+     * its tokens to the next: maccrt_sched_release_device; a completer that
+     * came later released the next one first, and the lane's slot was
+     * counted twice meanwhile) */
+    if (mode == 2 || (mode == 1 && (top || __atomic_load_n(&t->pafter, __ATOMIC_RELAXED))))
         maccrt_sched_release_device(t, 1);
     do
         t->done_next = top;
