@@ -370,6 +370,12 @@ typedef struct maccrt_device {
     int npend;
     double pend[MACCRT_PEND]; /* (-1: a task launched ahead without its tokens yet) */
     struct maccrt_task *ptask[MACCRT_PEND];
+    /* the chain each of them is a link of (NULL: none), its place in it and
+     * its estimate: eft__first extends a link's end by the links made after
+     * it in its chain (sched.c, "A chain holds its slot") */
+    struct maccrt_chain *pchain[MACCRT_PEND];
+    int pcpos[MACCRT_PEND];
+    float pest[MACCRT_PEND];
     /* placed tasks launched ahead that have no tokens yet: queued behind
      * their lane's running task, not running beside it (slock; read
      * atomically: sched__running) */
@@ -385,6 +391,7 @@ typedef struct maccrt_device {
      * (first_ok 0). slock. */
     double first_end;
     int first_ok;
+    unsigned long first_links; /* maccrt_rt.chain_links when it was counted (chains grow) */
     /* Its own ready queue (sched.c): ready tasks whose predecessors wrote
      * their data here (their home) or that chose to wait for it, oldest
      * first. maccrt_rt.lock. */
@@ -799,6 +806,14 @@ typedef struct maccrt_thread {
     struct maccrt_thread *free_next; /* task.c: threads to free after a completion */
 } maccrt_thread;
 
+/* A chain of tasks (task.c, "Chains"). last: the greatest place of a link
+ * made so far (grows under the dependence index's lock, read atomically);
+ * refs: its links not freed (atomic). */
+typedef struct maccrt_chain {
+    int refs;
+    int last;
+} maccrt_chain;
+
 typedef struct maccrt_task {
     unsigned long id;
     const MACC_Region *region; /* NULL for data operations */
@@ -840,6 +855,18 @@ typedef struct maccrt_task {
     double exp_end; /* expected end (placement time + the region's estimate) */
     float est1;     /* that estimate */
     int notok;      /* placed ahead, its tokens not given yet (slock) */
+    /* Its chain (task.c, "Chains"): set at its entry when every predecessor
+     * is a link of one chain (or is one task, which then heads a new
+     * chain), with its place in it (0: the head). Written under the
+     * dependence index's lock (a predecessor's chain once, when its first
+     * link joins); eft reads it atomically while the task is placed. */
+    struct maccrt_chain *chain;
+    int cpos;
+    /* (its entry's: its predecessors' chain so far, whether they were of
+     * more than one, the last of them and their greatest place) */
+    const void *ckey;
+    int cmixed, ckpos;
+    struct maccrt_task *cpred;
     /* eft's residency term per device (maccrt_rt.ndevices entries in the
      * task's block; NULL for a task eft never asks about), as the directory
      * gave it at xfer_at (sched.c: eft__residency) */
@@ -1266,6 +1293,7 @@ typedef struct maccrt_runtime {
     long wait_completed; /* GPU tasks completed by a waiting program thread (task.c; tests) */
     unsigned long walk;     /* the dispatch walk in progress (0: none; sched.c), walks so far */
     unsigned long walks;
+    unsigned long chain_links; /* links joined to chains so far (task.c, "Chains"; atomic) */
     int stopped;                    /* helpers stopped: run everything inline */
     /* The throttle: a thread that creates a deferred task while pending_max
      * tasks are live runs it at once itself when it can (no dependences, the
