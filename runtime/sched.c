@@ -1447,16 +1447,19 @@ static double eft__first(maccrt_device *d)
 static double eft__finish(maccrt_task *t, maccrt_device *d, int backlog, double now, double xfer,
                           double mean, double *occ)
 {
-    /* (t's slot held for its chain's links made after it too) */
-    double est = sched__estimate_hi(t, d, mean) * (1 + sched__chain_more(__atomic_load_n(&t->chain, __ATOMIC_ACQUIRE), t->cpos));
+    double est = sched__estimate_hi(t, d, mean);
+    /* t's slot held for its chain's links made after it too, each taking
+     * the run as measured (the occupancy term's "fewer in flight now" is
+     * for t's own run only) */
+    double chain = est * sched__chain_more(__atomic_load_n(&t->chain, __ATOMIC_ACQUIRE), t->cpos);
     int slots = eft__slots(t, d);
     int ahead = sched__running(d) + backlog;
     *occ = 1;
     if (ahead < slots) {
         *occ = sched__occupancy(t, d, ahead);
-        return now + est * *occ + xfer;
+        return now + est * *occ + chain + xfer;
     }
-    est += xfer;
+    est += chain + xfer;
     double first = eft__first(d);
     double rem = first > now ? first - now : 0;
     return now + rem + (double)((ahead - slots) / slots) * est + est;
