@@ -365,17 +365,20 @@ typedef struct maccrt_device {
      * their tasks): eft__first reads these instead of walking the list, whose
      * tasks' cache lines the helpers running them write (a miss per task:
      * a quarter of eft's own time with four fake GPUs). npend == nplaced:
-     * every placed task is here. slock. */
+     * every placed task is here. slock. An entry (32 bytes: a placement and
+     * a release write one line): the task's expected end (-1: launched ahead,
+     * no tokens yet), its estimate, and its chain (NULL: none) and place in
+     * it, with which eft__first extends that end by the links made after it
+     * (sched.c, "A chain holds its slot"). */
 #define MACCRT_PEND 64
     int npend;
-    double pend[MACCRT_PEND]; /* (-1: a task launched ahead without its tokens yet) */
-    struct maccrt_task *ptask[MACCRT_PEND];
-    /* the chain each of them is a link of (NULL: none), its place in it and
-     * its estimate: eft__first extends a link's end by the links made after
-     * it in its chain (sched.c, "A chain holds its slot") */
-    struct maccrt_chain *pchain[MACCRT_PEND];
-    int pcpos[MACCRT_PEND];
-    float pest[MACCRT_PEND];
+    struct maccrt_pend {
+        double end;
+        float est;
+        int cpos;
+        struct maccrt_chain *chain;
+        struct maccrt_task *task;
+    } pend[MACCRT_PEND];
     /* placed tasks launched ahead that have no tokens yet: queued behind
      * their lane's running task, not running beside it (slock; read
      * atomically: sched__running) */
@@ -853,20 +856,6 @@ typedef struct maccrt_task {
     int tokens;
     int released; /* its device's placement state given back (maccrt_sched_release_device) */
     double exp_end; /* expected end (placement time + the region's estimate) */
-    float est1;     /* that estimate */
-    int notok;      /* placed ahead, its tokens not given yet (slock) */
-    /* Its chain (task.c, "Chains"): set at its entry when every predecessor
-     * is a link of one chain (or is one task, which then heads a new
-     * chain), with its place in it (0: the head). Written under the
-     * dependence index's lock (a predecessor's chain once, when its first
-     * link joins); eft reads it atomically while the task is placed. */
-    struct maccrt_chain *chain;
-    int cpos;
-    /* (its entry's: its predecessors' chain so far, whether they were of
-     * more than one, the last of them and their greatest place) */
-    const void *ckey;
-    int cmixed, ckpos;
-    struct maccrt_task *cpred;
     /* eft's residency term per device (maccrt_rt.ndevices entries in the
      * task's block; NULL for a task eft never asks about), as the directory
      * gave it at xfer_at (sched.c: eft__residency) */
@@ -934,6 +923,15 @@ typedef struct maccrt_task {
     struct maccrt_task *pafter;
     int pfin;
     double pseen; /* plugin: when that end was seen */
+    float est1;   /* the estimate its exp_end was made with */
+    int notok;    /* placed ahead, its tokens not given yet (slock) */
+    /* Its chain (task.c, "Chains"): set at its entry when every predecessor
+     * is a link of one chain (or is one task, which then heads a new
+     * chain), with its place in it (0: the head). Written under the
+     * dependence index's lock (a predecessor's chain once, when its first
+     * link joins); eft reads it atomically while the task is placed. */
+    struct maccrt_chain *chain;
+    int cpos;
 } maccrt_task;
 
 /* Whether a goes before b in the queues' order (sched.c): by rseq, ties (a

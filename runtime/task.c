@@ -127,26 +127,34 @@ static task__seg *task__seg_split(task__seg *s, uintptr_t at)
  * "A chain holds its slot"). Kept with GPUs (the index's own lock) and more
  * than one device: eft's only reader. */
 
-/* pred -> t made: t's predecessors' chain so far (ckey: a chain, or a task
- * of none; cmixed: more than one). Under the index's lock. */
-static void task__chain_note(const maccrt_task *pred, maccrt_task *t)
+/* The entry being made (under the index's lock): its predecessors' chain
+ * so far (key: a chain, or a task of none), whether they were of more than
+ * one, their greatest place and the last of them. */
+static struct {
+    const void *key;
+    int mixed, pos;
+    maccrt_task *pred;
+} task__centry;
+
+/* pred -> t made (t the entry being made). Under the index's lock. */
+static void task__chain_note(const maccrt_task *pred)
 {
     const void *key = pred->chain ? (const void *)pred->chain : (const void *)pred;
-    if (!t->ckey)
-        t->ckey = key;
-    else if (t->ckey != key)
-        t->cmixed = 1;
-    if (pred->chain && pred->cpos > t->ckpos)
-        t->ckpos = pred->cpos;
-    t->cpred = (maccrt_task *)pred;
+    if (!task__centry.key)
+        task__centry.key = key;
+    else if (task__centry.key != key)
+        task__centry.mixed = 1;
+    if (pred->chain && pred->cpos > task__centry.pos)
+        task__centry.pos = pred->cpos;
+    task__centry.pred = (maccrt_task *)pred;
 }
 
 /* t entered (its edges made): the next link of its predecessors' chain.
  * Under the index's lock. */
 static void task__chain_join(maccrt_task *t)
 {
-    maccrt_task *p = t->cpred;
-    if (p && !t->cmixed && maccrt_rt.ndevices > 1) {
+    maccrt_task *p = task__centry.pred;
+    if (p && !task__centry.mixed && maccrt_rt.ndevices > 1) {
         maccrt_chain *c = p->chain;
         if (!c) {
             c = maccrt_xcalloc(1, sizeof *c);
@@ -154,14 +162,13 @@ static void task__chain_join(maccrt_task *t)
             __atomic_store_n(&p->chain, c, __ATOMIC_RELEASE);
         }
         __atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
-        t->cpos = t->ckpos + 1;
+        t->cpos = task__centry.pos + 1;
         t->chain = c;
         if (t->cpos > c->last)
             __atomic_store_n(&c->last, t->cpos, __ATOMIC_RELAXED);
         __atomic_add_fetch(&maccrt_rt.chain_links, 1, __ATOMIC_RELAXED);
     }
-    t->ckey = NULL;
-    t->cpred = NULL;
+    memset(&task__centry, 0, sizeof task__centry);
 }
 
 static void task__chain_drop(maccrt_task *t)
@@ -178,7 +185,8 @@ static void task__edge(maccrt_task *pred, maccrt_task *t)
     if (pred == t || pred->mark == t->id)
         return;
     pred->mark = t->id;
-    task__chain_note(pred, t);
+    if (maccrt_rt.ngpus > 0) /* (task__deps_apart: the chains' only maker, task__deps_enter) */
+        task__chain_note(pred);
     if (pred->rank < t->rank)
         t->rank = pred->rank; /* (pred's was made at its entry, before t's) */
     if (pred->nsuccs == pred->capsuccs) {

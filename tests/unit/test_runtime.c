@@ -3047,12 +3047,12 @@ Test(gpu, a_gpu_whose_first_runs_were_slow_takes_links_again_once_its_times_are_
     cr_assert_geq(on1, C * L / 8, "%ld of %d links on GPU 1", on1, C * L);
 }
 
-/* A chain holds its slot (sched.c): seven chains of twelve 2-ms links of
- * 25 tokens (four at a time on a fake GPU), four started on GPU 0 and
+/* A chain holds its slot (sched.c): seven chains of sixteen 10-ms links
+ * of 25 tokens (four at a time on a fake GPU), four started on GPU 0 and
  * three on GPU 1, then the head of an eighth chain that reads 512 KiB that
- * an earlier task wrote on GPU 0 (its copy to GPU 1 takes 8 ms:
+ * an earlier task wrote on GPU 0 (its copy to GPU 1 takes 30 ms:
  * fgpu_copy_ms) and writes its own row (four links). GPU 0's slots come
- * back only as its chains end, about 22 ms on, so the head goes to GPU 1,
+ * back only as its chains end, 150 ms on, so the head goes to GPU 1,
  * which has a slot free, and its chain stays there. Before, GPU 0's links
  * looked as if they ended within a link's time, sooner than the copy, and
  * the head waited for GPU 0 (MACC_EFT_CHAINS=0: it does, checked). */
@@ -3072,29 +3072,28 @@ static const MACC_Region r_home = {{"sched.c", 14, 1, "test"}, "r_home", 1, r_ho
 
 static int chain_head_beside_full_home(void)
 {
-    enum { C = 7, L = 12, N = 65536, L2 = 4 };
+    enum { C = 7, L = 16, N = 65536, L2 = 4 };
     static double y[C + 1][N], z[N];
     maccrt_runtime *rt = &maccrt_rt;
     setenv("MACC_DEVICES", "nvidia", 1);
     macc_num_devices();
-    fgpu_copy_ms = 8;
+    fgpu_copy_ms = 30;
     pthread_mutex_lock(&rt->lock);
     maccrt_region_info *ri = maccrt_region_info_get(&r_home);
     ri->runs[MACC_DEV_NVIDIA] = 1;
-    ri->ema_s[MACC_DEV_NVIDIA] = 0.002;
+    ri->ema_s[MACC_DEV_NVIDIA] = 0.010;
     for (int i = 0; i < 2; i++) {
         atomic_store(&rt->devices[i]->bw_h2d, sizeof z / (fgpu_copy_ms * 1e-3));
         atomic_store(&rt->devices[i]->bw_d2h, sizeof z / (fgpu_copy_ms * 1e-3));
         atomic_store(&rt->devices[i]->bw_p2p, sizeof z / (fgpu_copy_ms * 1e-3));
     }
     pthread_mutex_unlock(&rt->lock);
-    int ms[2] = {2, 0}, ms1[2] = {2, 1};
+    int ms[2] = {10, 0}, ms1[2] = {10, 1};
     /* z written on GPU 0, and left there (no wait: no write-back) */
     MACC_Map mz = {"z", z, z, sizeof z, MACC_MAP_FROM};
     MACC_target(&r_home, ms, sizeof ms, 1, &mz, 0, NULL, MACC_NOWAIT, 0, 1);
-    while (!atomic_load(&home_wrote))
-        sleep_ms(1);
-    sleep_ms(20); /* (its completion) */
+    while (!atomic_load(&home_wrote) || __atomic_load_n(&rt->finished, __ATOMIC_RELAXED) < 1)
+        sleep_ms(1); /* (its completion: it left the dependence index) */
     for (int k = 0; k < L; k++)
         for (int c = 0; c < C; c++) {
             MACC_Map m = {"y", y[c], y[c], 2 * sizeof(double), MACC_MAP_TOFROM};
@@ -3102,7 +3101,6 @@ static int chain_head_beside_full_home(void)
             MACC_target(&r_home, ms, sizeof ms, 1, &m, 1, &d, MACC_NOWAIT,
                         k > 0 ? MACC_DEVICE_ANY : c < 4 ? 0 : 1, 1);
         }
-    sleep_ms(4); /* (the heads running) */
     for (int k = 0; k < L2; k++) {
         MACC_Map m[2] = {{"z", z, z, sizeof z, MACC_MAP_TO}, {"y", y[C], y[C], 2 * sizeof(double), MACC_MAP_TOFROM}};
         MACC_Dep d = {y[C], sizeof y[C], MACC_DEP_INOUT};
