@@ -365,20 +365,11 @@ typedef struct maccrt_device {
      * their tasks): eft__first reads these instead of walking the list, whose
      * tasks' cache lines the helpers running them write (a miss per task:
      * a quarter of eft's own time with four fake GPUs). npend == nplaced:
-     * every placed task is here. slock. An entry (32 bytes: a placement and
-     * a release write one line): the task's expected end (-1: launched ahead,
-     * no tokens yet), its estimate, and its chain (NULL: none) and place in
-     * it, with which eft__first extends that end by the links made after it
-     * (sched.c, "A chain holds its slot"). */
+     * every placed task is here. slock. */
 #define MACCRT_PEND 64
     int npend;
-    struct maccrt_pend {
-        double end;
-        float est;
-        int cpos;
-        struct maccrt_chain *chain;
-        struct maccrt_task *task;
-    } pend[MACCRT_PEND];
+    double pend[MACCRT_PEND]; /* (-1: a task launched ahead without its tokens yet) */
+    struct maccrt_task *ptask[MACCRT_PEND];
     /* placed tasks launched ahead that have no tokens yet: queued behind
      * their lane's running task, not running beside it (slock; read
      * atomically: sched__running) */
@@ -394,7 +385,6 @@ typedef struct maccrt_device {
      * (first_ok 0). slock. */
     double first_end;
     int first_ok;
-    unsigned long first_links; /* maccrt_rt.chain_links when it was counted (chains grow) */
     /* Its own ready queue (sched.c): ready tasks whose predecessors wrote
      * their data here (their home) or that chose to wait for it, oldest
      * first. maccrt_rt.lock. */
@@ -809,14 +799,6 @@ typedef struct maccrt_thread {
     struct maccrt_thread *free_next; /* task.c: threads to free after a completion */
 } maccrt_thread;
 
-/* A chain of tasks (task.c, "Chains"). last: the greatest place of a link
- * made so far (grows under the dependence index's lock, read atomically);
- * refs: its links not freed (atomic). */
-typedef struct maccrt_chain {
-    int refs;
-    int last;
-} maccrt_chain;
-
 typedef struct maccrt_task {
     unsigned long id;
     const MACC_Region *region; /* NULL for data operations */
@@ -856,6 +838,8 @@ typedef struct maccrt_task {
     int tokens;
     int released; /* its device's placement state given back (maccrt_sched_release_device) */
     double exp_end; /* expected end (placement time + the region's estimate) */
+    float est1;     /* that estimate */
+    int notok;      /* placed ahead, its tokens not given yet (slock) */
     /* eft's residency term per device (maccrt_rt.ndevices entries in the
      * task's block; NULL for a task eft never asks about), as the directory
      * gave it at xfer_at (sched.c: eft__residency) */
@@ -923,15 +907,6 @@ typedef struct maccrt_task {
     struct maccrt_task *pafter;
     int pfin;
     double pseen; /* plugin: when that end was seen */
-    float est1;   /* the estimate its exp_end was made with */
-    int notok;    /* placed ahead, its tokens not given yet (slock) */
-    /* Its chain (task.c, "Chains"): set at its entry when every predecessor
-     * is a link of one chain (or is one task, which then heads a new
-     * chain), with its place in it (0: the head). Written under the
-     * dependence index's lock (a predecessor's chain once, when its first
-     * link joins); eft reads it atomically while the task is placed. */
-    struct maccrt_chain *chain;
-    int cpos;
 } maccrt_task;
 
 /* Whether a goes before b in the queues' order (sched.c): by rseq, ties (a
@@ -1291,7 +1266,6 @@ typedef struct maccrt_runtime {
     long wait_completed; /* GPU tasks completed by a waiting program thread (task.c; tests) */
     unsigned long walk;     /* the dispatch walk in progress (0: none; sched.c), walks so far */
     unsigned long walks;
-    unsigned long chain_links; /* links joined to chains so far (task.c, "Chains"; atomic) */
     int stopped;                    /* helpers stopped: run everything inline */
     /* The throttle: a thread that creates a deferred task while pending_max
      * tasks are live runs it at once itself when it can (no dependences, the

@@ -296,55 +296,18 @@ static int sched__running(const maccrt_device *d)
     return n > 0 ? n : 0;
 }
 
-/* ---- A chain holds its slot ---------------------------------------------------------------
- * A placed task that is a link of a chain (task.c, "Chains") holds its
- * slot on its device until the chain's last link made so far ends: the
- * chain's next links go there before any other task does (launched ahead
- * behind it, or first in the device's queue by their chain's rank). So eft
- * expects the slot back at the link's end plus the links made after it,
- * each taking the link's estimate (eft__first), and a task that heads or
- * continues a chain as taking its slot for its own links too (eft__finish).
- * Before, a full device looked as if its first slot came back within a
- * link's time: a chain's head waited for it, or was placed behind it, while
- * another GPU had a slot free. MACC_EFT_CHAINS=0: a link alone, as before. */
-static int sched__chains_on(void)
-{
-    static int on = -1;
-    return maccrt_env_flag(&on, "MACC_EFT_CHAINS", 1);
-}
-
-/* The links of chain c made after the one at cpos. */
-static int sched__chain_more(const maccrt_chain *c, int cpos)
-{
-    if (!c || !sched__chains_on())
-        return 0;
-    int more = __atomic_load_n(&c->last, __ATOMIC_RELAXED) - cpos;
-    return more > 0 ? more : 0;
-}
-
-/* When the slot of a task ending at `end`, at cpos of chain c, comes back. */
-static double sched__slot_end(const maccrt_chain *c, int cpos, double end, float est)
-{
-    return end + (double)sched__chain_more(c, cpos) * est;
-}
-
 /* t's entry of d's pend[] (slock held). */
 static void sched__pend_set(maccrt_device *d, maccrt_task *t)
 {
     int i = t->pidx;
-    d->pend[i].end = t->notok ? -1.0 : t->exp_end;
-    d->pend[i].est = t->est1;
-    d->pend[i].cpos = t->cpos;
-    d->pend[i].chain = __atomic_load_n(&t->chain, __ATOMIC_ACQUIRE);
-    d->pend[i].task = t;
+    d->pend[i] = t->notok ? -1.0 : t->exp_end;
 }
 
 /* eft__first's kept value with t's slot (slock held). */
 static void sched__first_add(maccrt_device *d, maccrt_task *t)
 {
-    double e = sched__slot_end(__atomic_load_n(&t->chain, __ATOMIC_ACQUIRE), t->cpos, t->exp_end, t->est1);
-    if (d->first_ok && (d->first_end == 0 || e < d->first_end))
-        d->first_end = e; /* eft__first: the earliest end, kept */
+    if (d->first_ok && (d->first_end == 0 || t->exp_end < d->first_end))
+        d->first_end = t->exp_end; /* eft__first: the earliest end, kept */
 }
 
 static __thread maccrt_task *sched__sub_head, *sched__sub_tail; /* placed GPU tasks to submit */
@@ -382,6 +345,7 @@ static void sched__place_on(maccrt_task *t, maccrt_device *d, int need, const MA
     t->pidx = -1;
     if (d->npend < MACCRT_PEND) {
         t->pidx = d->npend++;
+        d->ptask[t->pidx] = t;
         sched__pend_set(d, t);
     }
     if (!ahead)
@@ -922,15 +886,16 @@ void maccrt_sched_release_device(maccrt_task *t, int by_helper)
         t->notok = 0;
         __atomic_store_n(&d->nahead0, d->nahead0 - 1, __ATOMIC_RELAXED);
     }
-    if (t->pidx >= 0 && t->pidx < d->npend && d->pend[t->pidx].task == t) {
+    if (t->pidx >= 0 && t->pidx < d->npend && d->ptask[t->pidx] == t) {
         int last = --d->npend;
         if (t->pidx != last) {
             d->pend[t->pidx] = d->pend[last];
-            d->pend[t->pidx].task->pidx = t->pidx;
+            d->ptask[t->pidx] = d->ptask[last];
+            d->ptask[t->pidx]->pidx = t->pidx;
         }
         t->pidx = -1;
     }
-    if (sched__slot_end(__atomic_load_n(&t->chain, __ATOMIC_ACQUIRE), t->cpos, t->exp_end, t->est1) <= d->first_end || d->nplaced == 0)
+    if (t->exp_end <= d->first_end || d->nplaced == 0)
         d->first_ok = 0; /* eft__first: counted again when asked */
     if (pass)
         sched__ahead_take(d, nx, nneed, now, 1);
@@ -1409,33 +1374,19 @@ static double eft__first(maccrt_device *d)
 {
     pthread_mutex_lock(&d->slock); /* (a release may change them beside the runtime lock) */
     double first = d->first_end;
-    /* (counted again too when a chain grew: the program made a link) */
-    unsigned long links = __atomic_load_n(&maccrt_rt.chain_links, __ATOMIC_RELAXED);
-    if (!d->first_ok || d->first_links != links) {
+    if (!d->first_ok) {
         first = 0;
         if (d->npend == d->nplaced) {
-            for (int i = 0; i < d->npend; i++) {
-                struct maccrt_pend *pe = &d->pend[i];
-                if (pe->end < 0)
-                    continue; /* (launched ahead: its lane's running task holds the slot) */
-                if (!pe->chain) /* (a chain's head placed before its next link was made) */
-                    pe->chain = __atomic_load_n(&pe->task->chain, __ATOMIC_ACQUIRE);
-                double e = sched__slot_end(pe->chain, pe->cpos, pe->end, pe->est);
-                if (first == 0 || e < first)
-                    first = e;
-            }
+            for (int i = 0; i < d->npend; i++)
+                if (d->pend[i] >= 0 && (first == 0 || d->pend[i] < first))
+                    first = d->pend[i];
         } else {
-            for (maccrt_task *p = d->placed; p; p = p->dnext) {
-                if (p->notok)
-                    continue;
-                double e = sched__slot_end(__atomic_load_n(&p->chain, __ATOMIC_ACQUIRE), p->cpos, p->exp_end, p->est1);
-                if (first == 0 || e < first)
-                    first = e;
-            }
+            for (maccrt_task *p = d->placed; p; p = p->dnext)
+                if (!p->notok && (first == 0 || p->exp_end < first))
+                    first = p->exp_end;
         }
         d->first_end = first;
         d->first_ok = 1;
-        d->first_links = links;
     }
     pthread_mutex_unlock(&d->slock);
     return first;
@@ -1446,12 +1397,7 @@ static double eft__first(maccrt_device *d)
 static double eft__finish(maccrt_task *t, maccrt_device *d, int backlog, double now, double xfer,
                           double mean, double *occ)
 {
-    /* t's slot held for its chain's links made after it too (on a GPU that
-     * runs fewer tasks than its runs were measured with, those too run
-     * shorter: the chain stays there; at the run as measured alone, a
-     * chain on a GPU whose own estimate was high never moved back to it,
-     * test_runtime's a_gpu_whose_first_runs_were_slow_... 2 of 8 runs) */
-    double est = sched__estimate_hi(t, d, mean) * (1 + sched__chain_more(__atomic_load_n(&t->chain, __ATOMIC_ACQUIRE), t->cpos));
+    double est = sched__estimate_hi(t, d, mean);
     int slots = eft__slots(t, d);
     int ahead = sched__running(d) + backlog;
     *occ = 1;

@@ -119,74 +119,12 @@ static task__seg *task__seg_split(task__seg *s, uintptr_t at)
     return u;
 }
 
-/* ---- Chains ---------------------------------------------------------------------------------
- * A task each of whose predecessors, at its entry, is a link of one chain
- * (or is one task, which then heads a new chain) is that chain's next link:
- * a block of STREAM's copy, scale, add and triad, a tile's products of
- * matmul. eft reads how many links a chain has after a placed one (sched.c,
- * "A chain holds its slot"). Kept with GPUs (the index's own lock) and more
- * than one device: eft's only reader. */
-
-/* The entry being made (under the index's lock): its predecessors' chain
- * so far (key: a chain, or a task of none), whether they were of more than
- * one, their greatest place and the last of them. */
-static struct {
-    const void *key;
-    int mixed, pos;
-    maccrt_task *pred;
-} task__centry;
-
-/* pred -> t made (t the entry being made). Under the index's lock. */
-static void task__chain_note(const maccrt_task *pred)
-{
-    const void *key = pred->chain ? (const void *)pred->chain : (const void *)pred;
-    if (!task__centry.key)
-        task__centry.key = key;
-    else if (task__centry.key != key)
-        task__centry.mixed = 1;
-    if (pred->chain && pred->cpos > task__centry.pos)
-        task__centry.pos = pred->cpos;
-    task__centry.pred = (maccrt_task *)pred;
-}
-
-/* t entered (its edges made): the next link of its predecessors' chain.
- * Under the index's lock. */
-static void task__chain_join(maccrt_task *t)
-{
-    maccrt_task *p = task__centry.pred;
-    if (p && !task__centry.mixed && maccrt_rt.ndevices > 1) {
-        maccrt_chain *c = p->chain;
-        if (!c) {
-            c = maccrt_xcalloc(1, sizeof *c);
-            c->refs = 1; /* (p's; its place 0, as made) */
-            __atomic_store_n(&p->chain, c, __ATOMIC_RELEASE);
-        }
-        __atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
-        t->cpos = task__centry.pos + 1;
-        t->chain = c;
-        if (t->cpos > c->last)
-            __atomic_store_n(&c->last, t->cpos, __ATOMIC_RELAXED);
-        __atomic_add_fetch(&maccrt_rt.chain_links, 1, __ATOMIC_RELAXED);
-    }
-    memset(&task__centry, 0, sizeof task__centry);
-}
-
-static void task__chain_drop(maccrt_task *t)
-{
-    maccrt_chain *c = t->chain;
-    if (c && __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) == 0)
-        free(c);
-    t->chain = NULL;
-}
-
 /* Edge pred -> t (t waits for pred); duplicates and self-edges are skipped. */
 static void task__edge(maccrt_task *pred, maccrt_task *t)
 {
     if (pred == t || pred->mark == t->id)
         return;
     pred->mark = t->id;
-    if (maccrt_rt.ngpus > 0) /* (task__deps_apart: the chains' only maker, task__deps_enter) */
-        task__chain_note(pred);
     if (pred->rank < t->rank)
         t->rank = pred->rank; /* (pred's was made at its entry, before t's) */
     if (pred->nsuccs == pred->capsuccs) {
@@ -286,7 +224,6 @@ static void task__deps_enter(maccrt_task *t)
     pthread_mutex_lock(&task__deps_lock);
     t->npreds = 1;
     task__deps_add(t);
-    task__chain_join(t);
     pthread_mutex_unlock(&task__deps_lock);
 }
 
@@ -562,7 +499,6 @@ static void task__free_succs(maccrt_task *t)
 static void task__free(maccrt_task *t)
 {
     task__free_succs(t);
-    task__chain_drop(t);
     maccrt_block_free(t);
 }
 
