@@ -838,8 +838,6 @@ typedef struct maccrt_task {
     int tokens;
     int released; /* its device's placement state given back (maccrt_sched_release_device) */
     double exp_end; /* expected end (placement time + the region's estimate) */
-    float est1;     /* that estimate */
-    int notok;      /* placed ahead, its tokens not given yet (slock) */
     /* eft's residency term per device (maccrt_rt.ndevices entries in the
      * task's block; NULL for a task eft never asks about), as the directory
      * gave it at xfer_at (sched.c: eft__residency) */
@@ -907,6 +905,8 @@ typedef struct maccrt_task {
     struct maccrt_task *pafter;
     int pfin;
     double pseen; /* plugin: when that end was seen */
+    float est1;   /* the estimate its exp_end was made with */
+    int notok;    /* placed ahead, its tokens not given yet (slock) */
 } maccrt_task;
 
 /* Whether a goes before b in the queues' order (sched.c): by rseq, ties (a

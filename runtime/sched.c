@@ -300,7 +300,7 @@ static int sched__running(const maccrt_device *d)
 static void sched__pend_set(maccrt_device *d, maccrt_task *t)
 {
     int i = t->pidx;
-    d->pend[i] = t->notok ? -1.0 : t->exp_end;
+    d->pend[i] = d->nahead0 && t->notok ? -1.0 : t->exp_end;
 }
 
 /* eft__first's kept value with t's slot (slock held). */
@@ -322,8 +322,11 @@ static void sched__place_on(maccrt_task *t, maccrt_device *d, int need, const MA
     t->ver = v;
     t->tokens = need;
     /* the expected end: eft compares it across devices (one device: no choice) */
-    t->est1 = maccrt_rt.ndevices > 1 ? (float)sched__estimate(t, d) : 0.0f;
-    t->exp_end = maccrt_rt.ndevices > 1 ? sched__now() + t->est1 : 0.0;
+    t->exp_end = 0.0;
+    if (maccrt_rt.ndevices > 1) {
+        t->est1 = (float)sched__estimate(t, d);
+        t->exp_end = sched__now() + t->est1;
+    }
     /* its copies queue on d's link (eft's link term) until its maps are acquired */
     if (t->chose_dev1 == d->num + 1 && t->chose_xfer > 0 && !t->op) {
         t->link_ns = (long long)(t->chose_xfer * 1e9);
@@ -338,9 +341,10 @@ static void sched__place_on(maccrt_task *t, maccrt_device *d, int need, const MA
         d->placed->dprev = t;
     d->placed = t;
     __atomic_store_n(&d->nplaced, d->nplaced + 1, __ATOMIC_RELAXED);
-    t->notok = ahead;
-    if (ahead)
+    if (ahead) { /* (else 0: as made, or as its last release left it) */
+        t->notok = 1;
         __atomic_store_n(&d->nahead0, d->nahead0 + 1, __ATOMIC_RELAXED);
+    }
     t->occ = (float)sched__running(d);
     t->pidx = -1;
     if (d->npend < MACCRT_PEND) {
@@ -856,7 +860,7 @@ void maccrt_sched_release_device(maccrt_task *t, int by_helper)
      * a helper's release and that completion, and a walk then could place a
      * waiting chain's head there: five chains at once on a GPU of four
      * slots. (It is alive: it holds a reference until that completion.) */
-    maccrt_task *nx = __atomic_load_n(&t->pafter, __ATOMIC_ACQUIRE);
+    maccrt_task *nx = d->kind != MACC_DEV_HOST ? __atomic_load_n(&t->pafter, __ATOMIC_ACQUIRE) : NULL;
     int nneed = 0;
     double now = 0;
     if (nx && nx->dev == d && nx->ver) {
@@ -882,7 +886,7 @@ void maccrt_sched_release_device(maccrt_task *t, int by_helper)
     t->dprev = t->dnext = NULL;
     t->occ = 0.5f * (t->occ + (float)sched__running(d)); /* (the mean of its start's and its end's) */
     __atomic_store_n(&d->nplaced, d->nplaced - 1, __ATOMIC_RELAXED);
-    if (t->notok) { /* (ended, or taken back, before its last predecessor's completion) */
+    if (d->nahead0 && t->notok) { /* (ended, or taken back, before its last predecessor's completion) */
         t->notok = 0;
         __atomic_store_n(&d->nahead0, d->nahead0 - 1, __ATOMIC_RELAXED);
     }
