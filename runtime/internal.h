@@ -1134,8 +1134,8 @@ void maccrt_sched_log_flush(void);
 /* t, not ready (its predecessors run on d), placed on d to run behind them
  * (task.c's launch-ahead): its version and place counted as a placement's,
  * its state RUNNING, no tokens yet: it runs after its predecessors, on
- * theirs (maccrt_sched_ahead_tokens takes its own as the last of them
- * completes). 0 (nothing done) when the version is resources(auto)'s or the
+ * theirs (the release of the task before it on its lane hands them over:
+ * maccrt_sched_release_device). 0 (nothing done) when the version is resources(auto)'s or the
  * region has not yet run on d's kind (its exploration is the walk's).
  * maccrt_rt.lock held. */
 int maccrt_sched_place_ahead(struct maccrt_task *t, maccrt_device *d);
@@ -1143,7 +1143,8 @@ int maccrt_sched_place_ahead(struct maccrt_task *t, maccrt_device *d);
  * waits for its predecessors again. maccrt_rt.lock held. */
 void maccrt_sched_unplace_ahead(struct maccrt_task *t);
 /* A task placed ahead whose last predecessor completes now: its tokens
- * taken (the predecessor's, given back in the same completion). */
+ * taken if the release of the task before it on its lane did not hand
+ * them over (maccrt_sched_release_device), and it has not ended. */
 void maccrt_sched_ahead_tokens(struct maccrt_task *t);
 /* Hands the GPU tasks this thread's dispatch placed to their plugins
  * (maccrt_rt.lock held or not). */

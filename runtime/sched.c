@@ -300,6 +300,7 @@ static int sched__running(const maccrt_device *d)
 static void sched__pend_set(maccrt_device *d, maccrt_task *t)
 {
     int i = t->pidx;
+    /* (nahead0 first: a host task never reads notok's cache line) */
     d->pend[i] = d->nahead0 && t->notok ? -1.0 : t->exp_end;
 }
 
@@ -445,6 +446,13 @@ void maccrt_sched_unplace_ahead(maccrt_task *t)
     t->state = MACCRT_TASK_WAITING;
 }
 
+/* The tokens of t, placed ahead on d (its version set by
+ * maccrt_sched_place_ahead). */
+static int sched__ahead_need(maccrt_task *t, const maccrt_device *d)
+{
+    return maccrt_rt.policy->tokens(t, d->kind, t->ver);
+}
+
 /* A task launched ahead takes its tokens: it runs now, its lane's slot its
  * own (the task before it ended now). slock held. */
 static void sched__ahead_take(maccrt_device *d, maccrt_task *t, int need, double now, int counted)
@@ -466,8 +474,7 @@ static void sched__ahead_take(maccrt_device *d, maccrt_task *t, int need, double
 void maccrt_sched_ahead_tokens(maccrt_task *t)
 {
     maccrt_device *d = t->dev;
-    const MACC_Version *v;
-    int need = sched__need(t, d, &v);
+    int need = sched__ahead_need(t, d);
     double now = maccrt_rt.ndevices > 1 ? sched__now() : 0.0;
     pthread_mutex_lock(&d->slock);
     /* (not given back yet: it has not ended; nor given its tokens by the
@@ -864,7 +871,7 @@ void maccrt_sched_release_device(maccrt_task *t, int by_helper)
     int nneed = 0;
     double now = 0;
     if (nx && nx->dev == d && nx->ver) {
-        nneed = maccrt_rt.policy->tokens(nx, d->kind, nx->ver);
+        nneed = sched__ahead_need(nx, d);
         now = maccrt_rt.ndevices > 1 ? maccrt_now() : 0.0; /* (no runtime lock: not the walk's clock) */
     }
     pthread_mutex_lock(&d->slock);

@@ -1088,7 +1088,7 @@ static int task__complete_locked(maccrt_task *t, maccrt_thread **to_free, maccrt
          * reference for the completion of its last predecessor) */
         int ahead = __atomic_load_n(&s->ahead, __ATOMIC_RELAXED);
         if (ahead && s->npreds == 1)
-            maccrt_sched_ahead_tokens(s); /* (t's own were just given back) */
+            maccrt_sched_ahead_tokens(s); /* (when t's release did not hand its own over) */
         /* (atomic: maccrt_task_ahead_pick reads it under the index's lock alone) */
         if (__atomic_sub_fetch(&s->npreds, 1, __ATOMIC_RELAXED) == 0) {
             if (!ahead) {
@@ -1745,8 +1745,9 @@ static void task__launch(maccrt_task *t, maccrt_thread *self, maccrt_task *outer
  * wait), launches its kernels on the same stream behind its predecessors
  * (maccrt_up.ahead_execute), and then looks at that one's successors in the
  * same way, up to MACC_CUDA_AHEAD tasks on a stream (cuda.c). It holds no
- * tokens until its last predecessor completes (it runs after them, on
- * theirs: maccrt_sched_place_ahead). A map that would copy or wait, a
+ * tokens until the task before it on the stream is released (it runs after
+ * them, on theirs: maccrt_sched_place_ahead; the release hands them over,
+ * maccrt_sched_release_device). A map that would copy or wait, a
  * region not yet run on GPUs of that kind (its exploration is the walk's),
  * a resources(auto) version, an undeferred or nested task: it waits for its
  * predecessors as before. The plugin finishes such a task (its unmaps and
@@ -1754,8 +1755,8 @@ static void task__launch(maccrt_task *t, maccrt_thread *self, maccrt_task *outer
  * so the directory sees the tasks end in their order; their completions
  * may come after its own (completions are batched by whichever thread takes
  * them): it holds a reference that its last predecessor's completion drops,
- * which does not make it ready (its `ahead` is set), and it takes its
- * tokens then only if it has not completed yet. A task that
+ * which does not make it ready (its `ahead` is set), and gives it tokens
+ * only if no release handed them over and it has not ended. A task that
  * reads what a predecessor writes reads it after that kernel, on the same
  * stream, from the copy that kernel writes: which is why such a map must
  * find the copy valid already (a copy from elsewhere would land before, or
