@@ -109,6 +109,8 @@ typedef struct MACC_TaskEnv {
     void *stream;     /* nvidia: the cudaStream_t to launch on */
     void **ptrs;      /* per map of the task: the variable's address on this device */
     const MACC_SrcLoc *loc;
+    long long threads; /* nvidia: the threads (grid x block) its kernel was launched with; set by
+                        * the version (0: not told) */
 } MACC_TaskEnv;
 
 /* A version of a region. Returns 0 on success, else an error code of the

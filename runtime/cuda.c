@@ -921,6 +921,13 @@ static int cuda__init_device(maccrt_device *d)
     /* tasks that run at once: one per helper, or per lane */
     d->concurrency = g->async ? g->nlanes : g->nhelpers;
     d->shares = 1; /* its kernels at once share its SMs (eft's occupancy term) */
+    int sms = 0, per_sm = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ord) != cudaSuccess ||
+        cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, ord) != cudaSuccess) {
+        cuda__clear();
+        sms = per_sm = 0;
+    }
+    d->wave = (long long)sms * per_sm; /* (the default tokens of regions whose kernels fill it) */
     if (e != cudaSuccess) {
         cuda__clear();
         maccrt_warn(NULL, "%s: cannot create streams: %s", d->name, cudaGetErrorString(e));
@@ -1246,8 +1253,11 @@ static void cuda__pin_remove(cuda__pinned *n, cuda__pinned **gone, int *ngone)
 static void cuda__unregister_all(cuda__pinned **gone, int n)
 {
     for (int i = 0; i < n; i++) {
+        double t0 = maccrt_now();
         if (!atomic_load(&maccrt_rt.fatal) && cudaHostUnregister((void *)gone[i]->node.start) != cudaSuccess)
             cuda__clear();
+        maccrt_trace_event(MACCRT_TRACE_PIN, maccrt_rt.host, "unregister", t0, maccrt_now(),
+                           gone[i]->node.end - gone[i]->node.start);
         free(gone[i]);
     }
 }
@@ -1326,7 +1336,6 @@ static int cuda__host_reachable(maccrt_device *d, const void *p)
 
 static void cuda__host_pin(maccrt_device *d, const void *p, size_t bytes)
 {
-    (void)d;
     uintptr_t a, b;
     if (!cuda__pin_range(p, bytes, &a, &b) || atomic_load(&maccrt_rt.fatal))
         return;
@@ -1351,7 +1360,10 @@ static void cuda__host_pin(maccrt_device *d, const void *p, size_t bytes)
     }
     if (used)
         return; /* a range overlapping one in use stays pageable */
-    if (cudaHostRegister((void *)a, b - a, cudaHostRegisterPortable) != cudaSuccess) {
+    double t0 = maccrt_now();
+    cudaError_t e = cudaHostRegister((void *)a, b - a, cudaHostRegisterPortable);
+    maccrt_trace_event(MACCRT_TRACE_PIN, d, "register", t0, maccrt_now(), b - a);
+    if (e != cudaSuccess) {
         cuda__clear(); /* stays pageable (or another thread registered it first: counted below) */
         cuda__pin_take();
         (void)cuda__pin_ref(a, b);

@@ -66,6 +66,7 @@
 #define MACCRT_RES_HOST_DEFERRED 50
 #define MACCRT_RES_HOST_UNDEFERRED 100
 #define MACCRT_RES_GPU 25
+#define MACCRT_RES_GPU_FILLS 50 /* a region whose kernels fill the GPU four times over */
 
 typedef uint64_t maccrt_mask;
 #define MACCRT_BIT(d) ((maccrt_mask)1 << (d))
@@ -347,6 +348,8 @@ typedef struct maccrt_device {
                        * beside it (a GPU's kernels: set by the plugin's init_device; eft's
                        * occupancy term, sched.c) */
     size_t mem_bytes; /* device memory (0: unknown / host) */
+    long long wave;   /* a GPU: the threads its multiprocessors hold at once (0: unknown / host);
+                       * a kernel of four times as many runs two at once ("Tokens", RUNTIME.md) */
 
     /* Its placement state: tokens, its placed tasks (the list, their count,
      * their expected ends: pend, first_end) and rel_walk. Written under
@@ -1203,6 +1206,11 @@ typedef struct maccrt_region_info {
     double host_run_s;
 } maccrt_region_info;
 maccrt_region_info *maccrt_region_info_get(const MACC_Region *r);
+/* A version of region r ran on d and launched `threads` threads (its
+ * env.threads; 0: not told): whether its kernels fill d four times over (MACC_GPU_FILLS), which
+ * sets the default tokens of r's later tasks on d's kind (sched.c, "Tokens"
+ * in RUNTIME.md). Any thread, no lock. */
+void maccrt_sched_note_threads(const MACC_Region *r, const struct maccrt_device *d, long long threads);
 
 /* ==== 7. runtime state and initialisation (init.c) ========================== */
 
@@ -1299,7 +1307,7 @@ enum { MACCRT_TRACE_TASK, MACCRT_TRACE_H2D, MACCRT_TRACE_D2H, MACCRT_TRACE_DATA,
        MACCRT_TRACE_PLACE_PREFETCH, MACCRT_TRACE_PLACE_FAULT, MACCRT_TRACE_PLACE_HOST, MACCRT_TRACE_EVICT,
        MACCRT_TRACE_P2P, MACCRT_TRACE_WAIT_READY, MACCRT_TRACE_WAIT_QUEUE, MACCRT_TRACE_MAPS,
        MACCRT_TRACE_UNMAP, MACCRT_TRACE_FINISH, MACCRT_TRACE_ALLOC, MACCRT_TRACE_WAIT_DATA,
-       MACCRT_TRACE_WAIT_LOCK, MACCRT_TRACE_HOLD_LOCK, MACCRT_TRACE_SUBMIT };
+       MACCRT_TRACE_WAIT_LOCK, MACCRT_TRACE_HOLD_LOCK, MACCRT_TRACE_SUBMIT, MACCRT_TRACE_PIN };
 void maccrt_trace_init(void);
 int maccrt_trace_on(void);
 /* Records a slice [t0, t1] (maccrt_now() seconds) on device d; `name` must

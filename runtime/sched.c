@@ -983,6 +983,65 @@ maccrt_region_info *maccrt_region_info_get(const MACC_Region *r)
 
 /* ---- policies ------------------------------------------------------------------------------ */
 
+/* Regions whose kernels fill their GPU four times over (MACC_GPU_FILLS), per GPU kind: a table of
+ * fixed size read and written without a lock (a helper's release asks for
+ * the tokens of the task launched behind it, maccrt_sched_release_device,
+ * while the walk places others). A region that finds no slot among its
+ * probes keeps the default. */
+enum { SCHED__FILLS = 1024, SCHED__FILLS_PROBES = 8 };
+static struct {
+    const MACC_Region *region;
+    unsigned char fills[MACC_DEV_NKINDS];
+} sched__fills[SCHED__FILLS];
+/* MACC_GPU_FILLS: how many times over a kernel fills its GPU to run two at
+ * once (default 4; 0: never) */
+static long sched__fills_waves = -1;
+
+static long sched__fills_factor(void)
+{
+    long w = __atomic_load_n(&sched__fills_waves, __ATOMIC_RELAXED);
+    return w >= 0 ? w : maccrt_env_memo(&sched__fills_waves, getenv("MACC_GPU_FILLS"), 4, 0, 1000000, 1);
+}
+
+static int sched__fills_slot(const MACC_Region *r, int add)
+{
+    size_t j = sched__hash(r);
+    for (int p = 0; p < SCHED__FILLS_PROBES; p++, j++) {
+        size_t i = j & (SCHED__FILLS - 1);
+        const MACC_Region *o = __atomic_load_n(&sched__fills[i].region, __ATOMIC_ACQUIRE);
+        if (o == r)
+            return (int)i;
+        if (!o) {
+            if (!add)
+                return -1;
+            if (__atomic_compare_exchange_n(&sched__fills[i].region, &o, r, 0, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_ACQUIRE) ||
+                o == r)
+                return (int)i;
+        }
+    }
+    return -1;
+}
+
+void maccrt_sched_note_threads(const MACC_Region *r, const maccrt_device *d, long long threads)
+{
+    long w = sched__fills_factor();
+    if (!r || threads <= 0 || d->wave <= 0 || d->kind == MACC_DEV_HOST || w <= 0)
+        return;
+    int fills = threads / w >= d->wave;
+    int i = sched__fills_slot(r, fills);
+    if (i >= 0 && __atomic_load_n(&sched__fills[i].fills[d->kind], __ATOMIC_RELAXED) != fills)
+        __atomic_store_n(&sched__fills[i].fills[d->kind], (unsigned char)fills, __ATOMIC_RELAXED);
+}
+
+static int sched__fills_gpu(const MACC_Region *r, int kind)
+{
+    if (!r || sched__fills_factor() <= 0)
+        return 0;
+    int i = sched__fills_slot(r, 0);
+    return i >= 0 && __atomic_load_n(&sched__fills[i].fills[kind], __ATOMIC_RELAXED);
+}
+
 /* Tokens for version v of t on a device of kind `kind`: resources(N), the
  * defaults, or resources(auto): the first instances try 100, 50 and 25
  * tokens (MACCRT_AUTO_TRIES each); then the level with the best throughput
@@ -1005,8 +1064,8 @@ static int policy__tokens(maccrt_task *t, int kind, const MACC_Version *v)
     if (res == MACC_RES_DEFAULT || res == MACC_RES_AUTO) {
         if (kind == MACC_DEV_HOST)
             res = t->deferred ? MACCRT_RES_HOST_DEFERRED : MACCRT_RES_HOST_UNDEFERRED;
-        else
-            res = MACCRT_RES_GPU;
+        else /* (a region whose kernels fill the GPU four times over: two at once) */
+            res = sched__fills_gpu(t->region, kind) ? MACCRT_RES_GPU_FILLS : MACCRT_RES_GPU;
     }
     if (res < 1)
         res = 1;

@@ -1723,6 +1723,8 @@ static void task__launch(maccrt_task *t, maccrt_thread *self, maccrt_task *outer
     if (tr0 > 0.0)
         maccrt_trace_task_event(MACCRT_TRACE_MAPS, d, task__region_name(t->region), tr0, r0, t->id, t->rank);
     int err = d->plugin->run(d, t, &env);
+    if (env.threads > 0)
+        maccrt_sched_note_threads(t->region, d, env.threads);
     if (err == MACCRT_RUN_PENDING) {
         self->current = outer;
         return; /* the plugin's thread calls maccrt_task_ran at its end */

@@ -47,7 +47,7 @@ static struct {
 
 static const char *const trace__kinds[] = {"task", "h2d", "d2h", "data", "place:prefetch", "place:fault",
                                            "place:host", "evict", "p2p", "wait:ready", "wait:queue",
-                                           "maps", "unmap", "finish", "alloc", "wait:data", "wait:lock", "hold:lock", "submit"};
+                                           "maps", "unmap", "finish", "alloc", "wait:data", "wait:lock", "hold:lock", "submit", "pin"};
 
 void maccrt_trace_init(void)
 {

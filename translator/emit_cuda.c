@@ -3715,6 +3715,9 @@ static void cu__region(Cu *c, const Region *r, Buf *b)
         buf_printf(b, "    { cudaError_t e_ = cudaMallocAsync((void **)&macc_part_%s, sizeof(%s) * (size_t)macc_grid_, macc_s_); if (e_ != cudaSuccess) return (int)e_; }\n",
                    x->cap->name, x->type);
     }
+    /* the launch's size: the runtime's default tokens for the region (a kernel that fills its GPU
+     * four times over runs two at once, RUNTIME.md "Tokens") */
+    buf_puts(b, "    macc_env_->threads = (long long)macc_grid_ * macc_block_;\n");
     buf_printf(b, "    macc_g_%s<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_", sfx);
     for (int i = 0; i < reds.len; i++)
         buf_printf(b, ", macc_part_%s", ((Red *)reds.items[i])->cap->name);

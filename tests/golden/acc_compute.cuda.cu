@@ -80,6 +80,7 @@ extern "C" int macc_k_laplace_L9_nvidia(void *macc_args_, MACC_TaskEnv *macc_env
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 1);
     double *macc_part_error = NULL;
     { cudaError_t e_ = cudaMallocAsync((void **)&macc_part_error, sizeof(double) * (size_t)macc_grid_, macc_s_); if (e_ != cudaSuccess) return (int)e_; }
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_laplace_L9<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_, macc_part_error);
     macc_finish_reduce<MACC_R_MAX, double><<<1, 256, 0, macc_s_>>>(macc_part_error, macc_grid_, macc_p_.macc_p_error);
     cudaFreeAsync(macc_part_error, macc_s_);
@@ -135,6 +136,7 @@ extern "C" int macc_k_compute_L22_nvidia(void *macc_args_, MACC_TaskEnv *macc_en
     if (macc_total_ <= 0) return 0;
     macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_compute_L22<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -194,6 +196,7 @@ extern "C" int macc_k_compute_L25_nvidia(void *macc_args_, MACC_TaskEnv *macc_en
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 1);
     double *macc_part_sum = NULL;
     { cudaError_t e_ = cudaMallocAsync((void **)&macc_part_sum, sizeof(double) * (size_t)macc_grid_, macc_s_); if (e_ != cudaSuccess) return (int)e_; }
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_compute_L25<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_, macc_part_sum);
     macc_finish_reduce<MACC_R_ADD, double><<<1, 256, 0, macc_s_>>>(macc_part_sum, macc_grid_, macc_p_.macc_p_sum);
     cudaFreeAsync(macc_part_sum, macc_s_);
@@ -246,6 +249,7 @@ extern "C" int macc_k_compute_L28_nvidia(void *macc_args_, MACC_TaskEnv *macc_en
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, (int)(macc_a_->macc_num_teams_v0), 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_compute_L28<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -286,6 +290,7 @@ extern "C" int macc_k_compute_L34_nvidia(void *macc_args_, MACC_TaskEnv *macc_en
     if (macc_block_ > 1024) macc_block_ = 1024;
     { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
     int macc_grid_ = 1;
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_compute_L34<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -326,6 +331,7 @@ extern "C" int macc_k_compute_L39_nvidia(void *macc_args_, MACC_TaskEnv *macc_en
     if (macc_block_ > 1024) macc_block_ = 1024;
     { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
     int macc_grid_ = 1;
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_compute_L39<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -377,6 +383,7 @@ extern "C" int macc_k_compute_L42_nvidia(void *macc_args_, MACC_TaskEnv *macc_en
     if (macc_total_ <= 0) return 0;
     macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_compute_L42<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }

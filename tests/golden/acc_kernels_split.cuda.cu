@@ -80,6 +80,7 @@ extern "C" int macc_k_relax_L13_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 1);
     double *macc_part_e = NULL;
     { cudaError_t e_ = cudaMallocAsync((void **)&macc_part_e, sizeof(double) * (size_t)macc_grid_, macc_s_); if (e_ != cudaSuccess) return (int)e_; }
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_relax_L13<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_, macc_part_e);
     macc_finish_reduce<MACC_R_MAX, double><<<1, 256, 0, macc_s_>>>(macc_part_e, macc_grid_, macc_p_.macc_p_e);
     cudaFreeAsync(macc_part_e, macc_s_);
@@ -126,6 +127,7 @@ extern "C" int macc_k_relax_L18_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_
     if (macc_block_ > 1024) macc_block_ = 1024;
     { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
     int macc_grid_ = 1;
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_relax_L18<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -174,6 +176,7 @@ extern "C" int macc_k_relax_L20_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_
     if (macc_block_ > 1024) macc_block_ = 1024;
     { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
     int macc_grid_ = 1;
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_relax_L20<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }

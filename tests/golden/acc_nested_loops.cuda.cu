@@ -71,6 +71,7 @@ extern "C" int macc_k_nests_L10_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_
     if (macc_total_ <= 0) return 0;
     macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_nests_L10<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -143,6 +144,7 @@ extern "C" int macc_k_nests_L17_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 1);
     double *macc_part_mn = NULL;
     { cudaError_t e_ = cudaMallocAsync((void **)&macc_part_mn, sizeof(double) * (size_t)macc_grid_, macc_s_); if (e_ != cudaSuccess) return (int)e_; }
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_nests_L17<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_, macc_part_mn);
     macc_finish_reduce<MACC_R_MIN, double><<<1, 256, 0, macc_s_>>>(macc_part_mn, macc_grid_, macc_p_.macc_p_mn);
     cudaFreeAsync(macc_part_mn, macc_s_);
@@ -208,6 +210,7 @@ extern "C" int macc_k_nests_L28_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_
     if (macc_total_ <= 0) return 0;
     macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_nests_L28<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -265,6 +268,7 @@ extern "C" int macc_k_nests_L36_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_
     if (macc_total_ <= 0) return 0;
     macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_nests_L36<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -322,6 +326,7 @@ extern "C" int macc_k_nests_L42_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_
     if (macc_total_ <= 0) return 0;
     macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_nests_L42<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }

@@ -70,6 +70,7 @@ extern "C" int macc_k_saxpy_L9_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     if (macc_total_ <= 0) return 0;
     macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_saxpy_L9<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -139,6 +140,7 @@ extern "C" int macc_k_stencil_L20_nvidia(void *macc_args_, MACC_TaskEnv *macc_en
     if (macc_total_ <= 0) return 0;
     macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_stencil_L20<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -211,6 +213,7 @@ extern "C" int macc_k_expand_L37_nvidia(void *macc_args_, MACC_TaskEnv *macc_env
     if (macc_total_ <= 0) return 0;
     macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_expand_L37<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -261,6 +264,7 @@ extern "C" int macc_k_scalar_L53_nvidia(void *macc_args_, MACC_TaskEnv *macc_env
     if (macc_block_ > 1024) macc_block_ = 1024;
     { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
     int macc_grid_ = 1;
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_scalar_L53<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -308,6 +312,7 @@ extern "C" int macc_k_scalar_L59_nvidia(void *macc_args_, MACC_TaskEnv *macc_env
     if (macc_block_ > 1024) macc_block_ = 1024;
     const long long macc_total_ = 1LL << 40; /* bounds known only on the device */
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 1);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_scalar_L59<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }

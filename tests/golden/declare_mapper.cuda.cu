@@ -70,6 +70,7 @@ extern "C" int macc_k_main_L35_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     if (macc_block_ > 1024) macc_block_ = 1024;
     { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
     int macc_grid_ = 1;
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_main_L35<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     macc_set_ptr<<<1, 1, 0, macc_s_>>>((void **)((char *)macc_p_.macc_p_s + __builtin_offsetof(myvec_t, data)), macc_a_->macc_mh_1); /* detach s.data */
     return (int)cudaGetLastError();
@@ -117,6 +118,7 @@ extern "C" int macc_k_main_L43_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     if (macc_total_ <= 0) return 0;
     macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_main_L43<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     macc_set_ptr<<<1, 1, 0, macc_s_>>>((void **)((char *)macc_p_.macc_p_s + __builtin_offsetof(myvec_t, data)), macc_a_->macc_mh_1); /* detach s.data */
     return (int)cudaGetLastError();
@@ -157,6 +159,7 @@ extern "C" int macc_k_main_L50_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     if (macc_block_ > 1024) macc_block_ = 1024;
     { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
     int macc_grid_ = 1;
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_main_L50<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     macc_set_ptr<<<1, 1, 0, macc_s_>>>((void **)((char *)macc_p_.macc_p_s + __builtin_offsetof(myvec_t, data)), macc_a_->macc_mh_1); /* detach s.data */
     return (int)cudaGetLastError();
@@ -194,6 +197,7 @@ extern "C" int macc_k_main_L59_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     if (macc_block_ > 1024) macc_block_ = 1024;
     { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
     int macc_grid_ = 1;
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_main_L59<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     macc_set_ptr<<<1, 1, 0, macc_s_>>>((void **)((char *)macc_p_.macc_p_s + __builtin_offsetof(myvec_t, data)), macc_a_->macc_mh_0); /* detach s.data */
     return (int)cudaGetLastError();

@@ -59,6 +59,7 @@ extern "C" int macc_k_dm_L10_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     if (macc_block_ > 1024) macc_block_ = 1024;
     { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
     int macc_grid_ = 1;
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_dm_L10<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -108,6 +109,7 @@ extern "C" int macc_k_dm_L17_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     if (macc_total_ <= 0) return 0;
     macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_dm_L17<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -146,6 +148,7 @@ extern "C" int macc_k_dm_L23_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     if (macc_block_ > 1024) macc_block_ = 1024;
     { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
     int macc_grid_ = 1;
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_dm_L23<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -189,6 +192,7 @@ extern "C" int macc_k_dm_L28_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     if (macc_block_ > 1024) macc_block_ = 1024;
     { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
     int macc_grid_ = 1;
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_dm_L28<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -239,6 +243,7 @@ extern "C" int macc_k_dm_L33_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
       const size_t macc_all_ = macc_b_ * (size_t)macc_n_;
       macc_replicate<<<(int)((macc_all_ + 255) / 256 < 1024 ? (macc_all_ + 255) / 256 : 1024), 256, 0, macc_s_>>>((unsigned char *)macc_p_.macc_fp_arr, (const unsigned char *)macc_p_.arr, macc_b_, macc_n_);
     }
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_dm_L33<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     cudaFreeAsync(macc_p_.macc_fp_arr, macc_s_);
     return (int)cudaGetLastError();
@@ -283,6 +288,7 @@ extern "C" int macc_k_dm_L38_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     if (macc_block_ > 1024) macc_block_ = 1024;
     { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
     int macc_grid_ = 1;
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_dm_L38<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }

@@ -130,6 +130,7 @@ extern "C" int macc_k_forces_L7_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_
     if (macc_total_ <= 0) return 0;
     macc_block_ = macc_stage_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_forces_L7<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }

@@ -65,6 +65,7 @@ extern "C" int macc_k_f1_L13_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     if (macc_block_ > 1024) macc_block_ = 1024;
     { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
     int macc_grid_ = 1;
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_f1_L13<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -133,6 +134,7 @@ extern "C" int macc_k_f2_L30_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, (int)(macc_a_->macc_num_teams_v0), 1);
     int *macc_part_s = NULL;
     { cudaError_t e_ = cudaMallocAsync((void **)&macc_part_s, sizeof(int) * (size_t)macc_grid_, macc_s_); if (e_ != cudaSuccess) return (int)e_; }
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_f2_L30<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_, macc_part_s);
     macc_finish_reduce<MACC_R_ADD, int><<<1, 256, 0, macc_s_>>>(macc_part_s, macc_grid_, macc_p_.macc_p_s);
     cudaFreeAsync(macc_part_s, macc_s_);

@@ -60,6 +60,7 @@ extern "C" int macc_k_meta_L6_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     if (macc_total_ <= 0) return 0;
     macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_meta_L6<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -119,6 +120,7 @@ extern "C" int macc_k_meta_L11_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 1);
     double *macc_part_s = NULL;
     { cudaError_t e_ = cudaMallocAsync((void **)&macc_part_s, sizeof(double) * (size_t)macc_grid_, macc_s_); if (e_ != cudaSuccess) return (int)e_; }
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_meta_L11<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_, macc_part_s);
     macc_finish_reduce<MACC_R_ADD, double><<<1, 256, 0, macc_s_>>>(macc_part_s, macc_grid_, macc_p_.macc_p_s);
     cudaFreeAsync(macc_part_s, macc_s_);

@@ -77,6 +77,7 @@ extern "C" int macc_k_main_L15_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     const long long macc_total_ = 1LL * ((long long)(N) > (long long)(0) ? ((long long)(N) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, (int)(macc_a_->macc_num_teams_v0), 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_main_L15<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }

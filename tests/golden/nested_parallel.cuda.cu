@@ -71,6 +71,7 @@ extern "C" int macc_k_nested_parallel_L7_nvidia(void *macc_args_, MACC_TaskEnv *
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 1, 1);
     float *macc_part_s = NULL;
     { cudaError_t e_ = cudaMallocAsync((void **)&macc_part_s, sizeof(float) * (size_t)macc_grid_, macc_s_); if (e_ != cudaSuccess) return (int)e_; }
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_nested_parallel_L7<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_, macc_part_s);
     macc_finish_reduce<MACC_R_ADD, float><<<1, 256, 0, macc_s_>>>(macc_part_s, macc_grid_, macc_p_.macc_p_s);
     cudaFreeAsync(macc_part_s, macc_s_);
@@ -129,6 +130,7 @@ extern "C" int macc_k_nested_parallel_L12_nvidia(void *macc_args_, MACC_TaskEnv 
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL) * ((long long)(m) > (long long)(0) ? ((long long)(m) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 1, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_nested_parallel_L12<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -181,6 +183,7 @@ extern "C" int macc_k_nested_parallel_L19_nvidia(void *macc_args_, MACC_TaskEnv 
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 1, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_nested_parallel_L19<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -234,6 +237,7 @@ extern "C" int macc_k_nested_parallel_L24_nvidia(void *macc_args_, MACC_TaskEnv 
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(4) ? ((long long)(n) - (long long)(4) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 1, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_nested_parallel_L24<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -282,6 +286,7 @@ extern "C" int macc_k_nested_parallel_L29_nvidia(void *macc_args_, MACC_TaskEnv 
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 1, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_nested_parallel_L29<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -335,6 +340,7 @@ extern "C" int macc_k_nested_parallel_L36_nvidia(void *macc_args_, MACC_TaskEnv 
     if (macc_total_ <= 0) return 0;
     macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_nested_parallel_L36<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }

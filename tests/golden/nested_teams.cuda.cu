@@ -65,6 +65,7 @@ extern "C" int macc_k_nested_teams_L7_nvidia(void *macc_args_, MACC_TaskEnv *mac
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, (int)(macc_a_->macc_num_teams_v0), 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_nested_teams_L7<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -114,6 +115,7 @@ extern "C" int macc_k_nested_teams_L13_nvidia(void *macc_args_, MACC_TaskEnv *ma
     if (macc_total_ <= 0) return 0;
     macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_nested_teams_L13<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -163,6 +165,7 @@ extern "C" int macc_k_nested_teams_L23_nvidia(void *macc_args_, MACC_TaskEnv *ma
     if (macc_total_ <= 0) return 0;
     macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_nested_teams_L23<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -212,6 +215,7 @@ extern "C" int macc_k_nested_teams_L28_nvidia(void *macc_args_, MACC_TaskEnv *ma
     if (macc_total_ <= 0) return 0;
     macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_nested_teams_L28<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }

@@ -68,6 +68,7 @@ extern "C" int macc_k_arrays_L7_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_
     if (macc_total_ <= 0) return 0;
     macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_arrays_L7<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -122,6 +123,7 @@ extern "C" int macc_k_arrays_L14_nvidia(void *macc_args_, MACC_TaskEnv *macc_env
     if (macc_total_ <= 0) return 0;
     macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_arrays_L14<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -179,6 +181,7 @@ extern "C" int macc_k_arrays_L21_nvidia(void *macc_args_, MACC_TaskEnv *macc_env
     if (macc_total_ <= 0) return 0;
     macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_arrays_L21<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -235,6 +238,7 @@ extern "C" int macc_k_arrays_L32_nvidia(void *macc_args_, MACC_TaskEnv *macc_env
       const size_t macc_all_ = macc_b_ * (size_t)macc_n_;
       macc_replicate<<<(int)((macc_all_ + 255) / 256 < 1024 ? (macc_all_ + 255) / 256 : 1024), 256, 0, macc_s_>>>((unsigned char *)macc_p_.macc_fp_base, (const unsigned char *)macc_p_.base, macc_b_, macc_n_);
     }
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_arrays_L32<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     cudaFreeAsync(macc_p_.macc_fp_base, macc_s_);
     return (int)cudaGetLastError();
@@ -325,6 +329,7 @@ extern "C" int macc_k_arrays_L40_nvidia(void *macc_args_, MACC_TaskEnv *macc_env
       const size_t macc_all_ = macc_b_ * (size_t)macc_n_;
       macc_replicate<<<(int)((macc_all_ + 255) / 256 < 1024 ? (macc_all_ + 255) / 256 : 1024), 256, 0, macc_s_>>>((unsigned char *)macc_p_.macc_fp_g, (const unsigned char *)macc_p_.g, macc_b_, macc_n_);
     }
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_arrays_L40<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     cudaFreeAsync(macc_p_.macc_fp_g, macc_s_);
     return (int)cudaGetLastError();
@@ -380,6 +385,7 @@ extern "C" int macc_k_arrays_L51_nvidia(void *macc_args_, MACC_TaskEnv *macc_env
     if (macc_total_ <= 0) return 0;
     macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_arrays_L51<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -446,6 +452,7 @@ extern "C" int macc_k_arrays_L60_nvidia(void *macc_args_, MACC_TaskEnv *macc_env
       cudaError_t e_ = cudaMallocAsync(&macc_p_.macc_fp_lt, macc_b_ * (size_t)macc_n_, macc_s_);
       if (e_ != cudaSuccess) return (int)e_;
     }
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_arrays_L60<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     cudaFreeAsync(macc_p_.macc_fp_lt, macc_s_);
     return (int)cudaGetLastError();

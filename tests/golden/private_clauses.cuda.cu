@@ -54,6 +54,7 @@ extern "C" int macc_k_privates_L7_nvidia(void *macc_args_, MACC_TaskEnv *macc_en
     if (macc_block_ > 1024) macc_block_ = 1024;
     { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
     int macc_grid_ = 1;
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_privates_L7<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -119,6 +120,7 @@ extern "C" int macc_k_privates_L13_nvidia(void *macc_args_, MACC_TaskEnv *macc_e
     if (macc_total_ <= 0) return 0;
     macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_privates_L13<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }

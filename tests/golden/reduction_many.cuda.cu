@@ -202,6 +202,7 @@ extern "C" int macc_k_many_L13_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     { cudaError_t e_ = cudaMallocAsync((void **)&macc_part_land, sizeof(int) * (size_t)macc_grid_, macc_s_); if (e_ != cudaSuccess) return (int)e_; }
     int *macc_part_lor = NULL;
     { cudaError_t e_ = cudaMallocAsync((void **)&macc_part_lor, sizeof(int) * (size_t)macc_grid_, macc_s_); if (e_ != cudaSuccess) return (int)e_; }
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_many_L13<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_, macc_part_dsum, macc_part_fsum, macc_part_lsum, macc_part_dmax, macc_part_imax, macc_part_cmax, macc_part_dmin, macc_part_smin, macc_part_dprod, macc_part_uor, macc_part_iand, macc_part_ixor, macc_part_land, macc_part_lor);
     macc_finish_reduce<MACC_R_ADD, double><<<1, 256, 0, macc_s_>>>(macc_part_dsum, macc_grid_, macc_p_.macc_p_dsum);
     cudaFreeAsync(macc_part_dsum, macc_s_);
@@ -305,6 +306,7 @@ extern "C" int macc_k_many_L36_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     if (macc_block_ > 1024) macc_block_ = 1024;
     { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
     int macc_grid_ = 1;
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_many_L36<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -397,6 +399,7 @@ extern "C" int macc_k_many_L47_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
     int macc_grid_ = 1024;
     if (macc_grid_ < 1) macc_grid_ = 1;
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_many_L47<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }

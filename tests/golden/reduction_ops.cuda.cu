@@ -165,6 +165,7 @@ extern "C" int macc_k_reductions_L8_nvidia(void *macc_args_, MACC_TaskEnv *macc_
     { cudaError_t e_ = cudaMallocAsync((void **)&macc_part_land, sizeof(int) * (size_t)macc_grid_, macc_s_); if (e_ != cudaSuccess) return (int)e_; }
     int *macc_part_lor = NULL;
     { cudaError_t e_ = cudaMallocAsync((void **)&macc_part_lor, sizeof(int) * (size_t)macc_grid_, macc_s_); if (e_ != cudaSuccess) return (int)e_; }
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_reductions_L8<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_, macc_part_s, macc_part_p, macc_part_d, macc_part_mn, macc_part_mx, macc_part_band, macc_part_bor, macc_part_bxor, macc_part_land, macc_part_lor);
     macc_finish_reduce<MACC_R_ADD, int><<<1, 256, 0, macc_s_>>>(macc_part_s, macc_grid_, macc_p_.macc_p_s);
     cudaFreeAsync(macc_part_s, macc_s_);

@@ -61,6 +61,7 @@ extern "C" int macc_k_sched_L4_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     if (macc_total_ <= 0) return 0;
     const long long macc_threads_ = (macc_total_ + 16LL - 1) / 16LL;
     int macc_grid_ = macc_grid_size(macc_threads_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_sched_L4<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -109,6 +110,7 @@ extern "C" int macc_k_sched_L8_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 1, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_sched_L8<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -158,6 +160,7 @@ extern "C" int macc_k_sched_L12_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_
     if (macc_total_ <= 0) return 0;
     macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_sched_L12<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }

@@ -73,6 +73,7 @@ extern "C" int macc_k_main_L13_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     const long long macc_threads_ = (macc_total_ + 8LL - 1) / 8LL;
     macc_block_ = macc_loop_block(macc_threads_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_threads_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_main_L13<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -127,6 +128,7 @@ extern "C" int macc_k_main_L21_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     const long long macc_threads_ = (macc_total_ + 3LL - 1) / 3LL;
     macc_block_ = macc_loop_block(macc_threads_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_threads_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_main_L21<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }

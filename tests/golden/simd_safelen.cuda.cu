@@ -66,6 +66,7 @@ extern "C" int macc_k_main_L22_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     const long long macc_total_ = 1LL * ((long long)(N) > (long long)(1) ? ((long long)(N) - (long long)(1) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 1, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_main_L22<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -115,6 +116,7 @@ extern "C" int macc_k_main_L26_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     const long long macc_total_ = 1LL * ((long long)(N) > (long long)(5) ? ((long long)(N) - (long long)(5) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 1, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_main_L26<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -164,6 +166,7 @@ extern "C" int macc_k_main_L30_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     const long long macc_total_ = 1LL * ((long long)(N) > (long long)(16) ? ((long long)(N) - (long long)(16) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 1, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_main_L30<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -213,6 +216,7 @@ extern "C" int macc_k_main_L34_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     const long long macc_total_ = 1LL * ((long long)(N) > (long long)(100) ? ((long long)(N) - (long long)(100) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 1, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_main_L34<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }

@@ -59,6 +59,7 @@ extern "C" int macc_k_shift_add_L4_nvidia(void *macc_args_, MACC_TaskEnv *macc_e
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 1, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_shift_add_L4<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -112,6 +113,7 @@ extern "C" int macc_k_shift_add_L8_nvidia(void *macc_args_, MACC_TaskEnv *macc_e
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(4) ? ((long long)(n) - (long long)(4) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 1, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_shift_add_L8<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }

@@ -63,6 +63,7 @@ extern "C" int macc_k_scale_grid_L10_nvidia(void *macc_args_, MACC_TaskEnv *macc
     if (macc_block_ > 1024) macc_block_ = 1024;
     const long long macc_total_ = 1LL << 40; /* bounds known only on the device */
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 1);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_scale_grid_L10<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }

@@ -55,6 +55,7 @@ extern "C" int macc_k_test_struct_L10_nvidia(void *macc_args_, MACC_TaskEnv *mac
     if (macc_block_ > 1024) macc_block_ = 1024;
     { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
     int macc_grid_ = 1;
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_test_struct_L10<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -89,6 +90,7 @@ extern "C" int macc_k_test_struct_L17_nvidia(void *macc_args_, MACC_TaskEnv *mac
     if (macc_block_ > 1024) macc_block_ = 1024;
     { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
     int macc_grid_ = 1;
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_test_struct_L17<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }

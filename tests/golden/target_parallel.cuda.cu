@@ -137,6 +137,7 @@ extern "C" int macc_k_target_parallel_L11_nvidia(void *macc_args_, MACC_TaskEnv 
     if (macc_block_ > 1024) macc_block_ = 1024;
     { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
     int macc_grid_ = 1;
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_target_parallel_L11<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -176,6 +177,7 @@ extern "C" int macc_k_target_parallel_L37_nvidia(void *macc_args_, MACC_TaskEnv 
     if (macc_block_ > 1024) macc_block_ = 1024;
     { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
     int macc_grid_ = 1;
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_target_parallel_L37<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -224,6 +226,7 @@ extern "C" int macc_k_target_parallel_L42_nvidia(void *macc_args_, MACC_TaskEnv 
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 1, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_target_parallel_L42<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -273,6 +276,7 @@ extern "C" int macc_k_target_parallel_L46_nvidia(void *macc_args_, MACC_TaskEnv 
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 1, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_target_parallel_L46<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }

@@ -59,6 +59,7 @@ extern "C" int macc_k_square_L5_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 1, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_square_L5<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -107,6 +108,7 @@ extern "C" int macc_k_square_L9_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_
     const long long macc_total_ = 1LL * ((long long)(n - 1) >= (long long)(1) ? ((long long)(n - 1) - (long long)(1) + (long long)(2)) / (long long)(2) : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 1, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_square_L9<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -155,6 +157,7 @@ extern "C" int macc_k_square_L13_nvidia(void *macc_args_, MACC_TaskEnv *macc_env
     const long long macc_total_ = 1LL * ((long long)(0) <= (long long)(n - 1) ? ((long long)(n - 1) - (long long)(0) - (long long)-1) / -(long long)-1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 1, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_square_L13<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }

@@ -73,6 +73,7 @@ extern "C" int macc_k_dot_L5_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_)
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 1, 1);
     float *macc_part_s = NULL;
     { cudaError_t e_ = cudaMallocAsync((void **)&macc_part_s, sizeof(float) * (size_t)macc_grid_, macc_s_); if (e_ != cudaSuccess) return (int)e_; }
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_dot_L5<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_, macc_part_s);
     macc_finish_reduce<MACC_R_ADD, float><<<1, 256, 0, macc_s_>>>(macc_part_s, macc_grid_, macc_p_.macc_p_s);
     cudaFreeAsync(macc_part_s, macc_s_);
@@ -123,6 +124,7 @@ extern "C" int macc_k_negate_L13_nvidia(void *macc_args_, MACC_TaskEnv *macc_env
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 1, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_negate_L13<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }

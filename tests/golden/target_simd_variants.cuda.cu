@@ -64,6 +64,7 @@ extern "C" int macc_k_simd_variants_L5_nvidia(void *macc_args_, MACC_TaskEnv *ma
     if (macc_total_ <= 0) return 0;
     macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_simd_variants_L5<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -113,6 +114,7 @@ extern "C" int macc_k_simd_variants_L9_nvidia(void *macc_args_, MACC_TaskEnv *ma
     if (macc_total_ <= 0) return 0;
     macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_simd_variants_L9<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -161,6 +163,7 @@ extern "C" int macc_k_simd_variants_L13_nvidia(void *macc_args_, MACC_TaskEnv *m
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 1, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_simd_variants_L13<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -213,6 +216,7 @@ extern "C" int macc_k_simd_variants_L17_nvidia(void *macc_args_, MACC_TaskEnv *m
     const long long macc_total_ = 1LL * ((long long)(n) > (long long)(0) ? ((long long)(n) - (long long)(0) + (long long)1 - 1) / (long long)1 : 0LL);
     if (macc_total_ <= 0) return 0;
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 1, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_simd_variants_L17<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }

@@ -66,6 +66,7 @@ extern "C" int macc_k_scale_L13_nvidia(void *macc_args_, MACC_TaskEnv *macc_env_
     if (macc_total_ <= 0) return 0;
     macc_block_ = macc_loop_block(macc_total_, macc_block_);
     int macc_grid_ = macc_grid_size(macc_total_, macc_block_, 0, 0);
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_scale_L13<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }
@@ -104,6 +105,7 @@ extern "C" int macc_k_addresses_L31_nvidia(void *macc_args_, MACC_TaskEnv *macc_
     if (macc_block_ > 1024) macc_block_ = 1024;
     { int p2_ = 1; while (p2_ * 2 <= macc_block_) p2_ *= 2; macc_block_ = p2_; }
     int macc_grid_ = 1;
+    macc_env_->threads = (long long)macc_grid_ * macc_block_;
     macc_g_addresses_L31<<<macc_grid_, macc_block_, 0, macc_s_>>>(*macc_a_, macc_p_);
     return (int)cudaGetLastError();
 }

@@ -1462,6 +1462,7 @@ static int fgpu_init(maccrt_device *d)
     d->pdata = fake_gpu_start(4);
     d->cc = d->index == 0 ? 80 : 60;
     d->concurrency = 4; /* its helpers */
+    d->wave = 1024; /* (threads it holds at once: only versions that say their launch's size ask) */
     d->mem_bytes = (size_t)1 << 30;
     d->shares = getenv("MACC_TEST_FAKE_SHARES") != NULL; /* (eft's occupancy term) */
     return 0;
@@ -4463,6 +4464,56 @@ Test(gpu, the_residency_term_chooses_the_device_holding_the_data)
     pthread_mutex_unlock(&rt->lock);
     cr_assert_eq(held, rt->devices[1], "the data's GPU, not %s", held->name);
     cr_assert_eq(home, rt->host, "the host holds it now, not %s", home->name);
+}
+
+/* A region whose kernels fill the GPU four times over (env->threads, the
+ * launch's size, against d->wave) runs two tasks at once on a GPU by default,
+ * not four: they gain little from sharing its multiprocessors, and a chain
+ * that has half a GPU ends sooner. Smaller kernels keep four. */
+static atomic_int fill_now, fill_max;
+static int fn_fill(void *args, MACC_TaskEnv *env)
+{
+    env->threads = *(const long long *)args;
+    int n = atomic_fetch_add(&fill_now, 1) + 1;
+    int m = atomic_load(&fill_max);
+    while (n > m && !atomic_compare_exchange_weak(&fill_max, &m, n))
+        ;
+    sleep_ms(20);
+    atomic_fetch_sub(&fill_now, 1);
+    return 0;
+}
+static const MACC_Version r_fill_v[] = {{MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, fn_fill}};
+static const MACC_Region r_fill = {{"gpu.c", 90, 1, "test"}, "r_fill", 1, r_fill_v};
+static const MACC_Region r_fill_small = {{"gpu.c", 95, 1, "test"}, "r_fill_small", 1, r_fill_v};
+
+static int fill_at_once(const MACC_Region *r, long long threads)
+{
+    MACC_target(r, &threads, sizeof threads, 0, NULL, 0, NULL, 0, 0, 1); /* learns its size */
+    atomic_store(&fill_max, 0);
+    for (int i = 0; i < 8; i++)
+        MACC_target(r, &threads, sizeof threads, 0, NULL, 0, NULL, MACC_NOWAIT, 0, 1);
+    MACC_taskwait(NULL);
+    return atomic_load(&fill_max);
+}
+
+Test(gpu, a_region_whose_kernels_fill_the_gpu_runs_two_at_once)
+{
+    cr_assert_eq(fill_at_once(&r_fill, 4096), 2, "4096 threads on a GPU of 1024: two at once");
+    cr_assert_eq(fill_at_once(&r_fill_small, 4095), 4, "4095 threads: four at once (25 tokens)");
+    cr_assert_leq(maccrt_rt.devices[0]->tokens_peak_used, maccrt_rt.devices[0]->tokens_total);
+}
+
+Test(gpu, macc_gpu_fills_0_keeps_four_at_once)
+{
+    setenv("MACC_GPU_FILLS", "0", 1);
+    cr_assert_eq(fill_at_once(&r_fill, 1L << 20), 4);
+}
+
+Test(gpu, macc_gpu_fills_2_runs_kernels_of_twice_the_gpu_two_at_once)
+{
+    setenv("MACC_GPU_FILLS", "2", 1);
+    cr_assert_eq(fill_at_once(&r_fill, 2048), 2);
+    cr_assert_eq(fill_at_once(&r_fill_small, 2047), 4);
 }
 
 /* A lane's slot passes at the release (sched.c, maccrt_sched_release_device):
