@@ -1855,20 +1855,34 @@ static int cuda__copy_dir(maccrt_device *d, void *dst, const void *src, size_t b
             stage = 1;
         cuda__clear();
     }
-    size_t off = cut[0];
-    if (cut[1] && e == cudaSuccess) /* the page-locked middle first: its DMA runs meanwhile */
-        e = cudaMemcpyAsync((char *)dst + off, (const char *)src + off, cut[1], cudaMemcpyDefault, c.stream);
-    off = 0;
-    for (int i = 0; i < 3 && e == cudaSuccess; i++) {
-        if (i != 1 && cut[i]) {
-            cuda__stage *st = stage && cut[i] >= cuda__stage_min ? cuda__stage_get(g, &c, cut[i]) : NULL;
-            if (st)
-                e = cuda__copy_staged(st, c.stream, (char *)dst + off, (const char *)src + off, cut[i], to_dev);
-            else
-                e = cudaMemcpyAsync((char *)dst + off, (const char *)src + off, cut[i], cudaMemcpyDefault,
-                                    c.stream);
-        }
-        off += cut[i];
+    /* The page-locked middle first, its DMA running while the pageable parts
+     * are staged; but to the GPU, a pageable part of one slot or less goes
+     * before it. Its slot is given back when its DMA is done (an event,
+     * cuda__copy_staged), and a sliver queued behind a middle of 16 MiB made
+     * the helper's next staged copy wait for that whole DMA: a fill of
+     * STREAM's blocks (malloc'd, so a page's head and a 16-byte tail around
+     * each block's registered pages) held its helper 0.3-0.6 ms where the
+     * page-locked heap's took 10-15 us; now 22-55 us (one H200; STREAM's
+     * rate did not move: 0.991 by pairs, eight rounds). */
+    int order[3] = {1, 0, 2}, n = 0; /* the parts' order: the middle first, ... */
+    if (to_dev) /* ... but the slivers before it (to the GPU) */
+        for (int i = 0; i < 3; i += 2)
+            if (cut[i] && cut[i] <= CUDA__STAGE_CHUNK)
+                order[n++] = i;
+    order[n++] = 1;
+    for (int i = 0; i < 3; i += 2)
+        if (!(to_dev && cut[i] && cut[i] <= CUDA__STAGE_CHUNK))
+            order[n++] = i;
+    for (int k = 0; k < 3 && e == cudaSuccess; k++) {
+        int i = order[k];
+        size_t off = i == 0 ? 0 : i == 1 ? cut[0] : cut[0] + cut[1];
+        if (!cut[i])
+            continue;
+        cuda__stage *st = i != 1 && stage && cut[i] >= cuda__stage_min ? cuda__stage_get(g, &c, cut[i]) : NULL;
+        if (st)
+            e = cuda__copy_staged(st, c.stream, (char *)dst + off, (const char *)src + off, cut[i], to_dev);
+        else
+            e = cudaMemcpyAsync((char *)dst + off, (const char *)src + off, cut[i], cudaMemcpyDefault, c.stream);
     }
     cuda__helper *h = cuda__self;
     if (e == cudaSuccess && fence && !c.locked && h && h->in_task) {
