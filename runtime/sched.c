@@ -464,6 +464,7 @@ static void sched__ahead_take(maccrt_device *d, maccrt_task *t, int need, double
         d->tokens_peak_used = d->tokens_total - d->tokens_free;
     t->notok = 0;
     __atomic_store_n(&d->nahead0, d->nahead0 - 1, __ATOMIC_RELAXED);
+    t->occ = (float)sched__running(d); /* (its start's occupancy: now, with itself) */
     if (now > 0)
         t->exp_end = now + t->est1;
     if (t->pidx >= 0)

@@ -4534,22 +4534,28 @@ Test(gpu, a_task_launched_ahead_takes_its_predecessors_tokens_at_its_release)
     maccrt_device *d = rt->devices[0];
     maccrt_task a = {.region = &r_lane, .deferred = 1, .cand = MACCRT_BIT(0), .id = 1, .rank = 1};
     maccrt_task b = {.region = &r_lane, .deferred = 1, .cand = MACCRT_BIT(0), .id = 2, .rank = 1};
+    maccrt_task c = {.region = &r_lane, .deferred = 1, .cand = MACCRT_BIT(0), .id = 3, .rank = 2};
     pthread_mutex_lock(&rt->lock);
     maccrt_region_info_get(&r_lane)->runs[MACC_DEV_NVIDIA] = 1;
     cr_assert(maccrt_sched_place_ahead(&a, d));
     maccrt_sched_ahead_tokens(&a); /* (a runs: the lane's first) */
     cr_assert(maccrt_sched_place_ahead(&b, d));
+    cr_assert_eq(b.occ, 1.0f, "b placed ahead: a runs, b not yet");
+    cr_assert(maccrt_sched_place_ahead(&c, d));
+    maccrt_sched_ahead_tokens(&c); /* (c runs: another lane's first) */
     pthread_mutex_unlock(&rt->lock);
-    cr_assert_eq(d->tokens_free, d->tokens_total - 25);
+    cr_assert_eq(d->tokens_free, d->tokens_total - 50);
     a.pafter = &b;
     maccrt_sched_release_device(&a, 1);
     cr_assert_eq(b.tokens, 25, "b has %d tokens", b.tokens);
-    cr_assert_eq(d->tokens_free, d->tokens_total - 25, "%d tokens free", d->tokens_free);
+    cr_assert_eq(d->tokens_free, d->tokens_total - 50, "%d tokens free", d->tokens_free);
+    cr_assert_eq(b.occ, 2.0f, "b's start's occupancy: b and c run (%g)", b.occ);
     pthread_mutex_lock(&rt->lock);
     maccrt_sched_ahead_tokens(&b); /* (a's completion) */
     pthread_mutex_unlock(&rt->lock);
-    cr_assert_eq(d->tokens_free, d->tokens_total - 25, "%d tokens free", d->tokens_free);
+    cr_assert_eq(d->tokens_free, d->tokens_total - 50, "%d tokens free", d->tokens_free);
     maccrt_sched_release_device(&b, 1);
+    maccrt_sched_release_device(&c, 1);
     cr_assert_eq(d->tokens_free, d->tokens_total);
     cr_assert_eq(d->nplaced, 0);
     cr_assert_eq(d->nahead0, 0);
