@@ -1207,9 +1207,9 @@ typedef struct maccrt_region_info {
 } maccrt_region_info;
 maccrt_region_info *maccrt_region_info_get(const MACC_Region *r);
 /* A version of region r ran on d and launched `threads` threads (its
- * env.threads; 0: not told): whether its kernels fill d four times over (MACC_GPU_FILLS), which
- * sets the default tokens of r's later tasks on d's kind (sched.c, "Tokens"
- * in RUNTIME.md). Any thread, no lock. */
+ * env.threads; 0: not told): whether its kernels fill d four times over
+ * (MACC_GPU_FILLS), which sets the default tokens of r's later tasks on d's
+ * kind (sched.c, "Tokens" in RUNTIME.md). Any thread, no lock. */
 void maccrt_sched_note_threads(const MACC_Region *r, const struct maccrt_device *d, long long threads);
 
 /* ==== 7. runtime state and initialisation (init.c) ========================== */
