@@ -1776,11 +1776,11 @@ long maccrt_task_ahead_count(void)
  * it; npreds' decrements are atomic). */
 static int task__ahead_ok(const maccrt_task *s, const maccrt_device *d, maccrt_task *const *fifo, int n)
 {
-    /* (s's fields set at its entry precede its guard's drop: read after it) */
+    /* s's fields set at its entry (its candidates, its waiter) precede its
+     * guard's drop (a release): they are read only once every predecessor
+     * counted is among fifo, so that the guard is gone (an acquire). Read
+     * before, they raced with the entry (TSan, tsan_runtime's chains). */
     int np = __atomic_load_n(&s->npreds, __ATOMIC_ACQUIRE);
-    if (!s->region || s->op || !s->deferred || s->nested || s->direct || s->keep || s->waiter ||
-        __atomic_load_n(&s->ahead, __ATOMIC_RELAXED) || !(s->cand & MACCRT_BIT(d->num)))
-        return 0;
     int k = 0;
     for (int j = 0; j < n && k < np; j++)
         for (int i = 0; i < fifo[j]->nsuccs; i++)
@@ -1788,7 +1788,10 @@ static int task__ahead_ok(const maccrt_task *s, const maccrt_device *d, maccrt_t
                 k++;
                 break;
             }
-    return k == np;
+    if (k != np)
+        return 0;
+    return s->region && !s->op && s->deferred && !s->nested && !s->direct && !s->keep && !s->waiter &&
+           !__atomic_load_n(&s->ahead, __ATOMIC_RELAXED) && (s->cand & MACCRT_BIT(d->num));
 }
 
 maccrt_task *maccrt_task_ahead_pick(maccrt_device *d, maccrt_task *const *fifo, int n)
