@@ -8,14 +8,26 @@
  * batches: a thread whose list holds 2 x MACCRT_FL_BATCH blocks moves
  * MACCRT_FL_BATCH of them to the class's global stack of batches (one mutex,
  * taken once per batch), and a thread whose list is empty takes a whole batch
- * from there before it asks malloc. A thread that exits gives its lists back.
- * Blocks are never returned to the C library: the pool holds at most what
- * was live at once (bounded by the creating threads' throttle, task.c).
+ * from there before it makes new ones. A thread that exits gives its lists
+ * back. Blocks are never returned: the pool holds at most what was live at
+ * once (bounded by the creating threads' throttle, task.c), plus what is left
+ * of each thread's last slab.
+ *
+ * New blocks come a batch at a time, their pages made by the kernel in one
+ * call (MAP_POPULATE). One block at a time from malloc, each new page
+ * was a fault at the task's first write: STREAM's pipelined phase on one
+ * H200's host (640 tasks live at once, blocks of 1 KiB, four to a page)
+ * spent 2-2.5 us in one submission of four, 0.4-0.5 ms of a submission of
+ * 1.3 ms, before the first chain could end (bench/RESULTS.md, fifty-first
+ * session). The kernel's making of a batch's 16 pages costs about what
+ * their faults did (25-55 us), but once per 64 tasks; the phase's
+ * submissions took 10-25% less time in all.
  */
 #include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define FL__MIN_SHIFT 9 /* 512 bytes */
 #define FL__NCLASSES 5  /* 512 .. 8192 */
@@ -25,6 +37,7 @@ typedef struct fl__block {
     struct fl__block *next;  /* in a free list */
     struct fl__block *batch; /* the next batch, in the global stack */
     unsigned cls;            /* size class, FL__LARGE for malloc's */
+    int nbatch;              /* a batch's first block: the batch's length */
 } fl__block;
 
 /* The header keeps the block's payload max_align_t-aligned. */
@@ -48,8 +61,9 @@ static __thread int fl__registered;
 static pthread_key_t fl__key;
 static pthread_once_t fl__key_once = PTHREAD_ONCE_INIT;
 
-static void fl__push_batch(int c, fl__block *head)
+static void fl__push_batch(int c, fl__block *head, int n)
 {
+    head->nbatch = n;
     pthread_mutex_lock(&fl__global[c].lock);
     head->batch = fl__global[c].batches;
     fl__global[c].batches = head;
@@ -64,7 +78,7 @@ static void fl__thread_exit(void *p)
     (void)p;
     for (int c = 0; c < FL__NCLASSES; c++) {
         if (fl__local[c].head)
-            fl__push_batch(c, fl__local[c].head);
+            fl__push_batch(c, fl__local[c].head, fl__local[c].n);
         fl__local[c].head = NULL;
         fl__local[c].n = 0;
     }
@@ -95,6 +109,26 @@ static int fl__class(size_t n)
     return -1;
 }
 
+/* A slab of MACCRT_FL_BATCH new blocks of class c on the thread's (empty)
+ * list l (a batch: fewer than the two that send one to the global stack, so
+ * a block freed by its thread still comes back first); none when the kernel
+ * has no memory for it (malloc's single block then). */
+static void fl__slab(fl__list *l, int c)
+{
+    size_t bs = (size_t)1 << (FL__MIN_SHIFT + c), n = MACCRT_FL_BATCH;
+    char *m = mmap(NULL, n * bs, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (m == MAP_FAILED)
+        return;
+    fl__register();
+    for (size_t i = n; i-- > 0;) {
+        fl__block *b = (fl__block *)(m + i * bs);
+        b->cls = (unsigned)c;
+        b->next = l->head;
+        l->head = b;
+    }
+    l->n = (int)n;
+}
+
 void *maccrt_block_alloc(size_t n)
 {
     int c = fl__class(n);
@@ -116,11 +150,11 @@ void *maccrt_block_alloc(size_t n)
         if (batch) {
             fl__register();
             l->head = batch;
-            l->n = 0;
-            for (fl__block *x = batch; x; x = x->next)
-                l->n++;
+            l->n = batch->nbatch; /* (not counted by a walk over its blocks) */
         }
     }
+    if (!l->head)
+        fl__slab(l, c);
     if (l->head) {
         b = l->head;
         l->head = b->next;
@@ -155,7 +189,7 @@ void maccrt_block_free(void *p)
         l->head = last->next;
         last->next = NULL;
         l->n -= MACCRT_FL_BATCH;
-        fl__push_batch(c, batch);
+        fl__push_batch(c, batch, MACCRT_FL_BATCH);
     }
 }
 
