@@ -52,6 +52,11 @@ unmap, finish) and "ready after": from a link's end (its unmaps) to the next lin
 readiness, which the completion of the first makes. The parts and "ready after" add up to
 the period per link but for the overlaps (the finish runs after the successor is ready). A chain's period per link against its kernels' time says how much
 of it is the runtime's round trip (STREAM's chains: bench/RESULTS.md, forty-eighth session).
+It also prints the phase those chains make: its submissions (how many, their span, the
+median, how many took over 2 us), the first chain's end F, and per device the write-backs'
+MiB, how long its link was busy with them from F on (the union of its d2h slices) and at
+what rate, its h2d MiB and its last copy: a phase bound by its write-backs lasts F plus
+that busy time (STREAM: bench/RESULTS.md, fifty-first session).
 """
 import json
 import sys
@@ -241,6 +246,48 @@ def end(slices):
 WAY = ("wait:ready", "wait:queue", "maps", "task", "unmap", "finish")
 
 
+def busy(iv):
+    """The union of intervals [(start, end)]: its total length."""
+    total, cur = 0.0, None
+    for a, b in sorted(iv):
+        if cur and a <= cur[1]:
+            cur[1] = max(cur[1], b)
+        else:
+            if cur:
+                total += cur[1] - cur[0]
+            cur = [a, b]
+    return total + (cur[1] - cur[0] if cur else 0.0)
+
+
+def phase(slices, s0, last_end, first_end):
+    """The phase of the chains from s0 (their first start) to the last chain's end: the
+    submissions made in it (the host's submit slices from 0.1 ms before s0 on), the first
+    chain's end F, and per device its copies: the write-backs' MiB, how long the device's
+    link was busy with them (the union of its d2h slices) from F to the phase's last copy,
+    and at what rate: a phase bound by its write-backs takes F plus that busy time (STREAM,
+    bench/RESULTS.md, fifty-first session)."""
+    sub = sorted((e["ts"], e["dur"]) for e in slices if e["cat"] == "submit" and e["ts"] >= s0 - 100.0)
+    sub = [x for x in sub if x[0] <= last_end]
+    if sub:
+        d = sorted(x[1] for x in sub)
+        slow = [x for x in d if x > 2.0]
+        print(f"the phase's submissions: {len(sub)}, span {(sub[-1][0] + sub[-1][1] - sub[0][0]) / 1000:.2f} ms, "
+              f"median {quantile(d, 0.5):.2f} us, over 2 us {len(slow)} ({sum(slow) / 1000:.2f} ms)")
+    print(f"the first chain ended {(first_end - s0) / 1000:.2f} ms in (F)")
+    copies = [e for e in slices if e["cat"] in COPIES and e["ts"] + e["dur"] >= s0]
+    stop = max([e["ts"] + e["dur"] for e in copies] + [last_end])
+    print(f"{'device':<10} {'d2h MiB':>8} {'busy ms':>8} {'GB/s':>6} {'h2d MiB':>8} {'last copy ms':>13}")
+    for dev in sorted({e["dev"] for e in copies}):
+        d2h = [e for e in copies if e["dev"] == dev and e["cat"] == "d2h"]
+        mib = sum(e.get("args", {}).get("bytes", 0) for e in d2h) / 1048576.0
+        b = busy([(max(e["ts"], first_end), e["ts"] + e["dur"]) for e in d2h if e["ts"] + e["dur"] > first_end])
+        h2d = sum(e.get("args", {}).get("bytes", 0) for e in copies if e["dev"] == dev and e["cat"] == "h2d")
+        last = max(e["ts"] + e["dur"] for e in copies if e["dev"] == dev)
+        rate = mib * 1.048576e-3 / (b / 1e6) if b > 0 else 0.0
+        print(f"{dev:<10} {mib:>8.1f} {b / 1000:>8.2f} {rate:>6.1f} {h2d / 1048576.0:>8.1f} {(last - s0) / 1000:>13.2f}")
+    print(f"the phase ended {(stop - s0) / 1000:.2f} ms in (its last task or copy)")
+
+
 def chains(slices, first):
     """Tasks grouped by chain (the rank each task slice carries in its args): how many,
     when they ended, and for the `first` chains to end the mean microseconds per link of
@@ -287,6 +334,7 @@ def chains(slices, first):
         print("per device (a chain's last link's): " + "; ".join(
             f"{d} {len(v)} chains, {sum(len(links[c]) for c in long_ if last_dev(c) == d)} links, last end "
             f"{max(v) / 1000:.2f} ms" for d, v in sorted(per_dev.items())))
+        phase(slices, s0, max(end[c] for c in long_), min(end[c] for c in long_))
     hdr = " ".join(f"{k:>10}" for k in WAY[:4] + ("taken", ) + WAY[4:] + ("ready after",))
     print(f"{'chain':>8} {'links':>6} {'devices':<16} {'end ms':>8} {'us/link':>8} {hdr}")
     for c in (long_ or order)[:first]:
