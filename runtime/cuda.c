@@ -842,6 +842,8 @@ static int cuda__init_device(maccrt_device *d)
     }
     d->cc = prop.major * 10 + prop.minor;
     d->mem_bytes = prop.totalGlobalMem / (size_t)cuda__split;
+    /* the threads its SMs hold at once: the default tokens of regions whose kernels fill it */
+    d->wave = (long long)prop.multiProcessorCount * prop.maxThreadsPerMultiProcessor;
 
     cuda__gpu *g = maccrt_xcalloc(1, sizeof *g);
     g->dev = d;
@@ -921,13 +923,6 @@ static int cuda__init_device(maccrt_device *d)
     /* tasks that run at once: one per helper, or per lane */
     d->concurrency = g->async ? g->nlanes : g->nhelpers;
     d->shares = 1; /* its kernels at once share its SMs (eft's occupancy term) */
-    int sms = 0, per_sm = 0;
-    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ord) != cudaSuccess ||
-        cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, ord) != cudaSuccess) {
-        cuda__clear();
-        sms = per_sm = 0;
-    }
-    d->wave = (long long)sms * per_sm; /* (the default tokens of regions whose kernels fill it) */
     if (e != cudaSuccess) {
         cuda__clear();
         maccrt_warn(NULL, "%s: cannot create streams: %s", d->name, cudaGetErrorString(e));
@@ -1864,14 +1859,15 @@ static int cuda__copy_dir(maccrt_device *d, void *dst, const void *src, size_t b
      * each block's registered pages) held its helper 0.3-0.6 ms where the
      * page-locked heap's took 10-15 us; now 22-55 us (one H200; STREAM's
      * rate did not move: 0.991 by pairs, eight rounds). */
-    int order[3] = {1, 0, 2}, n = 0; /* the parts' order: the middle first, ... */
-    if (to_dev) /* ... but the slivers before it (to the GPU) */
-        for (int i = 0; i < 3; i += 2)
-            if (cut[i] && cut[i] <= CUDA__STAGE_CHUNK)
-                order[n++] = i;
+    int sliver[3] = {to_dev && cut[0] && cut[0] <= CUDA__STAGE_CHUNK, 0,
+                     to_dev && cut[2] && cut[2] <= CUDA__STAGE_CHUNK};
+    int order[3], n = 0; /* the slivers, the middle, the other pageable parts */
+    for (int i = 0; i < 3; i += 2)
+        if (sliver[i])
+            order[n++] = i;
     order[n++] = 1;
     for (int i = 0; i < 3; i += 2)
-        if (!(to_dev && cut[i] && cut[i] <= CUDA__STAGE_CHUNK))
+        if (!sliver[i])
             order[n++] = i;
     for (int k = 0; k < 3 && e == cudaSuccess; k++) {
         int i = order[k];

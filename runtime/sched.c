@@ -1038,9 +1038,10 @@ void maccrt_sched_note_threads(const MACC_Region *r, const maccrt_device *d, lon
         __atomic_store_n(&sched__fills[i].fills[d->kind], (unsigned char)fills, __ATOMIC_RELAXED);
 }
 
+/* (MACC_GPU_FILLS=0: maccrt_sched_note_threads marks none) */
 static int sched__fills_gpu(const MACC_Region *r, int kind)
 {
-    if (!r || sched__fills_factor() <= 0)
+    if (!r)
         return 0;
     int i = sched__fills_slot(r, 0);
     return i >= 0 && __atomic_load_n(&sched__fills[i].fills[kind], __ATOMIC_RELAXED);
