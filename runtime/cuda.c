@@ -558,11 +558,24 @@ static void *cuda__helper_main(void *arg)
                 g->idle_spinner++;
                 pthread_mutex_unlock(&g->lock);
                 (void)maccrt_poll(cuda__work_came, &w, cuda__idle_ns);
-                if (w.claimed)
-                    cuda__finish(g, h, w.claimed);
                 pthread_mutex_lock(&g->lock);
                 g->idle_spinner--;
                 spun = w.claimed == NULL;
+                if (w.claimed) {
+                    /* no longer polling: its finish (the completion, the
+                     * successors' launches, write-backs copied at once) can
+                     * take a millisecond, and while it counted as polling
+                     * the queues' pushes woke no one (cuda__enqueue_locked):
+                     * STREAM's chain ends on one H200, each with 48 MiB
+                     * written home by the helper that claimed it, left the
+                     * next chain's head queued and a finished head unclaimed
+                     * 0.6 ms each, six helpers asleep, the link idle */
+                    if (g->idle_spinner == 0 && (g->head || g->dhead))
+                        pthread_cond_signal(&g->cv);
+                    pthread_mutex_unlock(&g->lock);
+                    cuda__finish(g, h, w.claimed);
+                    pthread_mutex_lock(&g->lock);
+                }
                 continue;
             }
             spun = 0;
