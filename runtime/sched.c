@@ -880,6 +880,17 @@ void maccrt_sched_release_device(maccrt_task *t, int by_helper)
     /* (the walk reads tokens_free without slock: t's tokens and those nx
      * takes go in one store, never seen free between) */
     int pass = nneed > 0 && nx->notok && !nx->released;
+    if (pass && nneed > t->tokens) {
+        /* nx asks more than t leaves it (its region's rule grew since t was
+         * placed: its kernels were found to fill the GPU, MACC_GPU_FILLS; or
+         * another region's resources): no more than t's and the free ones,
+         * never more than the device holds. Taking the rule's count put four
+         * chains that began at 25 tokens at 50 each for the rest of their
+         * links, 200 of 100. */
+        int avail = t->tokens + (d->tokens_free > 0 ? d->tokens_free : 0);
+        if (nneed > avail)
+            nneed = avail;
+    }
     /* (sched__still_waits) */
     __atomic_store_n(&d->rel_walk, __atomic_load_n(&maccrt_rt.walks, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
     __atomic_store_n(&d->tokens_free, d->tokens_free + t->tokens - (pass ? nneed : 0), __ATOMIC_RELAXED);

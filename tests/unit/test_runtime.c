@@ -4562,6 +4562,65 @@ Test(gpu, a_task_launched_ahead_takes_its_predecessors_tokens_at_its_release)
     cr_assert_leq(d->tokens_peak_used, d->tokens_total);
 }
 
+/* A lane's next task whose region's rule grew meanwhile (its kernels found
+ * to fill the GPU: 50 tokens by default instead of 25) takes at the handover
+ * no more than its predecessor's tokens and the free ones: four chains that
+ * began at 25 tokens, each handing to a successor that now asks 50, took
+ * 200 of the GPU's 100 for the rest of their links. */
+static const MACC_Version r_grow_v[] = {{MACC_DEV_NVIDIA, 0, MACC_RES_DEFAULT, 0, fn_mark}};
+static const MACC_Region r_grow = {{"sched.c", 16, 1, "test"}, "r_grow", 1, r_grow_v};
+Test(gpu, a_task_launched_ahead_takes_no_more_tokens_than_the_device_has_when_its_rule_grew)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    setenv("MACC_DEVICES", "nvidia", 1);
+    macc_num_devices();
+    maccrt_device *d = rt->devices[0];
+    maccrt_task a[4], b[4];
+    for (int i = 0; i < 4; i++) {
+        a[i] = (maccrt_task){.region = &r_grow, .deferred = 1, .cand = MACCRT_BIT(0), .id = 1 + 2 * i, .rank = 1 + i};
+        b[i] = (maccrt_task){.region = &r_grow, .deferred = 1, .cand = MACCRT_BIT(0), .id = 2 + 2 * i, .rank = 1 + i};
+    }
+    pthread_mutex_lock(&rt->lock);
+    maccrt_region_info_get(&r_grow)->runs[MACC_DEV_NVIDIA] = 1;
+    for (int i = 0; i < 4; i++) {
+        cr_assert(maccrt_sched_place_ahead(&a[i], d));
+        maccrt_sched_ahead_tokens(&a[i]); /* (four lanes' first tasks, 25 tokens each) */
+        cr_assert_eq(a[i].tokens, 25);
+    }
+    pthread_mutex_unlock(&rt->lock);
+    cr_assert_eq(d->tokens_free, 0);
+    maccrt_sched_note_threads(&r_grow, d, 4L * d->wave); /* (a launch of four waves: 50 from now on) */
+    pthread_mutex_lock(&rt->lock);
+    for (int i = 0; i < 4; i++)
+        cr_assert(maccrt_sched_place_ahead(&b[i], d));
+    pthread_mutex_unlock(&rt->lock);
+    for (int i = 0; i < 4; i++) {
+        a[i].pafter = &b[i];
+        maccrt_sched_release_device(&a[i], 1);
+        cr_assert_eq(b[i].tokens, 25, "b[%d] has %d tokens", i, b[i].tokens);
+        cr_assert_eq(d->tokens_free, 0, "%d tokens free", d->tokens_free);
+    }
+    cr_assert_leq(d->tokens_peak_used, d->tokens_total, "peak %d of %d", d->tokens_peak_used, d->tokens_total);
+    /* with free tokens, the grown rule is met: b[0]'s release frees 25, b[1]'s successor takes 50 */
+    maccrt_task c = {.region = &r_grow, .deferred = 1, .cand = MACCRT_BIT(0), .id = 20, .rank = 2};
+    maccrt_sched_release_device(&b[0], 1);
+    cr_assert_eq(d->tokens_free, 25);
+    pthread_mutex_lock(&rt->lock);
+    cr_assert(maccrt_sched_place_ahead(&c, d));
+    pthread_mutex_unlock(&rt->lock);
+    b[1].pafter = &c;
+    maccrt_sched_release_device(&b[1], 1);
+    cr_assert_eq(c.tokens, 50, "c has %d tokens", c.tokens);
+    cr_assert_eq(d->tokens_free, 0);
+    maccrt_sched_release_device(&b[2], 1);
+    maccrt_sched_release_device(&b[3], 1);
+    maccrt_sched_release_device(&c, 1);
+    cr_assert_eq(d->tokens_free, d->tokens_total);
+    cr_assert_eq(d->nplaced, 0);
+    cr_assert_eq(d->nahead0, 0);
+    cr_assert_leq(d->tokens_peak_used, d->tokens_total);
+}
+
 /* Data too small to weigh: with a measured run of 1 ms, a task of 512 bytes
  * (each byte filled and pulled back at the default 10 GB/s: 0.1 us, under 1%
  * of the run) is placed without a look at the directory, one of 1 MiB
