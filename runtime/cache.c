@@ -1119,6 +1119,7 @@ struct cache__plan {
     int blocked; /* an entry it needs is claimed by another thread */
     const maccrt_dentry *block_on; /* the first such entry */
     int start;   /* a task's maps on a GPU, copied by its own thread: fills may be started only */
+    int early;   /* an early write-back by a GPU's helper (maccrt_cache_write_early): cache__early_via */
 };
 
 /* A scoped holder of cache__lock about to touch the plan's entries (after
@@ -1349,7 +1350,9 @@ static void *cache__job_run(const cache__job *j, const MACC_SrcLoc *loc, int sta
     switch (j->op) {
     case CACHE__WB:
         cache__fence_order(e->dev, e);
+        atomic_fetch_add_explicit(&e->dev->wb_load, (long long)(j->b - j->a), memory_order_relaxed);
         maccrt_copy(e->dev, 0, (void *)j->a, dev, j->b - j->a, e->name, loc);
+        atomic_fetch_sub_explicit(&e->dev->wb_load, (long long)(j->b - j->a), memory_order_relaxed);
         break;
     case CACHE__FILL:
         if (start)
@@ -1372,6 +1375,7 @@ typedef struct cache__share {
     const MACC_SrcLoc *loc;
     int *idx, n;
     maccrt_device **via;
+    atomic_int *taken; /* (an early write-back's: set as a thread takes it) */
 } cache__share;
 
 static int cache__peer_ok(const maccrt_device *to, const maccrt_device *from);
@@ -1380,13 +1384,19 @@ static int cache__peer_ok(const maccrt_device *to, const maccrt_device *from);
 static int cache__job_via(const cache__job *j, maccrt_device *v, const MACC_SrcLoc *loc)
 {
     cache__fence_order(v, j->e);
-    return maccrt_copy_via(v, (void *)j->a, j->e->dev, cache__job_dev(j), j->b - j->a, j->e->name, loc);
+    long long s = (long long)(j->b - j->a);
+    atomic_fetch_add_explicit(&v->wb_load, s, memory_order_relaxed);
+    int made = maccrt_copy_via(v, (void *)j->a, j->e->dev, cache__job_dev(j), j->b - j->a, j->e->name, loc);
+    atomic_fetch_sub_explicit(&v->wb_load, s, memory_order_relaxed);
+    return made;
 }
 
 static void cache__share_item(void *arg, int i)
 {
     cache__share *s = arg;
     int k = s->idx[i];
+    if (s->taken)
+        atomic_store(s->taken, 1);
     if (s->via[k] && cache__job_via(&s->p->job[k], s->via[k], s->loc))
         return;
     (void)cache__job_run(&s->p->job[k], s->loc, 0);
@@ -1449,6 +1459,75 @@ static void cache__plan_via(const cache__plan *p, maccrt_device **via)
     }
 }
 
+/* Early write-backs through another GPU (MACC_WB_VIA_EARLY=1; off by
+ * default: not yet measured on two GPUs). A flush's write-backs are shared
+ * out by cache__plan_via; those made during the run, as chains end
+ * (maccrt_cache_write_early, by the GPU's helpers), went over their own GPU's
+ * link however busy: STREAM's two H200s ran 9 and 7 of its 16 chains in some
+ * runs, and the GPU with 9 wrote home 432 MiB while the other's link idled
+ * at the end. The helper about to write j home on its GPU d hands it to the
+ * GPU v whose link has the least on its way (wb_load: copies in flight and
+ * early write-backs queued) when v's with j stays under d's without it: v's
+ * helpers copy it over the GPUs' link and home through v's (as
+ * cache__share_item does for a flush), while d's helper waits. One such
+ * wait per GPU at a time (via_wait), so that two GPUs' helpers never all
+ * wait for each other. */
+static int cache__via_early_on(void)
+{
+    static int on = -1;
+    return maccrt_env_flag(&on, "MACC_WB_VIA_EARLY", 0);
+}
+
+static maccrt_device *cache__early_via(const cache__job *j)
+{
+    maccrt_runtime *rt = &maccrt_rt;
+    maccrt_device *d = j->e->dev;
+    if (j->op != CACHE__WB || !cache__via_early_on() || !d->plugin->copy_d2h_via || !maccrt_thread_self()->is_worker)
+        return NULL;
+    long long s = (long long)(j->b - j->a), ld = atomic_load_explicit(&d->wb_load, memory_order_relaxed);
+    maccrt_device *v = NULL;
+    long long lv = 0;
+    for (int i = 0; i < rt->ndevices; i++) {
+        maccrt_device *x = rt->devices[i];
+        if (x == d || !x->plugin->copy_d2h_via || !x->plugin->helpers_start || !x->plugin->fence_order ||
+            !cache__peer_ok(x, d))
+            continue;
+        long long lx = atomic_load_explicit(&x->wb_load, memory_order_relaxed);
+        if (!v || lx < lv) {
+            v = x;
+            lv = lx;
+        }
+    }
+    int idle = 0;
+    if (!v || lv + s > ld || !atomic_compare_exchange_strong(&d->via_wait, &idle, 1))
+        return NULL;
+    return v;
+}
+
+static int cache__taken(const void *arg)
+{
+    return atomic_load((atomic_int *)arg);
+}
+
+/* Job 0 of p (an early write-back) made by v's helpers; the caller waits.
+ * The batch's waiter would take the item itself at once (maccrt_batch_wait)
+ * and could not copy through v (copy_d2h_via refuses outside v's threads):
+ * it first gives v's helpers up to 2 ms to take it (a polling one takes it
+ * in microseconds, a sleeping one once woken), then waits or, when none
+ * came, makes it over its own link. */
+static void cache__early_via_run(const cache__plan *p, maccrt_device *v, const MACC_SrcLoc *loc)
+{
+    maccrt_device *d = p->job[0].e->dev;
+    int idx = 0;
+    maccrt_device *via[1] = {v};
+    atomic_int taken = 0;
+    cache__share share = {p, loc, &idx, 1, via, &taken};
+    struct maccrt_batch *b = v->plugin->helpers_start(v, cache__share_item, &share, 1);
+    (void)maccrt_poll(cache__taken, &taken, 2000000L);
+    v->plugin->helpers_wait(v, b);
+    atomic_store(&d->via_wait, 0);
+}
+
 /* The copies of p by the devices' own threads, each device's at once on
  * their streams (one thread copying a synchronisation point's write-backs
  * one after the other took 90 ms of STREAM's 100 on two H200s); the caller
@@ -1475,7 +1554,7 @@ static void cache__plan_fan_out(const cache__plan *p, const MACC_SrcLoc *loc)
             }
         if (used == first)
             continue;
-        share[nd] = (cache__share){p, loc, idx + first, used - first, via};
+        share[nd] = (cache__share){p, loc, idx + first, used - first, via, NULL};
         dv[nd] = dev;
         batch[nd] = dev->plugin->helpers_start(dev, cache__share_item, &share[nd], used - first);
         nd++;
@@ -1506,7 +1585,10 @@ static void cache__plan_filling(cache__plan *p, int on)
  * (p->start: their fences in their jobs, for cache__plan_fences). */
 static void cache__plan_copies(cache__plan *p, const MACC_SrcLoc *loc)
 {
-    if (p->njob > 1 && !maccrt_thread_self()->is_worker)
+    maccrt_device *v = p->early && p->njob == 1 ? cache__early_via(&p->job[0]) : NULL;
+    if (v)
+        cache__early_via_run(p, v, loc);
+    else if (p->njob > 1 && !maccrt_thread_self()->is_worker)
         cache__plan_fan_out(p, loc);
     else
         for (int i = 0; i < p->njob; i++)
@@ -3487,7 +3569,7 @@ size_t maccrt_cache_write_early(maccrt_device *d, uintptr_t a, uintptr_t b, cons
     maccrt_dentry *e = (maccrt_dentry *)r;
     if (r && r->start <= a && b <= r->end && !e->held && e->users == 0 && !e->excl && !e->wb &&
         !e->shared && (bytes = cache__dirty_bytes(e, a, b)) > 0) {
-        cache__plan p = {0};
+        cache__plan p = {.early = 1};
         cache__plan_wb(&p, e, a, b, 1);
         if (!p.blocked) {
             cache__plan_apply(&p, loc, 0);

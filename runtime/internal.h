@@ -382,6 +382,13 @@ typedef struct maccrt_device {
      * maccrt_up.idle): read without a lock by the plugin, whose threads skip
      * the idle call while it is 0. */
     atomic_int idle_work;
+    /* Bytes of write-backs on their way home over its link: copies in
+     * flight (cache.c) and early write-backs waiting for its idle helpers
+     * (task.c). MACC_WB_VIA_EARLY=1: an early write-back goes through the
+     * GPU whose link has the least (cache__early_via); via_wait: one of its
+     * helpers waits for such a write-back (one at a time). */
+    atomic_llong wb_load;
+    atomic_int via_wait;
     /* eft's "first placed task expected to end" of this device (0: none):
      * kept as placements come (the smaller of the two) and counted again
      * over the placed list only after the task that had it finishes

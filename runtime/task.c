@@ -1580,6 +1580,7 @@ static int task__wb_pop_locked(maccrt_device *d, task__wbq *q, double before, st
     *out = q->it[q->head];
     q->head = (q->head + 1) % TASK__WBQ;
     atomic_store_explicit(&d->idle_work, n - 1, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&d->wb_load, (long long)(out->b - out->a), memory_order_relaxed);
     return 1;
 }
 
@@ -1631,6 +1632,7 @@ static int task__wb_defer(maccrt_device *d, uintptr_t a, uintptr_t b, const MACC
     if (ok) {
         q->it[(q->head + (unsigned)n) % TASK__WBQ] =
             (struct task__wbi){a, b, loc, maccrt_cache_epoch(), now};
+        atomic_fetch_add_explicit(&d->wb_load, (long long)(b - a), memory_order_relaxed); /* (its link's: cache__early_via) */
         atomic_store_explicit(&d->idle_work, n + 1, memory_order_release);
     }
     pthread_mutex_unlock(&q->lock);

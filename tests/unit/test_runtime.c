@@ -3174,6 +3174,67 @@ Test(gpu, outputs_no_task_waits_for_go_home_as_their_task_ends)
     cr_assert_eq(d2h, (unsigned long long)C * sizeof y[0], "each chain's section home once (%llu bytes)", d2h);
 }
 
+/* MACC_WB_VIA_EARLY=1: four sections written on nvidia:0 alone (two tasks
+ * at once, each waiting for its creator's taskwait, so that their helpers
+ * write them home early; the second of each pair ends 10 ms after the
+ * first), copies of 30 ms: a helper whose GPU's link already
+ * carries a write-back hands its own to nvidia:1, whose link carries none
+ * (over the GPUs' link, then home through its own: cache__early_via). Each
+ * section home once, the host sees every task; the flush's own sharing is
+ * off (MACC_WB_VIA=0), so any byte through nvidia:1 is an early one. */
+static void via_early_run(double (*y)[16384], int C, long *early)
+{
+    setenv("MACC_DEVICES", "nvidia", 1);
+    setenv("MACC_WB_VIA", "0", 1);
+    macc_num_devices();
+    maccrt_dir_info before, after;
+    maccrt_dir_info_get(maccrt_rt.devices[0], &before);
+    gated_args g = {1, maccrt_thread_self()};
+    fgpu_copy_ms = 30;
+    for (int c = 0; c < C; c++) {
+        /* (their ends 10 ms apart: a write-back begins while the last one's
+         * 30 ms copy still runs) */
+        gated_args gc = {1 + 10 * (c % 2), g.creator};
+        MACC_Map m = {"y", y[c], y[c], sizeof y[c], MACC_MAP_TOFROM};
+        MACC_target(&r_gated, &gc, sizeof gc, 1, &m, 0, NULL, MACC_NOWAIT, 0, 1);
+    }
+    gated_tail(&g);
+    MACC_taskwait(NULL);
+    fgpu_copy_ms = 0;
+    maccrt_dir_info_get(maccrt_rt.devices[0], &after);
+    *early = after.early - before.early;
+    for (int c = 0; c < C; c++)
+        cr_assert_eq(y[c][0], 1, "section %d: %g", c, y[c][0]);
+}
+
+Test(gpu, early_write_backs_of_a_busy_link_go_through_the_gpu_whose_link_is_idle)
+{
+    enum { C = 4, N = 16384 };
+    static double y[C][N];
+    setenv("MACC_WB_VIA_EARLY", "1", 1);
+    long early;
+    via_early_run(y, C, &early);
+    long via = atomic_load(&fgpu_via_bytes), each = N * (long)sizeof(double);
+    cr_assert_eq(early, C, "%ld early write-backs", early);
+    cr_assert_geq(via, each, "nvidia:1 copied %ld bytes home", via);
+    cr_assert_eq((long)d2h_of(1), via, "nvidia:1 counts what it copied home");
+    cr_assert_eq((long)(d2h_of(0) + d2h_of(1)), C * each, "each section home once");
+    cr_assert_eq(atomic_load(&maccrt_rt.devices[0]->wb_load) + atomic_load(&maccrt_rt.devices[1]->wb_load), 0,
+                 "the links' loads back to 0");
+}
+
+Test(gpu, early_write_backs_go_over_their_own_gpus_link_by_default)
+{
+    enum { C = 4, N = 16384 };
+    static double y[C][N];
+    long early;
+    via_early_run(y, C, &early);
+    cr_assert_eq(early, C, "%ld early write-backs", early);
+    cr_assert_eq(atomic_load(&fgpu_via_bytes) + atomic_load(&fgpu_via_refused), 0);
+    cr_assert_eq(d2h_of(1), 0);
+    cr_assert_eq(d2h_of(0), (unsigned long long)C * N * sizeof(double));
+}
+
 /* A helper that completes a chain's last link while tasks wait in its
  * GPU's queue leaves the write-back to the moment a helper has nothing to
  * take (maccrt_task_idle): the write-backs are the same, made before the
