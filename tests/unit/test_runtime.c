@@ -4577,6 +4577,23 @@ Test(gpu, macc_gpu_fills_2_runs_kernels_of_twice_the_gpu_two_at_once)
     cr_assert_eq(fill_at_once(&r_fill_small, 2047), 4);
 }
 
+/* The first fake GPU alone (MACC_DEVICES=nvidia), for tests of its placement state. */
+static maccrt_device *lane_gpu(void)
+{
+    setenv("MACC_DEVICES", "nvidia", 1);
+    macc_num_devices();
+    return maccrt_rt.devices[0];
+}
+
+/* Every task released: d's tokens all free, none placed, its peak within them. */
+static void lane_gpu_all_back(const maccrt_device *d)
+{
+    cr_assert_eq(d->tokens_free, d->tokens_total);
+    cr_assert_eq(d->nplaced, 0);
+    cr_assert_eq(d->nahead0, 0);
+    cr_assert_leq(d->tokens_peak_used, d->tokens_total);
+}
+
 /* A lane's slot passes at the release (sched.c, maccrt_sched_release_device):
  * task a runs on nvidia:0 with its 25 tokens and b was launched behind it
  * (a->pafter, no tokens yet). a's release hands its tokens to b in the same
@@ -4590,9 +4607,7 @@ static const MACC_Region r_lane = {{"sched.c", 15, 1, "test"}, "r_lane", 1, r_la
 Test(gpu, a_task_launched_ahead_takes_its_predecessors_tokens_at_its_release)
 {
     maccrt_runtime *rt = &maccrt_rt;
-    setenv("MACC_DEVICES", "nvidia", 1);
-    macc_num_devices();
-    maccrt_device *d = rt->devices[0];
+    maccrt_device *d = lane_gpu();
     maccrt_task a = {.region = &r_lane, .deferred = 1, .cand = MACCRT_BIT(0), .id = 1, .rank = 1};
     maccrt_task b = {.region = &r_lane, .deferred = 1, .cand = MACCRT_BIT(0), .id = 2, .rank = 1};
     maccrt_task c = {.region = &r_lane, .deferred = 1, .cand = MACCRT_BIT(0), .id = 3, .rank = 2};
@@ -4617,10 +4632,7 @@ Test(gpu, a_task_launched_ahead_takes_its_predecessors_tokens_at_its_release)
     cr_assert_eq(d->tokens_free, d->tokens_total - 50, "%d tokens free", d->tokens_free);
     maccrt_sched_release_device(&b, 1);
     maccrt_sched_release_device(&c, 1);
-    cr_assert_eq(d->tokens_free, d->tokens_total);
-    cr_assert_eq(d->nplaced, 0);
-    cr_assert_eq(d->nahead0, 0);
-    cr_assert_leq(d->tokens_peak_used, d->tokens_total);
+    lane_gpu_all_back(d);
 }
 
 /* A lane's next task whose region's rule grew meanwhile (its kernels found
@@ -4633,9 +4645,7 @@ static const MACC_Region r_grow = {{"sched.c", 16, 1, "test"}, "r_grow", 1, r_gr
 Test(gpu, a_task_launched_ahead_takes_no_more_tokens_than_the_device_has_when_its_rule_grew)
 {
     maccrt_runtime *rt = &maccrt_rt;
-    setenv("MACC_DEVICES", "nvidia", 1);
-    macc_num_devices();
-    maccrt_device *d = rt->devices[0];
+    maccrt_device *d = lane_gpu();
     maccrt_task a[4], b[4];
     for (int i = 0; i < 4; i++) {
         a[i] = (maccrt_task){.region = &r_grow, .deferred = 1, .cand = MACCRT_BIT(0), .id = 1 + 2 * i, .rank = 1 + i};
@@ -4676,10 +4686,7 @@ Test(gpu, a_task_launched_ahead_takes_no_more_tokens_than_the_device_has_when_it
     maccrt_sched_release_device(&b[2], 1);
     maccrt_sched_release_device(&b[3], 1);
     maccrt_sched_release_device(&c, 1);
-    cr_assert_eq(d->tokens_free, d->tokens_total);
-    cr_assert_eq(d->nplaced, 0);
-    cr_assert_eq(d->nahead0, 0);
-    cr_assert_leq(d->tokens_peak_used, d->tokens_total);
+    lane_gpu_all_back(d);
 }
 
 /* Data too small to weigh: with a measured run of 1 ms, a task of 512 bytes
