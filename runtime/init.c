@@ -471,9 +471,14 @@ void maccrt_stats_print(FILE *f)
                     d->name, p2p, atomic_load(&d->bw_p2p) / 1e9, atomic_load(&d->bw_h2d) / 1e9,
                     atomic_load(&d->bw_d2h) / 1e9);
     }
-    long ahead = maccrt_task_ahead_count();
-    if (ahead) /* (task.c's launch-ahead) */
-        fprintf(f, "macc: %ld GPU tasks launched ahead, behind their predecessors on the same stream\n", ahead);
+    long ahead = maccrt_task_ahead_count(), preds, kind, maps, place;
+    maccrt_task_ahead_refused(&preds, &kind, &maps, &place);
+    if (ahead || preds || kind || maps || place) /* (task.c's launch-ahead) */
+        fprintf(f,
+                "macc: %ld GPU tasks launched ahead, behind their predecessors on the same stream; picks that "
+                "found none: %ld a successor waiting for another stream's task, %ld not of a kind to go ahead, "
+                "%ld its data not valid on the GPU, %ld not placed\n",
+                ahead, preds, kind, maps, place);
     maccrt_placement_print(f);
     if (locked)
         pthread_mutex_unlock(&rt->lock);

@@ -971,6 +971,10 @@ maccrt_task *maccrt_task_ahead_pick(maccrt_device *d, maccrt_task *const *fifo, 
 int maccrt_task_execute_ahead(maccrt_task *t, int go);
 /* Tasks launched ahead so far (MACC_STATS, tests). */
 long maccrt_task_ahead_count(void);
+/* Picks for launch-ahead that found none, by reason (MACC_STATS): a
+ * successor waiting for another lane's task (or being entered), one of a
+ * kind that may not go ahead, its maps not valid on the GPU, not placed. */
+void maccrt_task_ahead_refused(long *preds, long *kind, long *maps, long *place);
 /* maccrt_up.idle: one of d's deferred early write-backs (task.c). */
 int maccrt_task_idle(maccrt_device *d);
 /* Early write-backs deferred to an idle helper so far (tests). */

@@ -1767,16 +1767,32 @@ static void task__launch(maccrt_task *t, maccrt_thread *self, maccrt_task *outer
  * over, what the predecessor writes). */
 static atomic_long task__nahead; /* tasks launched ahead (maccrt_task_ahead_count) */
 
+/* Why picks found no task to launch ahead (MACC_STATS): a successor whose
+ * other predecessors run elsewhere (or is being entered), one that may not
+ * go ahead (its kind), one whose maps' copies were not valid on the GPU
+ * (the fast path), one not placed. */
+enum { TASK__AHEAD_PREDS, TASK__AHEAD_KIND, TASK__AHEAD_MAPS, TASK__AHEAD_PLACE, TASK__AHEAD_NWHY };
+static atomic_long task__ahead_why[TASK__AHEAD_NWHY];
+
 long maccrt_task_ahead_count(void)
 {
     return atomic_load(&task__nahead);
+}
+
+void maccrt_task_ahead_refused(long *preds, long *kind, long *maps, long *place)
+{
+    *preds = atomic_load(&task__ahead_why[TASK__AHEAD_PREDS]);
+    *kind = atomic_load(&task__ahead_why[TASK__AHEAD_KIND]);
+    *maps = atomic_load(&task__ahead_why[TASK__AHEAD_MAPS]);
+    *place = atomic_load(&task__ahead_why[TASK__AHEAD_PLACE]);
 }
 
 /* Whether s could be launched on d behind fifo[0..n-1]: a deferred task of
  * a region that d may run, whose every unfinished predecessor is among them
  * (the index's lock held: the edges and npreds' increments are made under
  * it; npreds' decrements are atomic). */
-static int task__ahead_ok(const maccrt_task *s, const maccrt_device *d, maccrt_task *const *fifo, int n)
+/* 1 when s may go, else 0 with *why (TASK__AHEAD_PREDS or _KIND). */
+static int task__ahead_ok(const maccrt_task *s, const maccrt_device *d, maccrt_task *const *fifo, int n, int *why)
 {
     /* s's fields set at its entry (its candidates, its waiter) precede its
      * guard's drop (a release): they are read only once every predecessor
@@ -1790,8 +1806,11 @@ static int task__ahead_ok(const maccrt_task *s, const maccrt_device *d, maccrt_t
                 k++;
                 break;
             }
-    if (k != np)
+    if (k != np) {
+        *why = TASK__AHEAD_PREDS;
         return 0;
+    }
+    *why = TASK__AHEAD_KIND;
     return s->region && !s->op && s->deferred && !s->nested && !s->direct && !s->keep && !s->waiter &&
            !__atomic_load_n(&s->ahead, __ATOMIC_RELAXED) && (s->cand & MACCRT_BIT(d->num));
 }
@@ -1806,14 +1825,21 @@ maccrt_task *maccrt_task_ahead_pick(maccrt_device *d, maccrt_task *const *fifo, 
      * so it is not taken). Such a successor is the caller's alone: its
      * predecessors cannot end while the caller holds their stream, and no
      * other stream holds them all. */
+    int why = TASK__AHEAD_PREDS;
     pthread_mutex_lock(&task__deps_lock);
     for (int i = 0; i < p->nsuccs && !s; i++)
-        if (task__ahead_ok(p->succs[i], d, fifo, n))
+        if (task__ahead_ok(p->succs[i], d, fifo, n, &why))
             s = p->succs[i];
     pthread_mutex_unlock(&task__deps_lock);
-    /* its maps first (d's part of the directory): a miss costs no runtime lock */
-    if (!s || !maccrt_map_task_try_fast_n(d, s->nmaps, s->maps, s->ptrs, s->took, s->cache))
+    if (!s) {
+        atomic_fetch_add_explicit(&task__ahead_why[why], 1, memory_order_relaxed);
         return NULL;
+    }
+    /* its maps first (d's part of the directory): a miss costs no runtime lock */
+    if (!maccrt_map_task_try_fast_n(d, s->nmaps, s->maps, s->ptrs, s->took, s->cache)) {
+        atomic_fetch_add_explicit(&task__ahead_why[TASK__AHEAD_MAPS], 1, memory_order_relaxed);
+        return NULL;
+    }
     task__lock_("maccrt_task_ahead_pick", d);
     int placed = s->state == MACCRT_TASK_WAITING && maccrt_sched_place_ahead(s, d);
     if (placed) {
@@ -1822,6 +1848,7 @@ maccrt_task *maccrt_task_ahead_pick(maccrt_device *d, maccrt_task *const *fifo, 
     }
     task__unlock(d);
     if (!placed) {
+        atomic_fetch_add_explicit(&task__ahead_why[TASK__AHEAD_PLACE], 1, memory_order_relaxed);
         maccrt_map_task_untake_n(d, s->nmaps, s->took, s->cache);
         return NULL;
     }
