@@ -999,10 +999,9 @@ maccrt_region_info *maccrt_region_info_get(const MACC_Region *r)
  * per GPU kind: a table of fixed size read and written without a lock (a
  * helper's release asks for the tokens of the task launched behind it,
  * maccrt_sched_release_device, while the walk places others). A region that
- * finds no slot among its probes keeps the default. The first release after
- * a region is learned may hand a task launched ahead 50 tokens for its
- * predecessor's 25: the device then counts 25 more in use than it has until
- * that task ends. */
+ * finds no slot among its probes keeps the default. A task launched ahead
+ * whose count grew since its predecessor was placed takes at that release
+ * no more than the predecessor's and the free ones. */
 enum { SCHED__FILLS = 1024, SCHED__FILLS_PROBES = 8 };
 static struct {
     const MACC_Region *region;

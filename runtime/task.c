@@ -1790,8 +1790,8 @@ void maccrt_task_ahead_refused(long *preds, long *kind, long *maps, long *place)
 /* Whether s could be launched on d behind fifo[0..n-1]: a deferred task of
  * a region that d may run, whose every unfinished predecessor is among them
  * (the index's lock held: the edges and npreds' increments are made under
- * it; npreds' decrements are atomic). */
-/* 1 when s may go, else 0 with *why (TASK__AHEAD_PREDS or _KIND). */
+ * it; npreds' decrements are atomic). 1 when it may, else 0 with *why
+ * (TASK__AHEAD_PREDS or TASK__AHEAD_KIND). */
 static int task__ahead_ok(const maccrt_task *s, const maccrt_device *d, maccrt_task *const *fifo, int n, int *why)
 {
     /* s's fields set at its entry (its candidates, its waiter) precede its
