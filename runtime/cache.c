@@ -1420,6 +1420,13 @@ static int cache__via_on(void)
  * the two loads differ by at least twice the write-back: they end within
  * one write-back of each other. Only between devices whose
  * plugin offers it and that reach each other (cache__peer_ok). */
+/* Whether dev's plugin can take another GPU's write-backs: copy them over
+ * the GPUs' link and home through its own, on its helpers, after fences. */
+static int cache__via_capable(const maccrt_device *dev)
+{
+    return dev->plugin->copy_d2h_via && dev->plugin->helpers_start && dev->plugin->fence_order;
+}
+
 static void cache__plan_via(const cache__plan *p, maccrt_device **via)
 {
     maccrt_runtime *rt = &maccrt_rt;
@@ -1428,8 +1435,7 @@ static void cache__plan_via(const cache__plan *p, maccrt_device **via)
     size_t load[MACCRT_MAX_DEVICES] = {0};
     int ok[MACCRT_MAX_DEVICES] = {0}, nok = 0;
     for (int d = 0; d < rt->ndevices && d < MACCRT_MAX_DEVICES; d++) {
-        maccrt_device *dev = rt->devices[d];
-        ok[d] = dev->plugin->copy_d2h_via && dev->plugin->helpers_start && dev->plugin->fence_order;
+        ok[d] = cache__via_capable(rt->devices[d]);
         nok += ok[d];
     }
     if (nok < 2)
@@ -1489,8 +1495,7 @@ static maccrt_device *cache__early_via(const cache__job *j)
     long long lv = 0;
     for (int i = 0; i < rt->ndevices; i++) {
         maccrt_device *x = rt->devices[i];
-        if (x == d || !x->plugin->copy_d2h_via || !x->plugin->helpers_start || !x->plugin->fence_order ||
-            !cache__peer_ok(x, d))
+        if (x == d || !cache__via_capable(x) || !cache__peer_ok(x, d))
             continue;
         long long lx = atomic_load_explicit(&x->wb_load, memory_order_relaxed);
         if (!v || lx < lv) {
